@@ -1,0 +1,278 @@
+/* whittle.h — the one public header of the Whittle inference runtime.
+ *
+ * Conventions
+ * - Ownership: a *_create / *_load call hands the caller a handle that the caller owns and
+ *   releases with the matching *_free. Every other call borrows its arguments; pointers
+ *   returned by accessors stay valid until the owning handle changes or is freed.
+ * - Errors: every fallible call returns wt_status (WT_OK is zero). On failure,
+ *   wt_last_error() gives a message naming what was wrong; it is per thread and valid until
+ *   the next Whittle call on that thread. Output parameters (named out_*, always last) are
+ *   written only on success. No call aborts the process or lets a C++ exception escape.
+ * - Threading: a wt_model is immutable once loaded and may be shared by contexts on several
+ *   threads. A wt_context (and a wt_sampler) is used by one thread at a time.
+ * - Units: sizes in bytes end in _bytes, counts start with n_, times are in milliseconds.
+ * - Parameters: fill a params struct with its wt_*_default_params() function, then change
+ *   the fields you care about.
+ */
+#ifndef WHITTLE_H
+#define WHITTLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(WHITTLE_SHARED)
+#  if defined(WHITTLE_BUILD)
+#    define WT_API __declspec(dllexport)
+#  else
+#    define WT_API __declspec(dllimport)
+#  endif
+#elif defined(WHITTLE_SHARED)
+#  define WT_API __attribute__((visibility("default")))
+#else
+#  define WT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Version ========================================================================= */
+
+#define WHITTLE_VERSION_MAJOR 0
+#define WHITTLE_VERSION_MINOR 1
+#define WHITTLE_VERSION_PATCH 0
+
+/* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
+WT_API const char* wt_version(void);
+
+/* ==== Status ========================================================================== */
+
+typedef enum wt_status {
+  WT_OK = 0,
+  WT_ERR_INVALID_ARGUMENT = 1, /* a NULL handle, a parameter out of range, a bad token id  */
+  WT_ERR_FORMAT = 2,           /* a malformed or inconsistent model file                    */
+  WT_ERR_UNSUPPORTED = 3,      /* valid input this build cannot run (architecture, type,
+                                  chat template, backend not compiled in)                   */
+  WT_ERR_IO = 4,               /* a file could not be opened, mapped or read                */
+  WT_ERR_OUT_OF_MEMORY = 5,    /* an allocation failed (host or device)                     */
+  WT_ERR_BUDGET = 6,           /* the plan does not fit the memory it is given              */
+  WT_ERR_CONTEXT_FULL = 7,     /* more tokens than the context was created for              */
+  WT_ERR_BUFFER_TOO_SMALL = 8, /* a caller buffer is too small; the needed size is reported */
+  WT_ERR_BACKEND = 9,          /* the device or its driver failed                           */
+  WT_ERR_ABORTED = 10,         /* a callback asked to stop                                  */
+  WT_ERR_INTERNAL = 11         /* a broken invariant inside Whittle: please report it       */
+} wt_status;
+
+/* A static, never-NULL name for a status ("WT_ERR_FORMAT"). */
+WT_API const char* wt_status_string(wt_status status);
+/* The detail of the last failure on this thread ("" when there was none). */
+WT_API const char* wt_last_error(void);
+
+/* ==== Logging ========================================================================= */
+
+typedef enum wt_log_level {
+  WT_LOG_ERROR = 0,
+  WT_LOG_WARN = 1,
+  WT_LOG_INFO = 2,
+  WT_LOG_DEBUG = 3
+} wt_log_level;
+
+typedef void (*wt_log_callback)(wt_log_level level, const char* text, void* user);
+
+/* Routes the library's log lines (process-wide). NULL restores the default, which prints
+ * warnings and errors to stderr. */
+WT_API void wt_set_log_callback(wt_log_callback callback, void* user);
+
+/* ==== Handles and basic types ========================================================= */
+
+typedef struct wt_model wt_model;
+typedef struct wt_context wt_context;
+typedef struct wt_sampler wt_sampler;
+typedef struct wt_detokenizer wt_detokenizer;
+typedef int32_t wt_token;
+
+typedef enum wt_backend_kind {
+  WT_BACKEND_CPU = 0,
+  WT_BACKEND_VULKAN = 1,
+  WT_BACKEND_CUDA = 2
+} wt_backend_kind;
+
+/* Returns false to abort the operation (which then returns WT_ERR_ABORTED). */
+typedef bool (*wt_progress_callback)(float progress, void* user);
+
+/* ==== Model =========================================================================== */
+
+typedef struct wt_model_params {
+  wt_backend_kind backend;       /* where the weights are placed; default WT_BACKEND_CPU   */
+  wt_progress_callback progress; /* load progress in [0,1]; may be NULL                    */
+  void* progress_user;
+} wt_model_params;
+
+WT_API wt_model_params wt_model_default_params(void);
+
+/* Loads a GGUF model.
+ * WT_ERR_INVALID_ARGUMENT: NULL path or out_model. WT_ERR_IO: cannot open or map the file.
+ * WT_ERR_FORMAT: the file is malformed (the message names the field).
+ * WT_ERR_UNSUPPORTED: an architecture, tensor type, tokenizer or backend this build lacks.
+ * WT_ERR_ABORTED: the progress callback returned false. */
+WT_API wt_status wt_model_load(const char* path, const wt_model_params* params,
+                               wt_model** out_model);
+WT_API void wt_model_free(wt_model* model);
+
+typedef struct wt_model_info {
+  const char* architecture; /* "llama", "qwen2"                                          */
+  const char* name;         /* general.name, or "" when absent                            */
+  int32_t n_layer;
+  int32_t n_embd;
+  int32_t n_ff;
+  int32_t n_head;
+  int32_t n_head_kv;
+  int32_t head_dim;
+  int32_t n_vocab;
+  int32_t n_ctx_train;
+  uint64_t n_params;
+  uint64_t weight_bytes;
+} wt_model_info;
+
+/* WT_ERR_INVALID_ARGUMENT: NULL model or out_info. */
+WT_API wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info);
+
+/* ==== Tokenizer ======================================================================= */
+
+/* Special token ids; -1 when the model has none. */
+WT_API wt_token wt_token_bos(const wt_model* model);
+WT_API wt_token wt_token_eos(const wt_model* model);
+/* True for tokens that end a generation (eos, <|im_end|>, <|eot_id|>, ...). */
+WT_API bool wt_token_is_end(const wt_model* model, wt_token token);
+
+typedef struct wt_tokenize_params {
+  bool add_special;   /* add BOS/EOS as the model's flags ask                          */
+  bool parse_special; /* turn "<|im_start|>"-style text into its special token          */
+} wt_tokenize_params;
+
+WT_API wt_tokenize_params wt_tokenize_default_params(void);
+
+/* Tokenizes text_len bytes of UTF-8 text (invalid bytes are encoded as bytes).
+ * out_n_tokens receives the token count. WT_ERR_BUFFER_TOO_SMALL: capacity < count, and
+ * out_n_tokens still receives the needed count. WT_ERR_INVALID_ARGUMENT: NULL arguments. */
+WT_API wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len,
+                             const wt_tokenize_params* params, wt_token* tokens,
+                             size_t capacity, size_t* out_n_tokens);
+
+/* The raw bytes of one token (which may be part of a UTF-8 character), not terminated.
+ * WT_ERR_INVALID_ARGUMENT: token out of range. WT_ERR_BUFFER_TOO_SMALL: as above. */
+WT_API wt_status wt_token_to_bytes(const wt_model* model, wt_token token, char* buf,
+                                   size_t capacity, size_t* out_len);
+
+/* A streaming detokenizer: push tokens, receive only complete UTF-8 characters. A token
+ * that ends mid-character is held back until the character completes; invalid sequences
+ * come out as U+FFFD. */
+WT_API wt_status wt_detokenizer_create(const wt_model* model, wt_detokenizer** out_detok);
+WT_API void wt_detokenizer_free(wt_detokenizer* detok);
+/* Appends the text completed by token to buf (NUL-terminated; *out_len excludes the NUL).
+ * WT_ERR_BUFFER_TOO_SMALL if capacity < text + 1 (nothing is consumed then). */
+WT_API wt_status wt_detokenizer_push(wt_detokenizer* detok, wt_token token, char* buf,
+                                     size_t capacity, size_t* out_len);
+/* Emits what is held back (as U+FFFD for an incomplete character) and resets. */
+WT_API wt_status wt_detokenizer_flush(wt_detokenizer* detok, char* buf, size_t capacity,
+                                      size_t* out_len);
+
+/* ==== Chat template =================================================================== */
+
+typedef struct wt_chat_message {
+  const char* role; /* "system", "user", "assistant" */
+  const char* content;
+} wt_chat_message;
+
+/* Formats messages with the model's GGUF chat template (tokenizer.chat_template).
+ * add_assistant opens the assistant turn. Writes a NUL-terminated string.
+ * WT_ERR_UNSUPPORTED: the model has no template or one Whittle does not recognise (the
+ * message says which); templates are never guessed. WT_ERR_BUFFER_TOO_SMALL: *out_len
+ * receives the needed length (without the NUL). */
+WT_API wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages,
+                               size_t n_messages, bool add_assistant, char* buf,
+                               size_t capacity, size_t* out_len);
+
+/* ==== Context ========================================================================= */
+
+typedef struct wt_context_params {
+  int32_t n_ctx;     /* tokens the context holds (prompt + generated); 0 = model's
+                        training context                                                */
+  int32_t n_threads; /* CPU worker threads; 0 = all cores                               */
+  bool logits_all;   /* keep logits of every prompt row of the last prefill (costs
+                        n_ctx * n_vocab floats); otherwise only the last row           */
+  wt_progress_callback progress; /* per layer during prefill; may be NULL; false aborts */
+  void* progress_user;
+} wt_context_params;
+
+WT_API wt_context_params wt_context_default_params(void);
+
+/* Creates a context: every byte it will use is allocated here, none later.
+ * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message).
+ * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
+WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
+                                   wt_context** out_ctx);
+WT_API void wt_context_free(wt_context* ctx);
+
+/* Runs the model over n_tokens tokens at the next positions (the whole batch at once).
+ * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx (nothing is changed).
+ * WT_ERR_INVALID_ARGUMENT: n_tokens == 0 or a token id out of range.
+ * WT_ERR_ABORTED: the progress callback returned false (the context is reset). */
+WT_API wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_tokens);
+
+/* Runs one token at the next position. Errors as wt_context_prefill. */
+WT_API wt_status wt_context_decode(wt_context* ctx, wt_token token);
+
+/* Logits of row `row` of the last prefill/decode (n_vocab floats); row -1 is the last row.
+ * Rows other than the last need logits_all. WT_ERR_INVALID_ARGUMENT: no logits yet or row
+ * out of range. */
+WT_API wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** out_logits);
+
+/* Tokens currently in the context. */
+WT_API int32_t wt_context_n_past(const wt_context* ctx);
+/* Forgets every token (keeps the allocation). */
+WT_API void wt_context_reset(wt_context* ctx);
+
+typedef struct wt_context_stats {
+  int32_t n_prefill_tokens; /* tokens in prefill calls since the last reset            */
+  double prefill_ms;
+  int32_t n_decode_tokens;  /* decode calls since the last reset                       */
+  double decode_ms;
+  uint64_t arena_bytes;     /* activation + KV arena allocated at creation             */
+  uint64_t kv_bytes;
+} wt_context_stats;
+
+WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats);
+
+/* ==== Sampling ======================================================================== */
+
+typedef struct wt_sampler_params {
+  float temperature; /* <= 0: greedy (argmax); default 0                            */
+  int32_t top_k;     /* 0: off                                                      */
+  float top_p;       /* 1: off; in (0, 1]                                           */
+  uint64_t seed;
+} wt_sampler_params;
+
+WT_API wt_sampler_params wt_sampler_default_params(void);
+/* WT_ERR_INVALID_ARGUMENT: top_k < 0, top_p outside (0,1], temperature not finite. */
+WT_API wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* params,
+                                   wt_sampler** out_sampler);
+WT_API void wt_sampler_free(wt_sampler* sampler);
+/* Samples from the last logits row of ctx. */
+WT_API wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx,
+                                   wt_token* out_token);
+
+/* Called for every generated token; return false to stop. */
+typedef bool (*wt_token_callback)(wt_token token, void* user);
+
+/* Samples and decodes up to n_max tokens after a prefill, calling on_token for each
+ * (including the end token, which stops the loop). *out_n_generated = tokens produced. */
+WT_API wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max,
+                             wt_token_callback on_token, void* user, int32_t* out_n_generated);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WHITTLE_H */

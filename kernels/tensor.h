@@ -1,0 +1,35 @@
+// A tensor is a view: a pointer, a type and a shape. It never owns memory.
+// ne[0] is the innermost (contiguous) dimension, as in GGUF; nb[i] are byte strides.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dtype.h"
+
+namespace wt {
+
+struct Tensor {
+  void* data = nullptr;  // host-addressable for the CPU backend; device address otherwise
+  DType type = DType::f32;
+  int32_t n_dims = 0;
+  int64_t ne[4] = {1, 1, 1, 1};
+  size_t nb[4] = {0, 0, 0, 0};
+
+  bool empty() const { return data == nullptr; }
+  int64_t n_elems() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+  int64_t n_rows() const { return ne[1] * ne[2] * ne[3]; }
+  template <typename T>
+  T* row(int64_t i1, int64_t i2 = 0, int64_t i3 = 0) const {
+    return reinterpret_cast<T*>(static_cast<char*>(data) + i1 * nb[1] + i2 * nb[2] + i3 * nb[3]);
+  }
+};
+
+// A contiguous tensor over data with shape ne (unused trailing dims = 1).
+Tensor make_tensor(void* data, DType type, int32_t n_dims, const int64_t* ne);
+inline Tensor make_tensor_2d(void* data, DType type, int64_t ne0, int64_t ne1) {
+  const int64_t ne[2] = {ne0, ne1};
+  return make_tensor(data, type, 2, ne);
+}
+
+}  // namespace wt

@@ -1,0 +1,82 @@
+// A loaded model: hyperparameters, vocabulary and weight views into the mapped GGUF file.
+// Immutable after load; shared by contexts on several threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../kernels/tensor.h"
+#include "../status.h"
+#include "vocab.h"
+
+namespace wt {
+
+class GgufFile;
+
+enum class Arch { llama, qwen2 };
+// norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama (Q/K permuted by the converter).
+// neox: rotate (x[i], x[i + n_rot/2]) — qwen2.
+enum class RopeType { norm, neox };
+enum class RopeScaling { none, linear, llama3 };
+
+struct Hparams {
+  Arch arch = Arch::llama;
+  int32_t n_layer = 0;
+  int32_t n_embd = 0;
+  int32_t n_ff = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;     // n_embd / n_head unless the file says otherwise
+  int32_t n_rot = 0;        // rope.dimension_count (defaults to head_dim)
+  int32_t n_vocab = 0;
+  int32_t n_ctx_train = 0;
+  float rms_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  RopeType rope_type = RopeType::norm;
+  RopeScaling rope_scaling = RopeScaling::none;
+  float rope_factor = 1.0f;            // linear / llama3 scaling factor
+  float rope_low_freq_factor = 1.0f;   // llama3
+  float rope_high_freq_factor = 4.0f;  // llama3
+  int32_t rope_orig_ctx = 8192;        // llama3: original_max_position_embeddings
+};
+
+// Optional tensors (biases, a separate output matrix) have data == nullptr when absent.
+struct LayerWeights {
+  Tensor attn_norm;  // [n_embd] f32
+  Tensor wq;         // [n_embd, n_head * head_dim]      (ne0 = input dim)
+  Tensor wk;         // [n_embd, n_head_kv * head_dim]
+  Tensor wv;         // [n_embd, n_head_kv * head_dim]
+  Tensor bq, bk, bv; // [out] f32, qwen2 only
+  Tensor wo;         // [n_head * head_dim, n_embd]
+  Tensor ffn_norm;   // [n_embd] f32
+  Tensor w_gate;     // [n_embd, n_ff]
+  Tensor w_up;       // [n_embd, n_ff]
+  Tensor w_down;     // [n_ff, n_embd]
+};
+
+struct Model {
+  Hparams hp;
+  Vocab vocab;
+  std::string name;
+  std::string arch_name;
+  Tensor tok_embd;     // [n_embd, n_vocab]
+  Tensor output_norm;  // [n_embd] f32
+  Tensor output;       // [n_embd, n_vocab]; aliases tok_embd when tied
+  bool tied_output = false;
+  std::vector<LayerWeights> layers;
+  uint64_t n_params = 0;
+  uint64_t weight_bytes = 0;
+  std::shared_ptr<GgufFile> file;  // keeps the mapping alive
+};
+
+struct LoadOptions {
+  bool (*progress)(float, void*) = nullptr;
+  void* progress_user = nullptr;
+};
+
+// Opens, validates and maps a GGUF model. Errors: WT_ERR_IO, WT_ERR_FORMAT (message names
+// the field), WT_ERR_UNSUPPORTED, WT_ERR_ABORTED.
+Status load_model(const std::string& path, const LoadOptions& options, std::unique_ptr<Model>* out);
+
+}  // namespace wt
