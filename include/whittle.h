@@ -196,6 +196,12 @@ WT_API wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* mes
 
 /* ==== Context ========================================================================= */
 
+typedef enum wt_matmul_mode {
+  WT_MATMUL_FAST = 0, /* activations quantized to int8 per block of 32 (like llama.cpp)   */
+  WT_MATMUL_F32 = 1   /* f32 activations times dequantized weights: slower, no activation
+                         rounding; for checking against float references               */
+} wt_matmul_mode;
+
 typedef struct wt_context_params {
   int32_t n_ctx;     /* tokens the context holds (prompt + generated); 0 = model's
                         training context                                                */
@@ -204,6 +210,7 @@ typedef struct wt_context_params {
                         n_ctx * n_vocab floats); otherwise only the last row           */
   wt_progress_callback progress; /* per layer during prefill; may be NULL; false aborts */
   void* progress_user;
+  wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST                               */
 } wt_context_params;
 
 WT_API wt_context_params wt_context_default_params(void);

@@ -20,6 +20,12 @@ size_t matmul_workspace_bytes(DType wtype, int64_t k, int64_t n_rows);
 void matmul(const ThreadCtx& tc, const Tensor& y, const Tensor& w, const Tensor& x,
             void* workspace);
 
+// The same product with f32 activations: weight tiles are dequantized to f32 and
+// multiplied in f32, so only the weights' own quantization remains. Slower; used to check
+// the model against float references and to measure what int8 activations cost.
+size_t matmul_f32_workspace_bytes(int64_t k, int n_threads);
+void matmul_f32(const ThreadCtx& tc, const Tensor& y, const Tensor& w, const Tensor& x, void* workspace);
+
 // Dequantizes row `row` of w (w.ne[0] elements) into dst as f32. Used by embed and tests.
 void dequantize_row(const Tensor& w, int64_t row, float* dst);
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <thread>
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -26,17 +27,25 @@ class SpinBarrier {
       gen_.fetch_add(1, std::memory_order_acq_rel);
       return;
     }
-    while (gen_.load(std::memory_order_acquire) == gen) pause();
+    int spins = 0;
+    while (gen_.load(std::memory_order_acquire) == gen) backoff(&spins);
+  }
+
+  // Spin a little, then give the core away: with more runnable threads than cores (two
+  // test processes, a busy board) pure spinning would wait for whole scheduler slices.
+  static void backoff(int* spins) {
+    if (++*spins < 4096) {
+#if defined(__x86_64__) || defined(_M_X64)
+      _mm_pause();
+#elif defined(__aarch64__)
+      asm volatile("yield");
+#endif
+    } else {
+      std::this_thread::yield();
+    }
   }
 
  private:
-  static void pause() {
-#if defined(__x86_64__) || defined(_M_X64)
-    _mm_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
   int n_ = 1;
   std::atomic<int> arrived_{0};
   std::atomic<uint32_t> gen_{0};

@@ -63,6 +63,7 @@ struct Model {
   Tensor tok_embd;     // [n_embd, n_vocab]
   Tensor output_norm;  // [n_embd] f32
   Tensor output;       // [n_embd, n_vocab]; aliases tok_embd when tied
+  Tensor rope_freqs;   // [n_rot/2] f32 per-frequency divisors (Llama 3.1 GGUFs), optional
   bool tied_output = false;
   std::vector<LayerWeights> layers;
   uint64_t n_params = 0;
@@ -78,5 +79,8 @@ struct LoadOptions {
 // Opens, validates and maps a GGUF model. Errors: WT_ERR_IO, WT_ERR_FORMAT (message names
 // the field), WT_ERR_UNSUPPORTED, WT_ERR_ABORTED.
 Status load_model(const std::string& path, const LoadOptions& options, std::unique_ptr<Model>* out);
+// The same over a file already opened or parsed from memory (tests build models in memory).
+Status load_model_from_gguf(std::shared_ptr<GgufFile> file, const LoadOptions& options,
+                            std::unique_ptr<Model>* out);
 
 }  // namespace wt

@@ -1,0 +1,95 @@
+// The backend interface: a device that owns memory and queues and runs the ops of
+// kernels/ops.def. Modelled on a HAL; every entry returns Status. A backend never knows
+// about pruning methods or models.
+//
+// Ordering model: two in-order streams per backend, compute and copy. Work on one stream
+// runs in submission order; work on different streams is ordered only through events
+// (record_event on one, wait_event on the other). synchronize(stream) blocks the host until
+// the stream is idle. Nothing here allocates after the engine's arenas are made.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "../kernels/ops.h"
+#include "../runtime/status.h"
+
+namespace wt {
+
+enum class MemoryKind {
+  device,       // device-local (for the CPU backend: ordinary host memory)
+  host_pinned,  // page-locked host memory the device can reach (pager's host tier)
+  host,         // pageable host memory
+};
+
+// A view of backend memory. host is the host address when the memory is mappable
+// (always on the CPU), device the address kernels use. Views never own memory.
+struct Buffer {
+  void* host = nullptr;
+  void* device = nullptr;
+  uint64_t handle = 0;  // backend-specific (a VkBuffer, an allocation id)
+  size_t offset = 0;
+  size_t size_bytes = 0;
+  MemoryKind kind = MemoryKind::device;
+};
+
+enum class Stream { compute = 0, copy = 1 };
+
+struct Event {
+  uint64_t value = 0;  // a point on the stream's timeline
+  Stream stream = Stream::compute;
+};
+
+struct BackendCaps {
+  const char* name = "";       // "cpu"
+  std::string device_name;     // "Intel Xeon (AVX-512 VNNI)"
+  bool unified_memory = false; // device memory is host DRAM (CPU, Jetson)
+  bool has_copy_queue = false; // copies overlap compute on a separate engine
+  size_t max_buffer_bytes = 0; // largest single allocation
+  size_t max_binding_bytes = 0;// largest range one kernel argument may bind
+  int n_threads = 1;
+  const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")
+};
+
+struct MemoryInfo {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const BackendCaps& caps() const = 0;
+  virtual Status memory_info(MemoryInfo* out) const = 0;
+
+  // Memory. alloc returns a view of a fresh allocation, aligned to 64 bytes at least.
+  virtual Status alloc(size_t bytes, MemoryKind kind, Buffer* out) = 0;
+  virtual void free(Buffer* buffer) = 0;
+
+  // Copies between buffers on a stream (host-visible buffers on the CPU backend).
+  virtual Status copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) = 0;
+  virtual Status record_event(Stream stream, Event* out) = 0;
+  virtual Status wait_event(Stream stream, const Event& event) = 0;
+  virtual Status synchronize(Stream stream) = 0;
+
+  // Scratch the ops may use (quantized activations, attention tiles); the engine sizes it
+  // from workspace_bytes() of the largest call at context creation.
+  virtual size_t workspace_bytes(const OpCall& call) const = 0;
+  virtual void set_workspace(const Buffer& workspace) = 0;
+
+  // Runs an op on the compute stream. WT_ERR_UNSUPPORTED if the backend lacks the op.
+  virtual Status launch(const OpCall& call) = 0;
+  // Whether the backend implements an op; if not, reason says why.
+  virtual bool supports(Op op, const char** reason) const = 0;
+};
+
+struct BackendOptions {
+  int n_threads = 0;  // 0 = all cores
+};
+
+Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);
+
+}  // namespace wt

@@ -1,0 +1,67 @@
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "fast_math.h"
+#include "ops_cpu.h"
+
+namespace wt::cpu {
+namespace attn_base {
+#include "attention_impl.h"
+}  // namespace attn_base
+
+#if defined(__x86_64__)
+namespace attn_avx2 {
+void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
+void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
+}  // namespace attn_avx2
+namespace attn_avx512 {
+void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
+void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
+}  // namespace attn_avx512
+#endif
+
+namespace {
+
+enum class AttnIsa { base, avx2, avx512 };
+
+AttnIsa pick_isa() {
+#if defined(__x86_64__)
+  // __builtin_cpu_supports also checks that the OS saves the wider register state.
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return AttnIsa::avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return AttnIsa::avx2;
+#endif
+  return AttnIsa::base;
+}
+
+const AttnIsa kIsa = pick_isa();
+
+}  // namespace
+
+size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads) {
+  const int64_t group = n_head / n_head_kv;
+  const int64_t max_units = 4 * n_threads + n_head_kv;
+  return sizeof(attn_base::TileScratch) * static_cast<size_t>(n_threads) +
+         sizeof(float) * static_cast<size_t>(max_units * group * (head_dim + 2));
+}
+
+void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
+                       const Tensor& v, int32_t pos0, float scale, void* workspace) {
+#if defined(__x86_64__)
+  if (kIsa == AttnIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace);
+  if (kIsa == AttnIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace);
+#endif
+  attn_base::prefill_impl(tc, dst, q, k, v, pos0, scale, workspace);
+}
+
+void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
+                      const Tensor& v, int32_t pos0, float scale, void* workspace) {
+#if defined(__x86_64__)
+  if (kIsa == AttnIsa::avx512) return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace);
+  if (kIsa == AttnIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace);
+#endif
+  attn_base::decode_impl(tc, dst, q, k, v, pos0, scale, workspace);
+}
+
+}  // namespace wt::cpu

@@ -1,0 +1,38 @@
+// attention_impl.h compiled for avx2; attention.cpp calls it when the CPU has it.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "fast_math.h"
+#include "ops_cpu.h"
+
+// The target is set after the includes so inline functions of the headers stay baseline
+// code (the linker could otherwise pick a avx2 copy for the portable parts).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+
+namespace wt::cpu::attn_avx2 {
+#include "attention_impl.h"
+
+void prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
+             int32_t pos0, float scale, void* workspace) {
+  prefill_impl(tc, dst, q, k, v, pos0, scale, workspace);
+}
+
+void decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
+            int32_t pos0, float scale, void* workspace) {
+  decode_impl(tc, dst, q, k, v, pos0, scale, workspace);
+}
+
+}  // namespace wt::cpu::attn_avx2
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif

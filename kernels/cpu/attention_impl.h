@@ -1,0 +1,181 @@
+// The attention kernel body, compiled once per ISA (attention.cpp baseline,
+// attention_avx2.cpp, attention_avx512.cpp) so the compiler vectorizes the inner loops for
+// each; attention.cpp picks one at run time. Include only from those files, inside a
+// namespace of their own.
+//
+// Flash-style: queries are processed in tiles of rows (the G query heads of one KV head ×
+// BQ positions) against key blocks of BK; each row keeps a running max m, sum l and
+// accumulator acc (online softmax), so no n × n score matrix ever exists.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "../tensor.h"
+#include "fast_math.h"
+#include "thread_ctx.h"
+
+constexpr int64_t kBK = 64;        // keys per block
+constexpr int64_t kMaxRows = 64;   // query rows per tile
+constexpr int64_t kMaxHeadDim = 256;
+
+// Per-worker scratch for one tile.
+struct TileScratch {
+  float kt[kMaxHeadDim * kBK];  // key block transposed: [hd][BK]
+  float s[kMaxRows * kBK];      // scores / probabilities of the block
+  float acc[kMaxRows * kMaxHeadDim];
+  float m[kMaxRows];
+  float l[kMaxRows];
+};
+
+struct TileRows {
+  const float* q[kMaxRows];  // query vectors
+  int64_t pos[kMaxRows];     // their positions (keys 0..pos are visible)
+  int64_t n = 0;
+};
+
+// Accumulates keys [ja, jb) of KV head g into the running state of the tile's rows.
+static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
+                               int64_t ja, int64_t jb, float scale, TileScratch* ts) {
+  const int64_t hd = k.ne[0];
+  for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
+    const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
+    for (int64_t jj = 0; jj < nb; ++jj) {
+      const float* kr = k.row<float>(g, j0 + jj);
+      for (int64_t d = 0; d < hd; ++d) ts->kt[d * kBK + jj] = kr[d];
+    }
+    for (int64_t r = 0; r < rows.n; ++r) {
+      const int64_t visible = rows.pos[r] - j0 + 1;  // keys of this block the row may see
+      if (visible <= 0) continue;
+      const int64_t nv = visible < nb ? visible : nb;
+      float* s = ts->s + r * kBK;
+      const float* q = rows.q[r];
+      for (int64_t jj = 0; jj < kBK; ++jj) s[jj] = 0.0f;
+      for (int64_t d = 0; d < hd; ++d) {
+        const float qd = q[d] * scale;
+        const float* kt = ts->kt + d * kBK;
+        for (int64_t jj = 0; jj < kBK; ++jj) s[jj] += qd * kt[jj];
+      }
+      float m_new = ts->m[r];
+      for (int64_t jj = 0; jj < nv; ++jj) m_new = s[jj] > m_new ? s[jj] : m_new;
+      const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
+      float sum = 0.0f;
+      for (int64_t jj = 0; jj < nv; ++jj) {
+        s[jj] = wt::cpu::fast_exp(s[jj] - m_new);
+        sum += s[jj];
+      }
+      ts->m[r] = m_new;
+      ts->l[r] = ts->l[r] * alpha + sum;
+      float* acc = ts->acc + r * hd;
+      for (int64_t d = 0; d < hd; ++d) acc[d] *= alpha;
+      for (int64_t jj = 0; jj < nv; ++jj) {
+        const float p = s[jj];
+        const float* vr = v.row<float>(g, j0 + jj);
+        for (int64_t d = 0; d < hd; ++d) acc[d] += p * vr[d];
+      }
+    }
+  }
+}
+
+static inline void reset_rows(int64_t n_rows, int64_t hd, TileScratch* ts) {
+  for (int64_t r = 0; r < n_rows; ++r) {
+    // A finite floor instead of -inf keeps exp(m_old - m_new) well defined on the first block.
+    ts->m[r] = -1e30f;
+    ts->l[r] = 0.0f;
+  }
+  std::memset(ts->acc, 0, sizeof(float) * static_cast<size_t>(n_rows * hd));
+}
+
+static void prefill_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
+                         const wt::Tensor& k, const wt::Tensor& v, int32_t pos0, float scale,
+                         void* workspace) {
+  const int64_t hd = q.ne[0], n_head = q.ne[1], n = q.ne[2], n_head_kv = k.ne[1];
+  const int64_t group = n_head / n_head_kv;
+  const int64_t bq = kMaxRows / group > 0 ? kMaxRows / group : 1;
+  const int64_t n_qblocks = (n + bq - 1) / bq;
+  TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
+  // Units are (kv head, query block); dealt round-robin so the long late blocks of the
+  // causal triangle spread over all workers.
+  for (int64_t u = tc.ith; u < n_head_kv * n_qblocks; u += tc.nth) {
+    const int64_t g = u % n_head_kv;
+    const int64_t qb = n_qblocks - 1 - u / n_head_kv;
+    const int64_t q0 = qb * bq, q1 = (q0 + bq) < n ? (q0 + bq) : n;
+    TileRows rows;
+    for (int64_t i = q0; i < q1; ++i) {
+      for (int64_t h = 0; h < group; ++h) {
+        rows.q[rows.n] = q.row<float>(g * group + h, i);
+        rows.pos[rows.n] = pos0 + i;
+        ++rows.n;
+      }
+    }
+    reset_rows(rows.n, hd, ts);
+    attend_keys(rows, k, v, g, 0, pos0 + q1, scale, ts);
+    for (int64_t i = q0, r = 0; i < q1; ++i) {
+      for (int64_t h = 0; h < group; ++h, ++r) {
+        float* out = dst.row<float>(g * group + h, i);
+        const float inv = 1.0f / ts->l[r];
+        for (int64_t d = 0; d < hd; ++d) out[d] = ts->acc[r * hd + d] * inv;
+      }
+    }
+  }
+}
+
+// Decode: one position, keys split into chunks so every worker has work; each (kv head,
+// chunk) unit leaves a partial (m, l, acc) per query head, merged after a barrier.
+static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
+                        const wt::Tensor& k, const wt::Tensor& v, int32_t pos0, float scale,
+                        void* workspace) {
+  const int64_t hd = q.ne[0], n_head = q.ne[1], n_head_kv = k.ne[1];
+  const int64_t group = n_head / n_head_kv;
+  const int64_t n_keys = pos0 + 1;
+  const int64_t max_chunks = (n_keys + kBK - 1) / kBK;
+  int64_t n_chunks = (4 * tc.nth + n_head_kv - 1) / n_head_kv;
+  n_chunks = n_chunks < max_chunks ? n_chunks : max_chunks;
+  const int64_t per_chunk = ((n_keys + n_chunks - 1) / n_chunks + kBK - 1) / kBK * kBK;
+  TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
+  // Partials live after the per-worker scratch: [unit][group][hd + 2].
+  float* partial = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.nth);
+  const int64_t stride = hd + 2;
+  const int64_t n_units = n_head_kv * n_chunks;
+  for (int64_t u = tc.ith; u < n_units; u += tc.nth) {
+    const int64_t g = u / n_chunks, c = u % n_chunks;
+    const int64_t ja = c * per_chunk;
+    const int64_t jb = (ja + per_chunk) < n_keys ? (ja + per_chunk) : n_keys;
+    TileRows rows;
+    for (int64_t h = 0; h < group; ++h) {
+      rows.q[rows.n] = q.row<float>(g * group + h, 0);
+      rows.pos[rows.n] = pos0;
+      ++rows.n;
+    }
+    reset_rows(rows.n, hd, ts);
+    if (ja < jb) attend_keys(rows, k, v, g, ja, jb, scale, ts);
+    for (int64_t h = 0; h < group; ++h) {
+      float* p = partial + (u * group + h) * stride;
+      p[0] = ts->m[h];
+      p[1] = ts->l[h];
+      std::memcpy(p + 2, ts->acc + h * hd, sizeof(float) * static_cast<size_t>(hd));
+    }
+  }
+  tc.sync();
+  for (int64_t head = tc.ith; head < n_head; head += tc.nth) {
+    const int64_t g = head / group, h = head % group;
+    float m = -1e30f;
+    for (int64_t c = 0; c < n_chunks; ++c) {
+      const float* p = partial + ((g * n_chunks + c) * group + h) * stride;
+      m = p[0] > m ? p[0] : m;
+    }
+    float* out = dst.row<float>(head, 0);
+    for (int64_t d = 0; d < hd; ++d) out[d] = 0.0f;
+    float l = 0.0f;
+    for (int64_t c = 0; c < n_chunks; ++c) {
+      const float* p = partial + ((g * n_chunks + c) * group + h) * stride;
+      if (p[1] == 0.0f) continue;
+      const float w = wt::cpu::fast_exp(p[0] - m);
+      l += p[1] * w;
+      for (int64_t d = 0; d < hd; ++d) out[d] += p[2 + d] * w;
+    }
+    const float inv = 1.0f / l;
+    for (int64_t d = 0; d < hd; ++d) out[d] *= inv;
+  }
+}

@@ -1,0 +1,445 @@
+// AVX2 + FMA + F16C matmul path (chosen at run time when AVX-512 VNNI is missing).
+//
+// Same scheme as matmul_avx512.cpp on 256-bit vectors: a tile of weight rows is unpacked
+// into the activation chunk layout (quant.h) in an L1 cache, one panel of 64 blocks at a
+// time, and every activation row is run against it. A 64-byte layout vector is processed
+// as two 32-byte halves (lanes 0..7 and 8..15). The int8 dot product is maddubs (u8 x s8
+// -> pairs summed to s16) and madd with ones (-> s32); as many maddubs results are summed
+// in 16 bits as cannot overflow (8 for 4-bit weights, 4 for Q5_K, 2 for Q6_K). Q8_0 keeps
+// signed weights and uses the sign trick, maddubs(|w|, sign(x, w)), since w + 128 times
+// x could overflow 16 bits. Decode is the same code with one activation row, so results
+// never depend on the batch or the thread split.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "matmul_impl.h"
+#include "quant.h"
+
+// See matmul_avx512.cpp: the target is set after the includes so header inline functions
+// stay baseline code.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+
+namespace wt::cpu::mm {
+namespace {
+
+#define WT_INLINE inline __attribute__((always_inline))
+
+constexpr int64_t kPanelBlocks = 64;
+constexpr int kMR = 2;                    // weight rows per register tile
+constexpr int kNR = 4;                    // activation rows per register tile
+constexpr int64_t kCacheRowBytes = 3072;  // one panel of a weight row (see avx512)
+
+// ---- unpacking Q4_0 / Q4_1 / Q8_0 with vectors ----------------------------------------
+// A natural group: blocks 0,1 (half 0) and 2,3 (half 1) of 4, elements 0..15 in lo and
+// 16..31 in hi, one block per 128-bit lane; d and m per block.
+
+struct Group {
+  __m256i lo[2], hi[2];
+  __m128 d, m;
+};
+
+WT_INLINE __m256i load2x128(const uint8_t* a, const uint8_t* b) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
+                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
+}
+
+// Q4_0 / Q4_1: nibbles of 16 bytes per block; u8 q, m = -8 d (Q4_0) or the stored min.
+template <bool kMin>
+WT_INLINE Group group_q4(const uint8_t* row, int64_t g, int nv) {
+  constexpr int bb = kMin ? 20 : 18, hdr = kMin ? 4 : 2;
+  const uint8_t* p = row + g * 4 * bb;
+  alignas(16) uint8_t tmp[4][16] = {};
+  uint16_t d[4] = {0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
+  const uint8_t* qs[4];
+  for (int b = 0; b < 4; ++b) {
+    if (b < nv) {
+      qs[b] = p + b * bb + hdr;
+      d[b] = load_u16(p + b * bb);
+      if (kMin) m[b] = load_u16(p + b * bb + 2);
+    } else {
+      qs[b] = tmp[b];  // zero weights for padding blocks
+    }
+  }
+  const __m256i mask = _mm256_set1_epi8(0x0F);
+  Group o;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = load2x128(qs[2 * h], qs[2 * h + 1]);
+    o.lo[h] = _mm256_and_si256(v, mask);
+    o.hi[h] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+  }
+  o.d = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(d[0]), static_cast<short>(d[1]), static_cast<short>(d[2]),
+                                    static_cast<short>(d[3]), 0, 0, 0, 0));
+  o.m = kMin ? _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(m[0]), static_cast<short>(m[1]), static_cast<short>(m[2]),
+                                           static_cast<short>(m[3]), 0, 0, 0, 0))
+             : _mm_mul_ps(o.d, _mm_set1_ps(-8.0f));
+  return o;
+}
+
+// Q8_0: signed weights as stored (m = 0); the kernel applies the sign trick.
+WT_INLINE Group group_q8(const uint8_t* row, int64_t g, int nv) {
+  const uint8_t* p = row + g * 136;
+  __m256i y[4];
+  uint16_t d[4] = {0, 0, 0, 0};
+  for (int b = 0; b < 4; ++b) {
+    y[b] = b < nv ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 34 * b + 2)) : _mm256_setzero_si256();
+    if (b < nv) d[b] = load_u16(p + 34 * b);
+  }
+  Group o;
+  for (int h = 0; h < 2; ++h) {
+    o.lo[h] = _mm256_permute2x128_si256(y[2 * h], y[2 * h + 1], 0x20);
+    o.hi[h] = _mm256_permute2x128_si256(y[2 * h], y[2 * h + 1], 0x31);
+  }
+  o.d = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(d[0]), static_cast<short>(d[1]), static_cast<short>(d[2]),
+                                    static_cast<short>(d[3]), 0, 0, 0, 0));
+  o.m = _mm_setzero_ps();
+  return o;
+}
+
+WT_INLINE void transpose4(__m256i a, __m256i b, __m256i c, __m256i d, __m256i* out, int stride) {
+  const __m256i t0 = _mm256_unpacklo_epi32(a, b), t1 = _mm256_unpackhi_epi32(a, b);
+  const __m256i t2 = _mm256_unpacklo_epi32(c, d), t3 = _mm256_unpackhi_epi32(c, d);
+  out[0] = _mm256_unpacklo_epi64(t0, t2);
+  out[stride] = _mm256_unpackhi_epi64(t0, t2);
+  out[2 * stride] = _mm256_unpacklo_epi64(t1, t3);
+  out[3 * stride] = _mm256_unpackhi_epi64(t1, t3);
+}
+
+// Chunk c of a row into the cache, in the layout of chunk_map (see quant.h).
+template <int kType>  // 0: Q4_0, 1: Q4_1, 2: Q8_0
+void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
+  const int64_t g0 = c * 4;  // 16 blocks = 4 groups per full chunk
+  const int ng = std::max(1, map.n_blocks / 4);
+  Group g[4];
+  alignas(32) float d[16] = {}, m[16] = {};
+  for (int t = 0; t < ng; ++t) {
+    const int nv = static_cast<int>(std::min<int64_t>(4, l.n_blocks - 4 * (g0 + t)));
+    g[t] = kType == 2 ? group_q8(row, g0 + t, nv) : group_q4<kType == 1>(row, g0 + t, nv);
+    _mm_store_ps(d + 4 * t, g[t].d);
+    _mm_store_ps(m + 4 * t, g[t].m);
+  }
+  __m256i* v = reinterpret_cast<__m256i*>(dst);  // vector q, half h at v[2 q + h]
+  for (int h = 0; h < 2; ++h) {
+    switch (map.n_vec) {
+      case 8:
+        transpose4(g[0].lo[h], g[1].lo[h], g[2].lo[h], g[3].lo[h], v + h, 2);
+        transpose4(g[0].hi[h], g[1].hi[h], g[2].hi[h], g[3].hi[h], v + 8 + h, 2);
+        break;
+      case 4:
+        v[0 + h] = _mm256_unpacklo_epi64(g[0].lo[h], g[1].lo[h]);
+        v[2 + h] = _mm256_unpackhi_epi64(g[0].lo[h], g[1].lo[h]);
+        v[4 + h] = _mm256_unpacklo_epi64(g[0].hi[h], g[1].hi[h]);
+        v[6 + h] = _mm256_unpackhi_epi64(g[0].hi[h], g[1].hi[h]);
+        break;
+      case 2:
+        v[0 + h] = g[0].lo[h];
+        v[2 + h] = g[0].hi[h];
+        break;
+      default:  // 2 blocks: [lo of blocks 0,1 | hi of blocks 0,1]
+        v[h] = h == 0 ? g[0].lo[0] : g[0].hi[0];
+        break;
+    }
+  }
+  // d16 / m16: lane L takes block map.block[L] of the natural order (a gather from 16
+  // values = two 8-lane permutes and a blend per half).
+  float* d16 = reinterpret_cast<float*>(dst + 64 * map.n_vec);
+  const __m256 d_lo = _mm256_load_ps(d), d_hi = _mm256_load_ps(d + 8);
+  const __m256 m_lo = _mm256_load_ps(m), m_hi = _mm256_load_ps(m + 8);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(map.block + 8 * h)));
+    const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));  // sign bit set where idx >= 8
+    _mm256_storeu_ps(d16 + 8 * h, _mm256_blendv_ps(_mm256_permutevar8x32_ps(d_lo, idx),
+                                                   _mm256_permutevar8x32_ps(d_hi, idx), hi));
+    _mm256_storeu_ps(d16 + 16 + 8 * h, _mm256_blendv_ps(_mm256_permutevar8x32_ps(m_lo, idx),
+                                                        _mm256_permutevar8x32_ps(m_hi, idx), hi));
+  }
+}
+
+template <DType T>
+void fill_cache(const uint8_t* row, const ActLayout& l, int64_t c0, int64_t c1, uint8_t* cache) {
+  for (int64_t c = c0; c < c1; ++c) {
+    uint8_t* dst = cache + (c - c0) * l.chunk_bytes;
+    if constexpr (T == DType::q4_0) fill_chunk_fast<0>(row, l, c, dst);
+    else if constexpr (T == DType::q4_1) fill_chunk_fast<1>(row, l, c, dst);
+    else if constexpr (T == DType::q8_0) fill_chunk_fast<2>(row, l, c, dst);
+    else weight_chunk_ref(T, row, l, c, unsigned_offset(T), dst);  // K-quants: portable unpack
+  }
+}
+
+// ---- the kernel -----------------------------------------------------------------------
+
+// 16-bit sums of maddubs results that cannot overflow: 2 * 127 * qmax per result.
+template <DType T>
+constexpr int kDepth = T == DType::q8_0 ? 1 : T == DType::q6_k ? 2 : T == DType::q5_k ? 4 : 8;
+
+// One chunk for a MR x NR tile, both 32-byte halves.
+template <DType T, int MR, int NR, int NV>
+WT_INLINE void tile_chunk(__m256 (&acc)[MR][NR], const uint8_t* w, const uint8_t* const* a, int64_t a_off) {
+  const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) {
+      const uint8_t* wi = w + i * kCacheRowBytes + 32 * h;
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) {
+        const uint8_t* aj = a[j] + a_off + 32 * h;
+        __m256i isum = _mm256_setzero_si256(), s16 = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+          const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wi + 64 * v));
+          const __m256i av = _mm256_load_si256(reinterpret_cast<const __m256i*>(aj + 64 * v));
+          const __m256i p = T == DType::q8_0 ? _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(av, wv))
+                                             : _mm256_maddubs_epi16(wv, av);
+          s16 = v % kDepth<T> == 0 ? p : _mm256_add_epi16(s16, p);
+          if (v % kDepth<T> == kDepth<T> - 1 || v == NV - 1) isum = _mm256_add_epi32(isum, _mm256_madd_epi16(s16, ones));
+        }
+        const __m256 d = _mm256_load_ps(reinterpret_cast<const float*>(wi + 64 * NV));
+        const __m256 m = _mm256_load_ps(reinterpret_cast<const float*>(wi + 64 * NV + 64));
+        const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(aj + 64 * NV));
+        const __m256 sx = _mm256_load_ps(reinterpret_cast<const float*>(aj + 64 * NV + 64));
+        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, dx), acc[i][j]);
+        acc[i][j] = _mm256_fmadd_ps(m, sx, acc[i][j]);
+      }
+    }
+  }
+}
+
+// The summation tree of an 8-lane accumulator: l + (l+4), + (l+2), + (l+1).
+WT_INLINE float reduce8(__m256 a) {
+  const __m128 u = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  const __m128 v = _mm_add_ps(u, _mm_movehl_ps(u, u));
+  return _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
+}
+
+struct TileArgs {
+  const uint8_t* cache;
+  const uint8_t* const* xr;
+  float* const* yr;  // offset to the tile's first weight row
+  const ActLayout* l;
+  int64_t c0, c1;
+};
+
+template <DType T, int MR, int NR>
+void tile(const TileArgs& t) {
+  __m256 acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_ps();
+  for (int64_t c = t.c0; c < t.c1; ++c) {
+    const uint8_t* w = t.cache + (c - t.c0) * t.l->chunk_bytes;
+    const int64_t off = c * t.l->chunk_bytes;
+    switch (t.l->chunk_blocks(c) / 2) {  // vectors of the chunk
+      case 8: tile_chunk<T, MR, NR, 8>(acc, w, t.xr, off); break;
+      case 4: tile_chunk<T, MR, NR, 4>(acc, w, t.xr, off); break;
+      case 2: tile_chunk<T, MR, NR, 2>(acc, w, t.xr, off); break;
+      default: tile_chunk<T, MR, NR, 1>(acc, w, t.xr, off); break;
+    }
+  }
+  for (int j = 0; j < NR; ++j)
+    for (int i = 0; i < MR; ++i) {
+      const float r = reduce8(acc[i][j]);
+      t.yr[j][i] = t.c0 == 0 ? r : t.yr[j][i] + r;
+    }
+}
+
+using TileFn = void (*)(const TileArgs&);
+template <DType T, int MR, int... N>
+constexpr std::array<TileFn, sizeof...(N)> tile_row(std::integer_sequence<int, N...>) {
+  return {&tile<T, MR, N + 1>...};
+}
+template <DType T>
+constexpr std::array<std::array<TileFn, kNR>, kMR> kTiles = {tile_row<T, 1>(std::make_integer_sequence<int, kNR>{}),
+                                                             tile_row<T, 2>(std::make_integer_sequence<int, kNR>{})};
+
+template <DType T>
+void qmatmul_t(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const ActLayout l = act_layout(job.k, act_kind(T));
+  alignas(64) uint8_t cache[kMR * kCacheRowBytes];
+  const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 20) / static_cast<int64_t>(job.xq_stride) / kNR * kNR);
+  const int64_t cpp = kPanelBlocks / l.full_blocks;
+  const uint8_t* xr[kNR];
+  float* yr[kNR];
+  for (int64_t ja = j0; ja < j1; ja += jc) {
+    const int64_t jb = std::min(j1, ja + jc);
+    for (int64_t it = i0; it < i1; it += kMR) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - it));
+      for (int64_t c0 = 0; c0 < l.n_chunks; c0 += cpp) {
+        const int64_t c1 = std::min(l.n_chunks, c0 + cpp);
+        for (int i = 0; i < mr; ++i) fill_cache<T>(job.w + (it + i) * job.w_stride, l, c0, c1, cache + i * kCacheRowBytes);
+        for (int64_t jt = ja; jt < jb; jt += kNR) {
+          const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
+          for (int j = 0; j < nr; ++j) {
+            xr[j] = job.xq + (jt + j) * job.xq_stride;
+            yr[j] = reinterpret_cast<float*>(job.y.row(jt + j)) + it;
+          }
+          kTiles<T>[mr - 1][nr - 1](TileArgs{cache, xr, yr, &l, c0, c1});
+        }
+      }
+    }
+  }
+}
+
+void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  switch (job.wtype) {
+    case DType::q4_0: return qmatmul_t<DType::q4_0>(job, i0, i1, j0, j1);
+    case DType::q4_1: return qmatmul_t<DType::q4_1>(job, i0, i1, j0, j1);
+    case DType::q8_0: return qmatmul_t<DType::q8_0>(job, i0, i1, j0, j1);
+    case DType::q4_k: return qmatmul_t<DType::q4_k>(job, i0, i1, j0, j1);
+    case DType::q5_k: return qmatmul_t<DType::q5_k>(job, i0, i1, j0, j1);
+    case DType::q6_k: return qmatmul_t<DType::q6_k>(job, i0, i1, j0, j1);
+    default: return;
+  }
+}
+
+// ---- activation quantization -----------------------------------------------------------
+
+WT_INLINE int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+void quantize_row(const float* x, int64_t k, ActKind kind, uint8_t* dst) {
+  const ActLayout l = act_layout(k, kind);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t c = 0; c < l.n_chunks; ++c) {
+    alignas(32) int8_t q[16][32];
+    float dx[16];
+    int32_t sum[16][2];
+    const int64_t b0 = c * l.full_blocks, nl = l.chunk_blocks(c);
+    const int64_t nb = std::min(nl, l.n_blocks - b0);
+    for (int64_t b = 0; b < nl; ++b) {
+      if (b >= nb) {
+        std::memset(q[b], 0, 32);
+        dx[b] = 0.0f;
+        sum[b][0] = sum[b][1] = 0;
+        continue;
+      }
+      const float* xb = x + 32 * (b0 + b);
+      __m256 v[4];
+      for (int t = 0; t < 4; ++t) v[t] = _mm256_loadu_ps(xb + 8 * t);
+      __m256 mx = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+                                _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+      const float d = _mm_cvtss_f32(m4) / 127.0f;
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      __m256i qi[4];
+      for (int t = 0; t < 4; ++t) qi[t] = _mm256_cvtps_epi32(_mm256_mul_ps(v[t], _mm256_set1_ps(id)));  // nearest even
+      // int32 -> int8 with the lane interleave of packs undone by a final permute.
+      const __m256i p16 = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(q[b]),
+                         _mm256_permutevar8x32_epi32(p16, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+      dx[b] = d;
+      sum[b][0] = hsum_epi32(_mm256_add_epi32(qi[0], qi[1]));
+      sum[b][1] = hsum_epi32(_mm256_add_epi32(qi[2], qi[3]));
+    }
+    act_store_chunk(l, c, q, dx, sum, dst);
+  }
+}
+
+// ---- float weights (F32 / F16 / BF16): f32 FMA in 2 x 4 register tiles ------------------
+
+template <DType T>
+WT_INLINE __m256 load_w(const uint8_t* w, int64_t e) {
+  if constexpr (T == DType::f32) return _mm256_loadu_ps(reinterpret_cast<const float*>(w) + e);
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2 * e));
+  if constexpr (T == DType::f16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+template <DType T, int MR, int NR>
+void ftile(const uint8_t* const* w, const float* const* x, float* const* y, int64_t k) {
+  __m256 acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_ps();
+  int64_t e = 0;
+  for (; e + 8 <= k; e += 8) {
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) {
+      const __m256 wv = load_w<T>(w[i], e);
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[j] + e), acc[i][j]);
+    }
+  }
+  // Tail (k % 8 elements): through a zero-padded buffer, the same lanes as a full step.
+  if (e < k) {
+    alignas(32) float wt[MR][8] = {}, xt[NR][8] = {};
+    for (int64_t t = e; t < k; ++t) {
+      for (int i = 0; i < MR; ++i) {
+        float f[1];
+        dequantize(T, w[i] + (T == DType::f32 ? 4 : 2) * t, f, 1);
+        wt[i][t - e] = f[0];
+      }
+      for (int j = 0; j < NR; ++j) xt[j][t - e] = x[j][t];
+    }
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(_mm256_load_ps(wt[i]), _mm256_load_ps(xt[j]), acc[i][j]);
+  }
+  for (int j = 0; j < NR; ++j)
+    for (int i = 0; i < MR; ++i) y[j][i] = reduce8(acc[i][j]);
+}
+
+using FTileFn = void (*)(const uint8_t* const*, const float* const*, float* const*, int64_t);
+template <DType T, int MR, int... N>
+constexpr std::array<FTileFn, sizeof...(N)> ftile_row(std::integer_sequence<int, N...>) {
+  return {&ftile<T, MR, N + 1>...};
+}
+template <DType T>
+constexpr std::array<std::array<FTileFn, kNR>, kMR> kFTiles = {ftile_row<T, 1>(std::make_integer_sequence<int, kNR>{}),
+                                                               ftile_row<T, 2>(std::make_integer_sequence<int, kNR>{})};
+
+template <DType T>
+void fmatmul_t(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 19) / (job.k * 4) / kNR * kNR);
+  const uint8_t* w[kMR];
+  const float* x[kNR];
+  float* y[kNR];
+  for (int64_t ja = j0; ja < j1; ja += jc) {
+    const int64_t jb = std::min(j1, ja + jc);
+    for (int64_t it = i0; it < i1; it += kMR) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - it));
+      for (int i = 0; i < mr; ++i) w[i] = job.w + (it + i) * job.w_stride;
+      for (int64_t jt = ja; jt < jb; jt += kNR) {
+        const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
+        for (int j = 0; j < nr; ++j) {
+          x[j] = reinterpret_cast<const float*>(job.x.row(jt + j));
+          y[j] = reinterpret_cast<float*>(job.y.row(jt + j)) + it;
+        }
+        kFTiles<T>[mr - 1][nr - 1](w, x, y, job.k);
+      }
+    }
+  }
+}
+
+void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  switch (job.wtype) {
+    case DType::f32: return fmatmul_t<DType::f32>(job, i0, i1, j0, j1);
+    case DType::f16: return fmatmul_t<DType::f16>(job, i0, i1, j0, j1);
+    case DType::bf16: return fmatmul_t<DType::bf16>(job, i0, i1, j0, j1);
+    default: return;
+  }
+}
+
+}  // namespace
+
+const Kernels kAvx2Kernels = {"avx2", quantize_row, qmatmul, fmatmul};
+
+}  // namespace wt::cpu::mm
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif

@@ -1,0 +1,730 @@
+// AVX-512 VNNI matmul path (chosen at run time; see matmul.cpp).
+//
+// Quantized weights are unpacked into the chunk layout of the activations (quant.h):
+// n_vec vectors of unsigned 8-bit weights whose int32 lane L belongs to one unit (block or
+// half block) in every vector, plus per-lane scale d16 and offset m16, such that
+//   w = d q + m,  q in [0, 255]   (Q4_0: m = -8 d; Q8_0: q = w + 128, m = -128 d; Q6_K:
+//   q = value + 32, m = -32 d).
+// A chunk of 16 blocks then costs, per (weight row, activation row) pair, 8 vpdpbusd
+// (u8 x s8 -> 16 per-block int32 sums) and four 16-lane float ops:
+//   acc += cvt(isum) * (d16 dx16);  acc += m16 sx16.
+// Prefill unpacks a tile of 4 weight rows once into an L1 cache (a panel of 64 blocks)
+// and runs every activation row against it in 4 x 3 register tiles; decode (<= 3 rows)
+// unpacks into registers. Both do the same operations per output in the same order, so a
+// row's result does not depend on the batch it came in, the tile shape or the thread split.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "matmul_impl.h"
+#include "quant.h"
+
+// The target is set here, after the includes, rather than only by per-file compiler flags:
+// inline functions of the headers above stay baseline code, so the linker can never pick
+// an AVX-512 copy of one for the portable parts of the binary.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"))), \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
+// GCC 12's own avx512fintrin.h trips these (its "undefined vector" idiom).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace wt::cpu::mm {
+namespace {
+
+// The tile loops only stay in registers if every helper is inlined into them.
+#define WT_INLINE inline __attribute__((always_inline))
+#define WT_LAMBDA_INLINE __attribute__((always_inline))
+
+constexpr int64_t kPanelBlocks = 64;  // 2048 elements: one cache fill, one partial sum
+constexpr int kMR = 4;                // weight rows per register tile
+constexpr int kNR = 3;                // activation rows per register tile (12 pairs)
+constexpr int64_t kPrefetchBytes = 8192;  // decode: software prefetch distance
+
+// Bytes per 32 elements of each format (a K-quant block covers 8 of these).
+inline int64_t row_block_bytes(DType t) {
+  const DTypeTraits& tr = traits(t);
+  return static_cast<int64_t>(tr.block_bytes) * 32 / tr.block_elems;
+}
+
+// ---- group unpackers: 4 blocks of a row in natural order -------------------------------
+// lo / hi: elements 0..15 / 16..31 of block t in 128-bit lane t (u8); d, m: per block
+// (lanes 0..3) or, for Q6_K, per half block (lanes 0..7: block 0 lo, block 0 hi, ...).
+
+struct Group {
+  __m512i lo, hi;
+  __m256 d, m;
+};
+
+struct RawGroup {
+  __m512i qs, hdr;
+};
+
+inline __mmask64 bytes_mask(int n) { return n >= 64 ? ~0ull : (n <= 0 ? 0ull : (1ull << n) - 1); }
+inline Group zero_group() {
+  return Group{_mm512_setzero_si512(), _mm512_setzero_si512(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+}
+
+struct UnpackQ4_0 {
+  static constexpr bool kHalf = false;
+  static Group group(const uint8_t* row, int64_t g, int nv) {
+    alignas(64) static constexpr uint16_t kQs[32] = {1,  2,  3,  4,  5,  6,  7,  8,  10, 11, 12,
+                                                     13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24,
+                                                     25, 26, 56, 57, 58, 59, 60, 61, 62, 63};
+    alignas(64) static constexpr uint16_t kHdr[32] = {0, 9, 18, 27};
+    if (nv <= 0) return zero_group();
+    const uint8_t* p = row + g * 72;  // 4 blocks of 18 bytes: word 9b = d, 9b+1.. = qs
+    __m512i v0, v1;
+    if (nv == 4) {
+      v0 = _mm512_loadu_si512(p);
+      v1 = _mm512_loadu_si512(p + 8);
+    } else {
+      v0 = _mm512_maskz_loadu_epi8(bytes_mask(18 * nv), p);
+      v1 = _mm512_maskz_loadu_epi8(bytes_mask(18 * nv - 8), p + 8);
+    }
+    const __m512i qs = _mm512_permutex2var_epi16(v0, _mm512_load_si512(kQs), v1);
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    const __m128 d = _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi16(_mm512_load_si512(kHdr), v0)));
+    return Group{_mm512_and_si512(qs, mask), _mm512_and_si512(_mm512_srli_epi16(qs, 4), mask),
+                 _mm256_castps128_ps256(d), _mm256_castps128_ps256(_mm_mul_ps(d, _mm_set1_ps(-8.0f)))};
+  }
+  // Four full blocks still packed: qs bytes (block t in 128-bit lane t) and the header
+  // word of block t in dword t (for the faster 16-block chunk assembly).
+  static RawGroup raw(const uint8_t* row, int64_t g) {
+    alignas(64) static constexpr uint16_t kQs[32] = {1,  2,  3,  4,  5,  6,  7,  8,  10, 11, 12,
+                                                     13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24,
+                                                     25, 26, 56, 57, 58, 59, 60, 61, 62, 63};
+    alignas(64) static constexpr uint16_t kHdr[32] = {0, 0, 9, 0, 18, 0, 27, 0};  // high halves unused
+    const uint8_t* p = row + g * 72;
+    const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + 8);
+    return RawGroup{_mm512_permutex2var_epi16(v0, _mm512_load_si512(kQs), v1),
+                    _mm512_permutexvar_epi16(_mm512_load_si512(kHdr), v0)};
+  }
+  static void headers(__m512i h, __m512* d, __m512* m) {  // 16 header dwords -> d, m
+    *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
+    *m = _mm512_mul_ps(*d, _mm512_set1_ps(-8.0f));
+  }
+};
+
+struct UnpackQ4_1 {
+  static constexpr bool kHalf = false;
+  static Group group(const uint8_t* row, int64_t g, int nv) {
+    alignas(64) static constexpr int32_t kQs[16] = {1, 2, 3, 4, 6, 7, 8, 9, 11, 12, 13, 14, 28, 29, 30, 31};
+    alignas(64) static constexpr int32_t kHdr[16] = {0, 5, 10, 15};
+    if (nv <= 0) return zero_group();
+    const uint8_t* p = row + g * 80;  // 4 blocks of 5 dwords: d|m, then 4 dwords of qs
+    __m512i v0, v1;
+    if (nv == 4) {
+      v0 = _mm512_loadu_si512(p);
+      v1 = _mm512_loadu_si512(p + 16);
+    } else {
+      v0 = _mm512_maskz_loadu_epi8(bytes_mask(20 * nv), p);
+      v1 = _mm512_maskz_loadu_epi8(bytes_mask(20 * nv - 16), p + 16);
+    }
+    const __m512i qs = _mm512_permutex2var_epi32(v0, _mm512_load_si512(kQs), v1);
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    // [d0 m0 d1 m1 d2 m2 d3 m3] -> d and m in lanes 0..3
+    const __m256 dm = _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutexvar_epi32(_mm512_load_si512(kHdr), v0)));
+    return Group{_mm512_and_si512(qs, mask), _mm512_and_si512(_mm512_srli_epi16(qs, 4), mask),
+                 _mm256_permutevar8x32_ps(dm, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)),
+                 _mm256_permutevar8x32_ps(dm, _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7))};
+  }
+  static RawGroup raw(const uint8_t* row, int64_t g) {
+    alignas(64) static constexpr int32_t kQs[16] = {1, 2, 3, 4, 6, 7, 8, 9, 11, 12, 13, 14, 28, 29, 30, 31};
+    alignas(64) static constexpr int32_t kHdr[16] = {0, 5, 10, 15};
+    const uint8_t* p = row + g * 80;
+    const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + 16);
+    return RawGroup{_mm512_permutex2var_epi32(v0, _mm512_load_si512(kQs), v1),
+                    _mm512_permutexvar_epi32(_mm512_load_si512(kHdr), v0)};
+  }
+  static void headers(__m512i h, __m512* d, __m512* m) {  // dwords d | m << 16
+    alignas(64) static constexpr uint16_t kSplit[32] = {0,  2,  4,  6,  8,  10, 12, 14, 16, 18, 20,
+                                                        22, 24, 26, 28, 30, 1,  3,  5,  7,  9,  11,
+                                                        13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+    const __m512i dm = _mm512_permutexvar_epi16(_mm512_load_si512(kSplit), h);
+    *d = _mm512_cvtph_ps(_mm512_castsi512_si256(dm));
+    *m = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(dm, 1));
+  }
+};
+
+struct UnpackQ8_0 {
+  static constexpr bool kHalf = false;
+  static Group group(const uint8_t* row, int64_t g, int nv) {
+    if (nv <= 0) return zero_group();
+    const uint8_t* p = row + g * 136;
+    __m256i q[4];
+    short d[4];
+    for (int b = 0; b < 4; ++b) {
+      q[b] = b < nv ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 34 * b + 2)) : _mm256_setzero_si256();
+      d[b] = b < nv ? static_cast<short>(load_u16(p + 34 * b)) : 0;
+    }
+    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(q[0]), q[1], 1);  // [0lo 0hi 1lo 1hi]
+    const __m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(q[2]), q[3], 1);
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // s8 -> u8: q = w + 128
+    const __m128 dv = _mm_cvtph_ps(_mm_setr_epi16(d[0], d[1], d[2], d[3], 0, 0, 0, 0));
+    return Group{_mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0x88), flip),
+                 _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0xDD), flip), _mm256_castps128_ps256(dv),
+                 _mm256_castps128_ps256(_mm_mul_ps(dv, _mm_set1_ps(-128.0f)))};
+  }
+};
+
+// Q4_K / Q5_K: group g is half h of super-block g / 2 (sub-blocks 4h .. 4h+3). The 64
+// bytes of qs of the half hold sub-blocks (2s, 2s+1) as low / high nibbles of 32 bytes.
+template <bool kFive>
+struct UnpackQK {
+  static constexpr bool kHalf = false;
+  static Group group(const uint8_t* row, int64_t g, int) {
+    alignas(64) static constexpr int64_t kLo[8] = {0, 1, 8, 9, 4, 5, 12, 13};
+    alignas(64) static constexpr int64_t kHi[8] = {2, 3, 10, 11, 6, 7, 14, 15};
+    const uint8_t* p = row + (g >> 1) * (kFive ? 176 : 144);
+    const int h = static_cast<int>(g & 1);
+    const __m512i v = _mm512_loadu_si512(p + (kFive ? 48 : 16) + 64 * h);
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    const __m512i ln = _mm512_and_si512(v, mask), hn = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    __m512i lo = _mm512_permutex2var_epi64(ln, _mm512_load_si512(kLo), hn);
+    __m512i hi = _mm512_permutex2var_epi64(ln, _mm512_load_si512(kHi), hn);
+    if (kFive) {
+      // Bit (4h + t) of qh[i] is bit 4 of element i of local sub-block t.
+      const __m512i sel = _mm512_slli_epi16(
+          _mm512_setr_epi32(0x01010101, 0x01010101, 0x01010101, 0x01010101, 0x02020202, 0x02020202, 0x02020202,
+                            0x02020202, 0x04040404, 0x04040404, 0x04040404, 0x04040404, 0x08080808, 0x08080808,
+                            0x08080808, 0x08080808),
+          4 * h);
+      const __m512i sixteen = _mm512_set1_epi8(16);
+      const __m512i qh0 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)));
+      const __m512i qh1 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32)));
+      lo = _mm512_or_si512(lo, _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(qh0, sel), sixteen));
+      hi = _mm512_or_si512(hi, _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(qh1, sel), sixteen));
+    }
+    // 6-bit scales and mins of sub-blocks 4h..4h+3, four bytes at a time (see k_scale_min).
+    uint32_t w[3];
+    std::memcpy(w, p + 4, 12);
+    const uint32_t sc = h == 0 ? (w[0] & 0x3F3F3F3F) : ((w[2] & 0x0F0F0F0F) | ((w[0] >> 2) & 0x30303030));
+    const uint32_t mn = h == 0 ? (w[1] & 0x3F3F3F3F) : (((w[2] >> 4) & 0x0F0F0F0F) | ((w[1] >> 2) & 0x30303030));
+    const __m128 scf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc))));
+    const __m128 mnf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn))));
+    const __m128 d = _mm_mul_ps(_mm_set1_ps(_cvtsh_ss(load_u16(p))), scf);
+    const __m128 m = _mm_xor_ps(_mm_mul_ps(_mm_set1_ps(_cvtsh_ss(load_u16(p + 2))), mnf), _mm_set1_ps(-0.0f));
+    return Group{lo, hi, _mm256_castps128_ps256(d), _mm256_castps128_ps256(m)};
+  }
+};
+
+// Q6_K: group g is half h of super-block g / 2; local sub-block t = elements 32t .. 32t+31
+// of the half: low nibbles from ql[64h + 32 (t % 2) + i] >> 4 (t / 2), 2 high bits from
+// qh[32h + i] >> 2t. Scales cover 16 elements, so d and m are per half block.
+struct UnpackQ6_K {
+  static constexpr bool kHalf = true;
+  static Group group(const uint8_t* row, int64_t g, int) {
+    alignas(64) static constexpr int64_t kLo[8] = {0, 1, 4, 5, 8, 9, 12, 13};
+    alignas(64) static constexpr int64_t kHi[8] = {2, 3, 6, 7, 10, 11, 14, 15};
+    const uint8_t* p = row + (g >> 1) * 210;
+    const int h = static_cast<int>(g & 1);
+    const __m512i v = _mm512_loadu_si512(p + 64 * h);
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    const __m512i ln = _mm512_and_si512(v, mask), hn = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    const __m512i shifts = _mm512_setr_epi32(0, 0, 0, 0, 0x00020002, 0x00020002, 0x00020002, 0x00020002, 0x00040004,
+                                             0x00040004, 0x00040004, 0x00040004, 0x00060006, 0x00060006, 0x00060006,
+                                             0x00060006);
+    const __m512i three = _mm512_set1_epi8(3);
+    const __m512i qh0 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 128 + 32 * h)));
+    const __m512i qh1 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 144 + 32 * h)));
+    const __m512i b0 = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh0, shifts), three), 4);
+    const __m512i b1 = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh1, shifts), three), 4);
+    // Scales of the 8 half sub-blocks [t0 lo, t0 hi, t1 lo, ...]; the stored q is value + 32.
+    const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 192 + 8 * h));
+    const __m256 s = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(load_u16(p + 208))),
+                                   _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc8)));
+    return Group{_mm512_or_si512(_mm512_permutex2var_epi64(ln, _mm512_load_si512(kLo), hn), b0),
+                 _mm512_or_si512(_mm512_permutex2var_epi64(ln, _mm512_load_si512(kHi), hn), b1), s,
+                 _mm256_mul_ps(s, _mm256_set1_ps(-32.0f))};
+  }
+};
+
+// ---- chunks: groups rearranged into the lane order of quant.h's chunk_map ---------------
+
+template <int NV>
+struct Chunk {
+  __m512i v[NV];
+  __m512 d, m;
+};
+
+// Per-lane unit index of each chunk shape: d16 / m16 = permutexvar(index, natural d / m).
+struct LaneIndex {
+  __m512i full, last;
+};
+inline __m512i lane_index(const ChunkMap& m) {
+  alignas(64) int32_t idx[16];
+  for (int l = 0; l < 16; ++l) idx[l] = m.n_blocks == 8 && m.lanes_per_unit == 1 ? 2 * m.block[l] + m.half[l] : m.block[l];
+  return _mm512_load_si512(idx);
+}
+
+// 4x4 transpose of dwords within each 128-bit lane: out[q] lane t = in[t] lane q.
+WT_INLINE void transpose4(__m512i a, __m512i b, __m512i c, __m512i d, __m512i* out) {
+  const __m512i t0 = _mm512_unpacklo_epi32(a, b), t1 = _mm512_unpackhi_epi32(a, b);
+  const __m512i t2 = _mm512_unpacklo_epi32(c, d), t3 = _mm512_unpackhi_epi32(c, d);
+  out[0] = _mm512_unpacklo_epi64(t0, t2);
+  out[1] = _mm512_unpackhi_epi64(t0, t2);
+  out[2] = _mm512_unpacklo_epi64(t1, t3);
+  out[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+WT_INLINE __m512 cat4(__m256 a, __m256 b, __m256 c, __m256 d) {  // lanes 0..3 of each
+  const __m256 ab = _mm256_insertf128_ps(a, _mm256_castps256_ps128(b), 1);
+  const __m256 cd = _mm256_insertf128_ps(c, _mm256_castps256_ps128(d), 1);
+  return _mm512_insertf32x8(_mm512_castps256_ps512(ab), cd, 1);
+}
+
+// 16 blocks from four groups: a 4x4 dword transpose puts block 4t + a in lane 4a + t.
+WT_INLINE void assemble16(const Group& g0, const Group& g1, const Group& g2, const Group& g3, __m512i idx,
+                          Chunk<8>& c) {
+  transpose4(g0.lo, g1.lo, g2.lo, g3.lo, c.v);
+  transpose4(g0.hi, g1.hi, g2.hi, g3.hi, c.v + 4);
+  c.d = _mm512_permutexvar_ps(idx, cat4(g0.d, g1.d, g2.d, g3.d));
+  c.m = _mm512_permutexvar_ps(idx, cat4(g0.m, g1.m, g2.m, g3.m));
+}
+
+// Formats whose groups can also come packed (RawGroup) for the faster 16-block assembly.
+template <class U>
+constexpr bool has_raw = requires(const uint8_t* p) { U::raw(p, int64_t{0}); };
+
+// Unpacks the chunk of nb (layout) blocks starting at block b0 of a row.
+template <class U, int NV>
+WT_INLINE Chunk<NV> unpack_chunk(const uint8_t* row, int64_t b0, int64_t n_blocks, __m512i idx) {
+  Chunk<NV> c;
+  const int64_t g0 = b0 / 4;
+  auto nv = [&](int64_t g) { return static_cast<int>(std::min<int64_t>(4, n_blocks - 4 * g)); };
+  if constexpr (U::kHalf) {  // 8 blocks = 16 half-block lanes
+    const Group a = U::group(row, g0, 4), b = U::group(row, g0 + 1, 4);
+    transpose4(a.lo, a.hi, b.lo, b.hi, c.v);
+    c.d = _mm512_permutexvar_ps(idx, _mm512_insertf32x8(_mm512_castps256_ps512(a.d), b.d, 1));
+    c.m = _mm512_permutexvar_ps(idx, _mm512_insertf32x8(_mm512_castps256_ps512(a.m), b.m, 1));
+  } else if constexpr (NV == 8 && has_raw<U>) {
+    if (b0 + 16 <= n_blocks) {
+      // Q4_0 / Q4_1, all 16 blocks present: transpose the packed nibble bytes once (the low
+      // nibbles give vectors 0..3, the high ones 4..7) and gather the 16 headers in lane
+      // order (lane 4a + t = block 4t + a, see chunk_map) with two permutes and a blend.
+      alignas(64) static constexpr int32_t kH01[16] = {0, 16, 0, 0, 1, 17, 0, 0, 2, 18, 0, 0, 3, 19, 0, 0};
+      alignas(64) static constexpr int32_t kH23[16] = {0, 0, 0, 16, 0, 0, 1, 17, 0, 0, 2, 18, 0, 0, 3, 19};
+      const RawGroup r0 = U::raw(row, g0), r1 = U::raw(row, g0 + 1), r2 = U::raw(row, g0 + 2), r3 = U::raw(row, g0 + 3);
+      __m512i t[4];
+      transpose4(r0.qs, r1.qs, r2.qs, r3.qs, t);
+      const __m512i mask = _mm512_set1_epi8(0x0F);
+      for (int q = 0; q < 4; ++q) {
+        c.v[q] = _mm512_and_si512(t[q], mask);
+        c.v[q + 4] = _mm512_and_si512(_mm512_srli_epi16(t[q], 4), mask);
+      }
+      const __m512i h01 = _mm512_permutex2var_epi32(r0.hdr, _mm512_load_si512(kH01), r1.hdr);
+      const __m512i h23 = _mm512_permutex2var_epi32(r2.hdr, _mm512_load_si512(kH23), r3.hdr);
+      U::headers(_mm512_mask_blend_epi32(0xCCCC, h01, h23), &c.d, &c.m);
+    } else {
+      assemble16(U::group(row, g0, nv(g0)), U::group(row, g0 + 1, nv(g0 + 1)), U::group(row, g0 + 2, nv(g0 + 2)),
+                 U::group(row, g0 + 3, nv(g0 + 3)), idx, c);
+    }
+  } else if constexpr (NV == 8) {
+    assemble16(U::group(row, g0, nv(g0)), U::group(row, g0 + 1, nv(g0 + 1)), U::group(row, g0 + 2, nv(g0 + 2)),
+               U::group(row, g0 + 3, nv(g0 + 3)), idx, c);
+  } else if constexpr (NV == 4) {
+    const Group a = U::group(row, g0, nv(g0)), b = U::group(row, g0 + 1, nv(g0 + 1));
+    c.v[0] = _mm512_unpacklo_epi64(a.lo, b.lo);
+    c.v[1] = _mm512_unpackhi_epi64(a.lo, b.lo);
+    c.v[2] = _mm512_unpacklo_epi64(a.hi, b.hi);
+    c.v[3] = _mm512_unpackhi_epi64(a.hi, b.hi);
+    c.d = _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(_mm256_insertf128_ps(a.d, _mm256_castps256_ps128(b.d), 1)));
+    c.m = _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(_mm256_insertf128_ps(a.m, _mm256_castps256_ps128(b.m), 1)));
+  } else {
+    const Group a = U::group(row, g0, nv(g0));
+    if constexpr (NV == 2) {
+      c.v[0] = a.lo;
+      c.v[1] = a.hi;
+    } else {
+      c.v[0] = _mm512_shuffle_i64x2(a.lo, a.hi, 0x44);  // [lo.0 lo.1 hi.0 hi.1]
+    }
+    c.d = _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(a.d));
+    c.m = _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(a.m));
+  }
+  return c;
+}
+
+// ---- the per-pair arithmetic -------------------------------------------------------------
+
+// The one summation tree of a 16-lane accumulator: lanes l + (l+8), then + (l+4), then
+// + (l+2), then + (l+1). reduce1 and reduce4 compute exactly this, lane by lane.
+WT_INLINE float reduce1(__m512 a) {
+  const __m256 t = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+  const __m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+  const __m128 v = _mm_add_ps(u, _mm_movehl_ps(u, u));
+  return _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
+}
+WT_INLINE __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+  const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));
+  const __m512 u = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));
+  const __m512 v = _mm512_add_ps(u, _mm512_permute_ps(u, 0x4E));  // + (l+2) within 128 bits
+  const __m512 w = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));  // + (l+1)
+  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), w));
+}
+
+// acc += the chunk's contribution: weights in registers, activation chunk at a.
+template <int NV>
+WT_INLINE __m512 pair_step(__m512 acc, const Chunk<NV>& w, const uint8_t* a) {
+  __m512i s = _mm512_setzero_si512();
+  #pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) s = _mm512_dpbusd_epi32(s, w.v[v], _mm512_load_si512(a + 64 * v));
+  const __m512 dx = _mm512_load_ps(reinterpret_cast<const float*>(a + 64 * NV));
+  const __m512 sx = _mm512_load_ps(reinterpret_cast<const float*>(a + 64 * NV + 64));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(w.d, dx), acc);
+  return _mm512_fmadd_ps(w.m, sx, acc);
+}
+
+inline float* out_row(const Job& job, int64_t j) { return reinterpret_cast<float*>(job.y.row(j)); }
+
+// Number of vectors of chunk c, as a template argument.
+template <bool kHalf, typename Fn>
+WT_INLINE void with_nv(int64_t blocks, Fn&& fn) {
+  if constexpr (kHalf) {
+    fn(std::integral_constant<int, 4>{});
+  } else {
+    switch (blocks) {
+      case 16: fn(std::integral_constant<int, 8>{}); break;
+      case 8: fn(std::integral_constant<int, 4>{}); break;
+      case 4: fn(std::integral_constant<int, 2>{}); break;
+      default: fn(std::integral_constant<int, 1>{}); break;
+    }
+  }
+}
+
+// ---- decode: weights unpacked in registers ---------------------------------------------
+
+template <class U, int NR>
+void qdirect(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0, int64_t i1, int64_t j0) {
+  const uint8_t* xr[NR];
+  float* yr[NR];
+  #pragma GCC unroll 16
+  for (int j = 0; j < NR; ++j) {
+    xr[j] = job.xq + (j0 + j) * job.xq_stride;
+    yr[j] = out_row(job, j0 + j);
+  }
+  const int64_t cpp = kPanelBlocks / l.full_blocks;  // chunks per panel
+  const int64_t row_bytes = l.n_blocks * row_block_bytes(job.wtype);
+  const int64_t ahead_rows = std::max<int64_t>(2, kPrefetchBytes / std::max<int64_t>(1, row_bytes));
+  for (int64_t i = i0; i < i1; ++i) {
+    const uint8_t* row = job.w + i * job.w_stride;
+    // Decode streams the weights once: ask for rows kPrefetchBytes ahead so enough loads
+    // are in flight (the hardware prefetcher alone left bandwidth unused).
+    if (i + ahead_rows < i1) {
+      const uint8_t* ahead = row + ahead_rows * job.w_stride;
+      for (int64_t o = 0; o < row_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + o), _MM_HINT_T0);
+    }
+    for (int64_t c0 = 0; c0 < l.n_chunks; c0 += cpp) {
+      const int64_t c1 = std::min(l.n_chunks, c0 + cpp);
+      __m512 acc[NR];
+      #pragma GCC unroll 16
+      for (int j = 0; j < NR; ++j) acc[j] = _mm512_setzero_ps();
+      for (int64_t c = c0; c < c1; ++c) {
+        const bool last = c + 1 == l.n_chunks;
+        with_nv<U::kHalf>(l.chunk_blocks(c), [&](auto nv) WT_LAMBDA_INLINE {
+          const Chunk<nv> w = unpack_chunk<U, nv>(row, c * l.full_blocks, l.n_blocks, last ? li.last : li.full);
+          #pragma GCC unroll 16
+          for (int j = 0; j < NR; ++j) acc[j] = pair_step<nv>(acc[j], w, xr[j] + c * l.chunk_bytes);
+        });
+      }
+      #pragma GCC unroll 16
+      for (int j = 0; j < NR; ++j) yr[j][i] = c0 == 0 ? reduce1(acc[j]) : yr[j][i] + reduce1(acc[j]);
+    }
+  }
+}
+
+// ---- prefill: a tile of weight rows unpacked once into an L1 cache ---------------------
+// A cache row holds one panel of a weight row in the activation chunk layout, each chunk
+// [n_vec vectors | d16 | m16], chunk c of the panel at c * chunk_bytes.
+
+constexpr int64_t kCacheRowBytes = 3072;  // max over kinds of (64 / full_blocks) * chunk_bytes
+
+template <class U>
+void fill_cache(const uint8_t* row, const ActLayout& l, const LaneIndex& li, int64_t c0, int64_t c1, uint8_t* cache) {
+  for (int64_t c = c0; c < c1; ++c) {
+    const bool last = c + 1 == l.n_chunks;
+    uint8_t* dst = cache + (c - c0) * l.chunk_bytes;
+    with_nv<U::kHalf>(l.chunk_blocks(c), [&](auto nv) WT_LAMBDA_INLINE {
+      const Chunk<nv> w = unpack_chunk<U, nv>(row, c * l.full_blocks, l.n_blocks, last ? li.last : li.full);
+      for (int v = 0; v < nv; ++v) _mm512_store_si512(dst + 64 * v, w.v[v]);
+      _mm512_store_ps(dst + 64 * nv, w.d);
+      _mm512_store_ps(dst + 64 * nv + 64, w.m);
+    });
+  }
+}
+
+// One chunk for a MR x NR tile: integer dot products with the chunk's vectors loaded once
+// per tile (weights for MR rows, activations for NR rows), then the per-pair epilogue.
+template <int MR, int NR, int NV>
+WT_INLINE void tile_chunk(__m512 (&acc)[MR][NR], const uint8_t* w, const uint8_t* const* a, int64_t a_off) {
+  __m512i s[MR][NR];
+  #pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) s[i][j] = _mm512_setzero_si512();
+  #pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) {
+    __m512i wv[MR];
+    #pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) wv[i] = _mm512_load_si512(w + i * kCacheRowBytes + 64 * v);
+    #pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) {
+      const __m512i av = _mm512_load_si512(a[j] + a_off + 64 * v);
+      #pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) s[i][j] = _mm512_dpbusd_epi32(s[i][j], wv[i], av);
+    }
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    const __m512 d = _mm512_load_ps(w + i * kCacheRowBytes + 64 * NV);
+    const __m512 m = _mm512_load_ps(w + i * kCacheRowBytes + 64 * NV + 64);
+    #pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) {
+      const float* ax = reinterpret_cast<const float*>(a[j] + a_off + 64 * NV);
+      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[i][j]), _mm512_mul_ps(d, _mm512_load_ps(ax)), acc[i][j]);
+      acc[i][j] = _mm512_fmadd_ps(m, _mm512_load_ps(ax + 16), acc[i][j]);
+    }
+  }
+}
+
+struct TileArgs {
+  const uint8_t* cache;       // kMR cache rows
+  const uint8_t* const* xr;   // NR activation rows
+  float* const* yr;           // NR output rows, offset to the tile's first weight row
+  const ActLayout* l;
+  int64_t c0, c1;             // the panel's chunks
+};
+
+template <bool kHalf, int MR, int NR>
+void tile(const TileArgs& t) {
+  __m512 acc[MR][NR];
+  #pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_ps();
+  for (int64_t c = t.c0; c < t.c1; ++c) {
+    const uint8_t* w = t.cache + (c - t.c0) * t.l->chunk_bytes;
+    with_nv<kHalf>(t.l->chunk_blocks(c), [&](auto nv) WT_LAMBDA_INLINE { tile_chunk<MR, NR, nv>(acc, w, t.xr, c * t.l->chunk_bytes); });
+  }
+  const __m512 z = _mm512_setzero_ps();
+  const __mmask8 mk = static_cast<__mmask8>((1u << MR) - 1);
+  #pragma GCC unroll 16
+  for (int j = 0; j < NR; ++j) {
+    __m128 r = reduce4(acc[0][j], MR > 1 ? acc[1 % MR][j] : z, MR > 2 ? acc[2 % MR][j] : z, MR > 3 ? acc[3 % MR][j] : z);
+    if (t.c0 != 0) r = _mm_add_ps(_mm_maskz_loadu_ps(mk, t.yr[j]), r);
+    _mm_mask_storeu_ps(t.yr[j], mk, r);
+  }
+}
+
+using TileFn = void (*)(const TileArgs&);
+template <bool kHalf, int MR, int... N>
+constexpr std::array<TileFn, sizeof...(N)> tile_row(std::integer_sequence<int, N...>) {
+  return {&tile<kHalf, MR, N + 1>...};
+}
+template <bool kHalf>
+constexpr std::array<std::array<TileFn, kNR>, kMR> kTiles = {
+    tile_row<kHalf, 1>(std::make_integer_sequence<int, kNR>{}), tile_row<kHalf, 2>(std::make_integer_sequence<int, kNR>{}),
+    tile_row<kHalf, 3>(std::make_integer_sequence<int, kNR>{}), tile_row<kHalf, 4>(std::make_integer_sequence<int, kNR>{})};
+
+template <class U>
+void qcached(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  alignas(64) uint8_t cache[kMR * kCacheRowBytes];
+  // Activation rows per pass: as many as fit in ~1 MiB of L2, so a weight tile's cache is
+  // reused over many rows while the activations stay in L2.
+  const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 20) / static_cast<int64_t>(job.xq_stride) / kNR * kNR);
+  const int64_t cpp = kPanelBlocks / l.full_blocks;
+  const uint8_t* xr[kNR];
+  float* yr[kNR];
+  for (int64_t ja = j0; ja < j1; ja += jc) {
+    const int64_t jb = std::min(j1, ja + jc);
+    for (int64_t it = i0; it < i1; it += kMR) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - it));
+      for (int64_t c0 = 0; c0 < l.n_chunks; c0 += cpp) {
+        const int64_t c1 = std::min(l.n_chunks, c0 + cpp);
+        for (int i = 0; i < mr; ++i) fill_cache<U>(job.w + (it + i) * job.w_stride, l, li, c0, c1, cache + i * kCacheRowBytes);
+        for (int64_t jt = ja; jt < jb; jt += kNR) {
+          const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
+          for (int j = 0; j < nr; ++j) {
+            xr[j] = job.xq + (jt + j) * job.xq_stride;
+            yr[j] = out_row(job, jt + j) + it;
+          }
+          kTiles<U::kHalf>[mr - 1][nr - 1](TileArgs{cache, xr, yr, &l, c0, c1});
+        }
+      }
+    }
+  }
+}
+
+template <class U>
+void qmatmul_t(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const ActLayout l = act_layout(job.k, U::kHalf ? ActKind::half16 : ActKind::block32);
+  const LaneIndex li{lane_index(chunk_map(l.kind, static_cast<int>(l.full_blocks))),
+                     lane_index(chunk_map(l.kind, static_cast<int>(l.last_blocks)))};
+  switch (j1 - j0) {
+    case 1: return qdirect<U, 1>(job, l, li, i0, i1, j0);
+    case 2: return qdirect<U, 2>(job, l, li, i0, i1, j0);
+    case 3: return qdirect<U, 3>(job, l, li, i0, i1, j0);
+    default: return qcached<U>(job, l, li, i0, i1, j0, j1);
+  }
+}
+
+void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  switch (job.wtype) {
+    case DType::q4_0: return qmatmul_t<UnpackQ4_0>(job, i0, i1, j0, j1);
+    case DType::q4_1: return qmatmul_t<UnpackQ4_1>(job, i0, i1, j0, j1);
+    case DType::q8_0: return qmatmul_t<UnpackQ8_0>(job, i0, i1, j0, j1);
+    case DType::q4_k: return qmatmul_t<UnpackQK<false>>(job, i0, i1, j0, j1);
+    case DType::q5_k: return qmatmul_t<UnpackQK<true>>(job, i0, i1, j0, j1);
+    case DType::q6_k: return qmatmul_t<UnpackQ6_K>(job, i0, i1, j0, j1);
+    default: return;
+  }
+}
+
+// ---- activation quantization -----------------------------------------------------------
+
+void quantize_row(const float* x, int64_t k, ActKind kind, uint8_t* dst) {
+  const ActLayout l = act_layout(k, kind);
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int64_t c = 0; c < l.n_chunks; ++c) {
+    alignas(64) int8_t q[16][32];
+    float dx[16];
+    int32_t sum[16][2];
+    const int64_t b0 = c * l.full_blocks, nl = l.chunk_blocks(c);
+    const int64_t nb = std::min(nl, l.n_blocks - b0);
+    for (int64_t b = 0; b < nl; ++b) {
+      if (b >= nb) {
+        std::memset(q[b], 0, 32);
+        dx[b] = 0.0f;
+        sum[b][0] = sum[b][1] = 0;
+        continue;
+      }
+      const float* xb = x + 32 * (b0 + b);
+      const __m512 v0 = _mm512_loadu_ps(xb), v1 = _mm512_loadu_ps(xb + 16);
+      const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign, v0), _mm512_andnot_ps(sign, v1)));
+      const float d = amax / 127.0f;
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, _mm512_set1_ps(id)));  // nearest even
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, _mm512_set1_ps(id)));
+      _mm_store_si128(reinterpret_cast<__m128i*>(q[b]), _mm512_cvtepi32_epi8(q0));
+      _mm_store_si128(reinterpret_cast<__m128i*>(q[b] + 16), _mm512_cvtepi32_epi8(q1));
+      dx[b] = d;
+      sum[b][0] = _mm512_reduce_add_epi32(q0);
+      sum[b][1] = _mm512_reduce_add_epi32(q1);
+    }
+    act_store_chunk(l, c, q, dx, sum, dst);
+  }
+}
+
+// ---- float weights (F32 / F16 / BF16): f32 FMA in 4 x 3 register tiles ------------------
+
+template <DType T>
+inline __m512 load_w(const uint8_t* w, int64_t e) {
+  if constexpr (T == DType::f32) return _mm512_loadu_ps(reinterpret_cast<const float*>(w) + e);
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * e));
+  if constexpr (T == DType::f16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+template <DType T>
+inline __m512 load_w_tail(const uint8_t* w, int64_t e, __mmask16 mk) {
+  if constexpr (T == DType::f32) return _mm512_maskz_loadu_ps(mk, reinterpret_cast<const float*>(w) + e);
+  const __m256i h = _mm256_maskz_loadu_epi16(mk, w + 2 * e);
+  if constexpr (T == DType::f16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+template <DType T, int MR, int NR>
+void ftile(const uint8_t* const* w, const float* const* x, float* const* y, int64_t k) {
+  __m512 acc[MR][NR];
+  #pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_ps();
+  int64_t e = 0;
+  for (; e + 16 <= k; e += 16) {
+    #pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const __m512 wv = load_w<T>(w[i], e);
+      #pragma GCC unroll 16
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x[j] + e), acc[i][j]);
+    }
+  }
+  if (e < k) {
+    const __mmask16 mk = static_cast<__mmask16>((1u << (k - e)) - 1);
+    #pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const __m512 wv = load_w_tail<T>(w[i], e, mk);
+      #pragma GCC unroll 16
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mk, x[j] + e), acc[i][j]);
+    }
+  }
+  const __m512 z = _mm512_setzero_ps();
+  #pragma GCC unroll 16
+  for (int j = 0; j < NR; ++j) {
+    const __m128 r = reduce4(acc[0][j], MR > 1 ? acc[1 % MR][j] : z, MR > 2 ? acc[2 % MR][j] : z,
+                             MR > 3 ? acc[3 % MR][j] : z);
+    _mm_mask_storeu_ps(y[j], static_cast<__mmask8>((1u << MR) - 1), r);
+  }
+}
+
+using FTileFn = void (*)(const uint8_t* const*, const float* const*, float* const*, int64_t);
+template <DType T, int MR, int... N>
+constexpr std::array<FTileFn, sizeof...(N)> ftile_row(std::integer_sequence<int, N...>) {
+  return {&ftile<T, MR, N + 1>...};
+}
+template <DType T>
+constexpr std::array<std::array<FTileFn, kNR>, kMR> kFTiles = {
+    ftile_row<T, 1>(std::make_integer_sequence<int, kNR>{}), ftile_row<T, 2>(std::make_integer_sequence<int, kNR>{}),
+    ftile_row<T, 3>(std::make_integer_sequence<int, kNR>{}), ftile_row<T, 4>(std::make_integer_sequence<int, kNR>{})};
+
+template <DType T>
+void fmatmul_t(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 19) / (job.k * 4) / kNR * kNR);  // x rows in L2
+  const uint8_t* w[kMR];
+  const float* x[kNR];
+  float* y[kNR];
+  for (int64_t ja = j0; ja < j1; ja += jc) {
+    const int64_t jb = std::min(j1, ja + jc);
+    for (int64_t it = i0; it < i1; it += kMR) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - it));
+      for (int i = 0; i < mr; ++i) w[i] = job.w + (it + i) * job.w_stride;
+      for (int64_t jt = ja; jt < jb; jt += kNR) {
+        const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
+        for (int j = 0; j < nr; ++j) {
+          x[j] = reinterpret_cast<const float*>(job.x.row(jt + j));
+          y[j] = out_row(job, jt + j) + it;
+        }
+        kFTiles<T>[mr - 1][nr - 1](w, x, y, job.k);
+      }
+    }
+  }
+}
+
+void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  switch (job.wtype) {
+    case DType::f32: return fmatmul_t<DType::f32>(job, i0, i1, j0, j1);
+    case DType::f16: return fmatmul_t<DType::f16>(job, i0, i1, j0, j1);
+    case DType::bf16: return fmatmul_t<DType::bf16>(job, i0, i1, j0, j1);
+    default: return;
+  }
+}
+
+}  // namespace
+
+const Kernels kAvx512Kernels = {"avx512-vnni", quantize_row, qmatmul, fmatmul};
+
+}  // namespace wt::cpu::mm
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif

@@ -1,0 +1,265 @@
+// NEON matmul path for aarch64 (Jetson). NEON is baseline there; the ARMv8.2 dot product
+// (sdot) is optional and picked at run time (HWCAP_ASIMDDP, see matmul.cpp).
+//
+// Same scheme as the x86 paths: a tile of weight rows is unpacked (weight_chunk_ref, with
+// the formats' signed integers since sdot and smull are s8 x s8) into the activation chunk
+// layout in an L1 cache, one panel of 64 blocks at a time, and every activation row is run
+// against it. A 64-byte layout vector is four 16-byte quarters (lanes 0-3, 4-7, ...):
+//   isum = sum_v dot(w[v], x[v])  (sdot, or smull + pairwise adds: lane L = bytes 4L..4L+3)
+//   acc += cvt(isum) * (d16 dx16) + m16 sx16
+// Decode is the same code with one activation row.
+#if defined(__aarch64__)
+
+#include <arm_neon.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "matmul_impl.h"
+#include "quant.h"
+
+namespace wt::cpu::mm {
+namespace {
+
+#define WT_INLINE inline __attribute__((always_inline))
+
+constexpr int64_t kPanelBlocks = 64;
+constexpr int kMR = 4;
+constexpr int kNR = 4;
+constexpr int64_t kCacheRowBytes = 3072;
+
+template <bool kDot>
+WT_INLINE int32x4_t dot4(int32x4_t acc, int8x16_t w, int8x16_t a) {
+  if constexpr (kDot) {
+    // Inline assembly, so this file needs no -march flag (the rest must stay ARMv8.0);
+    // it only runs where the CPU reports the dot product.
+    __asm__(".arch armv8.2-a+dotprod\n\tsdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(w), "w"(a));
+    return acc;
+  } else {
+    // |w a| <= 128 * 127, so a pair of products fits in 16 bits.
+    const int16x8_t lo = vmull_s8(vget_low_s8(w), vget_low_s8(a));
+    const int16x8_t hi = vmull_high_s8(w, a);
+    return vpadalq_s16(acc, vpaddq_s16(lo, hi));
+  }
+}
+
+template <bool kDot, int MR, int NR, int NV>
+WT_INLINE void tile_chunk(float32x4_t (&acc)[MR][NR], const uint8_t* w, const uint8_t* const* a, int64_t a_off) {
+  for (int i = 0; i < MR; ++i) {
+    const uint8_t* wi = w + i * kCacheRowBytes;
+    for (int j = 0; j < NR; ++j) {
+      const uint8_t* aj = a[j] + a_off;
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) {
+        int32x4_t isum = vdupq_n_s32(0);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v)
+          isum = dot4<kDot>(isum, vld1q_s8(reinterpret_cast<const int8_t*>(wi + 64 * v + 16 * q)),
+                            vld1q_s8(reinterpret_cast<const int8_t*>(aj + 64 * v + 16 * q)));
+        const float* ws = reinterpret_cast<const float*>(wi + 64 * NV) + 4 * q;
+        const float* as = reinterpret_cast<const float*>(aj + 64 * NV) + 4 * q;
+        acc[i][j] = vfmaq_f32(acc[i][j], vcvtq_f32_s32(isum), vmulq_f32(vld1q_f32(ws), vld1q_f32(as)));
+        acc[i][j] = vfmaq_f32(acc[i][j], vld1q_f32(ws + 16), vld1q_f32(as + 16));
+      }
+    }
+  }
+}
+
+struct TileArgs {
+  const uint8_t* cache;
+  const uint8_t* const* xr;
+  float* const* yr;  // offset to the tile's first weight row
+  const ActLayout* l;
+  int64_t c0, c1;
+};
+
+template <bool kDot, int MR, int NR>
+void tile(const TileArgs& t) {
+  float32x4_t acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = vdupq_n_f32(0.0f);
+  for (int64_t c = t.c0; c < t.c1; ++c) {
+    const uint8_t* w = t.cache + (c - t.c0) * t.l->chunk_bytes;
+    const int64_t off = c * t.l->chunk_bytes;
+    switch (t.l->chunk_blocks(c) / 2) {  // vectors of the chunk
+      case 8: tile_chunk<kDot, MR, NR, 8>(acc, w, t.xr, off); break;
+      case 4: tile_chunk<kDot, MR, NR, 4>(acc, w, t.xr, off); break;
+      case 2: tile_chunk<kDot, MR, NR, 2>(acc, w, t.xr, off); break;
+      default: tile_chunk<kDot, MR, NR, 1>(acc, w, t.xr, off); break;
+    }
+  }
+  for (int j = 0; j < NR; ++j)
+    for (int i = 0; i < MR; ++i) {
+      const float r = vaddvq_f32(acc[i][j]);
+      t.yr[j][i] = t.c0 == 0 ? r : t.yr[j][i] + r;
+    }
+}
+
+using TileFn = void (*)(const TileArgs&);
+template <bool kDot, int MR, int... N>
+constexpr std::array<TileFn, sizeof...(N)> tile_row(std::integer_sequence<int, N...>) {
+  return {&tile<kDot, MR, N + 1>...};
+}
+template <bool kDot>
+constexpr std::array<std::array<TileFn, kNR>, kMR> kTiles = {
+    tile_row<kDot, 1>(std::make_integer_sequence<int, kNR>{}), tile_row<kDot, 2>(std::make_integer_sequence<int, kNR>{}),
+    tile_row<kDot, 3>(std::make_integer_sequence<int, kNR>{}), tile_row<kDot, 4>(std::make_integer_sequence<int, kNR>{})};
+
+template <bool kDot>
+void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const ActLayout l = act_layout(job.k, act_kind(job.wtype));
+  alignas(64) uint8_t cache[kMR * kCacheRowBytes];
+  const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 20) / static_cast<int64_t>(job.xq_stride) / kNR * kNR);
+  const int64_t cpp = kPanelBlocks / l.full_blocks;
+  const uint8_t* xr[kNR];
+  float* yr[kNR];
+  for (int64_t ja = j0; ja < j1; ja += jc) {
+    const int64_t jb = std::min(j1, ja + jc);
+    for (int64_t it = i0; it < i1; it += kMR) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - it));
+      for (int64_t c0 = 0; c0 < l.n_chunks; c0 += cpp) {
+        const int64_t c1 = std::min(l.n_chunks, c0 + cpp);
+        for (int i = 0; i < mr; ++i)
+          for (int64_t c = c0; c < c1; ++c)
+            weight_chunk_ref(job.wtype, job.w + (it + i) * job.w_stride, l, c, 0,
+                             cache + i * kCacheRowBytes + (c - c0) * l.chunk_bytes);
+        for (int64_t jt = ja; jt < jb; jt += kNR) {
+          const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
+          for (int j = 0; j < nr; ++j) {
+            xr[j] = job.xq + (jt + j) * job.xq_stride;
+            yr[j] = reinterpret_cast<float*>(job.y.row(jt + j)) + it;
+          }
+          kTiles<kDot>[mr - 1][nr - 1](TileArgs{cache, xr, yr, &l, c0, c1});
+        }
+      }
+    }
+  }
+}
+
+// ---- activation quantization -----------------------------------------------------------
+
+void quantize_row(const float* x, int64_t k, ActKind kind, uint8_t* dst) {
+  const ActLayout l = act_layout(k, kind);
+  for (int64_t c = 0; c < l.n_chunks; ++c) {
+    alignas(16) int8_t q[16][32];
+    float dx[16];
+    int32_t sum[16][2];
+    const int64_t b0 = c * l.full_blocks, nl = l.chunk_blocks(c);
+    const int64_t nb = std::min(nl, l.n_blocks - b0);
+    for (int64_t b = 0; b < nl; ++b) {
+      if (b >= nb) {
+        std::memset(q[b], 0, 32);
+        dx[b] = 0.0f;
+        sum[b][0] = sum[b][1] = 0;
+        continue;
+      }
+      const float* xb = x + 32 * (b0 + b);
+      float32x4_t v[8];
+      float32x4_t mx = vdupq_n_f32(0.0f);
+      for (int t = 0; t < 8; ++t) {
+        v[t] = vld1q_f32(xb + 4 * t);
+        mx = vmaxq_f32(mx, vabsq_f32(v[t]));
+      }
+      const float d = vmaxvq_f32(mx) / 127.0f;
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      int32x4_t s[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+      for (int t = 0; t < 8; t += 2) {
+        const int32x4_t a = vcvtnq_s32_f32(vmulq_n_f32(v[t], id));  // nearest even
+        const int32x4_t bq = vcvtnq_s32_f32(vmulq_n_f32(v[t + 1], id));
+        s[t / 4] = vaddq_s32(s[t / 4], vaddq_s32(a, bq));
+        const int16x8_t h = vcombine_s16(vmovn_s32(a), vmovn_s32(bq));
+        vst1_s8(q[b] + 4 * t, vmovn_s16(h));
+      }
+      dx[b] = d;
+      sum[b][0] = vaddvq_s32(s[0]);
+      sum[b][1] = vaddvq_s32(s[1]);
+    }
+    act_store_chunk(l, c, q, dx, sum, dst);
+  }
+}
+
+// ---- float weights (F32 / F16 / BF16): f32 FMA in 4 x 4 register tiles ------------------
+
+template <DType T>
+WT_INLINE float32x4_t load_w(const uint8_t* w, int64_t e) {
+  if constexpr (T == DType::f32) return vld1q_f32(reinterpret_cast<const float*>(w) + e);
+  const uint16x4_t h = vld1_u16(reinterpret_cast<const uint16_t*>(w + 2 * e));
+  if constexpr (T == DType::f16) return vcvt_f32_f16(vreinterpret_f16_u16(h));
+  return vreinterpretq_f32_u32(vshlq_n_u32(vmovl_u16(h), 16));
+}
+
+template <DType T, int MR, int NR>
+void ftile(const uint8_t* const* w, const float* const* x, float* const* y, int64_t k) {
+  float32x4_t acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = vdupq_n_f32(0.0f);
+  int64_t e = 0;
+  for (; e + 4 <= k; e += 4) {
+    for (int i = 0; i < MR; ++i) {
+      const float32x4_t wv = load_w<T>(w[i], e);
+      for (int j = 0; j < NR; ++j) acc[i][j] = vfmaq_f32(acc[i][j], wv, vld1q_f32(x[j] + e));
+    }
+  }
+  if (e < k) {  // tail through a zero-padded buffer, the same lanes as a full step
+    float wt[MR][4] = {}, xt[NR][4] = {};
+    for (int i = 0; i < MR; ++i) dequantize(T, w[i] + (T == DType::f32 ? 4 : 2) * e, wt[i], k - e);
+    for (int j = 0; j < NR; ++j) std::memcpy(xt[j], x[j] + e, static_cast<size_t>(k - e) * 4);
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] = vfmaq_f32(acc[i][j], vld1q_f32(wt[i]), vld1q_f32(xt[j]));
+  }
+  for (int j = 0; j < NR; ++j)
+    for (int i = 0; i < MR; ++i) y[j][i] = vaddvq_f32(acc[i][j]);
+}
+
+using FTileFn = void (*)(const uint8_t* const*, const float* const*, float* const*, int64_t);
+template <DType T, int MR, int... N>
+constexpr std::array<FTileFn, sizeof...(N)> ftile_row(std::integer_sequence<int, N...>) {
+  return {&ftile<T, MR, N + 1>...};
+}
+template <DType T>
+constexpr std::array<std::array<FTileFn, kNR>, kMR> kFTiles = {
+    ftile_row<T, 1>(std::make_integer_sequence<int, kNR>{}), ftile_row<T, 2>(std::make_integer_sequence<int, kNR>{}),
+    ftile_row<T, 3>(std::make_integer_sequence<int, kNR>{}), ftile_row<T, 4>(std::make_integer_sequence<int, kNR>{})};
+
+template <DType T>
+void fmatmul_t(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 19) / (job.k * 4) / kNR * kNR);
+  const uint8_t* w[kMR];
+  const float* x[kNR];
+  float* y[kNR];
+  for (int64_t ja = j0; ja < j1; ja += jc) {
+    const int64_t jb = std::min(j1, ja + jc);
+    for (int64_t it = i0; it < i1; it += kMR) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - it));
+      for (int i = 0; i < mr; ++i) w[i] = job.w + (it + i) * job.w_stride;
+      for (int64_t jt = ja; jt < jb; jt += kNR) {
+        const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
+        for (int j = 0; j < nr; ++j) {
+          x[j] = reinterpret_cast<const float*>(job.x.row(jt + j));
+          y[j] = reinterpret_cast<float*>(job.y.row(jt + j)) + it;
+        }
+        kFTiles<T>[mr - 1][nr - 1](w, x, y, job.k);
+      }
+    }
+  }
+}
+
+void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  switch (job.wtype) {
+    case DType::f32: return fmatmul_t<DType::f32>(job, i0, i1, j0, j1);
+    case DType::f16: return fmatmul_t<DType::f16>(job, i0, i1, j0, j1);
+    case DType::bf16: return fmatmul_t<DType::bf16>(job, i0, i1, j0, j1);
+    default: return;
+  }
+}
+
+}  // namespace
+
+const Kernels kNeonKernels = {"neon", quantize_row, qmatmul<false>, fmatmul};
+const Kernels kNeonDotKernels = {"neon-dot", quantize_row, qmatmul<true>, fmatmul};
+
+}  // namespace wt::cpu::mm
+
+#endif  // __aarch64__

@@ -1,0 +1,23 @@
+#include <cmath>
+
+#include "ops_cpu.h"
+
+namespace wt::cpu {
+
+void rmsnorm(const ThreadCtx& tc, const Tensor& dst, const Tensor& x, const Tensor& w, float eps) {
+  const int64_t d = x.ne[0];
+  const float* weight = static_cast<const float*>(w.data);
+  int64_t begin, end;
+  tc.split(x.n_rows(), &begin, &end);
+  for (int64_t r = begin; r < end; ++r) {
+    const float* in = x.row<float>(r);
+    float* out = dst.row<float>(r);
+    // Sum in double: rows of a few thousand values, and the reference is float64.
+    double sum = 0.0;
+    for (int64_t i = 0; i < d; ++i) sum += static_cast<double>(in[i]) * in[i];
+    const float scale = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(d) + eps));
+    for (int64_t i = 0; i < d; ++i) out[i] = in[i] * scale * weight[i];
+  }
+}
+
+}  // namespace wt::cpu

@@ -1,0 +1,155 @@
+// wt_context_*, sampling and generation entry points.
+#include "handles.h"
+
+using wt::Status;
+using wt::api::guarded;
+using wt::api::require;
+
+extern "C" {
+
+wt_context_params wt_context_default_params(void) {
+  wt_context_params p;
+  p.n_ctx = 0;
+  p.n_threads = 0;
+  p.logits_all = false;
+  p.progress = nullptr;
+  p.progress_user = nullptr;
+  p.matmul_mode = WT_MATMUL_FAST;
+  return p;
+}
+
+wt_status wt_context_create(const wt_model* model, const wt_context_params* params, wt_context** out_ctx) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_ctx, "out_ctx"));
+    const wt_context_params p = params ? *params : wt_context_default_params();
+    wt::ContextOptions o;
+    o.n_ctx = p.n_ctx;
+    o.n_threads = p.n_threads;
+    o.logits_all = p.logits_all;
+    o.progress = p.progress;
+    o.progress_user = p.progress_user;
+    if (p.matmul_mode != WT_MATMUL_FAST && p.matmul_mode != WT_MATMUL_F32)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
+    o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
+    auto c = std::make_unique<wt_context>();
+    c->owner = model;
+    WT_TRY(wt::Context::create(*model->model, o, &c->ctx));
+    *out_ctx = c.release();
+    return Status::ok();
+  });
+}
+
+void wt_context_free(wt_context* ctx) { delete ctx; }
+
+wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_tokens) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(tokens, "tokens"));
+    if (n_tokens == 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_tokens is 0");
+    if (n_tokens > static_cast<size_t>(INT32_MAX))
+      return wt::error(WT_ERR_CONTEXT_FULL, std::to_string(n_tokens) + " tokens exceed any context");
+    return ctx->ctx->prefill(tokens, static_cast<int32_t>(n_tokens));
+  });
+}
+
+wt_status wt_context_decode(wt_context* ctx, wt_token token) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    return ctx->ctx->decode(token);
+  });
+}
+
+wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** out_logits) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(out_logits, "out_logits"));
+    const float* l = ctx->ctx->logits(row);
+    if (!l)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits for row " + std::to_string(row) +
+                                                    " (rows other than the last need logits_all)");
+    *out_logits = l;
+    return Status::ok();
+  });
+}
+
+int32_t wt_context_n_past(const wt_context* ctx) { return ctx ? ctx->ctx->n_past() : 0; }
+
+void wt_context_reset(wt_context* ctx) {
+  if (ctx) ctx->ctx->reset();
+}
+
+wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(out_stats, "out_stats"));
+    const wt::ContextStats& s = ctx->ctx->stats();
+    out_stats->n_prefill_tokens = s.n_prefill_tokens;
+    out_stats->prefill_ms = s.prefill_ms;
+    out_stats->n_decode_tokens = s.n_decode_tokens;
+    out_stats->decode_ms = s.decode_ms;
+    out_stats->arena_bytes = s.arena_bytes;
+    out_stats->kv_bytes = s.kv_bytes;
+    return Status::ok();
+  });
+}
+
+wt_sampler_params wt_sampler_default_params(void) {
+  wt_sampler_params p;
+  p.temperature = 0.0f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.seed = 0;
+  return p;
+}
+
+wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* params, wt_sampler** out_sampler) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_sampler, "out_sampler"));
+    const wt_sampler_params p = params ? *params : wt_sampler_default_params();
+    auto s = std::make_unique<wt_sampler>();
+    WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, {p.temperature, p.top_k, p.top_p, p.seed}, &s->sampler));
+    *out_sampler = s.release();
+    return Status::ok();
+  });
+}
+
+void wt_sampler_free(wt_sampler* sampler) { delete sampler; }
+
+wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx, wt_token* out_token) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(sampler, "sampler"));
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(out_token, "out_token"));
+    const float* logits = ctx->ctx->logits(-1);
+    if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");
+    *out_token = sampler->sampler.sample(logits);
+    return Status::ok();
+  });
+}
+
+wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max, wt_token_callback on_token, void* user,
+                      int32_t* out_n_generated) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(sampler, "sampler"));
+    if (n_max < 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_max must be >= 0");
+    const float* logits = ctx->ctx->logits(-1);
+    if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");
+    int32_t n = 0;
+    Status st;
+    while (n < n_max) {
+      const wt_token tok = sampler->sampler.sample(ctx->ctx->logits(-1));
+      ++n;
+      const bool go_on = on_token ? on_token(tok, user) : true;
+      if (wt_token_is_end(ctx->owner, tok) || !go_on || n == n_max) break;
+      st = ctx->ctx->decode(tok);
+      if (!st.is_ok()) break;
+    }
+    if (out_n_generated) *out_n_generated = n;
+    return st;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,197 @@
+// wt_model_*, tokenizer and chat entry points.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "handles.h"
+
+using wt::Status;
+using wt::api::guarded;
+using wt::api::require;
+
+namespace {
+
+// Copies text into a caller buffer with a NUL; reports the needed length either way.
+Status copy_out(const std::string& text, char* buf, size_t capacity, size_t* out_len) {
+  *out_len = text.size();
+  if (!buf || capacity < text.size() + 1)
+    return wt::error(WT_ERR_BUFFER_TOO_SMALL, "buffer of " + std::to_string(capacity) + " bytes, need " +
+                                                  std::to_string(text.size() + 1));
+  std::memcpy(buf, text.data(), text.size());
+  buf[text.size()] = '\0';
+  return Status::ok();
+}
+
+Status check_token(const wt_model* m, wt_token token) {
+  if (token < 0 || token >= m->model->hp.n_vocab)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "token id " + std::to_string(token) + " outside [0, " +
+                                                  std::to_string(m->model->hp.n_vocab) + ")");
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+wt_model_params wt_model_default_params(void) {
+  wt_model_params p;
+  p.backend = WT_BACKEND_CPU;
+  p.progress = nullptr;
+  p.progress_user = nullptr;
+  return p;
+}
+
+wt_status wt_model_load(const char* path, const wt_model_params* params, wt_model** out_model) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(path, "path"));
+    WT_TRY(require(out_model, "out_model"));
+    const wt_model_params p = params ? *params : wt_model_default_params();
+    if (p.backend == WT_BACKEND_VULKAN || p.backend == WT_BACKEND_CUDA)
+      return wt::error(WT_ERR_UNSUPPORTED, "this build has only the CPU backend");
+    if (p.backend != WT_BACKEND_CPU) return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind");
+    auto m = std::make_unique<wt_model>();
+    wt::LoadOptions lo;
+    lo.progress = p.progress;
+    lo.progress_user = p.progress_user;
+    WT_TRY(wt::load_model(path, lo, &m->model));
+    WT_TRY(wt::Tokenizer::create(m->model->vocab, &m->tokenizer));
+    m->chat_status = wt::parse_chat_template(m->model->vocab.chat_template, &m->chat);
+    *out_model = m.release();
+    return Status::ok();
+  });
+}
+
+void wt_model_free(wt_model* model) { delete model; }
+
+wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_info, "out_info"));
+    const wt::Model& m = *model->model;
+    wt_model_info info;
+    info.architecture = m.arch_name.c_str();
+    info.name = m.name.c_str();
+    info.n_layer = m.hp.n_layer;
+    info.n_embd = m.hp.n_embd;
+    info.n_ff = m.hp.n_ff;
+    info.n_head = m.hp.n_head;
+    info.n_head_kv = m.hp.n_head_kv;
+    info.head_dim = m.hp.head_dim;
+    info.n_vocab = m.hp.n_vocab;
+    info.n_ctx_train = m.hp.n_ctx_train;
+    info.n_params = m.n_params;
+    info.weight_bytes = m.weight_bytes;
+    *out_info = info;
+    return Status::ok();
+  });
+}
+
+wt_token wt_token_bos(const wt_model* model) { return model ? model->model->vocab.bos : -1; }
+wt_token wt_token_eos(const wt_model* model) { return model ? model->model->vocab.eos : -1; }
+
+bool wt_token_is_end(const wt_model* model, wt_token token) {
+  if (!model) return false;
+  const wt::Vocab& v = model->model->vocab;
+  return token >= 0 && (token == v.eos || token == v.eot);
+}
+
+wt_tokenize_params wt_tokenize_default_params(void) {
+  wt_tokenize_params p;
+  p.add_special = true;
+  p.parse_special = false;
+  return p;
+}
+
+wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len, const wt_tokenize_params* params,
+                      wt_token* tokens, size_t capacity, size_t* out_n_tokens) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_n_tokens, "out_n_tokens"));
+    if (!text && text_len > 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "text is NULL");
+    const wt_tokenize_params p = params ? *params : wt_tokenize_default_params();
+    std::vector<int32_t> ids;
+    WT_TRY(model->tokenizer->encode(std::string_view(text ? text : "", text_len), p.add_special, p.parse_special, &ids));
+    *out_n_tokens = ids.size();
+    if (!tokens || capacity < ids.size())
+      return wt::error(WT_ERR_BUFFER_TOO_SMALL, std::to_string(ids.size()) + " tokens do not fit a buffer of " +
+                                                    std::to_string(capacity));
+    std::copy(ids.begin(), ids.end(), tokens);
+    return Status::ok();
+  });
+}
+
+wt_status wt_token_to_bytes(const wt_model* model, wt_token token, char* buf, size_t capacity, size_t* out_len) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_len, "out_len"));
+    WT_TRY(check_token(model, token));
+    const std::string& bytes = model->tokenizer->token_bytes(token);
+    *out_len = bytes.size();
+    if (!buf || capacity < bytes.size())
+      return wt::error(WT_ERR_BUFFER_TOO_SMALL, "token needs " + std::to_string(bytes.size()) + " bytes");
+    std::memcpy(buf, bytes.data(), bytes.size());
+    return Status::ok();
+  });
+}
+
+wt_status wt_detokenizer_create(const wt_model* model, wt_detokenizer** out_detok) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_detok, "out_detok"));
+    auto d = std::make_unique<wt_detokenizer>();
+    d->owner = model;
+    *out_detok = d.release();
+    return Status::ok();
+  });
+}
+
+void wt_detokenizer_free(wt_detokenizer* detok) { delete detok; }
+
+wt_status wt_detokenizer_push(wt_detokenizer* detok, wt_token token, char* buf, size_t capacity, size_t* out_len) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(detok, "detok"));
+    WT_TRY(require(out_len, "out_len"));
+    WT_TRY(check_token(detok->owner, token));
+    wt::Utf8Stream trial = detok->stream;  // commit only if the text fits
+    std::string text;
+    trial.push(detok->owner->tokenizer->token_bytes(token), &text);
+    WT_TRY(copy_out(text, buf, capacity, out_len));
+    detok->stream = trial;
+    return Status::ok();
+  });
+}
+
+wt_status wt_detokenizer_flush(wt_detokenizer* detok, char* buf, size_t capacity, size_t* out_len) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(detok, "detok"));
+    WT_TRY(require(out_len, "out_len"));
+    wt::Utf8Stream trial = detok->stream;
+    std::string text;
+    trial.flush(&text);
+    WT_TRY(copy_out(text, buf, capacity, out_len));
+    detok->stream = trial;
+    return Status::ok();
+  });
+}
+
+wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages, size_t n_messages, bool add_assistant,
+                        char* buf, size_t capacity, size_t* out_len) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_len, "out_len"));
+    if (n_messages > 0) WT_TRY(require(messages, "messages"));
+    WT_TRY(model->chat_status);
+    std::vector<wt::ChatMessage> msgs;
+    msgs.reserve(n_messages);
+    for (size_t i = 0; i < n_messages; ++i) {
+      if (!messages[i].role || !messages[i].content)
+        return wt::error(WT_ERR_INVALID_ARGUMENT, "message " + std::to_string(i) + " has a NULL role or content");
+      msgs.push_back({messages[i].role, messages[i].content});
+    }
+    std::string text;
+    WT_TRY(wt::apply_chat_template(model->chat, msgs, add_assistant, &text));
+    return copy_out(text, buf, capacity, out_len);
+  });
+}
+
+}  // extern "C"

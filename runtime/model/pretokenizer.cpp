@@ -1,0 +1,197 @@
+#include "pretokenizer.h"
+
+#include <cstdint>
+
+#include "unicode_tables.h"
+#include "utf8_stream.h"
+
+namespace wt {
+namespace {
+
+// One code point (or one invalid byte) of the input.
+struct Unit {
+  uint32_t offset;  // byte offset in the text
+  uint32_t cp;      // code point; k_invalid_cp for an ill-formed byte
+  uint8_t cls;      // CptClass bits; 0 = "other"
+};
+
+constexpr uint32_t k_invalid_cp = 0xFFFFFFFF;
+
+// The scanners below walk units [lo, hi) and return where the regex match starting at i
+// ends. Each branch is one regex alternative, tried in the regex's order; the first that
+// matches wins, as in a backtracking engine.
+class Scanner {
+ public:
+  explicit Scanner(const std::vector<Unit>& u) : u_(u) {}
+
+  size_t gpt2(size_t i, size_t hi) const {
+    const uint32_t c = u_[i].cp;
+    // 's|'t|'re|'ve|'m|'ll|'d  (case-sensitive)
+    if (c == '\'' && i + 1 < hi) {
+      const uint32_t c1 = u_[i + 1].cp;
+      if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return i + 2;
+      if (i + 2 < hi) {
+        const uint32_t c2 = u_[i + 2].cp;
+        if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return i + 3;
+      }
+    }
+    //  ?\p{L}+ |  ?\p{N}+ |  ?[^\s\p{L}\p{N}]+   (the three share a shape)
+    const size_t j = (c == ' ' && i + 1 < hi) ? i + 1 : i;
+    if (is(j, k_cpt_letter)) return run(j, hi, k_cpt_letter);
+    if (is(j, k_cpt_number)) return run(j, hi, k_cpt_number);
+    if (is_other(j)) return run_other(j, hi);
+    // Only whitespace is left at i (a space followed by a space lands here too).
+    return spaces(i, hi);
+  }
+
+  // llama3 and qwen2; max_digits is 3 or 1.
+  size_t llama3(size_t i, size_t hi, size_t max_digits) const {
+    const uint32_t c = u_[i].cp;
+    // (?i:'s|'t|'re|'ve|'m|'ll|'d). Oniguruma's case folding also takes U+017F (long s)
+    // for s; no other character folds to these letters.
+    if (c == '\'' && i + 1 < hi) {
+      const uint32_t c1 = fold(u_[i + 1].cp);
+      if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return i + 2;
+      if (i + 2 < hi) {
+        const uint32_t c2 = fold(u_[i + 2].cp);
+        if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return i + 3;
+      }
+    }
+    // [^\r\n\p{L}\p{N}]?\p{L}+
+    if (is(i, k_cpt_letter)) return run(i, hi, k_cpt_letter);
+    if (c != '\r' && c != '\n' && !is(i, k_cpt_number) && i + 1 < hi && is(i + 1, k_cpt_letter))
+      return run(i + 1, hi, k_cpt_letter);
+    // \p{N}{1,3}  or  \p{N}
+    if (is(i, k_cpt_number)) {
+      size_t e = i + 1;
+      while (e < hi && e - i < max_digits && is(e, k_cpt_number)) ++e;
+      return e;
+    }
+    //  ?[^\s\p{L}\p{N}]+[\r\n]*
+    const size_t j = (c == ' ' && i + 1 < hi) ? i + 1 : i;
+    if (is_other(j)) {
+      size_t e = run_other(j, hi);
+      while (e < hi && (u_[e].cp == '\r' || u_[e].cp == '\n')) ++e;
+      return e;
+    }
+    // Only whitespace is left at i. \s*[\r\n]+ : backtracking makes it end just after
+    // the last \r or \n of the whitespace run, if the run has one.
+    const size_t e = run(i, hi, k_cpt_space);
+    for (size_t k = e; k > i; --k)
+      if (u_[k - 1].cp == '\r' || u_[k - 1].cp == '\n') return k;
+    return spaces(i, hi);
+  }
+
+ private:
+  bool is(size_t i, uint8_t cls) const { return (u_[i].cls & cls) != 0; }
+  bool is_other(size_t i) const { return u_[i].cls == 0; }
+
+  size_t run(size_t i, size_t hi, uint8_t cls) const {
+    while (i < hi && is(i, cls)) ++i;
+    return i;
+  }
+  size_t run_other(size_t i, size_t hi) const {
+    while (i < hi && is_other(i)) ++i;
+    return i;
+  }
+
+  // \s+(?!\S)|\s+ at a whitespace unit: the whole run at the end of the text; otherwise
+  // all but its last unit (which then prefixes the next word), or the single unit.
+  size_t spaces(size_t i, size_t hi) const {
+    const size_t e = run(i, hi, k_cpt_space);
+    if (e == hi || e - i == 1) return e;
+    return e - 1;
+  }
+
+  static uint32_t fold(uint32_t c) {
+    if (c >= 'A' && c <= 'Z') return c + ('a' - 'A');
+    if (c == 0x17F) return 's';
+    return c;
+  }
+
+  const std::vector<Unit>& u_;
+};
+
+void decode_units(std::string_view text, std::vector<Unit>* units) {
+  units->clear();
+  units->reserve(text.size() + 1);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const Utf8Char c = utf8_decode(text, pos);
+    if (c.result == Utf8Result::ok) {
+      units->push_back({static_cast<uint32_t>(pos), c.cp, cpt_class(c.cp)});
+      pos += c.n_bytes;
+    } else {
+      units->push_back({static_cast<uint32_t>(pos), k_invalid_cp, 0});
+      pos += 1;
+    }
+  }
+  units->push_back({static_cast<uint32_t>(pos), 0, 0});  // sentinel: end offset
+}
+
+}  // namespace
+
+Status pretokenizer_from_name(std::string_view name, PretokenizerKind* out) {
+  if (name.empty() || name == "default" || name == "gpt2") {
+    *out = PretokenizerKind::gpt2;
+  } else if (name == "smollm") {
+    *out = PretokenizerKind::smollm;
+  } else if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") {
+    *out = PretokenizerKind::llama3;
+  } else if (name == "qwen2" || name == "deepseek-r1-qwen") {
+    *out = PretokenizerKind::qwen2;
+  } else {
+    return error(WT_ERR_UNSUPPORTED, "pre-tokenizer '" + std::string(name) +
+                                         "' (tokenizer.ggml.pre) is not supported; known: "
+                                         "default, gpt2, smollm, llama-bpe, qwen2");
+  }
+  return Status::ok();
+}
+
+void pretokenize(PretokenizerKind kind, std::string_view text, std::vector<std::string_view>* out_words) {
+  if (text.empty()) return;
+  std::vector<Unit> units;
+  decode_units(text, &units);
+  const size_t n = units.size() - 1;
+  const Scanner scan(units);
+  auto emit = [&](size_t a, size_t b) {
+    out_words->push_back(text.substr(units[a].offset, units[b].offset - units[a].offset));
+  };
+  auto gpt2_range = [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi;) {
+      const size_t e = scan.gpt2(i, hi);
+      emit(i, e);
+      i = e;
+    }
+  };
+  switch (kind) {
+    case PretokenizerKind::gpt2:
+      gpt2_range(0, n);
+      break;
+    case PretokenizerKind::smollm: {
+      // HF runs the GPT-2 regex on each piece between digits separately, so a piece's
+      // end is the regex's end of text (this matters for \s+(?!\S)).
+      size_t lo = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (!(units[i].cls & k_cpt_number)) continue;
+        gpt2_range(lo, i);
+        emit(i, i + 1);
+        lo = i + 1;
+      }
+      gpt2_range(lo, n);
+      break;
+    }
+    case PretokenizerKind::llama3:
+    case PretokenizerKind::qwen2: {
+      const size_t max_digits = kind == PretokenizerKind::llama3 ? 3 : 1;
+      for (size_t i = 0; i < n;) {
+        const size_t e = scan.llama3(i, n, max_digits);
+        emit(i, e);
+        i = e;
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace wt

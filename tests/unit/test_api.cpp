@@ -1,0 +1,202 @@
+// The C API: argument checks, status codes and messages, chat formatting, generation.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "whittle.h"
+
+namespace {
+
+const std::string kModel = std::string(WT_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+const std::string kTiny = std::string(WT_TEST_DATA_DIR) + "/reference/tiny_qwen2.gguf";
+
+wt_model* load(const std::string& path) {
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  return m;
+}
+
+bool contains(const char* haystack, const char* needle) { return std::strstr(haystack, needle) != nullptr; }
+
+}  // namespace
+
+TEST_CASE("api: version and status strings") {
+  CHECK(std::string(wt_version()) == "0.1.0");
+  CHECK(std::string(wt_status_string(WT_ERR_FORMAT)) == "WT_ERR_FORMAT");
+  CHECK(std::string(wt_status_string(static_cast<wt_status>(999))) == "WT_ERR_UNKNOWN");
+}
+
+TEST_CASE("api: bad arguments return statuses with messages, never crash") {
+  wt_model* m = nullptr;
+  CHECK(wt_model_load(nullptr, nullptr, &m) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(wt_last_error(), "path"));
+  CHECK(wt_model_load("/nonexistent/model.gguf", nullptr, &m) == WT_ERR_IO);
+  CHECK(m == nullptr);
+  wt_model_params mp = wt_model_default_params();
+  mp.backend = WT_BACKEND_CUDA;
+  CHECK(wt_model_load(kTiny.c_str(), &mp, &m) == WT_ERR_UNSUPPORTED);
+
+  m = load(kTiny);
+  wt_context* ctx = nullptr;
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = -5;
+  CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(wt_last_error(), "n_ctx"));
+  cp.n_ctx = 8;
+  cp.n_threads = 2;
+  REQUIRE(wt_context_create(m, &cp, &ctx) == WT_OK);
+
+  const float* logits = nullptr;
+  CHECK(wt_context_logits(ctx, -1, &logits) == WT_ERR_INVALID_ARGUMENT);  // nothing run yet
+  wt_sampler* s = nullptr;
+  REQUIRE(wt_sampler_create(m, nullptr, &s) == WT_OK);
+  wt_token tok = -1;
+  CHECK(wt_sampler_sample(s, ctx, &tok) == WT_ERR_INVALID_ARGUMENT);
+
+  const wt_token bad[2] = {5, 100000};
+  CHECK(wt_context_prefill(ctx, bad, 2) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(wt_last_error(), "100000"));
+  CHECK(wt_context_prefill(ctx, bad, 0) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_prefill(nullptr, bad, 1) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_decode(ctx, -1) == WT_ERR_INVALID_ARGUMENT);
+
+  const wt_token nine[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  CHECK(wt_context_prefill(ctx, nine, 9) == WT_ERR_CONTEXT_FULL);
+  CHECK(wt_context_n_past(ctx) == 0);
+  REQUIRE(wt_context_prefill(ctx, nine, 8) == WT_OK);
+  CHECK(wt_context_decode(ctx, 3) == WT_ERR_CONTEXT_FULL);
+  CHECK(wt_context_logits(ctx, 0, &logits) == WT_ERR_INVALID_ARGUMENT);  // not logits_all
+  CHECK(wt_context_logits(ctx, -1, &logits) == WT_OK);
+  CHECK(wt_sampler_sample(s, ctx, &tok) == WT_OK);
+  CHECK(tok >= 0);
+  wt_context_reset(ctx);
+  CHECK(wt_context_n_past(ctx) == 0);
+
+  wt_sampler_params sp = wt_sampler_default_params();
+  wt_sampler* s2 = nullptr;
+  sp.top_p = 0.0f;
+  CHECK(wt_sampler_create(m, &sp, &s2) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(contains(wt_last_error(), "top_p"));
+  sp.top_p = 1.0f;
+  sp.top_k = -1;
+  CHECK(wt_sampler_create(m, &sp, &s2) == WT_ERR_INVALID_ARGUMENT);
+
+  size_t n = 0;
+  char buf[4];
+  CHECK(wt_token_to_bytes(m, 1 << 20, buf, sizeof buf, &n) == WT_ERR_INVALID_ARGUMENT);
+  wt_token few[1];
+  CHECK(wt_tokenize(m, "hello world", 11, nullptr, few, 1, &n) == WT_ERR_BUFFER_TOO_SMALL);
+  CHECK(n > 1);
+
+  wt_sampler_free(s);
+  wt_context_free(ctx);
+  wt_model_free(m);
+  wt_model_free(nullptr);
+  wt_context_free(nullptr);
+}
+
+TEST_CASE("api: sampling is deterministic for a seed and greedy at temperature 0") {
+  wt_model* m = load(kTiny);
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 16;
+  cp.n_threads = 1;
+  wt_context* ctx = nullptr;
+  REQUIRE(wt_context_create(m, &cp, &ctx) == WT_OK);
+  const wt_token prompt[3] = {10, 20, 30};
+  REQUIRE(wt_context_prefill(ctx, prompt, 3) == WT_OK);
+  const float* logits = nullptr;
+  REQUIRE(wt_context_logits(ctx, -1, &logits) == WT_OK);
+  int32_t best = 0;
+  for (int32_t i = 1; i < 300; ++i) best = logits[i] > logits[best] ? i : best;
+
+  wt_sampler* greedy = nullptr;
+  REQUIRE(wt_sampler_create(m, nullptr, &greedy) == WT_OK);
+  wt_token tok = -1;
+  REQUIRE(wt_sampler_sample(greedy, ctx, &tok) == WT_OK);
+  CHECK(tok == best);
+
+  wt_sampler_params sp = wt_sampler_default_params();
+  sp.temperature = 1.5f;
+  sp.top_k = 50;
+  sp.top_p = 0.9f;
+  sp.seed = 42;
+  std::vector<wt_token> a, b;
+  for (int run = 0; run < 2; ++run) {
+    wt_sampler* s = nullptr;
+    REQUIRE(wt_sampler_create(m, &sp, &s) == WT_OK);
+    for (int i = 0; i < 20; ++i) {
+      REQUIRE(wt_sampler_sample(s, ctx, &tok) == WT_OK);
+      (run == 0 ? a : b).push_back(tok);
+    }
+    wt_sampler_free(s);
+  }
+  CHECK(a == b);
+  bool varied = false;
+  for (wt_token t : a) varied |= t != a[0];
+  CHECK(varied);
+  wt_sampler_free(greedy);
+  wt_context_free(ctx);
+  wt_model_free(m);
+}
+
+TEST_CASE("api: ChatML template of SmolLM2, and the answer to the capital of France") {
+  if (!std::filesystem::exists(kModel)) {
+    MESSAGE("SKIPPED: " << kModel << " not present (scripts/fetch-model.sh fetches it)");
+    return;
+  }
+  wt_model* m = load(kModel);
+  const wt_chat_message msgs[1] = {{"user", "What is the capital of France?"}};
+  std::vector<char> buf(1024);
+  size_t len = 0;
+  REQUIRE(wt_chat_apply(m, msgs, 1, true, buf.data(), buf.size(), &len) == WT_OK);
+  const std::string text(buf.data(), len);
+  CHECK(text ==
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+        "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n");
+  CHECK(wt_chat_apply(m, msgs, 1, true, buf.data(), 10, &len) == WT_ERR_BUFFER_TOO_SMALL);
+  CHECK(len == text.size());
+
+  wt_tokenize_params tp = wt_tokenize_default_params();
+  tp.parse_special = true;
+  std::vector<wt_token> toks(256);
+  size_t n = 0;
+  REQUIRE(wt_tokenize(m, text.data(), text.size(), &tp, toks.data(), toks.size(), &n) == WT_OK);
+  toks.resize(n);
+  CHECK(toks[0] == 1);  // <|im_start|>
+
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 128;
+  cp.n_threads = 2;
+  wt_context* ctx = nullptr;
+  REQUIRE(wt_context_create(m, &cp, &ctx) == WT_OK);
+  REQUIRE(wt_context_prefill(ctx, toks.data(), toks.size()) == WT_OK);
+  wt_sampler* s = nullptr;
+  REQUIRE(wt_sampler_create(m, nullptr, &s) == WT_OK);
+  wt_detokenizer* d = nullptr;
+  REQUIRE(wt_detokenizer_create(m, &d) == WT_OK);
+  struct Acc {
+    wt_detokenizer* d;
+    const wt_model* m;
+    std::string text;
+  } acc{d, m, ""};
+  auto cb = [](wt_token t, void* user) {
+    Acc* a = static_cast<Acc*>(user);
+    if (wt_token_is_end(a->m, t)) return false;
+    char piece[256];
+    size_t l = 0;
+    if (wt_detokenizer_push(a->d, t, piece, sizeof piece, &l) == WT_OK) a->text.append(piece, l);
+    return true;
+  };
+  int32_t produced = 0;
+  REQUIRE(wt_generate(ctx, s, 24, cb, &acc, &produced) == WT_OK);
+  MESSAGE("answer: " << acc.text);
+  CHECK(acc.text.find("Paris") != std::string::npos);
+  CHECK(produced > 0);
+  wt_detokenizer_free(d);
+  wt_sampler_free(s);
+  wt_context_free(ctx);
+  wt_model_free(m);
+}

@@ -1,0 +1,188 @@
+// The CPU kernels other than matmul, each against a naive double-precision version of its
+// definition (ops.def), run on 1-3 workers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kernels/cpu/fast_math.h"
+#include "kernels/cpu/ops_cpu.h"
+
+namespace {
+
+using wt::Tensor;
+using wt::cpu::ThreadCtx;
+
+// Runs fn(tc) on n workers that share a barrier, like the CPU backend's pool.
+template <typename Fn>
+void run_workers(int n, Fn fn) {
+  wt::cpu::SpinBarrier barrier;
+  barrier.reset(n);
+  std::vector<std::thread> threads;
+  for (int i = 1; i < n; ++i) threads.emplace_back([&, i] { fn(ThreadCtx{i, n, &barrier}); });
+  fn(ThreadCtx{0, n, &barrier});
+  for (auto& t : threads) t.join();
+}
+
+std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+Tensor t3(std::vector<float>& v, int64_t a, int64_t b, int64_t c) {
+  const int64_t ne[3] = {a, b, c};
+  return wt::make_tensor(v.data(), wt::DType::f32, 3, ne);
+}
+
+// Naive causal GQA attention in double.
+std::vector<double> naive_attention(const std::vector<float>& q, const std::vector<float>& k,
+                                    const std::vector<float>& v, int64_t hd, int64_t n_head, int64_t n_head_kv,
+                                    int64_t n, int64_t pos0, double scale) {
+  std::vector<double> out(static_cast<size_t>(hd * n_head * n), 0.0);
+  const int64_t group = n_head / n_head_kv;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t h = 0; h < n_head; ++h) {
+      const int64_t g = h / group;
+      const float* qv = &q[static_cast<size_t>((i * n_head + h) * hd)];
+      std::vector<double> s(static_cast<size_t>(pos0 + i + 1));
+      double m = -1e300;
+      for (int64_t j = 0; j <= pos0 + i; ++j) {
+        const float* kv = &k[static_cast<size_t>((j * n_head_kv + g) * hd)];
+        double dot = 0;
+        for (int64_t d = 0; d < hd; ++d) dot += static_cast<double>(qv[d]) * kv[d];
+        s[static_cast<size_t>(j)] = dot * scale;
+        m = std::max(m, dot * scale);
+      }
+      double sum = 0;
+      for (double& x : s) sum += (x = std::exp(x - m));
+      for (int64_t j = 0; j <= pos0 + i; ++j) {
+        const float* vv = &v[static_cast<size_t>((j * n_head_kv + g) * hd)];
+        for (int64_t d = 0; d < hd; ++d)
+          out[static_cast<size_t>((i * n_head + h) * hd + d)] += s[static_cast<size_t>(j)] / sum * vv[d];
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ops: fast_exp is accurate over the range attention and silu use") {
+  double worst = 0;
+  for (float x = -87.0f; x <= 88.0f; x += 0.01f) {
+    const double rel = std::fabs(wt::cpu::fast_exp(x) - std::exp(static_cast<double>(x))) / std::exp(static_cast<double>(x));
+    worst = std::max(worst, rel);
+  }
+  MESSAGE("fast_exp max relative error " << worst);
+  CHECK(worst < 1e-6);
+  CHECK(wt::cpu::fast_exp(-1000.0f) >= 0.0f);
+  CHECK(std::isfinite(wt::cpu::fast_exp(1000.0f)));
+}
+
+TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
+  struct Shape {
+    int64_t hd, n_head, n_head_kv, n, pos0;
+  };
+  const Shape shapes[] = {{64, 9, 3, 1, 0}, {64, 9, 3, 37, 0}, {64, 9, 3, 130, 0}, {64, 4, 2, 20, 70},
+                          {32, 8, 1, 65, 0}, {128, 2, 2, 3, 200}, {64, 9, 3, 1, 300}};
+  for (const Shape& s : shapes) {
+    for (int workers : {1, 2, 3}) {
+      const int64_t n_kv = s.pos0 + s.n;
+      auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 1);
+      auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 2);
+      auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 3);
+      std::vector<float> out(q.size(), -7.0f);
+      std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
+      void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+      const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
+      Tensor tq = t3(q, s.hd, s.n_head, s.n), tk = t3(k, s.hd, s.n_head_kv, n_kv), tv = t3(v, s.hd, s.n_head_kv, n_kv);
+      Tensor to = t3(out, s.hd, s.n_head, s.n);
+      run_workers(workers, [&](const ThreadCtx& tc) {
+        if (s.n == 1) {
+          wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
+        } else {
+          wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
+        }
+      });
+      const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
+      double worst = 0;
+      for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+      INFO("hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n << " pos0 " << s.pos0
+                 << " workers " << workers);
+      CHECK(worst < 2e-5);
+    }
+  }
+}
+
+TEST_CASE("ops: rope rotates pairs by position (norm and neox)") {
+  const int64_t hd = 64, heads = 3, n = 5;
+  for (bool neox : {false, true}) {
+    auto x = random_vec(static_cast<size_t>(hd * heads * n), 4);
+    const auto orig = x;
+    std::vector<int32_t> pos = {0, 1, 7, 100, 4095};
+    const float divisors[32] = {1, 1, 2, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8};
+    wt::cpu::RopeParams p{static_cast<int32_t>(hd), neox, 10000.0f, 0.5f, divisors};
+    Tensor tx = t3(x, hd, heads, n);
+    run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, tx, pos.data(), p); });
+    double worst = 0;
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t h = 0; h < heads; ++h) {
+        for (int64_t i = 0; i < hd / 2; ++i) {
+          const double theta = pos[static_cast<size_t>(r)] * 0.5 * std::pow(10000.0, -2.0 * i / hd) / divisors[i];
+          const int64_t a = neox ? i : 2 * i, b = neox ? i + hd / 2 : 2 * i + 1;
+          const size_t base = static_cast<size_t>((r * heads + h) * hd);
+          const double x0 = orig[base + a], x1 = orig[base + b];
+          worst = std::max(worst, std::fabs(x[base + a] - (x0 * std::cos(theta) - x1 * std::sin(theta))));
+          worst = std::max(worst, std::fabs(x[base + b] - (x0 * std::sin(theta) + x1 * std::cos(theta))));
+        }
+      }
+    }
+    CHECK(worst < 1e-5);
+  }
+}
+
+TEST_CASE("ops: rmsnorm, swiglu, add, copy_rows, argmax follow their definitions") {
+  const int64_t d = 576, n = 7;
+  auto x = random_vec(static_cast<size_t>(d * n), 5, 3.0f);
+  auto w = random_vec(static_cast<size_t>(d), 6);
+  std::vector<float> y(x.size());
+  const Tensor tx = wt::make_tensor_2d(x.data(), wt::DType::f32, d, n);
+  const Tensor ty = wt::make_tensor_2d(y.data(), wt::DType::f32, d, n);
+  const Tensor tw = wt::make_tensor_2d(w.data(), wt::DType::f32, d, 1);
+  run_workers(3, [&](const ThreadCtx& tc) { wt::cpu::rmsnorm(tc, ty, tx, tw, 1e-5f); });
+  for (int64_t r = 0; r < n; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(x[r * d + i]) * x[r * d + i];
+    const double s = 1.0 / std::sqrt(ss / d + 1e-5);
+    for (int64_t i = 0; i < d; ++i) CHECK(y[r * d + i] == doctest::Approx(x[r * d + i] * s * w[i]).epsilon(1e-5));
+  }
+
+  auto g = random_vec(static_cast<size_t>(d * n), 7, 4.0f);
+  auto u = random_vec(static_cast<size_t>(d * n), 8);
+  const Tensor tg = wt::make_tensor_2d(g.data(), wt::DType::f32, d, n);
+  const Tensor tu = wt::make_tensor_2d(u.data(), wt::DType::f32, d, n);
+  run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::swiglu(tc, ty, tg, tu); });
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double silu = g[i] / (1.0 + std::exp(-static_cast<double>(g[i])));
+    CHECK(y[i] == doctest::Approx(silu * u[i]).epsilon(1e-5));
+  }
+
+  run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::add(tc, ty, tx, tw); });  // broadcast row
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < d; ++i) CHECK(y[r * d + i] == x[r * d + i] + w[i]);
+
+  std::vector<float> dst(static_cast<size_t>(d * (n + 3)), 0.0f);
+  const Tensor td = wt::make_tensor_2d(dst.data(), wt::DType::f32, d, n + 3);
+  run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::copy_rows(tc, td, tx, 2); });
+  CHECK(dst[static_cast<size_t>(d)] == 0.0f);
+  CHECK(dst[static_cast<size_t>(2 * d + 5)] == x[5]);
+  CHECK(dst[static_cast<size_t>((n + 1) * d + 1)] == x[static_cast<size_t>((n - 1) * d + 1)]);
+
+  std::vector<float> row = {1, 5, -2, 5, 3};
+  CHECK(wt::cpu::argmax(wt::make_tensor_2d(row.data(), wt::DType::f32, 5, 1)) == 1);
+}

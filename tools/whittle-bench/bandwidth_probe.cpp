@@ -1,0 +1,51 @@
+#include "bandwidth_probe.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Sums 64-bit words with four independent accumulators so the loop is bound by loads.
+uint64_t sum_range(const uint64_t* p, size_t n) {
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    a += p[i];
+    b += p[i + 1];
+    c += p[i + 2];
+    d += p[i + 3];
+  }
+  return a ^ b ^ c ^ d;
+}
+
+}  // namespace
+
+double measure_read_bandwidth_gbs(int n_threads, size_t bytes, int repetitions) {
+  const size_t n = bytes / sizeof(uint64_t);
+  std::vector<uint64_t> buf(n);
+  for (size_t i = 0; i < n; ++i) buf[i] = i * 2654435761u;
+  std::vector<double> runs;
+  volatile uint64_t sink = 0;
+  for (int r = 0; r < repetitions; ++r) {
+    std::vector<uint64_t> partial(static_cast<size_t>(n_threads), 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < n_threads; ++t) {
+      threads.emplace_back([&, t] {
+        const size_t begin = n * static_cast<size_t>(t) / static_cast<size_t>(n_threads);
+        const size_t end = n * static_cast<size_t>(t + 1) / static_cast<size_t>(n_threads);
+        partial[static_cast<size_t>(t)] = sum_range(buf.data() + begin, end - begin);
+      });
+    }
+    for (auto& th : threads) th.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (uint64_t v : partial) sink = sink ^ v;
+    runs.push_back(static_cast<double>(bytes) / s / 1e9);
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}

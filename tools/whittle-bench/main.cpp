@@ -1,0 +1,129 @@
+// whittle-bench (foundation): prefill and decode tokens/s on a model, medians of several
+// repetitions, with the machine's read bandwidth measured in the same run so decode speed
+// is also given as a fraction of the bandwidth roofline.
+//   whittle-bench -m MODEL [-p 512,2048] [-n 64] [-r 5] [-t 2]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bandwidth_probe.h"
+#include "whittle.h"
+
+namespace {
+
+struct Options {
+  std::string model;
+  std::vector<int> prompt_lengths = {512, 2048};
+  int n_gen = 64;
+  int reps = 5;
+  int threads = 2;
+};
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::atoi(item.c_str()));
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int fail(const char* what) {
+  std::fprintf(stderr, "error: %s: %s\n", what, wt_last_error());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!v) {
+      std::fprintf(stderr, "usage: %s -m MODEL [-p 512,2048] [-n 64] [-r 5] [-t 2]\n", argv[0]);
+      return 2;
+    }
+    ++i;
+    if (a == "-m") o.model = v;
+    else if (a == "-p") o.prompt_lengths = parse_list(v);
+    else if (a == "-n") o.n_gen = std::atoi(v);
+    else if (a == "-r") o.reps = std::max(1, std::atoi(v));
+    else if (a == "-t") o.threads = std::atoi(v);
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  wt_model* model = nullptr;
+  if (wt_model_load(o.model.c_str(), nullptr, &model) != WT_OK) return fail("loading the model");
+  wt_model_info info;
+  (void)wt_model_get_info(model, &info);
+
+  const double bw = measure_read_bandwidth_gbs(o.threads, size_t(1) << 30, 5);
+  std::printf("model: %s (%s, %.1f M params, %.1f MiB of weights), %d threads\n", info.name, info.architecture,
+              info.n_params / 1e6, info.weight_bytes / 1048576.0, o.threads);
+  std::printf("measured read bandwidth: %.1f GB/s (median of 5)\n\n", bw);
+  std::printf("| test | tokens/s (median of %d) | min | max | roofline tokens/s | fraction |\n", o.reps);
+  std::printf("|---|---|---|---|---|---|\n");
+
+  const int max_p = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
+  wt_context_params cp = wt_context_default_params();
+  cp.n_threads = o.threads;
+  cp.n_ctx = std::max(max_p, 16 + o.n_gen) + 1;
+  wt_context* ctx = nullptr;
+  if (wt_context_create(model, &cp, &ctx) != WT_OK) return fail("creating the context");
+
+  // Prompts of random ordinary tokens, fixed seed.
+  std::vector<wt_token> tokens(static_cast<size_t>(max_p));
+  uint32_t state = 12345;
+  for (auto& t : tokens) {
+    state = state * 1664525u + 1013904223u;
+    t = static_cast<wt_token>(100 + state % static_cast<uint32_t>(info.n_vocab - 200));
+  }
+
+  for (int p : o.prompt_lengths) {
+    std::vector<double> rates;
+    for (int r = 0; r < o.reps; ++r) {
+      wt_context_reset(ctx);
+      const auto t0 = std::chrono::steady_clock::now();
+      if (wt_context_prefill(ctx, tokens.data(), static_cast<size_t>(p)) != WT_OK) return fail("prefill");
+      rates.push_back(p / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(rates.begin(), rates.end());
+    std::printf("| pp%d | %.1f | %.1f | %.1f | | |\n", p, median(rates), rates.front(), rates.back());
+    std::fflush(stdout);
+  }
+
+  {
+    std::vector<double> rates;
+    double kv_bytes_per_token = 0;
+    for (int r = 0; r < o.reps; ++r) {
+      wt_context_reset(ctx);
+      if (wt_context_prefill(ctx, tokens.data(), 16) != WT_OK) return fail("prefill");
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < o.n_gen; ++i) {
+        if (wt_context_decode(ctx, tokens[static_cast<size_t>(16 + i) % tokens.size()]) != WT_OK) return fail("decode");
+      }
+      rates.push_back(o.n_gen / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    // KV read per decoded token: K and V (f32) of every layer for the average context.
+    kv_bytes_per_token = 2.0 * 4.0 * info.n_layer * info.n_head_kv * info.head_dim * (16 + o.n_gen / 2.0);
+    const double roofline = bw * 1e9 / (static_cast<double>(info.weight_bytes) + kv_bytes_per_token);
+    std::sort(rates.begin(), rates.end());
+    std::printf("| tg%d | %.1f | %.1f | %.1f | %.1f | %.0f%% |\n", o.n_gen, median(rates), rates.front(), rates.back(),
+                roofline, 100.0 * median(rates) / roofline);
+  }
+  wt_context_free(ctx);
+  wt_model_free(model);
+  return 0;
+}

@@ -1,0 +1,207 @@
+// whittle-run: load a model, run a prompt, stream the answer, report speed.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "whittle.h"
+
+namespace {
+
+struct Options {
+  std::string model;
+  std::string prompt;
+  bool chat = false;
+  std::string system;
+  int n_predict = 128;
+  int n_threads = 0;
+  int n_ctx = 0;
+  float temp = 0.0f;
+  int top_k = 40;
+  float top_p = 0.95f;
+  unsigned long long seed = 0;
+};
+
+void usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
+               "          [--temp T] [--top-k K] [--top-p P] [--seed S]\n"
+               "  --chat     format PROMPT as a user turn with the model's chat template\n"
+               "  --temp 0   greedy decoding (the default)\n",
+               argv0);
+}
+
+bool parse_args(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    auto number = [&](const char* name, double* out) {
+      const char* v = value(name);
+      if (!v) return false;
+      char* end = nullptr;
+      *out = std::strtod(v, &end);
+      if (end == v || *end != '\0') {
+        std::fprintf(stderr, "error: %s expects a number, got '%s'\n", name, v);
+        return false;
+      }
+      return true;
+    };
+    double d = 0;
+    if (a == "-m" || a == "--model") {
+      const char* v = value("-m");
+      if (!v) return false;
+      o->model = v;
+    } else if (a == "-p" || a == "--prompt") {
+      const char* v = value("-p");
+      if (!v) return false;
+      o->prompt = v;
+    } else if (a == "--system") {
+      const char* v = value("--system");
+      if (!v) return false;
+      o->system = v;
+    } else if (a == "--chat") {
+      o->chat = true;
+    } else if (a == "-n" || a == "--n-predict") {
+      if (!number("-n", &d)) return false;
+      o->n_predict = static_cast<int>(d);
+    } else if (a == "-t" || a == "--threads") {
+      if (!number("-t", &d)) return false;
+      o->n_threads = static_cast<int>(d);
+    } else if (a == "-c" || a == "--ctx") {
+      if (!number("-c", &d)) return false;
+      o->n_ctx = static_cast<int>(d);
+    } else if (a == "--temp") {
+      if (!number("--temp", &d)) return false;
+      o->temp = static_cast<float>(d);
+    } else if (a == "--top-k") {
+      if (!number("--top-k", &d)) return false;
+      o->top_k = static_cast<int>(d);
+    } else if (a == "--top-p") {
+      if (!number("--top-p", &d)) return false;
+      o->top_p = static_cast<float>(d);
+    } else if (a == "--seed") {
+      if (!number("--seed", &d)) return false;
+      o->seed = static_cast<unsigned long long>(d);
+    } else if (a == "-h" || a == "--help") {
+      return false;
+    } else {
+      std::fprintf(stderr, "error: unknown argument '%s'\n", a.c_str());
+      return false;
+    }
+  }
+  if (o->model.empty() || o->prompt.empty()) {
+    std::fprintf(stderr, "error: -m and -p are required\n");
+    return false;
+  }
+  return true;
+}
+
+int fail(const char* what, wt_status st) {
+  std::fprintf(stderr, "error: %s: %s: %s\n", what, wt_status_string(st), wt_last_error());
+  return 1;
+}
+
+struct StreamState {
+  wt_detokenizer* detok;
+  std::vector<char> buf;
+  const wt_model* model;
+};
+
+bool on_token(wt_token token, void* user) {
+  StreamState* s = static_cast<StreamState*>(user);
+  if (wt_token_is_end(s->model, token)) return false;
+  size_t len = 0;
+  if (wt_detokenizer_push(s->detok, token, s->buf.data(), s->buf.size(), &len) == WT_OK) {
+    std::fwrite(s->buf.data(), 1, len, stdout);
+    std::fflush(stdout);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parse_args(argc, argv, &o)) {
+    usage(argv[0]);
+    return 2;
+  }
+
+  wt_model* model = nullptr;
+  wt_status st = wt_model_load(o.model.c_str(), nullptr, &model);
+  if (st != WT_OK) return fail("loading the model", st);
+
+  std::string text = o.prompt;
+  wt_tokenize_params tp = wt_tokenize_default_params();
+  if (o.chat) {
+    std::vector<wt_chat_message> msgs;
+    if (!o.system.empty()) msgs.push_back({"system", o.system.c_str()});
+    msgs.push_back({"user", o.prompt.c_str()});
+    size_t len = 0;
+    std::vector<char> buf(o.prompt.size() + o.system.size() + 1024);
+    st = wt_chat_apply(model, msgs.data(), msgs.size(), true, buf.data(), buf.size(), &len);
+    if (st == WT_ERR_BUFFER_TOO_SMALL) {
+      buf.resize(len + 1);
+      st = wt_chat_apply(model, msgs.data(), msgs.size(), true, buf.data(), buf.size(), &len);
+    }
+    if (st != WT_OK) return fail("applying the chat template", st);
+    text.assign(buf.data(), len);
+    tp.parse_special = true;
+  }
+
+  size_t n_tokens = 0;
+  std::vector<wt_token> tokens(text.size() + 16);
+  st = wt_tokenize(model, text.data(), text.size(), &tp, tokens.data(), tokens.size(), &n_tokens);
+  if (st != WT_OK) return fail("tokenizing the prompt", st);
+  tokens.resize(n_tokens);
+
+  wt_context_params cp = wt_context_default_params();
+  cp.n_threads = o.n_threads;
+  cp.n_ctx = o.n_ctx > 0 ? o.n_ctx : static_cast<int>(n_tokens) + o.n_predict + 1;
+  wt_context* ctx = nullptr;
+  st = wt_context_create(model, &cp, &ctx);
+  if (st != WT_OK) return fail("creating the context", st);
+
+  wt_sampler_params sp = wt_sampler_default_params();
+  sp.temperature = o.temp;
+  sp.top_k = o.top_k;
+  sp.top_p = o.top_p;
+  sp.seed = o.seed;
+  wt_sampler* sampler = nullptr;
+  st = wt_sampler_create(model, &sp, &sampler);
+  if (st != WT_OK) return fail("creating the sampler", st);
+
+  st = wt_context_prefill(ctx, tokens.data(), tokens.size());
+  if (st != WT_OK) return fail("prefill", st);
+
+  StreamState stream{nullptr, std::vector<char>(4096), model};
+  st = wt_detokenizer_create(model, &stream.detok);
+  if (st != WT_OK) return fail("creating the detokenizer", st);
+  int32_t n_generated = 0;
+  st = wt_generate(ctx, sampler, o.n_predict, on_token, &stream, &n_generated);
+  size_t len = 0;
+  if (wt_detokenizer_flush(stream.detok, stream.buf.data(), stream.buf.size(), &len) == WT_OK)
+    std::fwrite(stream.buf.data(), 1, len, stdout);
+  std::printf("\n");
+  if (st != WT_OK) return fail("generation", st);
+
+  wt_context_stats stats;
+  if (wt_context_get_stats(ctx, &stats) == WT_OK) {
+    const double pp = stats.prefill_ms > 0 ? 1000.0 * stats.n_prefill_tokens / stats.prefill_ms : 0;
+    const double tg = stats.decode_ms > 0 ? 1000.0 * stats.n_decode_tokens / stats.decode_ms : 0;
+    std::fprintf(stderr, "\nprefill: %d tokens in %.1f ms = %.1f tok/s\n", stats.n_prefill_tokens, stats.prefill_ms, pp);
+    std::fprintf(stderr, "decode:  %d tokens in %.1f ms = %.1f tok/s\n", stats.n_decode_tokens, stats.decode_ms, tg);
+  }
+  wt_detokenizer_free(stream.detok);
+  wt_sampler_free(sampler);
+  wt_context_free(ctx);
+  wt_model_free(model);
+  return 0;
+}
