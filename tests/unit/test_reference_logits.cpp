@@ -21,6 +21,10 @@ namespace {
 // prints) with headroom, and argmax must still agree wherever the reference is not a
 // near-tie.
 float tolerance(wt_matmul_mode mode) { return mode == WT_MATMUL_F32 ? 1e-2f : 2.0f; }
+// Below this reference margin (top1 - top2) an argmax disagreement is counted as a near-tie
+// rather than a failure. Fast mode: the chat prompt's first answer token ("The" vs "L",
+// margin 0.08) is such a tie, and int8 rounding noise decides it differently per ISA.
+float tie_margin(wt_matmul_mode mode) { return mode == WT_MATMUL_F32 ? 1e-2f : 1.0f; }
 
 struct Diff {
   float max_abs = 0;
@@ -28,7 +32,7 @@ struct Diff {
   int near_ties = 0;  // positions where the reference margin is below the tolerance
 };
 
-void compare_row(const wt::test::ReferenceCase& c, size_t p, const float* logits, float tol, Diff* d) {
+void compare_row(const wt::test::ReferenceCase& c, size_t p, const float* logits, float tie, Diff* d) {
   const wt::test::ReferenceRow& row = c.rows[p];
   for (size_t i = 0; i < c.subset.size(); ++i)
     d->max_abs = std::max(d->max_abs, std::fabs(logits[c.subset[i]] - row.sub[i]));
@@ -36,7 +40,7 @@ void compare_row(const wt::test::ReferenceCase& c, size_t p, const float* logits
   int32_t best = 0;
   for (int32_t i = 1; i < c.n_vocab; ++i) best = logits[i] > logits[best] ? i : best;
   if (best != row.argmax) {
-    if (row.margin < 2 * tol) {
+    if (row.margin < tie) {
       ++d->near_ties;
     } else {
       ++d->argmax_mismatch;
@@ -50,7 +54,7 @@ std::string model_path(const wt::test::ReferenceCase& c) {
 }
 
 void check_case(const std::string& file, wt_matmul_mode mode) {
-  const float tol = tolerance(mode);
+  const float tol = tolerance(mode), tie = tie_margin(mode);
   wt::test::ReferenceCase c;
   std::string err;
   REQUIRE_MESSAGE(wt::test::read_reference_case(file, &c, &err), err);
@@ -76,7 +80,7 @@ void check_case(const std::string& file, wt_matmul_mode mode) {
   for (int32_t p = 0; p < n; ++p) {
     const float* logits = nullptr;
     REQUIRE(wt_context_logits(ctx, p, &logits) == WT_OK);
-    compare_row(c, static_cast<size_t>(p), logits, tol, &prefill);
+    compare_row(c, static_cast<size_t>(p), logits, tie, &prefill);
   }
   wt_context_free(ctx);
 
@@ -88,17 +92,17 @@ void check_case(const std::string& file, wt_matmul_mode mode) {
   Diff decode;
   const float* logits = nullptr;
   REQUIRE(wt_context_logits(ctx, -1, &logits) == WT_OK);
-  compare_row(c, static_cast<size_t>(half - 1), logits, tol, &decode);
+  compare_row(c, static_cast<size_t>(half - 1), logits, tie, &decode);
   for (int32_t p = half; p < n; ++p) {
     REQUIRE_MESSAGE(wt_context_decode(ctx, c.tokens[static_cast<size_t>(p)]) == WT_OK, wt_last_error());
     REQUIRE(wt_context_logits(ctx, -1, &logits) == WT_OK);
-    compare_row(c, static_cast<size_t>(p), logits, tol, &decode);
+    compare_row(c, static_cast<size_t>(p), logits, tie, &decode);
   }
   wt_context_free(ctx);
   wt_model_free(model);
 
   const char* mode_name = mode == WT_MATMUL_F32 ? " [f32 activations]" : " [int8 activations]";
-  MESSAGE(c.name << mode_name << ": " << n << " tokens; prefill max|dlogit| = " << prefill.max_abs << ", near-ties "
+  MESSAGE(std::string(c.name + mode_name) << ": " << n << " tokens; prefill max|dlogit| = " << prefill.max_abs << ", near-ties "
                  << prefill.near_ties << "; decode max|dlogit| = " << decode.max_abs << ", near-ties " << decode.near_ties
                  << " (tolerance " << tol << ")");
   CHECK(prefill.argmax_mismatch == 0);
@@ -124,3 +128,4 @@ TEST_CASE("reference: logits match the NumPy forward pass, int8 activations (fas
     SUBCASE(std::filesystem::path(f).stem().string().c_str()) { check_case(f, WT_MATMUL_FAST); }
   }
 }
+

@@ -21,13 +21,15 @@ struct Options {
   int top_k = 40;
   float top_p = 0.95f;
   unsigned long long seed = 0;
+  bool f32_activations = false;
 };
 
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
-               "          [--temp T] [--top-k K] [--top-p P] [--seed S]\n"
+               "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
+               "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0);
 }
@@ -68,6 +70,8 @@ bool parse_args(int argc, char** argv, Options* o) {
       o->system = v;
     } else if (a == "--chat") {
       o->chat = true;
+    } else if (a == "--f32-activations") {
+      o->f32_activations = true;
     } else if (a == "-n" || a == "--n-predict") {
       if (!number("-n", &d)) return false;
       o->n_predict = static_cast<int>(d);
@@ -164,6 +168,7 @@ int main(int argc, char** argv) {
 
   wt_context_params cp = wt_context_default_params();
   cp.n_threads = o.n_threads;
+  cp.matmul_mode = o.f32_activations ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   cp.n_ctx = o.n_ctx > 0 ? o.n_ctx : static_cast<int>(n_tokens) + o.n_predict + 1;
   wt_context* ctx = nullptr;
   st = wt_context_create(model, &cp, &ctx);
