@@ -35,6 +35,12 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
     auto c = std::make_unique<wt_context>();
     c->owner = model;
     WT_TRY(wt::Context::create(*model->model, o, &c->ctx));
+    const wt::ContextStats& st = c->ctx->stats();
+    wt::api::log(WT_LOG_INFO, "context: n_ctx " + std::to_string(c->ctx->n_ctx()) + ", arena " +
+                                  std::to_string(st.arena_bytes) + " bytes (KV " + std::to_string(st.kv_bytes) +
+                                  "), backend " + c->ctx->backend().caps().name + " x" +
+                                  std::to_string(c->ctx->backend().caps().n_threads) + " threads, matmul " +
+                                  c->ctx->backend().caps().simd);
     *out_ctx = c.release();
     return Status::ok();
   });

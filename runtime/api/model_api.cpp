@@ -56,6 +56,11 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     WT_TRY(wt::load_model(path, lo, &m->model));
     WT_TRY(wt::Tokenizer::create(m->model->vocab, &m->tokenizer));
     m->chat_status = wt::parse_chat_template(m->model->vocab.chat_template, &m->chat);
+    const wt::Model& mm = *m->model;
+    wt::api::log(WT_LOG_INFO, "loaded " + std::string(path) + ": " + mm.arch_name + ", " +
+                                  std::to_string(mm.hp.n_layer) + " layers, " + std::to_string(mm.n_params) +
+                                  " params, " + std::to_string(mm.weight_bytes) + " weight bytes");
+    if (!m->chat_status.is_ok()) wt::api::log(WT_LOG_DEBUG, "chat template: " + m->chat_status.message());
     *out_model = m.release();
     return Status::ok();
   });

@@ -7,6 +7,13 @@
     Q4_1 model (skipped with a message when the model file is absent).
 
 Usage: make_fixtures.py [--models-dir DIR] [--out-dir DIR] [--only tiny|smollm2]
+
+With --act-quant int8 (e.g. --act-quant int8 --out-dir tests/data/reference_int8) it
+instead writes fixtures that emulate the engine's fast matmul mode (int8 activations
+before every matmul with a block-quantized weight; see reference_forward.forward). Those
+reuse the models and the exact tokens of the float fixtures in --float-dir (default
+tests/data/reference): nothing is re-tokenized and no GGUF is rewritten, and the "model"
+line stays the same, so tiny_* models still resolve under tests/data/reference/.
 """
 from __future__ import annotations
 
@@ -428,13 +435,62 @@ def gen_tiny(out_dir: Path) -> list[tuple[str, int, float]]:
     return results
 
 
+def read_fixture_header(path: Path) -> tuple[str, list[int]]:
+    """(model name, tokens) of an existing .ref fixture."""
+    model, tokens = None, None
+    for line in path.read_text().splitlines():
+        if line.startswith("model "):
+            model = line.split(" ", 1)[1]
+        elif line.startswith("tokens "):
+            tokens = [int(t) for t in line.split()[1:]]
+        if model is not None and tokens is not None:
+            return model, tokens
+    raise ValueError(f"{path}: no model/tokens line")
+
+
+def gen_act_quant(act_quant: str, float_dir: Path, models_dir: Path, out_dir: Path,
+                  only: str | None) -> list[tuple[str, int, float]]:
+    results = []
+    loaded: dict[str, rf.Model] = {}
+    for ref in sorted(float_dir.glob("*.ref")):
+        case = ref.stem
+        if only == "tiny" and not case.startswith("tiny_"):
+            continue
+        if only == "smollm2" and not case.startswith("smollm2_"):
+            continue
+        model_name, ids = read_fixture_header(ref)
+        mpath = (float_dir if model_name.startswith("tiny_") else models_dir) / model_name
+        if not mpath.exists():
+            print(f"skip {case}: {mpath} not found")
+            continue
+        if model_name not in loaded:
+            loaded[model_name] = rf.load_model(mpath)
+        t0 = time.time()
+        logits = rf.forward(loaded[model_name], ids, act_quant)
+        rf.write_fixture(out_dir / f"{case}.ref", model_name, ids, logits)
+        mm = min_margin(logits)
+        print(f"{case} [act {act_quant}]: {len(ids)} tokens, forward {time.time() - t0:.1f}s, "
+              f"min margin {mm:.3e}")
+        results.append((case, len(ids), mm))
+    return results
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=REPO / "models")
     ap.add_argument("--out-dir", type=Path, default=REPO / "tests" / "data" / "reference")
     ap.add_argument("--only", choices=("tiny", "smollm2"))
+    ap.add_argument("--act-quant", choices=("none", "int8"), default="none",
+                    help="int8: fast-mode fixtures from the float fixtures' tokens (see above)")
+    ap.add_argument("--float-dir", type=Path, default=REPO / "tests" / "data" / "reference",
+                    help="with --act-quant: where the float fixtures and tiny models are")
     args = ap.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.act_quant != "none":
+        if args.out_dir.resolve() == args.float_dir.resolve():
+            ap.error("--act-quant needs an --out-dir other than the float fixtures' directory")
+        gen_act_quant(args.act_quant, args.float_dir, args.models_dir, args.out_dir, args.only)
+        return 0
     if args.only in (None, "tiny"):
         gen_tiny(args.out_dir)
     if args.only in (None, "smollm2"):

@@ -87,6 +87,7 @@ class Model:
     layers: list = field(default_factory=list)  # list of dict name -> float64 array
     rope_freqs: np.ndarray | None = None  # (n_rot/2,) per-frequency divisors, if present
     tied_output: bool = False
+    output_quantized: bool = False        # output matrix stored as a block-quantized type
     tokens: list | None = None
     token_types: list | None = None
     merges: list | None = None
@@ -102,6 +103,28 @@ def _tensor_f64(t) -> np.ndarray:
     expected = tuple(reversed(ne))
     x = np.asarray(x, dtype=np.float64).reshape(expected)
     return x
+
+
+# Weight types whose matmul quantizes the activation rows to int8 in the engine's fast
+# mode (everything except F32/F16/BF16).
+QUANTIZED_WEIGHT_TYPES = frozenset({
+    gguf.GGMLQuantizationType.Q4_0, gguf.GGMLQuantizationType.Q4_1,
+    gguf.GGMLQuantizationType.Q8_0, gguf.GGMLQuantizationType.Q4_K,
+    gguf.GGMLQuantizationType.Q5_K, gguf.GGMLQuantizationType.Q6_K,
+})
+FLOAT_WEIGHT_TYPES = frozenset({
+    gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16,
+    gguf.GGMLQuantizationType.BF16,
+})
+
+
+def _is_quantized(t) -> bool:
+    qtype = gguf.GGMLQuantizationType(int(t.tensor_type))
+    if qtype in QUANTIZED_WEIGHT_TYPES:
+        return True
+    if qtype in FLOAT_WEIGHT_TYPES:
+        return False
+    raise ValueError(f"{t.name}: unsupported matmul weight type {qtype.name}")
 
 
 def load_model(path: str | Path) -> Model:
@@ -158,7 +181,8 @@ def load_model(path: str | Path) -> Model:
     tied = "output.weight" not in tensors
     output = tok_embd if tied else get("output.weight")
     m = Model(cfg=cfg, tok_embd=tok_embd, output=output,
-              output_norm=get("output_norm.weight"), tied_output=tied)
+              output_norm=get("output_norm.weight"), tied_output=tied,
+              output_quantized=_is_quantized(tensors["token_embd.weight" if tied else "output.weight"]))
     if "rope_freqs.weight" in tensors:
         m.rope_freqs = get("rope_freqs.weight").reshape(-1)
     for il in range(cfg.n_layer):
@@ -167,6 +191,8 @@ def load_model(path: str | Path) -> Model:
         for n in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
                   "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"):
             L[n] = get(p + n + ".weight")
+            if n not in ("attn_norm", "ffn_norm"):
+                L[n + ".quantized"] = _is_quantized(tensors[p + n + ".weight"])
         for n in ("attn_q", "attn_k", "attn_v", "attn_output"):
             if p + n + ".bias" in tensors:
                 L[n + ".bias"] = get(p + n + ".bias")
@@ -243,8 +269,54 @@ def apply_rope(x: np.ndarray, positions: np.ndarray, freqs: np.ndarray, pos_scal
     return y
 
 
-def forward(m: Model, tokens) -> np.ndarray:
-    """Logits (N, n_vocab) float64 for every position of `tokens` (positions 0..N-1)."""
+ACT_QUANT_MODES = (None, "none", "int8")
+
+
+def act_int8_roundtrip(x: np.ndarray) -> np.ndarray:
+    """The engine's int8 activation quantization of each row of x, dequantized to float64.
+
+    Emulates kernels/cpu/quant.cpp quantize_act_row_ref (which every SIMD quantizer must
+    reproduce byte for byte): the engine's activations are f32, so x is first rounded to
+    f32; then per block of 32 along the last axis, in f32 arithmetic,
+        amax = max |x|,  d = amax / 127,  id = d != 0 ? 1 / d : 0,
+        q = round-to-nearest-even(x * id)   (clamped to [-127, 127])
+    and the step d is kept as f32 (it is stored as f32 in the activation layout, not f16).
+    The returned row is q * d in float64. The matmul itself is then exact up to float
+    rounding: per block/lane the engine computes isum * (d_w dx) + m_w * dx * sum(q), which
+    is sum((d_w q_w + m_w) * q_x dx) = sum(w_dequant * x'), for every weight format (Q8_0's
+    +128 offset for unsigned dot products is folded back into m: m = -128 d_w).
+    """
+    shape = x.shape
+    k = shape[-1]
+    if k % 32:
+        raise ValueError(f"activation row length {k} is not a multiple of 32")
+    xf = np.asarray(x, dtype=np.float32).reshape(-1, k // 32, 32)
+    amax = np.max(np.abs(xf), axis=-1, keepdims=True)                 # f32, exact
+    d = (amax / np.float32(127.0)).astype(np.float32)                # f32 division
+    with np.errstate(divide="ignore"):
+        inv = np.where(d != 0, np.float32(1.0) / d, np.float32(0.0)).astype(np.float32)
+    v = (xf * inv).astype(np.float32)                                # f32 product
+    v = np.clip(v, np.float32(-127.0), np.float32(127.0))
+    q = np.rint(v)                                                   # ties to even
+    return (q.astype(np.float64) * d.astype(np.float64)).reshape(shape)
+
+
+def forward(m: Model, tokens, act_quant: str | None = None) -> np.ndarray:
+    """Logits (N, n_vocab) float64 for every position of `tokens` (positions 0..N-1).
+
+    act_quant="int8" emulates the engine's fast matmul mode: the input rows of every
+    matmul whose weight is block-quantized (Q4_0/Q4_1/Q8_0/Q4_K/Q5_K/Q6_K, not
+    F32/F16/BF16) are replaced by their int8 round trip (act_int8_roundtrip) first.
+    """
+    if act_quant not in ACT_QUANT_MODES:
+        raise ValueError(f"unsupported act_quant {act_quant!r}")
+    int8 = act_quant == "int8"
+
+    def mm(a: np.ndarray, w: np.ndarray, quantized: bool) -> np.ndarray:
+        if int8 and quantized:
+            a = act_int8_roundtrip(a)
+        return a @ w.T
+
     c = m.cfg
     toks = np.asarray(tokens, dtype=np.int64)
     N = len(toks)
@@ -257,9 +329,9 @@ def forward(m: Model, tokens) -> np.ndarray:
     x = m.tok_embd[toks].copy()
     for L in m.layers:
         h = rms_norm(x, L["attn_norm"], c.rms_eps)
-        q = h @ L["attn_q"].T
-        k = h @ L["attn_k"].T
-        v = h @ L["attn_v"].T
+        q = mm(h, L["attn_q"], L["attn_q.quantized"])
+        k = mm(h, L["attn_k"], L["attn_k.quantized"])
+        v = mm(h, L["attn_v"], L["attn_v.quantized"])
         if "attn_q.bias" in L:
             q = q + L["attn_q.bias"]
         if "attn_k.bias" in L:
@@ -279,25 +351,25 @@ def forward(m: Model, tokens) -> np.ndarray:
         p = np.exp(s)
         p = p / p.sum(axis=-1, keepdims=True)
         o = np.einsum("hgqk,khd->qhgd", p, v).reshape(N, c.n_head * c.head_dim_v)
-        o = o @ L["attn_output"].T
+        o = mm(o, L["attn_output"], L["attn_output.quantized"])
         if "attn_output.bias" in L:
             o = o + L["attn_output.bias"]
         x = x + o
 
         h = rms_norm(x, L["ffn_norm"], c.rms_eps)
-        g = h @ L["ffn_gate"].T
-        u = h @ L["ffn_up"].T
-        x = x + (silu(g) * u) @ L["ffn_down"].T
+        g = mm(h, L["ffn_gate"], L["ffn_gate.quantized"])
+        u = mm(h, L["ffn_up"], L["ffn_up.quantized"])
+        x = x + mm(silu(g) * u, L["ffn_down"], L["ffn_down.quantized"])
 
     x = rms_norm(x, m.output_norm, c.rms_eps)
-    return x @ m.output.T
+    return mm(x, m.output, m.output_quantized)
 
 
-def greedy(m: Model, tokens, n_steps: int) -> list[int]:
+def greedy(m: Model, tokens, n_steps: int, act_quant: str | None = None) -> list[int]:
     toks = list(tokens)
     out = []
     for _ in range(n_steps):
-        logits = forward(m, toks)
+        logits = forward(m, toks, act_quant)
         t = int(np.argmax(logits[-1]))
         out.append(t)
         toks.append(t)
@@ -371,6 +443,9 @@ def main(argv=None) -> int:
     ap.add_argument("--greedy", type=int, default=0, help="greedy continuation steps")
     ap.add_argument("--out", help="write a fixture file")
     ap.add_argument("--model-name", help="model line of the fixture (default: file name)")
+    ap.add_argument("--act-quant", choices=("none", "int8"), default="none",
+                    help="int8: emulate the engine's fast mode (int8 activations before "
+                         "matmuls with block-quantized weights)")
     args = ap.parse_args(argv)
 
     m = load_model(args.model)
@@ -381,12 +456,12 @@ def main(argv=None) -> int:
     else:
         ap.error("need --tokens or --text")
     print(f"arch={m.cfg.arch} n_tokens={len(toks)} tokens={toks}")
-    logits = forward(m, toks)
+    logits = forward(m, toks, args.act_quant)
     print(f"last argmax={int(np.argmax(logits[-1]))}")
     if args.out:
         write_fixture(args.out, args.model_name or Path(args.model).name, toks, logits)
     if args.greedy:
-        cont = greedy(m, toks, args.greedy)
+        cont = greedy(m, toks, args.greedy, args.act_quant)
         print("greedy ids:", cont)
         if m.tokens:
             try:

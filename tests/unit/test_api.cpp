@@ -200,3 +200,68 @@ TEST_CASE("api: ChatML template of SmolLM2, and the answer to the capital of Fra
   wt_context_free(ctx);
   wt_model_free(m);
 }
+
+TEST_CASE("api: progress callbacks report and can abort load and prefill") {
+  struct Count {
+    int calls = 0;
+    int stop_after = 1 << 30;
+    float last = 0;
+  };
+  auto cb = [](float progress, void* user) {
+    Count* c = static_cast<Count*>(user);
+    c->last = progress;
+    return ++c->calls < c->stop_after;
+  };
+  Count load_count;
+  wt_model_params mp = wt_model_default_params();
+  mp.progress = cb;
+  mp.progress_user = &load_count;
+  wt_model* m = nullptr;
+  REQUIRE(wt_model_load(kTiny.c_str(), &mp, &m) == WT_OK);
+  CHECK(load_count.calls > 0);
+  CHECK(load_count.last == doctest::Approx(1.0f));
+  Count abort_load;
+  abort_load.stop_after = 1;
+  mp.progress_user = &abort_load;
+  wt_model* m2 = nullptr;
+  CHECK(wt_model_load(kTiny.c_str(), &mp, &m2) == WT_ERR_ABORTED);
+  CHECK(m2 == nullptr);
+
+  Count prefill_count;
+  prefill_count.stop_after = 2;  // abort after the second layer
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 16;
+  cp.n_threads = 1;
+  cp.progress = cb;
+  cp.progress_user = &prefill_count;
+  wt_context* ctx = nullptr;
+  REQUIRE(wt_context_create(m, &cp, &ctx) == WT_OK);
+  const wt_token prompt[4] = {10, 20, 30, 40};
+  CHECK(wt_context_prefill(ctx, prompt, 4) == WT_ERR_ABORTED);
+  CHECK(wt_context_n_past(ctx) == 0);
+  const float* logits = nullptr;
+  CHECK(wt_context_logits(ctx, -1, &logits) == WT_ERR_INVALID_ARGUMENT);
+  wt_context_free(ctx);
+  wt_model_free(m);
+}
+
+TEST_CASE("api: log callback receives the library's info lines") {
+  struct Log {
+    int n = 0;
+    std::string text;
+  } log;
+  wt_set_log_callback(
+      [](wt_log_level level, const char* text, void* user) {
+        Log* l = static_cast<Log*>(user);
+        if (level == WT_LOG_INFO) {
+          ++l->n;
+          l->text += text;
+        }
+      },
+      &log);
+  wt_model* m = load(kTiny);
+  wt_set_log_callback(nullptr, nullptr);
+  CHECK(log.n >= 1);
+  CHECK(log.text.find("qwen2") != std::string::npos);
+  wt_model_free(m);
+}

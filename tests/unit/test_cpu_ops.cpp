@@ -7,24 +7,16 @@
 #include <thread>
 #include <vector>
 
+#include "support/run_workers.h"
 #include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/ops_cpu.h"
 
 namespace {
 
+using wt::test::run_workers;
+
 using wt::Tensor;
 using wt::cpu::ThreadCtx;
-
-// Runs fn(tc) on n workers that share a barrier, like the CPU backend's pool.
-template <typename Fn>
-void run_workers(int n, Fn fn) {
-  wt::cpu::SpinBarrier barrier;
-  barrier.reset(n);
-  std::vector<std::thread> threads;
-  for (int i = 1; i < n; ++i) threads.emplace_back([&, i] { fn(ThreadCtx{i, n, &barrier}); });
-  fn(ThreadCtx{0, n, &barrier});
-  for (auto& t : threads) t.join();
-}
 
 std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);

@@ -25,25 +25,18 @@
 #include <thread>
 #include <vector>
 
+#include "support/run_workers.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_impl.h"
 #include "kernels/cpu/quant.h"
 
 namespace {
 
+using wt::test::run_workers;
+
 using wt::DType;
 using wt::Tensor;
 using wt::cpu::ThreadCtx;
-
-template <typename Fn>
-void run_workers(int n, Fn fn) {
-  wt::cpu::SpinBarrier barrier;
-  barrier.reset(n);
-  std::vector<std::thread> threads;
-  for (int i = 1; i < n; ++i) threads.emplace_back([&, i] { fn(ThreadCtx{i, n, &barrier}); });
-  fn(ThreadCtx{0, n, &barrier});
-  for (auto& t : threads) t.join();
-}
 
 struct AlignedBuf {
   explicit AlignedBuf(size_t n) : p(static_cast<uint8_t*>(std::aligned_alloc(64, (n + 63) / 64 * 64))) {}
