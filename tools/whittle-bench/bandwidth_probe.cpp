@@ -10,15 +10,20 @@
 
 namespace {
 
-// Sums 64-bit words with four independent accumulators so the loop is bound by loads.
+// Reads the buffer 64 bytes per step with four independent accumulators and a software
+// prefetch 8 KiB ahead, the way the decode matmul streams its weights (this machine's
+// hardware prefetchers alone leave about half the bandwidth unused, in both).
 uint64_t sum_range(const uint64_t* p, size_t n) {
   uint64_t a = 0, b = 0, c = 0, d = 0;
-  for (size_t i = 0; i + 4 <= n; i += 4) {
-    a += p[i];
-    b += p[i + 1];
-    c += p[i + 2];
-    d += p[i + 3];
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __builtin_prefetch(p + i + 1024);
+    a += p[i] ^ p[i + 4];
+    b += p[i + 1] ^ p[i + 5];
+    c += p[i + 2] ^ p[i + 6];
+    d += p[i + 3] ^ p[i + 7];
   }
+  for (; i < n; ++i) a += p[i];
   return a ^ b ^ c ^ d;
 }
 
@@ -28,6 +33,7 @@ double measure_read_bandwidth_gbs(int n_threads, size_t bytes, int repetitions) 
   const size_t n = bytes / sizeof(uint64_t);
   std::vector<uint64_t> buf(n);
   for (size_t i = 0; i < n; ++i) buf[i] = i * 2654435761u;
+  (void)sum_range(buf.data(), n);  // warm the pages and the TLB
   std::vector<double> runs;
   volatile uint64_t sink = 0;
   for (int r = 0; r < repetitions; ++r) {
