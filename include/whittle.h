@@ -202,6 +202,95 @@ typedef enum wt_matmul_mode {
                          rounding; for checking against float references               */
 } wt_matmul_mode;
 
+/* ==== Pruning ========================================================================= */
+
+/* Token-pruning methods (../shared/METHODS.md, runtime/prune/README.md). Pruning applies to
+ * the first prefill of a context (n_past == 0); later prefills and decodes append. Pruned
+ * tokens keep their original positions, and decode continues at position L + t, except
+ * GemFilter's reference behaviour (re-indexed positions, see gemfilter_original_positions). */
+typedef enum wt_prune_method {
+  WT_PRUNE_FULL = 0,        /* full KV: the baseline                                       */
+  WT_PRUNE_STREAMING = 1,   /* n_sink first tokens + the most recent ones, every layer     */
+  WT_PRUNE_SNAPKV = 2,      /* window scores in every layer, top-(C-W) per KV head + W     */
+  WT_PRUNE_FASTKV = 3,      /* SnapKV-style KV + token-selective propagation at one layer  */
+  WT_PRUNE_GEMFILTER = 4,   /* two passes: filter at one layer, re-prefill the top tokens  */
+  WT_PRUNE_ASL = 5,         /* adaptive selection layer (rank-variance trigger)            */
+  WT_PRUNE_CLAA = 6,        /* FastKV with cross-layer (z-score, max) aggregated scores    */
+  WT_PRUNE_SLIMINFER = 7,   /* block-wise progressive hidden-state pruning                 */
+  WT_PRUNE_TOKENFILTER = 8, /* KV-similarity attention skip in the tail layers             */
+  WT_PRUNE_ORACLE = 9       /* answer-informed ranking (evaluation only: generates first)  */
+} wt_prune_method;
+
+typedef enum wt_pool_kind {
+  WT_POOL_DEFAULT = 0, /* the method's default                                            */
+  WT_POOL_AVG = 1,     /* zero padding, divisor always the kernel size (PyTorch default)   */
+  WT_POOL_MAX = 2
+} wt_pool_kind;
+
+/* Every method's parameters; wt_prune_default_params() fills the defaults of METHODS.md for
+ * the model (0 / -1 fields mean "the method's default for this model depth"). Budgets are
+ * in prompt tokens and include the window W. */
+typedef struct wt_prune_params {
+  wt_prune_method method;
+  float keep;          /* fraction of the prompt kept, in (0, 1]; default 0.1. Sets every
+                          proportional budget (KV budget, TSP length, GemFilter K, ASL K_sel,
+                          SlimInfer's last stage, streaming's total)                      */
+  int32_t budget;      /* > 0: constant budget C in tokens instead of keep * L            */
+  int32_t window;      /* W, the observation window; 0 = method default (SnapKV/ASL 32,
+                          FastKV/CLAA/oracle 8)                                           */
+  int32_t pool_kernel; /* odd; 0 = method default (7; GemFilter 5; oracle 13)            */
+  wt_pool_kind pool;   /* default: max for SnapKV/FastKV, avg for the others             */
+  int32_t layer;       /* FastKV TSP / CLAA pruning / GemFilter filter layer; -1 = default
+                          (the paper's layer scaled to the model depth: 15/32, 13/32)     */
+  /* FastKV */
+  float fastkv_tsp_rate;     /* tokens kept past the TSP layer, fraction of L; 0 = 2 * keep */
+  int32_t fastkv_tsp_len;    /* constant mode T (with budget > 0); 0 = 2 * budget          */
+  /* GemFilter */
+  bool gemfilter_original_positions; /* pass 2 at original positions (default: re-indexed) */
+  bool gemfilter_keep_window;        /* force-keep the last W tokens (default: off)       */
+  /* ASL */
+  float asl_tau;             /* trigger when V_l / V_init < tau; default 0.3                */
+  int32_t asl_min_layer;     /* L_min; -1 = floor(n_layer / 3)                              */
+  int32_t asl_obs_layers;    /* L_obs; default 8                                            */
+  int32_t asl_max_layer;     /* select at this layer at the latest; -1 = never force (last) */
+  bool asl_two_pass;         /* re-prefill the selected tokens (GemFilter style)           */
+  bool asl_kv_topk;          /* also keep only the top budget KV per head in every layer
+                                (default on, so KV never exceeds the budget)                */
+  /* CLAA */
+  int32_t claa_n_layers;     /* n aggregated layers; default 4                               */
+  int32_t claa_min_layer;    /* m: the first m layers keep full KV; default 4                */
+  /* SlimInfer */
+  int32_t slim_block;        /* tokens per block; default 64                                 */
+  int32_t slim_unit;         /* tokens per unit; default 8                                   */
+  int32_t slim_query;        /* local query window; default 4                                */
+  int32_t slim_layers[3];    /* pruning layers; -1 = n_layer * (1/3, 2/3, 14/15)            */
+  float slim_gamma;          /* decode: keep the active set while overlap >= gamma; 0.9     */
+  float slim_decode_keep;    /* decode: fraction of a group's blocks attended; 1 = all      */
+  /* Token Filtering */
+  float tf_target;           /* fraction of tail-layer tokens whose attention is skipped; 0.5 */
+  float tf_start;            /* first pruned layer as a fraction of the depth; 0.5          */
+  float tf_anchor_decay;     /* anchor EMA factor; 0.9                                      */
+  float tf_key_weight;       /* weight of the key vs value similarity; 0.5                  */
+  int32_t tf_warmup;         /* tokens per layer before any skip; 16                        */
+  /* Streaming */
+  int32_t n_sink;            /* default 4                                                   */
+  /* Oracle */
+  int32_t oracle_tokens;     /* answer tokens generated with full KV; default 32            */
+} wt_prune_params;
+
+WT_API wt_prune_params wt_prune_default_params(void);
+
+/* Parses a method name ("full", "streaming", "snapkv", "fastkv", "gemfilter", "asl",
+ * "claa", "sliminfer", "tokenfilter", "oracle"). WT_ERR_INVALID_ARGUMENT: unknown name. */
+WT_API wt_status wt_prune_method_from_name(const char* name, wt_prune_method* out_method);
+WT_API const char* wt_prune_method_name(wt_prune_method method);
+
+/* Sets one parameter by name from text ("keep" "0.2", "layer" "12", "pool" "max",
+ * "asl_two_pass" "1"); names are the field names above. WT_ERR_INVALID_ARGUMENT: unknown
+ * name or a value that does not parse (the message says which). Ranges are checked when
+ * the context is created. */
+WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, const char* value);
+
 typedef struct wt_context_params {
   int32_t n_ctx;     /* tokens the context holds (prompt + generated); 0 = model's
                         training context                                                */
@@ -211,12 +300,15 @@ typedef struct wt_context_params {
   wt_progress_callback progress; /* per layer during prefill; may be NULL; false aborts */
   void* progress_user;
   wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST                               */
+  wt_prune_params prune;         /* default: WT_PRUNE_FULL                               */
 } wt_context_params;
 
 WT_API wt_context_params wt_context_default_params(void);
 
 /* Creates a context: every byte it will use is allocated here, none later.
- * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message).
+ * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message), including the
+ * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
+ * (0, 1], ...).
  * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
 WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
                                    wt_context** out_ctx);
@@ -251,6 +343,30 @@ typedef struct wt_context_stats {
 } wt_context_stats;
 
 WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats);
+
+/* What the pruning policy did in the last pruned prefill (and the decodes after it). The
+ * arrays have n_layer entries and stay valid until the next prefill, reset or free. */
+typedef struct wt_prune_stats {
+  wt_prune_method method;
+  int32_t n_prompt;          /* L, prompt tokens of the pruned prefill                       */
+  int32_t n_layer;
+  int32_t selection_layer;   /* the layer whose scores chose the kept tokens (TSP, ASL,
+                                CLAA, GemFilter filter, SlimInfer's last stage); -1 = none  */
+  bool triggered;            /* ASL: the variance test fired (false: no selection, or forced
+                                at asl_max_layer); others: a selection happened             */
+  int32_t n_selected;        /* hidden rows after the selection (L when none)               */
+  const int32_t* kv_rows;    /* [n_layer] prompt KV rows kept per layer (per KV head)       */
+  const int32_t* hidden_rows;/* [n_layer] rows each layer computed in the (last) pass       */
+  const uint64_t* kv_bytes;  /* [n_layer] bytes of the kept prompt KV per layer             */
+  int64_t n_attention_skipped; /* (token, layer) pairs whose attention was skipped          */
+  int32_t n_block_swaps;     /* SlimInfer: decode steps x groups whose active set changed    */
+  double score_ms;           /* time in scoring and selection ops                           */
+  double pass1_ms;           /* two-pass methods: the filter pass (oracle: prefill + answer) */
+  double prefill_ms;         /* the whole pruned prefill, both passes                       */
+} wt_prune_stats;
+
+/* WT_ERR_INVALID_ARGUMENT: NULL arguments. */
+WT_API wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_stats);
 
 /* ==== Sampling ======================================================================== */
 

@@ -46,15 +46,39 @@ void run_rope(const ThreadCtx& tc, const Launch& l) {
 }
 void run_attention_prefill(const ThreadCtx& tc, const Launch& l) {
   const OpCall& c = *l.call;
-  cpu::attention_prefill(tc, c.dst, c.src[0], c.src[1], c.src[2], c.i[0], c.f[0], l.workspace);
+  cpu::attention_prefill(tc, c.dst, c.src[0], c.src[1], c.src[2], c.i[0], c.f[0], l.workspace, c.ids);
 }
 void run_attention_decode(const ThreadCtx& tc, const Launch& l) {
   const OpCall& c = *l.call;
-  cpu::attention_decode(tc, c.dst, c.src[0], c.src[1], c.src[2], c.i[0], c.f[0], l.workspace);
+  cpu::attention_decode(tc, c.dst, c.src[0], c.src[1], c.src[2], c.i[0], c.f[0], l.workspace, c.ids, c.n_ids);
 }
 void run_swiglu(const ThreadCtx& tc, const Launch& l) { cpu::swiglu(tc, l.call->dst, l.call->src[0], l.call->src[1]); }
 void run_copy_rows(const ThreadCtx& tc, const Launch& l) {
   cpu::copy_rows(tc, l.call->dst, l.call->src[0], l.call->i[0]);
+}
+void run_window_scores(const ThreadCtx& tc, const Launch& l) {
+  const OpCall& c = *l.call;
+  const cpu::WindowScoresParams p{c.i[0], (c.i[1] & 1) != 0, (c.i[1] & 2) != 0, c.i[2], c.f[0]};
+  cpu::window_scores(tc, c.dst, c.src[0], c.src[1], p, l.workspace);
+}
+void run_pool1d(const ThreadCtx& tc, const Launch& l) {
+  cpu::pool1d(tc, l.call->dst, l.call->src[0], l.call->i[0], l.call->i[1] == 1);
+}
+void run_topk(const ThreadCtx& tc, const Launch& l) {
+  cpu::topk(tc, l.call->src[0], l.call->i[0], l.call->out_i, l.workspace);
+}
+void run_gather_rows(const ThreadCtx& tc, const Launch& l) {
+  const OpCall& c = *l.call;
+  cpu::gather_rows(tc, c.dst, c.src[0], c.ids, c.n_ids, c.i[0] == 1);
+}
+void run_block_scores(const ThreadCtx& tc, const Launch& l) {
+  const OpCall& c = *l.call;
+  const cpu::BlockScoresParams p{c.i[0], c.i[1], c.i[2], c.ids, c.n_ids};
+  cpu::block_scores(tc, c.dst, c.src[0], c.src[1], p, l.workspace);
+}
+void run_kv_similarity(const ThreadCtx& tc, const Launch& l) {
+  const OpCall& c = *l.call;
+  cpu::kv_similarity(tc, c.dst, c.src[0], c.src[1], c.src[2], c.f[0]);
 }
 void run_argmax(const ThreadCtx& tc, const Launch& l) {
   if (tc.ith == 0) *l.call->out_i = cpu::argmax(l.call->src[0]);
@@ -132,6 +156,12 @@ class CpuBackend final : public Backend {
       case Op::attention_prefill:
       case Op::attention_decode:
         return cpu::attention_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], c.src[1].ne[1], nth);
+      case Op::window_scores:
+        return cpu::window_scores_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], c.i[0], nth);
+      case Op::topk:
+        return cpu::topk_workspace_bytes(c.src[0].ne[0], nth);
+      case Op::block_scores:
+        return cpu::block_scores_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], nth);
       default:
         return 0;
     }

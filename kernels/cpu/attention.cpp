@@ -13,12 +13,16 @@ namespace attn_base {
 
 #if defined(__x86_64__)
 namespace attn_avx2 {
-void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
-void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
+void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
+             const int32_t*);
+void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
+            const int32_t*, int32_t);
 }  // namespace attn_avx2
 namespace attn_avx512 {
-void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
-void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*);
+void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
+             const int32_t*);
+void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
+            const int32_t*, int32_t);
 }  // namespace attn_avx512
 #endif
 
@@ -47,21 +51,23 @@ size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_hea
 }
 
 void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
-                       const Tensor& v, int32_t pos0, float scale, void* workspace) {
+                       const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* skip) {
 #if defined(__x86_64__)
-  if (kIsa == AttnIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace);
-  if (kIsa == AttnIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace);
+  if (kIsa == AttnIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
+  if (kIsa == AttnIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
 #endif
-  attn_base::prefill_impl(tc, dst, q, k, v, pos0, scale, workspace);
+  attn_base::prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip);
 }
 
 void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
-                      const Tensor& v, int32_t pos0, float scale, void* workspace) {
+                      const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* key_ids,
+                      int32_t n_key_ids) {
 #if defined(__x86_64__)
-  if (kIsa == AttnIsa::avx512) return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace);
-  if (kIsa == AttnIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace);
+  if (kIsa == AttnIsa::avx512)
+    return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
+  if (kIsa == AttnIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
 #endif
-  attn_base::decode_impl(tc, dst, q, k, v, pos0, scale, workspace);
+  attn_base::decode_impl(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
 }
 
 }  // namespace wt::cpu

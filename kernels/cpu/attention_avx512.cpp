@@ -20,13 +20,13 @@ namespace wt::cpu::attn_avx512 {
 #include "attention_impl.h"
 
 void prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
-             int32_t pos0, float scale, void* workspace) {
-  prefill_impl(tc, dst, q, k, v, pos0, scale, workspace);
+             int32_t pos0, float scale, void* workspace, const int32_t* skip) {
+  prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip);
 }
 
 void decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
-            int32_t pos0, float scale, void* workspace) {
-  decode_impl(tc, dst, q, k, v, pos0, scale, workspace);
+            int32_t pos0, float scale, void* workspace, const int32_t* ids, int32_t n_ids) {
+  decode_impl(tc, dst, q, k, v, pos0, scale, workspace, ids, n_ids);
 }
 
 }  // namespace wt::cpu::attn_avx512

@@ -49,14 +49,17 @@ struct TileRows {
   int64_t n = 0;
 };
 
-// Accumulates keys [ja, jb) of KV head g into the running state of the tile's rows.
-static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
-                               int64_t ja, int64_t jb, float scale, TileScratch* ts) {
+// Accumulates keys [ja, jb) of KV head g into the running state of the tile's rows. With
+// kIds, key j is cache row ids[j] (a sparse key set, decode); rows.pos then counts in j too.
+// A template rather than a run-time test so the dense path keeps its loops as they were.
+template <bool kIds>
+static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
+                                 int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids) {
   const int64_t hd = k.ne[0];
   for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
     for (int64_t jj = 0; jj < nb; ++jj) {
-      const float* kr = k.row<float>(g, j0 + jj);
+      const float* kr = k.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
       for (int64_t d = 0; d < hd; ++d) ts->kt[d * kBK + jj] = kr[d];
     }
     for (int64_t r = 0; r < rows.n; ++r) {
@@ -97,7 +100,7 @@ static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const 
           F16v a2 = load16(acc + d0 + 32) * alpha, a3 = load16(acc + d0 + 48) * alpha;
           for (int64_t jj = 0; jj < nv; ++jj) {
             const float p = s[jj];
-            const float* vr = v.row<float>(g, j0 + jj) + d0;
+            const float* vr = v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj) + d0;
             a0 += p * load16(vr);
             a1 += p * load16(vr + 16);
             a2 += p * load16(vr + 32);
@@ -112,12 +115,17 @@ static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const 
         for (int64_t d = 0; d < hd; ++d) acc[d] *= alpha;
         for (int64_t jj = 0; jj < nv; ++jj) {
           const float p = s[jj];
-          const float* vr = v.row<float>(g, j0 + jj);
+          const float* vr = v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
           for (int64_t d = 0; d < hd; ++d) acc[d] += p * vr[d];
         }
       }
     }
   }
+}
+
+static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
+                               int64_t ja, int64_t jb, float scale, TileScratch* ts) {
+  attend_keys_t<false>(rows, k, v, g, ja, jb, scale, ts, nullptr);
 }
 
 static inline void reset_rows(int64_t n_rows, int64_t hd, TileScratch* ts) {
@@ -129,48 +137,91 @@ static inline void reset_rows(int64_t n_rows, int64_t hd, TileScratch* ts) {
   std::memset(ts->acc, 0, sizeof(float) * static_cast<size_t>(n_rows * hd));
 }
 
+// One prefill tile: query rows idx[0..n_idx) (ascending) of the query heads of KV head g.
+static inline void prefill_tile(const wt::Tensor& dst, const wt::Tensor& q, const wt::Tensor& k, const wt::Tensor& v,
+                                int64_t g, int64_t group, const int64_t* idx, int64_t n_idx, int32_t pos0,
+                                float scale, TileScratch* ts) {
+  const int64_t hd = q.ne[0];
+  TileRows rows;
+  for (int64_t t = 0; t < n_idx; ++t) {
+    for (int64_t h = 0; h < group; ++h) {
+      rows.q[rows.n] = q.row<float>(g * group + h, idx[t]);
+      rows.pos[rows.n] = pos0 + idx[t];
+      ++rows.n;
+    }
+  }
+  reset_rows(rows.n, hd, ts);
+  attend_keys(rows, k, v, g, 0, pos0 + idx[n_idx - 1] + 1, scale, ts);
+  for (int64_t t = 0, r = 0; t < n_idx; ++t) {
+    for (int64_t h = 0; h < group; ++h, ++r) {
+      float* out = dst.row<float>(g * group + h, idx[t]);
+      const float inv = 1.0f / ts->l[r];
+      for (int64_t d = 0; d < hd; ++d) out[d] = ts->acc[r * hd + d] * inv;
+    }
+  }
+}
+
 static void prefill_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
                          const wt::Tensor& k, const wt::Tensor& v, int32_t pos0, float scale,
-                         void* workspace) {
+                         void* workspace, const int32_t* skip) {
   const int64_t hd = q.ne[0], n_head = q.ne[1], n = q.ne[2], n_head_kv = k.ne[1];
   const int64_t group = n_head / n_head_kv;
   const int64_t bq = kMaxRows / group > 0 ? kMaxRows / group : 1;
-  const int64_t n_qblocks = (n + bq - 1) / bq;
   TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
+  int64_t idx[kMaxRows];
   // Units are (kv head, query block); dealt round-robin so the long late blocks of the
   // causal triangle spread over all workers.
+  if (!skip) {
+    const int64_t n_qblocks = (n + bq - 1) / bq;
+    for (int64_t u = tc.ith; u < n_head_kv * n_qblocks; u += tc.nth) {
+      const int64_t g = u % n_head_kv;
+      const int64_t qb = n_qblocks - 1 - u / n_head_kv;
+      const int64_t q0 = qb * bq, q1 = (q0 + bq) < n ? (q0 + bq) : n;
+      for (int64_t i = q0; i < q1; ++i) idx[i - q0] = i;
+      prefill_tile(dst, q, k, v, g, group, idx, q1 - q0, pos0, scale, ts);
+    }
+    return;
+  }
+  // Token Filtering: the kept rows are packed bq at a time into full tiles (a row's result
+  // does not depend on its tile mates, so it is the same bits as without skipping).
+  int64_t r0, r1;
+  tc.split(n, &r0, &r1);
+  for (int64_t i = r0; i < r1; ++i) {
+    if (skip[i] == 0) continue;
+    for (int64_t h = 0; h < n_head; ++h) std::memset(dst.row<float>(h, i), 0, sizeof(float) * static_cast<size_t>(hd));
+  }
+  int64_t n_kept = 0;
+  for (int64_t i = 0; i < n; ++i) n_kept += skip[i] == 0;
+  const int64_t n_qblocks = (n_kept + bq - 1) / bq;
   for (int64_t u = tc.ith; u < n_head_kv * n_qblocks; u += tc.nth) {
     const int64_t g = u % n_head_kv;
     const int64_t qb = n_qblocks - 1 - u / n_head_kv;
-    const int64_t q0 = qb * bq, q1 = (q0 + bq) < n ? (q0 + bq) : n;
-    TileRows rows;
-    for (int64_t i = q0; i < q1; ++i) {
-      for (int64_t h = 0; h < group; ++h) {
-        rows.q[rows.n] = q.row<float>(g * group + h, i);
-        rows.pos[rows.n] = pos0 + i;
-        ++rows.n;
-      }
+    const int64_t q0 = qb * bq, q1 = (q0 + bq) < n_kept ? (q0 + bq) : n_kept;
+    // Kept rows of rank [q0, q1): a scan of the flags, negligible next to the tile's work.
+    int64_t n_idx = 0;
+    for (int64_t i = 0, rank = 0; i < n && rank < q1; ++i) {
+      if (skip[i] != 0) continue;
+      if (rank >= q0) idx[n_idx++] = i;
+      ++rank;
     }
-    reset_rows(rows.n, hd, ts);
-    attend_keys(rows, k, v, g, 0, pos0 + q1, scale, ts);
-    for (int64_t i = q0, r = 0; i < q1; ++i) {
-      for (int64_t h = 0; h < group; ++h, ++r) {
-        float* out = dst.row<float>(g * group + h, i);
-        const float inv = 1.0f / ts->l[r];
-        for (int64_t d = 0; d < hd; ++d) out[d] = ts->acc[r * hd + d] * inv;
-      }
-    }
+    prefill_tile(dst, q, k, v, g, group, idx, n_idx, pos0, scale, ts);
   }
 }
 
 // Decode: one position, keys split into chunks so every worker has work; each (kv head,
 // chunk) unit leaves a partial (m, l, acc) per query head, merged after a barrier.
+// With ids, the keys are cache rows ids[0..n_ids) instead of 0..pos0.
 static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
                         const wt::Tensor& k, const wt::Tensor& v, int32_t pos0, float scale,
-                        void* workspace) {
+                        void* workspace, const int32_t* ids, int32_t n_ids) {
   const int64_t hd = q.ne[0], n_head = q.ne[1], n_head_kv = k.ne[1];
   const int64_t group = n_head / n_head_kv;
-  const int64_t n_keys = pos0 + 1;
+  const int64_t n_keys = ids ? n_ids : pos0 + 1;
+  if (n_keys <= 0) {  // an empty key set: the limit of attending to less and less is 0
+    for (int64_t head = tc.ith; head < n_head; head += tc.nth)
+      std::memset(dst.row<float>(head, 0), 0, sizeof(float) * static_cast<size_t>(hd));
+    return;
+  }
   const int64_t max_chunks = (n_keys + kBK - 1) / kBK;
   int64_t n_chunks = (4 * tc.nth + n_head_kv - 1) / n_head_kv;
   n_chunks = n_chunks < max_chunks ? n_chunks : max_chunks;
@@ -187,11 +238,17 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
     TileRows rows;
     for (int64_t h = 0; h < group; ++h) {
       rows.q[rows.n] = q.row<float>(g * group + h, 0);
-      rows.pos[rows.n] = pos0;
+      rows.pos[rows.n] = n_keys - 1;
       ++rows.n;
     }
     reset_rows(rows.n, hd, ts);
-    if (ja < jb) attend_keys(rows, k, v, g, ja, jb, scale, ts);
+    if (ja < jb) {
+      if (ids) {
+        attend_keys_t<true>(rows, k, v, g, ja, jb, scale, ts, ids);
+      } else {
+        attend_keys(rows, k, v, g, ja, jb, scale, ts);
+      }
+    }
     for (int64_t h = 0; h < group; ++h) {
       float* p = partial + (u * group + h) * stride;
       p[0] = ts->m[h];

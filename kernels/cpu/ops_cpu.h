@@ -32,11 +32,17 @@ void rope(const ThreadCtx& tc, const Tensor& x, const int32_t* positions, const 
 // Causal GQA attention, flash-style (no n x n matrix). q/dst: [hd, n_head, n], k/v:
 // [hd, n_head_kv, >= pos0 + n]. Query row r sits at position pos0 + r and attends keys
 // 0..pos0 + r. workspace: attention_workspace_bytes().
+// skip (optional, [n]): rows flagged nonzero get a zero output and cost nothing (Token
+// Filtering); the other rows get exactly the bits they would get without skip.
 void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
-                       const Tensor& v, int32_t pos0, float scale, void* workspace);
+                       const Tensor& v, int32_t pos0, float scale, void* workspace,
+                       const int32_t* skip = nullptr);
 // One query row (n = 1) at position pos0; splits keys across workers and merges.
+// key_ids (optional): attend only cache rows key_ids[0..n_key_ids) (ascending; SlimInfer's
+// active blocks) instead of 0..pos0, which is then ignored. No keys at all gives 0.
 void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
-                      const Tensor& v, int32_t pos0, float scale, void* workspace);
+                      const Tensor& v, int32_t pos0, float scale, void* workspace,
+                      const int32_t* key_ids = nullptr, int32_t n_key_ids = 0);
 size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads);
 
 // dst[n, f] = silu(gate) * up. dst may alias gate.
@@ -47,5 +53,65 @@ void copy_rows(const ThreadCtx& tc, const Tensor& dst, const Tensor& src, int64_
 
 // Index of the largest value of row 0 of x (the first on ties). Run by worker 0 only.
 int32_t argmax(const Tensor& x);
+
+// ---- KV-cache pruning (ops.def: window_scores .. kv_similarity). Shapes below are written
+// ne0 first, as in the rest of this file.
+
+struct WindowScoresParams {
+  int32_t window;     // W: the last W rows of q are the observation window
+  bool softmax;       // causal softmax probabilities (else raw q.k, no scale or mask)
+  bool per_query;     // one output row per window query (else their sum)
+  int32_t n_visible;  // key rows the last query sees (its own row + 1); <= 0 means all of k
+  float scale;        // softmax mode: z = q.k * scale
+};
+// dst[n_cols, n_head, n_out]: how much each of the last W queries of q[hd, n_head, n]
+// attends to key columns 0..n_cols of k[hd, n_head_kv, n_keys] (SnapKV-style observation
+// window). The softmax runs over every key the query sees, scored or not, so scores of a
+// column prefix are the same numbers a full-width call would give.
+// workspace: window_scores_workspace_bytes().
+void window_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
+                   const WindowScoresParams& p, void* workspace);
+size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t window, int n_threads);
+
+// dst[n, rows] = x pooled along ne0 with an odd kernel, stride 1 and kernel/2 padding (same
+// length). Average pooling counts the padding as zeros (divisor always `kernel`, as
+// PyTorch's avg_pool1d); max pooling ignores it. Smooths scores so that a kept key keeps
+// its neighbours. dst must not alias x.
+void pool1d(const ThreadCtx& tc, const Tensor& dst, const Tensor& x, int32_t kernel, bool max);
+
+// For each row r of x[n, rows]: the indices of its k largest values (ties: lower index
+// first), ascending, to out[r * k .. r * k + k). k > n fills the slots past n with -1.
+// workspace: topk_workspace_bytes().
+void topk(const ThreadCtx& tc, const Tensor& x, int32_t k, int32_t* out, void* workspace);
+size_t topk_workspace_bytes(int64_t n, int n_threads);
+
+// Selected rows of src[d, heads, n_src] (or a 2-D [d, n_src], heads = 1) into dst: shared
+// (one list for every head, dst row r = src row ids[r]) or per head (dst[r, h] =
+// src[ids[h * n_sel + r], h], n_sel = n_ids / heads) — compacting a pruned KV cache.
+// dst must not alias src.
+void gather_rows(const ThreadCtx& tc, const Tensor& dst, const Tensor& src, const int32_t* ids, int32_t n_ids,
+                 bool per_head);
+
+struct BlockScoresParams {
+  int32_t block;         // key rows per block (the last block may be shorter)
+  int32_t unit;          // key rows per unit; units never straddle a block edge
+  int32_t n_last;        // qbar = mean of the last n_last rows of q (<= 0 or > n: all rows)
+  const int32_t* ids;    // optional: key row r is row ids[r] of k
+  int32_t n_ids;
+};
+// dst[n_blocks] SlimInfer block scores: max over the block's units of
+// (1 / n_head) * sum_h |qbar_h . mean(unit keys of kv head h / G)|.
+// workspace: block_scores_workspace_bytes().
+void block_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
+                  const BlockScoresParams& p, void* workspace);
+size_t block_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int n_threads);
+
+// dst[2, n_head_kv, n]: per row t of k and v [hd, n_head_kv, n], in order, the cosine of
+// k_t and v_t with running anchors (anchors[hd, n_head_kv, 2]: k then v), then
+// A = decay * A + (1 - decay) * x. A zero anchor (the first row) takes x as it is and gives
+// cos 0; so does a zero x. The anchors are updated in place: the state carries to the next
+// call (chunked prefill, decode).
+void kv_similarity(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, const Tensor& v, const Tensor& anchors,
+                   float decay);
 
 }  // namespace wt::cpu

@@ -15,6 +15,7 @@ wt_context_params wt_context_default_params(void) {
   p.progress = nullptr;
   p.progress_user = nullptr;
   p.matmul_mode = WT_MATMUL_FAST;
+  p.prune = wt_prune_default_params();
   return p;
 }
 
@@ -32,6 +33,7 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
     if (p.matmul_mode != WT_MATMUL_FAST && p.matmul_mode != WT_MATMUL_F32)
       return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
     o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
+    o.prune = p.prune;
     auto c = std::make_unique<wt_context>();
     c->owner = model;
     WT_TRY(wt::Context::create(*model->model, o, &c->ctx));
@@ -40,7 +42,10 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
                                   std::to_string(st.arena_bytes) + " bytes (KV " + std::to_string(st.kv_bytes) +
                                   "), backend " + c->ctx->backend().caps().name + " x" +
                                   std::to_string(c->ctx->backend().caps().n_threads) + " threads, matmul " +
-                                  c->ctx->backend().caps().simd);
+                                  c->ctx->backend().caps().simd +
+                                  (p.prune.method != WT_PRUNE_FULL
+                                       ? std::string(", prune ") + wt_prune_method_name(p.prune.method)
+                                       : std::string()));
     *out_ctx = c.release();
     return Status::ok();
   });
@@ -96,6 +101,31 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
     out_stats->decode_ms = s.decode_ms;
     out_stats->arena_bytes = s.arena_bytes;
     out_stats->kv_bytes = s.kv_bytes;
+    return Status::ok();
+  });
+}
+
+wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_stats) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(out_stats, "out_stats"));
+    const wt::PruneStats& s = ctx->ctx->prune_stats();
+    wt_prune_stats o;
+    o.method = ctx->ctx->prune_params().method;
+    o.n_prompt = s.n_prompt;
+    o.n_layer = static_cast<int32_t>(s.kv_rows.size());
+    o.selection_layer = s.report.selection_layer;
+    o.triggered = s.report.triggered;
+    o.n_selected = s.report.n_selected;
+    o.kv_rows = s.kv_rows.data();
+    o.hidden_rows = s.hidden_rows.data();
+    o.kv_bytes = s.kv_bytes.data();
+    o.n_attention_skipped = ctx->ctx->policy() ? ctx->ctx->policy()->report().n_attention_skipped : 0;
+    o.n_block_swaps = ctx->ctx->policy() ? ctx->ctx->policy()->report().n_block_swaps : 0;
+    o.score_ms = s.score_ms;
+    o.pass1_ms = s.pass1_ms;
+    o.prefill_ms = s.prefill_ms;
+    *out_stats = o;
     return Status::ok();
   });
 }

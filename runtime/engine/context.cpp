@@ -72,6 +72,13 @@ Status Context::create(const Model& model, const ContextOptions& options, std::u
                                          std::to_string(hp.n_rot) + ": the CPU attention supports head_dim <= 256");
   std::unique_ptr<Context> ctx(new Context(model, options));
   ctx->n_ctx_ = options.n_ctx > 0 ? options.n_ctx : (hp.n_ctx_train > 0 ? hp.n_ctx_train : 4096);
+  const PruneShape shape{hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, ctx->n_ctx_};
+  WT_TRY(make_policy(options.prune, shape, &ctx->prune_, &ctx->policy_));
+  const size_t nl = static_cast<size_t>(hp.n_layer);
+  ctx->kv_len_.assign(nl, 0);
+  ctx->prune_stats_.kv_rows.assign(nl, 0);
+  ctx->prune_stats_.hidden_rows.assign(nl, 0);
+  ctx->prune_stats_.kv_bytes.assign(nl, 0);
   BackendOptions bo;
   bo.n_threads = options.n_threads;
   WT_TRY(create_cpu_backend(bo, &ctx->backend_));
@@ -113,6 +120,24 @@ Status Context::allocate() {
     att.src[0] = make_tensor(nullptr, DType::f32, 3, qne);
     att.src[1] = make_tensor(nullptr, DType::f32, 3, kne);
     need = std::max(need, backend_->workspace_bytes(att));
+    if (policy_) {
+      // The selection ops a policy may ask for, at their largest.
+      OpCall ws;
+      ws.op = Op::window_scores;
+      ws.src[0] = att.src[0];
+      ws.src[1] = att.src[1];
+      const int64_t dne[3] = {n, hp.n_head, 1};
+      ws.dst = make_tensor(nullptr, DType::f32, 3, dne);
+      need = std::max(need, backend_->workspace_bytes(ws));
+      for (Op op : {Op::topk, Op::pool1d, Op::block_scores, Op::kv_similarity, Op::gather_rows}) {
+        OpCall c;
+        c.op = op;
+        c.src[0] = make_tensor_2d(nullptr, DType::f32, n, std::max(hp.n_head, hp.n_layer));
+        c.src[1] = att.src[1];
+        c.i[0] = static_cast<int32_t>(n);
+        need = std::max(need, backend_->workspace_bytes(c));
+      }
+    }
     return need;
   };
   const size_t workspace_bytes = std::max(workspace_for(n), workspace_for(n_logit_rows_));
@@ -141,6 +166,17 @@ Status Context::allocate() {
     positions_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * static_cast<size_t>(n)));
     token_ids_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * static_cast<size_t>(n)));
     rope_divisors_ = static_cast<float*>(a.take(sizeof(float) * static_cast<size_t>(hp.n_rot / 2 + 1)));
+    // Pruning state: sized for n_ctx so no pass allocates.
+    const size_t n_sz = static_cast<size_t>(n);
+    row_tmp_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * n_sz));
+    tok_tmp_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * n_sz));
+    kv_pos_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * n_sz * static_cast<size_t>(hp.n_layer * hp.n_head_kv)));
+    if (policy_) {
+      score_capacity_ = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));
+      scores_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
+      pooled_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
+      anchors_ = static_cast<float*>(a.take(sizeof(float) * static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd)));
+    }
     void* workspace = a.take(workspace_bytes);
     if (pass == 0) {
       WT_TRY(backend_->alloc(a.used(), MemoryKind::device, &arena_));
@@ -180,7 +216,14 @@ Status Context::check_tokens(const int32_t* tokens, int32_t n_tokens) const {
 Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
   WT_TRY(check_tokens(tokens, n_tokens));
   const auto t0 = std::chrono::steady_clock::now();
-  Status st = forward(tokens, n_tokens, true);
+  Status st;
+  if (policy_ && n_past_ == 0) {
+    st = prefill_pruned(tokens, n_tokens);
+  } else {
+    for (int32_t i = 0; i < n_tokens; ++i) row_tmp_[i] = n_past_ + i;
+    st = forward(tokens, row_tmp_, n_tokens, nullptr, nullptr);
+    if (st.is_ok()) n_past_ += n_tokens;
+  }
   if (!st.is_ok()) {
     reset();
     return st;
@@ -193,7 +236,9 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
 Status Context::decode(int32_t token) {
   WT_TRY(check_tokens(&token, 1));
   const auto t0 = std::chrono::steady_clock::now();
-  WT_TRY(forward(&token, 1, false));
+  const int32_t pos = n_past_;
+  WT_TRY(forward(&token, &pos, 1, nullptr, nullptr));
+  n_past_ += 1;
   stats_.decode_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   stats_.n_decode_tokens += 1;
   return Status::ok();
@@ -203,15 +248,24 @@ const float* Context::logits(int32_t row) const {
   if (last_rows_ == 0) return nullptr;
   if (row < 0) row = last_rows_ - 1;
   if (row >= last_rows_) return nullptr;
-  // Without logits_all only the last row exists, stored at index 0.
-  const int32_t slot = options_.logits_all ? row : (row == last_rows_ - 1 ? 0 : -1);
+  // Without logits_all (or after a pruned prefill) only the last row exists, at index 0.
+  const bool all = options_.logits_all && !last_row_only_;
+  const int32_t slot = all ? row : (row == last_rows_ - 1 ? 0 : -1);
   if (slot < 0) return nullptr;
   return act_.logits.row<float>(slot);
+}
+
+const int32_t* Context::kv_positions(int32_t l, int32_t h) const {
+  return kv_pos_ + (static_cast<size_t>(l) * static_cast<size_t>(model_.hp.n_head_kv) + static_cast<size_t>(h)) *
+                       static_cast<size_t>(n_ctx_);
 }
 
 void Context::reset() {
   n_past_ = 0;
   last_rows_ = 0;
+  last_row_only_ = false;
+  policy_decoding_ = false;
+  for (int32_t& len : kv_len_) len = 0;
   stats_.n_prefill_tokens = stats_.n_decode_tokens = 0;
   stats_.prefill_ms = stats_.decode_ms = 0;
 }

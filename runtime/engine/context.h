@@ -9,6 +9,7 @@
 
 #include "../../backends/backend.h"
 #include "../model/model.h"
+#include "../prune/policy.h"
 #include "../status.h"
 
 namespace wt {
@@ -20,6 +21,19 @@ struct ContextOptions {
   bool f32_activations = false;  // matmuls without int8 activation quantization
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
+  wt_prune_params prune = wt_prune_default_params();
+};
+
+// What the pruning policy did in the last pruned prefill (wt_prune_stats).
+struct PruneStats {
+  int32_t n_prompt = 0;
+  PolicyReport report;
+  std::vector<int32_t> kv_rows;      // [n_layer] prompt KV rows per layer
+  std::vector<int32_t> hidden_rows;  // [n_layer] rows computed per layer (last pass)
+  std::vector<uint64_t> kv_bytes;    // [n_layer]
+  double score_ms = 0;
+  double pass1_ms = 0;
+  double prefill_ms = 0;
 };
 
 struct ContextStats {
@@ -48,11 +62,26 @@ class Context {
   const ContextStats& stats() const { return stats_; }
   const Model& model() const { return model_; }
   const Backend& backend() const { return *backend_; }
+  const wt_prune_params& prune_params() const { return prune_; }
+  const PruneStats& prune_stats() const { return prune_stats_; }
+  const PrunePolicy* policy() const { return policy_.get(); }
+  // KV rows layer l holds, and the original position of each row of KV head h.
+  int32_t kv_len(int32_t l) const { return kv_len_[static_cast<size_t>(l)]; }
+  const int32_t* kv_positions(int32_t l, int32_t h) const;
+  const Tensor& k_cache(int32_t l) const { return k_cache_[static_cast<size_t>(l)]; }
 
  private:
   Context(const Model& model, const ContextOptions& options) : model_(model), options_(options) {}
   Status allocate();
-  Status forward(const int32_t* tokens, int32_t n_tokens, bool report_progress);
+  // One pass of the model over n rows at positions pos[0..n) (copied in first). With a
+  // policy, the rows are a fresh prompt (every layer's KV starts empty), the policy is asked
+  // at every layer and may shrink the rows; if it asks to restart, *restart says with what.
+  // Without one, the rows append to the KV of every layer (prefill chunks, decode), and
+  // policy_ (if any) is asked its decode questions.
+  Status forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy, Decision* restart);
+  Status prefill_pruned(const int32_t* tokens, int32_t n_tokens);
+  Status observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
+                 const Tensor& k, const Tensor& v, Observation* obs);
   Status check_tokens(const int32_t* tokens, int32_t n_tokens) const;
 
   // Activations of the forward pass, each a view of the arena sized for n_ctx rows.
@@ -77,11 +106,24 @@ class Context {
   std::vector<Tensor> v_cache_;
   int32_t* positions_ = nullptr; // [n_ctx] in the arena
   int32_t* token_ids_ = nullptr; // [n_ctx] in the arena
+  int32_t* row_tmp_ = nullptr;   // [n_ctx] scratch for gathered positions / tokens
+  int32_t* tok_tmp_ = nullptr;   // [n_ctx]
+  int32_t* kv_pos_ = nullptr;    // [n_layer][n_head_kv][n_ctx] original position of each KV row
+  float* scores_ = nullptr;      // [n_head][n_ctx] window / block scores, before pooling
+  float* pooled_ = nullptr;      // [n_head][n_ctx] after pooling; kv similarities
+  size_t score_capacity_ = 0;    // floats in scores_ and in pooled_
+  float* anchors_ = nullptr;     // [n_layer][2][n_head_kv][head_dim] Token Filtering anchors
+  std::vector<int32_t> kv_len_;  // [n_layer] KV rows each layer holds
+  wt_prune_params prune_;        // resolved (model-specific defaults filled in)
+  std::unique_ptr<PrunePolicy> policy_;
+  bool policy_decoding_ = false; // the last prefill was pruned: decode asks the policy
+  PruneStats prune_stats_;
   float* rope_divisors_ = nullptr;
   int32_t n_ctx_ = 0;
   int32_t n_past_ = 0;
   int32_t n_logit_rows_ = 0;  // rows the logits buffer holds
   int32_t last_rows_ = 0;     // rows of the last prefill/decode (0: no logits yet)
+  bool last_row_only_ = false;  // the last prefill was pruned: only its last row has logits
   ContextStats stats_;
 };
 

@@ -22,12 +22,21 @@ struct Options {
   float top_p = 0.95f;
   unsigned long long seed = 0;
   bool f32_activations = false;
+  std::string prune_method = "full";
+  std::vector<std::pair<std::string, std::string>> prune_params;
+  bool verbose = false;
 };
 
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
+               "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
+               "  -f FILE    read the prompt from a file\n"
+               "  --prune    full, streaming, snapkv, fastkv, gemfilter, asl, claa, sliminfer,\n"
+               "             tokenfilter, oracle (runtime/prune/README.md)\n"
+               "  --prune-param  a wt_prune_params field, e.g. keep=0.2, layer=12, pool=max\n"
+               "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
                "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
                "  --temp 0   greedy decoding (the default)\n",
@@ -68,6 +77,34 @@ bool parse_args(int argc, char** argv, Options* o) {
       const char* v = value("--system");
       if (!v) return false;
       o->system = v;
+    } else if (a == "-f" || a == "--file") {
+      const char* v = value("-f");
+      if (!v) return false;
+      FILE* f = std::fopen(v, "rb");
+      if (!f) {
+        std::fprintf(stderr, "error: cannot open %s\n", v);
+        return false;
+      }
+      char chunk[65536];
+      size_t got = 0;
+      o->prompt.clear();
+      while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) o->prompt.append(chunk, got);
+      std::fclose(f);
+    } else if (a == "--prune") {
+      const char* v = value("--prune");
+      if (!v) return false;
+      o->prune_method = v;
+    } else if (a == "--prune-param") {
+      const char* v = value("--prune-param");
+      if (!v) return false;
+      const char* eq = std::strchr(v, '=');
+      if (!eq) {
+        std::fprintf(stderr, "error: --prune-param expects KEY=VALUE, got '%s'\n", v);
+        return false;
+      }
+      o->prune_params.emplace_back(std::string(v, eq), std::string(eq + 1));
+    } else if (a == "-v" || a == "--verbose") {
+      o->verbose = true;
     } else if (a == "--chat") {
       o->chat = true;
     } else if (a == "--f32-activations") {
@@ -129,6 +166,31 @@ bool on_token(wt_token token, void* user) {
   return true;
 }
 
+void print_prune_stats(const wt_context* ctx) {
+  wt_prune_stats ps;
+  if (wt_context_get_prune_stats(ctx, &ps) != WT_OK) return;
+  std::fprintf(stderr, "\nprune %s: prompt %d tokens, ", wt_prune_method_name(ps.method), ps.n_prompt);
+  if (ps.selection_layer >= 0) {
+    std::fprintf(stderr, "selection at layer %d (%s), %d rows kept\n", ps.selection_layer,
+                 ps.triggered ? "triggered" : "forced, never triggered", ps.n_selected);
+  } else if (ps.method == WT_PRUNE_ASL) {
+    std::fprintf(stderr, "ASL never triggered: no token selection\n");
+  } else {
+    std::fprintf(stderr, "%d rows kept\n", ps.n_selected);
+  }
+  std::fprintf(stderr, "  layer  rows  kv_rows  kv_bytes\n");
+  uint64_t total = 0;
+  for (int32_t l = 0; l < ps.n_layer; ++l) {
+    std::fprintf(stderr, "  %5d %5d %8d %9llu\n", l, ps.hidden_rows[l], ps.kv_rows[l],
+                 static_cast<unsigned long long>(ps.kv_bytes[l]));
+    total += ps.kv_bytes[l];
+  }
+  std::fprintf(stderr, "  KV total %llu bytes; attention skipped for %lld (token, layer) pairs; %d block swaps\n",
+               static_cast<unsigned long long>(total), static_cast<long long>(ps.n_attention_skipped), ps.n_block_swaps);
+  std::fprintf(stderr, "  time: prefill %.1f ms (first pass %.1f ms, scoring %.1f ms)\n", ps.prefill_ms, ps.pass1_ms,
+               ps.score_ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,6 +232,13 @@ int main(int argc, char** argv) {
   cp.n_threads = o.n_threads;
   cp.matmul_mode = o.f32_activations ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   cp.n_ctx = o.n_ctx > 0 ? o.n_ctx : static_cast<int>(n_tokens) + o.n_predict + 1;
+  st = wt_prune_method_from_name(o.prune_method.c_str(), &cp.prune.method);
+  if (st != WT_OK) return fail("--prune", st);
+  for (const auto& kv : o.prune_params) {
+    st = wt_prune_set_param(&cp.prune, kv.first.c_str(), kv.second.c_str());
+    if (st != WT_OK) return fail("--prune-param", st);
+  }
+  if (cp.prune.method == WT_PRUNE_ORACLE) cp.n_ctx += cp.prune.oracle_tokens;
   wt_context* ctx = nullptr;
   st = wt_context_create(model, &cp, &ctx);
   if (st != WT_OK) return fail("creating the context", st);
@@ -196,6 +265,8 @@ int main(int argc, char** argv) {
     std::fwrite(stream.buf.data(), 1, len, stdout);
   std::printf("\n");
   if (st != WT_OK) return fail("generation", st);
+
+  if (o.verbose && cp.prune.method != WT_PRUNE_FULL) print_prune_stats(ctx);
 
   wt_context_stats stats;
   if (wt_context_get_stats(ctx, &stats) == WT_OK) {

@@ -1,0 +1,63 @@
+// window_scores: the attention the last W queries pay to each key (SnapKV's observation
+// window), per query or summed.
+//
+// Softmax mode needs each query's max and sum over all the keys it sees before any
+// probability is final, and the summed output mixes W different normalizers, so there are
+// two phases instead of an n_keys-wide score row per query: (1) running max/sum per (head,
+// query) over the visible keys, flash-style; (2) after a barrier, scores again for the
+// scored columns only, normalized, written or summed. Phase 2 is split by column block, so
+// each worker owns whole dst columns and the sum needs no atomics. Both phases transpose a
+// 64-key block once and reuse it for every query row of the KV head (as attention_impl.h),
+// which keeps the dot products in vector registers with no horizontal sums.
+#include <cstdint>
+#include <cstring>
+
+#include "fast_math.h"
+#include "ops_cpu.h"
+
+namespace wt::cpu {
+namespace ws_base {
+#include "window_scores_impl.h"
+}  // namespace ws_base
+
+#if defined(__x86_64__)
+namespace ws_avx2 {
+void run(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const WindowScoresParams&, void*);
+}  // namespace ws_avx2
+namespace ws_avx512 {
+void run(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const WindowScoresParams&, void*);
+}  // namespace ws_avx512
+#endif
+
+namespace {
+
+enum class WsIsa { base, avx2, avx512 };
+
+WsIsa pick_isa() {
+#if defined(__x86_64__)
+  // __builtin_cpu_supports also checks that the OS saves the wider register state.
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return WsIsa::avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return WsIsa::avx2;
+#endif
+  return WsIsa::base;
+}
+
+const WsIsa kIsa = pick_isa();
+
+}  // namespace
+
+size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t window, int n_threads) {
+  const int64_t w = window > 0 ? window : 0;
+  return sizeof(float) * static_cast<size_t>(n_head * w * 2 + n_threads * head_dim * ws_base::kBK);
+}
+
+void window_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
+                   const WindowScoresParams& p, void* workspace) {
+#if defined(__x86_64__)
+  if (kIsa == WsIsa::avx512) return ws_avx512::run(tc, dst, q, k, p, workspace);
+  if (kIsa == WsIsa::avx2) return ws_avx2::run(tc, dst, q, k, p, workspace);
+#endif
+  ws_base::window_scores_impl(tc, dst, q, k, p, workspace);
+}
+
+}  // namespace wt::cpu

@@ -1,0 +1,99 @@
+// ASL, the adaptive selection layer (METHODS.md §5). From layer 0 on, every layer's pooled
+// window scores (summed over G, then over KV heads) become a rank vector. From L_min on,
+// the ranks of the last L_obs layers are compared: over the union of their top-(K - W)
+// sets, the mean population variance of each token's rank across those layers is V_l; the
+// first evaluated layer gives V_init, and the first layer with V_l / V_init < tau selects
+// its own top (K - W) plus the window (one-pass: later layers run on those rows; two-pass:
+// a re-prefill of those tokens at their original positions). No fallback: if the ratio
+// never drops, nothing is selected — unless asl_max_layer forces a selection there.
+#include <algorithm>
+#include <cmath>
+#include "scored_policy.h"
+#include "selection_math.h"
+
+namespace wt {
+namespace {
+
+class Asl final : public ScoredPolicy {
+ public:
+  Asl(const wt_prune_params& p, const PruneShape& s) : ScoredPolicy(p, s) {
+    const size_t n = static_cast<size_t>(s.n_ctx);
+    ranks_.assign(n * static_cast<size_t>(p.asl_obs_layers), 0);
+    order_.assign(n, 0);
+  }
+
+  void begin(int32_t n_prompt, int pass) override {
+    ScoredPolicy::begin(n_prompt, pass);
+    if (pass == 0) {
+      selected_ = false;
+      n_ranked_ = 0;
+      v_init_ = -1.0;
+    }
+  }
+
+  ScoreRequest request(int32_t, int32_t n) override {
+    if (pass_ != 0 || n <= budget(n_prompt_)) return {};  // everything fits the budget
+    if (selected_ && !p_.asl_kv_topk) return {};
+    return window_request(n, p_.window);
+  }
+
+  Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
+    if (!obs.scores) return Status::ok();
+    const int32_t n = obs.n_rows, w = p_.window, c = budget(n_prompt_);
+    sum_groups(obs);
+    if (!selected_) {
+      sum_kv_heads(obs.n_cols);
+      rank(obs.n_cols);
+      bool fire = false;
+      if (l >= p_.asl_min_layer && n_ranked_ >= p_.asl_obs_layers) {
+        const double v = rank_variance(ranks_.data(), p_.asl_obs_layers, obs.n_cols, c - w);
+        if (v_init_ < 0) {
+          v_init_ = v;  // ratio 1 at the first evaluated layer: it never fires
+        } else if (v_init_ > 0 && v / v_init_ < p_.asl_tau) {
+          fire = true;
+        }
+      }
+      const bool forced = !fire && l == p_.asl_max_layer;
+      if (fire || forced) {
+        WT_TRY(keep_tokens(sel, token_scores_.data(), n, c, w, d));
+        selected_ = true;
+        report_.selection_layer = l;
+        report_.triggered = fire;
+        report_.n_selected = d->n_keep_rows;
+        if (p_.asl_two_pass) {
+          d->restart = true;
+          return Status::ok();
+        }
+      }
+    }
+    if (p_.asl_kv_topk) WT_TRY(keep_kv_per_head(sel, n, c, w, d));
+    return Status::ok();
+  }
+
+  int32_t kv_budget(int32_t, int32_t n_prompt) const override {
+    return p_.asl_kv_topk || p_.asl_two_pass ? std::min(n_prompt, budget(n_prompt)) : n_prompt;
+  }
+
+ private:
+  int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
+
+  void rank(int32_t n) {
+    int32_t* slot = ranks_.data() + static_cast<size_t>(n_ranked_ % p_.asl_obs_layers) * n;
+    ranks_descending(token_scores_.data(), n, order_.data(), slot);
+    ++n_ranked_;
+  }
+
+  std::vector<int32_t> ranks_;  // [L_obs][n] ring of rank vectors
+  std::vector<int32_t> order_;
+  int32_t n_ranked_ = 0;
+  double v_init_ = -1.0;
+  bool selected_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<PrunePolicy> make_asl(const wt_prune_params& p, const PruneShape& s) {
+  return std::make_unique<Asl>(p, s);
+}
+
+}  // namespace wt

@@ -1,0 +1,74 @@
+// CLAA, cross-layer attention aggregation (METHODS.md §6): FastKV whose TSP score is the
+// max, over the last n buffered layers and their KV heads, of each (layer, head) score
+// vector z-scored over tokens (sample std + 1e-8), as the authors' code does. The first m
+// layers keep their full KV; the keep rate sets both the KV budget and T, as fractions of
+// the original L.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "scored_policy.h"
+#include "selection_math.h"
+
+namespace wt {
+namespace {
+
+class Claa final : public ScoredPolicy {
+ public:
+  Claa(const wt_prune_params& p, const PruneShape& s) : ScoredPolicy(p, s) {
+    buffer_.assign(static_cast<size_t>(p.claa_n_layers) * s.n_head_kv * s.n_ctx, 0.0f);
+  }
+
+  void begin(int32_t n_prompt, int pass) override {
+    ScoredPolicy::begin(n_prompt, pass);
+    n_buffered_ = 0;
+  }
+
+  ScoreRequest request(int32_t l, int32_t n) override {
+    if (pass_ != 0) return {};
+    const int32_t c = budget(n_prompt_);
+    const bool compress = l >= p_.claa_min_layer && n > c;
+    const bool aggregate = l <= p_.layer && l > p_.layer - p_.claa_n_layers && n > c;
+    return compress || aggregate ? window_request(n, p_.window) : ScoreRequest{};
+  }
+
+  Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
+    if (!obs.scores) return Status::ok();
+    const int32_t n = obs.n_rows, w = p_.window, c = budget(n_prompt_), n_cols = obs.n_cols;
+    const int32_t n_kv = shape_.n_head_kv;
+    sum_groups(obs);
+    if (l <= p_.layer && l > p_.layer - p_.claa_n_layers) {
+      const size_t per = static_cast<size_t>(n_kv) * n_cols;
+      std::memcpy(buffer_.data() + static_cast<size_t>(n_buffered_) * per, kv_scores_.data(), sizeof(float) * per);
+      ++n_buffered_;
+    }
+    if (l >= p_.claa_min_layer) WT_TRY(keep_kv_per_head(sel, n, c, w, d));
+    if (l == p_.layer && n > c) {
+      zscore_max(buffer_.data(), n_buffered_ * n_kv, n_cols, token_scores_.data());
+      WT_TRY(keep_tokens(sel, token_scores_.data(), n, c, w, d));
+      report_.selection_layer = l;
+      report_.triggered = true;
+      report_.n_selected = d->n_keep_rows;
+    }
+    return Status::ok();
+  }
+
+  int32_t kv_budget(int32_t l, int32_t n_prompt) const override {
+    return l < p_.claa_min_layer ? n_prompt : std::min(n_prompt, budget(n_prompt));
+  }
+
+ private:
+  int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
+
+  std::vector<float> buffer_;  // [n_layers][n_kv][n] the last layers' per-KV-head scores
+  int32_t n_buffered_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PrunePolicy> make_claa(const wt_prune_params& p, const PruneShape& s) {
+  return std::make_unique<Claa>(p, s);
+}
+
+}  // namespace wt

@@ -1,0 +1,65 @@
+// FastKV (METHODS.md §2): SnapKV-style KV compression in every layer, and at the TSP layer
+// the window scores summed over all KV heads pick the T rows that later layers compute
+// (token-selective propagation, original positions). Proportional mode: C = floor(n r)
+// before the TSP layer, floor(n r / t) after it, T = floor(L t); constant mode: C, T.
+#include <algorithm>
+#include <cmath>
+
+#include "scored_policy.h"
+
+namespace wt {
+namespace {
+
+class FastKV final : public ScoredPolicy {
+ public:
+  using ScoredPolicy::ScoredPolicy;
+
+  ScoreRequest request(int32_t l, int32_t n) override {
+    if (pass_ != 0) return {};
+    const bool compress = n > kv_cap(l, n);
+    const bool select = l == p_.layer && n > tsp_len(n_prompt_);
+    return compress || select ? window_request(n, p_.window) : ScoreRequest{};
+  }
+
+  Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
+    if (!obs.scores) return Status::ok();
+    const int32_t n = obs.n_rows, w = p_.window;
+    sum_groups(obs);
+    WT_TRY(keep_kv_per_head(sel, n, kv_cap(l, n), w, d));
+    if (l == p_.layer && n > tsp_len(n_prompt_)) {
+      sum_kv_heads(obs.n_cols);
+      WT_TRY(keep_tokens(sel, token_scores_.data(), n, tsp_len(n_prompt_), w, d));
+      report_.selection_layer = l;
+      report_.triggered = true;
+      report_.n_selected = d->n_keep_rows;
+    }
+    return Status::ok();
+  }
+
+  int32_t kv_budget(int32_t l, int32_t n_prompt) const override {
+    const int32_t n = l <= p_.layer ? n_prompt : std::min(n_prompt, tsp_len(n_prompt));
+    return std::min(n, kv_cap(l, n));
+  }
+
+ private:
+  bool constant() const { return p_.budget > 0; }
+  int32_t tsp_len(int32_t n_prompt) const {
+    const int32_t t = constant() ? p_.fastkv_tsp_len
+                                 : static_cast<int32_t>(std::floor(static_cast<double>(p_.fastkv_tsp_rate) * n_prompt));
+    return std::max(t, p_.window);
+  }
+  // KV budget of layer l whose current length is n.
+  int32_t kv_cap(int32_t l, int32_t n) const {
+    if (constant()) return std::max(p_.budget, p_.window);
+    const double r = l <= p_.layer ? p_.keep : static_cast<double>(p_.keep) / p_.fastkv_tsp_rate;
+    return std::max(static_cast<int32_t>(std::floor(r * n)), p_.window);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PrunePolicy> make_fastkv(const wt_prune_params& p, const PruneShape& s) {
+  return std::make_unique<FastKV>(p, s);
+}
+
+}  // namespace wt

@@ -1,0 +1,65 @@
+// GemFilter (METHODS.md §3): pass 1 runs up to the filter layer f and scores every key by
+// the raw dot product with the last query, summed over all query heads, avg-pooled (k 5);
+// the top K tokens (sorted) are re-prefilled as a fresh prompt at positions 0..K-1, the
+// reference behaviour. Options: original positions, force-keep the last W tokens.
+#include <algorithm>
+#include <cstring>
+
+#include "scored_policy.h"
+
+namespace wt {
+namespace {
+
+class GemFilter final : public ScoredPolicy {
+ public:
+  using ScoredPolicy::ScoredPolicy;
+
+  ScoreRequest request(int32_t l, int32_t n) override {
+    if (pass_ != 0 || l != p_.layer || n <= top_k(n)) return {};
+    ScoreRequest r;
+    r.kind = ScoreRequest::Kind::window;
+    r.window = 1;
+    r.softmax = false;
+    r.n_cols = n;
+    r.pool_kernel = p_.pool_kernel;
+    r.pool_max = p_.pool == WT_POOL_MAX;
+    return r;
+  }
+
+  Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
+    if (!obs.scores) return Status::ok();
+    const int32_t n = obs.n_rows, k = top_k(n);
+    // Sum over all H query heads (pooling is linear, so pooling first is the same).
+    std::memcpy(token_scores_.data(), obs.scores, sizeof(float) * static_cast<size_t>(n));
+    for (int32_t h = 1; h < shape_.n_head; ++h) {
+      const float* s = obs.scores + static_cast<size_t>(h) * n;
+      for (int32_t j = 0; j < n; ++j) token_scores_[static_cast<size_t>(j)] += s[j];
+    }
+    if (p_.gemfilter_keep_window) {
+      WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, p_.window, d));
+    } else {
+      WT_TRY(sel.topk(token_scores_.data(), 1, n, k, keep_rows_.data()));
+      d->keep_rows = keep_rows_.data();
+      d->n_keep_rows = k;
+    }
+    d->restart = true;
+    d->reindex = !p_.gemfilter_original_positions;
+    report_.selection_layer = l;
+    report_.triggered = true;
+    report_.n_selected = k;
+    return Status::ok();
+  }
+
+  int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, top_k(n_prompt)); }
+
+ private:
+  int32_t top_k(int32_t n) const { return std::min(n, prune_budget(p_, n, p_.gemfilter_keep_window ? p_.window : 1)); }
+};
+
+}  // namespace
+
+std::unique_ptr<PrunePolicy> make_gemfilter(const wt_prune_params& p, const PruneShape& s) {
+  return std::make_unique<GemFilter>(p, s);
+}
+
+}  // namespace wt

@@ -1,0 +1,130 @@
+// The pruning policy interface: one strategy object per method (one file each), consulted by
+// the forward loop at every layer of a pruned prefill and at every decode step. A policy is
+// a pure decision over small host-side vectors (pooled scores per head, block scores,
+// similarities); every O(n·d) computation it asks for runs on the backend as an op
+// (window_scores, pool1d, block_scores, kv_similarity, topk, gather_rows). A policy never
+// knows which backend runs, and never allocates after construction: it reserves its
+// buffers for n_ctx tokens up front.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../../include/whittle.h"
+#include "../status.h"
+
+namespace wt {
+
+struct PruneShape {
+  int32_t n_layer = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;
+  int32_t n_ctx = 0;
+};
+
+// What the engine computes at a layer, before the layer's attention, for the policy.
+struct ScoreRequest {
+  enum class Kind { none, window, blocks, kv_similarity };
+  Kind kind = Kind::none;
+  // window: window_scores of the last `window` query rows against all keys, then pool1d.
+  int32_t window = 0;
+  bool softmax = true;     // false: raw q.k (GemFilter)
+  bool per_query = false;  // one score row per query instead of their sum
+  int32_t n_cols = 0;      // scored key columns (0..n_cols)
+  int32_t pool_kernel = 1; // 1: no pooling
+  bool pool_max = false;
+  // blocks: SlimInfer block scores of key rows (key_rows, or 0..n when null).
+  int32_t block = 0, unit = 0, query_rows = 0;
+  const int32_t* key_rows = nullptr;
+  int32_t n_key_rows = 0;
+  // kv_similarity: anchors are the engine's, per layer, reset at every pruned prefill.
+  float anchor_decay = 0.0f;
+};
+
+struct Observation {
+  int32_t layer = 0;
+  int32_t n_rows = 0;               // rows of this forward (hidden rows; 1 at decode)
+  int32_t n_keys = 0;               // key rows the rows may see
+  const int32_t* positions = nullptr;  // [n_rows] original positions
+  const float* scores = nullptr;    // window: [n_out][n_head][n_cols]; blocks: [n_blocks];
+                                    // kv_similarity: [n_rows][n_head_kv][2]
+  int32_t n_cols = 0;               // window: n_cols; blocks: n_blocks
+};
+
+// A policy's answer for one layer. Row indices refer to this forward's rows (prefill: the
+// current hidden rows, ascending original order) and are sorted ascending.
+struct Decision {
+  enum class Kv { all, shared, per_head };
+  Kv kv = Kv::all;                    // which of this forward's KV rows the layer keeps
+  const int32_t* kv_rows = nullptr;   // shared: [n_kv_rows]; per_head: [n_head_kv][n_kv_rows]
+  int32_t n_kv_rows = 0;
+  const int32_t* keep_rows = nullptr; // hidden rows that continue after this layer (null: all)
+  int32_t n_keep_rows = 0;
+  const int32_t* skip_rows = nullptr; // [n_rows] nonzero: skip that row's attention
+  const int32_t* attend_rows = nullptr;  // decode: the cache rows attended (null: all)
+  int32_t n_attend_rows = 0;
+  bool restart = false;               // stop this pass; re-prefill the tokens of keep_rows
+  bool reindex = false;               // ... at positions 0..K-1 instead of their own
+};
+
+// Selection ops the engine runs on its backend for a policy.
+class Selector {
+ public:
+  virtual ~Selector() = default;
+  // For each of `rows` rows of scores [rows][n]: the k best indices, ascending, into
+  // out[rows][k] (ties: lower index first).
+  virtual Status topk(const float* scores, int32_t rows, int32_t n, int32_t k, int32_t* out) = 0;
+};
+
+// What a policy reports about its last prefill (copied into wt_prune_stats).
+struct PolicyReport {
+  int32_t selection_layer = -1;
+  bool triggered = false;
+  int32_t n_selected = 0;
+  int32_t n_block_swaps = 0;
+  int64_t n_attention_skipped = 0;
+};
+
+class PrunePolicy {
+ public:
+  virtual ~PrunePolicy() = default;
+  // Before layer 0 of a pruned prefill of n_prompt tokens; pass 1 is the re-prefill of a
+  // two-pass method (which runs plain, so most policies ask nothing then).
+  virtual void begin(int32_t n_prompt, int pass) = 0;
+  virtual ScoreRequest request(int32_t layer, int32_t n_rows) = 0;
+  virtual Status decide(int32_t layer, const Observation& obs, Selector& sel, Decision* out) = 0;
+
+  // Decode steps after the pruned prefill (SlimInfer's re-selection, Token Filtering, the
+  // oracle's answer). n_cache_rows: this layer's KV rows including the new token.
+  virtual ScoreRequest decode_request(int32_t /*layer*/, int32_t /*n_cache_rows*/) { return {}; }
+  virtual Status decode_decide(int32_t /*layer*/, const Observation&, Selector&, Decision* out) {
+    *out = Decision{};
+    return Status::ok();
+  }
+
+  // Answer-informed methods: tokens to generate greedily with full KV before selecting.
+  virtual int32_t answer_tokens() const { return 0; }
+  // After the answer: the prompt rows to re-prefill (a restart decision).
+  virtual Status after_answer(Selector&, Decision* out) {
+    *out = Decision{};
+    return Status::ok();
+  }
+
+  // The most prompt KV rows layer `layer` keeps for a prompt of n_prompt tokens: what the
+  // planner budgets, and an invariant the engine's result must meet.
+  virtual int32_t kv_budget(int32_t layer, int32_t n_prompt) const = 0;
+
+  const PolicyReport& report() const { return report_; }
+
+ protected:
+  PolicyReport report_;
+};
+
+// Checks params against the model shape, fills the model-dependent defaults into *resolved
+// and makes the policy (nullptr for WT_PRUNE_FULL).
+Status make_policy(const wt_prune_params& params, const PruneShape& shape, wt_prune_params* resolved,
+                   std::unique_ptr<PrunePolicy>* out);
+
+}  // namespace wt

@@ -1,0 +1,38 @@
+// SnapKV: in every layer, the last W queries' pooled attention picks the top (C - W) prefix
+// KV rows of each KV head, plus the window (METHODS.md §0-1). The official code repeats KV
+// heads before selecting (a per-query-head cache of H heads); Whittle keeps the model's
+// KV-head layout and sums the G query heads of each KV head, as FastKV/ASL/CLAA do (see
+// runtime/prune/README.md).
+#include "scored_policy.h"
+
+namespace wt {
+namespace {
+
+class SnapKV final : public ScoredPolicy {
+ public:
+  using ScoredPolicy::ScoredPolicy;
+
+  ScoreRequest request(int32_t, int32_t n) override {
+    if (pass_ != 0 || n <= budget(n_prompt_)) return {};
+    return window_request(n, p_.window);
+  }
+
+  Status decide(int32_t, const Observation& obs, Selector& sel, Decision* d) override {
+    if (!obs.scores) return Status::ok();
+    sum_groups(obs);
+    return keep_kv_per_head(sel, obs.n_rows, budget(n_prompt_), p_.window, d);
+  }
+
+  int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, budget(n_prompt)); }
+
+ private:
+  int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
+};
+
+}  // namespace
+
+std::unique_ptr<PrunePolicy> make_snapkv(const wt_prune_params& p, const PruneShape& s) {
+  return std::make_unique<SnapKV>(p, s);
+}
+
+}  // namespace wt

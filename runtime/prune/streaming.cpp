@@ -1,0 +1,39 @@
+// StreamingLLM (baseline): the first n_sink tokens plus the most recent ones, in every
+// layer, chosen without looking at scores.
+#include "scored_policy.h"
+
+namespace wt {
+namespace {
+
+class Streaming final : public ScoredPolicy {
+ public:
+  using ScoredPolicy::ScoredPolicy;
+
+  ScoreRequest request(int32_t, int32_t) override { return {}; }
+
+  Status decide(int32_t, const Observation& obs, Selector&, Decision* d) override {
+    const int32_t n = obs.n_rows, c = budget(n_prompt_);
+    if (pass_ != 0 || n <= c) return Status::ok();
+    const int32_t sinks = p_.n_sink, recent = c - sinks;
+    for (int32_t i = 0; i < sinks; ++i) keep_rows_[static_cast<size_t>(i)] = i;
+    for (int32_t i = 0; i < recent; ++i) keep_rows_[static_cast<size_t>(sinks + i)] = n - recent + i;
+    d->kv = Decision::Kv::shared;
+    d->kv_rows = keep_rows_.data();
+    d->n_kv_rows = c;
+    return Status::ok();
+  }
+
+  int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, budget(n_prompt)); }
+
+ private:
+  // The recent part always covers the window.
+  int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.n_sink + p_.window); }
+};
+
+}  // namespace
+
+std::unique_ptr<PrunePolicy> make_streaming(const wt_prune_params& p, const PruneShape& s) {
+  return std::make_unique<Streaming>(p, s);
+}
+
+}  // namespace wt

@@ -1,0 +1,266 @@
+// Pruning on the real default model: equivalence with full KV when the budget covers the
+// prompt, the invariants of every method at 10/20/40% keep, no allocation in prefill and
+// decode, and parameter checks.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/api/handles.h"
+#include "support/alloc_counter.h"
+#include "whittle.h"
+
+namespace {
+
+const std::string kModel = std::string(WT_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+const wt_prune_method kMethods[] = {WT_PRUNE_STREAMING, WT_PRUNE_SNAPKV,    WT_PRUNE_FASTKV,
+                                    WT_PRUNE_GEMFILTER, WT_PRUNE_ASL,       WT_PRUNE_CLAA,
+                                    WT_PRUNE_SLIMINFER, WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE};
+
+struct Fixture {
+  wt_model* model = nullptr;
+  std::vector<wt_token> text;  // real English (a Debian license text), tokenized
+  Fixture() {
+    std::ifstream f(kModel);
+    if (!f.good()) return;
+    if (wt_model_load(kModel.c_str(), nullptr, &model) != WT_OK) return;
+    std::ifstream lic("/usr/share/common-licenses/GPL-3");
+    std::stringstream ss;
+    ss << lic.rdbuf();
+    std::string s = ss.str();
+    if (s.size() < 4000) s = "The quick brown fox jumps over the lazy dog. " + s;
+    while (s.size() < 8000) s += " The quick brown fox jumps over the lazy dog.";
+    text.resize(s.size() + 16);
+    size_t n = 0;
+    wt_tokenize_params tp = wt_tokenize_default_params();
+    if (wt_tokenize(model, s.data(), s.size(), &tp, text.data(), text.size(), &n) != WT_OK) n = 0;
+    text.resize(n);
+  }
+  ~Fixture() { wt_model_free(model); }
+  bool ok() const { return model && text.size() >= 1024; }
+  std::vector<wt_token> prompt(size_t n) const { return {text.begin(), text.begin() + static_cast<long>(n)}; }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+bool have_model() {
+  if (fixture().ok()) return true;
+  MESSAGE("SKIPPED: " << kModel << " not present (scripts/fetch-model.sh fetches it)");
+  return false;
+}
+
+wt_context* make_ctx(const wt_prune_params& pp, int n_ctx) {
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = n_ctx;
+  cp.n_threads = 2;
+  cp.prune = pp;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(fixture().model, &cp, &ctx) == WT_OK, wt_last_error());
+  return ctx;
+}
+
+wt_prune_params params(wt_prune_method m, float keep) {
+  wt_prune_params p = wt_prune_default_params();
+  p.method = m;
+  p.keep = keep;
+  return p;
+}
+
+std::vector<float> last_logits(const wt_context* ctx) {
+  const float* l = nullptr;
+  REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+  const int32_t nv = ctx->owner->model->hp.n_vocab;
+  return {l, l + nv};
+}
+
+int32_t argmax(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+}  // namespace
+
+TEST_CASE("prune: a budget covering the prompt gives exactly the full-KV logits, every method") {
+  if (!have_model()) return;
+  const std::vector<wt_token> prompt = fixture().prompt(200);
+  wt_context* full = make_ctx(params(WT_PRUNE_FULL, 1.0f), 256);
+  REQUIRE(wt_context_prefill(full, prompt.data(), prompt.size()) == WT_OK);
+  std::vector<std::vector<float>> want{last_logits(full)};
+  std::vector<wt_token> next;
+  for (int i = 0; i < 4; ++i) {
+    next.push_back(argmax(want.back()));
+    REQUIRE(wt_context_decode(full, next.back()) == WT_OK);
+    want.push_back(last_logits(full));
+  }
+  wt_context_free(full);
+
+  for (wt_prune_method m : kMethods) {
+    const std::string method = wt_prune_method_name(m);
+    CAPTURE(method);
+    wt_prune_params pp = params(m, 1.0f);
+    pp.tf_warmup = 256;  // Token Filtering has no budget: a warm-up longer than the prompt
+    wt_context* ctx = make_ctx(pp, 256);
+    REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
+    // The same ops over the same rows: bit-identical, not just close.
+    CHECK(std::memcmp(last_logits(ctx).data(), want[0].data(), want[0].size() * sizeof(float)) == 0);
+    for (int i = 0; i < 4; ++i) {
+      REQUIRE(wt_context_decode(ctx, next[static_cast<size_t>(i)]) == WT_OK);
+      CHECK(std::memcmp(last_logits(ctx).data(), want[static_cast<size_t>(i + 1)].data(),
+                        want[0].size() * sizeof(float)) == 0);
+    }
+    CHECK(wt_context_n_past(ctx) == 204);
+    wt_context_free(ctx);
+  }
+}
+
+TEST_CASE("prune: invariants of every method at 10, 20 and 40% keep on the real model") {
+  if (!have_model()) return;
+  const int32_t L = 330;  // five full 64-token blocks and a partial one
+  const std::vector<wt_token> prompt = fixture().prompt(static_cast<size_t>(L));
+  wt_context* full = make_ctx(params(WT_PRUNE_FULL, 1.0f), 400);
+  REQUIRE(wt_context_prefill(full, prompt.data(), prompt.size()) == WT_OK);
+  const wt::Context& fc = *full->ctx;
+  const wt::Hparams& hp = fc.model().hp;
+  const size_t row_floats = static_cast<size_t>(hp.head_dim);
+
+  for (wt_prune_method m : kMethods) {
+    for (float keep : {0.1f, 0.2f, 0.4f}) {
+      const std::string method = wt_prune_method_name(m);
+    CAPTURE(method);
+      CAPTURE(keep);
+      wt_context* ctx = make_ctx(params(m, keep), 400);
+      REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+      const wt::Context& c = *ctx->ctx;
+      const wt::PrunePolicy& pol = *c.policy();
+      const wt_prune_params& rp = c.prune_params();
+      wt_prune_stats st;
+      REQUIRE(wt_context_get_prune_stats(ctx, &st) == WT_OK);
+      const bool reindexed = m == WT_PRUNE_GEMFILTER && !rp.gemfilter_original_positions;
+      CHECK(wt_context_n_past(ctx) == (reindexed ? st.n_selected : L));
+      // Layers whose rows are still the full prompt compute exactly what full KV computes.
+      int32_t exact_until = -1;
+      if (m == WT_PRUNE_SNAPKV || m == WT_PRUNE_STREAMING) exact_until = hp.n_layer - 1;
+      if (m == WT_PRUNE_FASTKV || m == WT_PRUNE_CLAA || m == WT_PRUNE_ASL || m == WT_PRUNE_SLIMINFER)
+        exact_until = st.selection_layer >= 0 ? st.selection_layer : hp.n_layer - 1;
+      if (m == WT_PRUNE_SLIMINFER) exact_until = rp.slim_layers[0];
+      if (m == WT_PRUNE_TOKENFILTER) exact_until = static_cast<int32_t>(std::floor(rp.tf_start * hp.n_layer)) - 1;
+      const int32_t floor_w = m == WT_PRUNE_STREAMING ? rp.n_sink + rp.window : rp.window;
+      const int32_t keep_budget = std::max(static_cast<int32_t>(std::floor(keep * L)), floor_w);
+      const bool keeps_window = !(m == WT_PRUNE_GEMFILTER && !rp.gemfilter_keep_window);
+
+      for (int32_t l = 0; l < hp.n_layer; ++l) {
+        CAPTURE(l);
+        const int32_t rows = c.kv_len(l);
+        CHECK(rows == st.kv_rows[l]);
+        CHECK(rows <= pol.kv_budget(l, L));
+        const bool budgeted = m != WT_PRUNE_TOKENFILTER && m != WT_PRUNE_SLIMINFER &&
+                              !(m == WT_PRUNE_CLAA && l < rp.claa_min_layer);
+        if (budgeted) CHECK(pol.kv_budget(l, L) <= keep_budget);
+        for (int32_t h = 0; h < hp.n_head_kv; ++h) {
+          const int32_t* pos = c.kv_positions(l, h);
+          bool sorted = true, in_range = true;
+          for (int32_t r = 0; r < rows; ++r) {
+            in_range &= pos[r] >= 0 && pos[r] < L;
+            if (r > 0) sorted &= pos[r] > pos[r - 1];
+          }
+          CHECK(in_range);
+          CHECK(sorted);  // ascending and unique
+          if (keeps_window && !reindexed) {
+            const int32_t w = m == WT_PRUNE_SLIMINFER || m == WT_PRUNE_TOKENFILTER ? 8 : rp.window;
+            std::set<int32_t> have(pos, pos + rows);
+            bool window = true;
+            for (int32_t p = L - w; p < L; ++p) window &= have.count(p) == 1;
+            CHECK(window);
+          }
+          if (l <= exact_until) {
+            // Original positions: each kept key equals full KV's key at that position.
+            bool same = true;
+            for (int32_t r = 0; r < rows; ++r) {
+              const float* a = c.k_cache(l).row<float>(h, r);
+              const float* b = fc.k_cache(l).row<float>(h, pos[r]);
+              same &= std::memcmp(a, b, row_floats * sizeof(float)) == 0;
+            }
+            CHECK(same);
+          }
+        }
+      }
+      // Decode continues at the original positions and stays finite.
+      std::vector<float> lg = last_logits(ctx);
+      for (int i = 0; i < 3; ++i) {
+        REQUIRE(wt_context_decode(ctx, argmax(lg)) == WT_OK);
+        lg = last_logits(ctx);
+      }
+      bool finite = true;
+      for (float v : lg) finite &= std::isfinite(v);
+      CHECK(finite);
+      CHECK(wt_context_n_past(ctx) == (reindexed ? st.n_selected : L) + 3);
+      wt_context_free(ctx);
+    }
+  }
+  wt_context_free(full);
+}
+
+TEST_CASE("prune: prefill and decode allocate nothing, every method") {
+  if (!have_model()) return;
+  const std::vector<wt_token> prompt = fixture().prompt(300);
+  for (wt_prune_method m : kMethods) {
+    const std::string method = wt_prune_method_name(m);
+    CAPTURE(method);
+    wt_prune_params pp = params(m, 0.2f);
+    pp.slim_decode_keep = 0.5f;  // exercise SlimInfer's decode re-selection too
+    wt_context* ctx = make_ctx(pp, 400);
+    wt::test::alloc_counter_arm(true);
+    const wt_status st = wt_context_prefill(ctx, prompt.data(), prompt.size());
+    for (int i = 0; i < 4 && st == WT_OK; ++i) (void)wt_context_decode(ctx, 42);
+    wt::test::alloc_counter_arm(false);
+    REQUIRE(st == WT_OK);
+    CHECK(wt::test::alloc_counter_count() == 0);
+    wt_context_free(ctx);
+  }
+}
+
+TEST_CASE("prune: invalid parameters are refused with the parameter named") {
+  if (!have_model()) return;
+  struct Case {
+    const char* key;
+    const char* value;
+    wt_prune_method method;
+    const char* named;
+  };
+  const Case cases[] = {
+      {"budget", "4", WT_PRUNE_SNAPKV, "budget"},      {"asl_tau", "0", WT_PRUNE_ASL, "asl_tau"},
+      {"asl_tau", "-1", WT_PRUNE_ASL, "asl_tau"},      {"layer", "30", WT_PRUNE_FASTKV, "layer"},
+      {"keep", "0", WT_PRUNE_FASTKV, "keep"},          {"keep", "1.5", WT_PRUNE_CLAA, "keep"},
+      {"pool_kernel", "4", WT_PRUNE_SNAPKV, "pool_kernel"}, {"slim_layer2", "40", WT_PRUNE_SLIMINFER, "slim_layers"},
+      {"tf_target", "1", WT_PRUNE_TOKENFILTER, "tf_target"}, {"asl_min_layer", "31", WT_PRUNE_ASL, "asl_min_layer"},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.key);
+    wt_prune_params p = wt_prune_default_params();
+    p.method = k.method;
+    REQUIRE(wt_prune_set_param(&p, k.key, k.value) == WT_OK);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 64;
+    cp.prune = p;
+    wt_context* ctx = nullptr;
+    CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(wt_last_error()).find(k.named) != std::string::npos);
+    CHECK(ctx == nullptr);
+  }
+  wt_prune_params p = wt_prune_default_params();
+  CHECK(wt_prune_set_param(&p, "no_such_param", "1") == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_prune_set_param(&p, "keep", "abc") == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_prune_set_param(&p, "method", "sliminfer") == WT_OK);
+  CHECK(p.method == WT_PRUNE_SLIMINFER);
+  wt_prune_method m;
+  CHECK(wt_prune_method_from_name("nope", &m) == WT_ERR_INVALID_ARGUMENT);
+}
