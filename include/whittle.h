@@ -360,6 +360,8 @@ typedef struct wt_prune_stats {
   const uint64_t* kv_bytes;  /* [n_layer] bytes of the kept prompt KV per layer             */
   int64_t n_attention_skipped; /* (token, layer) pairs whose attention was skipped          */
   int32_t n_block_swaps;     /* SlimInfer: decode steps x groups whose active set changed    */
+  double asl_min_ratio;      /* ASL: the smallest V_l / V_init of the variance test, and the */
+  int32_t asl_min_ratio_layer; /* layer where it was seen (-1: never evaluated)            */
   double score_ms;           /* time in scoring and selection ops                           */
   double pass1_ms;           /* two-pass methods: the filter pass (oracle: prefill + answer) */
   double prefill_ms;         /* the whole pruned prefill, both passes                       */

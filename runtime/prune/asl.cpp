@@ -49,8 +49,13 @@ class Asl final : public ScoredPolicy {
         const double v = rank_variance(ranks_.data(), p_.asl_obs_layers, obs.n_cols, c - w);
         if (v_init_ < 0) {
           v_init_ = v;  // ratio 1 at the first evaluated layer: it never fires
-        } else if (v_init_ > 0 && v / v_init_ < p_.asl_tau) {
-          fire = true;
+        } else if (v_init_ > 0) {
+          const double ratio = v / v_init_;
+          if (report_.asl_min_ratio_layer < 0 || ratio < report_.asl_min_ratio) {
+            report_.asl_min_ratio = ratio;
+            report_.asl_min_ratio_layer = l;
+          }
+          fire = ratio < p_.asl_tau;
         }
       }
       const bool forced = !fire && l == p_.asl_max_layer;

@@ -85,6 +85,8 @@ struct PolicyReport {
   int32_t n_selected = 0;
   int32_t n_block_swaps = 0;
   int64_t n_attention_skipped = 0;
+  double asl_min_ratio = 0;       // ASL: the smallest V_l / V_init seen, and where
+  int32_t asl_min_ratio_layer = -1;
 };
 
 class PrunePolicy {

@@ -2,6 +2,9 @@
 // repetitions, with the machine's read bandwidth measured in the same run so decode speed
 // is also given as a fraction of the bandwidth roofline.
 //   whittle-bench -m MODEL [-p 512,2048] [-n 64] [-r 5] [-t 2]
+//   whittle-bench -m MODEL --prune all|METHOD,... [--keep 0.1] [-p 1024,2048,4096] [-r 3]
+//                 [--prune-param KEY=VALUE]... [--json FILE]   (prune_bench.h)
+//   whittle-bench -m MODEL --asl-compare [-p 2048] [--keep 0.1]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "bandwidth_probe.h"
+#include "prune_bench.h"
 #include "whittle.h"
 
 namespace {
@@ -46,8 +50,15 @@ int fail(const char* what) {
 
 int main(int argc, char** argv) {
   Options o;
+  PruneBenchOptions po;
+  enum class Mode { speed, prune, asl } mode = Mode::speed;
+  bool lengths_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--asl-compare") {
+      mode = Mode::asl;
+      continue;
+    }
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!v) {
       std::fprintf(stderr, "usage: %s -m MODEL [-p 512,2048] [-n 64] [-r 5] [-t 2]\n", argv[0]);
@@ -55,7 +66,27 @@ int main(int argc, char** argv) {
     }
     ++i;
     if (a == "-m") o.model = v;
-    else if (a == "-p") o.prompt_lengths = parse_list(v);
+    else if (a == "-p") {
+      o.prompt_lengths = parse_list(v);
+      lengths_given = true;
+    } else if (a == "--prune") {
+      mode = Mode::prune;
+      if (std::string(v) != "all") {
+        std::stringstream ss(v);
+        std::string item;
+        while (std::getline(ss, item, ',')) po.methods.push_back(item);
+      }
+    } else if (a == "--keep") po.keep = static_cast<float>(std::atof(v));
+    else if (a == "--json") po.json_path = v;
+    else if (a == "--prune-param") {
+      const std::string kv = v;
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "--prune-param expects KEY=VALUE\n");
+        return 2;
+      }
+      po.params.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
     else if (a == "-n") o.n_gen = std::atoi(v);
     else if (a == "-r") o.reps = std::max(1, std::atoi(v));
     else if (a == "-t") o.threads = std::atoi(v);
@@ -68,6 +99,15 @@ int main(int argc, char** argv) {
   if (wt_model_load(o.model.c_str(), nullptr, &model) != WT_OK) return fail("loading the model");
   wt_model_info info;
   (void)wt_model_get_info(model, &info);
+  if (mode != Mode::speed) {
+    po.threads = o.threads;
+    if (lengths_given) po.lengths = o.prompt_lengths;
+    else if (mode == Mode::asl) po.lengths = {2048};
+    if (o.reps != 5) po.reps = o.reps;
+    const int rc = mode == Mode::prune ? run_prune_bench(model, po) : run_asl_compare(model, po);
+    wt_model_free(model);
+    return rc;
+  }
 
   // Two probes: DRAM (a buffer far beyond any cache) and a buffer the size of the weights,
   // which is what decode re-reads every token; on a machine whose last-level cache holds
