@@ -156,8 +156,13 @@ class CpuBackend final : public Backend {
       case Op::attention_prefill:
       case Op::attention_decode:
         return cpu::attention_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], c.src[1].ne[1], nth);
-      case Op::window_scores:
-        return cpu::window_scores_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], c.i[0], nth);
+      case Op::window_scores: {
+        // The window is at most q's rows (the kernel clamps it), the bound a sizing call
+        // that leaves i0 unset gets.
+        const int64_t rows = c.src[0].ne[2];
+        const int64_t w = c.i[0] > 0 && c.i[0] < rows ? c.i[0] : rows;
+        return cpu::window_scores_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], static_cast<int32_t>(w), nth);
+      }
       case Op::topk:
         return cpu::topk_workspace_bytes(c.src[0].ne[0], nth);
       case Op::block_scores:

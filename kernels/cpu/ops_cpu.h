@@ -61,7 +61,7 @@ struct WindowScoresParams {
   int32_t window;     // W: the last W rows of q are the observation window
   bool softmax;       // causal softmax probabilities (else raw q.k, no scale or mask)
   bool per_query;     // one output row per window query (else their sum)
-  int32_t n_visible;  // key rows the last query sees (its own row + 1); <= 0 means all of k
+  int32_t n_visible;  // ops.def i2: key rows the last query sees (its row + 1); <= 0: all of k
   float scale;        // softmax mode: z = q.k * scale
 };
 // dst[n_cols, n_head, n_out]: how much each of the last W queries of q[hd, n_head, n]
@@ -72,6 +72,9 @@ struct WindowScoresParams {
 void window_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                    const WindowScoresParams& p, void* workspace);
 size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t window, int n_threads);
+// Tests: run window_scores on "base", "avx2" or "avx512" (false if unknown or not on this
+// CPU); nullptr restores the run-time choice. The three builds differ in vector width.
+bool set_window_scores_isa_for_testing(const char* name);
 
 // dst[n, rows] = x pooled along ne0 with an odd kernel, stride 1 and kernel/2 padding (same
 // length). Average pooling counts the padding as zeros (divisor always `kernel`, as
@@ -108,9 +111,10 @@ size_t block_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int n_thre
 
 // dst[2, n_head_kv, n]: per row t of k and v [hd, n_head_kv, n], in order, the cosine of
 // k_t and v_t with running anchors (anchors[hd, n_head_kv, 2]: k then v), then
-// A = decay * A + (1 - decay) * x. A zero anchor (the first row) takes x as it is and gives
-// cos 0; so does a zero x. The anchors are updated in place: the state carries to the next
-// call (chunked prefill, decode).
+// A = decay * A + (1 - decay) * x. An all-zero anchor (the state before the first row)
+// takes x as it is, so the EMA does not start biased toward 0; its cos, and a zero x's,
+// is 0. The anchors are updated in place so the state carries over to the next call
+// (chunked prefill, then decode).
 void kv_similarity(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, const Tensor& v, const Tensor& anchors,
                    float decay);
 

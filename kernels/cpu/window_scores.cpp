@@ -9,6 +9,11 @@
 // each worker owns whole dst columns and the sum needs no atomics. Both phases transpose a
 // 64-key block once and reuse it for every query row of the KV head (as attention_impl.h),
 // which keeps the dot products in vector registers with no horizontal sums.
+//
+// The body is window_scores_impl.h, compiled baseline, AVX2 and AVX-512 like the attention
+// kernel and picked here at run time: the 64-lane accumulators do not fit the 16 xmm
+// registers of the baseline build, which is an order of magnitude slower than AVX-512.
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -17,7 +22,9 @@
 
 namespace wt::cpu {
 namespace ws_base {
+#define WS_LANES 4  // native float vector width
 #include "window_scores_impl.h"
+#undef WS_LANES
 }  // namespace ws_base
 
 #if defined(__x86_64__)
@@ -31,20 +38,42 @@ void run(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Wi
 
 namespace {
 
-enum class WsIsa { base, avx2, avx512 };
+enum class WsIsa { base, avx2, avx512, count };
 
-WsIsa pick_isa() {
+bool cpu_has(WsIsa isa) {
 #if defined(__x86_64__)
   // __builtin_cpu_supports also checks that the OS saves the wider register state.
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return WsIsa::avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return WsIsa::avx2;
+  if (isa == WsIsa::avx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  if (isa == WsIsa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
+  return isa == WsIsa::base;
+}
+
+WsIsa pick_isa() {
+  if (cpu_has(WsIsa::avx512)) return WsIsa::avx512;
+  if (cpu_has(WsIsa::avx2)) return WsIsa::avx2;
   return WsIsa::base;
 }
 
 const WsIsa kIsa = pick_isa();
+std::atomic<WsIsa> g_isa{WsIsa::count};  // a test's choice; count: none
 
 }  // namespace
+
+bool set_window_scores_isa_for_testing(const char* name) {
+  if (!name) {
+    g_isa.store(WsIsa::count);
+    return true;
+  }
+  const char* names[] = {"base", "avx2", "avx512"};
+  for (int i = 0; i < 3; ++i) {
+    if (std::strcmp(name, names[i]) != 0) continue;
+    if (!cpu_has(static_cast<WsIsa>(i))) return false;
+    g_isa.store(static_cast<WsIsa>(i));
+    return true;
+  }
+  return false;
+}
 
 size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t window, int n_threads) {
   const int64_t w = window > 0 ? window : 0;
@@ -54,8 +83,10 @@ size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t w
 void window_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                    const WindowScoresParams& p, void* workspace) {
 #if defined(__x86_64__)
-  if (kIsa == WsIsa::avx512) return ws_avx512::run(tc, dst, q, k, p, workspace);
-  if (kIsa == WsIsa::avx2) return ws_avx2::run(tc, dst, q, k, p, workspace);
+  const WsIsa forced = g_isa.load(std::memory_order_relaxed);
+  const WsIsa isa = forced == WsIsa::count ? kIsa : forced;
+  if (isa == WsIsa::avx512) return ws_avx512::run(tc, dst, q, k, p, workspace);
+  if (isa == WsIsa::avx2) return ws_avx2::run(tc, dst, q, k, p, workspace);
 #endif
   ws_base::window_scores_impl(tc, dst, q, k, p, workspace);
 }

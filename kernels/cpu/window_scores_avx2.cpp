@@ -15,7 +15,9 @@
 #endif
 
 namespace wt::cpu::ws_avx2 {
+#define WS_LANES 8  // native float vector width
 #include "window_scores_impl.h"
+#undef WS_LANES
 
 void run(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const WindowScoresParams& p,
          void* workspace) {

@@ -1,8 +1,6 @@
-// The window_scores kernel body (see window_scores.cpp), compiled once per ISA like
-// attention_impl.h: window_scores.cpp (baseline), window_scores_avx2.cpp,
-// window_scores_avx512.cpp; window_scores.cpp picks one at run time. The baseline x86 build
-// has 16 xmm registers, fewer than the 64-lane score accumulators need, so it is several
-// times slower. Include only from those files, inside a namespace of their own.
+// The window_scores kernel body (the design is described in window_scores.cpp), compiled
+// once per ISA like attention_impl.h: window_scores.cpp (baseline), window_scores_avx2.cpp,
+// window_scores_avx512.cpp. Include only from those files, inside a namespace of their own.
 
 #include <cstdint>
 #include <cstring>
@@ -15,16 +13,20 @@
 constexpr int64_t kBK = 64;       // keys per block
 constexpr int64_t kMaxRows = 64;  // query rows per phase-1 unit (before rounding to heads)
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-typedef float F16v __attribute__((vector_size(64)));
-static inline F16v load16(const float* p) {
-  F16v v;
+// Vectors of the ISA's native width, kLanes floats, set by the including file as WS_LANES
+// (16 AVX-512, 8 AVX2, 4 SSE2/NEON). One 64-byte type for every ISA, as attention_impl.h
+// has, is a native register only with AVX-512: GCC keeps it in memory elsewhere and splits
+// its compares into scalar code, which made the AVX2 build slower than the baseline one.
+constexpr int kLanes = WS_LANES;
+constexpr int kAcc = static_cast<int>(kBK) / kLanes;  // vectors per block of scores
+typedef float FNv __attribute__((vector_size(kLanes * 4)));
+typedef int32_t INv __attribute__((vector_size(kLanes * 4)));
+static inline FNv loadN(const float* p) {
+  FNv v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-static inline void store16(float* p, F16v v) { std::memcpy(p, &v, sizeof v); }
+static inline void storeN(float* p, const FNv& v) { std::memcpy(p, &v, sizeof v); }
 
 // Keys [j0, j0 + nb) of KV head g as kt[hd][kBK]; the columns past nb are zeroed so the
 // full-width dot products below never read stale floats (NaN or denormal slow paths).
@@ -38,21 +40,78 @@ static inline void load_block(const wt::Tensor& k, int64_t g, int64_t j0, int64_
     for (int64_t d = 0; d < hd; ++d) std::memset(kt + d * kBK + nb, 0, sizeof(float) * static_cast<size_t>(kBK - nb));
 }
 
-// s[0..kBK) = scale * (q . key column) of the block.
+// s[0..kBK) = scale * (q . key column) of the block, the kBK sums in registers. With only
+// 4 accumulators (AVX-512) the multiply-add latency would leave half the issue slots idle,
+// so even and odd d then go to separate ones.
+constexpr int kSplit = kAcc < 8 ? 2 : 1;
 static inline void block_dots(const float* q, const float* kt, int64_t hd, float scale, float* s) {
-  F16v s0 = {}, s1 = {}, s2 = {}, s3 = {};
-  for (int64_t d = 0; d < hd; ++d) {
-    const float qd = q[d] * scale;
-    const float* row = kt + d * kBK;
-    s0 += qd * load16(row);
-    s1 += qd * load16(row + 16);
-    s2 += qd * load16(row + 32);
-    s3 += qd * load16(row + 48);
+  FNv acc[kSplit][kAcc] = {};
+  int64_t d = 0;
+  for (; d + kSplit <= hd; d += kSplit) {
+    for (int h = 0; h < kSplit; ++h) {
+      const FNv qd = FNv{} + q[d + h] * scale;
+      const float* row = kt + (d + h) * kBK;
+      for (int c = 0; c < kAcc; ++c) acc[h][c] += qd * loadN(row + c * kLanes);
+    }
   }
-  store16(s, s0);
-  store16(s + 16, s1);
-  store16(s + 32, s2);
-  store16(s + 48, s3);
+  for (; d < hd; ++d) {
+    const FNv qd = FNv{} + q[d] * scale;
+    for (int c = 0; c < kAcc; ++c) acc[0][c] += qd * loadN(kt + d * kBK + c * kLanes);
+  }
+  for (int h = 1; h < kSplit; ++h)
+    for (int c = 0; c < kAcc; ++c) acc[0][c] += acc[h][c];
+  for (int c = 0; c < kAcc; ++c) storeN(s + c * kLanes, acc[0][c]);
+}
+
+// Lane select by a compare mask (the ?: on vectors is not taken by every compiler).
+static inline FNv vsel(const INv& m, const FNv& a, const FNv& b) { return (FNv)(((INv)a & m) | ((INv)b & ~m)); }
+
+// fast_exp (fast_math.h), the same steps on a vector. GCC leaves loops over the scalar one
+// unvectorized (its floor and clamps only if-convert under -fno-trapping-math), which made
+// the exponentials cost more than the dot products here.
+static inline FNv vexp(const FNv& x_in) {
+  const FNv zero = {};
+  FNv x = vsel(x_in < zero - 87.0f, zero - 87.0f, x_in);
+  x = vsel(x > zero + 88.0f, zero + 88.0f, x);
+  const FNv y = x * 1.44269504088896341f + 0.5f;
+  const FNv rn = (y + 12582912.0f) - 12582912.0f;  // y rounded to an integer (|y| < 2^22)
+  const FNv n = rn - vsel(rn > y, zero + 1.0f, zero);  // floor(y)
+  FNv r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  FNv p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^n from n's bits in n + 1.5 * 2^23, whose low mantissa bits hold n.
+  const INv e = ((INv)(n + 12582912.0f) - (0x4B400000 - 127)) << 23;
+  return p * (FNv)e;
+}
+// s[0..kBK) = exp(s - m) * scale, then 0 from lane nv on.
+static inline void block_exp(float* s, float m, float scale, int64_t nv) {
+  for (int64_t c = 0; c < kBK; c += kLanes) storeN(s + c, vexp(loadN(s + c) - m) * scale);
+  for (int64_t jj = nv; jj < kBK; ++jj) s[jj] = 0.0f;
+}
+static inline float block_max(const float* s) {
+  FNv m = loadN(s);
+  for (int64_t c = kLanes; c < kBK; c += kLanes) {
+    const FNv v = loadN(s + c);
+    m = vsel(v > m, v, m);
+  }
+  float r = m[0];
+  for (int i = 1; i < kLanes; ++i) r = m[i] > r ? m[i] : r;
+  return r;
+}
+// The plain loop "sum += s[j]" stays scalar without -ffast-math (float sums may not be
+// reordered); this one sums kLanes lanes at a time.
+static inline float block_sum(const float* s) {
+  FNv t = loadN(s);
+  for (int c = 1; c < kAcc; ++c) t += loadN(s + c * kLanes);
+  float r = 0.0f;
+  for (int i = 0; i < kLanes; ++i) r += t[i];
+  return r;
 }
 
 // The last key row window query i sees (may be < 0): i_vis - W + i, within the keys.
@@ -102,11 +161,11 @@ static void window_scores_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& d
             const int64_t nv = visible < nb ? visible : nb;
             block_dots(q.row<float>(head, q_first + i), kt, hd, p.scale, s);
             float* st = ml + (head * W + i) * 2;
-            float m_new = st[0];
-            for (int64_t jj = 0; jj < nv; ++jj) m_new = s[jj] > m_new ? s[jj] : m_new;
-            float sum = 0.0f;
-            for (int64_t jj = 0; jj < nv; ++jj) sum += wt::cpu::fast_exp(s[jj] - m_new);
-            st[1] = st[1] * wt::cpu::fast_exp(st[0] - m_new) + sum;
+            for (int64_t jj = nv; jj < kBK; ++jj) s[jj] = -1e30f;
+            const float bm = block_max(s);
+            const float m_new = bm > st[0] ? bm : st[0];
+            block_exp(s, m_new, 1.0f, nv);
+            st[1] = st[1] * wt::cpu::fast_exp(st[0] - m_new) + block_sum(s);
             st[0] = m_new;
           }
         }
@@ -135,10 +194,10 @@ static void window_scores_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& d
           const float* st = ml + (head * W + i) * 2;
           if (nv > 0) {
             block_dots(qr, kt, hd, p.scale, s);
-            const float inv = 1.0f / st[1];  // st[1] >= 1: the max term is exp(0)
-            for (int64_t jj = 0; jj < nv; ++jj) s[jj] = wt::cpu::fast_exp(s[jj] - st[0]) * inv;
+            block_exp(s, st[0], 1.0f / st[1], nv);  // st[1] >= 1: the max term is exp(0)
+          } else {
+            for (int64_t jj = 0; jj < kBK; ++jj) s[jj] = 0.0f;
           }
-          for (int64_t jj = nv; jj < nb; ++jj) s[jj] = 0.0f;
         } else {
           block_dots(qr, kt, hd, 1.0f, s);
         }

@@ -128,15 +128,16 @@ Status Context::allocate() {
       ws.src[1] = att.src[1];
       const int64_t dne[3] = {n, hp.n_head, 1};
       ws.dst = make_tensor(nullptr, DType::f32, 3, dne);
+      ws.i[0] = prune_.window;  // the widest window any method asks for
       need = std::max(need, backend_->workspace_bytes(ws));
-      for (Op op : {Op::topk, Op::pool1d, Op::block_scores, Op::kv_similarity, Op::gather_rows}) {
-        OpCall c;
-        c.op = op;
-        c.src[0] = make_tensor_2d(nullptr, DType::f32, n, std::max(hp.n_head, hp.n_layer));
-        c.src[1] = att.src[1];
-        c.i[0] = static_cast<int32_t>(n);
-        need = std::max(need, backend_->workspace_bytes(c));
-      }
+      OpCall bs = ws;
+      bs.op = Op::block_scores;
+      need = std::max(need, backend_->workspace_bytes(bs));
+      OpCall tk;  // top-k over a row of every head's scores
+      tk.op = Op::topk;
+      tk.src[0] = make_tensor_2d(nullptr, DType::f32, n, hp.n_head);
+      tk.i[0] = static_cast<int32_t>(n);
+      need = std::max(need, backend_->workspace_bytes(tk));
     }
     return need;
   };

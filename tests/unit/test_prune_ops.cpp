@@ -165,55 +165,66 @@ void naive_attend(const std::vector<float>& q, const std::vector<float>& k, cons
 
 }  // namespace
 
+struct WsIsaGuard {
+  ~WsIsaGuard() { wt::cpu::set_window_scores_isa_for_testing(nullptr); }
+};
+
 TEST_CASE("prune ops: window_scores matches a naive causal softmax over the window") {
-  const WsShape shapes[] = {
-      {64, 9, 3, 100, 32, 100, 100, 0},   // prefill, all columns scored
-      {64, 9, 3, 100, 32, 100, 70, 0},    // n_cols < n_keys: unscored keys still normalize
-      {64, 9, 3, 140, 32, 130, 97, 130},  // partial key blocks; more q rows than keys
-      {32, 8, 2, 5, 5, 150, 150, 120},    // decode-like: keys past i2 exist but are hidden
-      {64, 4, 4, 40, 1, 40, 33, 0},       // W = 1, no GQA
-      {64, 9, 3, 300, 32, 300, 300, 300},
-  };
-  for (const WsShape& s : shapes) {
-    const uint32_t seed = static_cast<uint32_t>(s.n * 31 + s.n_cols);
-    auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), seed);
-    auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * s.n_keys), seed + 1);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
-    const int64_t vis = s.n_visible > 0 ? s.n_visible : s.n_keys;
-    for (bool softmax : {true, false}) {
-      std::vector<double> ref, bound;
-      naive_window_scores(s, q, k, softmax, scale, &ref, &bound);
-      for (int workers : {1, 2, 3}) {
-        INFO("seed " << seed << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n
-                     << " W " << s.window << " keys " << s.n_keys << " cols " << s.n_cols << " i2 " << s.n_visible
-                     << " softmax " << softmax << " workers " << workers);
-        const auto per = run_window_scores(s, q, k, softmax, true, scale, workers, s.n_cols);
-        const auto sum = run_window_scores(s, q, k, softmax, false, scale, workers, s.n_cols);
-        CHECK(ws_worst(per, ref, bound, s, true) < 1.0);
-        CHECK(ws_worst(sum, ref, bound, s, false) < 1.0);
-        if (!softmax) continue;
-        // The mask is causal only inside the window: query i sees rows 0..i2 - W + i.
-        bool early_positive = true, late_zero = true;
-        for (int64_t h = 0; h < s.n_head; ++h) {
-          for (int64_t i = 0; i < s.window; ++i) {
-            for (int64_t j = 0; j < s.n_cols; ++j) {
-              const float x = per[at(j, h, i, s.n_cols, s.n_head)];
-              if (j < vis - s.window) early_positive &= x > 0.0f;
-              if (j > vis - s.window + i) late_zero &= x == 0.0f;
+  WsIsaGuard guard;
+  for (const char* isa : {"avx512", "avx2", "base"}) {
+    if (!wt::cpu::set_window_scores_isa_for_testing(isa)) {
+      MESSAGE("window_scores: " << isa << " not on this CPU, not tested");
+      continue;
+    }
+    const WsShape shapes[] = {
+        {64, 9, 3, 100, 32, 100, 100, 0},   // prefill, all columns scored
+        {64, 9, 3, 100, 32, 100, 70, 0},    // n_cols < n_keys: unscored keys still normalize
+        {64, 9, 3, 140, 32, 130, 97, 130},  // partial key blocks; more q rows than keys
+        {32, 8, 2, 5, 5, 150, 150, 120},    // decode-like: keys past i2 exist but are hidden
+        {64, 4, 4, 40, 1, 40, 33, 0},       // W = 1, no GQA
+        {64, 9, 3, 300, 32, 300, 300, 300},
+    };
+    for (const WsShape& s : shapes) {
+      const uint32_t seed = static_cast<uint32_t>(s.n * 31 + s.n_cols);
+      auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), seed);
+      auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * s.n_keys), seed + 1);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
+      const int64_t vis = s.n_visible > 0 ? s.n_visible : s.n_keys;
+      for (bool softmax : {true, false}) {
+        std::vector<double> ref, bound;
+        naive_window_scores(s, q, k, softmax, scale, &ref, &bound);
+        for (int workers : {1, 2, 3}) {
+          INFO(isa << " seed " << seed << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n "
+                   << s.n << " W " << s.window << " keys " << s.n_keys << " cols " << s.n_cols << " i2 "
+                   << s.n_visible << " softmax " << softmax << " workers " << workers);
+          const auto per = run_window_scores(s, q, k, softmax, true, scale, workers, s.n_cols);
+          const auto sum = run_window_scores(s, q, k, softmax, false, scale, workers, s.n_cols);
+          CHECK(ws_worst(per, ref, bound, s, true) < 1.0);
+          CHECK(ws_worst(sum, ref, bound, s, false) < 1.0);
+          if (!softmax) continue;
+          // The mask is causal only inside the window: query i sees rows 0..i2 - W + i.
+          bool early_positive = true, late_zero = true;
+          for (int64_t h = 0; h < s.n_head; ++h) {
+            for (int64_t i = 0; i < s.window; ++i) {
+              for (int64_t j = 0; j < s.n_cols; ++j) {
+                const float x = per[at(j, h, i, s.n_cols, s.n_head)];
+                if (j < vis - s.window) early_positive &= x > 0.0f;
+                if (j > vis - s.window + i) late_zero &= x == 0.0f;
+              }
             }
           }
-        }
-        CHECK(early_positive);
-        CHECK(late_zero);
-        // A column prefix gives the same numbers as a full-width call.
-        if (s.n_cols < s.n_keys) {
-          const auto full = run_window_scores(s, q, k, softmax, true, scale, workers, s.n_keys);
-          bool same = true;
-          for (int64_t h = 0; h < s.n_head; ++h)
-            for (int64_t i = 0; i < s.window; ++i)
-              for (int64_t j = 0; j < s.n_cols; ++j)
-                same &= per[at(j, h, i, s.n_cols, s.n_head)] == full[at(j, h, i, s.n_keys, s.n_head)];
-          CHECK(same);
+          CHECK(early_positive);
+          CHECK(late_zero);
+          // A column prefix gives the same numbers as a full-width call.
+          if (s.n_cols < s.n_keys) {
+            const auto full = run_window_scores(s, q, k, softmax, true, scale, workers, s.n_keys);
+            bool same = true;
+            for (int64_t h = 0; h < s.n_head; ++h)
+              for (int64_t i = 0; i < s.window; ++i)
+                for (int64_t j = 0; j < s.n_cols; ++j)
+                  same &= per[at(j, h, i, s.n_cols, s.n_head)] == full[at(j, h, i, s.n_keys, s.n_head)];
+            CHECK(same);
+          }
         }
       }
     }
