@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/random_tensor.h"
 #include "support/run_workers.h"
 #include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/ops_cpu.h"
@@ -18,18 +19,8 @@ using wt::test::run_workers;
 using wt::Tensor;
 using wt::cpu::ThreadCtx;
 
-std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-Tensor t3(std::vector<float>& v, int64_t a, int64_t b, int64_t c) {
-  const int64_t ne[3] = {a, b, c};
-  return wt::make_tensor(v.data(), wt::DType::f32, 3, ne);
-}
+using wt::test::random_vec;
+using wt::test::t3;
 
 // Naive causal GQA attention in double.
 std::vector<double> naive_attention(const std::vector<float>& q, const std::vector<float>& k,

@@ -14,6 +14,7 @@
 #include "kernels/cpu/ops_cpu.h"
 #include "runtime/prune/policy.h"
 #include "runtime/prune/selection_math.h"
+#include "support/random_tensor.h"
 #include "support/run_workers.h"
 
 namespace {
@@ -46,13 +47,7 @@ std::unique_ptr<wt::PrunePolicy> make(wt_prune_params p, const wt::PruneShape& s
   return pol;
 }
 
-std::vector<float> randn(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+std::vector<float> randn(size_t n, uint32_t seed) { return wt::test::random_vec(n, seed); }
 
 }  // namespace
 

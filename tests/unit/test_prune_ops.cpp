@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/ops_cpu.h"
+#include "support/random_tensor.h"
 #include "support/run_workers.h"
 
 namespace {
@@ -19,18 +20,8 @@ using wt::Tensor;
 using wt::cpu::ThreadCtx;
 using wt::test::run_workers;
 
-std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-Tensor t3(std::vector<float>& v, int64_t a, int64_t b, int64_t c) {
-  const int64_t ne[3] = {a, b, c};
-  return wt::make_tensor(v.data(), wt::DType::f32, 3, ne);
-}
+using wt::test::random_vec;
+using wt::test::t3;
 
 // Workspace as the backend gives it: 64-byte aligned, filled with junk so a kernel that
 // reads scratch before writing it shows up.
