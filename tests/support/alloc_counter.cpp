@@ -1,3 +1,6 @@
+// Two ways to see allocations: under AddressSanitizer, which owns operator new and malloc,
+// its malloc hook (every operator new goes through it); otherwise this binary replaces the
+// global operator new/delete.
 #include "alloc_counter.h"
 
 #include <atomic>
@@ -5,18 +8,42 @@
 #include <cstdlib>
 #include <new>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define WT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WT_ASAN 1
+#endif
+#endif
+
+#if defined(WT_ASAN)
+// From the sanitizer runtime (sanitizer/allocator_interface.h, not always installed).
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                                          void (*free_hook)(const volatile void*));
+#endif
+
 namespace {
 std::atomic<bool> g_armed{false};
 std::atomic<uint64_t> g_count{0};
 
-void* counted_alloc(std::size_t n, std::size_t align) {
+void count() {
   if (g_armed.load(std::memory_order_relaxed)) g_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+#if defined(WT_ASAN)
+void malloc_hook(const volatile void*, size_t) { count(); }
+void free_hook(const volatile void*) {}
+const bool g_hooked = __sanitizer_install_malloc_and_free_hooks(malloc_hook, free_hook) != 0;
+#else
+void* counted_alloc(std::size_t n, std::size_t align) {
+  count();
   if (n == 0) n = 1;
   void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
                                                : std::malloc(n);
   if (!p) throw std::bad_alloc();
   return p;
 }
+#endif
 }  // namespace
 
 namespace wt::test {
@@ -27,6 +54,7 @@ void alloc_counter_arm(bool on) {
 uint64_t alloc_counter_count() { return g_count.load(); }
 }  // namespace wt::test
 
+#if !defined(WT_ASAN)
 void* operator new(std::size_t n) { return counted_alloc(n, 0); }
 void* operator new[](std::size_t n) { return counted_alloc(n, 0); }
 void* operator new(std::size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<std::size_t>(a)); }
@@ -39,3 +67,4 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#endif

@@ -1,5 +1,5 @@
-// Counts heap allocations made through operator new while armed (this test binary replaces
-// the global operator new/delete to do so), to show that a hot path allocates nothing.
+// Counts heap allocations while armed (operator new, and under ASan every malloc), to show
+// that a hot path allocates nothing.
 #pragma once
 
 #include <cstdint>

@@ -212,6 +212,12 @@ TEST_CASE("prune: invariants of every method at 10, 20 and 40% keep on the real 
 TEST_CASE("prune: prefill and decode allocate nothing, every method") {
   if (!have_model()) return;
   const std::vector<wt_token> prompt = fixture().prompt(300);
+  // The counter does see an allocation.
+  wt::test::alloc_counter_arm(true);
+  std::vector<int>* probe = new std::vector<int>(100);
+  wt::test::alloc_counter_arm(false);
+  delete probe;
+  REQUIRE(wt::test::alloc_counter_count() >= 2);
   for (wt_prune_method m : kMethods) {
     const std::string method = wt_prune_method_name(m);
     CAPTURE(method);
