@@ -5,6 +5,7 @@
 
 #include "fast_math.h"
 #include "ops_cpu.h"
+#include "vector_isa.h"
 
 namespace wt::cpu {
 namespace attn_base {
@@ -26,22 +27,6 @@ void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const
 }  // namespace attn_avx512
 #endif
 
-namespace {
-
-enum class AttnIsa { base, avx2, avx512 };
-
-AttnIsa pick_isa() {
-#if defined(__x86_64__)
-  // __builtin_cpu_supports also checks that the OS saves the wider register state.
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return AttnIsa::avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return AttnIsa::avx2;
-#endif
-  return AttnIsa::base;
-}
-
-const AttnIsa kIsa = pick_isa();
-
-}  // namespace
 
 size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads) {
   const int64_t group = n_head / n_head_kv;
@@ -53,8 +38,8 @@ size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_hea
 void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                        const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* skip) {
 #if defined(__x86_64__)
-  if (kIsa == AttnIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
-  if (kIsa == AttnIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
+  if (best_vector_isa() == VecIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
+  if (best_vector_isa() == VecIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
 #endif
   attn_base::prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip);
 }
@@ -63,9 +48,9 @@ void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, c
                       const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* key_ids,
                       int32_t n_key_ids) {
 #if defined(__x86_64__)
-  if (kIsa == AttnIsa::avx512)
+  if (best_vector_isa() == VecIsa::avx512)
     return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
-  if (kIsa == AttnIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
+  if (best_vector_isa() == VecIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
 #endif
   attn_base::decode_impl(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
 }

@@ -19,6 +19,7 @@
 
 #include "fast_math.h"
 #include "ops_cpu.h"
+#include "vector_isa.h"
 
 namespace wt::cpu {
 namespace ws_base {
@@ -38,38 +39,20 @@ void run(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Wi
 
 namespace {
 
-enum class WsIsa { base, avx2, avx512, count };
-
-bool cpu_has(WsIsa isa) {
-#if defined(__x86_64__)
-  // __builtin_cpu_supports also checks that the OS saves the wider register state.
-  if (isa == WsIsa::avx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  if (isa == WsIsa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-  return isa == WsIsa::base;
-}
-
-WsIsa pick_isa() {
-  if (cpu_has(WsIsa::avx512)) return WsIsa::avx512;
-  if (cpu_has(WsIsa::avx2)) return WsIsa::avx2;
-  return WsIsa::base;
-}
-
-const WsIsa kIsa = pick_isa();
-std::atomic<WsIsa> g_isa{WsIsa::count};  // a test's choice; count: none
+std::atomic<VecIsa> g_isa{VecIsa::count};  // a test's choice; count: none
 
 }  // namespace
 
 bool set_window_scores_isa_for_testing(const char* name) {
   if (!name) {
-    g_isa.store(WsIsa::count);
+    g_isa.store(VecIsa::count);
     return true;
   }
   const char* names[] = {"base", "avx2", "avx512"};
   for (int i = 0; i < 3; ++i) {
     if (std::strcmp(name, names[i]) != 0) continue;
-    if (!cpu_has(static_cast<WsIsa>(i))) return false;
-    g_isa.store(static_cast<WsIsa>(i));
+    if (!cpu_has(static_cast<VecIsa>(i))) return false;
+    g_isa.store(static_cast<VecIsa>(i));
     return true;
   }
   return false;
@@ -83,10 +66,10 @@ size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t w
 void window_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                    const WindowScoresParams& p, void* workspace) {
 #if defined(__x86_64__)
-  const WsIsa forced = g_isa.load(std::memory_order_relaxed);
-  const WsIsa isa = forced == WsIsa::count ? kIsa : forced;
-  if (isa == WsIsa::avx512) return ws_avx512::run(tc, dst, q, k, p, workspace);
-  if (isa == WsIsa::avx2) return ws_avx2::run(tc, dst, q, k, p, workspace);
+  const VecIsa forced = g_isa.load(std::memory_order_relaxed);
+  const VecIsa isa = forced == VecIsa::count ? best_vector_isa() : forced;
+  if (isa == VecIsa::avx512) return ws_avx512::run(tc, dst, q, k, p, workspace);
+  if (isa == VecIsa::avx2) return ws_avx2::run(tc, dst, q, k, p, workspace);
 #endif
   ws_base::window_scores_impl(tc, dst, q, k, p, workspace);
 }
