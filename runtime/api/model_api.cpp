@@ -96,8 +96,7 @@ wt_token wt_token_eos(const wt_model* model) { return model ? model->model->voca
 
 bool wt_token_is_end(const wt_model* model, wt_token token) {
   if (!model) return false;
-  const wt::Vocab& v = model->model->vocab;
-  return token >= 0 && (token == v.eos || token == v.eot);
+  return model->model->vocab.is_end(token);
 }
 
 wt_tokenize_params wt_tokenize_default_params(void) {

@@ -171,13 +171,13 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       return Status::ok();
     }
     case ScoreRequest::Kind::blocks: {
-      const int64_t keys = req.key_rows ? req.n_key_rows : n_keys;
+      const int64_t keys = req.n_key_rows > 0 ? req.n_key_rows : n_keys;
       const int64_t n_blocks = (keys + req.block - 1) / req.block;
-      if (req.block < 1 || req.unit < 1 || req.query_rows < 1 || req.query_rows > n ||
+      if (req.block < 1 || req.unit < 1 || req.query_rows < 1 || req.query_rows > n || keys > n_keys ||
           n_blocks > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "block scores: bad request");
       const Tensor dst = make_tensor_2d(scores_, DType::f32, n_blocks, 1);
-      WT_TRY(run.block_scores(dst, q, k, req));
+      WT_TRY(run.block_scores(dst, q, first_rows(k, keys), req));
       obs->scores = scores_;
       obs->n_cols = static_cast<int32_t>(n_blocks);
       return Status::ok();

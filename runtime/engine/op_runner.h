@@ -141,8 +141,6 @@ class OpRunner {
     c.i[0] = r.block;
     c.i[1] = r.unit;
     c.i[2] = r.query_rows;
-    c.ids = r.key_rows;
-    c.n_ids = r.key_rows ? r.n_key_rows : 0;
     return b_.launch(c);
   }
   Status kv_similarity(const Tensor& dst, const Tensor& k, const Tensor& v, const Tensor& anchors, float decay) {

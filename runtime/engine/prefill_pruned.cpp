@@ -41,7 +41,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
     for (int32_t a = 0; a < n_answer; ++a) {
       int32_t tok = 0;
       WT_TRY(run.argmax(first_rows(act_.logits, 1), &tok));
-      if (tok == model_.vocab.eos || tok == model_.vocab.eot) break;
+      if (model_.vocab.is_end(tok)) break;
       const int32_t pos = n_past_;
       WT_TRY(forward(&tok, &pos, 1, nullptr, nullptr));
       ++n_past_;

@@ -29,6 +29,8 @@ struct Vocab {
   std::string chat_template;           // tokenizer.chat_template, "" when absent
 
   int32_t n_vocab() const { return static_cast<int32_t>(tokens.size()); }
+  // A token that ends a generation.
+  bool is_end(int32_t token) const { return token >= 0 && (token == eos || token == eot); }
 };
 
 }  // namespace wt

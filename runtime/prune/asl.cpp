@@ -7,7 +7,7 @@
 // a re-prefill of those tokens at their original positions). No fallback: if the ratio
 // never drops, nothing is selected — unless asl_max_layer forces a selection there.
 #include <algorithm>
-#include <cmath>
+
 #include "scored_policy.h"
 #include "selection_math.h"
 

@@ -4,9 +4,7 @@
 // layers keep their full KV; the keep rate sets both the KV budget and T, as fractions of
 // the original L.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "scored_policy.h"
 #include "selection_math.h"

@@ -82,9 +82,6 @@ class Oracle final : public ScoredPolicy {
 
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, budget(n_prompt)); }
 
-  // The ranking score of each prompt token from the last answer (for evaluation).
-  const float* ranking() const { return token_scores_.data(); }
-
  private:
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
 

@@ -35,9 +35,8 @@ struct ScoreRequest {
   int32_t n_cols = 0;      // scored key columns (0..n_cols)
   int32_t pool_kernel = 1; // 1: no pooling
   bool pool_max = false;
-  // blocks: SlimInfer block scores of key rows (key_rows, or 0..n when null).
+  // blocks: SlimInfer block scores of key rows 0..n_key_rows (0: every visible row).
   int32_t block = 0, unit = 0, query_rows = 0;
-  const int32_t* key_rows = nullptr;
   int32_t n_key_rows = 0;
   // kv_similarity: anchors are the engine's, per layer, reset at every pruned prefill.
   float anchor_decay = 0.0f;

@@ -1,6 +1,7 @@
 // wt_prune_params: defaults, names, text parsing (for tools), and the check that turns a
 // user's parameters into a resolved, model-specific set before any policy is made.
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -22,44 +23,42 @@ struct Field {
   Kind kind;
   size_t offset;
 };
-#define WT_FIELD(name, kind) {#name, Kind::kind, offsetof(wt_prune_params, name)}
 const Field kFields[] = {
-    WT_FIELD(method, method),
-    WT_FIELD(keep, f32),
-    WT_FIELD(budget, i32),
-    WT_FIELD(window, i32),
-    WT_FIELD(pool_kernel, i32),
-    WT_FIELD(pool, pool),
-    WT_FIELD(layer, i32),
-    WT_FIELD(fastkv_tsp_rate, f32),
-    WT_FIELD(fastkv_tsp_len, i32),
-    WT_FIELD(gemfilter_original_positions, boolean),
-    WT_FIELD(gemfilter_keep_window, boolean),
-    WT_FIELD(asl_tau, f32),
-    WT_FIELD(asl_min_layer, i32),
-    WT_FIELD(asl_obs_layers, i32),
-    WT_FIELD(asl_max_layer, i32),
-    WT_FIELD(asl_two_pass, boolean),
-    WT_FIELD(asl_kv_topk, boolean),
-    WT_FIELD(claa_n_layers, i32),
-    WT_FIELD(claa_min_layer, i32),
-    WT_FIELD(slim_block, i32),
-    WT_FIELD(slim_unit, i32),
-    WT_FIELD(slim_query, i32),
+    {"method", Kind::method, offsetof(wt_prune_params, method)},
+    {"keep", Kind::f32, offsetof(wt_prune_params, keep)},
+    {"budget", Kind::i32, offsetof(wt_prune_params, budget)},
+    {"window", Kind::i32, offsetof(wt_prune_params, window)},
+    {"pool_kernel", Kind::i32, offsetof(wt_prune_params, pool_kernel)},
+    {"pool", Kind::pool, offsetof(wt_prune_params, pool)},
+    {"layer", Kind::i32, offsetof(wt_prune_params, layer)},
+    {"fastkv_tsp_rate", Kind::f32, offsetof(wt_prune_params, fastkv_tsp_rate)},
+    {"fastkv_tsp_len", Kind::i32, offsetof(wt_prune_params, fastkv_tsp_len)},
+    {"gemfilter_original_positions", Kind::boolean, offsetof(wt_prune_params, gemfilter_original_positions)},
+    {"gemfilter_keep_window", Kind::boolean, offsetof(wt_prune_params, gemfilter_keep_window)},
+    {"asl_tau", Kind::f32, offsetof(wt_prune_params, asl_tau)},
+    {"asl_min_layer", Kind::i32, offsetof(wt_prune_params, asl_min_layer)},
+    {"asl_obs_layers", Kind::i32, offsetof(wt_prune_params, asl_obs_layers)},
+    {"asl_max_layer", Kind::i32, offsetof(wt_prune_params, asl_max_layer)},
+    {"asl_two_pass", Kind::boolean, offsetof(wt_prune_params, asl_two_pass)},
+    {"asl_kv_topk", Kind::boolean, offsetof(wt_prune_params, asl_kv_topk)},
+    {"claa_n_layers", Kind::i32, offsetof(wt_prune_params, claa_n_layers)},
+    {"claa_min_layer", Kind::i32, offsetof(wt_prune_params, claa_min_layer)},
+    {"slim_block", Kind::i32, offsetof(wt_prune_params, slim_block)},
+    {"slim_unit", Kind::i32, offsetof(wt_prune_params, slim_unit)},
+    {"slim_query", Kind::i32, offsetof(wt_prune_params, slim_query)},
     {"slim_layer0", Kind::i32, offsetof(wt_prune_params, slim_layers)},
     {"slim_layer1", Kind::i32, offsetof(wt_prune_params, slim_layers) + sizeof(int32_t)},
     {"slim_layer2", Kind::i32, offsetof(wt_prune_params, slim_layers) + 2 * sizeof(int32_t)},
-    WT_FIELD(slim_gamma, f32),
-    WT_FIELD(slim_decode_keep, f32),
-    WT_FIELD(tf_target, f32),
-    WT_FIELD(tf_start, f32),
-    WT_FIELD(tf_anchor_decay, f32),
-    WT_FIELD(tf_key_weight, f32),
-    WT_FIELD(tf_warmup, i32),
-    WT_FIELD(n_sink, i32),
-    WT_FIELD(oracle_tokens, i32),
+    {"slim_gamma", Kind::f32, offsetof(wt_prune_params, slim_gamma)},
+    {"slim_decode_keep", Kind::f32, offsetof(wt_prune_params, slim_decode_keep)},
+    {"tf_target", Kind::f32, offsetof(wt_prune_params, tf_target)},
+    {"tf_start", Kind::f32, offsetof(wt_prune_params, tf_start)},
+    {"tf_anchor_decay", Kind::f32, offsetof(wt_prune_params, tf_anchor_decay)},
+    {"tf_key_weight", Kind::f32, offsetof(wt_prune_params, tf_key_weight)},
+    {"tf_warmup", Kind::i32, offsetof(wt_prune_params, tf_warmup)},
+    {"n_sink", Kind::i32, offsetof(wt_prune_params, n_sink)},
+    {"oracle_tokens", Kind::i32, offsetof(wt_prune_params, oracle_tokens)},
 };
-#undef WT_FIELD
 
 bool parse_bool(const char* v, bool* out) {
   if (!std::strcmp(v, "1") || !std::strcmp(v, "true") || !std::strcmp(v, "on") || !std::strcmp(v, "yes")) {

@@ -34,8 +34,6 @@ class SlimInfer final : public ScoredPolicy {
       attend_[g].assign(n, 0);
     }
     fresh_.assign(n, 0);
-    iota_.resize(n);
-    for (size_t i = 0; i < n; ++i) iota_[i] = static_cast<int32_t>(i);
     blocks_.assign(n, 0);
   }
 
@@ -51,7 +49,7 @@ class SlimInfer final : public ScoredPolicy {
   ScoreRequest request(int32_t l, int32_t n) override {
     const int stage = stage_at(l);
     if (pass_ != 0 || stage < 0 || n_blocks(n) <= target_blocks(stage)) return {};
-    return block_request(std::min(p_.slim_query, n), nullptr, 0);
+    return block_request(std::min(p_.slim_query, n), 0);
   }
 
   Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
@@ -78,7 +76,7 @@ class SlimInfer final : public ScoredPolicy {
   ScoreRequest decode_request(int32_t l, int32_t) override {
     if (p_.slim_decode_keep >= 1.0f || l != group_start(group_of(l))) return {};
     const int g = group_of(l);
-    return block_request(1, iota_.data(), prompt_rows_[g]);
+    return block_request(1, prompt_rows_[g]);
   }
 
   Status decode_decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
@@ -141,13 +139,12 @@ class SlimInfer final : public ScoredPolicy {
     const double frac = std::min(1.0, static_cast<double>(p_.keep) * (1 << (kStages - 1 - stage)));
     return std::max(2, static_cast<int32_t>(std::ceil(frac * n_prompt / p_.slim_block)));
   }
-  ScoreRequest block_request(int32_t query_rows, const int32_t* key_rows, int32_t n_key_rows) const {
+  ScoreRequest block_request(int32_t query_rows, int32_t n_key_rows) const {
     ScoreRequest r;
     r.kind = ScoreRequest::Kind::blocks;
     r.block = p_.slim_block;
     r.unit = p_.slim_unit;
     r.query_rows = query_rows;
-    r.key_rows = key_rows;
     r.n_key_rows = n_key_rows;
     return r;
   }
@@ -166,7 +163,7 @@ class SlimInfer final : public ScoredPolicy {
   }
 
   std::vector<int32_t> active_[kGroups], attend_[kGroups];
-  std::vector<int32_t> fresh_, iota_, blocks_;
+  std::vector<int32_t> fresh_, blocks_;
   int32_t n_active_[kGroups] = {-1, -1, -1, -1};
   int32_t n_attend_[kGroups] = {};
   int32_t prompt_rows_[kGroups] = {};

@@ -196,6 +196,8 @@ int run_prune_bench(wt_model* model, const PruneBenchOptions& o) {
 
 int run_asl_compare(wt_model* model, const PruneBenchOptions& o) {
   const std::vector<wt_token> filler = tokenize(model, filler_text());
+  wt_model_info info;
+  (void)wt_model_get_info(model, &info);
   std::printf("| L | prompt | ASL selection layer | triggered | min V/V_init (layer) | kept rows | answer (greedy, 8 tokens) |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (int L : o.lengths) {
@@ -214,8 +216,6 @@ int run_asl_compare(wt_model* model, const PruneBenchOptions& o) {
       for (int t = 0; t < 8; ++t) {
         const float* lg = nullptr;
         (void)wt_context_logits(ctx, -1, &lg);
-        wt_model_info info;
-        (void)wt_model_get_info(model, &info);
         const wt_token tok = argmax(lg, info.n_vocab);
         char buf[64];
         size_t len = 0;
