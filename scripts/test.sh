@@ -8,9 +8,12 @@ jobs="$(nproc)"
 "$root/scripts/setup.sh"
 "$root/scripts/fetch-model.sh" >/dev/null
 
-"$root/scripts/build.sh" "$root/build"
-(cd "$root/build" && ctest --output-on-failure -j "$jobs" -LE slow)
+# WHITTLE_TESTS=ON explicitly: run.sh and bench.sh configure the same build dir without
+# tests, and a cached OFF would otherwise leave nothing to run.
+"$root/scripts/build.sh" "$root/build" -DWHITTLE_TESTS=ON
+(cd "$root/build" && ctest --output-on-failure --no-tests=error -j "$jobs" -LE slow)
 
-"$root/scripts/build.sh" "$root/build-asan" -DWHITTLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHITTLE_TOOLS=OFF
+"$root/scripts/build.sh" "$root/build-asan" -DWHITTLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DWHITTLE_TOOLS=OFF -DWHITTLE_TESTS=ON
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j "$jobs" -LE slow)
+  ctest --output-on-failure --no-tests=error -j "$jobs" -LE slow)
