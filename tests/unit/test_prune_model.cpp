@@ -273,4 +273,22 @@ TEST_CASE("prune: invalid parameters are refused with the parameter named") {
   CHECK(p.method == WT_PRUNE_SLIMINFER);
   wt_prune_method m;
   CHECK(wt_prune_method_from_name("nope", &m) == WT_ERR_INVALID_ARGUMENT);
+  // NULL arguments of every new entry point: a status and a message, never a crash.
+  CHECK(wt_prune_method_from_name(nullptr, &m) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_prune_method_from_name("asl", nullptr) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_prune_set_param(nullptr, "keep", "0.2") == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_prune_set_param(&p, nullptr, "0.2") == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_prune_set_param(&p, "keep", nullptr) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).size() > 0);
+  wt_prune_stats ps;
+  CHECK(wt_context_get_prune_stats(nullptr, &ps) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_prune_method_name(static_cast<wt_prune_method>(99))) == "unknown");
+  wt_prune_params bad = wt_prune_default_params();
+  bad.method = static_cast<wt_prune_method>(99);
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 64;
+  cp.prune = bad;
+  wt_context* ctx = nullptr;
+  CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).find("prune.method") != std::string::npos);
 }
