@@ -60,6 +60,16 @@ const Field kFields[] = {
     {"oracle_tokens", Kind::i32, offsetof(wt_prune_params, oracle_tokens)},
 };
 
+// An enum field as the integer a C caller stored: reading it as the enum type would be
+// undefined for values outside the enumerators' range.
+template <typename E>
+int32_t raw_value(const E& field) {
+  static_assert(sizeof(E) == sizeof(int32_t));
+  int32_t v = 0;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
 bool parse_bool(const char* v, bool* out) {
   if (!std::strcmp(v, "1") || !std::strcmp(v, "true") || !std::strcmp(v, "on") || !std::strcmp(v, "yes")) {
     *out = true;
@@ -81,7 +91,9 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
   wt_prune_params p = in;
   const int32_t nl = s.n_layer;
   auto bad = [](const std::string& what) { return error(WT_ERR_INVALID_ARGUMENT, "prune." + what); };
-  if (p.method < WT_PRUNE_FULL || p.method > WT_PRUNE_ORACLE) return bad("method: unknown method");
+  const int32_t method = raw_value(in.method), pool = raw_value(in.pool);
+  if (method < WT_PRUNE_FULL || method > WT_PRUNE_ORACLE) return bad("method " + std::to_string(method) + " is unknown");
+  if (pool < WT_POOL_DEFAULT || pool > WT_POOL_MAX) return bad("pool " + std::to_string(pool) + " is unknown");
   const wt_prune_method m = p.method;
   if (!(p.keep > 0.0f && p.keep <= 1.0f)) return bad("keep " + std::to_string(p.keep) + " is outside (0, 1]");
   if (p.budget < 0) return bad("budget must be >= 0 (0 = keep * L)");
@@ -105,7 +117,6 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
   if (p.budget > 0 && p.budget < p.window)
     return bad("budget " + std::to_string(p.budget) + " is below the window " + std::to_string(p.window));
   if (p.pool_kernel < 1 || p.pool_kernel % 2 == 0) return bad("pool_kernel must be odd and >= 1");
-  if (p.pool != WT_POOL_AVG && p.pool != WT_POOL_MAX) return bad("pool must be avg or max");
   if (p.layer >= nl) return bad("layer " + std::to_string(p.layer) + " is beyond the model's " + std::to_string(nl) + " layers");
   if (!(p.fastkv_tsp_rate > 0.0f && p.fastkv_tsp_rate <= 1.0f)) return bad("fastkv_tsp_rate is outside (0, 1]");
   if (p.budget > 0 && p.fastkv_tsp_len < p.window) return bad("fastkv_tsp_len is below the window");
@@ -187,7 +198,7 @@ wt_prune_params wt_prune_default_params(void) {
 }
 
 const char* wt_prune_method_name(wt_prune_method method) {
-  const int i = static_cast<int>(method);
+  const int32_t i = raw_value(method);
   return i >= 0 && i < kNumMethods ? kMethodNames[i] : "unknown";
 }
 
