@@ -276,6 +276,10 @@ typedef struct wt_prune_params {
   int32_t n_sink;            /* default 4                                                   */
   /* Oracle */
   int32_t oracle_tokens;     /* answer tokens generated with full KV; default 32            */
+  /* Evaluation */
+  int32_t record_ranking;    /* 1: keep each layer's token ranking of the last pruned prefill
+                                for wt_context_get_token_ranking (costs (n_layer + 1) x n_ctx
+                                floats); default 0                                         */
 } wt_prune_params;
 
 WT_API wt_prune_params wt_prune_default_params(void);
@@ -369,6 +373,21 @@ typedef struct wt_prune_stats {
 
 /* WT_ERR_INVALID_ARGUMENT: NULL arguments. */
 WT_API wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_stats);
+
+/* The importance by which the method of the last pruned prefill ranked the prompt's tokens
+ * (an evaluation tap: needs prune.record_ranking = 1). layer in [0, n_layer): the scores
+ * the method computed at that layer; layer -1: the final ranking it selected its kept
+ * tokens / KV by. out_scores[j] is prompt position j's score, for j in [0, *out_n) with
+ * *out_n = n_prompt of the last pruned prefill (original positions, also after GemFilter's
+ * re-indexing); higher = more important. NaN where that layer ranked nothing for the token:
+ * window tokens (never scored), tokens already dropped, layers where the method computed no
+ * score, and every row when the prompt fit the budget. runtime/prune/README.md says what
+ * each method records. The pointer stays valid until the next prefill, reset or free.
+ * WT_ERR_INVALID_ARGUMENT: NULL arguments, layer outside [-1, n_layer), recording off (the
+ * message says to set prune.record_ranking = 1), or no pruned prefill since the last
+ * reset. */
+WT_API wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer,
+                                              const float** out_scores, int32_t* out_n);
 
 /* ==== Sampling ======================================================================== */
 

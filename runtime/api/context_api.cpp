@@ -132,6 +132,30 @@ wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_
   });
 }
 
+wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer, const float** out_scores,
+                                       int32_t* out_n) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(out_scores, "out_scores"));
+    WT_TRY(require(out_n, "out_n"));
+    const wt::Context& c = *ctx->ctx;
+    const int32_t n_layer = c.model().hp.n_layer;
+    if (layer < -1 || layer >= n_layer)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "layer " + std::to_string(layer) + " is outside [-1, " +
+                                                    std::to_string(n_layer) + ") (-1: the final ranking)");
+    if (!c.records_ranking())
+      return wt::error(WT_ERR_INVALID_ARGUMENT,
+                       "token rankings are not recorded: create the context with a pruning method and "
+                       "prune.record_ranking = 1");
+    int32_t n = 0;
+    const float* row = c.token_ranking(layer, &n);
+    if (!row) return wt::error(WT_ERR_INVALID_ARGUMENT, "no pruned prefill since the last reset: nothing is ranked");
+    *out_scores = row;
+    *out_n = n;
+    return Status::ok();
+  });
+}
+
 wt_sampler_params wt_sampler_default_params(void) {
   wt_sampler_params p;
   p.temperature = 0.0f;

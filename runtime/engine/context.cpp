@@ -177,6 +177,10 @@ Status Context::allocate() {
       scores_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
       pooled_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
       anchors_ = static_cast<float*>(a.take(sizeof(float) * static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd)));
+      if (prune_.record_ranking) {
+        const size_t floats = static_cast<size_t>(hp.n_layer + 1) * n_sz;
+        ranking_ = RankingSink{static_cast<float*>(a.take(sizeof(float) * floats)), hp.n_layer, n_ctx_, 0};
+      }
     }
     void* workspace = a.take(workspace_bytes);
     if (pass == 0) {
@@ -256,6 +260,19 @@ const float* Context::logits(int32_t row) const {
   return act_.logits.row<float>(slot);
 }
 
+const float* Context::token_ranking(int32_t layer, int32_t* n_prompt) const {
+  if (!ranking_.rows || ranking_.n_prompt == 0) return nullptr;
+  *n_prompt = ranking_.n_prompt;
+  return ranking_.row(layer);
+}
+
+void Context::begin_ranking(int32_t n_prompt) {
+  if (!ranking_.rows) return;
+  ranking_.n_prompt = n_prompt;
+  for (int32_t l = -1; l < model_.hp.n_layer; ++l) ranking_.clear(l);
+  policy_->set_ranking_sink(&ranking_);
+}
+
 const int32_t* Context::kv_positions(int32_t l, int32_t h) const {
   return kv_pos_ + (static_cast<size_t>(l) * static_cast<size_t>(model_.hp.n_head_kv) + static_cast<size_t>(h)) *
                        static_cast<size_t>(n_ctx_);
@@ -266,6 +283,8 @@ void Context::reset() {
   last_rows_ = 0;
   last_row_only_ = false;
   policy_decoding_ = false;
+  ranking_.n_prompt = 0;
+  if (policy_) policy_->set_ranking_sink(nullptr);  // a failed prefill may have left it set
   for (int32_t& len : kv_len_) len = 0;
   stats_.n_prefill_tokens = stats_.n_decode_tokens = 0;
   stats_.prefill_ms = stats_.decode_ms = 0;

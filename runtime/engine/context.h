@@ -69,6 +69,11 @@ class Context {
   int32_t kv_len(int32_t l) const { return kv_len_[static_cast<size_t>(l)]; }
   const int32_t* kv_positions(int32_t l, int32_t h) const;
   const Tensor& k_cache(int32_t l) const { return k_cache_[static_cast<size_t>(l)]; }
+  // The ranking tap (prune.record_ranking with a policy): row `layer` (-1: the final one)
+  // of the last pruned prefill's token ranking, *n_prompt entries; nullptr when nothing was
+  // ranked since the last reset.
+  bool records_ranking() const { return ranking_.rows != nullptr; }
+  const float* token_ranking(int32_t layer, int32_t* n_prompt) const;
 
  private:
   Context(const Model& model, const ContextOptions& options) : model_(model), options_(options) {}
@@ -83,6 +88,7 @@ class Context {
   Status observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
                  const Tensor& k, const Tensor& v, Observation* obs);
   Status check_tokens(const int32_t* tokens, int32_t n_tokens) const;
+  void begin_ranking(int32_t n_prompt);
 
   // Activations of the forward pass, each a view of the arena sized for n_ctx rows.
   struct Activations {
@@ -113,6 +119,8 @@ class Context {
   float* pooled_ = nullptr;      // [n_head][n_ctx] after pooling; kv similarities
   size_t score_capacity_ = 0;    // floats in scores_ and in pooled_
   float* anchors_ = nullptr;     // [n_layer][2][n_head_kv][head_dim] Token Filtering anchors
+  RankingSink ranking_;          // rows [n_layer + 1][n_ctx] in the arena with record_ranking;
+                                 // n_prompt 0: nothing ranked since the last reset
   std::vector<int32_t> kv_len_;  // [n_layer] KV rows each layer holds
   wt_prune_params prune_;        // resolved (model-specific defaults filled in)
   std::unique_ptr<PrunePolicy> policy_;

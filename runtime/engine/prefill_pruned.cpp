@@ -26,6 +26,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
   std::memset(anchors_, 0, sizeof(float) * anchor_floats);
   for (int32_t& len : kv_len_) len = 0;
 
+  begin_ranking(n);
   policy_->begin(n, 0);
   for (int32_t i = 0; i < n; ++i) tok_tmp_[i] = i;
   Decision restart;
@@ -50,6 +51,9 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
     BackendSelector selector(*backend_);
     WT_TRY(policy_->after_answer(selector, &restart));
   }
+  // The ranking is the first pass's (and the answer's): the re-prefill sees only the chosen
+  // tokens, and decodes are not the prompt.
+  policy_->set_ranking_sink(nullptr);
 
   if (restart.restart) {
     prune_stats_.pass1_ms = ms_since(t0);

@@ -41,9 +41,14 @@ class Asl final : public ScoredPolicy {
     if (!obs.scores) return Status::ok();
     const int32_t n = obs.n_rows, w = p_.window, c = budget(n_prompt_);
     sum_groups(obs);
+    if (selected_) record_summed(obs);  // asl_kv_topk: the layers after it still score their KV
     if (!selected_) {
       sum_kv_heads(obs.n_cols);
       rank(obs.n_cols);
+      record(l, obs.positions, token_scores_.data(), obs.n_cols);
+      // Until a layer selects, the latest ranking is final (SnapKV's reading when ASL never
+      // triggers); the selecting layer's is the last one written.
+      record_final(obs.positions, token_scores_.data(), obs.n_cols);
       bool fire = false;
       if (l >= p_.asl_min_layer && n_ranked_ >= p_.asl_obs_layers) {
         const double v = rank_variance(ranks_.data(), p_.asl_obs_layers, obs.n_cols, c - w);

@@ -36,14 +36,17 @@ class Claa final : public ScoredPolicy {
     const int32_t n = obs.n_rows, w = p_.window, c = budget(n_prompt_), n_cols = obs.n_cols;
     const int32_t n_kv = shape_.n_head_kv;
     sum_groups(obs);
-    if (l <= p_.layer && l > p_.layer - p_.claa_n_layers) {
+    const bool buffered = l <= p_.layer && l > p_.layer - p_.claa_n_layers;
+    if (buffered) {
       const size_t per = static_cast<size_t>(n_kv) * n_cols;
       std::memcpy(buffer_.data() + static_cast<size_t>(n_buffered_) * per, kv_scores_.data(), sizeof(float) * per);
       ++n_buffered_;
     }
+    record_layer(obs, buffered);
     if (l >= p_.claa_min_layer) WT_TRY(keep_kv_per_head(sel, n, c, w, d));
     if (l == p_.layer && n > c) {
       zscore_max(buffer_.data(), n_buffered_ * n_kv, n_cols, token_scores_.data());
+      record(-1, obs.positions, token_scores_.data(), n_cols);
       WT_TRY(keep_tokens(sel, token_scores_.data(), n, c, w, d));
       report_.selection_layer = l;
       report_.triggered = true;
@@ -58,6 +61,18 @@ class Claa final : public ScoredPolicy {
 
  private:
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
+
+  // The ranking tap: in the aggregation range, the aggregate the layer would select by were
+  // it the pruning layer; elsewhere the layer's own score.
+  void record_layer(const Observation& obs, bool buffered) {
+    if (!recording()) return;
+    if (!buffered) {
+      record_summed(obs);
+      return;
+    }
+    zscore_max(buffer_.data(), n_buffered_ * shape_.n_head_kv, obs.n_cols, token_scores_.data());
+    record(obs.layer, obs.positions, token_scores_.data(), obs.n_cols);
+  }
 
   std::vector<float> buffer_;  // [n_layers][n_kv][n] the last layers' per-KV-head scores
   int32_t n_buffered_ = 0;

@@ -25,9 +25,11 @@ class FastKV final : public ScoredPolicy {
     if (!obs.scores) return Status::ok();
     const int32_t n = obs.n_rows, w = p_.window;
     sum_groups(obs);
+    record_summed(obs);
     WT_TRY(keep_kv_per_head(sel, n, kv_cap(l, n), w, d));
     if (l == p_.layer && n > tsp_len(n_prompt_)) {
       sum_kv_heads(obs.n_cols);
+      record(-1, obs.positions, token_scores_.data(), obs.n_cols);
       WT_TRY(keep_tokens(sel, token_scores_.data(), n, tsp_len(n_prompt_), w, d));
       report_.selection_layer = l;
       report_.triggered = true;

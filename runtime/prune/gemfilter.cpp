@@ -35,6 +35,8 @@ class GemFilter final : public ScoredPolicy {
       const float* s = obs.scores + static_cast<size_t>(h) * n;
       for (int32_t j = 0; j < n; ++j) token_scores_[static_cast<size_t>(j)] += s[j];
     }
+    record(l, obs.positions, token_scores_.data(), n);
+    record(-1, obs.positions, token_scores_.data(), n);
     if (p_.gemfilter_keep_window) {
       WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, p_.window, d));
     } else {

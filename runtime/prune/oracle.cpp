@@ -17,6 +17,8 @@ class Oracle final : public ScoredPolicy {
     const size_t n = static_cast<size_t>(s.n_ctx);
     step_max_.assign(n, 0.0f);
     sum_.assign(n, 0.0);
+    // Per-layer sums for the ranking tap only: n_layer x n_ctx is more than the method needs.
+    if (p.record_ranking) layer_sum_.assign(n * static_cast<size_t>(s.n_layer), 0.0);
   }
 
   void begin(int32_t n_prompt, int pass) override {
@@ -25,6 +27,8 @@ class Oracle final : public ScoredPolicy {
       answering_ = true;
       n_steps_ = 0;
       std::fill(sum_.begin(), sum_.begin() + n_prompt, 0.0);
+      for (int32_t l = 0; l < shape_.n_layer && !layer_sum_.empty(); ++l)
+        std::fill_n(layer_sum_.data() + static_cast<size_t>(l) * shape_.n_ctx, n_prompt, 0.0);
     }
   }
 
@@ -49,9 +53,15 @@ class Oracle final : public ScoredPolicy {
     const int32_t n = obs.n_cols;
     float* m = step_max_.data();
     if (l == 0) std::fill(m, m + n, 0.0f);
-    for (int32_t h = 0; h < shape_.n_head; ++h) {
-      const float* s = obs.scores + static_cast<size_t>(h) * n;
-      for (int32_t j = 0; j < n; ++j) m[j] = std::max(m[j], s[j]);
+    // This layer's max over heads, which the ranking tap also sums per layer.
+    double* layer_sum = recording() && !layer_sum_.empty() ? layer_sum_.data() + static_cast<size_t>(l) * shape_.n_ctx
+                                                           : nullptr;
+    for (int32_t j = 0; j < n; ++j) {
+      float head_max = 0.0f;
+      for (int32_t h = 0; h < shape_.n_head; ++h)
+        head_max = std::max(head_max, obs.scores[static_cast<size_t>(h) * n + j]);
+      m[j] = std::max(m[j], head_max);
+      if (layer_sum) layer_sum[j] += head_max;
     }
     if (l == shape_.n_layer - 1) {
       for (int32_t j = 0; j < n; ++j) sum_[static_cast<size_t>(j)] += m[j];
@@ -62,15 +72,10 @@ class Oracle final : public ScoredPolicy {
 
   Status after_answer(Selector& sel, Decision* d) override {
     answering_ = false;
-    const int32_t n = n_prompt_, k = p_.pool_kernel, half = k / 2;
-    // Mean over answer tokens, then avg-pool (zero padding, divisor k).
-    const double inv = n_steps_ > 0 ? 1.0 / n_steps_ : 0.0;
-    for (int32_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int32_t t = j - half; t <= j + half; ++t)
-        if (t >= 0 && t < n) acc += sum_[static_cast<size_t>(t)];
-      token_scores_[static_cast<size_t>(j)] = static_cast<float>(acc * inv / k);
-    }
+    const int32_t n = n_prompt_;
+    record_layers();
+    pooled_mean(sum_.data(), token_scores_.data());
+    record(-1, nullptr, token_scores_.data(), n);
     WT_TRY(keep_tokens(sel, token_scores_.data(), n, budget(n), p_.window, d));
     d->restart = true;
     d->reindex = false;
@@ -85,8 +90,29 @@ class Oracle final : public ScoredPolicy {
  private:
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
 
+  // Sums over the answer tokens [n_prompt] -> their mean, avg-pooled (zero padding, divisor k).
+  void pooled_mean(const double* sum, float* out) const {
+    const int32_t n = n_prompt_, k = p_.pool_kernel, half = k / 2;
+    const double inv = n_steps_ > 0 ? 1.0 / n_steps_ : 0.0;
+    for (int32_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int32_t t = std::max(0, j - half); t <= std::min(n - 1, j + half); ++t) acc += sum[t];
+      out[j] = static_cast<float>(acc * inv / k);
+    }
+  }
+
+  // The ranking tap's layer rows: the oracle's own score computed from that layer alone.
+  void record_layers() {
+    if (!recording() || layer_sum_.empty()) return;
+    for (int32_t l = 0; l < shape_.n_layer; ++l) {
+      pooled_mean(layer_sum_.data() + static_cast<size_t>(l) * shape_.n_ctx, token_scores_.data());
+      record(l, nullptr, token_scores_.data(), n_prompt_);
+    }
+  }
+
   std::vector<float> step_max_;
   std::vector<double> sum_;
+  std::vector<double> layer_sum_;  // [n_layer][n_ctx], only with record_ranking
   int32_t n_steps_ = 0;
   bool answering_ = false;
 };

@@ -7,7 +7,9 @@
 // buffers for n_ctx tokens up front.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -88,6 +90,26 @@ struct PolicyReport {
   int32_t asl_min_ratio_layer = -1;
 };
 
+// The evaluation tap behind wt_context_get_token_ranking: rows [n_layer + 1][n_ctx] in the
+// context's arena, indexed by original prompt position; row n_layer is the final ranking.
+// The engine fills the first n_prompt entries of every row with NaN before a pruned prefill,
+// so a token a layer did not rank stays NaN.
+struct RankingSink {
+  float* rows = nullptr;
+  int32_t n_layer = 0;
+  int32_t n_ctx = 0;
+  int32_t n_prompt = 0;
+
+  // layer -1: the final row.
+  float* row(int32_t layer) const {
+    return rows + static_cast<size_t>(layer < 0 ? n_layer : layer) * static_cast<size_t>(n_ctx);
+  }
+  void clear(int32_t layer) const {
+    float* r = row(layer);
+    std::fill(r, r + n_prompt, std::numeric_limits<float>::quiet_NaN());
+  }
+};
+
 class PrunePolicy {
  public:
   virtual ~PrunePolicy() = default;
@@ -119,8 +141,39 @@ class PrunePolicy {
 
   const PolicyReport& report() const { return report_; }
 
+  // The engine sets a sink for the phases whose scores rank the prompt (the first pass, an
+  // answer-informed method's answer and choice) and clears it otherwise, so the re-prefill
+  // of a two-pass method and later decodes never overwrite what the first pass ranked.
+  void set_ranking_sink(const RankingSink* sink) { sink_ = sink; }
+
  protected:
+  // Policies compute what only the tap needs (per-token vectors, sums) only while recording.
+  bool recording() const { return sink_ != nullptr; }
+  // scores[i] is the importance of row i at `layer` (-1: the final ranking); positions[i] its
+  // original prompt position (null: i itself). Rows at or past n_prompt (decode rows) are
+  // not prompt tokens and are left out.
+  void record(int32_t layer, const int32_t* positions, const float* scores, int32_t n) const {
+    if (!sink_) return;
+    float* row = sink_->row(layer);
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t j = positions ? positions[i] : i;
+      if (j >= 0 && j < sink_->n_prompt) row[j] = scores[i];
+    }
+  }
+  // For methods whose final ranking is the last of several (SnapKV, ASL until it selects,
+  // SlimInfer's stages, Token Filtering): a later layer's ranking replaces the earlier one
+  // whole, so tokens an earlier stage scored but a later one no longer sees keep no stale
+  // scores.
+  void record_final(const int32_t* positions, const float* scores, int32_t n) const {
+    if (!sink_) return;
+    sink_->clear(-1);
+    record(-1, positions, scores, n);
+  }
+
   PolicyReport report_;
+
+ private:
+  const RankingSink* sink_ = nullptr;
 };
 
 // Checks params against the model shape, fills the model-dependent defaults into *resolved

@@ -58,6 +58,7 @@ const Field kFields[] = {
     {"tf_warmup", Kind::i32, offsetof(wt_prune_params, tf_warmup)},
     {"n_sink", Kind::i32, offsetof(wt_prune_params, n_sink)},
     {"oracle_tokens", Kind::i32, offsetof(wt_prune_params, oracle_tokens)},
+    {"record_ranking", Kind::i32, offsetof(wt_prune_params, record_ranking)},
 };
 
 // An enum field as the integer a C caller stored: reading it as the enum type would be
@@ -146,6 +147,7 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
   if (p.budget > 0 && m == WT_PRUNE_STREAMING && p.budget < p.n_sink + p.window)
     return bad("budget is below n_sink + window");
   if (p.oracle_tokens < 1) return bad("oracle_tokens must be >= 1");
+  if (p.record_ranking != 0 && p.record_ranking != 1) return bad("record_ranking must be 0 or 1");
 
   *out = p;
   switch (m) {
@@ -194,6 +196,7 @@ wt_prune_params wt_prune_default_params(void) {
   p.tf_warmup = 16;
   p.n_sink = 4;
   p.oracle_tokens = 32;
+  p.record_ranking = 0;
   return p;
 }
 

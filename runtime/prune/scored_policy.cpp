@@ -50,6 +50,12 @@ void ScoredPolicy::sum_kv_heads(int32_t n) {
   }
 }
 
+void ScoredPolicy::record_summed(const Observation& obs) {
+  if (!recording()) return;
+  sum_kv_heads(obs.n_cols);
+  record(obs.layer, obs.positions, token_scores_.data(), obs.n_cols);
+}
+
 Status ScoredPolicy::keep_kv_per_head(Selector& sel, int32_t n_rows, int32_t c, int32_t w, Decision* d) {
   if (c >= n_rows) return Status::ok();  // everything fits: keep all
   const int32_t n_prefix = n_rows - w, k = c - w, n_kv = shape_.n_head_kv;

@@ -34,6 +34,9 @@ class ScoredPolicy : public PrunePolicy {
   void sum_groups(const Observation& obs);
   // kv_scores_ summed over KV heads -> token_scores_ [n_cols].
   void sum_kv_heads(int32_t n_cols);
+  // The ranking tap (after sum_groups): kv_scores_ summed over KV heads into token_scores_,
+  // recorded as the layer's ranking of its scored prefix. Nothing while not recording.
+  void record_summed(const Observation& obs);
   // Per KV head: the top (c - w) prefix rows by kv_scores_ plus the w window rows.
   Status keep_kv_per_head(Selector& sel, int32_t n_rows, int32_t c, int32_t w, Decision* d);
   // Shared by all heads: the top (t - w) prefix rows by scores [n_rows - w] plus the window,

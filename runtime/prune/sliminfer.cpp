@@ -58,6 +58,7 @@ class SlimInfer final : public ScoredPolicy {
     const int32_t n = obs.n_rows, nb = obs.n_cols;
     int32_t kept = 0;
     WT_TRY(top_blocks(sel, obs.scores, n, nb, target_blocks(stage), &kept));
+    record_blocks(obs);
     int32_t rows = 0;
     for (int32_t i = 0; i < kept; ++i) {
       const int32_t b = blocks_[static_cast<size_t>(i)];
@@ -148,12 +149,29 @@ class SlimInfer final : public ScoredPolicy {
     r.n_key_rows = n_key_rows;
     return r;
   }
+  // The first forced block at the end of n rows: the one holding the first of the newest W.
+  int32_t newest_block(int32_t n) const { return std::max(0, n - p_.window) / p_.slim_block; }
+  // The ranking tap (a stage of the first pass): each row gets its block's score. Forced
+  // blocks get the best real block score, a finite stand-in for "always kept" that keeps
+  // the scale of the others. The last stage's ranking is the final one.
+  void record_blocks(const Observation& obs) {
+    if (!recording()) return;
+    const int32_t n = obs.n_rows, newest = newest_block(n);
+    const float best = *std::max_element(obs.scores, obs.scores + obs.n_cols);
+    float* s = token_scores_.data();
+    for (int32_t r = 0; r < n; ++r) {
+      const int32_t b = r / p_.slim_block;
+      s[r] = b == 0 || b >= newest ? best : obs.scores[b];
+    }
+    record(obs.layer, obs.positions, s, n);
+    record_final(obs.positions, s, n);
+  }
   // The best `want` of the nb block scores of n rows, ascending in blocks_; forced: the first
   // block and every block holding one of the newest W rows.
   Status top_blocks(Selector& sel, const float* scores, int32_t n, int32_t nb, int32_t want, int32_t* kept) {
     float* s = token_scores_.data();
     std::copy(scores, scores + nb, s);
-    const int32_t newest = std::max(0, n - p_.window) / p_.slim_block;
+    const int32_t newest = newest_block(n);
     s[0] = std::numeric_limits<float>::max();
     for (int32_t b = newest; b < nb; ++b) s[b] = std::numeric_limits<float>::max();
     want = std::min(nb, std::max(want, 1 + nb - newest));

@@ -20,6 +20,9 @@ class SnapKV final : public ScoredPolicy {
   Status decide(int32_t, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
     sum_groups(obs);
+    record_summed(obs);
+    // No shared selection: the last layer's ranking stands for the method's.
+    record_final(obs.positions, token_scores_.data(), obs.n_cols);
     return keep_kv_per_head(sel, obs.n_rows, budget(n_prompt_), p_.window, d);
   }
 

@@ -72,12 +72,17 @@ class TokenFilter final : public ScoredPolicy {
       }
       mean /= n_kv;
       const double sd = std::sqrt(std::max(0.0, sq / n_kv - mean * mean));
+      // The ranking tap's importance: the redundancy negated, so that higher = keep.
+      token_scores_[static_cast<size_t>(t)] = static_cast<float>(sd - mean);
       if (c.decide(static_cast<float>(mean - sd))) {
         skip[t] = 1;
         any = true;
         ++report_.n_attention_skipped;
       }
     }
+    const int32_t n_scored = std::clamp(n_decided, 0, obs.n_rows);
+    record(l, obs.positions, token_scores_.data(), n_scored);
+    record_final(obs.positions, token_scores_.data(), n_scored);
     // Without a skipped row the layer runs the plain attention kernels.
     if (any) d->skip_rows = skip;
     return Status::ok();

@@ -7,57 +7,23 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "runtime/api/handles.h"
 #include "support/alloc_counter.h"
+#include "support/real_model.h"
 #include "whittle.h"
 
 namespace {
 
-const std::string kModel = std::string(WT_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
 const wt_prune_method kMethods[] = {WT_PRUNE_STREAMING, WT_PRUNE_SNAPKV,    WT_PRUNE_FASTKV,
                                     WT_PRUNE_GEMFILTER, WT_PRUNE_ASL,       WT_PRUNE_CLAA,
                                     WT_PRUNE_SLIMINFER, WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE};
 
-struct Fixture {
-  wt_model* model = nullptr;
-  std::vector<wt_token> text;  // real English (a Debian license text), tokenized
-  Fixture() {
-    std::ifstream f(kModel);
-    if (!f.good()) return;
-    if (wt_model_load(kModel.c_str(), nullptr, &model) != WT_OK) return;
-    std::ifstream lic("/usr/share/common-licenses/GPL-3");
-    std::stringstream ss;
-    ss << lic.rdbuf();
-    std::string s = ss.str();
-    if (s.size() < 4000) s = "The quick brown fox jumps over the lazy dog. " + s;
-    while (s.size() < 8000) s += " The quick brown fox jumps over the lazy dog.";
-    text.resize(s.size() + 16);
-    size_t n = 0;
-    wt_tokenize_params tp = wt_tokenize_default_params();
-    if (wt_tokenize(model, s.data(), s.size(), &tp, text.data(), text.size(), &n) != WT_OK) n = 0;
-    text.resize(n);
-  }
-  ~Fixture() { wt_model_free(model); }
-  bool ok() const { return model && text.size() >= 1024; }
-  std::vector<wt_token> prompt(size_t n) const { return {text.begin(), text.begin() + static_cast<long>(n)}; }
-};
-
-Fixture& fixture() {
-  static Fixture f;
-  return f;
-}
-
-bool have_model() {
-  if (fixture().ok()) return true;
-  MESSAGE("SKIPPED: " << kModel << " not present (scripts/fetch-model.sh fetches it)");
-  return false;
-}
+const wt::test::RealModel& fixture() { return wt::test::real_model(); }
+bool have_model() { return wt::test::have_real_model(); }
 
 wt_context* make_ctx(const wt_prune_params& pp, int n_ctx) {
   wt_context_params cp = wt_context_default_params();
@@ -209,7 +175,7 @@ TEST_CASE("prune: invariants of every method at 10, 20 and 40% keep on the real 
   wt_context_free(full);
 }
 
-TEST_CASE("prune: prefill and decode allocate nothing, every method") {
+TEST_CASE("prune: prefill and decode allocate nothing, every method, with and without the ranking tap") {
   if (!have_model()) return;
   const std::vector<wt_token> prompt = fixture().prompt(300);
   // The counter does see an allocation.
@@ -218,23 +184,32 @@ TEST_CASE("prune: prefill and decode allocate nothing, every method") {
   wt::test::alloc_counter_arm(false);
   delete probe;
   REQUIRE(wt::test::alloc_counter_count() >= 2);
-  for (wt_prune_method m : kMethods) {
-    const std::string method = wt_prune_method_name(m);
-    CAPTURE(method);
-    wt_prune_params pp = params(m, 0.2f);
-    pp.slim_decode_keep = 0.5f;  // exercise SlimInfer's decode re-selection too
-    wt_context* ctx = make_ctx(pp, 400);
-    // A first run lets the worker threads finish starting (under ASan a starting thread
-    // mallocs in libc); what is counted is a second prefill after a reset.
-    REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
-    wt_context_reset(ctx);
-    wt::test::alloc_counter_arm(true);
-    const wt_status st = wt_context_prefill(ctx, prompt.data(), prompt.size());
-    for (int i = 0; i < 4 && st == WT_OK; ++i) (void)wt_context_decode(ctx, 42);
-    wt::test::alloc_counter_arm(false);
-    REQUIRE(st == WT_OK);
-    CHECK(wt::test::alloc_counter_count() == 0);
-    wt_context_free(ctx);
+  for (int32_t record : {0, 1}) {
+    for (wt_prune_method m : kMethods) {
+      const std::string method = wt_prune_method_name(m);
+      CAPTURE(method);
+      CAPTURE(record);
+      wt_prune_params pp = params(m, 0.2f);
+      pp.slim_decode_keep = 0.5f;  // exercise SlimInfer's decode re-selection too
+      pp.record_ranking = record;
+      wt_context* ctx = make_ctx(pp, 400);
+      // A first run lets the worker threads finish starting (under ASan a starting thread
+      // mallocs in libc); what is counted is a second prefill after a reset.
+      REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
+      wt_context_reset(ctx);
+      wt::test::alloc_counter_arm(true);
+      const wt_status st = wt_context_prefill(ctx, prompt.data(), prompt.size());
+      for (int i = 0; i < 4 && st == WT_OK; ++i) (void)wt_context_decode(ctx, 42);
+      // Reading the ranking back is part of the hot path a benchmark runs.
+      const float* ranking = nullptr;
+      int32_t n = 0;
+      const wt_status rs = record ? wt_context_get_token_ranking(ctx, -1, &ranking, &n) : WT_OK;
+      wt::test::alloc_counter_arm(false);
+      REQUIRE(st == WT_OK);
+      CHECK(rs == WT_OK);
+      CHECK(wt::test::alloc_counter_count() == 0);
+      wt_context_free(ctx);
+    }
   }
 }
 

@@ -1,0 +1,382 @@
+// The ranking tap (wt_context_get_token_ranking): its statuses and lifetime on a tiny
+// synthetic model; on the real model, for every method, that recording changes nothing the
+// method computes, which tokens each row ranks, and that the tokens each method kept are the
+// top of the ranking it recorded (read back from the KV positions the engine kept, an
+// independent fact).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/api/handles.h"
+#include "support/gguf_writer.h"
+#include "support/real_model.h"
+#include "whittle.h"
+
+namespace {
+
+using Positions = std::set<int32_t>;
+
+// A 4-layer random model with one KV head, so that SnapKV's per-KV-head choice is the
+// recorded (summed over KV heads) ranking itself.
+struct TinyModel {
+  std::string path = (std::filesystem::temp_directory_path() / "whittle_test_ranking_tiny.gguf").string();
+  wt_model* model = nullptr;
+  TinyModel() {
+    wt::test::TinyModelOptions o;
+    o.n_layer = 4;
+    o.n_head_kv = 1;
+    REQUIRE(wt::test::write_file(path, wt::test::make_tiny_llama(o).build()));
+    REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  }
+  ~TinyModel() {
+    wt_model_free(model);
+    std::remove(path.c_str());
+  }
+};
+
+std::vector<wt_token> byte_tokens(int32_t n) {
+  std::vector<wt_token> t(static_cast<size_t>(n));
+  uint32_t x = 12345;
+  for (wt_token& v : t) {
+    x = x * 1664525u + 1013904223u;
+    v = static_cast<wt_token>((x >> 16) % 256);
+  }
+  return t;
+}
+
+wt_prune_params params(wt_prune_method m, float keep, int32_t record) {
+  wt_prune_params p = wt_prune_default_params();
+  p.method = m;
+  p.keep = keep;
+  p.record_ranking = record;
+  return p;
+}
+
+wt_context* make_ctx(const wt_model* model, const wt_prune_params& pp, int32_t n_ctx) {
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = n_ctx;
+  cp.n_threads = 2;
+  cp.prune = pp;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, wt_last_error());
+  return ctx;
+}
+
+void prefill(wt_context* ctx, const std::vector<wt_token>& prompt) {
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+}
+
+// A copy of row `layer` (-1: final); its length must be the prompt's.
+std::vector<float> ranking(const wt_context* ctx, int32_t layer, size_t n_prompt) {
+  const float* s = nullptr;
+  int32_t n = 0;
+  REQUIRE_MESSAGE(wt_context_get_token_ranking(ctx, layer, &s, &n) == WT_OK, wt_last_error());
+  REQUIRE(static_cast<size_t>(n) == n_prompt);
+  return {s, s + n};
+}
+
+bool error_mentions(const char* text) { return std::string(wt_last_error()).find(text) != std::string::npos; }
+
+Positions finite(const std::vector<float>& r) {
+  Positions out;
+  for (size_t j = 0; j < r.size(); ++j)
+    if (std::isfinite(r[j])) out.insert(static_cast<int32_t>(j));
+  return out;
+}
+
+Positions range(int32_t begin, int32_t end) {
+  Positions out;
+  for (int32_t j = begin; j < end; ++j) out.insert(j);
+  return out;
+}
+
+Positions minus(const Positions& a, const Positions& b) {
+  Positions out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::inserter(out, out.end()));
+  return out;
+}
+
+// The KV positions layer l keeps for KV head h (for every head, when the method's rows are
+// shared).
+Positions kv_set(const wt_context* ctx, int32_t l, int32_t h = 0) {
+  const wt::Context& c = *ctx->ctx;
+  const int32_t* pos = c.kv_positions(l, h);
+  return Positions(pos, pos + c.kv_len(l));
+}
+
+// The k best of `among` by r (value descending, ties to the lower position: the topk op's
+// rule).
+Positions top(const std::vector<float>& r, const Positions& among, size_t k) {
+  std::vector<int32_t> order(among.begin(), among.end());
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return r[a] > r[b]; });
+  order.resize(std::min(k, order.size()));
+  return Positions(order.begin(), order.end());
+}
+
+// Every kept token ranks at least as high as every dropped one.
+void check_kept_outrank_dropped(const std::vector<float>& r, const Positions& kept, const Positions& dropped) {
+  REQUIRE(!kept.empty());
+  REQUIRE(!dropped.empty());
+  float lowest_kept = INFINITY, highest_dropped = -INFINITY;
+  for (int32_t j : kept) lowest_kept = std::min(lowest_kept, r[j]);
+  for (int32_t j : dropped) highest_dropped = std::max(highest_dropped, r[j]);
+  CHECK(lowest_kept >= highest_dropped);
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<float> last_logits(const wt_context* ctx) {
+  const float* l = nullptr;
+  REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+  return {l, l + ctx->owner->model->hp.n_vocab};
+}
+
+}  // namespace
+
+TEST_CASE("prune ranking: statuses, lifetime and the record_ranking parameter") {
+  TinyModel tiny;
+  const std::vector<wt_token> prompt = byte_tokens(200);
+  const float* s = nullptr;
+  int32_t n = 0;
+
+  wt_prune_params p = params(WT_PRUNE_SNAPKV, 0.2f, 0);
+  REQUIRE(wt_prune_set_param(&p, "record_ranking", "1") == WT_OK);
+  CHECK(p.record_ranking == 1);
+  CHECK(wt_prune_set_param(&p, "record_ranking", "yes") == WT_ERR_INVALID_ARGUMENT);
+  p.record_ranking = 2;
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 256;
+  cp.prune = p;
+  wt_context* refused = nullptr;
+  CHECK(wt_context_create(tiny.model, &cp, &refused) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(error_mentions("prune.record_ranking"));
+  CHECK(refused == nullptr);
+
+  SUBCASE("recording off, or no method to record") {
+    for (const wt_prune_params& off : {params(WT_PRUNE_SNAPKV, 0.2f, 0), params(WT_PRUNE_FULL, 0.2f, 1)}) {
+      wt_context* ctx = make_ctx(tiny.model, off, 256);
+      prefill(ctx, prompt);
+      CHECK(wt_context_get_token_ranking(ctx, -1, &s, &n) == WT_ERR_INVALID_ARGUMENT);
+      CHECK(error_mentions("prune.record_ranking = 1"));
+      wt_context_free(ctx);
+    }
+  }
+
+  SUBCASE("arguments, and a ranking that lives from a pruned prefill to the next reset") {
+    wt_context* ctx = make_ctx(tiny.model, params(WT_PRUNE_SNAPKV, 0.2f, 1), 256);
+    CHECK(wt_context_get_token_ranking(ctx, -1, &s, &n) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(error_mentions("no pruned prefill"));
+    prefill(ctx, prompt);
+    CHECK(wt_context_get_token_ranking(nullptr, -1, &s, &n) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(wt_context_get_token_ranking(ctx, -1, nullptr, &n) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(wt_context_get_token_ranking(ctx, -1, &s, nullptr) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(wt_context_get_token_ranking(ctx, -2, &s, &n) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(wt_context_get_token_ranking(ctx, 4, &s, &n) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(error_mentions("outside [-1, 4)"));
+    REQUIRE(wt_context_get_token_ranking(ctx, 3, &s, &n) == WT_OK);
+    CHECK(n == 200);
+    const std::vector<float> before = ranking(ctx, -1, prompt.size());
+    // Decodes and appended prefills are not the prompt: the ranking stays.
+    REQUIRE(wt_context_decode(ctx, 42) == WT_OK);
+    REQUIRE(wt_context_prefill(ctx, prompt.data(), 8) == WT_OK);
+    CHECK(same_bits(ranking(ctx, -1, prompt.size()), before));
+    wt_context_reset(ctx);
+    CHECK(wt_context_get_token_ranking(ctx, -1, &s, &n) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(error_mentions("no pruned prefill"));
+    prefill(ctx, prompt);
+    CHECK(same_bits(ranking(ctx, -1, prompt.size()), before));
+    wt_context_free(ctx);
+  }
+
+  SUBCASE("a prompt within the budget is ranked nowhere") {
+    wt_context* ctx = make_ctx(tiny.model, params(WT_PRUNE_SNAPKV, 1.0f, 1), 256);
+    prefill(ctx, prompt);
+    for (int32_t l = -1; l < 4; ++l) CHECK(finite(ranking(ctx, l, prompt.size())).empty());
+    wt_context_free(ctx);
+  }
+}
+
+TEST_CASE("prune ranking: SnapKV's ranking at every layer is the KV it kept (one KV head)") {
+  TinyModel tiny;
+  const std::vector<wt_token> prompt = byte_tokens(200);
+  const int32_t L = 200;
+  wt_context* ctx = make_ctx(tiny.model, params(WT_PRUNE_SNAPKV, 0.2f, 1), 256);
+  prefill(ctx, prompt);
+  const int32_t w = ctx->ctx->prune_params().window, c = L / 5;
+  const Positions prefix = range(0, L - w);
+  for (int32_t l = 0; l < 4; ++l) {
+    CAPTURE(l);
+    const std::vector<float> r = ranking(ctx, l, prompt.size());
+    CHECK(finite(r) == prefix);  // the window is never scored
+    const Positions kept = kv_set(ctx, l);
+    CHECK(kept.size() == static_cast<size_t>(c));
+    CHECK(top(r, prefix, static_cast<size_t>(c - w)) == minus(kept, range(L - w, L)));
+  }
+  CHECK(same_bits(ranking(ctx, -1, prompt.size()), ranking(ctx, 3, prompt.size())));
+
+  // The tap observes: the same logits without it.
+  wt_context* plain = make_ctx(tiny.model, params(WT_PRUNE_SNAPKV, 0.2f, 0), 256);
+  prefill(plain, prompt);
+  CHECK(same_bits(last_logits(plain), last_logits(ctx)));
+  wt_context_free(plain);
+  wt_context_free(ctx);
+}
+
+TEST_CASE("prune ranking: every method on the real model, 600 tokens at 20% keep") {
+  if (!wt::test::have_real_model()) return;
+  const int32_t L = 600, n_ctx = 700;
+  const std::vector<wt_token> prompt = wt::test::real_model().prompt(static_cast<size_t>(L));
+  const wt_model* model = wt::test::real_model().model;
+  const int32_t n_layer = model->model->hp.n_layer;
+  const wt_prune_method methods[] = {WT_PRUNE_STREAMING, WT_PRUNE_SNAPKV,    WT_PRUNE_FASTKV,
+                                     WT_PRUNE_GEMFILTER, WT_PRUNE_ASL,       WT_PRUNE_CLAA,
+                                     WT_PRUNE_SLIMINFER, WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE};
+  for (wt_prune_method m : methods) {
+    const std::string method = wt_prune_method_name(m);
+    CAPTURE(method);
+    wt_context* ctx = make_ctx(model, params(m, 0.2f, 1), n_ctx);
+    prefill(ctx, prompt);
+    wt_context* plain = make_ctx(model, params(m, 0.2f, 0), n_ctx);
+    prefill(plain, prompt);
+    CHECK(same_bits(last_logits(plain), last_logits(ctx)));
+    CHECK(wt_context_n_past(plain) == wt_context_n_past(ctx));
+    wt_context_free(plain);
+
+    const wt_prune_params& rp = ctx->ctx->prune_params();
+    wt_prune_stats st;
+    REQUIRE(wt_context_get_prune_stats(ctx, &st) == WT_OK);
+    std::vector<std::vector<float>> rows;
+    for (int32_t l = 0; l < n_layer; ++l) rows.push_back(ranking(ctx, l, prompt.size()));
+    const std::vector<float> final_row = ranking(ctx, -1, prompt.size());
+    const int32_t w = rp.window, sel = st.selection_layer;
+    const Positions all = range(0, L), prefix = range(0, L - w), window = range(L - w, L);
+    auto nan_layers = [&]() {
+      int32_t n = 0;
+      for (const std::vector<float>& r : rows) n += finite(r).empty() ? 1 : 0;
+      return n;
+    };
+
+    switch (m) {
+      case WT_PRUNE_STREAMING: {
+        CHECK(nan_layers() == n_layer);  // nothing is scored
+        CHECK(finite(final_row) == all);
+        // Sinks first, then the most recent: exactly the KV every layer kept.
+        std::vector<int32_t> order(static_cast<size_t>(L));
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return final_row[a] > final_row[b]; });
+        for (int32_t i = 0; i < rp.n_sink; ++i) CHECK(order[static_cast<size_t>(i)] == i);
+        CHECK(order[static_cast<size_t>(rp.n_sink)] == L - 1);
+        CHECK(top(final_row, all, static_cast<size_t>(st.kv_rows[0])) == kv_set(ctx, 0));
+        break;
+      }
+      case WT_PRUNE_SNAPKV:
+        for (const std::vector<float>& r : rows) CHECK(finite(r) == prefix);
+        CHECK(same_bits(final_row, rows.back()));
+        break;
+      case WT_PRUNE_FASTKV: {
+        REQUIRE(sel == rp.layer);
+        CHECK(finite(final_row) == prefix);
+        CHECK(same_bits(final_row, rows[static_cast<size_t>(sel)]));
+        // After the selection only the kept rows are scored (the window never is).
+        const Positions kept = finite(rows[static_cast<size_t>(sel + 1)]);
+        CHECK(kept.size() == static_cast<size_t>(st.n_selected - w));
+        check_kept_outrank_dropped(final_row, kept, minus(prefix, kept));
+        break;
+      }
+      case WT_PRUNE_CLAA: {
+        REQUIRE(sel == rp.layer);
+        CHECK(finite(final_row) == prefix);
+        CHECK(same_bits(final_row, rows[static_cast<size_t>(sel)]));  // the aggregate it selected by
+        for (int32_t l = 0; l < rp.claa_min_layer && l <= sel - rp.claa_n_layers; ++l)
+          CHECK(finite(rows[static_cast<size_t>(l)]).empty());  // full KV, no aggregate yet
+        // The kept rows fit the budget after the selection: every layer keeps them whole.
+        const Positions kept = minus(kv_set(ctx, sel + 1), window);
+        CHECK(kept.size() == static_cast<size_t>(st.n_selected - w));
+        check_kept_outrank_dropped(final_row, kept, minus(prefix, kept));
+        break;
+      }
+      case WT_PRUNE_ASL: {
+        CHECK(finite(final_row) == prefix);
+        if (sel < 0) CHECK(same_bits(final_row, rows.back()));  // no selection: the last layer's
+        // A selection forced at a layer (whether or not the test fired on this prompt): the
+        // ranking up to it is the same, and the kept rows are the top of the selecting layer's.
+        wt_prune_params fp = params(m, 0.2f, 1);
+        fp.asl_max_layer = 2 * n_layer / 3;
+        wt_context* forced = make_ctx(model, fp, n_ctx);
+        prefill(forced, prompt);
+        wt_prune_stats fst;
+        REQUIRE(wt_context_get_prune_stats(forced, &fst) == WT_OK);
+        const int32_t fsel = fst.selection_layer;
+        REQUIRE(fsel >= 0);
+        REQUIRE(fsel < n_layer - 1);
+        const std::vector<float> forced_final = ranking(forced, -1, prompt.size());
+        CHECK(same_bits(forced_final, ranking(forced, fsel, prompt.size())));
+        CHECK(same_bits(ranking(forced, 0, prompt.size()), rows[0]));
+        const Positions kept = minus(kv_set(forced, fsel + 1), window);
+        CHECK(kept.size() == static_cast<size_t>(fst.n_selected - w));
+        check_kept_outrank_dropped(forced_final, kept, minus(prefix, kept));
+        wt_context_free(forced);
+        break;
+      }
+      case WT_PRUNE_GEMFILTER: {
+        CHECK(finite(final_row) == all);
+        CHECK(same_bits(final_row, rows[static_cast<size_t>(sel)]));
+        CHECK(nan_layers() == n_layer - 1);
+        // At original positions the re-prefilled tokens are readable: the top K of the
+        // ranking, which re-indexing does not change.
+        wt_prune_params op = params(m, 0.2f, 1);
+        op.gemfilter_original_positions = true;
+        wt_context* orig = make_ctx(model, op, n_ctx);
+        prefill(orig, prompt);
+        const std::vector<float> orig_final = ranking(orig, -1, prompt.size());
+        CHECK(same_bits(orig_final, final_row));
+        CHECK(top(orig_final, all, static_cast<size_t>(st.n_selected)) == kv_set(orig, n_layer - 1));
+        wt_context_free(orig);
+        break;
+      }
+      case WT_PRUNE_SLIMINFER: {
+        // Each stage ranks the rows it sees; the last stage's ranking is final, and the
+        // blocks it kept outrank the ones it dropped.
+        for (int32_t stage : rp.slim_layers) CHECK(finite(rows[static_cast<size_t>(stage)]) == kv_set(ctx, stage));
+        CHECK(nan_layers() == n_layer - 3);
+        const int32_t last = rp.slim_layers[2];
+        CHECK(same_bits(final_row, rows[static_cast<size_t>(last)]));
+        const Positions kept = kv_set(ctx, last + 1);
+        CHECK(kept.size() == static_cast<size_t>(st.n_selected));
+        check_kept_outrank_dropped(final_row, kept, minus(finite(final_row), kept));
+        break;
+      }
+      case WT_PRUNE_TOKENFILTER: {
+        const int32_t first = static_cast<int32_t>(std::floor(rp.tf_start * n_layer));
+        for (int32_t l = 0; l < n_layer; ++l)
+          CHECK(finite(rows[static_cast<size_t>(l)]) == (l < first ? Positions{} : prefix));
+        CHECK(same_bits(final_row, rows.back()));
+        break;
+      }
+      case WT_PRUNE_ORACLE: {
+        CHECK(finite(final_row) == all);
+        for (const std::vector<float>& r : rows) CHECK(finite(r) == all);
+        // The re-prefill kept its chosen tokens whole, at their original positions.
+        const Positions kept = kv_set(ctx, 0);
+        CHECK(kept.size() == static_cast<size_t>(st.n_selected));
+        CHECK(minus(window, kept).empty());
+        check_kept_outrank_dropped(final_row, minus(kept, window), minus(prefix, kept));
+        break;
+      }
+      case WT_PRUNE_FULL:
+        break;
+    }
+    wt_context_free(ctx);
+  }
+}
