@@ -1,176 +1,271 @@
-// whittle-bench (foundation): prefill and decode tokens/s on a model, medians of several
-// repetitions, with the machine's read bandwidth measured in the same run so decode speed
-// is also given as a fraction of the bandwidth roofline.
-//   whittle-bench -m MODEL [-p 512,2048] [-n 64] [-r 5] [-t 2]
-//   whittle-bench -m MODEL --prune all|METHOD,... [--keep 0.1] [-p 1024,2048,4096] [-r 3]
-//                 [--prune-param KEY=VALUE]... [--json FILE]   (prune_bench.h)
-//   whittle-bench -m MODEL --asl-compare [-p 2048] [--keep 0.1]
+// whittle-bench: the on-device benchmark and accuracy harness (../shared/EVALUATION.md).
+//   speed (default): whittle-bench -m MODEL [-p 512,2048] [-n 16,128] [-r 5] [-t 2]
+//                    [--method all|M1,M2] [--keep 0.1,0.2] [--prune-param KEY=V1,V2]...
+//   suites:          whittle-bench -m MODEL --suite quick|full|tiny [-p LENGTHS] [--method ...] [--seed S]
+//   outputs:         [--json FILE] [--jsonl FILE] [--csv FILE] [--plot DIR]
+//   older modes:     --prune all|M1,M2 (prefill on prose vs full, prune_bench.h), --asl-compare
+// Lists run as a cross product; pruned figures are also ratios to full KV from the same run.
+// Ctrl-C stops after writing what is done.
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "bandwidth_probe.h"
+#include "bench_common.h"
 #include "prune_bench.h"
-#include "whittle.h"
+#include "speed.h"
+#include "suite.h"
+
+#ifndef WHITTLE_BENCH_PLOT_SCRIPT
+#define WHITTLE_BENCH_PLOT_SCRIPT "plot.py"
+#endif
 
 namespace {
 
-struct Options {
-  std::string model;
-  std::vector<int> prompt_lengths = {512, 2048};
-  int n_gen = 64;
-  int reps = 5;
-  int threads = 2;
-};
+using namespace bench;
 
-std::vector<int> parse_list(const char* s) {
-  std::vector<int> out;
+const char* const kUsage =
+    "usage: whittle-bench -m MODEL [options]\n"
+    "  speed:  -p 512,2048 (prompt tokens; 0 = decode only)  -n 16,128 (new tokens)  -r 5  -t 2,4\n"
+    "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
+    "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
+    "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
+    "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
+
+const char* const kAllMethods[] = {"streaming", "snapkv", "fastkv",    "gemfilter",   "asl",
+                                   "claa",      "sliminfer", "tokenfilter", "oracle"};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
   std::stringstream ss(s);
   std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(std::atoi(item.c_str()));
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+bool parse_ints(const std::string& s, std::vector<int32_t>* out) {
+  out->clear();
+  for (const std::string& x : split(s)) {
+    char* end = nullptr;
+    const long v = std::strtol(x.c_str(), &end, 10);
+    if (*end != '\0' || v < 0 || v > (1 << 20)) return false;
+    out->push_back(static_cast<int32_t>(v));
+  }
+  return !out->empty();
 }
 
-int fail(const char* what) {
-  std::fprintf(stderr, "error: %s: %s\n", what, wt_last_error());
-  return 1;
+struct Args {
+  std::string model, suite, json, jsonl, csv, plot_dir, plot_script = WHITTLE_BENCH_PLOT_SCRIPT;
+  std::vector<int32_t> p, n = {16, 128}, threads = {2};
+  bool p_given = false;
+  int reps = 5;
+  uint64_t seed = 1;
+  std::vector<std::string> methods, keeps;
+  std::vector<std::pair<std::string, std::vector<std::string>>> params;  // key -> values
+  enum class Mode { speed, suite, prune, asl } mode = Mode::speed;
+  std::string command;
+};
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr, "error: %s\n%s", what.c_str(), kUsage);
+  return 2;
+}
+
+// 0 on success, else the exit code.
+int parse(int argc, char** argv, Args* a) {
+  for (int i = 0; i < argc; ++i) a->command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "-h" || k == "--help") {
+      std::fputs(kUsage, stdout);
+      return -1;
+    }
+    if (k == "--asl-compare") {
+      a->mode = Args::Mode::asl;
+      continue;
+    }
+    if (i + 1 >= argc) return usage_error(k + " needs a value");
+    const std::string v = argv[++i];
+    if (k == "-m") a->model = v;
+    else if (k == "-p") {
+      if (!parse_ints(v, &a->p)) return usage_error("-p expects a list of token counts, e.g. 512,2048");
+      a->p_given = true;
+    } else if (k == "-n") {
+      if (!parse_ints(v, &a->n)) return usage_error("-n expects a list of token counts, e.g. 16,128");
+    } else if (k == "-t") {
+      if (!parse_ints(v, &a->threads) || std::count(a->threads.begin(), a->threads.end(), 0))
+        return usage_error("-t expects a list of thread counts >= 1");
+    } else if (k == "-r") {
+      a->reps = std::atoi(v.c_str());
+      if (a->reps < 1) return usage_error("-r expects a repetition count >= 1");
+    } else if (k == "--seed") a->seed = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--suite") {
+      a->suite = v;
+      a->mode = Args::Mode::suite;
+    } else if (k == "--method") a->methods = split(v);
+    else if (k == "--prune") {
+      a->mode = Args::Mode::prune;
+      a->methods = split(v);
+    } else if (k == "--keep") a->keeps = split(v);
+    else if (k == "--prune-param") {
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return usage_error("--prune-param expects KEY=VALUE[,VALUE...]");
+      a->params.emplace_back(v.substr(0, eq), split(v.substr(eq + 1)));
+    } else if (k == "--json") a->json = v;
+    else if (k == "--jsonl") a->jsonl = v;
+    else if (k == "--csv") a->csv = v;
+    else if (k == "--plot") a->plot_dir = v;
+    else if (k == "--plot-script") a->plot_script = v;
+    else return usage_error("unknown argument " + k);
+  }
+  if (a->model.empty()) return usage_error("-m MODEL is required");
+  return 0;
+}
+
+// Methods x keep values x every --prune-param's values: one MethodSpec per point.
+std::vector<MethodSpec> cross_product(const Args& a) {
+  std::vector<std::string> methods = a.methods;
+  if (methods.empty() || (methods.size() == 1 && methods[0] == "all"))
+    methods.assign(std::begin(kAllMethods), std::end(kAllMethods));
+  std::vector<std::vector<std::pair<std::string, std::string>>> points = {{}};
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes = a.params;
+  if (!a.keeps.empty()) axes.insert(axes.begin(), {"keep", a.keeps});
+  for (const auto& [key, values] : axes) {
+    std::vector<std::vector<std::pair<std::string, std::string>>> next;
+    for (const auto& pt : points)
+      for (const std::string& v : values) {
+        auto q = pt;
+        q.emplace_back(key, v);
+        next.push_back(q);
+      }
+    points = next;
+  }
+  std::vector<MethodSpec> out;
+  for (const std::string& m : methods) {
+    if (m == "full") continue;  // the baseline is added once, without parameters
+    for (const auto& pt : points) out.push_back(MethodSpec{m, pt});
+  }
+  return out;
+}
+
+bool write_outputs(const Args& a, const BenchModel& m, const Machine& mc, const std::vector<Json>& records,
+                   bool complete) {
+  Json meta = base_record("meta", m, mc, a.suite, a.seed);
+  meta.set("command", a.command);
+  meta.set("complete", complete);
+  std::string err;
+  bool ok = true;
+  if (!a.json.empty()) ok &= write_json_document(a.json, meta, records, &err);
+  if (!a.jsonl.empty()) ok &= write_jsonl(a.jsonl, records, &err);
+  if (!a.csv.empty()) ok &= write_csv(a.csv, records, &err);
+  if (!ok) std::fprintf(stderr, "error: %s\n", err.c_str());
+  if (ok && !a.plot_dir.empty()) {
+    // The plots read the JSON lines; write them next to the charts when no file was asked.
+    std::string src = a.jsonl;
+    if (src.empty()) {
+      src = a.plot_dir + "/records.jsonl";
+      std::string cmd = "mkdir -p '" + a.plot_dir + "'";
+      if (std::system(cmd.c_str()) != 0 || !write_jsonl(src, records, &err)) {
+        std::fprintf(stderr, "error: %s\n", err.empty() ? ("cannot create " + a.plot_dir).c_str() : err.c_str());
+        return false;
+      }
+    }
+    const std::string cmd = "python3 '" + a.plot_script + "' '" + src + "' '" + a.plot_dir + "'";
+    if (std::system(cmd.c_str()) != 0) {
+      std::fprintf(stderr, "error: plotting failed (%s)\n", cmd.c_str());
+      return false;
+    }
+    std::fprintf(stderr, "plots written to %s\n", a.plot_dir.c_str());
+  }
+  return ok;
+}
+
+int run_older_mode(const Args& a, wt_model* model) {
+  PruneBenchOptions po;
+  po.threads = a.threads[0];
+  if (a.p_given) po.lengths = a.p;
+  else if (a.mode == Args::Mode::asl) po.lengths = {2048};
+  if (a.reps != 5) po.reps = a.reps;
+  if (!(a.methods.size() == 1 && a.methods[0] == "all")) po.methods = a.methods;
+  if (!a.keeps.empty()) po.keep = static_cast<float>(std::atof(a.keeps[0].c_str()));
+  po.json_path = a.json;
+  for (const auto& [k, vs] : a.params) po.params.emplace_back(k, vs.front());
+  return a.mode == Args::Mode::prune ? run_prune_bench(model, po) : run_asl_compare(model, po);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  PruneBenchOptions po;
-  enum class Mode { speed, prune, asl } mode = Mode::speed;
-  bool lengths_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--asl-compare") {
-      mode = Mode::asl;
-      continue;
-    }
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (!v) {
-      std::fprintf(stderr, "usage: %s -m MODEL [-p 512,2048] [-n 64] [-r 5] [-t 2]\n", argv[0]);
-      return 2;
-    }
-    ++i;
-    if (a == "-m") o.model = v;
-    else if (a == "-p") {
-      o.prompt_lengths = parse_list(v);
-      lengths_given = true;
-    } else if (a == "--prune") {
-      mode = Mode::prune;
-      if (std::string(v) != "all") {
-        std::stringstream ss(v);
-        std::string item;
-        while (std::getline(ss, item, ',')) po.methods.push_back(item);
-      }
-    } else if (a == "--keep") po.keep = static_cast<float>(std::atof(v));
-    else if (a == "--json") po.json_path = v;
-    else if (a == "--prune-param") {
-      const std::string kv = v;
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos) {
-        std::fprintf(stderr, "--prune-param expects KEY=VALUE\n");
-        return 2;
-      }
-      po.params.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-    else if (a == "-n") o.n_gen = std::atoi(v);
-    else if (a == "-r") o.reps = std::max(1, std::atoi(v));
-    else if (a == "-t") o.threads = std::atoi(v);
-    else {
-      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
-      return 2;
-    }
+  Args a;
+  if (const int rc = parse(argc, argv, &a); rc != 0) return rc < 0 ? 0 : rc;
+  BenchModel m;
+  m.path = a.model;
+  if (wt_model_load(a.model.c_str(), nullptr, &m.model) != WT_OK) {
+    std::fprintf(stderr, "error: loading %s: %s\n", a.model.c_str(), wt_last_error());
+    return 1;
   }
-  wt_model* model = nullptr;
-  if (wt_model_load(o.model.c_str(), nullptr, &model) != WT_OK) return fail("loading the model");
-  wt_model_info info;
-  (void)wt_model_get_info(model, &info);
-  if (mode != Mode::speed) {
-    po.threads = o.threads;
-    if (lengths_given) po.lengths = o.prompt_lengths;
-    else if (mode == Mode::asl) po.lengths = {2048};
-    if (o.reps != 5) po.reps = o.reps;
-    const int rc = mode == Mode::prune ? run_prune_bench(model, po) : run_asl_compare(model, po);
-    wt_model_free(model);
+  (void)wt_model_get_info(m.model, &m.info);
+  if (a.mode == Args::Mode::prune || a.mode == Args::Mode::asl) {
+    const int rc = run_older_mode(a, m.model);
+    wt_model_free(m.model);
     return rc;
   }
+  install_stop_handler();
 
-  // Two probes: DRAM (a buffer far beyond any cache) and a buffer the size of the weights,
-  // which is what decode re-reads every token; on a machine whose last-level cache holds
-  // the model the second is the roofline that applies.
-  const double bw_dram = measure_read_bandwidth_gbs(o.threads, size_t(1) << 30, 5);
-  const double bw_model = measure_read_bandwidth_gbs(o.threads, static_cast<size_t>(info.weight_bytes), 9);
-  std::printf("model: %s (%s, %.1f M params, %.1f MiB of weights), %d threads\n", info.name, info.architecture,
-              info.n_params / 1e6, info.weight_bytes / 1048576.0, o.threads);
-  std::printf("read bandwidth (median): %.1f GB/s over 1 GiB (DRAM), %.1f GB/s over a weights-sized buffer\n\n",
-              bw_dram, bw_model);
-  std::printf("| test | tokens/s (median of %d) | min | max | roofline tok/s DRAM / weights-sized | fraction |\n",
-              o.reps);
-  std::printf("|---|---|---|---|---|---|\n");
-
-  const int max_p = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
-  wt_context_params cp = wt_context_default_params();
-  cp.n_threads = o.threads;
-  cp.n_ctx = std::max(max_p, 16 + o.n_gen) + 1;
-  wt_context* ctx = nullptr;
-  if (wt_context_create(model, &cp, &ctx) != WT_OK) return fail("creating the context");
-
-  // Prompts of random ordinary tokens, fixed seed.
-  std::vector<wt_token> tokens(static_cast<size_t>(max_p));
-  uint32_t state = 12345;
-  for (auto& t : tokens) {
-    state = state * 1664525u + 1013904223u;
-    t = static_cast<wt_token>(100 + state % static_cast<uint32_t>(info.n_vocab - 200));
+  std::vector<Machine> machines;
+  for (int t : a.threads) machines.push_back(probe_machine(t));
+  std::vector<Json> records;
+  for (const Machine& mc : machines) {
+    Json r = base_record("machine", m, mc, a.suite, a.seed);
+    r.set("bandwidth_gbs", mc.bandwidth_gbs);
+    r.set("fp32_gflops", mc.peak.fp32_gflops);
+    r.set("int8_gops", mc.peak.int8_gops > 0 ? Json(mc.peak.int8_gops) : Json());
+    records.push_back(r);
   }
+  std::printf("model: %s (%s, %.1f M params, %.1f MiB of weights)\n", m.info.name, m.info.architecture,
+              m.info.n_params / 1e6, m.info.weight_bytes / 1048576.0);
+  for (const Machine& mc : machines)
+    std::printf("machine: %s, %d threads: read bandwidth %.1f GB/s, fp32 %.0f GFLOP/s (%s), int8 %.0f GOP/s (%s)\n",
+                mc.device.c_str(), mc.threads, mc.bandwidth_gbs, mc.peak.fp32_gflops, mc.peak.fp32_isa,
+                mc.peak.int8_gops, mc.peak.int8_gops > 0 ? mc.peak.int8_isa : "not probed");
+  std::printf("commit %s\n\n", machines[0].commit.c_str());
 
-  for (int p : o.prompt_lengths) {
-    std::vector<double> rates;
-    for (int r = 0; r < o.reps; ++r) {
-      wt_context_reset(ctx);
-      const auto t0 = std::chrono::steady_clock::now();
-      if (wt_context_prefill(ctx, tokens.data(), static_cast<size_t>(p)) != WT_OK) return fail("prefill");
-      rates.push_back(p / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::string error;
+  bool ok = true, complete = true;
+  if (a.mode == Args::Mode::suite) {
+    SuiteOptions so;
+    if (!suite_preset(a.suite, m.info.n_ctx_train, &so, &error)) {
+      wt_model_free(m.model);
+      return usage_error(error);
     }
-    std::sort(rates.begin(), rates.end());
-    std::printf("| pp%d | %.1f | %.1f | %.1f | | |\n", p, median(rates), rates.front(), rates.back());
-    std::fflush(stdout);
+    so.seed = a.seed;
+    if (a.p_given) so.lengths = a.p;
+    if (!a.methods.empty() || !a.keeps.empty() || !a.params.empty()) so.methods = cross_product(a);
+    SuiteOutput out;
+    ok = run_suite(m, machines[0], so, &out, &error);
+    records.insert(records.end(), out.records.begin(), out.records.end());
+    complete = ok && out.complete;
+  } else {
+    SpeedOptions so;
+    if (a.p_given) so.prompt_lengths = a.p;
+    so.n_gen = a.n;
+    so.threads.assign(a.threads.begin(), a.threads.end());
+    so.reps = a.reps;
+    so.seed = a.seed;
+    so.methods = a.methods.empty() ? std::vector<MethodSpec>{} : cross_product(a);
+    SpeedOutput out;
+    ok = run_speed(m, machines, so, &out, &error);
+    records.insert(records.end(), out.records.begin(), out.records.end());
+    complete = ok && !g_stop;
   }
-
-  {
-    std::vector<double> rates;
-    double kv_bytes_per_token = 0;
-    for (int r = 0; r < o.reps; ++r) {
-      wt_context_reset(ctx);
-      if (wt_context_prefill(ctx, tokens.data(), 16) != WT_OK) return fail("prefill");
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < o.n_gen; ++i) {
-        if (wt_context_decode(ctx, tokens[static_cast<size_t>(16 + i) % tokens.size()]) != WT_OK) return fail("decode");
-      }
-      rates.push_back(o.n_gen / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    // KV read per decoded token: K and V (f32) of every layer for the average context.
-    kv_bytes_per_token = 2.0 * 4.0 * info.n_layer * info.n_head_kv * info.head_dim * (16 + o.n_gen / 2.0);
-    const double bytes = static_cast<double>(info.weight_bytes) + kv_bytes_per_token;
-    const double roof_dram = bw_dram * 1e9 / bytes, roof_model = bw_model * 1e9 / bytes;
-    std::sort(rates.begin(), rates.end());
-    std::printf("| tg%d | %.1f | %.1f | %.1f | %.1f / %.1f | %.0f%% / %.0f%% |\n", o.n_gen, median(rates), rates.front(),
-                rates.back(), roof_dram, roof_model, 100.0 * median(rates) / roof_dram, 100.0 * median(rates) / roof_model);
-  }
-  wt_context_free(ctx);
-  wt_model_free(model);
-  return 0;
+  if (!ok) std::fprintf(stderr, "error: %s\n", error.c_str());
+  if (g_stop) std::fprintf(stderr, "stopped: writing the %zu records done\n", records.size());
+  const bool written = write_outputs(a, m, machines[0], records, complete);
+  wt_model_free(m.model);
+  if (g_stop) return 130;
+  return ok && written ? 0 : 1;
 }

@@ -1,0 +1,159 @@
+#include "bench_common.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "bandwidth_probe.h"
+
+const char* whittle_bench_commit();  // build_info.cpp, generated at build time
+
+namespace bench {
+
+Tokens BenchModel::tokenize(const std::string& text, bool add_special) const {
+  Tokens t(text.size() + 16);
+  size_t n = 0;
+  wt_tokenize_params tp = wt_tokenize_default_params();
+  tp.add_special = add_special;
+  if (wt_tokenize(model, text.data(), text.size(), &tp, t.data(), t.size(), &n) != WT_OK) n = 0;
+  t.resize(n);
+  return t;
+}
+
+Tokenizer BenchModel::tokenizer() const {
+  return [this](const std::string& s, bool special) { return tokenize(s, special); };
+}
+
+std::string BenchModel::text_of(const Tokens& tokens) const {
+  std::string out;
+  char buf[256];
+  for (int32_t t : tokens) {
+    size_t len = 0;
+    if (wt_token_to_bytes(model, t, buf, sizeof buf, &len) == WT_OK) out.append(buf, len);
+  }
+  return valid_utf8(out);
+}
+
+uint64_t BenchModel::kv_row_bytes() const {
+  return 2ull * sizeof(float) * static_cast<uint64_t>(info.n_head_kv) * static_cast<uint64_t>(info.head_dim);
+}
+
+Machine probe_machine(int threads) {
+  Machine mc;
+  mc.threads = threads;
+  mc.commit = whittle_bench_commit();
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
+      const size_t c = line.find(':');
+      if (c != std::string::npos) mc.device = line.substr(c + 2);
+      break;
+    }
+  }
+  if (mc.device.empty()) mc.device = "unknown cpu";
+  mc.bandwidth_gbs = measure_read_bandwidth_gbs(threads, size_t(1) << 30, 5);
+  mc.peak = measure_compute_peak(threads);
+  return mc;
+}
+
+std::string MethodSpec::label() const {
+  std::string s = method;
+  for (const auto& [k, v] : params) s += " " + k + "=" + v;
+  return s;
+}
+
+Json MethodSpec::params_json() const {
+  Json j = Json::object();
+  for (const auto& [k, v] : params) j.set(k, v);
+  return j;
+}
+
+bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
+                  std::string* error) {
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = o.n_ctx;
+  cp.n_threads = o.threads;
+  cp.progress = abort_on_stop;
+  auto fail = [&](const std::string& what) {
+    *error = spec.label() + ": " + what + ": " + wt_last_error();
+    return false;
+  };
+  if (wt_prune_method_from_name(spec.method.c_str(), &cp.prune.method) != WT_OK) return fail("unknown method");
+  for (const auto& [k, v] : spec.params)
+    if (wt_prune_set_param(&cp.prune, k.c_str(), v.c_str()) != WT_OK) return fail("parameter " + k);
+  if (o.record_ranking && spec.method != "full" && wt_prune_set_param(&cp.prune, "record_ranking", "1") != WT_OK)
+    return fail("record_ranking");
+  if (wt_context_create(m.model, &cp, out) != WT_OK) return fail("creating the context");
+  return true;
+}
+
+Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const std::string& suite, uint64_t seed) {
+  Json r = Json::object();
+  r.set("kind", kind);
+  r.set("model", m.info.name[0] ? std::string(m.info.name) : m.path);
+  r.set("backend", mc.backend);
+  r.set("device", mc.device);
+  r.set("commit", mc.commit);
+  r.set("whittle_version", wt_version());
+  r.set("threads", mc.threads);
+  r.set("suite", suite);
+  r.set("seed", static_cast<int64_t>(seed));
+  return r;
+}
+
+uint64_t host_rss_peak_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+void reset_host_rss_peak() {
+  // "5" resets the peak RSS (Linux >= 4.0); elsewhere the peak stays process-wide.
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+}
+
+volatile std::sig_atomic_t g_stop = 0;
+
+void install_stop_handler() {
+  std::signal(SIGINT, [](int) {
+    if (g_stop) std::_Exit(130);  // a second Ctrl-C does not wait
+    g_stop = 1;
+  });
+}
+
+bool abort_on_stop(float, void*) { return g_stop == 0; }
+
+double prefill_units(int32_t L) {
+  const double l = L;
+  return l + l * l / 8192.0;  // at 2k tokens attention is ~20% of the default model's prefill
+}
+
+void Progress::show(const std::string& what) {
+  const double f = total_ > 0 ? done_ / total_ : 0;
+  const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  char eta[32] = "--";
+  if (done_ > 0) {
+    const double left = el * (total_ - done_) / done_;
+    std::snprintf(eta, sizeof eta, "%dm%02ds", static_cast<int>(left) / 60, static_cast<int>(left) % 60);
+  }
+  // On a terminal one line redrawn in place; in a log file a line every 30 s at most.
+  const bool tty = isatty(2) != 0;
+  if (!tty && el - last_print_ < 30 && done_ > 0) return;
+  last_print_ = el;
+  std::fprintf(stderr, "%s[%3.0f%%] %s  elapsed %dm%02ds  ETA %s%s", tty ? "\r\033[K" : "", 100 * f, what.c_str(),
+               static_cast<int>(el) / 60, static_cast<int>(el) % 60, eta, tty ? "" : "\n");
+  std::fflush(stderr);
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace bench

@@ -1,0 +1,86 @@
+// What every whittle-bench mode shares: the model and its tokenizer, the machine facts each
+// record carries, method specs and their contexts, host memory, Ctrl-C, and progress/ETA.
+#pragma once
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compute_probe.h"
+#include "json.h"
+#include "tasks.h"
+#include "whittle.h"
+
+namespace bench {
+
+struct BenchModel {
+  wt_model* model = nullptr;
+  wt_model_info info{};
+  std::string path;
+
+  Tokens tokenize(const std::string& text, bool add_special) const;
+  Tokenizer tokenizer() const;
+  std::string text_of(const Tokens& tokens) const;  // bytes of the tokens, valid UTF-8
+  // Bytes of K and V of one token in one layer (the f32 cache).
+  uint64_t kv_row_bytes() const;
+};
+
+struct Machine {
+  std::string device;   // CPU model name (and GPU, for GPU backends)
+  std::string backend = "cpu";
+  std::string commit;   // git describe of the build
+  double bandwidth_gbs = 0;
+  ComputePeak peak;
+  int threads = 2;
+};
+Machine probe_machine(int threads);
+
+// A method and its parameter settings (one point of the cross product).
+struct MethodSpec {
+  std::string method;
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string label() const;  // "snapkv" or "snapkv keep=0.2 window=16"
+  Json params_json() const;
+};
+
+struct ContextOptions {
+  int32_t n_ctx = 0;
+  int threads = 2;
+  bool record_ranking = false;
+};
+bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
+                  std::string* error);
+
+// The record fields every kind carries.
+Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const std::string& suite, uint64_t seed);
+
+// Host memory of this process (Linux /proc; 0 elsewhere).
+uint64_t host_rss_peak_bytes();
+void reset_host_rss_peak();
+
+// Ctrl-C: the first press asks the run to stop after writing what is done.
+extern volatile std::sig_atomic_t g_stop;
+void install_stop_handler();
+// A progress callback for wt_context_params that aborts a running prefill on Ctrl-C.
+bool abort_on_stop(float progress, void* user);
+
+// Progress and ETA on stderr, by planned work units (prefill cost grows faster than L).
+class Progress {
+ public:
+  explicit Progress(double total) : total_(total), t0_(std::chrono::steady_clock::now()) {}
+  void show(const std::string& what);
+  void advance(double units) { done_ += units; }
+
+ private:
+  double total_, done_ = 0, last_print_ = -1e9;
+  std::chrono::steady_clock::time_point t0_;
+};
+// Planned cost of one prefill of L tokens, in arbitrary units (matmuls + attention).
+double prefill_units(int32_t L);
+
+double ms_since(std::chrono::steady_clock::time_point t0);
+
+}  // namespace bench

@@ -1,0 +1,186 @@
+#include "speed.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "metrics.h"
+
+namespace bench {
+namespace {
+
+struct Samples {
+  std::vector<double> ttft, tpot, e2e;
+};
+
+Json summary_json(const Summary& s) {
+  Json j = Json::object();
+  j.set("mean", s.mean);
+  j.set("std", s.std);
+  j.set("median", s.median);
+  return j;
+}
+
+std::string pm(const Summary& s) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.2f ± %.2f", s.mean, s.std);
+  return b;
+}
+
+}  // namespace
+
+bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const SpeedOptions& o_in, SpeedOutput* out,
+               std::string* error) {
+  SpeedOptions o = o_in;
+  if (o.methods.empty() || o.methods[0].method != "full") o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
+  const Filler filler = make_filler(debian_filler_text(), m.tokenizer());
+  Tokens text;  // real text for prompts and teacher-forced decode tokens
+  for (const Tokens& s : filler.sentences) text.insert(text.end(), s.begin(), s.end());
+  if (text.empty()) text.push_back(wt_token_bos(m.model));
+
+  out->markdown = "| threads | test | method | TTFT ms | TPOT ms | E2E ms | prefill tok/s | decode tok/s | TTFT ratio | "
+                  "TPOT ratio | E2E ratio | roofline prefill / decode | arena MiB | KV MiB |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::fputs(out->markdown.c_str(), stdout);
+  double total = 0;
+  for (int32_t p : o.prompt_lengths)
+    total += static_cast<double>(o.n_gen.size() * o.threads.size() * o.methods.size()) * o.reps * prefill_units(std::max(p, 1));
+  Progress progress(total);
+
+  for (size_t ti = 0; ti < o.threads.size(); ++ti) {
+    const Machine& mc = machines[ti];
+    for (int32_t p : o.prompt_lengths) {
+      const int32_t L = std::max(p, 1);
+      for (int32_t n : o.n_gen) {
+        if (g_stop) return true;
+        if (static_cast<size_t>(L + n) > text.size()) {
+          *error = "only " + std::to_string(text.size()) + " tokens of filler text for -p " + std::to_string(p);
+          return false;
+        }
+        std::vector<wt_context*> ctxs;
+        auto free_all = [&] {
+          for (wt_context* c : ctxs) wt_context_free(c);
+        };
+        reset_host_rss_peak();
+        for (const MethodSpec& spec : o.methods) {
+          ContextOptions co;
+          co.n_ctx = L + n + 1;
+          co.threads = mc.threads;
+          wt_context* c = nullptr;
+          if (!make_context(m, spec, co, &c, error)) {
+            free_all();
+            return false;
+          }
+          ctxs.push_back(c);
+        }
+        std::vector<Samples> samples(o.methods.size());
+        std::vector<std::vector<double>> ratio_ttft(o.methods.size()), ratio_tpot(o.methods.size()),
+            ratio_e2e(o.methods.size());
+        std::vector<uint64_t> kv_bytes(o.methods.size(), 0);
+        for (int rep = 0; rep < o.reps && !g_stop; ++rep) {
+          for (size_t mi = 0; mi < o.methods.size(); ++mi) {
+            progress.show("t " + std::to_string(mc.threads) + " p " + std::to_string(p) + " n " + std::to_string(n) +
+                          " rep " + std::to_string(rep + 1) + " " + o.methods[mi].label());
+            wt_context* c = ctxs[mi];
+            wt_context_reset(c);
+            const auto t0 = std::chrono::steady_clock::now();
+            if (wt_context_prefill(c, text.data(), static_cast<size_t>(L)) != WT_OK) {
+              *error = g_stop ? "stopped" : o.methods[mi].label() + ": prefill: " + wt_last_error();
+              free_all();
+              return g_stop != 0;
+            }
+            const double ttft = ms_since(t0);
+            const auto t1 = std::chrono::steady_clock::now();
+            for (int32_t i = 0; i < n; ++i) {
+              if (wt_context_decode(c, text[static_cast<size_t>(L + i)]) != WT_OK) {
+                *error = o.methods[mi].label() + ": decode: " + wt_last_error();
+                free_all();
+                return false;
+              }
+            }
+            const double dec = ms_since(t1);
+            samples[mi].ttft.push_back(ttft);
+            samples[mi].tpot.push_back(n > 0 ? dec / n : 0.0);
+            samples[mi].e2e.push_back(ttft + dec);
+            progress.advance(prefill_units(L));
+            if (o.methods[mi].method == "full") {
+              kv_bytes[mi] = m.kv_row_bytes() * static_cast<uint64_t>(L) * static_cast<uint64_t>(m.info.n_layer);
+            } else {
+              wt_prune_stats st;
+              if (wt_context_get_prune_stats(c, &st) == WT_OK) {
+                kv_bytes[mi] = 0;
+                for (int32_t l = 0; l < st.n_layer; ++l) kv_bytes[mi] += st.kv_bytes[l];
+              }
+            }
+          }
+          const Samples& f = samples[0];
+          for (size_t mi = 0; mi < o.methods.size(); ++mi) {
+            ratio_ttft[mi].push_back(samples[mi].ttft.back() / f.ttft.back());
+            if (n > 0) ratio_tpot[mi].push_back(samples[mi].tpot.back() / f.tpot.back());
+            ratio_e2e[mi].push_back(samples[mi].e2e.back() / f.e2e.back());
+          }
+        }
+        const uint64_t rss = host_rss_peak_bytes();
+        for (size_t mi = 0; mi < o.methods.size() && !samples[mi].ttft.empty(); ++mi) {
+          const Summary ttft = summarize(samples[mi].ttft), tpot = summarize(samples[mi].tpot), e2e = summarize(samples[mi].e2e);
+          const double prefill_tps = L * 1000.0 / ttft.median;
+          const double decode_tps = n > 0 ? 1000.0 / tpot.median : std::nan("");
+          const double decode_roof =
+              mc.bandwidth_gbs * 1e9 / (static_cast<double>(m.info.weight_bytes) + static_cast<double>(kv_bytes[mi]));
+          double prefill_frac = std::nan("");
+          if (mc.peak.fp32_gflops > 0) {
+            const double matmul_params = static_cast<double>(m.info.n_params) - static_cast<double>(m.info.n_vocab) * m.info.n_embd;
+            const double mm = 2.0 * matmul_params * L;
+            const double att = 2.0 * m.info.n_layer * m.info.n_head * m.info.head_dim * static_cast<double>(L) * L;
+            const double mm_peak = (mc.peak.int8_gops > 0 ? mc.peak.int8_gops : mc.peak.fp32_gflops) * 1e9;
+            // Against the full prompt's work: a pruned method can pass 1.0, which is its point.
+            prefill_frac = (mm / mm_peak + att / (mc.peak.fp32_gflops * 1e9)) * 1000.0 / ttft.median;
+          }
+          wt_context_stats cs{};
+          (void)wt_context_get_stats(ctxs[mi], &cs);
+          Json j = base_record("speed", m, mc, "", o.seed);
+          j.set("L", p);
+          j.set("n_gen", n);
+          j.set("method", o.methods[mi].method);
+          j.set("params", o.methods[mi].params_json());
+          j.set("reps", static_cast<int>(samples[mi].ttft.size()));
+          j.set("ttft_ms", summary_json(ttft));
+          j.set("tpot_ms", n > 0 ? summary_json(tpot) : Json());
+          j.set("e2e_ms", summary_json(e2e));
+          j.set("prefill_tps", prefill_tps);
+          j.set("decode_tps", Json(decode_tps));
+          j.set("ttft_ratio", median_of(ratio_ttft[mi]));
+          j.set("tpot_ratio", Json(median_of(ratio_tpot[mi])));
+          j.set("e2e_ratio", median_of(ratio_e2e[mi]));
+          j.set("decode_roofline_fraction", Json(decode_tps / decode_roof));
+          j.set("prefill_roofline_fraction", Json(prefill_frac));
+          j.set("arena_bytes", cs.arena_bytes);
+          j.set("host_rss_peak_bytes", rss);
+          j.set("device_peak_bytes", Json());
+          j.set("pinned_peak_bytes", Json());
+          j.set("kv_bytes", kv_bytes[mi]);
+          out->records.push_back(j);
+
+          char row[768];
+          std::snprintf(row, sizeof row,
+                        "| %d | pp%d+tg%d | %s | %s | %s | %s | %.1f | %s | %.2f | %s | %.2f | %.0f%% / %s | %.1f | %.1f |\n",
+                        mc.threads, p, n, o.methods[mi].label().c_str(), pm(ttft).c_str(),
+                        n > 0 ? pm(tpot).c_str() : "-", pm(e2e).c_str(), prefill_tps,
+                        n > 0 ? std::to_string(static_cast<int>(std::lround(decode_tps))).c_str() : "-",
+                        median_of(ratio_ttft[mi]),
+                        n > 0 ? std::to_string(median_of(ratio_tpot[mi])).substr(0, 4).c_str() : "-",
+                        median_of(ratio_e2e[mi]), 100 * prefill_frac,
+                        n > 0 ? (std::to_string(static_cast<int>(std::lround(100 * decode_tps / decode_roof))) + "%").c_str() : "-",
+                        cs.arena_bytes / 1048576.0, kv_bytes[mi] / 1048576.0);
+          out->markdown += row;
+          std::fputs(row, stdout);
+          std::fflush(stdout);
+        }
+        free_all();
+      }
+    }
+  }
+  std::fputs("\n", stderr);
+  return true;
+}
+
+}  // namespace bench

@@ -1,0 +1,550 @@
+#include "suite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "metrics.h"
+
+namespace bench {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One prompt of a length: a task, or a fidelity prompt of real text.
+struct Prompt {
+  std::string task;  // task name, "fidelity_agree" or "fidelity_kl"
+  double depth = kNaN;
+  uint64_t seed = 0;
+  Task t;
+  Tokens tokens;
+  Tokens continuation;  // fidelity_kl: the real text after the prompt
+  int32_t max_new = 0;
+};
+
+struct RunResult {
+  double ttft_ms = 0;
+  std::vector<double> decode_ms;
+  std::string output;
+  int correct = -1;  // -1: not a task
+  std::vector<int32_t> kept_rows;
+  uint64_t kv_bytes = 0;
+  int32_t selection_layer = -1;
+  bool triggered = false;
+  std::vector<float> ranking;  // [n_layer + 1][L]: the final ranking, then layer 0..n-1
+  int agree = -1;
+  double kl = kNaN, nll = kNaN;
+  double spearman_selection = kNaN;
+  std::vector<double> spearman_layers;
+};
+
+// What full KV produced on a prompt, for the methods to be compared with.
+struct FullReference {
+  Tokens greedy;                            // fidelity_agree
+  std::vector<std::vector<double>> logp;    // fidelity_kl: log-probs per teacher-forced step
+};
+
+struct MethodState {
+  MethodSpec spec;
+  wt_context* ctx = nullptr;
+  uint64_t arena_bytes = 0;
+  std::vector<RunResult> runs;  // one per prompt of the current length
+};
+
+int32_t argmax(const float* l, int32_t n) { return static_cast<int32_t>(std::max_element(l, l + n) - l); }
+
+const float* last_logits(wt_context* ctx) {
+  const float* lg = nullptr;
+  return wt_context_logits(ctx, -1, &lg) == WT_OK ? lg : nullptr;
+}
+
+bool timed_decode(wt_context* ctx, int32_t tok, RunResult* r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (wt_context_decode(ctx, tok) != WT_OK) return false;
+  r->decode_ms.push_back(ms_since(t0));
+  return true;
+}
+
+// The prompts of one length, in a fixed order: tasks (each depth), then fidelity.
+bool make_prompts(const BenchModel& m, const Filler& filler, const SuiteOptions& o, int32_t L,
+                  std::vector<Prompt>* out, std::string* error) {
+  const Tokenizer tok = m.tokenizer();
+  uint64_t seed = o.seed * 1000003ull + static_cast<uint64_t>(L);
+  for (const TaskSpec& ts : o.tasks) {
+    for (double d : ts.depths) {
+      Prompt p;
+      p.task = task_name(ts.kind);
+      p.depth = d;
+      p.seed = ++seed;
+      if (!make_task(ts.kind, L, d, p.seed, filler, tok, &p.t, error)) return false;
+      p.tokens = p.t.prompt;
+      p.max_new = p.t.max_new_tokens;
+      out->push_back(std::move(p));
+    }
+  }
+  // Real text: consecutive filler sentences from a seeded start.
+  auto real_text = [&](uint64_t s, size_t n) {
+    Tokens t;
+    for (size_t i = s % filler.sentences.size(); t.size() < n; i = (i + 1) % filler.sentences.size())
+      t.insert(t.end(), filler.sentences[i].begin(), filler.sentences[i].end());
+    t.resize(n);
+    return t;
+  };
+  if (o.fidelity_agree) {
+    // Real text and a question about it, so the greedy continuation is an answer.
+    Prompt p;
+    p.task = "fidelity_agree";
+    p.seed = ++seed;
+    const Tokens q = m.tokenize("\n\nQuestion: What is the text above about? Answer in one sentence.\nAnswer:", false);
+    const Tokens head = m.tokenize("", true);
+    p.tokens = head;
+    const Tokens body = real_text(p.seed * 7919, static_cast<size_t>(L) - q.size() - head.size());
+    p.tokens.insert(p.tokens.end(), body.begin(), body.end());
+    p.tokens.insert(p.tokens.end(), q.begin(), q.end());
+    p.max_new = o.n_agree;
+    out->push_back(std::move(p));
+  }
+  if (o.fidelity_kl) {
+    Prompt p;
+    p.task = "fidelity_kl";
+    p.seed = ++seed;
+    const Tokens head = m.tokenize("", true);
+    Tokens all = real_text(p.seed * 7919, static_cast<size_t>(L) - head.size() + static_cast<size_t>(o.n_kl));
+    p.tokens = head;
+    p.tokens.insert(p.tokens.end(), all.begin(), all.end() - o.n_kl);
+    p.continuation.assign(all.end() - o.n_kl, all.end());
+    p.max_new = o.n_kl;
+    out->push_back(std::move(p));
+  }
+  return true;
+}
+
+// Runs one prompt under one method. full: fills *ref; others compare with it.
+bool run_prompt(const BenchModel& m, MethodState& ms, const Prompt& p, FullReference* ref, RunResult* r,
+                std::string* error) {
+  const int32_t L = static_cast<int32_t>(p.tokens.size());
+  const int32_t n_vocab = m.info.n_vocab, n_layer = m.info.n_layer;
+  const bool is_full = ms.spec.method == "full";
+  wt_context* ctx = ms.ctx;
+  auto fail = [&](const char* what) {
+    *error = g_stop ? "stopped" : ms.spec.label() + ": " + what + ": " + wt_last_error();
+    return false;
+  };
+  wt_context_reset(ctx);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (wt_context_prefill(ctx, p.tokens.data(), p.tokens.size()) != WT_OK) return fail("prefill");
+  r->ttft_ms = ms_since(t0);
+
+  r->kept_rows.assign(static_cast<size_t>(n_layer), L);
+  r->kv_bytes = m.kv_row_bytes() * static_cast<uint64_t>(L) * static_cast<uint64_t>(n_layer);
+  if (!is_full) {
+    wt_prune_stats st;
+    if (wt_context_get_prune_stats(ctx, &st) != WT_OK) return fail("prune stats");
+    r->kv_bytes = 0;
+    for (int32_t l = 0; l < n_layer; ++l) {
+      r->kept_rows[static_cast<size_t>(l)] = st.kv_rows[l];
+      r->kv_bytes += st.kv_bytes[l];
+    }
+    r->selection_layer = st.selection_layer;
+    r->triggered = st.triggered;
+    r->ranking.assign(static_cast<size_t>(n_layer + 1) * static_cast<size_t>(L), std::numeric_limits<float>::quiet_NaN());
+    for (int32_t l = -1; l < n_layer; ++l) {
+      const float* s = nullptr;
+      int32_t n = 0;
+      if (wt_context_get_token_ranking(ctx, l, &s, &n) != WT_OK) return fail("token ranking");
+      std::copy(s, s + std::min(n, L), r->ranking.begin() + static_cast<std::ptrdiff_t>(l + 1) * L);
+    }
+  }
+
+  Tokens gen;
+  if (p.task == "fidelity_agree") {
+    r->agree = 0;
+    for (int32_t i = 0; i < p.max_new; ++i) {
+      const int32_t best = argmax(last_logits(ctx), n_vocab);
+      if (is_full) ref->greedy.push_back(best);
+      const int32_t next = ref->greedy[static_cast<size_t>(i)];  // teacher-forced: full's token
+      r->agree += best == next ? 1 : 0;
+      gen.push_back(best);
+      if (i + 1 < p.max_new && !timed_decode(ctx, next, r)) return fail("decode");
+    }
+  } else if (p.task == "fidelity_kl") {
+    std::vector<double> lp;
+    double kl = 0, nll = 0;
+    for (size_t i = 0; i < p.continuation.size(); ++i) {
+      log_softmax(last_logits(ctx), n_vocab, &lp);
+      if (is_full) ref->logp.push_back(lp);
+      kl += kl_divergence(ref->logp[i], lp);
+      nll += -lp[static_cast<size_t>(p.continuation[i])];
+      if (i + 1 < p.continuation.size() && !timed_decode(ctx, p.continuation[i], r)) return fail("decode");
+    }
+    const double n = static_cast<double>(p.continuation.size());
+    r->kl = kl / n;
+    r->nll = nll / n;  // the delta to full is taken when summarizing
+  } else {
+    // Greedy answer, stopping at an end token or at the end of the answer's line.
+    for (int32_t i = 0; i < p.max_new; ++i) {
+      const int32_t best = argmax(last_logits(ctx), n_vocab);
+      if (wt_token_is_end(m.model, best)) break;
+      gen.push_back(best);
+      const std::string text = m.text_of(gen);
+      const size_t nl = text.find('\n');
+      if (nl != std::string::npos && text.find_first_not_of(" \n") < nl) break;
+      if (i + 1 < p.max_new && !timed_decode(ctx, best, r)) return fail("decode");
+    }
+    r->output = m.text_of(gen);
+    r->correct = score_output(p.t, r->output) ? 1 : 0;
+  }
+  if (r->output.empty()) r->output = m.text_of(gen);
+  return true;
+}
+
+// Spearman of every method's rankings with the oracle's final ranking on the same prompt.
+void rank_against_oracle(std::vector<MethodState>& methods, size_t prompt, int32_t L, int32_t n_layer) {
+  const RunResult* oracle = nullptr;
+  for (const MethodState& ms : methods)
+    if (ms.spec.method == "oracle" && !ms.runs[prompt].ranking.empty()) oracle = &ms.runs[prompt];
+  for (MethodState& ms : methods) {
+    RunResult& r = ms.runs[prompt];
+    r.spearman_layers.assign(static_cast<size_t>(n_layer), kNaN);
+    if (oracle && &r != oracle && !r.ranking.empty()) {
+      r.spearman_selection = spearman(r.ranking.data(), oracle->ranking.data(), L);
+      for (int32_t l = 0; l < n_layer; ++l)
+        r.spearman_layers[static_cast<size_t>(l)] =
+            spearman(r.ranking.data() + static_cast<size_t>(l + 1) * L, oracle->ranking.data(), L);
+    }
+  }
+  for (MethodState& ms : methods) std::vector<float>().swap(ms.runs[prompt].ranking);  // not kept
+}
+
+Json nan_array(const std::vector<double>& v) {
+  Json a = Json::array();
+  for (double x : v) a.push(Json(x));
+  return a;
+}
+
+Json run_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, int32_t L, const MethodState& ms,
+                const Prompt& p, const RunResult& r, double full_nll) {
+  Json j = base_record("run", m, mc, o.name, o.seed);
+  j.set("L", L);
+  j.set("method", ms.spec.method);
+  j.set("params", ms.spec.params_json());
+  j.set("task", p.task);
+  j.set("depth", Json(p.depth));
+  j.set("prompt_seed", static_cast<int64_t>(p.seed));
+  Json answer;
+  if (!p.t.answers.empty() && p.task.rfind("fidelity", 0) != 0) {
+    std::string a;
+    for (const std::string& s : p.t.answers) a += (a.empty() ? "" : " ") + s;
+    answer = Json(a);
+  }
+  j.set("answer", answer);
+  j.set("output", r.output);
+  j.set("correct", r.correct < 0 ? Json() : Json(r.correct == 1));
+  j.set("ttft_ms", r.ttft_ms);
+  j.set("tpot_ms", r.decode_ms.empty() ? Json() : Json(summarize(r.decode_ms).mean));
+  j.set("n_decode", static_cast<int>(r.decode_ms.size()));
+  j.set("kv_bytes", r.kv_bytes);
+  j.set("kept_rows", Json::array_of(r.kept_rows));
+  j.set("selection_layer", r.selection_layer);
+  j.set("triggered", r.triggered);
+  j.set("spearman_selection", Json(r.spearman_selection));
+  j.set("spearman_layers", nan_array(r.spearman_layers));
+  j.set("top1_agree", r.agree < 0 ? Json() : Json(r.agree));
+  j.set("n_agree", o.n_agree);
+  j.set("kl_mean", Json(r.kl));
+  j.set("nll_delta", Json(r.nll - full_nll));
+  return j;
+}
+
+double mean_finite(const std::vector<double>& v) {
+  double s = 0;
+  int n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) s += x, ++n;
+  return n ? s / n : kNaN;
+}
+
+// The summary records of one length (one per method) and its markdown rows.
+void summarize_length(const BenchModel& m, const Machine& mc, const SuiteOptions& o, int32_t L,
+                      const std::vector<Prompt>& prompts, std::vector<MethodState>& methods, size_t n_done,
+                      uint64_t rss_peak, std::vector<Json>* records, std::string* md) {
+  const MethodState& full = methods[0];
+  const int32_t n_layer = m.info.n_layer;
+  std::vector<std::string> tasks;  // task names in prompt order
+  for (size_t i = 0; i < n_done; ++i)
+    if (prompts[i].task.rfind("fidelity", 0) != 0 && std::find(tasks.begin(), tasks.end(), prompts[i].task) == tasks.end())
+      tasks.push_back(prompts[i].task);
+  const double full_nll = [&] {
+    for (size_t i = 0; i < n_done; ++i)
+      if (prompts[i].task == "fidelity_kl") return full.runs[i].nll;
+    return kNaN;
+  }();
+  for (const MethodState& ms : methods) {
+    if (ms.runs.size() < n_done) continue;
+    std::vector<double> ttft, ttft_ratio, tpot, tpot_ratio, sp_sel;
+    std::vector<std::vector<double>> sp_layers(static_cast<size_t>(n_layer));
+    std::vector<double> kept(static_cast<size_t>(n_layer), 0.0);
+    double kv_bytes = 0;
+    std::map<std::string, std::pair<int, int>> acc;
+    int agree = -1;
+    double kl = kNaN, nll = kNaN;
+    for (size_t i = 0; i < n_done; ++i) {
+      const RunResult& r = ms.runs[i];
+      const RunResult& f = full.runs[i];
+      ttft.push_back(r.ttft_ms);
+      ttft_ratio.push_back(r.ttft_ms / f.ttft_ms);
+      if (!r.decode_ms.empty() && !f.decode_ms.empty()) {
+        const double a = summarize(r.decode_ms).mean, b = summarize(f.decode_ms).mean;
+        tpot.push_back(a);
+        tpot_ratio.push_back(a / b);
+      }
+      sp_sel.push_back(r.spearman_selection);
+      for (int32_t l = 0; l < n_layer; ++l) {
+        if (static_cast<size_t>(l) < r.spearman_layers.size()) sp_layers[static_cast<size_t>(l)].push_back(r.spearman_layers[static_cast<size_t>(l)]);
+        kept[static_cast<size_t>(l)] += r.kept_rows[static_cast<size_t>(l)];
+      }
+      kv_bytes += static_cast<double>(r.kv_bytes);
+      if (r.correct >= 0) {
+        acc[prompts[i].task].first += r.correct;
+        acc[prompts[i].task].second += 1;
+      }
+      if (r.agree >= 0) agree = r.agree;
+      if (std::isfinite(r.kl)) {
+        kl = r.kl;
+        nll = r.nll - full_nll;
+      }
+    }
+    const double nd = static_cast<double>(n_done);
+    for (double& k : kept) k /= nd;
+    kv_bytes /= nd;
+    const double ttft_ms = median_of(ttft), tpot_ms = median_of(tpot);
+    const double r_ttft = median_of(ttft_ratio), r_tpot = median_of(tpot_ratio);
+    const double full_ttft = median_of([&] { std::vector<double> v; for (size_t i = 0; i < n_done; ++i) v.push_back(full.runs[i].ttft_ms); return v; }());
+    const double full_tpot = r_tpot > 0 ? tpot_ms / r_tpot : kNaN;
+    auto e2e = [&](double t, double d, int n) { return t + n * d; };
+    // Decode roofline: weights plus the kept KV read once per token.
+    const double bytes_per_token = static_cast<double>(m.info.weight_bytes) + kv_bytes;
+    const double decode_tps = 1000.0 / tpot_ms;
+    const double decode_roof = mc.bandwidth_gbs * 1e9 / bytes_per_token;
+    // Prefill roofline (full KV only): matmuls at the int8 peak (the fast matmul mode),
+    // attention at the fp32 peak.
+    double prefill_roof_fraction = kNaN;
+    if (ms.spec.method == "full" && mc.peak.fp32_gflops > 0) {
+      const double matmul_params = static_cast<double>(m.info.n_params) - static_cast<double>(m.info.n_vocab) * m.info.n_embd;
+      const double mm_flops = 2.0 * matmul_params * L;
+      const double att_flops = 2.0 * n_layer * m.info.n_head * m.info.head_dim * static_cast<double>(L) * L;
+      const double mm_peak = (mc.peak.int8_gops > 0 ? mc.peak.int8_gops : mc.peak.fp32_gflops) * 1e9;
+      const double t_roof = mm_flops / mm_peak + att_flops / (mc.peak.fp32_gflops * 1e9);
+      prefill_roof_fraction = t_roof * 1000.0 / ttft_ms;
+    }
+    int correct_all = 0, total_all = 0;
+    Json accj = Json::object();
+    for (const auto& [task, ct] : acc) {
+      Json t = Json::object();
+      t.set("correct", ct.first);
+      t.set("total", ct.second);
+      accj.set(task, t);
+      correct_all += ct.first;
+      total_all += ct.second;
+    }
+    std::vector<double> sp_layer_mean;
+    for (auto& v : sp_layers) sp_layer_mean.push_back(mean_finite(v));
+    std::vector<uint64_t> kv_per_layer;
+    for (double k : kept) kv_per_layer.push_back(static_cast<uint64_t>(k * static_cast<double>(m.kv_row_bytes())));
+
+    Json j = base_record("summary", m, mc, o.name, o.seed);
+    j.set("L", L);
+    j.set("method", ms.spec.method);
+    j.set("params", ms.spec.params_json());
+    j.set("n_runs", static_cast<int>(n_done));
+    j.set("ttft_ms", ttft_ms);
+    j.set("ttft_ratio", r_ttft);
+    j.set("tpot_ms", tpot_ms);
+    j.set("tpot_ratio", r_tpot);
+    j.set("e2e16_ms", e2e(ttft_ms, tpot_ms, 16));
+    j.set("e2e128_ms", e2e(ttft_ms, tpot_ms, 128));
+    j.set("e2e16_ratio", e2e(ttft_ms, tpot_ms, 16) / e2e(full_ttft, full_tpot, 16));
+    j.set("e2e128_ratio", e2e(ttft_ms, tpot_ms, 128) / e2e(full_ttft, full_tpot, 128));
+    j.set("prefill_tps", L * 1000.0 / ttft_ms);
+    j.set("decode_tps", decode_tps);
+    j.set("decode_roofline_fraction", decode_tps / decode_roof);
+    j.set("prefill_roofline_fraction", Json(prefill_roof_fraction));
+    j.set("kv_mib", kv_bytes / 1048576.0);
+    j.set("kv_bytes_per_layer", Json::array_of(kv_per_layer));
+    j.set("kept_rows_per_layer", Json::array_of(kept));
+    j.set("arena_bytes", ms.arena_bytes);
+    j.set("host_rss_peak_bytes", rss_peak);
+    j.set("device_peak_bytes", Json());  // the CPU backend has no device memory
+    j.set("pinned_peak_bytes", Json());  // no pinned pool without the pager
+    j.set("accuracy", accj);
+    j.set("accuracy_all", total_all ? Json(static_cast<double>(correct_all) / total_all) : Json());
+    j.set("top1_agree", agree < 0 ? Json() : Json(agree));
+    j.set("n_agree", o.n_agree);
+    j.set("kl_mean", Json(kl));
+    j.set("nll_delta", Json(nll));
+    j.set("spearman_selection", Json(mean_finite(sp_sel)));
+    j.set("spearman_layers", nan_array(sp_layer_mean));
+    records->push_back(j);
+
+    // Markdown row.
+    char buf[512];
+    auto num = [](double v, const char* fmt) {
+      char b[32];
+      if (!std::isfinite(v)) return std::string("-");
+      std::snprintf(b, sizeof b, fmt, v);
+      return std::string(b);
+    };
+    std::string row = "| " + std::to_string(L) + " | " + ms.spec.label() + " | " + num(ttft_ms, "%.0f") + " | " +
+                      num(r_ttft, "%.2f") + " | " + num(r_tpot, "%.2f") + " | " +
+                      num(e2e(ttft_ms, tpot_ms, 128) / e2e(full_ttft, full_tpot, 128), "%.2f") + " | " +
+                      num(kv_bytes / 1048576.0, "%.1f") + " |";
+    for (const std::string& t : tasks) {
+      const auto it = acc.find(t);
+      std::snprintf(buf, sizeof buf, " %d/%d |", it == acc.end() ? 0 : it->second.first, it == acc.end() ? 0 : it->second.second);
+      row += buf;
+    }
+    // Selection layer: the last run's (every prompt of a length has the same structure).
+    const RunResult& last = ms.runs[n_done - 1];
+    const std::string sel = last.selection_layer >= 0
+                                ? std::to_string(last.selection_layer) + (last.triggered ? "" : " (forced)")
+                                : std::string("-");
+    row += " " + (agree < 0 ? std::string("-") : std::to_string(agree) + "/" + std::to_string(o.n_agree)) + " | " +
+           num(kl, "%.3f") + " | " + num(mean_finite(sp_sel), "%.2f") + " | " + sel + " |\n";
+    *md += row;
+  }
+}
+
+std::string table_header(const std::vector<std::string>& tasks, int32_t n_agree, bool kl) {
+  (void)kl;
+  std::string h = "| L | method | TTFT ms | TTFT ratio | TPOT ratio | E2E128 ratio | KV MiB |";
+  std::string sep = "|---|---|---|---|---|---|---|";
+  for (const std::string& t : tasks) {
+    h += " " + t + " |";
+    sep += "---|";
+  }
+  h += " top-1 agree (" + std::to_string(n_agree) + ") | KL | Spearman vs oracle | sel. layer |\n";
+  sep += "---|---|---|---|\n";
+  return h + sep;
+}
+
+}  // namespace
+
+bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in, SuiteOutput* out, std::string* error) {
+  SuiteOptions o = o_in;
+  if (o.methods.empty() || o.methods[0].method != "full") o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
+  const Filler filler = make_filler(debian_filler_text(), m.tokenizer());
+  if (filler.sentences.empty()) {
+    *error = "no filler text: /usr/share/common-licenses is empty or missing (Debian's base-files installs it)";
+    return false;
+  }
+  int32_t max_new = std::max(o.n_agree, o.n_kl);
+  for (const TaskSpec& t : o.tasks) max_new = std::max(max_new, t.kind == TaskKind::variable_tracking ? 32 : 12);
+
+  // Plan the work for the ETA.
+  std::vector<std::vector<Prompt>> all_prompts;
+  double total_units = 0;
+  for (int32_t L : o.lengths) {
+    std::vector<Prompt> ps;
+    if (!make_prompts(m, filler, o, L, &ps, error)) return false;
+    total_units += static_cast<double>(ps.size() * o.methods.size()) * prefill_units(L);
+    all_prompts.push_back(std::move(ps));
+  }
+  Progress progress(total_units);
+  std::vector<std::string> task_names;
+  for (const TaskSpec& t : o.tasks) task_names.push_back(task_name(t.kind));
+
+  for (size_t li = 0; li < o.lengths.size() && !g_stop; ++li) {
+    const int32_t L = o.lengths[li];
+    const std::vector<Prompt>& prompts = all_prompts[li];
+    reset_host_rss_peak();
+    std::vector<MethodState> methods;
+    for (const MethodSpec& spec : o.methods) {
+      MethodState ms;
+      ms.spec = spec;
+      ContextOptions co;
+      co.n_ctx = L + max_new + 40;  // the oracle's answer (32 tokens) also needs room
+      co.threads = mc.threads;
+      co.record_ranking = true;
+      if (!make_context(m, spec, co, &ms.ctx, error)) {
+        for (MethodState& x : methods) wt_context_free(x.ctx);
+        return false;
+      }
+      wt_context_stats cs;
+      if (wt_context_get_stats(ms.ctx, &cs) == WT_OK) ms.arena_bytes = cs.arena_bytes;
+      methods.push_back(std::move(ms));
+    }
+    size_t n_done = 0;
+    bool failed = false;
+    for (size_t pi = 0; pi < prompts.size() && !g_stop && !failed; ++pi) {
+      FullReference ref;
+      for (MethodState& ms : methods) {
+        progress.show("L " + std::to_string(L) + " " + prompts[pi].task + " " + ms.spec.label());
+        RunResult r;
+        if (!run_prompt(m, ms, prompts[pi], &ref, &r, error)) {
+          failed = true;
+          break;
+        }
+        ms.runs.push_back(std::move(r));
+        progress.advance(prefill_units(L));
+      }
+      if (failed) break;
+      rank_against_oracle(methods, pi, L, m.info.n_layer);
+      for (MethodState& ms : methods) out->records.push_back(run_record(m, mc, o, L, ms, prompts[pi], ms.runs[pi], methods[0].runs[pi].nll));
+      ++n_done;
+    }
+    if (n_done > 0) {
+      std::string md;
+      summarize_length(m, mc, o, L, prompts, methods, n_done, host_rss_peak_bytes(), &out->records, &md);
+      std::vector<std::string> done_tasks;
+      for (size_t i = 0; i < n_done; ++i)
+        if (prompts[i].task.rfind("fidelity", 0) != 0 &&
+            std::find(done_tasks.begin(), done_tasks.end(), prompts[i].task) == done_tasks.end())
+          done_tasks.push_back(prompts[i].task);
+      out->markdown += table_header(done_tasks, o.n_agree, o.fidelity_kl) + md + "\n";
+      std::fputs("\n", stderr);
+      std::fputs((table_header(done_tasks, o.n_agree, o.fidelity_kl) + md + "\n").c_str(), stdout);
+      std::fflush(stdout);
+    }
+    for (MethodState& ms : methods) wt_context_free(ms.ctx);
+    if (failed && !g_stop) return false;
+  }
+  std::fputs("\n", stderr);
+  out->complete = !g_stop;
+  return true;
+}
+
+bool suite_preset(const std::string& name, int32_t n_ctx_train, SuiteOptions* o, std::string* error) {
+  *o = SuiteOptions{};
+  o->name = name;
+  const std::vector<double> five = {0.0, 0.25, 0.5, 0.75, 1.0};
+  for (const char* m : {"streaming", "snapkv", "fastkv", "gemfilter", "asl", "claa", "sliminfer", "tokenfilter", "oracle"})
+    o->methods.push_back(MethodSpec{m, {}});
+  if (name == "quick") {
+    o->lengths = {1024, 2048};
+    o->tasks = {{TaskKind::passkey, {0.5}}, {TaskKind::niah_single, five}};
+    o->fidelity_kl = false;
+  } else if (name == "full") {
+    // "8k": as long as the model's training context allows with room for the answers.
+    const int32_t top = n_ctx_train > 0 ? std::min(8192, n_ctx_train - 64) : 8192;
+    o->lengths = {1024, 2048, 4096, top};
+    o->tasks = {{TaskKind::passkey, {0.5}},
+                {TaskKind::niah_single, five},
+                {TaskKind::niah_multikey, {0.5}},
+                {TaskKind::kv_retrieval, {0.5}},
+                {TaskKind::variable_tracking, {0.3}}};
+  } else if (name == "tiny") {
+    o->lengths = {640, 768};  // the tiny model tokenizes byte by byte
+    o->tasks = {{TaskKind::passkey, {0.5}}, {TaskKind::niah_single, {0.0, 1.0}}, {TaskKind::variable_tracking, {0.3}}};
+    o->n_agree = 8;
+    o->n_kl = 8;
+    for (MethodSpec& ms : o->methods) ms.params = {{"keep", "0.3"}};
+  } else {
+    *error = "unknown suite " + name + " (quick, full, tiny)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace bench
