@@ -15,6 +15,12 @@ Json::Json(double v) {
   }
 }
 
+double Json::number() const {
+  if (type_ == Type::number) return d_;
+  if (type_ == Type::integer) return static_cast<double>(i_);
+  return std::nan("");
+}
+
 Json& Json::push(Json v) {
   elems_.push_back(std::move(v));
   return *this;

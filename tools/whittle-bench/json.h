@@ -40,6 +40,7 @@ class Json {
   const Json* find(const std::string& key) const;     // objects; nullptr when absent
   const std::vector<std::pair<std::string, Json>>& items() const { return items_; }
   const std::string& str() const { return s_; }  // strings
+  double number() const;                          // numbers and integers; NaN otherwise
 
   std::string dump() const;  // compact, one line
 

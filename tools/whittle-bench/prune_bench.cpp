@@ -6,19 +6,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench_common.h"
+
 namespace {
 
 const char* const kAllMethods[] = {"streaming", "snapkv", "fastkv",    "gemfilter",  "asl",
                                    "claa",      "sliminfer", "tokenfilter", "oracle"};
 
 std::vector<wt_token> tokenize(wt_model* m, const std::string& s) {
-  std::vector<wt_token> t(s.size() + 16);
-  size_t n = 0;
-  wt_tokenize_params tp = wt_tokenize_default_params();
-  tp.add_special = false;
-  if (wt_tokenize(m, s.data(), s.size(), &tp, t.data(), t.size(), &n) != WT_OK) n = 0;
-  t.resize(n);
-  return t;
+  bench::BenchModel bm;
+  bm.model = m;
+  return bm.tokenize(s, false);
 }
 
 // Real English filler from the license texts Debian installs.
