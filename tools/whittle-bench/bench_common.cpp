@@ -1,5 +1,6 @@
 #include "bench_common.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -89,6 +90,22 @@ bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOpti
     return fail("record_ranking");
   if (wt_context_create(m.model, &cp, out) != WT_OK) return fail("creating the context");
   return true;
+}
+
+double decode_roofline_tps(const BenchModel& m, const Machine& mc, double kv_bytes) {
+  return mc.bandwidth_gbs * 1e9 / (static_cast<double>(m.info.weight_bytes) + kv_bytes);
+}
+
+double prefill_roofline_ms(const BenchModel& m, const Machine& mc, int32_t L) {
+  if (mc.peak.fp32_gflops <= 0) return std::nan("");
+  const double l = L;
+  // The token embedding is a lookup, and prefill computes logits for one row only.
+  const double matmul_params = static_cast<double>(m.info.n_params) - static_cast<double>(m.info.n_vocab) * m.info.n_embd;
+  const double mm_flops = 2.0 * matmul_params * l;
+  // Causal attention: QK^T and PV over half the L x L square, per query head.
+  const double att_flops = 2.0 * m.info.n_layer * m.info.n_head * m.info.head_dim * l * l;
+  const double mm_peak = (mc.peak.int8_gops > 0 ? mc.peak.int8_gops : mc.peak.fp32_gflops) * 1e9;
+  return (mm_flops / mm_peak + att_flops / (mc.peak.fp32_gflops * 1e9)) * 1000.0;
 }
 
 Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const std::string& suite, uint64_t seed) {

@@ -54,6 +54,12 @@ struct ContextOptions {
 bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
                   std::string* error);
 
+// Rooflines from the machine's probes. Decode: weights plus kv_bytes read once per token,
+// at the measured read bandwidth. Prefill of L tokens (full prompt): the matmuls at the
+// int8 peak (the fast matmul mode; fp32 where no int8 unit was probed), attention at fp32.
+double decode_roofline_tps(const BenchModel& m, const Machine& mc, double kv_bytes);
+double prefill_roofline_ms(const BenchModel& m, const Machine& mc, int32_t L);
+
 // The record fields every kind carries.
 Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const std::string& suite, uint64_t seed);
 

@@ -164,18 +164,21 @@ bool write_outputs(const Args& a, const BenchModel& m, const Machine& mc, const 
   if (!a.csv.empty()) ok &= write_csv(a.csv, records, &err);
   if (!ok) std::fprintf(stderr, "error: %s\n", err.c_str());
   if (ok && !a.plot_dir.empty()) {
-    // The plots read the JSON lines; write them next to the charts when no file was asked.
+    // The plots read JSON lines: the --jsonl file, or a temporary one removed afterwards.
     std::string src = a.jsonl;
-    if (src.empty()) {
-      src = a.plot_dir + "/records.jsonl";
-      std::string cmd = "mkdir -p '" + a.plot_dir + "'";
-      if (std::system(cmd.c_str()) != 0 || !write_jsonl(src, records, &err)) {
+    const bool temporary = src.empty();
+    if (temporary) {
+      src = a.plot_dir + "/.records.jsonl";
+      const std::string mk = "mkdir -p '" + a.plot_dir + "'";
+      if (std::system(mk.c_str()) != 0 || !write_jsonl(src, records, &err)) {
         std::fprintf(stderr, "error: %s\n", err.empty() ? ("cannot create " + a.plot_dir).c_str() : err.c_str());
         return false;
       }
     }
     const std::string cmd = "python3 '" + a.plot_script + "' '" + src + "' '" + a.plot_dir + "'";
-    if (std::system(cmd.c_str()) != 0) {
+    const int rc = std::system(cmd.c_str());
+    if (temporary) std::remove(src.c_str());
+    if (rc != 0) {
       std::fprintf(stderr, "error: plotting failed (%s)\n", cmd.c_str());
       return false;
     }

@@ -124,17 +124,9 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           const Summary ttft = summarize(samples[mi].ttft), tpot = summarize(samples[mi].tpot), e2e = summarize(samples[mi].e2e);
           const double prefill_tps = L * 1000.0 / ttft.median;
           const double decode_tps = n > 0 ? 1000.0 / tpot.median : std::nan("");
-          const double decode_roof =
-              mc.bandwidth_gbs * 1e9 / (static_cast<double>(m.info.weight_bytes) + static_cast<double>(kv_bytes[mi]));
-          double prefill_frac = std::nan("");
-          if (mc.peak.fp32_gflops > 0) {
-            const double matmul_params = static_cast<double>(m.info.n_params) - static_cast<double>(m.info.n_vocab) * m.info.n_embd;
-            const double mm = 2.0 * matmul_params * L;
-            const double att = 2.0 * m.info.n_layer * m.info.n_head * m.info.head_dim * static_cast<double>(L) * L;
-            const double mm_peak = (mc.peak.int8_gops > 0 ? mc.peak.int8_gops : mc.peak.fp32_gflops) * 1e9;
-            // Against the full prompt's work: a pruned method can pass 1.0, which is its point.
-            prefill_frac = (mm / mm_peak + att / (mc.peak.fp32_gflops * 1e9)) * 1000.0 / ttft.median;
-          }
+          const double decode_roof = decode_roofline_tps(m, mc, static_cast<double>(kv_bytes[mi]));
+          // Against the full prompt's work: a pruned method can pass 1.0, which is its point.
+          const double prefill_frac = prefill_roofline_ms(m, mc, L) / ttft.median;
           wt_context_stats cs{};
           (void)wt_context_get_stats(ctxs[mi], &cs);
           Json j = base_record("speed", m, mc, "", o.seed);

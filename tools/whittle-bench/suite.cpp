@@ -267,157 +267,158 @@ double mean_finite(const std::vector<double>& v) {
 }
 
 // The summary records of one length (one per method) and its markdown rows.
+// One method's figures over the prompts done at a length.
+struct Aggregate {
+  double ttft_ms = kNaN, tpot_ms = kNaN, ttft_ratio = kNaN, tpot_ratio = kNaN;
+  double full_ttft_ms = kNaN, full_tpot_ms = kNaN;
+  double kv_bytes = 0;                  // kept prompt KV, all layers, mean over prompts
+  std::vector<double> kept;             // [n_layer] mean kept KV rows
+  std::map<std::string, std::pair<int, int>> acc;  // task -> (correct, total)
+  int agree = -1;
+  double kl = kNaN, nll_delta = kNaN, spearman_selection = kNaN;
+  std::vector<double> spearman_layers;  // [n_layer]
+  int32_t selection_layer = -1;
+  bool triggered = false;
+
+  double e2e_ratio(int n) const { return (ttft_ms + n * tpot_ms) / (full_ttft_ms + n * full_tpot_ms); }
+};
+
+Aggregate aggregate(const MethodState& ms, const MethodState& full, const std::vector<Prompt>& prompts, size_t n_done,
+                    int32_t n_layer) {
+  Aggregate g;
+  std::vector<double> ttft, full_ttft, ttft_ratio, tpot, full_tpot, tpot_ratio, sp_sel;
+  std::vector<std::vector<double>> sp_layers(static_cast<size_t>(n_layer));
+  g.kept.assign(static_cast<size_t>(n_layer), 0.0);
+  for (size_t i = 0; i < n_done; ++i) {
+    const RunResult& r = ms.runs[i];
+    const RunResult& f = full.runs[i];
+    ttft.push_back(r.ttft_ms);
+    full_ttft.push_back(f.ttft_ms);
+    ttft_ratio.push_back(r.ttft_ms / f.ttft_ms);
+    if (!r.decode_ms.empty() && !f.decode_ms.empty()) {
+      tpot.push_back(summarize(r.decode_ms).mean);
+      full_tpot.push_back(summarize(f.decode_ms).mean);
+      tpot_ratio.push_back(tpot.back() / full_tpot.back());
+    }
+    sp_sel.push_back(r.spearman_selection);
+    for (size_t l = 0; l < static_cast<size_t>(n_layer); ++l) {
+      if (l < r.spearman_layers.size()) sp_layers[l].push_back(r.spearman_layers[l]);
+      g.kept[l] += r.kept_rows[l] / static_cast<double>(n_done);
+    }
+    g.kv_bytes += static_cast<double>(r.kv_bytes) / static_cast<double>(n_done);
+    if (r.correct >= 0) {
+      g.acc[prompts[i].task].first += r.correct;
+      g.acc[prompts[i].task].second += 1;
+    }
+    if (r.agree >= 0) g.agree = r.agree;
+    if (std::isfinite(r.kl)) {
+      g.kl = r.kl;
+      g.nll_delta = r.nll - f.nll;
+    }
+  }
+  g.ttft_ms = median_of(ttft);
+  g.full_ttft_ms = median_of(full_ttft);
+  g.ttft_ratio = median_of(ttft_ratio);
+  g.tpot_ms = median_of(tpot);
+  g.full_tpot_ms = median_of(full_tpot);
+  g.tpot_ratio = median_of(tpot_ratio);
+  g.spearman_selection = mean_finite(sp_sel);
+  for (const auto& v : sp_layers) g.spearman_layers.push_back(mean_finite(v));
+  // Every prompt of a length has the same structure: the last run's selection stands for all.
+  g.selection_layer = ms.runs[n_done - 1].selection_layer;
+  g.triggered = ms.runs[n_done - 1].triggered;
+  return g;
+}
+
+Json summary_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, int32_t L, const MethodState& ms,
+                    const Aggregate& g, size_t n_done, uint64_t rss_peak) {
+  int correct_all = 0, total_all = 0;
+  Json accj = Json::object();
+  for (const auto& [task, ct] : g.acc) {
+    Json t = Json::object();
+    t.set("correct", ct.first);
+    t.set("total", ct.second);
+    accj.set(task, t);
+    correct_all += ct.first;
+    total_all += ct.second;
+  }
+  std::vector<uint64_t> kv_per_layer;
+  for (double k : g.kept) kv_per_layer.push_back(static_cast<uint64_t>(k * static_cast<double>(m.kv_row_bytes())));
+  const double decode_tps = 1000.0 / g.tpot_ms;
+  Json j = base_record("summary", m, mc, o.name, o.seed);
+  j.set("L", L);
+  j.set("method", ms.spec.method);
+  j.set("params", ms.spec.params_json());
+  j.set("n_runs", static_cast<int>(n_done));
+  j.set("ttft_ms", g.ttft_ms);
+  j.set("ttft_ratio", g.ttft_ratio);
+  j.set("tpot_ms", g.tpot_ms);
+  j.set("tpot_ratio", g.tpot_ratio);
+  j.set("e2e16_ms", g.ttft_ms + 16 * g.tpot_ms);
+  j.set("e2e128_ms", g.ttft_ms + 128 * g.tpot_ms);
+  j.set("e2e16_ratio", g.e2e_ratio(16));
+  j.set("e2e128_ratio", g.e2e_ratio(128));
+  j.set("prefill_tps", L * 1000.0 / g.ttft_ms);
+  j.set("decode_tps", decode_tps);
+  j.set("decode_roofline_fraction", decode_tps / decode_roofline_tps(m, mc, g.kv_bytes));
+  // Against the full prompt's work, so only full KV's is a machine-efficiency figure.
+  j.set("prefill_roofline_fraction",
+        ms.spec.method == "full" ? Json(prefill_roofline_ms(m, mc, L) / g.ttft_ms) : Json());
+  j.set("kv_mib", g.kv_bytes / 1048576.0);
+  j.set("kv_bytes_per_layer", Json::array_of(kv_per_layer));
+  j.set("kept_rows_per_layer", Json::array_of(g.kept));
+  j.set("arena_bytes", ms.arena_bytes);
+  j.set("host_rss_peak_bytes", rss_peak);
+  j.set("device_peak_bytes", Json());  // the CPU backend has no device memory
+  j.set("pinned_peak_bytes", Json());  // no pinned pool without the pager
+  j.set("accuracy", accj);
+  j.set("accuracy_all", total_all ? Json(static_cast<double>(correct_all) / total_all) : Json());
+  j.set("top1_agree", g.agree < 0 ? Json() : Json(g.agree));
+  j.set("n_agree", o.n_agree);
+  j.set("kl_mean", Json(g.kl));
+  j.set("nll_delta", Json(g.nll_delta));
+  j.set("spearman_selection", Json(g.spearman_selection));
+  j.set("spearman_layers", nan_array(g.spearman_layers));
+  return j;
+}
+
+std::string fmt(double v, const char* f) {
+  if (!std::isfinite(v)) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string markdown_row(int32_t L, const std::string& label, const Aggregate& g, const std::vector<std::string>& tasks,
+                         int32_t n_agree) {
+  std::string row = "| " + std::to_string(L) + " | " + label + " | " + fmt(g.ttft_ms, "%.0f") + " | " +
+                    fmt(g.ttft_ratio, "%.2f") + " | " + fmt(g.tpot_ratio, "%.2f") + " | " +
+                    fmt(g.e2e_ratio(128), "%.2f") + " | " + fmt(g.kv_bytes / 1048576.0, "%.1f") + " |";
+  for (const std::string& t : tasks) {
+    const auto it = g.acc.find(t);
+    const std::pair<int, int> ct = it == g.acc.end() ? std::pair<int, int>{0, 0} : it->second;
+    row += " " + std::to_string(ct.first) + "/" + std::to_string(ct.second) + " |";
+  }
+  const std::string sel = g.selection_layer < 0 ? std::string("-")
+                                                : std::to_string(g.selection_layer) + (g.triggered ? "" : " (forced)");
+  row += " " + (g.agree < 0 ? std::string("-") : std::to_string(g.agree) + "/" + std::to_string(n_agree)) + " | " +
+         fmt(g.kl, "%.3f") + " | " + fmt(g.spearman_selection, "%.2f") + " | " + sel + " |\n";
+  return row;
+}
+
+// The summary records of one length (one per method) and its markdown rows.
 void summarize_length(const BenchModel& m, const Machine& mc, const SuiteOptions& o, int32_t L,
-                      const std::vector<Prompt>& prompts, std::vector<MethodState>& methods, size_t n_done,
-                      uint64_t rss_peak, std::vector<Json>* records, std::string* md) {
-  const MethodState& full = methods[0];
-  const int32_t n_layer = m.info.n_layer;
-  std::vector<std::string> tasks;  // task names in prompt order
-  for (size_t i = 0; i < n_done; ++i)
-    if (prompts[i].task.rfind("fidelity", 0) != 0 && std::find(tasks.begin(), tasks.end(), prompts[i].task) == tasks.end())
-      tasks.push_back(prompts[i].task);
-  const double full_nll = [&] {
-    for (size_t i = 0; i < n_done; ++i)
-      if (prompts[i].task == "fidelity_kl") return full.runs[i].nll;
-    return kNaN;
-  }();
+                      const std::vector<Prompt>& prompts, const std::vector<MethodState>& methods, size_t n_done,
+                      const std::vector<std::string>& tasks, std::vector<Json>* records, std::string* md) {
+  const uint64_t rss_peak = host_rss_peak_bytes();
   for (const MethodState& ms : methods) {
-    if (ms.runs.size() < n_done) continue;
-    std::vector<double> ttft, ttft_ratio, tpot, tpot_ratio, sp_sel;
-    std::vector<std::vector<double>> sp_layers(static_cast<size_t>(n_layer));
-    std::vector<double> kept(static_cast<size_t>(n_layer), 0.0);
-    double kv_bytes = 0;
-    std::map<std::string, std::pair<int, int>> acc;
-    int agree = -1;
-    double kl = kNaN, nll = kNaN;
-    for (size_t i = 0; i < n_done; ++i) {
-      const RunResult& r = ms.runs[i];
-      const RunResult& f = full.runs[i];
-      ttft.push_back(r.ttft_ms);
-      ttft_ratio.push_back(r.ttft_ms / f.ttft_ms);
-      if (!r.decode_ms.empty() && !f.decode_ms.empty()) {
-        const double a = summarize(r.decode_ms).mean, b = summarize(f.decode_ms).mean;
-        tpot.push_back(a);
-        tpot_ratio.push_back(a / b);
-      }
-      sp_sel.push_back(r.spearman_selection);
-      for (int32_t l = 0; l < n_layer; ++l) {
-        if (static_cast<size_t>(l) < r.spearman_layers.size()) sp_layers[static_cast<size_t>(l)].push_back(r.spearman_layers[static_cast<size_t>(l)]);
-        kept[static_cast<size_t>(l)] += r.kept_rows[static_cast<size_t>(l)];
-      }
-      kv_bytes += static_cast<double>(r.kv_bytes);
-      if (r.correct >= 0) {
-        acc[prompts[i].task].first += r.correct;
-        acc[prompts[i].task].second += 1;
-      }
-      if (r.agree >= 0) agree = r.agree;
-      if (std::isfinite(r.kl)) {
-        kl = r.kl;
-        nll = r.nll - full_nll;
-      }
-    }
-    const double nd = static_cast<double>(n_done);
-    for (double& k : kept) k /= nd;
-    kv_bytes /= nd;
-    const double ttft_ms = median_of(ttft), tpot_ms = median_of(tpot);
-    const double r_ttft = median_of(ttft_ratio), r_tpot = median_of(tpot_ratio);
-    const double full_ttft = median_of([&] { std::vector<double> v; for (size_t i = 0; i < n_done; ++i) v.push_back(full.runs[i].ttft_ms); return v; }());
-    const double full_tpot = r_tpot > 0 ? tpot_ms / r_tpot : kNaN;
-    auto e2e = [&](double t, double d, int n) { return t + n * d; };
-    // Decode roofline: weights plus the kept KV read once per token.
-    const double bytes_per_token = static_cast<double>(m.info.weight_bytes) + kv_bytes;
-    const double decode_tps = 1000.0 / tpot_ms;
-    const double decode_roof = mc.bandwidth_gbs * 1e9 / bytes_per_token;
-    // Prefill roofline (full KV only): matmuls at the int8 peak (the fast matmul mode),
-    // attention at the fp32 peak.
-    double prefill_roof_fraction = kNaN;
-    if (ms.spec.method == "full" && mc.peak.fp32_gflops > 0) {
-      const double matmul_params = static_cast<double>(m.info.n_params) - static_cast<double>(m.info.n_vocab) * m.info.n_embd;
-      const double mm_flops = 2.0 * matmul_params * L;
-      const double att_flops = 2.0 * n_layer * m.info.n_head * m.info.head_dim * static_cast<double>(L) * L;
-      const double mm_peak = (mc.peak.int8_gops > 0 ? mc.peak.int8_gops : mc.peak.fp32_gflops) * 1e9;
-      const double t_roof = mm_flops / mm_peak + att_flops / (mc.peak.fp32_gflops * 1e9);
-      prefill_roof_fraction = t_roof * 1000.0 / ttft_ms;
-    }
-    int correct_all = 0, total_all = 0;
-    Json accj = Json::object();
-    for (const auto& [task, ct] : acc) {
-      Json t = Json::object();
-      t.set("correct", ct.first);
-      t.set("total", ct.second);
-      accj.set(task, t);
-      correct_all += ct.first;
-      total_all += ct.second;
-    }
-    std::vector<double> sp_layer_mean;
-    for (auto& v : sp_layers) sp_layer_mean.push_back(mean_finite(v));
-    std::vector<uint64_t> kv_per_layer;
-    for (double k : kept) kv_per_layer.push_back(static_cast<uint64_t>(k * static_cast<double>(m.kv_row_bytes())));
-
-    Json j = base_record("summary", m, mc, o.name, o.seed);
-    j.set("L", L);
-    j.set("method", ms.spec.method);
-    j.set("params", ms.spec.params_json());
-    j.set("n_runs", static_cast<int>(n_done));
-    j.set("ttft_ms", ttft_ms);
-    j.set("ttft_ratio", r_ttft);
-    j.set("tpot_ms", tpot_ms);
-    j.set("tpot_ratio", r_tpot);
-    j.set("e2e16_ms", e2e(ttft_ms, tpot_ms, 16));
-    j.set("e2e128_ms", e2e(ttft_ms, tpot_ms, 128));
-    j.set("e2e16_ratio", e2e(ttft_ms, tpot_ms, 16) / e2e(full_ttft, full_tpot, 16));
-    j.set("e2e128_ratio", e2e(ttft_ms, tpot_ms, 128) / e2e(full_ttft, full_tpot, 128));
-    j.set("prefill_tps", L * 1000.0 / ttft_ms);
-    j.set("decode_tps", decode_tps);
-    j.set("decode_roofline_fraction", decode_tps / decode_roof);
-    j.set("prefill_roofline_fraction", Json(prefill_roof_fraction));
-    j.set("kv_mib", kv_bytes / 1048576.0);
-    j.set("kv_bytes_per_layer", Json::array_of(kv_per_layer));
-    j.set("kept_rows_per_layer", Json::array_of(kept));
-    j.set("arena_bytes", ms.arena_bytes);
-    j.set("host_rss_peak_bytes", rss_peak);
-    j.set("device_peak_bytes", Json());  // the CPU backend has no device memory
-    j.set("pinned_peak_bytes", Json());  // no pinned pool without the pager
-    j.set("accuracy", accj);
-    j.set("accuracy_all", total_all ? Json(static_cast<double>(correct_all) / total_all) : Json());
-    j.set("top1_agree", agree < 0 ? Json() : Json(agree));
-    j.set("n_agree", o.n_agree);
-    j.set("kl_mean", Json(kl));
-    j.set("nll_delta", Json(nll));
-    j.set("spearman_selection", Json(mean_finite(sp_sel)));
-    j.set("spearman_layers", nan_array(sp_layer_mean));
-    records->push_back(j);
-
-    // Markdown row.
-    char buf[512];
-    auto num = [](double v, const char* fmt) {
-      char b[32];
-      if (!std::isfinite(v)) return std::string("-");
-      std::snprintf(b, sizeof b, fmt, v);
-      return std::string(b);
-    };
-    std::string row = "| " + std::to_string(L) + " | " + ms.spec.label() + " | " + num(ttft_ms, "%.0f") + " | " +
-                      num(r_ttft, "%.2f") + " | " + num(r_tpot, "%.2f") + " | " +
-                      num(e2e(ttft_ms, tpot_ms, 128) / e2e(full_ttft, full_tpot, 128), "%.2f") + " | " +
-                      num(kv_bytes / 1048576.0, "%.1f") + " |";
-    for (const std::string& t : tasks) {
-      const auto it = acc.find(t);
-      std::snprintf(buf, sizeof buf, " %d/%d |", it == acc.end() ? 0 : it->second.first, it == acc.end() ? 0 : it->second.second);
-      row += buf;
-    }
-    // Selection layer: the last run's (every prompt of a length has the same structure).
-    const RunResult& last = ms.runs[n_done - 1];
-    const std::string sel = last.selection_layer >= 0
-                                ? std::to_string(last.selection_layer) + (last.triggered ? "" : " (forced)")
-                                : std::string("-");
-    row += " " + (agree < 0 ? std::string("-") : std::to_string(agree) + "/" + std::to_string(o.n_agree)) + " | " +
-           num(kl, "%.3f") + " | " + num(mean_finite(sp_sel), "%.2f") + " | " + sel + " |\n";
-    *md += row;
+    const Aggregate g = aggregate(ms, methods[0], prompts, n_done, m.info.n_layer);
+    records->push_back(summary_record(m, mc, o, L, ms, g, n_done, rss_peak));
+    *md += markdown_row(L, ms.spec.label(), g, tasks, o.n_agree);
   }
 }
 
-std::string table_header(const std::vector<std::string>& tasks, int32_t n_agree, bool kl) {
-  (void)kl;
+std::string table_header(const std::vector<std::string>& tasks, int32_t n_agree) {
   std::string h = "| L | method | TTFT ms | TTFT ratio | TPOT ratio | E2E128 ratio | KV MiB |";
   std::string sep = "|---|---|---|---|---|---|---|";
   for (const std::string& t : tasks) {
@@ -541,16 +542,16 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
       ++n_done;
     }
     if (n_done > 0) {
-      std::string md;
-      summarize_length(m, mc, o, L, prompts, methods, n_done, host_rss_peak_bytes(), &out->records, &md);
-      std::vector<std::string> done_tasks;
+      std::vector<std::string> tasks;  // task names in prompt order
       for (size_t i = 0; i < n_done; ++i)
-        if (prompts[i].task.rfind("fidelity", 0) != 0 &&
-            std::find(done_tasks.begin(), done_tasks.end(), prompts[i].task) == done_tasks.end())
-          done_tasks.push_back(prompts[i].task);
-      out->markdown += table_header(done_tasks, o.n_agree, o.fidelity_kl) + md + "\n";
+        if (prompts[i].task.rfind("fidelity", 0) != 0 && std::find(tasks.begin(), tasks.end(), prompts[i].task) == tasks.end())
+          tasks.push_back(prompts[i].task);
+      std::string md = table_header(tasks, o.n_agree);
+      summarize_length(m, mc, o, L, prompts, methods, n_done, tasks, &out->records, &md);
+      md += "\n";
+      out->markdown += md;
       std::fputs("\n", stderr);
-      std::fputs((table_header(done_tasks, o.n_agree, o.fidelity_kl) + md + "\n").c_str(), stdout);
+      std::fputs(md.c_str(), stdout);
       std::fflush(stdout);
     }
     for (MethodState& ms : methods) wt_context_free(ms.ctx);
