@@ -108,6 +108,27 @@ double prefill_roofline_ms(const BenchModel& m, const Machine& mc, int32_t L) {
   return (mm_flops / mm_peak + att_flops / (mc.peak.fp32_gflops * 1e9)) * 1000.0;
 }
 
+uint64_t kept_kv(const BenchModel& m, wt_context* ctx, bool is_full, int32_t L, std::vector<int32_t>* rows) {
+  const int32_t n_layer = m.info.n_layer;
+  if (rows) rows->assign(static_cast<size_t>(n_layer), L);
+  wt_prune_stats st;
+  if (is_full || wt_context_get_prune_stats(ctx, &st) != WT_OK)
+    return m.kv_row_bytes() * static_cast<uint64_t>(L) * static_cast<uint64_t>(n_layer);
+  uint64_t bytes = 0;
+  for (int32_t l = 0; l < st.n_layer; ++l) {
+    if (rows) (*rows)[static_cast<size_t>(l)] = st.kv_rows[l];
+    bytes += st.kv_bytes[l];
+  }
+  return bytes;
+}
+
+std::string fmt(double v, const char* format) {
+  if (!std::isfinite(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
+}
+
 Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const std::string& suite, uint64_t seed) {
   Json r = Json::object();
   r.set("kind", kind);

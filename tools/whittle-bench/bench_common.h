@@ -60,6 +60,13 @@ bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOpti
 double decode_roofline_tps(const BenchModel& m, const Machine& mc, double kv_bytes);
 double prefill_roofline_ms(const BenchModel& m, const Machine& mc, int32_t L);
 
+// The prompt KV a context kept after its last prefill: rows per layer into *rows (when not
+// null) and the bytes over all layers. Full KV keeps all L rows (it has no prune stats).
+uint64_t kept_kv(const BenchModel& m, wt_context* ctx, bool is_full, int32_t L, std::vector<int32_t>* rows);
+
+// printf-formatted v, or "-" when v is not finite (a figure a run did not produce).
+std::string fmt(double v, const char* format);
+
 // The record fields every kind carries.
 Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const std::string& suite, uint64_t seed);
 

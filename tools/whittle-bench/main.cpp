@@ -102,7 +102,11 @@ int parse(int argc, char** argv, Args* a) {
     } else if (k == "-r") {
       a->reps = std::atoi(v.c_str());
       if (a->reps < 1) return usage_error("-r expects a repetition count >= 1");
-    } else if (k == "--seed") a->seed = std::strtoull(v.c_str(), nullptr, 10);
+    } else if (k == "--seed") {
+      char* end = nullptr;
+      a->seed = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0') return usage_error("--seed expects a non-negative integer");
+    }
     else if (k == "--suite") {
       a->suite = v;
       a->mode = Args::Mode::suite;

@@ -102,15 +102,7 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
             samples[mi].tpot.push_back(n > 0 ? dec / n : 0.0);
             samples[mi].e2e.push_back(ttft + dec);
             progress.advance(prefill_units(L));
-            if (o.methods[mi].method == "full") {
-              kv_bytes[mi] = m.kv_row_bytes() * static_cast<uint64_t>(L) * static_cast<uint64_t>(m.info.n_layer);
-            } else {
-              wt_prune_stats st;
-              if (wt_context_get_prune_stats(c, &st) == WT_OK) {
-                kv_bytes[mi] = 0;
-                for (int32_t l = 0; l < st.n_layer; ++l) kv_bytes[mi] += st.kv_bytes[l];
-              }
-            }
+            kv_bytes[mi] = kept_kv(m, c, o.methods[mi].method == "full", L, nullptr);
           }
           const Samples& f = samples[0];
           for (size_t mi = 0; mi < o.methods.size(); ++mi) {
@@ -152,19 +144,17 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           j.set("kv_bytes", kv_bytes[mi]);
           out->records.push_back(j);
 
-          char row[768];
-          std::snprintf(row, sizeof row,
-                        "| %d | pp%d+tg%d | %s | %s | %s | %s | %.1f | %s | %.2f | %s | %.2f | %.0f%% / %s | %.1f | %.1f |\n",
-                        mc.threads, p, n, o.methods[mi].label().c_str(), pm(ttft).c_str(),
-                        n > 0 ? pm(tpot).c_str() : "-", pm(e2e).c_str(), prefill_tps,
-                        n > 0 ? std::to_string(static_cast<int>(std::lround(decode_tps))).c_str() : "-",
-                        median_of(ratio_ttft[mi]),
-                        n > 0 ? std::to_string(median_of(ratio_tpot[mi])).substr(0, 4).c_str() : "-",
-                        median_of(ratio_e2e[mi]), 100 * prefill_frac,
-                        n > 0 ? (std::to_string(static_cast<int>(std::lround(100 * decode_tps / decode_roof))) + "%").c_str() : "-",
-                        cs.arena_bytes / 1048576.0, kv_bytes[mi] / 1048576.0);
+          const std::string row = "| " + std::to_string(mc.threads) + " | pp" + std::to_string(p) + "+tg" +
+                                  std::to_string(n) + " | " + o.methods[mi].label() + " | " + pm(ttft) + " | " +
+                                  (n > 0 ? pm(tpot) : "-") + " | " + pm(e2e) + " | " + fmt(prefill_tps, "%.1f") +
+                                  " | " + fmt(decode_tps, "%.0f") + " | " + fmt(median_of(ratio_ttft[mi]), "%.2f") +
+                                  " | " + fmt(median_of(ratio_tpot[mi]), "%.2f") + " | " +
+                                  fmt(median_of(ratio_e2e[mi]), "%.2f") + " | " + fmt(100 * prefill_frac, "%.0f%%") +
+                                  " / " + fmt(100 * decode_tps / decode_roof, "%.0f%%") + " | " +
+                                  fmt(cs.arena_bytes / 1048576.0, "%.1f") + " | " + fmt(kv_bytes[mi] / 1048576.0, "%.1f") +
+                                  " |\n";
           out->markdown += row;
-          std::fputs(row, stdout);
+          std::fputs(row.c_str(), stdout);
           std::fflush(stdout);
         }
         free_all();

@@ -33,7 +33,10 @@ struct RunResult {
   uint64_t kv_bytes = 0;
   int32_t selection_layer = -1;
   bool triggered = false;
-  std::vector<float> ranking;  // [n_layer + 1][L]: the final ranking, then layer 0..n-1
+  // Views of the context's rankings (the final one, then layers 0..n-1), valid until that
+  // context's next prefill: every method has its own context, and Spearman is taken once
+  // every method has run the prompt.
+  std::vector<const float*> ranking;
   int agree = -1;
   double kl = kNaN, nll = kNaN;
   double spearman_selection = kNaN;
@@ -137,24 +140,17 @@ bool run_prompt(const BenchModel& m, MethodState& ms, const Prompt& p, FullRefer
   if (wt_context_prefill(ctx, p.tokens.data(), p.tokens.size()) != WT_OK) return fail("prefill");
   r->ttft_ms = ms_since(t0);
 
-  r->kept_rows.assign(static_cast<size_t>(n_layer), L);
-  r->kv_bytes = m.kv_row_bytes() * static_cast<uint64_t>(L) * static_cast<uint64_t>(n_layer);
+  r->kv_bytes = kept_kv(m, ctx, is_full, L, &r->kept_rows);
   if (!is_full) {
     wt_prune_stats st;
     if (wt_context_get_prune_stats(ctx, &st) != WT_OK) return fail("prune stats");
-    r->kv_bytes = 0;
-    for (int32_t l = 0; l < n_layer; ++l) {
-      r->kept_rows[static_cast<size_t>(l)] = st.kv_rows[l];
-      r->kv_bytes += st.kv_bytes[l];
-    }
     r->selection_layer = st.selection_layer;
     r->triggered = st.triggered;
-    r->ranking.assign(static_cast<size_t>(n_layer + 1) * static_cast<size_t>(L), std::numeric_limits<float>::quiet_NaN());
     for (int32_t l = -1; l < n_layer; ++l) {
       const float* s = nullptr;
       int32_t n = 0;
-      if (wt_context_get_token_ranking(ctx, l, &s, &n) != WT_OK) return fail("token ranking");
-      std::copy(s, s + std::min(n, L), r->ranking.begin() + static_cast<std::ptrdiff_t>(l + 1) * L);
+      if (wt_context_get_token_ranking(ctx, l, &s, &n) != WT_OK || n != L) return fail("token ranking");
+      r->ranking.push_back(s);
     }
   }
 
@@ -209,13 +205,12 @@ void rank_against_oracle(std::vector<MethodState>& methods, size_t prompt, int32
     RunResult& r = ms.runs[prompt];
     r.spearman_layers.assign(static_cast<size_t>(n_layer), kNaN);
     if (oracle && &r != oracle && !r.ranking.empty()) {
-      r.spearman_selection = spearman(r.ranking.data(), oracle->ranking.data(), L);
+      r.spearman_selection = spearman(r.ranking[0], oracle->ranking[0], L);
       for (int32_t l = 0; l < n_layer; ++l)
-        r.spearman_layers[static_cast<size_t>(l)] =
-            spearman(r.ranking.data() + static_cast<size_t>(l + 1) * L, oracle->ranking.data(), L);
+        r.spearman_layers[static_cast<size_t>(l)] = spearman(r.ranking[static_cast<size_t>(l) + 1], oracle->ranking[0], L);
     }
   }
-  for (MethodState& ms : methods) std::vector<float>().swap(ms.runs[prompt].ranking);  // not kept
+  for (MethodState& ms : methods) ms.runs[prompt].ranking.clear();  // the views expire with the prompt
 }
 
 Json nan_array(const std::vector<double>& v) {
@@ -380,13 +375,6 @@ Json summary_record(const BenchModel& m, const Machine& mc, const SuiteOptions& 
   j.set("spearman_selection", Json(g.spearman_selection));
   j.set("spearman_layers", nan_array(g.spearman_layers));
   return j;
-}
-
-std::string fmt(double v, const char* f) {
-  if (!std::isfinite(v)) return "-";
-  char b[32];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
 }
 
 std::string markdown_row(int32_t L, const std::string& label, const Aggregate& g, const std::vector<std::string>& tasks,
