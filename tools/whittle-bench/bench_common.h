@@ -86,6 +86,7 @@ class Progress {
   explicit Progress(double total) : total_(total), t0_(std::chrono::steady_clock::now()) {}
   void show(const std::string& what);
   void advance(double units) { done_ += units; }
+  void skip(double units) { total_ -= units; }  // work taken from elsewhere: not in the rate
 
  private:
   double total_, done_ = 0, last_print_ = -1e9;

@@ -39,6 +39,8 @@ class Json {
   Json& set(const std::string& key, Json v);          // objects: replaces an existing key
   const Json* find(const std::string& key) const;     // objects; nullptr when absent
   const std::vector<std::pair<std::string, Json>>& items() const { return items_; }
+  const std::vector<Json>& elems() const { return elems_; }  // arrays
+  bool boolean() const { return type_ == Type::boolean && b_; }
   const std::string& str() const { return s_; }  // strings
   double number() const;                          // numbers and integers; NaN otherwise
 
@@ -55,6 +57,10 @@ class Json {
   std::vector<Json> elems_;
   std::vector<std::pair<std::string, Json>> items_;
 };
+
+// Reads one JSON document (json_parse.cpp); false with *error naming the byte offset.
+bool parse_json(const std::string& text, Json* out, std::string* error);
+bool read_json_file(const std::string& path, Json* out, std::string* error);
 
 // s with every invalid UTF-8 byte replaced by U+FFFD (model output can end mid-character).
 std::string valid_utf8(const std::string& s);

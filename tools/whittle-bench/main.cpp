@@ -3,6 +3,7 @@
 //                    [--method all|M1,M2] [--keep 0.1,0.2] [--prune-param KEY=V1,V2]...
 //   suites:          whittle-bench -m MODEL --suite quick|full|tiny [-p LENGTHS] [--method ...] [--seed S]
 //   outputs:         [--json FILE] [--jsonl FILE] [--csv FILE] [--plot DIR]
+//   resume:          --suite ... --resume FILE.json (an interrupted run's --json: its prompts are not run again)
 //   older modes:     --prune all|M1,M2 (prefill on prose vs full, prune_bench.h), --asl-compare
 // Lists run as a cross product; pruned figures are also ratios to full KV from the same run.
 // Ctrl-C stops after writing what is done.
@@ -30,7 +31,9 @@ using namespace bench;
 const char* const kUsage =
     "usage: whittle-bench -m MODEL [options]\n"
     "  speed:  -p 512,2048 (prompt tokens; 0 = decode only)  -n 16,128 (new tokens)  -r 5  -t 2,4\n"
+    "  backend: --backend cpu|vulkan|cuda (where the weights and the run go; default cpu)\n"
     "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
+    "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
@@ -59,7 +62,9 @@ bool parse_ints(const std::string& s, std::vector<int32_t>* out) {
 }
 
 struct Args {
-  std::string model, suite, json, jsonl, csv, plot_dir, plot_script = WHITTLE_BENCH_PLOT_SCRIPT;
+  std::string model, suite, json, jsonl, csv, plot_dir, resume, plot_script = WHITTLE_BENCH_PLOT_SCRIPT;
+  std::string backend = "cpu";
+  wt_backend_kind backend_kind = WT_BACKEND_CPU;
   std::vector<int32_t> p, n = {16, 128}, threads = {2};
   bool p_given = false;
   int reps = 5;
@@ -106,8 +111,14 @@ int parse(int argc, char** argv, Args* a) {
       char* end = nullptr;
       a->seed = std::strtoull(v.c_str(), &end, 10);
       if (v.empty() || *end != '\0') return usage_error("--seed expects a non-negative integer");
-    }
-    else if (k == "--suite") {
+    } else if (k == "--backend") {
+      const std::pair<const char*, wt_backend_kind> kinds[] = {
+          {"cpu", WT_BACKEND_CPU}, {"vulkan", WT_BACKEND_VULKAN}, {"cuda", WT_BACKEND_CUDA}};
+      const auto* it = std::find_if(std::begin(kinds), std::end(kinds), [&](const auto& x) { return v == x.first; });
+      if (it == std::end(kinds)) return usage_error("--backend expects cpu, vulkan or cuda");
+      a->backend = it->first;
+      a->backend_kind = it->second;
+    } else if (k == "--suite") {
       a->suite = v;
       a->mode = Args::Mode::suite;
     } else if (k == "--method") a->methods = split(v);
@@ -124,9 +135,11 @@ int parse(int argc, char** argv, Args* a) {
     else if (k == "--csv") a->csv = v;
     else if (k == "--plot") a->plot_dir = v;
     else if (k == "--plot-script") a->plot_script = v;
+    else if (k == "--resume") a->resume = v;
     else return usage_error("unknown argument " + k);
   }
   if (a->model.empty()) return usage_error("-m MODEL is required");
+  if (!a->resume.empty() && a->mode != Args::Mode::suite) return usage_error("--resume goes with --suite");
   return 0;
 }
 
@@ -157,10 +170,11 @@ std::vector<MethodSpec> cross_product(const Args& a) {
 }
 
 bool write_outputs(const Args& a, const BenchModel& m, const Machine& mc, const std::vector<Json>& records,
-                   bool complete) {
+                   bool complete, const Json& resumed_from) {
   Json meta = base_record("meta", m, mc, a.suite, a.seed);
   meta.set("command", a.command);
   meta.set("complete", complete);
+  if (resumed_from.type() != Json::Type::null) meta.set("resumed_from", resumed_from);
   std::string err;
   bool ok = true;
   if (!a.json.empty()) ok &= write_json_document(a.json, meta, records, &err);
@@ -191,6 +205,39 @@ bool write_outputs(const Args& a, const BenchModel& m, const Machine& mc, const 
   return ok;
 }
 
+// The records of an earlier --json of the same suite, model, backend, threads and seed:
+// "machine" records into *records, "run" records into *runs; *meta_out = its meta.
+bool load_resume(const Args& a, const BenchModel& m, const Machine& mc, std::vector<Json>* records,
+                 std::vector<Json>* runs, Json* meta_out, std::string* error) {
+  Json doc;
+  if (!read_json_file(a.resume, &doc, error)) return false;
+  const Json* meta = doc.find("meta");
+  const Json* recs = doc.find("records");
+  if (!meta || !recs || recs->type() != Json::Type::array) {
+    *error = a.resume + ": not a whittle-bench --json document (no meta or records)";
+    return false;
+  }
+  const Json now = base_record("meta", m, mc, a.suite, a.seed);
+  for (const char* k : {"model", "backend", "threads", "suite", "seed"}) {
+    const Json* was = meta->find(k);
+    if (!was || was->dump() != now.find(k)->dump()) {
+      *error = a.resume + ": its " + k + " is " + (was ? was->dump() : "missing") + ", this run's is " +
+               now.find(k)->dump() + " (resume the same suite, model, backend, threads and seed)";
+      return false;
+    }
+  }
+  for (const Json& r : recs->elems()) {
+    const Json* kind = r.find("kind");
+    if (kind && kind->str() == "machine") records->push_back(r);
+    else if (kind && kind->str() == "run") runs->push_back(r);
+  }
+  Json from = Json::object();
+  for (const char* k : {"command", "commit", "complete"})
+    if (const Json* v = meta->find(k)) from.set(k, *v);
+  *meta_out = from;
+  return true;
+}
+
 int run_older_mode(const Args& a, wt_model* model) {
   PruneBenchOptions po;
   po.threads = a.threads[0];
@@ -211,7 +258,9 @@ int main(int argc, char** argv) {
   if (const int rc = parse(argc, argv, &a); rc != 0) return rc < 0 ? 0 : rc;
   BenchModel m;
   m.path = a.model;
-  if (wt_model_load(a.model.c_str(), nullptr, &m.model) != WT_OK) {
+  wt_model_params mp = wt_model_default_params();
+  mp.backend = a.backend_kind;
+  if (wt_model_load(a.model.c_str(), &mp, &m.model) != WT_OK) {
     std::fprintf(stderr, "error: loading %s: %s\n", a.model.c_str(), wt_last_error());
     return 1;
   }
@@ -224,7 +273,10 @@ int main(int argc, char** argv) {
   install_stop_handler();
 
   std::vector<Machine> machines;
-  for (int t : a.threads) machines.push_back(probe_machine(t));
+  for (int t : a.threads) {
+    machines.push_back(probe_machine(t));
+    machines.back().backend = a.backend;
+  }
   std::vector<Json> records;
   for (const Machine& mc : machines) {
     Json r = base_record("machine", m, mc, a.suite, a.seed);
@@ -243,13 +295,26 @@ int main(int argc, char** argv) {
 
   std::string error;
   bool ok = true, complete = true;
+  Json resumed_from;
   if (a.mode == Args::Mode::suite) {
+    std::vector<Json> earlier_runs;
+    if (!a.resume.empty()) {
+      std::vector<Json> earlier_machines;
+      if (!load_resume(a, m, machines[0], &earlier_machines, &earlier_runs, &resumed_from, &error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
+        wt_model_free(m.model);
+        return 1;
+      }
+      records.insert(records.begin(), earlier_machines.begin(), earlier_machines.end());
+      std::printf("resuming from %s: %zu runs done there\n\n", a.resume.c_str(), earlier_runs.size());
+    }
     SuiteOptions so;
     if (!suite_preset(a.suite, m.info.n_ctx_train, &so, &error)) {
       wt_model_free(m.model);
       return usage_error(error);
     }
     so.seed = a.seed;
+    so.resume = std::move(earlier_runs);
     if (a.p_given) so.lengths = a.p;
     if (!a.methods.empty() || !a.keeps.empty() || !a.params.empty()) so.methods = cross_product(a);
     SuiteOutput out;
@@ -271,7 +336,7 @@ int main(int argc, char** argv) {
   }
   if (!ok) std::fprintf(stderr, "error: %s\n", error.c_str());
   if (g_stop) std::fprintf(stderr, "stopped: writing the %zu records done\n", records.size());
-  const bool written = write_outputs(a, m, machines[0], records, complete);
+  const bool written = write_outputs(a, m, machines[0], records, complete, resumed_from);
   wt_model_free(m.model);
   if (g_stop) return 130;
   return ok && written ? 0 : 1;

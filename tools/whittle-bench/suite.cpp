@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "metrics.h"
 
@@ -253,6 +254,49 @@ Json run_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, i
   return j;
 }
 
+// An earlier run's record back as a RunResult: what aggregate() reads. The per-step decode
+// times are not kept in records, only their mean, which is all the summary uses.
+RunResult run_from_record(const Json& j) {
+  auto num = [&](const char* k) {
+    const Json* v = j.find(k);
+    return v ? v->number() : kNaN;
+  };
+  RunResult r;
+  r.ttft_ms = num("ttft_ms");
+  const double tpot = num("tpot_ms"), n_decode = num("n_decode");
+  if (std::isfinite(tpot) && n_decode > 0) r.decode_ms.assign(static_cast<size_t>(n_decode), tpot);
+  if (const Json* o = j.find("output")) r.output = o->str();
+  if (const Json* c = j.find("correct"); c && c->type() == Json::Type::boolean) r.correct = c->boolean() ? 1 : 0;
+  if (const Json* k = j.find("kept_rows"))
+    for (const Json& x : k->elems()) r.kept_rows.push_back(static_cast<int32_t>(x.number()));
+  r.kv_bytes = static_cast<uint64_t>(std::max(0.0, num("kv_bytes")));
+  const double sel = num("selection_layer");
+  r.selection_layer = std::isfinite(sel) ? static_cast<int32_t>(sel) : -1;
+  if (const Json* t = j.find("triggered")) r.triggered = t->boolean();
+  r.spearman_selection = num("spearman_selection");
+  if (const Json* s = j.find("spearman_layers"))
+    for (const Json& x : s->elems()) r.spearman_layers.push_back(x.number());
+  const double agree = num("top1_agree");
+  r.agree = std::isfinite(agree) ? static_cast<int>(agree) : -1;
+  r.kl = num("kl_mean");
+  r.nll = num("nll_delta");  // full's is 0, so nll - full's nll stays the recorded delta
+  return r;
+}
+
+// Earlier runs by (length, prompt seed, method, parameters).
+using ResumeKey = std::tuple<int64_t, int64_t, std::string, std::string>;
+
+std::map<ResumeKey, const Json*> index_resume(const std::vector<Json>& records) {
+  std::map<ResumeKey, const Json*> idx;
+  for (const Json& r : records) {
+    const Json *kind = r.find("kind"), *L = r.find("L"), *seed = r.find("prompt_seed"), *method = r.find("method"),
+               *params = r.find("params");
+    if (!kind || kind->str() != "run" || !L || !seed || !method || !params) continue;
+    idx[{static_cast<int64_t>(L->number()), static_cast<int64_t>(seed->number()), method->str(), params->dump()}] = &r;
+  }
+  return idx;
+}
+
 double mean_finite(const std::vector<double>& v) {
   double s = 0;
   int n = 0;
@@ -486,6 +530,7 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
     total_units += static_cast<double>(ps.size() * o.methods.size()) * prefill_units(L);
     all_prompts.push_back(std::move(ps));
   }
+  const std::map<ResumeKey, const Json*> resumed = index_resume(o.resume);
   Progress progress(total_units);
   std::vector<std::string> task_names;
   for (const TaskSpec& t : o.tasks) task_names.push_back(task_name(t.kind));
@@ -513,6 +558,21 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
     size_t n_done = 0;
     bool failed = false;
     for (size_t pi = 0; pi < prompts.size() && !g_stop && !failed; ++pi) {
+      // Taken from --resume when every method ran this prompt before.
+      std::vector<const Json*> earlier;
+      for (const MethodState& ms : methods) {
+        const auto it = resumed.find({L, static_cast<int64_t>(prompts[pi].seed), ms.spec.method, ms.spec.params_json().dump()});
+        if (it != resumed.end()) earlier.push_back(it->second);
+      }
+      if (earlier.size() == methods.size()) {
+        for (size_t k = 0; k < methods.size(); ++k) {
+          methods[k].runs.push_back(run_from_record(*earlier[k]));
+          out->records.push_back(*earlier[k]);
+        }
+        progress.skip(prefill_units(L) * static_cast<double>(methods.size()));
+        ++n_done;
+        continue;
+      }
       FullReference ref;
       for (MethodState& ms : methods) {
         progress.show("L " + std::to_string(L) + " " + prompts[pi].task + " " + ms.spec.label());

@@ -26,6 +26,9 @@ struct SuiteOptions {
   int32_t n_kl = 32;
   uint64_t seed = 1;
   std::vector<MethodSpec> methods;  // "full" first (added when missing)
+  // --resume: the "run" records of an earlier run of the same suite. A prompt whose runs are
+  // there for every method is taken from them (records kept as they were) instead of run.
+  std::vector<Json> resume;
 };
 
 // The built-in suites: "quick" (1k, 2k; passkey + NIAH at 5 depths; agreement), "full"

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Test oracle for whittle-bench --resume, with Python's json module (apart from the C++
+reader and writer).
+
+    check_bench_resume.py truncate SOURCE.json OUT.json L   # drop every record of length L,
+                                                            # as if the run stopped before it
+    check_bench_resume.py check SOURCE.json RESUMED.json L  # RESUMED = --resume OUT.json
+
+Invariants: the runs kept from the earlier file come back unchanged; the runs of length L,
+run again, give the same answers, kept rows and fidelity as the source run (the engine is
+deterministic at one thread); the summaries of the kept lengths equal the source's (they
+are recomputed from records); the meta says where it resumed from. Exit 0 with "ok", or 1
+with each problem on a line.
+"""
+import json
+import math
+import sys
+
+DETERMINISTIC_RUN = ["output", "correct", "kept_rows", "kv_bytes", "selection_layer", "triggered",
+                     "top1_agree", "kl_mean", "nll_delta", "spearman_selection", "spearman_layers"]
+SUMMARY = ["n_runs", "ttft_ms", "ttft_ratio", "tpot_ms", "tpot_ratio", "e2e128_ratio", "kv_mib",
+           "kept_rows_per_layer", "accuracy", "top1_agree", "kl_mean", "nll_delta", "spearman_selection",
+           "spearman_layers"]
+
+
+def close(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None:
+            return a is b
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    return a == b
+
+
+def key(r):
+    return (r["kind"], r["L"], r.get("prompt_seed"), r["method"], json.dumps(r["params"], sort_keys=True))
+
+
+def main():
+    mode, src_path, out_path, length = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    with open(src_path) as f:
+        src = json.load(f)
+    if mode == "truncate":
+        src["meta"]["complete"] = False
+        src["records"] = [r for r in src["records"] if r.get("L") != length]
+        with open(out_path, "w") as f:
+            json.dump(src, f)
+        print(f"ok: {len(src['records'])} records kept")
+        return 0
+
+    with open(out_path) as f:
+        res = json.load(f)
+    problems = []
+    meta = res["meta"]
+    if meta.get("complete") is not True:
+        problems.append("resumed meta.complete is not true")
+    if meta.get("resumed_from", {}).get("complete") is not False:
+        problems.append("meta.resumed_from.complete is not false")
+    by_key = {}
+    for r in res["records"]:
+        if r["kind"] in ("run", "summary"):
+            if key(r) in by_key:
+                problems.append(f"duplicate record {key(r)}")
+            by_key[key(r)] = r
+    n_checked = 0
+    for s in src["records"]:
+        if s["kind"] not in ("run", "summary"):
+            continue
+        r = by_key.get(key(s))
+        if r is None:
+            problems.append(f"missing {key(s)}")
+            continue
+        n_checked += 1
+        if s["kind"] == "run" and s["L"] != length:
+            if r != s:
+                problems.append(f"kept run changed: {key(s)}")
+        elif s["kind"] == "run":
+            for k in DETERMINISTIC_RUN:
+                if not close(r[k], s[k]):
+                    problems.append(f"rerun {key(s)}: {k} {r[k]!r} != {s[k]!r}")
+        elif s["L"] != length:
+            for k in SUMMARY:
+                if not close(r[k], s[k]):
+                    problems.append(f"summary {key(s)}: {k} {r[k]!r} != {s[k]!r}")
+    if len(by_key) != n_checked:
+        problems.append(f"{len(by_key) - n_checked} records in the resumed file that the source lacks")
+    for p in problems[:40]:
+        print(p)
+    if problems:
+        return 1
+    print(f"ok: {n_checked} records checked")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
