@@ -66,5 +66,10 @@ Status encode_gather_rows(VulkanBackend& b, const OpCall& c);
 Status encode_pool1d(VulkanBackend& b, const OpCall& c);
 Status encode_topk(VulkanBackend& b, const OpCall& c);
 Status encode_kv_similarity(VulkanBackend& b, const OpCall& c);
+// ops_attention.cpp
+Status encode_attention_prefill(VulkanBackend& b, const OpCall& c);
+Status encode_attention_decode(VulkanBackend& b, const OpCall& c);
+Status encode_window_scores(VulkanBackend& b, const OpCall& c);
+Status encode_block_scores(VulkanBackend& b, const OpCall& c);
 
 }  // namespace wt::vk

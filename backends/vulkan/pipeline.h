@@ -19,7 +19,8 @@ namespace wt::vk {
   X(add) X(rmsnorm) X(swiglu) X(copy_rows_f32) X(copy_rows_f16) X(embed_f32) X(embed_f16)         \
   X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(rope) X(rope_f64) X(matmul_f32) X(matmul_f16)       \
   X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(argmax) X(gather_rows) X(pool1d) X(topk)            \
-  X(kv_similarity)
+  X(kv_similarity) X(attention_prefill) X(attention_decode) X(window_scores_stats) X(window_scores)  \
+  X(block_scores_qbar) X(block_scores)
 
 enum class Kernel : uint32_t {
 #define WT_VK_ENUM(name) name,

@@ -118,7 +118,31 @@ Status VulkanBackend::synchronize(Stream stream) {
   return check_validation();
 }
 
-size_t VulkanBackend::workspace_bytes(const OpCall&) const { return 0; }  // the kernels here need none
+size_t VulkanBackend::workspace_bytes(const OpCall& c) const {
+  switch (c.op) {
+    case Op::window_scores: {
+      // Running max and sum per (head, window query); the window is at most q's rows, the
+      // bound a sizing call that leaves i0 unset gets (as on the CPU).
+      const int64_t rows = c.src[0].ne[2];
+      const int64_t w = c.i[0] > 0 && c.i[0] < rows ? c.i[0] : rows;
+      return sizeof(float) * 2 * static_cast<size_t>(c.src[0].ne[1] * w);
+    }
+    case Op::block_scores:
+      return sizeof(float) * static_cast<size_t>(c.src[0].ne[0] * c.src[0].ne[1]);  // qbar [n_head][hd]
+    default:
+      return 0;
+  }
+}
+
+Status VulkanBackend::bind_workspace(size_t bytes, const char* what, Bound* out) const {
+  if (bytes > workspace_.size_bytes || !workspace_.host)
+    return error(WT_ERR_INTERNAL, std::string("vulkan: ") + what + " needs " + std::to_string(bytes) +
+                                      " workspace bytes, the plan gave " + std::to_string(workspace_.size_bytes));
+  Tensor t = make_tensor_2d(static_cast<char*>(workspace_.host) + workspace_.offset, DType::f32,
+                            static_cast<int64_t>((bytes + 3) / 4), 1);
+  if (t.ne[0] == 0) t.ne[0] = 1;
+  return bind_tensor(t, 4, what, out);
+}
 
 Status VulkanBackend::bind_tensor(const Tensor& t, uint32_t unit, const char* what, Bound* out) const {
   size_t row_bytes = 0;

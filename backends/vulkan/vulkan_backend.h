@@ -44,6 +44,8 @@ class VulkanBackend final : public Backend {
   const VulkanCaps& vk_caps() const { return device_.caps; }
   // The binding of tensor t viewed in units of unit_bytes (4 f32/int, 2 f16, 1 quantized).
   Status bind_tensor(const Tensor& t, uint32_t unit_bytes, const char* what, Bound* out) const;
+  // The first `bytes` of the engine's workspace (set_workspace), or an error if it is smaller.
+  Status bind_workspace(size_t bytes, const char* what, Bound* out) const;
   // Copies host data (ids, tables) into the ring for the current batch.
   Status upload(const void* data, size_t bytes, Bound* out);
   // A ring slot the next dispatch writes and the host reads after finish_host_result().
