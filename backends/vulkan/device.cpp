@@ -135,6 +135,7 @@ Status create_device(const DeviceOptions& options, Device* d) {
                                        "installed (Debian: vulkan-validationlayers)");
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
     d->validation = new ValidationLog;
   }
   auto mci = vk_info<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
@@ -144,8 +145,14 @@ Status create_device(const DeviceOptions& options, Device* d) {
   mci.pfnUserCallback = &on_validation_message;
   mci.pUserData = d->validation;
 
+  // Synchronization validation on top of the core checks: missing barriers between
+  // dispatches or across the two streams are what this backend can get wrong.
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  auto features = vk_info<VkValidationFeaturesEXT>(VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT, &mci);
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
   auto ici = vk_info<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
-  ici.pNext = options.validation ? &mci : nullptr;  // also covers instance creation itself
+  ici.pNext = options.validation ? &features : nullptr;  // the messenger also covers instance creation
   ici.pApplicationInfo = &app;
   ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
   ici.ppEnabledLayerNames = layers.data();
