@@ -5,6 +5,7 @@
 // ctest's skip code (main.cpp), never a silent pass.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -28,6 +29,7 @@ std::unique_ptr<Backend> make_backend(const BackendMaker& m) {
   const Status st = m.create(o, &b);
   if (st.code() == WT_ERR_UNSUPPORTED) {
     MESSAGE("SKIP " << std::string(m.name) << ": no usable device: " << st.message());
+    std::printf("SKIP %s: no usable device: %s\n", m.name, st.message().c_str());  // shown by ctest -V
     return nullptr;
   }
   REQUIRE_MESSAGE(st.is_ok(), m.name << ": " << st.message());
@@ -68,6 +70,7 @@ void run_op(Op op) {
     if (!b->supports(op, &reason)) {
       CHECK_MESSAGE((reason && *reason), m.name << " neither implements " << std::string(op_name(op)) << " nor says why");
       MESSAGE("SKIP " << std::string(m.name) << " " << std::string(op_name(op)) << ": " << std::string(reason ? reason : "(no reason)"));
+      std::printf("SKIP %s %s: %s\n", m.name, op_name(op), reason ? reason : "(no reason)");
       continue;  // if no backend runs the op, ctest shows this test as Skipped
     }
     ++n_ran;

@@ -77,6 +77,20 @@ TEST_SUITE("vulkan") {
     CHECK(too_big.code() == WT_ERR_UNSUPPORTED);
     CHECK(too_big.message().find("maxMemoryAllocationSize") != std::string::npos);
 
+    // A tensor wider than one binding may reach (maxStorageBufferRange) is refused by name.
+    Buffer wide;
+    const size_t wide_bytes = b->caps().max_binding_bytes + 4096;
+    if (wide_bytes <= b->caps().max_buffer_bytes && b->alloc(wide_bytes, MemoryKind::device, &wide).is_ok()) {
+      OpCall big;
+      big.op = Op::add;
+      big.dst = big.src[0] = big.src[1] =
+          make_tensor_2d(wide.host, DType::f32, static_cast<int64_t>(wide_bytes / 4), 1);
+      const Status range = b->launch(big);
+      CHECK(range.code() == WT_ERR_UNSUPPORTED);
+      CHECK(range.message().find("maxStorageBufferRange") != std::string::npos);
+      b->free(&wide);
+    }
+
     // A tensor in plain host memory cannot be bound: a clear error, not a crash.
     std::vector<float> host(64, 1.0f);
     OpCall bad;
