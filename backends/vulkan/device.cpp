@@ -85,6 +85,7 @@ void fill_caps(VkPhysicalDevice pd, Device* d) {
   c.max_push_constants_bytes = l.maxPushConstantsSize;
   for (int i = 0; i < 3; ++i) c.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
   c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  c.max_workgroup_size_x = l.maxComputeWorkGroupSize[0];
 
   auto f11 = vk_info<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
   auto f12 = vk_info<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f11);

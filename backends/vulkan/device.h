@@ -30,6 +30,7 @@ struct VulkanCaps {
   uint32_t max_push_constants_bytes = 0;
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_size_x = 0;
   bool unified_memory = false;  // a DEVICE_LOCAL type is also HOST_VISIBLE (lavapipe, Jetson)
   bool has_transfer_queue = false;
 };

@@ -8,7 +8,6 @@
 
 namespace wt::vk {
 
-inline constexpr uint32_t kWg = 256;  // workgroup size; the reduction kernels assume a power of two <= 256
 inline constexpr uint32_t kMaxGroupsX = 65535;  // the guaranteed minimum of maxComputeWorkGroupCount[0]
 
 inline uint32_t unit_of(DType t) {
@@ -31,7 +30,7 @@ inline void grid(uint64_t n, uint32_t* x, uint32_t* y) {
   *y = static_cast<uint32_t>((n + kMaxGroupsX - 1) / kMaxGroupsX);
   if (n == 0) *x = *y = 0;
 }
-inline uint64_t groups_for(uint64_t n_items) { return (n_items + kWg - 1) / kWg; }
+inline uint64_t groups_for(uint64_t n_items, uint32_t wg) { return (n_items + wg - 1) / wg; }
 
 // Bindings with every slot on the dummy buffer; encoders overwrite the ones they use.
 inline void init_bindings(const VulkanBackend& b, Bound (&out)[kBindings]) {
@@ -46,8 +45,8 @@ inline Status too_big(uint64_t n) {
 inline Status record_elementwise(VulkanBackend& b, Kernel k, const Bound (&bind)[kBindings], const Push& p, uint64_t n) {
   WT_TRY(too_big(n));
   uint32_t gx, gy;
-  grid(groups_for(n), &gx, &gy);
-  return b.record(k, kWg, bind, p, gx, gy);
+  grid(groups_for(n, b.wg_size()), &gx, &gy);
+  return b.record(k, b.wg_size(), bind, p, gx, gy);
 }
 
 using EncodeFn = Status (*)(VulkanBackend&, const OpCall&);

@@ -67,7 +67,7 @@ Status encode_rmsnorm(VulkanBackend& b, const OpCall& c) {
   p.f[0] = c.f[0];
   uint32_t gx, gy;
   grid(p.ne[1], &gx, &gy);
-  return b.record(Kernel::rmsnorm, kWg, bind, p, gx, gy);
+  return b.record(Kernel::rmsnorm, b.wg_size(), bind, p, gx, gy);
 }
 
 Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
@@ -167,7 +167,7 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   WT_TRY(too_big(n_groups));
   uint32_t gx, gy;
   grid(n_groups, &gx, &gy);
-  return b.record(k, kWg, bind, p, gx, gy);
+  return b.record(k, b.wg_size(), bind, p, gx, gy);
 }
 
 Status encode_rope(VulkanBackend& b, const OpCall& c) {
@@ -225,7 +225,7 @@ Status encode_argmax(VulkanBackend& b, const OpCall& c) {
   Push p;
   p.off[b_src0] = bind[b_src0].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  WT_TRY(b.record(Kernel::argmax, kWg, bind, p, 1));
+  WT_TRY(b.record(Kernel::argmax, b.wg_size(), bind, p, 1));
   WT_TRY(b.finish_host_result());
   *c.out_i = *static_cast<const int32_t*>(host);
   return Status::ok();

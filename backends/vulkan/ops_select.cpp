@@ -53,7 +53,7 @@ Status encode_topk(VulkanBackend& b, const OpCall& c) {
   p.i[0] = c.i[0];
   uint32_t gx, gy;
   grid(static_cast<uint64_t>(rows), &gx, &gy);
-  WT_TRY(b.record(Kernel::topk, kWg, bind, p, gx, gy));
+  WT_TRY(b.record(Kernel::topk, b.wg_size(), bind, p, gx, gy));
   WT_TRY(b.finish_host_result());
   std::memcpy(c.out_i, host, out_bytes);
   return Status::ok();

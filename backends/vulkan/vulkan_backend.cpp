@@ -30,6 +30,9 @@ Status VulkanBackend::init(const BackendOptions& options) {
   WT_TRY(memory_.alloc(kDummyBytes, MemoryKind::device, &dummy_));
   std::memset(dummy_.host, 0, kDummyBytes);
   const VulkanCaps& c = device_.caps;
+  const uint32_t wg_limit = c.max_workgroup_invocations < c.max_workgroup_size_x ? c.max_workgroup_invocations
+                                                                                 : c.max_workgroup_size_x;
+  while (wg_size_ > wg_limit && wg_size_ > 64) wg_size_ /= 2;  // 64 is under every device's minimum (128)
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;

@@ -42,6 +42,9 @@ class VulkanBackend final : public Backend {
 
   // ---- helpers for the op encoders ----
   const VulkanCaps& vk_caps() const { return device_.caps; }
+  // The workgroup size of the 1-D kernels: the largest power of two <= 256 the device runs
+  // (the reduction kernels need a power of two; their shared arrays hold 256).
+  uint32_t wg_size() const { return wg_size_; }
   // The binding of tensor t viewed in units of unit_bytes (4 f32/int, 2 f16, 1 quantized).
   Status bind_tensor(const Tensor& t, uint32_t unit_bytes, const char* what, Bound* out) const;
   // The first `bytes` of the engine's workspace (set_workspace), or an error if it is smaller.
@@ -70,6 +73,7 @@ class VulkanBackend final : public Backend {
   Buffer ring_;        // host-visible upload/readback ring, made at creation
   size_t ring_head_ = 0;
   Buffer dummy_;       // bound to the slots a kernel does not use
+  uint32_t wg_size_ = 256;
 };
 
 }  // namespace wt::vk
