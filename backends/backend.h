@@ -87,9 +87,17 @@ class Backend {
 };
 
 struct BackendOptions {
-  int n_threads = 0;  // 0 = all cores
+  int n_threads = 0;       // cpu: 0 = all cores
+  int device_index = -1;   // vulkan: which physical device; -1 = the best one
+  bool validation = false; // vulkan: run under VK_LAYER_KHRONOS_validation; any error it
+                           // reports fails the next synchronize / host-result launch
 };
 
 Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);
+
+// The Vulkan backend (backends/vulkan). WT_ERR_UNSUPPORTED with a message when the build
+// has no Vulkan (WHITTLE_VULKAN=OFF), there is no driver or device, or no device has what
+// the backend needs (Vulkan 1.2 timeline semaphores, push descriptors).
+Status create_vulkan_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);
 
 }  // namespace wt

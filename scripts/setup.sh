@@ -4,6 +4,9 @@
 set -euo pipefail
 
 apt_packages=(build-essential cmake doctest-dev libmimalloc-dev python3 python3-pip unzip)
+# The Vulkan backend: loader and headers, glslc, Mesa's drivers (lavapipe runs Vulkan on the
+# CPU, so the Vulkan tests run for real without a GPU), the validation layers, vulkaninfo.
+apt_packages+=(libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers vulkan-tools)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

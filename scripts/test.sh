@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, fetch the default model, build,
 # run ctest. Two builds, both running every test not labelled "slow": Release, and
-# ASan+UBSan (RelWithDebInfo) so memory errors and undefined behaviour fail CI.
+# ASan+UBSan (RelWithDebInfo) so memory errors and undefined behaviour fail CI. Both build
+# the Vulkan backend; its tests run on lavapipe (or skip visibly where there is no device).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
@@ -10,10 +11,10 @@ jobs="$(nproc)"
 
 # WHITTLE_TESTS=ON explicitly: run.sh and bench.sh configure the same build dir without
 # tests, and a cached OFF would otherwise leave nothing to run.
-"$root/scripts/build.sh" "$root/build" -DWHITTLE_TESTS=ON
+"$root/scripts/build.sh" "$root/build" -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON
 (cd "$root/build" && ctest --output-on-failure --no-tests=error -j "$jobs" -LE slow)
 
 "$root/scripts/build.sh" "$root/build-asan" -DWHITTLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DWHITTLE_TOOLS=OFF -DWHITTLE_TESTS=ON
+  -DWHITTLE_TOOLS=OFF -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure --no-tests=error -j "$jobs" -LE slow)

@@ -48,7 +48,7 @@ size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_hea
 // dst[n, f] = silu(gate) * up. dst may alias gate.
 void swiglu(const ThreadCtx& tc, const Tensor& dst, const Tensor& gate, const Tensor& up);
 
-// dst rows [row0, row0 + n) = src rows [0, n).
+// dst rows [row0, row0 + n) = src rows [0, n) (f32); dst f32 or f16 (rounded to nearest even).
 void copy_rows(const ThreadCtx& tc, const Tensor& dst, const Tensor& src, int64_t row0);
 
 // Index of the largest value of row 0 of x (the first on ties). Run by worker 0 only.

@@ -11,6 +11,7 @@
 #include "support/run_workers.h"
 #include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/ops_cpu.h"
+#include "kernels/cpu/quant.h"
 
 namespace {
 
@@ -165,6 +166,14 @@ TEST_CASE("ops: rmsnorm, swiglu, add, copy_rows, argmax follow their definitions
   CHECK(dst[static_cast<size_t>(d)] == 0.0f);
   CHECK(dst[static_cast<size_t>(2 * d + 5)] == x[5]);
   CHECK(dst[static_cast<size_t>((n + 1) * d + 1)] == x[static_cast<size_t>((n - 1) * d + 1)]);
+
+  // An f16 destination holds each value rounded to nearest even, the rows around untouched.
+  std::vector<uint16_t> dst16(static_cast<size_t>(d * (n + 3)), 0x7777);
+  const Tensor td16 = wt::make_tensor_2d(dst16.data(), wt::DType::f16, d, n + 3);
+  run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::copy_rows(tc, td16, tx, 2); });
+  CHECK(dst16[static_cast<size_t>(d)] == 0x7777);
+  CHECK(dst16[static_cast<size_t>(2 * d + 5)] == wt::cpu::f32_to_f16(x[5]));
+  CHECK(dst16[static_cast<size_t>((n + 2) * d)] == 0x7777);
 
   std::vector<float> row = {1, 5, -2, 5, 3};
   CHECK(wt::cpu::argmax(wt::make_tensor_2d(row.data(), wt::DType::f32, 5, 1)) == 1);

@@ -1,0 +1,45 @@
+// Pointer -> (VkBuffer, offset) resolution. Every allocation of the Vulkan backend is
+// mapped, and the engine computes tensor views by host-pointer arithmetic, so a tensor's
+// data pointer is the seam: the allocation whose mapped range contains it gives the
+// buffer, and the distance from the mapping's start gives the offset. Kept free of Vulkan
+// calls so it is unit-tested without a device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+namespace wt::vk {
+
+struct Allocation {
+  uint64_t buffer = 0;   // VkBuffer handle
+  uint64_t memory = 0;   // VkDeviceMemory handle
+  size_t size_bytes = 0; // the buffer's size (the mapped range)
+};
+
+struct Resolved {
+  uint64_t buffer = 0;
+  size_t offset = 0;     // of the pointer from the buffer's start
+  size_t size_bytes = 0; // of the whole buffer
+};
+
+class AllocationTable {
+ public:
+  // False if [base, base + size) overlaps a registered range.
+  bool insert(const void* base, const Allocation& a);
+  // Removes the allocation starting exactly at base; false if there is none.
+  bool erase(const void* base, Allocation* out);
+  // The allocation holding [p, p + bytes); false if p is not inside any allocation or the
+  // range runs past its end. No allocation: launch calls this for every tensor.
+  bool find(const void* p, size_t bytes, Resolved* out) const;
+  size_t size() const { return by_base_.size(); }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [base, a] : by_base_) f(reinterpret_cast<void*>(base), a);
+  }
+
+ private:
+  std::map<uintptr_t, Allocation> by_base_;
+};
+
+}  // namespace wt::vk

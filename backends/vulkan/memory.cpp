@@ -1,0 +1,106 @@
+#include "memory.h"
+
+#include <string>
+
+#include "vk_status.h"
+
+namespace wt::vk {
+
+Memory::~Memory() {
+  table_.for_each([this](void*, const Allocation& a) {
+    vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
+    vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);  // unmaps too
+  });
+}
+
+Status Memory::pick_type(uint32_t type_bits, MemoryKind kind, uint32_t* out) const {
+  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  // Preferences best first; each must be host-visible and coherent, as the mapped-pointer
+  // addressing and the absence of flushes rely on it.
+  VkMemoryPropertyFlags want[3];
+  int n = 0;
+  if (kind == MemoryKind::device) {
+    want[n++] = host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  } else {
+    want[n++] = host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;  // the host reads it back
+  }
+  want[n++] = host;
+  for (int w = 0; w < n; ++w) {
+    for (uint32_t i = 0; i < d_->memory.memoryTypeCount; ++i) {
+      if (!(type_bits & (1u << i))) continue;
+      if ((d_->memory.memoryTypes[i].propertyFlags & want[w]) == want[w]) {
+        *out = i;
+        return Status::ok();
+      }
+    }
+  }
+  return error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type for storage buffers");
+}
+
+Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
+  const size_t size = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+  const VulkanCaps& c = d_->caps;
+  if (size > c.max_memory_allocation_bytes || size > c.max_buffer_bytes)
+    return error(WT_ERR_UNSUPPORTED, "vulkan: an allocation of " + std::to_string(bytes) +
+                                          " bytes exceeds the device's limits (maxMemoryAllocationSize " +
+                                          std::to_string(c.max_memory_allocation_bytes) + ", maxBufferSize " +
+                                          std::to_string(c.max_buffer_bytes) + "); split the tensor");
+  auto bci = vk_info<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  bci.size = size;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  // Concurrent when copies run on a family of their own, so no ownership transfers are needed.
+  const uint32_t families[2] = {d_->compute_family, d_->copy_family};
+  if (d_->caps.has_transfer_queue) {
+    bci.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    bci.queueFamilyIndexCount = 2;
+    bci.pQueueFamilyIndices = families;
+  } else {
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  }
+  VkBuffer buffer = VK_NULL_HANDLE;
+  WT_TRY(vk_check(vkCreateBuffer(d_->device, &bci, nullptr, &buffer), "vkCreateBuffer"));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(d_->device, buffer, &req);
+  uint32_t type = 0;
+  Status s = pick_type(req.memoryTypeBits, kind, &type);
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  if (s) {
+    auto mai = vk_info<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = type;
+    s = vk_check(vkAllocateMemory(d_->device, &mai, nullptr, &memory), "vkAllocateMemory");
+  }
+  if (s) s = vk_check(vkBindBufferMemory(d_->device, buffer, memory, 0), "vkBindBufferMemory");
+  if (s) s = vk_check(vkMapMemory(d_->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+  const Allocation a{reinterpret_cast<uint64_t>(buffer), reinterpret_cast<uint64_t>(memory), size};
+  if (s && !table_.insert(mapped, a)) s = error(WT_ERR_INTERNAL, "vulkan: a new mapping overlaps an old one");
+  if (!s) {
+    vkDestroyBuffer(d_->device, buffer, nullptr);
+    if (memory) vkFreeMemory(d_->device, memory, nullptr);
+    return s;
+  }
+  allocated_bytes_ += size;
+  *out = Buffer{mapped, mapped, a.buffer, 0, bytes, kind};
+  return Status::ok();
+}
+
+void Memory::free(Buffer* buffer) {
+  if (!buffer || !buffer->host) return;
+  Allocation a;
+  if (table_.erase(buffer->host, &a)) {
+    allocated_bytes_ -= a.size_bytes;
+    vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
+    vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);
+  }
+  *buffer = Buffer{};
+}
+
+uint64_t Memory::device_local_bytes() const {
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < d_->memory.memoryHeapCount; ++i)
+    if (d_->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) total += d_->memory.memoryHeaps[i].size;
+  return total;
+}
+
+}  // namespace wt::vk

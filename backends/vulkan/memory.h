@@ -1,0 +1,38 @@
+// Allocations by MemoryKind. For now every allocation is host-visible, coherent and mapped
+// for its whole life: device-local + host-visible where the device offers such a type
+// (lavapipe, Jetson, resizable-BAR desktops), else plain host-visible. Tensors are then
+// addressed by their mapped pointers (alloc_table.h). An allocation larger than the
+// device's maxMemoryAllocationSize or maxBufferSize is refused with a Status naming both
+// numbers; the planner must split such tensors (splitting here is a later step).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include "../backend.h"
+#include "alloc_table.h"
+#include "device.h"
+
+namespace wt::vk {
+
+class Memory {
+ public:
+  explicit Memory(Device* device) : d_(device) {}
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+  ~Memory();
+
+  Status alloc(size_t bytes, MemoryKind kind, Buffer* out);
+  void free(Buffer* buffer);
+  const AllocationTable& table() const { return table_; }
+  uint64_t device_local_bytes() const;  // heap sizes, for memory_info
+  uint64_t allocated_bytes() const { return allocated_bytes_; }
+
+ private:
+  Status pick_type(uint32_t type_bits, MemoryKind kind, uint32_t* out) const;
+
+  Device* d_;
+  AllocationTable table_;
+  uint64_t allocated_bytes_ = 0;
+};
+
+}  // namespace wt::vk

@@ -1,0 +1,78 @@
+// Compute pipelines: one per kernel variant (kernels/vulkan/<op>.comp built with -D
+// defines), created lazily on first use and cached for the backend's life. All share one
+// pipeline layout: five storage-buffer bindings set by push descriptors (dst, src0, src1,
+// src2, aux = uploaded ids / host results) and one 128-byte push-constant block (Push),
+// so a dispatch only pushes descriptors and constants. The workgroup size is a
+// specialization constant (id 0), chosen from the device caps.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+
+#include "device.h"
+
+namespace wt::vk {
+
+// Kernel variants; names match the SPIR-V blobs the build embeds (kernels/vulkan/CMakeLists.txt).
+#define WT_VK_KERNELS(X)                                                                           \
+  X(add) X(rmsnorm) X(swiglu) X(copy_rows_f32) X(copy_rows_f16) X(embed_f32) X(embed_f16)         \
+  X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(rope) X(rope_f64) X(matmul_f32) X(matmul_f16)       \
+  X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(argmax) X(gather_rows) X(pool1d) X(topk)            \
+  X(kv_similarity) X(attention_prefill) X(attention_decode) X(window_scores_stats) X(window_scores)  \
+  X(block_scores_qbar) X(block_scores)
+
+enum class Kernel : uint32_t {
+#define WT_VK_ENUM(name) name,
+  WT_VK_KERNELS(WT_VK_ENUM)
+#undef WT_VK_ENUM
+  count
+};
+const char* kernel_name(Kernel k);
+
+constexpr uint32_t kBindings = 5;
+enum Binding : uint32_t { b_dst = 0, b_src0 = 1, b_src1 = 2, b_src2 = 3, b_aux = 4 };
+
+// The push-constant block every kernel declares (kernels/vulkan/common.glsl). Offsets and
+// strides are in units of the binding's view: 4-byte words for f32/int32 and for the
+// quantized types' uint view (whose offsets/strides are in bytes), 2 bytes for f16.
+struct Push {
+  uint32_t off[kBindings] = {};  // first element of each tensor within its binding
+  uint32_t ne[4] = {};           // op-specific sizes
+  uint32_t nb[8] = {};           // dst nb1, nb2, src0 nb1, nb2, src1 nb1, nb2, src2 nb1, nb2
+  int32_t i[4] = {};
+  float f[4] = {};
+  uint32_t n_ids = 0;
+  uint32_t flags = 0;
+};
+static_assert(sizeof(Push) <= 128, "push constants must fit the guaranteed 128 bytes");
+
+class PipelineCache {
+ public:
+  PipelineCache() = default;
+  PipelineCache(const PipelineCache&) = delete;
+  PipelineCache& operator=(const PipelineCache&) = delete;
+  ~PipelineCache();
+
+  // Layouts, and a check that every Kernel has an embedded blob (a build mismatch is an error).
+  Status init(Device* device);
+  // The pipeline of k with workgroup size wg_size, created on first use.
+  Status get(Kernel k, uint32_t wg_size, VkPipeline* out);
+  VkPipelineLayout layout() const { return layout_; }
+
+ private:
+  static constexpr int kSizes = 4;  // distinct workgroup sizes a kernel may be asked for
+  Device* d_ = nullptr;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkShaderModule modules_[static_cast<size_t>(Kernel::count)] = {};
+  const uint32_t* code_[static_cast<size_t>(Kernel::count)] = {};
+  size_t code_bytes_[static_cast<size_t>(Kernel::count)] = {};
+  struct Entry {
+    uint32_t wg_size = 0;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+  };
+  Entry pipelines_[static_cast<size_t>(Kernel::count)][kSizes] = {};
+};
+
+}  // namespace wt::vk

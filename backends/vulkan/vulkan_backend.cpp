@@ -1,0 +1,265 @@
+// The Vulkan backend: memory by kind, streams on queues with timeline semaphores, the
+// upload/readback ring, and the public factory. Op encoding lives in dispatch.cpp.
+#include "vulkan_backend.h"
+
+#include <cstring>
+#include <string>
+
+#include "vk_status.h"
+
+namespace wt {
+namespace vk {
+namespace {
+
+constexpr size_t kRingBytes = 4u << 20;  // ids and host results of one batch
+constexpr size_t kDummyBytes = 256;
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+Status VulkanBackend::init(const BackendOptions& options) {
+  DeviceOptions dopt;
+  dopt.device_index = options.device_index;
+  dopt.validation = options.validation;
+  WT_TRY(create_device(dopt, &device_));
+  WT_TRY(streams_[0].init(&device_, device_.compute_queue, device_.compute_family));
+  WT_TRY(streams_[1].init(&device_, device_.copy_queue, device_.copy_family));
+  WT_TRY(pipelines_.init(&device_));
+  WT_TRY(memory_.alloc(kRingBytes, MemoryKind::host, &ring_));
+  WT_TRY(memory_.alloc(kDummyBytes, MemoryKind::device, &dummy_));
+  std::memset(dummy_.host, 0, kDummyBytes);
+  const VulkanCaps& c = device_.caps;
+  const uint32_t wg_limit = c.max_workgroup_invocations < c.max_workgroup_size_x ? c.max_workgroup_invocations
+                                                                                 : c.max_workgroup_size_x;
+  while (wg_size_ > wg_limit && wg_size_ > 64) wg_size_ /= 2;  // 64 is under every device's minimum (128)
+  caps_.name = "vulkan";
+  caps_.device_name = c.device_name;
+  caps_.unified_memory = c.unified_memory;
+  caps_.has_copy_queue = c.has_transfer_queue;
+  caps_.max_buffer_bytes = static_cast<size_t>(c.max_memory_allocation_bytes < c.max_buffer_bytes
+                                                   ? c.max_memory_allocation_bytes
+                                                   : c.max_buffer_bytes);
+  caps_.max_binding_bytes = static_cast<size_t>(c.max_storage_buffer_range);
+  caps_.n_threads = 1;
+  caps_.simd = "spirv";
+  return check_validation();
+}
+
+VulkanBackend::~VulkanBackend() {
+  // Streams wait for their work in their destructors; buffers go with memory_.
+  (void)streams_[0].synchronize();
+  (void)streams_[1].synchronize();
+}
+
+Status VulkanBackend::check_validation() const {
+  const ValidationLog* log = device_.validation;
+  if (!log || log->n_errors == 0) return Status::ok();
+  return error(WT_ERR_BACKEND, "vulkan: the validation layer reported " + std::to_string(log->n_errors) +
+                                   " error(s); first: " + log->first_error);
+}
+
+Status VulkanBackend::memory_info(MemoryInfo* out) const {
+  out->total_bytes = memory_.device_local_bytes();
+  const uint64_t used = memory_.allocated_bytes();
+  out->free_bytes = used < out->total_bytes ? out->total_bytes - used : 0;
+  return Status::ok();
+}
+
+Status VulkanBackend::alloc(size_t bytes, MemoryKind kind, Buffer* out) { return memory_.alloc(bytes, kind, out); }
+
+void VulkanBackend::free(Buffer* buffer) {
+  // Freeing is never in the hot path; waiting here keeps a buffer alive while work uses it.
+  (void)streams_[0].synchronize();
+  (void)streams_[1].synchronize();
+  memory_.free(buffer);
+}
+
+Status VulkanBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) {
+  if (bytes > dst.size_bytes || bytes > src.size_bytes)
+    return error(WT_ERR_INVALID_ARGUMENT, "vulkan: copy of " + std::to_string(bytes) + " bytes exceeds a buffer view");
+  if (bytes == 0) return Status::ok();
+  Resolved d, s;
+  if (!memory_.table().find(static_cast<char*>(dst.host) + dst.offset, bytes, &d) ||
+      !memory_.table().find(static_cast<const char*>(src.host) + src.offset, bytes, &s))
+    return error(WT_ERR_INVALID_ARGUMENT, "vulkan: copy_async between memory this backend did not allocate");
+  VkStream& st = streams_[static_cast<int>(stream)];
+  VkCommandBuffer cmd;
+  WT_TRY(st.begin(&cmd));
+  auto mb = vk_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  const VkPipelineStageFlags stages =
+      stream == Stream::copy && caps_.has_copy_queue ? VK_PIPELINE_STAGE_TRANSFER_BIT
+                                                     : VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  if (st.n_recorded > 0)
+    vkCmdPipelineBarrier(cmd, stages, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  const VkBufferCopy region{s.offset, d.offset, bytes};
+  vkCmdCopyBuffer(cmd, reinterpret_cast<VkBuffer>(s.buffer), reinterpret_cast<VkBuffer>(d.buffer), 1, &region);
+  ++st.n_recorded;
+  return Status::ok();
+}
+
+Status VulkanBackend::record_event(Stream stream, Event* out) {
+  uint64_t value = 0;
+  WT_TRY(streams_[static_cast<int>(stream)].flush(&value));
+  *out = Event{value, stream};
+  return Status::ok();
+}
+
+Status VulkanBackend::wait_event(Stream stream, const Event& event) {
+  if (event.stream == stream) return Status::ok();  // a stream is in order with itself
+  const VkStream& from = streams_[static_cast<int>(event.stream)];
+  if (event.value > from.submitted())
+    return error(WT_ERR_INVALID_ARGUMENT, "vulkan: wait_event on an event that was never recorded");
+  return streams_[static_cast<int>(stream)].add_wait(from.semaphore(), event.value);
+}
+
+Status VulkanBackend::synchronize(Stream stream) {
+  WT_TRY(streams_[static_cast<int>(stream)].synchronize());
+  if (stream == Stream::compute) ring_head_ = 0;  // no submitted work reads the ring any more
+  return check_validation();
+}
+
+size_t VulkanBackend::workspace_bytes(const OpCall& c) const {
+  switch (c.op) {
+    case Op::window_scores: {
+      // Running max and sum per (head, window query); the window is at most q's rows, the
+      // bound a sizing call that leaves i0 unset gets (as on the CPU).
+      const int64_t rows = c.src[0].ne[2];
+      const int64_t w = c.i[0] > 0 && c.i[0] < rows ? c.i[0] : rows;
+      return sizeof(float) * 2 * static_cast<size_t>(c.src[0].ne[1] * w);
+    }
+    case Op::block_scores:
+      return sizeof(float) * static_cast<size_t>(c.src[0].ne[0] * c.src[0].ne[1]);  // qbar [n_head][hd]
+    default:
+      return 0;
+  }
+}
+
+Status VulkanBackend::bind_workspace(size_t bytes, const char* what, Bound* out) const {
+  if (bytes > workspace_.size_bytes || !workspace_.host)
+    return error(WT_ERR_INTERNAL, std::string("vulkan: ") + what + " needs " + std::to_string(bytes) +
+                                      " workspace bytes, the plan gave " + std::to_string(workspace_.size_bytes));
+  Tensor t = make_tensor_2d(static_cast<char*>(workspace_.host) + workspace_.offset, DType::f32,
+                            static_cast<int64_t>((bytes + 3) / 4), 1);
+  if (t.ne[0] == 0) t.ne[0] = 1;
+  return bind_tensor(t, 4, what, out);
+}
+
+Status VulkanBackend::bind_tensor(const Tensor& t, uint32_t unit, const char* what, Bound* out) const {
+  size_t row_bytes = 0;
+  if (!dtype_row_bytes(t.type, t.ne[0], &row_bytes))
+    return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + what + ": row size is not a whole number of blocks");
+  size_t extent = row_bytes;
+  for (int i = 1; i < 4; ++i)
+    if (t.ne[i] > 1) extent += static_cast<size_t>(t.ne[i] - 1) * t.nb[i];
+  Resolved r;
+  if (!memory_.table().find(t.data, extent, &r))
+    return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + what +
+                                              " is not inside memory allocated by this backend (or runs past its end)");
+  const size_t align = static_cast<size_t>(device_.caps.min_storage_buffer_offset_alignment);
+  const size_t base = r.offset / align * align;
+  const size_t first = r.offset - base;
+  if (first % unit != 0)
+    return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + what + " is misaligned for its element type");
+  for (int i = 1; i < 4; ++i)
+    if (t.nb[i] % unit != 0)
+      return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + what + " has a stride that is not a whole element");
+  size_t range = align_up(first + extent, 4);
+  if (base + range > r.size_bytes) range = r.size_bytes - base;
+  if (range > device_.caps.max_storage_buffer_range)
+    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + what + " spans " + std::to_string(range) +
+                                          " bytes, more than one binding may reach (maxStorageBufferRange " +
+                                          std::to_string(device_.caps.max_storage_buffer_range) + ")");
+  *out = Bound{reinterpret_cast<VkBuffer>(r.buffer), base, range, static_cast<uint32_t>(first / unit)};
+  return Status::ok();
+}
+
+Status VulkanBackend::ring_reserve(size_t bytes, Bound* out, void** host) {
+  const size_t align = static_cast<size_t>(device_.caps.min_storage_buffer_offset_alignment) > 16
+                           ? static_cast<size_t>(device_.caps.min_storage_buffer_offset_alignment)
+                           : 16;
+  const size_t size = align_up(bytes == 0 ? 4 : bytes, align);
+  if (size > kRingBytes)
+    return error(WT_ERR_UNSUPPORTED, "vulkan: " + std::to_string(bytes) + " bytes of host data in one op, the ring holds " +
+                                         std::to_string(kRingBytes));
+  if (ring_head_ + size > kRingBytes) {
+    // Full: let the queued work that reads the ring finish, then start over.
+    WT_TRY(streams_[0].synchronize());
+    ring_head_ = 0;
+  }
+  *host = static_cast<char*>(ring_.host) + ring_head_;
+  *out = Bound{reinterpret_cast<VkBuffer>(ring_.handle), ring_head_, size, 0};
+  ring_head_ += size;
+  return Status::ok();
+}
+
+Status VulkanBackend::upload(const void* data, size_t bytes, Bound* out) {
+  void* host = nullptr;
+  WT_TRY(ring_reserve(bytes, out, &host));
+  if (bytes) std::memcpy(host, data, bytes);
+  return Status::ok();
+}
+
+Status VulkanBackend::readback_slot(size_t bytes, Bound* out, void** host) { return ring_reserve(bytes, out, host); }
+
+Bound VulkanBackend::dummy() const { return Bound{reinterpret_cast<VkBuffer>(dummy_.handle), 0, kDummyBytes, 0}; }
+
+Status VulkanBackend::record(Kernel k, uint32_t wg_size, const Bound (&b)[kBindings], const Push& push,
+                             uint32_t n_groups_x, uint32_t n_groups_y) {
+  if (n_groups_x == 0 || n_groups_y == 0) return Status::ok();
+  if (n_groups_y > device_.caps.max_workgroup_count[1] || n_groups_x > device_.caps.max_workgroup_count[0])
+    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + kernel_name(k) + ": grid larger than the device allows");
+  VkPipeline pipeline;
+  WT_TRY(pipelines_.get(k, wg_size, &pipeline));
+  VkStream& st = streams_[0];
+  VkCommandBuffer cmd;
+  WT_TRY(st.begin(&cmd));
+  if (st.n_recorded > 0) {
+    // Ops of one batch run in order: each sees the writes of the ones before it.
+    auto mb = vk_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  }
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  VkDescriptorBufferInfo infos[kBindings];
+  VkWriteDescriptorSet writes[kBindings];
+  for (uint32_t i = 0; i < kBindings; ++i) {
+    infos[i] = VkDescriptorBufferInfo{b[i].buffer, b[i].offset, b[i].range};
+    writes[i] = vk_info<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  device_.cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, kBindings, writes);
+  vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &push);
+  vkCmdDispatch(cmd, n_groups_x, n_groups_y, 1);
+  ++st.n_recorded;
+  return Status::ok();
+}
+
+Status VulkanBackend::finish_host_result() {
+  WT_TRY(streams_[0].synchronize());
+  return check_validation();
+}
+
+}  // namespace vk
+
+Status create_vulkan_backend(const BackendOptions& options, std::unique_ptr<Backend>* out) {
+  if (!out) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: out is NULL");
+  std::unique_ptr<vk::VulkanBackend> b;
+  try {
+    b = std::make_unique<vk::VulkanBackend>();
+  } catch (const std::bad_alloc&) {
+    return error(WT_ERR_OUT_OF_MEMORY, "vulkan: cannot allocate the backend");
+  }
+  WT_TRY(b->init(options));
+  *out = std::move(b);
+  return Status::ok();
+}
+
+}  // namespace wt

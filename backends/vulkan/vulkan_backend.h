@@ -1,0 +1,79 @@
+// The Vulkan backend object: owns the device, memory, the two streams, the pipeline cache
+// and the upload/readback ring. Op encoders (dispatch.cpp) use the helpers below to turn
+// tensors into bindings and to record dispatches; they never allocate.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include "../backend.h"
+#include "device.h"
+#include "memory.h"
+#include "pipeline.h"
+#include "stream.h"
+
+namespace wt::vk {
+
+// A storage-buffer binding plus the index of the tensor's first element within it.
+struct Bound {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize range = 0;
+  uint32_t first = 0;  // in units of the view (see Push)
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  VulkanBackend() : memory_(&device_) {}
+  Status init(const BackendOptions& options);
+  ~VulkanBackend() override;
+
+  const BackendCaps& caps() const override { return caps_; }
+  Status memory_info(MemoryInfo* out) const override;
+  Status alloc(size_t bytes, MemoryKind kind, Buffer* out) override;
+  void free(Buffer* buffer) override;
+  Status copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) override;
+  Status record_event(Stream stream, Event* out) override;
+  Status wait_event(Stream stream, const Event& event) override;
+  Status synchronize(Stream stream) override;
+  size_t workspace_bytes(const OpCall& call) const override;
+  void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
+  Status launch(const OpCall& call) override;           // dispatch.cpp
+  bool supports(Op op, const char** reason) const override;  // dispatch.cpp
+
+  // ---- helpers for the op encoders ----
+  const VulkanCaps& vk_caps() const { return device_.caps; }
+  // The workgroup size of the 1-D kernels: the largest power of two <= 256 the device runs
+  // (the reduction kernels need a power of two; their shared arrays hold 256).
+  uint32_t wg_size() const { return wg_size_; }
+  // The binding of tensor t viewed in units of unit_bytes (4 f32/int, 2 f16, 1 quantized).
+  Status bind_tensor(const Tensor& t, uint32_t unit_bytes, const char* what, Bound* out) const;
+  // The first `bytes` of the engine's workspace (set_workspace), or an error if it is smaller.
+  Status bind_workspace(size_t bytes, const char* what, Bound* out) const;
+  // Copies host data (ids, tables) into the ring for the current batch.
+  Status upload(const void* data, size_t bytes, Bound* out);
+  // A ring slot the next dispatch writes and the host reads after finish_host_result().
+  Status readback_slot(size_t bytes, Bound* out, void** host);
+  Bound dummy() const;
+  // Records kernel k over n_groups workgroups (spread over x and y) on the compute stream.
+  Status record(Kernel k, uint32_t wg_size, const Bound (&b)[kBindings], const Push& push, uint32_t n_groups_x,
+                uint32_t n_groups_y = 1);
+  // Submits and waits for the compute stream, for ops whose result the host reads.
+  Status finish_host_result();
+
+ private:
+  Status ring_reserve(size_t bytes, Bound* out, void** host);
+  Status check_validation() const;
+
+  Device device_;
+  Memory memory_;
+  PipelineCache pipelines_;
+  VkStream streams_[2];
+  BackendCaps caps_;
+  Buffer workspace_;
+  Buffer ring_;        // host-visible upload/readback ring, made at creation
+  size_t ring_head_ = 0;
+  Buffer dummy_;       // bound to the slots a kernel does not use
+  uint32_t wg_size_ = 256;
+};
+
+}  // namespace wt::vk

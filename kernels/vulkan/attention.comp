@@ -1,0 +1,112 @@
+#version 450
+// Causal GQA attention, flash-style: no score matrix, each (query row, head) workgroup
+// streams its keys in blocks of the workgroup size with a running max m, sum l and
+// accumulator (online softmax). q/dst [n, n_head, hd] (bindings 1 / 0), k/v [rows,
+// n_head_kv, hd] (2 / 3). Scores are (q * scale) . k, as on the CPU.
+//   ATTN_PREFILL: query row i sits at position i0 + i and sees keys 0..i0 + i; flags bit 0:
+//     ids (binding 4) are per-row skip flags, a flagged row's output is 0 (Token Filtering).
+//   ATTN_DECODE: one row at position i0 sees keys 0..i0, or with flags bit 0 exactly the
+//     key rows ids[0..n_ids) (SlimInfer's active blocks); no keys gives 0.
+// ne0 = hd (<= 4 * workgroup size), ne1 = n_head, ne2 = n, ne3 = n_head_kv, f0 = scale.
+#include "common.glsl"
+
+layout(binding = 0) writeonly buffer Dst { float dst[]; };
+layout(binding = 1) readonly buffer Q { float q[]; };
+layout(binding = 2) readonly buffer K { float k[]; };
+layout(binding = 3) readonly buffer V { float v[]; };
+layout(binding = 4) readonly buffer Ids { int ids[]; };
+
+const uint kMaxDimsPerThread = 4u;
+shared float q_s[256];
+shared float p_s[64];
+shared float red[64];
+
+float reduce_max(uint t, float x) {
+  red[t] = x;
+  barrier();
+  for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
+    if (t < h) red[t] = max(red[t], red[t + h]);
+    barrier();
+  }
+  const float r = red[0];
+  barrier();
+  return r;
+}
+float reduce_sum(uint t, float x) {
+  red[t] = x;
+  barrier();
+  for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
+    if (t < h) red[t] += red[t + h];
+    barrier();
+  }
+  const float r = red[0];
+  barrier();
+  return r;
+}
+
+void main() {
+  const uint unit = group_id();
+  if (unit >= p.ne1 * p.ne2) return;
+  const uint head = unit % p.ne1, row = unit / p.ne1;
+  const uint g = head / (p.ne1 / p.ne3);
+  const uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+  const uint hd = p.ne0;
+  const uint out0 = p.o_dst + head * p.dst_nb1 + row * p.dst_nb2;
+  const bool with_ids = (p.flags & 1u) != 0u;
+#if defined(ATTN_PREFILL)
+  const uint n_keys = uint(p.i0) + row + 1u;
+  if (with_ids && ids[p.o_aux + row] != 0) {
+    for (uint d = t; d < hd; d += wg) dst[out0 + d] = 0.0;
+    return;
+  }
+#else
+  const uint n_keys = with_ids ? p.n_ids : uint(p.i0) + 1u;
+#endif
+  const uint q0 = p.o_s0 + head * p.s0_nb1 + row * p.s0_nb2;
+  for (uint d = t; d < hd; d += wg) q_s[d] = q[q0 + d] * p.f0;
+  barrier();
+
+  float m = -1e30;  // finite, so exp(m_old - m_new) is defined on the first block
+  float l = 0.0;
+  float acc[kMaxDimsPerThread] = float[kMaxDimsPerThread](0.0, 0.0, 0.0, 0.0);
+  for (uint j0 = 0u; j0 < n_keys; j0 += wg) {
+    const uint j = j0 + t;
+    float s = -1e30;
+    if (j < n_keys) {
+#if defined(ATTN_DECODE)
+      const uint kr = with_ids ? uint(ids[p.o_aux + j]) : j;
+#else
+      const uint kr = j;
+#endif
+      const uint k0 = p.o_s1 + g * p.s1_nb1 + kr * p.s1_nb2;
+      s = 0.0;
+      for (uint d = 0u; d < hd; ++d) s += q_s[d] * k[k0 + d];
+    }
+    const float m_new = max(m, reduce_max(t, s));
+    const float alpha = exp(m - m_new);
+    const float pj = j < n_keys ? exp(s - m_new) : 0.0;
+    p_s[t] = pj;
+    l = l * alpha + reduce_sum(t, pj);  // reduce_sum's barriers also publish p_s
+    m = m_new;
+    const uint nb = min(wg, n_keys - j0);
+    [[unroll]] for (uint e = 0u; e < kMaxDimsPerThread; ++e) {
+      const uint d = t + e * wg;
+      if (d >= hd) break;
+      float a = acc[e] * alpha;
+      for (uint jj = 0u; jj < nb; ++jj) {
+#if defined(ATTN_DECODE)
+        const uint vr = with_ids ? uint(ids[p.o_aux + j0 + jj]) : j0 + jj;
+#else
+        const uint vr = j0 + jj;
+#endif
+        a += p_s[jj] * v[p.o_s2 + g * p.s2_nb1 + vr * p.s2_nb2 + d];
+      }
+      acc[e] = a;
+    }
+    barrier();  // p_s is rewritten by the next block
+  }
+  [[unroll]] for (uint e = 0u; e < kMaxDimsPerThread; ++e) {
+    const uint d = t + e * wg;
+    if (d < hd) dst[out0 + d] = n_keys == 0u ? 0.0 : acc[e] / l;
+  }
+}

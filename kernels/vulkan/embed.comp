@@ -1,0 +1,17 @@
+#version 450
+// dst[n, d] f32 = rows ids[0..n) of the table [d, n_vocab] (type by WTYPE_* define),
+// dequantized. One invocation per output element.
+#include "common.glsl"
+
+layout(binding = 0) writeonly buffer Dst { float dst[]; };
+#define W_BINDING 1
+#include "dequant.glsl"
+layout(binding = 4) readonly buffer Ids { int ids[]; };
+
+void main() {
+  const uint idx = global_id();
+  if (idx >= p.ne0 * p.ne1) return;
+  const uint r = idx / p.ne0, i = idx % p.ne0;
+  const uint row = p.o_s0 + uint(ids[p.o_aux + r]) * p.s0_nb1;
+  dst[p.o_dst + r * p.dst_nb1 + i] = load_w(row, i);
+}

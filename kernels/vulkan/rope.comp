@@ -1,0 +1,41 @@
+#version 450
+// x[hd, heads, n] (binding 0) rotated in place; row r at position ids[r] (binding 4).
+// The per-pair frequencies theta^(-2i/n_rot) / divisor_i are computed once per launch on
+// the host exactly as the CPU does (in double) and uploaded (binding 3). With ROPE_F64 the
+// angle pos * freq is formed and reduced to [-pi, pi] in double, so long positions keep
+// the CPU's accuracy; otherwise in float (devices without shaderFloat64).
+// i0 = n_rot, i1 = neox, f1 = position scale; ne0 = head_dim, ne1 = heads, ne2 = n.
+// One invocation per (pair, head, row).
+#include "common.glsl"
+
+layout(binding = 0) buffer X { float x[]; };
+#if defined(ROPE_F64)
+layout(binding = 3) readonly buffer Freq { double freq[]; };
+#else
+layout(binding = 3) readonly buffer Freq { float freq[]; };
+#endif
+layout(binding = 4) readonly buffer Pos { int pos[]; };
+
+void main() {
+  const uint half_rot = uint(p.i0) / 2u;
+  const uint idx = global_id();
+  if (idx >= half_rot * p.ne1 * p.ne2) return;
+  const uint i = idx % half_rot;
+  const uint h = (idx / half_rot) % p.ne1;
+  const uint r = idx / (half_rot * p.ne1);
+#if defined(ROPE_F64)
+  const double two_pi = 6.283185307179586LF;
+  double angle = double(pos[p.o_aux + r]) * double(p.f1) * freq[p.o_s2 + i];
+  angle -= two_pi * floor(angle / two_pi + 0.5LF);
+  const float a = float(angle);
+#else
+  const float a = float(pos[p.o_aux + r]) * p.f1 * freq[p.o_s2 + i];
+#endif
+  const float c = cos(a), s = sin(a);
+  const uint base = p.o_dst + h * p.dst_nb1 + r * p.dst_nb2;
+  const uint ia = p.i1 != 0 ? i : 2u * i;
+  const uint ib = p.i1 != 0 ? i + half_rot : 2u * i + 1u;
+  const float x0 = x[base + ia], x1 = x[base + ib];
+  x[base + ia] = x0 * c - x1 * s;
+  x[base + ib] = x0 * s + x1 * c;
+}

@@ -1,0 +1,354 @@
+#include "parity_cases.h"
+
+#include <tuple>
+
+
+namespace wt::parity {
+namespace {
+
+TensorSpec f32(int32_t n_dims, int64_t a, int64_t b = 1, int64_t c = 1, Fill fill = Fill::normal, float scale = 1.0f) {
+  TensorSpec s;
+  s.used = true;
+  s.n_dims = n_dims;
+  s.ne[0] = a;
+  s.ne[1] = b;
+  s.ne[2] = c;
+  s.fill = fill;
+  s.scale = scale;
+  return s;
+}
+TensorSpec typed(DType t, int64_t a, int64_t b, float scale = 1.0f) {
+  TensorSpec s = f32(2, a, b, 1, Fill::normal, scale);
+  s.type = t;
+  return s;
+}
+TensorSpec padded(TensorSpec s, int64_t pad) {
+  s.row_pad = pad;
+  return s;
+}
+Case make(Op op, std::string label) {
+  Case c;
+  c.call.op = op;
+  c.label = std::move(label);
+  return c;
+}
+std::vector<int32_t> iota_ids(int32_t n, int32_t step, int32_t start, int32_t mod) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (start + i * step) % mod;
+  return v;
+}
+
+// Tolerances: f32 kernels that sum in a different order than the CPU differ by rounding
+// only (nmse ~1e-14, max-abs a few ulps of the largest sum); copies are exact; argmax and
+// topk must agree exactly. Measured values are in backends/vulkan/README.md.
+constexpr Tolerance kTolerances[] = {
+    {Op::embed, 1e-14, 1e-6},
+    {Op::rmsnorm, 1e-12, 1e-5},
+    {Op::matmul, 1e-11, 1e-4},
+    {Op::add, 0.0, 0.0},
+    {Op::rope, 1e-11, 1e-5},
+    {Op::attention_prefill, 1e-10, 1e-5},
+    {Op::attention_decode, 1e-10, 1e-5},
+    {Op::swiglu, 1e-12, 1e-5},
+    {Op::copy_rows, 0.0, 0.0},
+    {Op::window_scores, 1e-10, 1e-4},  // raw mode sums W dot products of size ~100: float rounding ~1e-5
+    {Op::pool1d, 1e-12, 1e-5},
+    {Op::topk, 0.0, 0.0},
+    {Op::gather_rows, 0.0, 0.0},
+    {Op::block_scores, 1e-10, 1e-5},
+    {Op::kv_similarity, 1e-10, 1e-5},
+    {Op::argmax, 0.0, 0.0},
+};
+
+void add_cases(std::vector<Case>& v) {
+  for (auto [d, n, bcast, alias] : {std::tuple{576, 7, false, false}, std::tuple{1000, 3, true, false},
+                                    std::tuple{33, 1, false, false}, std::tuple{257, 5, false, true}}) {
+    Case c = make(Op::add, "d=" + std::to_string(d) + " n=" + std::to_string(n) + (bcast ? " broadcast" : "") +
+                               (alias ? " in place" : ""));
+    c.dst = f32(2, d, n);
+    c.src[0] = f32(2, d, n);
+    c.src[1] = f32(2, d, bcast ? 1 : n);
+    c.dst_is_src0 = alias;
+    v.push_back(c);
+  }
+}
+
+void rmsnorm_cases(std::vector<Case>& v) {
+  for (auto [d, n, pad, eps] : {std::tuple{576, 5, 0, 1e-5f}, std::tuple{1001, 2, 0, 1e-6f}, std::tuple{64, 3, 7, 1e-5f}}) {
+    Case c = make(Op::rmsnorm, "d=" + std::to_string(d) + " n=" + std::to_string(n) + (pad ? " strided rows" : ""));
+    c.dst = f32(2, d, n);
+    c.src[0] = padded(f32(2, d, n, 1, Fill::normal, 3.0f), pad);
+    c.src[1] = f32(1, d);
+    c.call.f[0] = eps;
+    v.push_back(c);
+  }
+  Case c = make(Op::rmsnorm, "d=300 n=4 in place");
+  c.dst = f32(2, 300, 4);
+  c.src[0] = c.dst;
+  c.src[1] = f32(1, 300);
+  c.call.f[0] = 1e-5f;
+  c.dst_is_src0 = true;
+  v.push_back(c);
+}
+
+void matmul_cases(std::vector<Case>& v) {
+  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1}) {
+    for (auto [k, out, n] : {std::tuple{256, 67, 1}, std::tuple{96, 130, 5}, std::tuple{512, 33, 9}}) {
+      Case c = make(Op::matmul, std::string(dtype_name(t)) + " k=" + std::to_string(k) + " out=" + std::to_string(out) +
+                                    " n=" + std::to_string(n));
+      c.dst = f32(2, out, n);
+      c.src[0] = f32(2, k, n);
+      c.src[1] = typed(t, k, out, 0.1f);
+      c.call.i[0] = 1;  // f32 activations: the product the Vulkan kernels compute
+      v.push_back(c);
+    }
+  }
+  // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
+  Case c = make(Op::matmul, "Q4_0 k=64 out=70001 n=1 (grid spills into y)");
+  c.dst = f32(2, 70001, 1);
+  c.src[0] = f32(2, 64, 1);
+  c.src[1] = typed(DType::q4_0, 64, 70001, 0.1f);
+  c.call.i[0] = 1;
+  v.push_back(c);
+}
+
+void rope_cases(std::vector<Case>& v) {
+  struct R {
+    int hd, heads, n, n_rot, neox;
+    float theta, pos_scale;
+    bool divisors;
+  };
+  for (const R& r : {R{64, 4, 5, 64, 0, 10000.0f, 1.0f, false}, R{64, 3, 7, 64, 1, 1e6f, 1.0f, true},
+                     R{128, 2, 3, 64, 1, 500000.0f, 0.25f, false}, R{80, 5, 2, 80, 0, 10000.0f, 1.0f, false}}) {
+    Case c = make(Op::rope, "hd=" + std::to_string(r.hd) + " heads=" + std::to_string(r.heads) + " n=" +
+                                std::to_string(r.n) + " n_rot=" + std::to_string(r.n_rot) + (r.neox ? " neox" : "") +
+                                (r.divisors ? " divisors" : "") + (r.pos_scale != 1.0f ? " linear-scaled" : ""));
+    c.src[0] = f32(3, r.hd, r.heads, r.n);
+    if (r.divisors) c.src[1] = f32(2, r.n_rot / 2, 1, 1, Fill::positive, 4.0f);
+    c.ids = iota_ids(r.n, 1237, 3, 8192);  // positions up to 8k: the angles the CPU computes in double
+    c.call.i[0] = r.n_rot;
+    c.call.i[1] = r.neox;
+    c.call.f[0] = r.theta;
+    c.call.f[1] = r.pos_scale;
+    c.results = result_src0;
+    v.push_back(c);
+  }
+}
+
+void attention_cases(std::vector<Case>& v, Op op) {
+  struct A {
+    int hd, heads, kv_heads, n, pos0;
+    bool ids;
+  };
+  const bool decode = op == Op::attention_decode;
+  const std::vector<A> shapes = decode ? std::vector<A>{{64, 8, 2, 1, 100, false}, {128, 4, 4, 1, 0, false},
+                                                        {64, 6, 2, 1, 300, true}, {32, 4, 1, 1, 63, false}}
+                                       : std::vector<A>{{64, 4, 2, 37, 0, false}, {64, 8, 1, 5, 70, false},
+                                                        {32, 3, 3, 65, 0, false}, {64, 4, 2, 20, 10, true}};
+  for (const A& a : shapes) {
+    Case c = make(op, "hd=" + std::to_string(a.hd) + " heads=" + std::to_string(a.heads) + "/" +
+                          std::to_string(a.kv_heads) + " n=" + std::to_string(a.n) + " pos0=" + std::to_string(a.pos0) +
+                          (a.ids ? (decode ? " key subset" : " skipped rows") : ""));
+    const int n_kv = a.pos0 + a.n;
+    c.dst = f32(3, a.hd, a.heads, a.n);
+    c.src[0] = f32(3, a.hd, a.heads, a.n);
+    c.src[1] = f32(3, a.hd, a.kv_heads, n_kv + 3);  // rows past the visible ones must not matter
+    c.src[2] = f32(3, a.hd, a.kv_heads, n_kv + 3);
+    c.call.i[0] = a.pos0;
+    c.call.f[0] = 1.0f / 8.0f;
+    if (a.ids && decode) c.ids = iota_ids(97, 3, 1, n_kv);  // ascending: 1, 4, 7, ...
+    if (a.ids && !decode) {
+      for (int i = 0; i < a.n; ++i) c.ids.push_back(i % 3 == 1 ? 1 : 0);
+    }
+    v.push_back(c);
+  }
+}
+
+void swiglu_cases(std::vector<Case>& v) {
+  for (auto [f, n] : {std::tuple{1536, 3}, std::tuple{777, 2}, std::tuple{1, 1}}) {
+    Case c = make(Op::swiglu, "f=" + std::to_string(f) + " n=" + std::to_string(n));
+    c.dst = f32(2, f, n);
+    c.src[0] = f32(2, f, n, 1, Fill::normal, 4.0f);
+    c.src[1] = f32(2, f, n);
+    v.push_back(c);
+  }
+}
+
+void copy_rows_cases(std::vector<Case>& v) {
+  for (auto [t, d, n, row0, rows] : {std::tuple{DType::f32, 256, 5, 3, 12}, std::tuple{DType::f32, 130, 1, 0, 2},
+                                     std::tuple{DType::f16, 130, 3, 1, 6}, std::tuple{DType::f16, 256, 4, 4, 8}}) {
+    Case c = make(Op::copy_rows, std::string("to ") + dtype_name(t) + " d=" + std::to_string(d) + " n=" +
+                                     std::to_string(n) + " row0=" + std::to_string(row0));
+    c.dst = typed(t, d, rows);
+    c.src[0] = f32(2, d, n);
+    c.call.i[0] = row0;
+    v.push_back(c);
+  }
+}
+
+void embed_cases(std::vector<Case>& v) {
+  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1}) {
+    for (auto [d, vocab, n] : {std::tuple{256, 50, 7}, std::tuple{96, 13, 1}}) {
+      Case c = make(Op::embed, std::string(dtype_name(t)) + " d=" + std::to_string(d) + " n=" + std::to_string(n));
+      c.dst = f32(2, d, n);
+      c.src[0] = typed(t, d, vocab);
+      c.ids = iota_ids(n, 7, 2, vocab);
+      v.push_back(c);
+    }
+  }
+}
+
+void window_scores_cases(std::vector<Case>& v) {
+  struct W {
+    int hd, heads, kv_heads, n, n_keys, window, mode, n_cols, n_visible;
+  };
+  for (const W& w : {W{64, 4, 2, 40, 40, 8, 1, 40, 40}, W{64, 4, 2, 40, 40, 8, 3, 33, 40},
+                     W{32, 6, 3, 70, 70, 16, 0, 70, 0}, W{64, 2, 1, 5, 90, 5, 1, 90, 90}}) {
+    Case c = make(Op::window_scores, "hd=" + std::to_string(w.hd) + " heads=" + std::to_string(w.heads) + "/" +
+                                         std::to_string(w.kv_heads) + " keys=" + std::to_string(w.n_keys) +
+                                         " W=" + std::to_string(w.window) + " mode=" + std::to_string(w.mode));
+    const int n_out = (w.mode & 2) ? w.window : 1;
+    c.dst = f32(3, w.n_cols, w.heads, n_out);
+    c.src[0] = f32(3, w.hd, w.heads, w.n);
+    c.src[1] = f32(3, w.hd, w.kv_heads, w.n_keys);
+    c.call.i[0] = w.window;
+    c.call.i[1] = w.mode;
+    c.call.i[2] = w.n_visible;
+    c.call.f[0] = 0.125f;
+    v.push_back(c);
+  }
+}
+
+void pool1d_cases(std::vector<Case>& v) {
+  for (auto [n, rows, kernel, max] : {std::tuple{1000, 4, 5, 0}, std::tuple{1000, 2, 7, 1}, std::tuple{3, 3, 5, 0},
+                                      std::tuple{2100, 1, 1, 1}}) {
+    Case c = make(Op::pool1d, "n=" + std::to_string(n) + " rows=" + std::to_string(rows) + " kernel=" +
+                                  std::to_string(kernel) + (max ? " max" : " avg"));
+    c.dst = f32(2, n, rows);
+    c.src[0] = f32(2, n, rows, 1, Fill::positive);
+    c.call.i[0] = kernel;
+    c.call.i[1] = max;
+    v.push_back(c);
+  }
+}
+
+void topk_cases(std::vector<Case>& v) {
+  for (auto [n, rows, k, fill] : {std::tuple{500, 3, 10, Fill::normal}, std::tuple{300, 2, 17, Fill::small_ints},
+                                  std::tuple{5, 2, 8, Fill::normal}}) {
+    Case c = make(Op::topk, "n=" + std::to_string(n) + " rows=" + std::to_string(rows) + " k=" + std::to_string(k) +
+                                (fill == Fill::small_ints ? " ties" : ""));
+    c.src[0] = f32(2, n, rows, 1, fill);
+    c.call.i[0] = k;
+    c.results = result_out_i;
+    c.n_out_i = rows * k;
+    v.push_back(c);
+  }
+}
+
+void gather_rows_cases(std::vector<Case>& v) {
+  {
+    Case c = make(Op::gather_rows, "2-D d=100 n_src=20 n_sel=7");
+    c.dst = f32(2, 100, 7);
+    c.src[0] = f32(2, 100, 20);
+    c.ids = iota_ids(7, 3, 1, 20);
+    v.push_back(c);
+  }
+  {
+    Case c = make(Op::gather_rows, "3-D shared d=64 heads=3 n_sel=4");
+    c.dst = f32(3, 64, 3, 4);
+    c.src[0] = f32(3, 64, 3, 10);
+    c.ids = {9, 0, 4, 5};
+    v.push_back(c);
+  }
+  {
+    Case c = make(Op::gather_rows, "3-D per head d=64 heads=3 n_sel=4");
+    c.dst = f32(3, 64, 3, 4);
+    c.src[0] = f32(3, 64, 3, 10);
+    c.ids = {0, 2, 4, 6, 1, 3, 5, 7, 0, 1, 8, 9};
+    c.call.i[0] = 1;
+    v.push_back(c);
+  }
+}
+
+void block_scores_cases(std::vector<Case>& v) {
+  struct B {
+    int hd, heads, kv_heads, n, n_keys, block, unit, n_last;
+    bool ids;
+  };
+  for (const B& b : {B{64, 4, 2, 6, 200, 64, 16, 4, false}, B{32, 6, 3, 3, 77, 32, 8, 0, false},
+                     B{64, 4, 1, 2, 50, 16, 16, 1, true}}) {
+    Case c = make(Op::block_scores, "hd=" + std::to_string(b.hd) + " heads=" + std::to_string(b.heads) + "/" +
+                                        std::to_string(b.kv_heads) + " keys=" + std::to_string(b.n_keys) + " block=" +
+                                        std::to_string(b.block) + " unit=" + std::to_string(b.unit) +
+                                        (b.ids ? " ids" : ""));
+    const int n_keys = b.ids ? 40 : b.n_keys;
+    c.dst = f32(1, (n_keys + b.block - 1) / b.block);
+    c.src[0] = f32(3, b.hd, b.heads, b.n);
+    c.src[1] = f32(3, b.hd, b.kv_heads, b.n_keys);
+    c.call.i[0] = b.block;
+    c.call.i[1] = b.unit;
+    c.call.i[2] = b.n_last;
+    if (b.ids) c.ids = iota_ids(40, 1, 5, b.n_keys);
+    v.push_back(c);
+  }
+}
+
+void kv_similarity_cases(std::vector<Case>& v) {
+  for (auto [hd, kv_heads, n, zero_anchor] : {std::tuple{64, 2, 9, true}, std::tuple{128, 3, 1, false},
+                                               std::tuple{48, 1, 20, false}}) {
+    Case c = make(Op::kv_similarity, "hd=" + std::to_string(hd) + " kv_heads=" + std::to_string(kv_heads) + " n=" +
+                                         std::to_string(n) + (zero_anchor ? " fresh anchors" : ""));
+    c.dst = f32(3, 2, kv_heads, n);
+    c.src[0] = f32(3, hd, kv_heads, n);
+    c.src[1] = f32(3, hd, kv_heads, n);
+    c.src[2] = f32(3, hd, kv_heads, 2, zero_anchor ? Fill::zeros : Fill::normal);
+    c.call.f[0] = 0.9f;
+    c.results = result_dst | result_src2;
+    v.push_back(c);
+  }
+}
+
+void argmax_cases(std::vector<Case>& v) {
+  for (auto [n, fill] : {std::tuple{1000, Fill::normal}, std::tuple{7, Fill::normal}, std::tuple{4099, Fill::small_ints},
+                         std::tuple{151936, Fill::normal}}) {
+    Case c = make(Op::argmax, "n=" + std::to_string(n) + (fill == Fill::small_ints ? " ties" : ""));
+    c.src[0] = f32(2, n, 1, 1, fill);
+    c.results = result_out_i;
+    c.n_out_i = 1;
+    v.push_back(c);
+  }
+}
+
+}  // namespace
+
+const Tolerance* tolerance(Op op) {
+  for (const Tolerance& t : kTolerances)
+    if (t.op == op) return &t;
+  return nullptr;
+}
+
+std::vector<Case> cases(Op op) {
+  std::vector<Case> v;
+  switch (op) {
+    case Op::embed: embed_cases(v); break;
+    case Op::rmsnorm: rmsnorm_cases(v); break;
+    case Op::matmul: matmul_cases(v); break;
+    case Op::add: add_cases(v); break;
+    case Op::rope: rope_cases(v); break;
+    case Op::attention_prefill: attention_cases(v, op); break;
+    case Op::attention_decode: attention_cases(v, op); break;
+    case Op::swiglu: swiglu_cases(v); break;
+    case Op::copy_rows: copy_rows_cases(v); break;
+    case Op::window_scores: window_scores_cases(v); break;
+    case Op::pool1d: pool1d_cases(v); break;
+    case Op::topk: topk_cases(v); break;
+    case Op::gather_rows: gather_rows_cases(v); break;
+    case Op::block_scores: block_scores_cases(v); break;
+    case Op::kv_similarity: kv_similarity_cases(v); break;
+    case Op::argmax: argmax_cases(v); break;
+    case Op::count: break;
+  }
+  return v;
+}
+
+}  // namespace wt::parity

@@ -1,0 +1,54 @@
+// The per-op parity cases and tolerances: what tests/parity runs on every non-CPU backend
+// against the CPU reference. One table of tolerances, one list of cases per op.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/ops.h"
+
+namespace wt::parity {
+
+enum class Fill {
+  normal,      // N(0, scale)
+  small_ints,  // integers in [-3, 3]: many ties (argmax, topk)
+  zeros,
+  positive,    // 0.25 + |N(0, scale)|: score rows, rope divisors
+};
+
+struct TensorSpec {
+  bool used = false;
+  DType type = DType::f32;
+  int32_t n_dims = 2;
+  int64_t ne[4] = {1, 1, 1, 1};
+  int64_t row_pad = 0;  // extra elements between rows (f32/f16 only): strided views
+  Fill fill = Fill::normal;
+  float scale = 1.0f;
+};
+
+// Where the result to compare lives: dst, or a tensor an in-place op updates.
+enum Result : uint32_t { result_dst = 1, result_src0 = 2, result_src2 = 4, result_out_i = 8 };
+
+struct Case {
+  std::string label;       // shape summary printed with the numbers
+  OpCall call;             // op, i[], f[]; tensors and ids are filled in by the harness
+  TensorSpec dst, src[3];
+  std::vector<int32_t> ids;
+  bool dst_is_src0 = false;  // dst aliases src0 (in-place residual add, rmsnorm)
+  uint32_t results = result_dst;
+  int32_t n_out_i = 0;       // host results (argmax 1, topk rows * k)
+};
+
+struct Tolerance {
+  Op op;
+  double nmse;     // sum (x - ref)^2 / sum ref^2
+  double max_abs;  // max |x - ref|
+};
+
+// The declared tolerance of op, or nullptr when the table lacks it (a test failure).
+const Tolerance* tolerance(Op op);
+// The cases of op (several shapes, ragged sizes, GQA where the op has heads).
+std::vector<Case> cases(Op op);
+
+}  // namespace wt::parity

@@ -1,0 +1,137 @@
+// Per-op parity: every op of kernels/ops.def on every compiled non-CPU backend against the
+// CPU reference, with seeded random inputs and the tolerances of parity_cases.cpp. An op
+// a backend does not implement is a visible skip with its reason; one with neither an
+// implementation nor a reason fails. Without any device the suite says so and exits with
+// ctest's skip code (main.cpp), never a silent pass.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "harness.h"
+
+namespace {
+
+using namespace wt;
+using namespace wt::parity;
+
+uint32_t base_seed() {
+  const char* s = std::getenv("WT_PARITY_SEED");  // rerun a failure with the seed it printed
+  return s ? static_cast<uint32_t>(std::strtoul(s, nullptr, 10)) : 20261122u;
+}
+
+// The backend to test, or nullptr with the skip already reported.
+std::unique_ptr<Backend> make_backend(const BackendMaker& m) {
+  BackendOptions o;
+  o.validation = validation_requested();
+  std::unique_ptr<Backend> b;
+  const Status st = m.create(o, &b);
+  if (st.code() == WT_ERR_UNSUPPORTED) {
+    MESSAGE("SKIP " << std::string(m.name) << ": no usable device: " << st.message());
+    std::printf("SKIP %s: no usable device: %s\n", m.name, st.message().c_str());  // shown by ctest -V
+    return nullptr;
+  }
+  REQUIRE_MESSAGE(st.is_ok(), m.name << ": " << st.message());
+  return b;
+}
+
+void run_op(Op op) {
+  const std::vector<Case> all = cases(op);
+  const Tolerance* tol = tolerance(op);
+  REQUIRE_MESSAGE(!all.empty(), std::string(op_name(op)) << " has no parity cases");
+  REQUIRE_MESSAGE(tol != nullptr, std::string(op_name(op)) << " has no tolerance");
+  std::unique_ptr<Backend> cpu;
+  BackendOptions co;
+  co.n_threads = 2;
+  REQUIRE(create_cpu_backend(co, &cpu).is_ok());
+
+  // The CPU reference of every case, run even where no backend will compare with it, so
+  // every case is checked to be a valid call (ASan runs this too).
+  std::vector<Outputs> refs(all.size());
+  std::vector<CaseData> data(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    data[i] = make_data(all[i], base_seed() + static_cast<uint32_t>(i));
+    const Status st = run_case(*cpu, all[i], data[i], 0, &refs[i]);
+    REQUIRE_MESSAGE(st.is_ok(), "cpu " << std::string(op_name(op)) << " " << all[i].label << ": " << st.message());
+  }
+
+  const std::vector<BackendMaker> makers = compiled_backends();
+  if (makers.empty()) {
+    MESSAGE("SKIP " << std::string(op_name(op)) << ": no non-CPU backend in this build (configure with -DWHITTLE_VULKAN=ON)");
+    g_skipped = true;
+    return;
+  }
+  int n_ran = 0;
+  for (const BackendMaker& m : makers) {
+    std::unique_ptr<Backend> b = make_backend(m);
+    if (!b) continue;
+    const char* reason = nullptr;
+    if (!b->supports(op, &reason)) {
+      CHECK_MESSAGE((reason && *reason), m.name << " neither implements " << std::string(op_name(op)) << " nor says why");
+      MESSAGE("SKIP " << std::string(m.name) << " " << std::string(op_name(op)) << ": " << std::string(reason ? reason : "(no reason)"));
+      std::printf("SKIP %s %s: %s\n", m.name, op_name(op), reason ? reason : "(no reason)");
+      continue;  // if no backend runs the op, ctest shows this test as Skipped
+    }
+    ++n_ran;
+    g_ran = true;
+    double worst_nmse = 0.0, worst_abs = 0.0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Case& c = all[i];
+      const uint32_t seed = base_seed() + static_cast<uint32_t>(i);
+      INFO(std::string(m.name) << " " << std::string(op_name(op)) << " [" << c.label << "] seed " << seed);
+      Outputs got;
+      const Status st = run_case(*b, c, data[i], 4 * (i % 4), &got);  // pads 0..12: unaligned bindings
+      REQUIRE_MESSAGE(st.is_ok(), st.message());
+      const Error e = compare(got, refs[i]);
+      CHECK_FALSE(e.size_mismatch);
+      CHECK(e.n_int_mismatch == 0);
+      CHECK(e.nmse <= tol->nmse);
+      CHECK(e.max_abs <= tol->max_abs);
+      MESSAGE(std::string(m.name) << " " << std::string(op_name(op)) << " [" << c.label << "] nmse " << e.nmse << " max-abs " << e.max_abs
+                     << (c.n_out_i ? " int mismatches " + std::to_string(e.n_int_mismatch) : std::string()));
+      worst_nmse = e.nmse > worst_nmse ? e.nmse : worst_nmse;
+      worst_abs = e.max_abs > worst_abs ? e.max_abs : worst_abs;
+    }
+    MESSAGE("PARITY " << std::string(m.name) << " " << std::string(op_name(op)) << ": " << all.size() << " cases, worst nmse " << worst_nmse
+                      << " (limit " << tol->nmse << "), worst max-abs " << worst_abs << " (limit " << tol->max_abs
+                      << ")");
+  }
+  if (n_ran == 0) g_skipped = true;
+}
+
+}  // namespace
+
+TEST_SUITE("parity") {
+  TEST_CASE("parity: every op has cases and a tolerance and per backend an implementation or a reason") {
+    for (uint32_t i = 0; i < static_cast<uint32_t>(Op::count); ++i) {
+      const Op op = static_cast<Op>(i);
+      CHECK_MESSAGE(!cases(op).empty(), std::string(op_name(op)) << " has no parity cases");
+      CHECK_MESSAGE(tolerance(op) != nullptr, std::string(op_name(op)) << " has no tolerance");
+    }
+    const std::vector<BackendMaker> makers = compiled_backends();
+    if (makers.empty()) {
+      MESSAGE("SKIP: no non-CPU backend in this build (configure with -DWHITTLE_VULKAN=ON)");
+      g_skipped = true;
+      return;
+    }
+    int n_ran = 0;
+    for (const BackendMaker& m : makers) {
+      std::unique_ptr<Backend> b = make_backend(m);
+      if (!b) continue;
+      ++n_ran;
+      for (uint32_t i = 0; i < static_cast<uint32_t>(Op::count); ++i) {
+        const char* reason = nullptr;
+        const bool ok = b->supports(static_cast<Op>(i), &reason);
+        CHECK_MESSAGE((ok || (reason && *reason)), m.name << " " << std::string(op_name(static_cast<Op>(i)))
+                                                          << ": neither implemented nor given a reason");
+      }
+    }
+    if (n_ran == 0) g_skipped = true;
+  }
+
+#define WT_OP(name) \
+  TEST_CASE("parity: " #name) { run_op(Op::name); }
+#include "kernels/ops.def"
+#undef WT_OP
+}

@@ -1,0 +1,134 @@
+// The Vulkan backend's pieces that need no kernel: pointer -> buffer resolution, the
+// VkResult -> Status converter, allocation limits, addressing errors, and the stream /
+// event model (a copy on the copy stream that compute waits for).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "backends/vulkan/alloc_table.h"
+#include "backends/vulkan/vk_status.h"
+#include "harness.h"
+
+namespace {
+
+using namespace wt;
+
+TEST_SUITE("vulkan") {
+  TEST_CASE("vulkan: the allocation table resolves pointers inside mapped ranges only") {
+    vk::AllocationTable t;
+    alignas(64) static char a[256], b[128];
+    CHECK(t.insert(a, vk::Allocation{11, 1, 256}));
+    CHECK(t.insert(b, vk::Allocation{22, 2, 128}));
+    CHECK_FALSE(t.insert(a + 8, vk::Allocation{33, 3, 16}));  // overlaps a
+    vk::Resolved r;
+    REQUIRE(t.find(a, 256, &r));
+    CHECK(r.buffer == 11);
+    CHECK(r.offset == 0);
+    REQUIRE(t.find(a + 100, 156, &r));
+    CHECK(r.offset == 100);
+    CHECK(r.size_bytes == 256);
+    CHECK_FALSE(t.find(a + 100, 157, &r));  // runs past the end
+    CHECK_FALSE(t.find(a + 256, 1, &r));    // one past the end belongs to nobody
+    REQUIRE(t.find(b + 127, 1, &r));
+    CHECK(r.buffer == 22);
+    CHECK(r.offset == 127);
+    static char outside[8];
+    CHECK_FALSE(t.find(outside, 1, &r));
+    vk::Allocation gone;
+    CHECK(t.erase(a, &gone));
+    CHECK(gone.buffer == 11);
+    CHECK_FALSE(t.find(a + 4, 4, &r));
+    CHECK_FALSE(t.erase(a + 4, nullptr));  // only an allocation's start erases it
+    CHECK(t.size() == 1);
+  }
+
+  TEST_CASE("vulkan: VkResult becomes a Status naming the call and device lost says so") {
+    CHECK(vk::vk_check(VK_SUCCESS, "vkQueueSubmit").is_ok());
+    CHECK(vk::vk_check(VK_TIMEOUT, "vkWaitSemaphores").is_ok());
+    const Status lost = vk::vk_check(VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
+    CHECK(lost.code() == WT_ERR_BACKEND);
+    CHECK(lost.message().find("vkQueueSubmit") != std::string::npos);
+    CHECK(lost.message().find("VK_ERROR_DEVICE_LOST") != std::string::npos);
+    CHECK(lost.message().find("device lost") != std::string::npos);
+    CHECK(vk::vk_check(VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkAllocateMemory").code() == WT_ERR_OUT_OF_MEMORY);
+    CHECK(vk::vk_check(VK_ERROR_INCOMPATIBLE_DRIVER, "vkCreateInstance").code() == WT_ERR_UNSUPPORTED);
+    CHECK(std::string(vk::result_name(static_cast<VkResult>(-12345))).find("unknown") != std::string::npos);
+  }
+
+  TEST_CASE("vulkan: limits and foreign pointers fail clearly and the copy stream is ordered by an event") {
+    BackendOptions o;
+    o.validation = parity::validation_requested();
+    std::unique_ptr<Backend> b;
+    const Status st = create_vulkan_backend(o, &b);
+    if (st.code() == WT_ERR_UNSUPPORTED) {
+      MESSAGE("SKIP vulkan: no usable device: " << st.message());
+      parity::g_skipped = true;
+      return;
+    }
+    REQUIRE_MESSAGE(st.is_ok(), st.message());
+    parity::g_ran = true;
+    MESSAGE("vulkan device: " << b->caps().device_name << ", max binding " << b->caps().max_binding_bytes
+                              << " B, max buffer " << b->caps().max_buffer_bytes << " B, copy queue "
+                              << std::string(b->caps().has_copy_queue ? "yes" : "no (shares the compute queue)"));
+
+    Buffer huge;
+    const Status too_big = b->alloc(b->caps().max_buffer_bytes + 1, MemoryKind::device, &huge);
+    CHECK(too_big.code() == WT_ERR_UNSUPPORTED);
+    CHECK(too_big.message().find("maxMemoryAllocationSize") != std::string::npos);
+
+    // A tensor wider than one binding may reach (maxStorageBufferRange) is refused by name.
+    Buffer wide;
+    const size_t wide_bytes = b->caps().max_binding_bytes + 4096;
+    if (wide_bytes <= b->caps().max_buffer_bytes && b->alloc(wide_bytes, MemoryKind::device, &wide).is_ok()) {
+      OpCall big;
+      big.op = Op::add;
+      big.dst = big.src[0] = big.src[1] =
+          make_tensor_2d(wide.host, DType::f32, static_cast<int64_t>(wide_bytes / 4), 1);
+      const Status range = b->launch(big);
+      CHECK(range.code() == WT_ERR_UNSUPPORTED);
+      CHECK(range.message().find("maxStorageBufferRange") != std::string::npos);
+      b->free(&wide);
+    }
+
+    // A tensor in plain host memory cannot be bound: a clear error, not a crash.
+    std::vector<float> host(64, 1.0f);
+    OpCall bad;
+    bad.op = Op::add;
+    bad.dst = bad.src[0] = bad.src[1] = make_tensor_2d(host.data(), DType::f32, 64, 1);
+    const Status foreign = b->launch(bad);
+    CHECK(foreign.code() == WT_ERR_INVALID_ARGUMENT);
+    CHECK(foreign.message().find("not inside memory allocated by this backend") != std::string::npos);
+
+    // src -> mid on the copy stream; compute waits for the event, then mid + src -> out.
+    const int64_t n = 4096;
+    Buffer src, mid, out;
+    REQUIRE(b->alloc(n * 4, MemoryKind::host_pinned, &src).is_ok());
+    REQUIRE(b->alloc(n * 4, MemoryKind::device, &mid).is_ok());
+    REQUIRE(b->alloc(n * 4, MemoryKind::device, &out).is_ok());
+    for (int64_t i = 0; i < n; ++i) static_cast<float*>(src.host)[i] = static_cast<float>(i);
+    std::memset(mid.host, 0, n * 4);
+    REQUIRE(b->copy_async(Stream::copy, mid, src, n * 4).is_ok());
+    Event copied;
+    REQUIRE(b->record_event(Stream::copy, &copied).is_ok());
+    REQUIRE(b->wait_event(Stream::compute, copied).is_ok());
+    OpCall add;
+    add.op = Op::add;
+    add.dst = make_tensor_2d(out.host, DType::f32, n, 1);
+    add.src[0] = make_tensor_2d(mid.host, DType::f32, n, 1);
+    add.src[1] = make_tensor_2d(src.host, DType::f32, n, 1);
+    REQUIRE(b->launch(add).is_ok());
+    REQUIRE(b->synchronize(Stream::compute).is_ok());
+    int wrong = 0;
+    for (int64_t i = 0; i < n; ++i) wrong += static_cast<float*>(out.host)[i] != 2.0f * static_cast<float>(i);
+    CHECK(wrong == 0);
+    Event never{copied.value + 5, Stream::copy};
+    CHECK(b->wait_event(Stream::compute, never).code() == WT_ERR_INVALID_ARGUMENT);
+    b->free(&src);
+    b->free(&mid);
+    b->free(&out);
+    CHECK(src.host == nullptr);
+  }
+}
+
+}  // namespace
