@@ -72,8 +72,14 @@ wt_prune_params method(wt_prune_method m) {
 
 // The Vulkan model, loaded once per process; null (after a SKIPPED message) when the model
 // file or a Vulkan device is missing.
+struct VulkanModelHolder {
+  wt_model* model = nullptr;
+  ~VulkanModelHolder() { wt_model_free(model); }  // the device too: LeakSanitizer sees the driver's objects
+};
+
 wt_model* vulkan_model() {
-  static wt_model* model = nullptr;
+  static VulkanModelHolder holder;
+  wt_model*& model = holder.model;
   static bool tried = false;
   static std::string why;
   if (!tried) {
