@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../engine/model_device.h"
 #include "handles.h"
 
 using wt::Status;
@@ -46,20 +47,29 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     WT_TRY(require(path, "path"));
     WT_TRY(require(out_model, "out_model"));
     const wt_model_params p = params ? *params : wt_model_default_params();
-    if (p.backend == WT_BACKEND_VULKAN || p.backend == WT_BACKEND_CUDA)
-      return wt::error(WT_ERR_UNSUPPORTED, "this build has only the CPU backend");
-    if (p.backend != WT_BACKEND_CPU) return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind");
+    if (p.backend == WT_BACKEND_CUDA) return wt::error(WT_ERR_UNSUPPORTED, "the CUDA backend is not built yet");
+    if (p.backend != WT_BACKEND_CPU && p.backend != WT_BACKEND_VULKAN)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind");
+    // The device first: a build without Vulkan, or a machine without a device, is refused
+    // before the file is read.
+    std::unique_ptr<wt::Backend> device;
+    if (p.backend == WT_BACKEND_VULKAN) {
+      const Status st = wt::create_vulkan_backend(wt::BackendOptions{}, &device);
+      if (!st.is_ok()) return wt::error(st.code(), "cannot load for WT_BACKEND_VULKAN: " + st.message());
+    }
     auto m = std::make_unique<wt_model>();
     wt::LoadOptions lo;
     lo.progress = p.progress;
     lo.progress_user = p.progress_user;
     WT_TRY(wt::load_model(path, lo, &m->model));
+    if (device) WT_TRY(wt::ModelDevice::place(std::move(device), m->model.get()));
     WT_TRY(wt::Tokenizer::create(m->model->vocab, &m->tokenizer));
     m->chat_status = wt::parse_chat_template(m->model->vocab.chat_template, &m->chat);
     const wt::Model& mm = *m->model;
     wt::api::log(WT_LOG_INFO, "loaded " + std::string(path) + ": " + mm.arch_name + ", " +
                                   std::to_string(mm.hp.n_layer) + " layers, " + std::to_string(mm.n_params) +
-                                  " params, " + std::to_string(mm.weight_bytes) + " weight bytes");
+                                  " params, " + std::to_string(mm.weight_bytes) + " weight bytes on " +
+                                  (mm.device ? mm.device->backend().caps().device_name : std::string("the CPU")));
     if (!m->chat_status.is_ok()) wt::api::log(WT_LOG_DEBUG, "chat template: " + m->chat_status.message());
     *out_model = m.release();
     return Status::ok();

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <string>
 
+#include "model_device.h"
+
 namespace wt {
 
 namespace {
@@ -79,16 +81,34 @@ Status Context::create(const Model& model, const ContextOptions& options, std::u
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
-  BackendOptions bo;
-  bo.n_threads = options.n_threads;
-  WT_TRY(create_cpu_backend(bo, &ctx->backend_));
-  WT_TRY(ctx->allocate());
+  if (model.device) {
+    ctx->device_ = model.device.get();
+    ctx->backend_ = &ctx->device_->backend();
+  } else {
+    BackendOptions bo;
+    bo.n_threads = options.n_threads;
+    WT_TRY(create_cpu_backend(bo, &ctx->own_backend_));
+    ctx->backend_ = ctx->own_backend_.get();
+  }
+  {
+    std::unique_lock<std::mutex> lock = ctx->claim_backend();
+    WT_TRY(ctx->allocate());
+  }
   *out = std::move(ctx);
   return Status::ok();
 }
 
 Context::~Context() {
-  if (backend_) backend_->free(&arena_);
+  if (!backend_ || !arena_.host) return;
+  std::unique_lock<std::mutex> lock = claim_backend();
+  backend_->free(&arena_);
+}
+
+std::unique_lock<std::mutex> Context::claim_backend() {
+  if (!device_) return {};
+  std::unique_lock<std::mutex> lock = device_->lock();
+  backend_->set_workspace(workspace_);
+  return lock;
 }
 
 Status Context::allocate() {
@@ -176,6 +196,7 @@ Status Context::allocate() {
       score_capacity_ = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));
       scores_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
       pooled_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
+      topk_in_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
       anchors_ = static_cast<float*>(a.take(sizeof(float) * static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd)));
       if (prune_.record_ranking) {
         const size_t floats = static_cast<size_t>(hp.n_layer + 1) * n_sz;
@@ -190,6 +211,7 @@ Status Context::allocate() {
       Buffer ws = arena_;
       ws.offset = static_cast<size_t>(static_cast<char*>(workspace) - static_cast<char*>(arena_.host));
       ws.size_bytes = workspace_bytes;
+      workspace_ = ws;
       backend_->set_workspace(ws);
     }
   }
@@ -220,6 +242,7 @@ Status Context::check_tokens(const int32_t* tokens, int32_t n_tokens) const {
 
 Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
   WT_TRY(check_tokens(tokens, n_tokens));
+  std::unique_lock<std::mutex> lock = claim_backend();
   const auto t0 = std::chrono::steady_clock::now();
   Status st;
   if (policy_ && n_past_ == 0) {
@@ -240,6 +263,7 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
 
 Status Context::decode(int32_t token) {
   WT_TRY(check_tokens(&token, 1));
+  std::unique_lock<std::mutex> lock = claim_backend();
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t pos = n_past_;
   WT_TRY(forward(&token, &pos, 1, nullptr, nullptr));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "../../backends/backend.h"
@@ -62,6 +63,7 @@ class Context {
   const ContextStats& stats() const { return stats_; }
   const Model& model() const { return model_; }
   const Backend& backend() const { return *backend_; }
+  bool on_device() const { return device_ != nullptr; }
   const wt_prune_params& prune_params() const { return prune_; }
   const PruneStats& prune_stats() const { return prune_stats_; }
   const PrunePolicy* policy() const { return policy_.get(); }
@@ -88,6 +90,9 @@ class Context {
   Status observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
                  const Tensor& k, const Tensor& v, Observation* obs);
   Status check_tokens(const int32_t* tokens, int32_t n_tokens) const;
+  // Takes the backend for one call: the model's device lock (with this context's workspace
+  // installed) when the model lives on a device, nothing for a context's own CPU backend.
+  std::unique_lock<std::mutex> claim_backend();
   void begin_ranking(int32_t n_prompt);
 
   // Activations of the forward pass, each a view of the arena sized for n_ctx rows.
@@ -105,8 +110,15 @@ class Context {
 
   const Model& model_;
   ContextOptions options_;
-  std::unique_ptr<Backend> backend_;
+  // The backend the context runs on: its own CPU backend (own_backend_, its worker
+  // threads), or the device backend of the model (device_), shared with the model's other
+  // contexts through ModelDevice::lock().
+  std::unique_ptr<Backend> own_backend_;
+  ModelDevice* device_ = nullptr;
+  Backend* backend_ = nullptr;
   Buffer arena_;
+  Buffer workspace_;  // a view of the arena, installed on the backend before each call
+  float* topk_in_ = nullptr;  // [score_capacity_] staging for topk over host-side scores
   Activations act_;
   std::vector<Tensor> k_cache_;  // per layer [head_dim, n_head_kv, n_ctx]
   std::vector<Tensor> v_cache_;

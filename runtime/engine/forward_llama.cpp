@@ -22,7 +22,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // After a pruned prefill, single-token steps ask the policy its decode questions.
   PrunePolicy* decoder = !fresh && n == 1 && policy_decoding_ ? policy_.get() : nullptr;
   OpRunner run(*backend_, options_.f32_activations);
-  BackendSelector selector(*backend_);
+  BackendSelector selector(*backend_, arena_, topk_in_, score_capacity_);
   const int64_t n_kv = hp.n_head_kv;
 
   std::memmove(positions_, pos, sizeof(int32_t) * static_cast<size_t>(n));
@@ -72,6 +72,9 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       obs.n_keys = kv0 + rows;
       obs.positions = positions_;
       WT_TRY(observe(req, l, rows, kv0 + rows, q, kc, vc, &obs));
+      // The policy reads the observation on the host: on a device backend the score ops
+      // are only queued until the compute stream is synchronized.
+      if (req.kind != ScoreRequest::Kind::none) WT_TRY(backend_->synchronize(Stream::compute));
       WT_TRY(fresh ? policy->decide(l, obs, selector, &d) : decoder->decode_decide(l, obs, selector, &d));
       prune_stats_.score_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (d.restart) {

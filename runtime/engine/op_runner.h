@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "../../backends/backend.h"
@@ -169,13 +170,26 @@ class OpRunner {
   bool f32_activations_;
 };
 
-// The topk op behind the Selector interface the policies use.
+// The topk op behind the Selector interface the policies use. Policies often rank scores
+// they combined on the host (their own vectors); a device backend can only read its own
+// memory, so such scores are first copied into `staging`, a slice of the context's arena.
+// Scores already in the arena (the observation buffers) are ranked in place.
 class BackendSelector final : public Selector {
  public:
-  explicit BackendSelector(Backend& b) : b_(b) {}
+  BackendSelector(Backend& b, const Buffer& arena, float* staging, size_t staging_floats)
+      : b_(b), arena_(arena), staging_(staging), staging_floats_(staging_floats) {}
   Status topk(const float* scores, int32_t rows, int32_t n, int32_t k, int32_t* out) override {
     if (k < 0 || k > n) return error(WT_ERR_INTERNAL, "topk of " + std::to_string(k) + " from " + std::to_string(n));
     if (k == 0) return Status::ok();
+    const size_t floats = static_cast<size_t>(rows) * static_cast<size_t>(n);
+    if (!in_arena(scores, floats)) {
+      if (!staging_ || floats > staging_floats_)
+        return error(WT_ERR_INTERNAL, "topk over " + std::to_string(floats) + " host scores, the staging holds " +
+                                          std::to_string(staging_floats_));
+      // The previous topk (a host-result op) has completed, so the staging is free.
+      std::memcpy(staging_, scores, sizeof(float) * floats);
+      scores = staging_;
+    }
     OpCall c;
     c.op = Op::topk;
     c.src[0] = make_tensor_2d(const_cast<float*>(scores), DType::f32, n, rows);
@@ -185,7 +199,15 @@ class BackendSelector final : public Selector {
   }
 
  private:
+  bool in_arena(const float* p, size_t floats) const {
+    const char* base = static_cast<const char*>(arena_.host) + arena_.offset;
+    const char* q = reinterpret_cast<const char*>(p);
+    return base && q >= base && q + sizeof(float) * floats <= base + arena_.size_bytes;
+  }
   Backend& b_;
+  Buffer arena_;
+  float* staging_;
+  size_t staging_floats_;
 };
 
 }  // namespace wt

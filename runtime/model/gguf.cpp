@@ -246,6 +246,15 @@ GgufFile::~GgufFile() {
   if (map_) munmap(map_, map_bytes_);
 }
 
+void GgufFile::release_tensor_pages() const {
+  if (!map_ || data_offset_ >= map_bytes_) return;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t begin = (data_offset_ + page - 1) / page * page;  // whole pages of tensor data only
+  if (begin >= map_bytes_) return;
+  // Advice only: if the kernel refuses, the pages simply stay cached.
+  (void)madvise(static_cast<char*>(map_) + begin, map_bytes_ - begin, MADV_DONTNEED);
+}
+
 Status GgufFile::open(const std::string& path, std::shared_ptr<GgufFile>* out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

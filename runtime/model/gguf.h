@@ -97,6 +97,11 @@ class GgufFile {
   uint32_t alignment() const { return alignment_; }
   size_t data_offset() const { return data_offset_; }  // start of the tensor data section
   size_t file_bytes() const { return size_; }
+  // Drops the resident pages of the tensor data section once the weights were copied
+  // elsewhere (a device backend), so the model is not held twice in memory. The mapping
+  // stays valid: a later read faults the pages back in from the file. No-op for bytes from
+  // parse_memory.
+  void release_tensor_pages() const;
 
   // ---- metadata -------------------------------------------------------------------------
   // Every getter: a missing key is WT_ERR_FORMAT when `required`, otherwise WT_OK with *out

@@ -13,6 +13,7 @@
 namespace wt {
 
 class GgufFile;
+class ModelDevice;  // runtime/engine/model_device.h
 
 enum class Arch { llama, qwen2 };
 // norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama (Q/K permuted by the converter).
@@ -69,6 +70,10 @@ struct Model {
   uint64_t n_params = 0;
   uint64_t weight_bytes = 0;
   std::shared_ptr<GgufFile> file;  // keeps the mapping alive
+  // Set when the weights were placed on a device backend (runtime/engine/model_device.h):
+  // the weight tensors above then point into that backend's memory, and every context of
+  // the model runs on it. Null for the CPU: the weights are views into the mapped file.
+  std::shared_ptr<ModelDevice> device;
 };
 
 struct LoadOptions {

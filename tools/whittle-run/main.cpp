@@ -25,6 +25,7 @@ struct Options {
   std::string prune_method = "full";
   std::vector<std::pair<std::string, std::string>> prune_params;
   bool verbose = false;
+  wt_backend_kind backend = WT_BACKEND_CPU;
 };
 
 void usage(const char* argv0) {
@@ -32,6 +33,7 @@ void usage(const char* argv0) {
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
+               "          [--backend cpu|vulkan]\n"
                "  -f FILE    read the prompt from a file\n"
                "  --prune    full, streaming, snapkv, fastkv, gemfilter, asl, claa, sliminfer,\n"
                "             tokenfilter, oracle (runtime/prune/README.md)\n"
@@ -39,6 +41,8 @@ void usage(const char* argv0) {
                "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
                "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
+               "  --backend  where the weights live and the model runs (default cpu); vulkan always\n"
+               "             uses f32 activations\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0);
 }
@@ -105,6 +109,17 @@ bool parse_args(int argc, char** argv, Options* o) {
       o->prune_params.emplace_back(std::string(v, eq), std::string(eq + 1));
     } else if (a == "-v" || a == "--verbose") {
       o->verbose = true;
+    } else if (a == "--backend") {
+      const char* v = value("--backend");
+      if (!v) return false;
+      if (std::strcmp(v, "cpu") == 0) {
+        o->backend = WT_BACKEND_CPU;
+      } else if (std::strcmp(v, "vulkan") == 0) {
+        o->backend = WT_BACKEND_VULKAN;
+      } else {
+        std::fprintf(stderr, "error: --backend expects cpu or vulkan, got '%s'\n", v);
+        return false;
+      }
     } else if (a == "--chat") {
       o->chat = true;
     } else if (a == "--f32-activations") {
@@ -201,7 +216,9 @@ int main(int argc, char** argv) {
   }
 
   wt_model* model = nullptr;
-  wt_status st = wt_model_load(o.model.c_str(), nullptr, &model);
+  wt_model_params mp = wt_model_default_params();
+  mp.backend = o.backend;
+  wt_status st = wt_model_load(o.model.c_str(), &mp, &model);
   if (st != WT_OK) return fail("loading the model", st);
 
   std::string text = o.prompt;

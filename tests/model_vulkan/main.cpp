@@ -1,0 +1,14 @@
+// The Vulkan model tests' main: doctest's, except that a run which only skipped (no model
+// file, a build without Vulkan, or no Vulkan device) exits with 77, which ctest shows as
+// "Skipped" rather than passed.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include "model_vulkan.h"
+
+int main(int argc, char** argv) {
+  doctest::Context context(argc, argv);
+  const int rc = context.run();
+  if (context.shouldExit()) return rc;
+  return rc == 0 && wt::test::g_vulkan_skipped && !wt::test::g_vulkan_ran ? 77 : rc;
+}

@@ -1,0 +1,324 @@
+// Model-level parity of the Vulkan backend against the CPU reference on the real default
+// model (SmolLM2-135M Q4_1): logits of three prompts, 64 greedy tokens for full KV and for
+// pruned prefills (FastKV, ASL, SlimInfer at a keep ratio that prunes), and two contexts of
+// one Vulkan model on two threads. Without a model or a Vulkan device every case skips
+// visibly: a "SKIPPED" message, and exit code 77 (ctest: Skipped).
+//
+// Sizes: lavapipe runs this model at ~0.1-0.2 tokens/s on a 2-core machine (the matmul
+// kernel is one 256-wide workgroup per output, not tuned), so the default ctest run uses
+// short prompts and 8 greedy tokens (a few minutes in all). WT_VULKAN_MODEL_FULL=1 runs
+// the sizes of issue 5 — prompts of 100-240 tokens and 64 greedy tokens — for a real GPU or
+// a patient machine.
+//
+// Like with like: the Vulkan matmul always uses f32 activations, so the CPU side runs
+// WT_MATMUL_F32 (the CPU default quantizes activations to int8 per block of 32, which moves
+// logits by up to ~2 on this model, tests/unit/test_reference_logits.cpp). What remains is
+// float summation order (dot products, attention's online softmax, rmsnorm reductions)
+// through 30 layers.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model_vulkan.h"
+#include "support/real_model.h"
+#include "whittle.h"
+
+namespace {
+
+using wt::test::real_model;
+
+// Max |vulkan - cpu| over every logit of every row, and the same relative to the largest
+// |cpu logit| of the row (at least 1). Measured on lavapipe (printed by the test): 3.0e-5
+// abs, 1.3e-6 rel over the three short prompts. The bounds leave ~30x room for other
+// drivers' summation orders and longer prompts, and stay far below the int8 activation
+// noise (~1) and the argmax margins the greedy tests rely on.
+constexpr float kMaxAbs = 1e-3f;
+constexpr float kMaxRel = 1e-4f;
+
+struct Sizes {
+  size_t logit_prompt[3];  // tokens of the three logits prompts (the third is code, cut)
+  size_t greedy_prompt;
+  int greedy_tokens;
+  size_t thread_prompt;
+  int thread_tokens;
+};
+
+const Sizes& sizes() {
+  // 40 prompt tokens, not fewer: at 32, ASL's per-head KV choice at layer 18 (one slot,
+  // positions 0 and 2 nearly tied) fell differently on the two backends — a discrete
+  // selection amplifies a 1e-7 score difference — and decode logits then moved by ~0.4.
+  static const Sizes small{{12, 16, 20}, 40, 8, 12, 3};
+  static const Sizes full{{160, 100, 120}, 240, 64, 96, 12};
+  return std::getenv("WT_VULKAN_MODEL_FULL") ? full : small;
+}
+
+// Pruning parameters that prune at both sizes: keep 0.3 with an observation window of 8
+// and SlimInfer blocks of 8 tokens (the defaults, 32 and 64, cover a short prompt whole).
+wt_prune_params method(wt_prune_method m) {
+  wt_prune_params p = wt_prune_default_params();
+  p.method = m;
+  p.keep = 0.3f;
+  p.window = 8;
+  p.slim_block = 8;
+  p.slim_unit = 4;
+  return p;
+}
+
+// The Vulkan model, loaded once per process; null (after a SKIPPED message) when the model
+// file or a Vulkan device is missing.
+struct VulkanModelHolder {
+  wt_model* model = nullptr;
+  ~VulkanModelHolder() { wt_model_free(model); }  // the device too: LeakSanitizer sees the driver's objects
+};
+
+wt_model* vulkan_model() {
+  static VulkanModelHolder holder;
+  wt_model*& model = holder.model;
+  static bool tried = false;
+  static std::string why;
+  if (!tried) {
+    tried = true;
+    if (real_model().ok()) {
+      wt_model_params mp = wt_model_default_params();
+      mp.backend = WT_BACKEND_VULKAN;
+      const wt_status st = wt_model_load(wt::test::real_model_path().c_str(), &mp, &model);
+      if (st != WT_OK) {
+        model = nullptr;
+        why = std::string("no Vulkan model (") + wt_status_string(st) + "): " + wt_last_error();
+      }
+    } else {
+      why = wt::test::real_model_path() + " not present (scripts/fetch-model.sh fetches it)";
+    }
+  }
+  if (!model) {
+    MESSAGE("SKIPPED: " << why);
+    wt::test::g_vulkan_skipped = true;
+  } else {
+    wt::test::g_vulkan_ran = true;
+  }
+  return model;
+}
+
+wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t n_ctx, bool logits_all) {
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = static_cast<int32_t>(n_ctx);
+  cp.n_threads = 2;
+  cp.logits_all = logits_all;
+  cp.matmul_mode = WT_MATMUL_F32;
+  cp.prune = pp;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+  return ctx;
+}
+
+int32_t argmax(const float* v, int32_t n) { return static_cast<int32_t>(std::max_element(v, v + n) - v); }
+
+struct Greedy {
+  std::vector<wt_token> tokens;
+  std::vector<int32_t> kv_rows;      // per layer, after the prefill
+  std::vector<int32_t> hidden_rows;  // per layer, rows computed in the (last) pass
+};
+
+// Prefill, then n_new argmax steps (end tokens included: the sequences are compared, not
+// the text). No doctest assertions: it also runs on worker threads.
+wt_status run_greedy(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new,
+                     Greedy* g) {
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = static_cast<int32_t>(prompt.size()) + n_new + 8;
+  cp.n_threads = 2;
+  cp.matmul_mode = WT_MATMUL_F32;
+  cp.prune = pp;
+  wt_context* ctx = nullptr;
+  wt_model_info info;
+  wt_status st = wt_model_get_info(m, &info);
+  if (st == WT_OK) st = wt_context_create(m, &cp, &ctx);
+  if (st == WT_OK) st = wt_context_prefill(ctx, prompt.data(), prompt.size());
+  wt_prune_stats ps;
+  if (st == WT_OK) st = wt_context_get_prune_stats(ctx, &ps);
+  if (st == WT_OK && ps.kv_rows) g->kv_rows.assign(ps.kv_rows, ps.kv_rows + ps.n_layer);
+  if (st == WT_OK && ps.hidden_rows) g->hidden_rows.assign(ps.hidden_rows, ps.hidden_rows + ps.n_layer);
+  for (int i = 0; i < n_new && st == WT_OK; ++i) {
+    const float* logits = nullptr;
+    st = wt_context_logits(ctx, -1, &logits);
+    if (st != WT_OK) break;
+    const wt_token t = argmax(logits, info.n_vocab);
+    g->tokens.push_back(t);
+    if (i + 1 < n_new) st = wt_context_decode(ctx, t);
+  }
+  wt_context_free(ctx);
+  return st;
+}
+
+Greedy greedy(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new) {
+  Greedy g;
+  REQUIRE_MESSAGE(run_greedy(m, pp, prompt, n_new, &g) == WT_OK, wt_last_error());
+  return g;
+}
+
+std::vector<wt_token> tokenize(const wt_model* m, const std::string& text) {
+  std::vector<wt_token> t(text.size() + 8);
+  size_t n = 0;
+  const wt_tokenize_params tp = wt_tokenize_default_params();
+  REQUIRE(wt_tokenize(m, text.data(), text.size(), &tp, t.data(), t.size(), &n) == WT_OK);
+  t.resize(n);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("vulkan model: logits of three prompts match the CPU with f32 activations") {
+  wt_model* vk = vulkan_model();
+  if (!vk) return;
+  const wt_model* cpu = real_model().model;
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(cpu, &info) == WT_OK);
+  const Sizes& z = sizes();
+  const auto& text = real_model().text;
+  std::vector<wt_token> code =
+      tokenize(cpu, "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    a, b = 0, 1\n"
+                    "    for _ in range(n):\n        a, b = b, a + b\n    return a\n\nprint(fibonacci(10))\n"
+                    "# The first ten numbers of the sequence, one per line:\nfor i in range(10):\n"
+                    "    print(i, fibonacci(i))\n");
+  while (code.size() < z.logit_prompt[2]) code.insert(code.end(), code.begin(), code.end());
+  code.resize(z.logit_prompt[2]);
+  const std::vector<std::vector<wt_token>> prompts = {
+      real_model().prompt(z.logit_prompt[0]),
+      std::vector<wt_token>(text.begin() + 600, text.begin() + 600 + static_cast<long>(z.logit_prompt[1])),
+      code,
+  };
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    CAPTURE(p);
+    const std::vector<wt_token>& prompt = prompts[p];
+    const wt_prune_params full = wt_prune_default_params();
+    wt_context* a = make_ctx(cpu, full, prompt.size() + 4, true);
+    wt_context* b = make_ctx(vk, full, prompt.size() + 4, true);
+    REQUIRE_MESSAGE(wt_context_prefill(a, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+    REQUIRE_MESSAGE(wt_context_prefill(b, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+    // Every prompt row, then one decode step (the decode path: attention_decode, KV append).
+    float max_abs = 0, max_rel = 0;
+    int argmax_diff = 0, non_finite = 0;
+    auto compare = [&](int32_t row) {
+      const float *la = nullptr, *lb = nullptr;
+      REQUIRE(wt_context_logits(a, row, &la) == WT_OK);
+      REQUIRE(wt_context_logits(b, row, &lb) == WT_OK);
+      float row_abs = 0, row_scale = 0;
+      for (int32_t i = 0; i < info.n_vocab; ++i) {
+        non_finite += !std::isfinite(lb[i]);
+        row_abs = std::max(row_abs, std::fabs(la[i] - lb[i]));
+        row_scale = std::max(row_scale, std::fabs(la[i]));
+      }
+      max_abs = std::max(max_abs, row_abs);
+      max_rel = std::max(max_rel, row_abs / std::max(row_scale, 1.0f));
+      argmax_diff += argmax(la, info.n_vocab) != argmax(lb, info.n_vocab);
+    };
+    for (int32_t r = 0; r < static_cast<int32_t>(prompt.size()); ++r) compare(r);
+    const float* last = nullptr;
+    REQUIRE(wt_context_logits(a, -1, &last) == WT_OK);
+    const wt_token next = argmax(last, info.n_vocab);
+    REQUIRE(wt_context_decode(a, next) == WT_OK);
+    REQUIRE(wt_context_decode(b, next) == WT_OK);
+    compare(0);
+    MESSAGE("prompt " << p << " (" << prompt.size() << " tokens + 1 decode): max abs " << max_abs << ", max rel "
+                      << max_rel << ", argmax differs at " << argmax_diff << " rows");
+    CHECK(non_finite == 0);
+    CHECK(max_abs <= kMaxAbs);
+    CHECK(max_rel <= kMaxRel);
+    wt_context_free(a);
+    wt_context_free(b);
+  }
+}
+
+namespace {
+
+void check_greedy(wt_prune_method m) {
+  wt_model* vk = vulkan_model();
+  if (!vk) return;
+  const wt_model* cpu = real_model().model;
+  const Sizes& z = sizes();
+  const std::vector<wt_token> prompt = real_model().prompt(z.greedy_prompt);
+  const std::string name = wt_prune_method_name(m);
+  const wt_prune_params pp = method(m);
+  const Greedy want = greedy(cpu, pp, prompt, z.greedy_tokens);
+  const Greedy got = greedy(vk, pp, prompt, z.greedy_tokens);
+  int first_diff = -1;
+  for (size_t i = 0; i < want.tokens.size() && first_diff < 0; ++i)
+    if (want.tokens[i] != got.tokens[i]) first_diff = static_cast<int>(i);
+  const int32_t n = static_cast<int32_t>(prompt.size());
+  int32_t min_kv = n, min_hidden = n;
+  for (int32_t r : want.kv_rows) min_kv = std::min(min_kv, r);
+  for (int32_t r : want.hidden_rows) min_hidden = r > 0 ? std::min(min_hidden, r) : min_hidden;
+  MESSAGE(name << ": " << z.greedy_tokens << " greedy tokens after " << n << " prompt tokens, first difference at "
+               << (first_diff < 0 ? std::string("none") : std::to_string(first_diff)) << "; fewest KV rows in a layer "
+               << min_kv << ", fewest hidden rows " << min_hidden);
+  CHECK(first_diff == -1);
+  // The policy decided the same on both backends, and (except full KV) it pruned.
+  CHECK(got.kv_rows == want.kv_rows);
+  CHECK(got.hidden_rows == want.hidden_rows);
+  if (m != WT_PRUNE_FULL) CHECK((min_kv < n || min_hidden < n));
+}
+
+}  // namespace
+
+TEST_CASE("vulkan model: greedy tokens identical to the CPU, full KV") { check_greedy(WT_PRUNE_FULL); }
+TEST_CASE("vulkan model: greedy tokens identical to the CPU, FastKV") { check_greedy(WT_PRUNE_FASTKV); }
+TEST_CASE("vulkan model: greedy tokens identical to the CPU, ASL") { check_greedy(WT_PRUNE_ASL); }
+TEST_CASE("vulkan model: greedy tokens identical to the CPU, SlimInfer") { check_greedy(WT_PRUNE_SLIMINFER); }
+
+TEST_CASE("vulkan model: two contexts on two threads share the device and match a lone run") {
+  wt_model* vk = vulkan_model();
+  if (!vk) return;
+  const Sizes& z = sizes();
+  const std::vector<wt_token> p1 = real_model().prompt(z.thread_prompt);
+  const std::vector<wt_token> p2(real_model().text.begin() + 300,
+                                 real_model().text.begin() + 300 + static_cast<long>(z.thread_prompt + 4));
+  const wt_prune_params full = wt_prune_default_params();
+  const wt_prune_params fastkv = method(WT_PRUNE_FASTKV);
+  const int n = z.thread_tokens;
+  const Greedy want1 = greedy(vk, full, p1, n);
+  const Greedy want2 = greedy(vk, fastkv, p2, n);
+  Greedy got1, got2;
+  wt_status st1 = WT_OK, st2 = WT_OK;
+  std::thread t1([&] { st1 = run_greedy(vk, full, p1, n, &got1); });
+  std::thread t2([&] { st2 = run_greedy(vk, fastkv, p2, n, &got2); });
+  t1.join();
+  t2.join();
+  CHECK(st1 == WT_OK);
+  CHECK(st2 == WT_OK);
+  CHECK(got1.tokens == want1.tokens);
+  CHECK(got2.tokens == want2.tokens);
+  CHECK(got2.kv_rows == want2.kv_rows);
+}
+
+TEST_CASE("vulkan model: without a device, loading for Vulkan is WT_ERR_UNSUPPORTED with a message") {
+  // Run by ctest with every Vulkan driver hidden (vulkan_model_without_device); in the
+  // ordinary run it checks only that the status is one of the two documented outcomes.
+  const bool expect_none = std::getenv("WT_TEST_EXPECT_NO_VULKAN") != nullptr;
+  if (!real_model().ok()) {
+    MESSAGE("SKIPPED: " << wt::test::real_model_path() << " not present");
+    wt::test::g_vulkan_skipped = true;
+    return;
+  }
+  wt::test::g_vulkan_ran = true;
+  wt_model_params mp = wt_model_default_params();
+  mp.backend = WT_BACKEND_VULKAN;
+  wt_model* m = nullptr;
+  const wt_status st = wt_model_load(wt::test::real_model_path().c_str(), &mp, &m);
+  if (expect_none) {
+    CHECK(st == WT_ERR_UNSUPPORTED);
+    CHECK(m == nullptr);
+  } else {
+    CHECK((st == WT_OK || st == WT_ERR_UNSUPPORTED));
+  }
+  if (st != WT_OK) {
+    const std::string msg = wt_last_error();
+    MESSAGE("wt_model_load(WT_BACKEND_VULKAN): " << msg);
+    CHECK(msg.find("WT_BACKEND_VULKAN") != std::string::npos);
+  }
+  wt_model_free(m);
+}
