@@ -266,11 +266,12 @@ void check_greedy(wt_prune_method m) {
 }  // namespace
 
 TEST_CASE("vulkan model: greedy tokens identical to the CPU, full KV") { check_greedy(WT_PRUNE_FULL); }
-TEST_CASE("vulkan model: greedy tokens identical to the CPU, FastKV") { check_greedy(WT_PRUNE_FASTKV); }
-TEST_CASE("vulkan model: greedy tokens identical to the CPU, ASL") { check_greedy(WT_PRUNE_ASL); }
-TEST_CASE("vulkan model: greedy tokens identical to the CPU, SlimInfer") { check_greedy(WT_PRUNE_SLIMINFER); }
+TEST_CASE("vulkan model: greedy tokens identical to the CPU, FastKV" * doctest::test_suite("slow")) { check_greedy(WT_PRUNE_FASTKV); }
+TEST_CASE("vulkan model: greedy tokens identical to the CPU, ASL" * doctest::test_suite("slow")) { check_greedy(WT_PRUNE_ASL); }
+TEST_CASE("vulkan model: greedy tokens identical to the CPU, SlimInfer" * doctest::test_suite("slow")) { check_greedy(WT_PRUNE_SLIMINFER); }
 
-TEST_CASE("vulkan model: two contexts on two threads share the device and match a lone run") {
+TEST_CASE("vulkan model: two contexts on two threads share the device and match a lone run" *
+          doctest::test_suite("slow")) {
   wt_model* vk = vulkan_model();
   if (!vk) return;
   const Sizes& z = sizes();
