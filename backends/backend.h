@@ -47,6 +47,7 @@ struct BackendCaps {
   std::string device_name;     // "Intel Xeon (AVX-512 VNNI)"
   bool unified_memory = false; // device memory is host DRAM (CPU, Jetson)
   bool has_copy_queue = false; // copies overlap compute on a separate engine
+  bool reads_any_host_pointer = false; // ops may take any host address, not only this backend's memory (CPU)
   size_t max_buffer_bytes = 0; // largest single allocation
   size_t max_binding_bytes = 0;// largest range one kernel argument may bind
   int n_threads = 1;

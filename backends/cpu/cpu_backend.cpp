@@ -105,6 +105,7 @@ class CpuBackend final : public Backend {
     caps_.device_name = "host CPU";
     caps_.unified_memory = true;
     caps_.has_copy_queue = false;
+    caps_.reads_any_host_pointer = true;
     caps_.max_buffer_bytes = SIZE_MAX / 2;
     caps_.max_binding_bytes = SIZE_MAX / 2;
     caps_.n_threads = pool_.n_threads();

@@ -24,6 +24,12 @@ inline Status f32_only(const Tensor& t, const char* what) {
   return Status::ok();
 }
 
+// An f32 tensor bound to a slot (the usual case), or why not.
+inline Status bind_f32(const VulkanBackend& b, const Tensor& t, const char* what, Bound* out) {
+  WT_TRY(f32_only(t, what));
+  return b.bind_tensor(t, 4, what, out);
+}
+
 // A linear grid of n groups as (x, y) within the guaranteed limits; kernels call group_id().
 inline void grid(uint64_t n, uint32_t* x, uint32_t* y) {
   *x = static_cast<uint32_t>(n < kMaxGroupsX ? n : kMaxGroupsX);

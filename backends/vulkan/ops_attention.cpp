@@ -20,18 +20,16 @@ Status check_heads(const Tensor& q, const Tensor& k, const char* op) {
 
 Status encode_attention(VulkanBackend& b, const OpCall& c, bool decode) {
   const char* op = decode ? "attention_decode" : "attention_prefill";
-  for (const Tensor* t : {&c.dst, &c.src[0], &c.src[1], &c.src[2]}) WT_TRY(f32_only(*t, op));
   WT_TRY(check_heads(c.src[0], c.src[1], op));
   const bool with_ids = c.ids != nullptr && c.n_ids > 0;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "attention dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "attention q", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], 4, "attention k", &bind[b_src1]));
-  WT_TRY(b.bind_tensor(c.src[2], 4, "attention v", &bind[b_src2]));
+  WT_TRY(bind_f32(b, c.dst, "attention dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "attention q", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[1], "attention k", &bind[b_src1]));
+  WT_TRY(bind_f32(b, c.src[2], "attention v", &bind[b_src2]));
   if (with_ids) WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(c.n_ids), &bind[b_aux]));
   Push p;
-  for (uint32_t i = 0; i < 4; ++i) p.off[i] = bind[i].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
   p.ne[2] = static_cast<uint32_t>(decode ? 1 : c.src[0].ne[2]);
@@ -59,7 +57,6 @@ Status encode_attention_prefill(VulkanBackend& b, const OpCall& c) { return enco
 Status encode_attention_decode(VulkanBackend& b, const OpCall& c) { return encode_attention(b, c, true); }
 
 Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
-  for (const Tensor* t : {&c.dst, &c.src[0], &c.src[1]}) WT_TRY(f32_only(*t, "window_scores"));
   WT_TRY(check_heads(c.src[0], c.src[1], "window_scores"));
   const int64_t n = c.src[0].ne[2], n_keys = c.src[1].ne[2];
   const int64_t w = c.i[0] < n ? (c.i[0] > 0 ? c.i[0] : 0) : n;
@@ -67,16 +64,12 @@ Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
   const bool softmax = (c.i[1] & 1) != 0;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "window_scores dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "window_scores q", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], 4, "window_scores k", &bind[b_src1]));
+  WT_TRY(bind_f32(b, c.dst, "window_scores dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "window_scores q", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[1], "window_scores k", &bind[b_src1]));
   const size_t stats_bytes = sizeof(float) * 2 * static_cast<size_t>(c.src[0].ne[1] * (w > 0 ? w : 1));
   if (softmax) WT_TRY(b.bind_workspace(stats_bytes, "window_scores", &bind[b_aux]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
-  p.off[b_src1] = bind[b_src1].first;
-  p.off[b_aux] = bind[b_aux].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
   p.ne[2] = static_cast<uint32_t>(n);
@@ -102,7 +95,6 @@ Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
-  for (const Tensor* t : {&c.dst, &c.src[0], &c.src[1]}) WT_TRY(f32_only(*t, "block_scores"));
   WT_TRY(check_heads(c.src[0], c.src[1], "block_scores"));
   const int64_t n = c.src[0].ne[2];
   const int64_t n_keys = c.ids ? c.n_ids : c.src[1].ne[2];
@@ -110,15 +102,13 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   const int64_t block = c.i[0] > 0 ? c.i[0] : 1, unit = c.i[1] > 0 ? c.i[1] : 1;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "block_scores dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "block_scores q", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], 4, "block_scores k", &bind[b_src1]));
+  WT_TRY(bind_f32(b, c.dst, "block_scores dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "block_scores q", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[1], "block_scores k", &bind[b_src1]));
   WT_TRY(b.bind_workspace(sizeof(float) * static_cast<size_t>(c.src[0].ne[0] * c.src[0].ne[1]), "block_scores",
                           &bind[b_src2]));
   if (c.ids && c.n_ids > 0) WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(c.n_ids), &bind[b_aux]));
   Push p;
-  for (uint32_t i = 0; i < 3; ++i) p.off[i] = bind[i].first;
-  p.off[b_src2] = bind[b_src2].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
   p.ne[2] = static_cast<uint32_t>(n_keys);

@@ -26,18 +26,12 @@ Status weight_variant(const VulkanBackend& b, DType t, Kernel f32, const char* o
 }  // namespace
 
 Status encode_add(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.dst, "add dst"));
-  WT_TRY(f32_only(c.src[0], "add src0"));
-  WT_TRY(f32_only(c.src[1], "add src1"));
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "add dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "add src0", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], 4, "add src1", &bind[b_src1]));
+  WT_TRY(bind_f32(b, c.dst, "add dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "add src0", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[1], "add src1", &bind[b_src1]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
-  p.off[b_src1] = bind[b_src1].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
   p.nb[0] = stride(c.dst, 1, 4);
@@ -48,18 +42,12 @@ Status encode_add(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_rmsnorm(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.dst, "rmsnorm dst"));
-  WT_TRY(f32_only(c.src[0], "rmsnorm x"));
-  WT_TRY(f32_only(c.src[1], "rmsnorm weight"));
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "rmsnorm dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "rmsnorm x", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], 4, "rmsnorm weight", &bind[b_src1]));
+  WT_TRY(bind_f32(b, c.dst, "rmsnorm dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "rmsnorm x", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[1], "rmsnorm weight", &bind[b_src1]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
-  p.off[b_src1] = bind[b_src1].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
   p.nb[0] = stride(c.dst, 1, 4);
@@ -71,18 +59,12 @@ Status encode_rmsnorm(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.dst, "swiglu dst"));
-  WT_TRY(f32_only(c.src[0], "swiglu gate"));
-  WT_TRY(f32_only(c.src[1], "swiglu up"));
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "swiglu dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "swiglu gate", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], 4, "swiglu up", &bind[b_src1]));
+  WT_TRY(bind_f32(b, c.dst, "swiglu dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "swiglu gate", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[1], "swiglu up", &bind[b_src1]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
-  p.off[b_src1] = bind[b_src1].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
   p.nb[0] = stride(c.dst, 1, 4);
@@ -92,7 +74,6 @@ Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.src[0], "copy_rows src"));
   const bool f16 = c.dst.type == DType::f16;
   if (!f16 && c.dst.type != DType::f32)
     return error(WT_ERR_UNSUPPORTED, "vulkan: copy_rows writes f32 or f16 rows only");
@@ -104,10 +85,8 @@ Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
   Bound bind[kBindings];
   init_bindings(b, bind);
   WT_TRY(b.bind_tensor(c.dst, du, "copy_rows dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "copy_rows src", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[0], "copy_rows src", &bind[b_src0]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
   p.nb[0] = stride(c.dst, 1, du);
@@ -118,7 +97,6 @@ Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_embed(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.dst, "embed dst"));
   Kernel k;
   WT_TRY(weight_variant(b, c.src[0].type, Kernel::embed_f32, "embed", &k));
   const int64_t n = c.dst.ne[1];
@@ -126,12 +104,10 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
   const uint32_t wu = unit_of(c.src[0].type);
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "embed dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.dst, "embed dst", &bind[b_dst]));
   WT_TRY(b.bind_tensor(c.src[0], wu, "embed table", &bind[b_src0]));
   WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(n), &bind[b_aux]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
   p.ne[0] = static_cast<uint32_t>(c.dst.ne[0]);
   p.ne[1] = static_cast<uint32_t>(n);
   p.nb[0] = stride(c.dst, 1, 4);
@@ -142,20 +118,15 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
 Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   // Activations stay f32 whatever i0 asks: the product is the CPU's matmul_f32 (weights
   // dequantized, f32 sums); int8 activation quantization is a CPU speed path.
-  WT_TRY(f32_only(c.dst, "matmul dst"));
-  WT_TRY(f32_only(c.src[0], "matmul x"));
   Kernel k;
   WT_TRY(weight_variant(b, c.src[1].type, Kernel::matmul_f32, "matmul", &k));
   const uint32_t wu = unit_of(c.src[1].type);
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "matmul dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "matmul x", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.dst, "matmul dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "matmul x", &bind[b_src0]));
   WT_TRY(b.bind_tensor(c.src[1], wu, "matmul weights", &bind[b_src1]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
-  p.off[b_src1] = bind[b_src1].first;
   p.ne[0] = static_cast<uint32_t>(c.src[1].ne[0]);  // k
   p.ne[1] = static_cast<uint32_t>(c.src[1].ne[1]);  // n_out
   p.ne[2] = static_cast<uint32_t>(c.src[0].n_rows());
@@ -172,7 +143,6 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
 
 Status encode_rope(VulkanBackend& b, const OpCall& c) {
   const Tensor& x = c.src[0];
-  WT_TRY(f32_only(x, "rope x"));
   const int32_t n_rot = c.i[0];
   if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > x.ne[0] || n_rot > 512)
     return error(WT_ERR_INVALID_ARGUMENT, "vulkan: rope n_rot must be even, > 0, <= head_dim and <= 512");
@@ -192,7 +162,7 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   }
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(x, 4, "rope x", &bind[b_dst]));
+  WT_TRY(bind_f32(b, x, "rope x", &bind[b_dst]));
   if (f64) {
     WT_TRY(b.upload(freq_d, sizeof(double) * half, &bind[b_src2]));
   } else {
@@ -200,7 +170,6 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   }
   WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(x.ne[2]), &bind[b_aux]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
   p.ne[0] = static_cast<uint32_t>(x.ne[0]);
   p.ne[1] = static_cast<uint32_t>(x.ne[1]);
   p.ne[2] = static_cast<uint32_t>(x.ne[2]);
@@ -215,15 +184,13 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_argmax(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.src[0], "argmax x"));
   if (!c.out_i) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: argmax needs out_i");
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.src[0], 4, "argmax x", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[0], "argmax x", &bind[b_src0]));
   void* host = nullptr;
   WT_TRY(b.readback_slot(sizeof(int32_t), &bind[b_aux], &host));
   Push p;
-  p.off[b_src0] = bind[b_src0].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   WT_TRY(b.record(Kernel::argmax, b.wg_size(), bind, p, 1));
   WT_TRY(b.finish_host_result());
@@ -232,20 +199,16 @@ Status encode_argmax(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_gather_rows(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.dst, "gather_rows dst"));
-  WT_TRY(f32_only(c.src[0], "gather_rows src"));
   const bool src3 = c.src[0].n_dims >= 3, dst3 = c.dst.n_dims >= 3, per_head = c.i[0] == 1;
   const int64_t heads = src3 ? c.src[0].ne[1] : 1;
   const int64_t n_sel = per_head ? c.n_ids / heads : c.n_ids;
   if (!c.ids || c.n_ids < 0) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: gather_rows needs ids");
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "gather_rows dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "gather_rows src", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.dst, "gather_rows dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "gather_rows src", &bind[b_src0]));
   WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(c.n_ids), &bind[b_aux]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(heads);
   p.ne[2] = static_cast<uint32_t>(n_sel);

@@ -8,16 +8,12 @@
 namespace wt::vk {
 
 Status encode_pool1d(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.dst, "pool1d dst"));
-  WT_TRY(f32_only(c.src[0], "pool1d src"));
   if (c.i[0] < 1 || c.i[0] % 2 == 0) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: pool1d kernel must be odd and >= 1");
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "pool1d dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "pool1d src", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.dst, "pool1d dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "pool1d src", &bind[b_src0]));
   Push p;
-  p.off[b_dst] = bind[b_dst].first;
-  p.off[b_src0] = bind[b_src0].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
   p.ne[2] = static_cast<uint32_t>(c.src[0].n_rows());
@@ -33,18 +29,16 @@ Status encode_pool1d(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_topk(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.src[0], "topk src"));
   const int64_t rows = c.src[0].n_rows();
   if (c.i[0] <= 0) return Status::ok();  // nothing asked, nothing written (as on the CPU)
   if (!c.out_i) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: topk needs out_i");
   const size_t out_bytes = sizeof(int32_t) * static_cast<size_t>(rows) * static_cast<size_t>(c.i[0]);
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.src[0], 4, "topk src", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[0], "topk src", &bind[b_src0]));
   void* host = nullptr;
   WT_TRY(b.readback_slot(out_bytes, &bind[b_aux], &host));
   Push p;
-  p.off[b_src0] = bind[b_src0].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
   p.ne[2] = static_cast<uint32_t>(rows);
@@ -60,18 +54,13 @@ Status encode_topk(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_kv_similarity(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(f32_only(c.dst, "kv_similarity dst"));
-  WT_TRY(f32_only(c.src[0], "kv_similarity k"));
-  WT_TRY(f32_only(c.src[1], "kv_similarity v"));
-  WT_TRY(f32_only(c.src[2], "kv_similarity anchors"));
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, 4, "kv_similarity dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], 4, "kv_similarity k", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], 4, "kv_similarity v", &bind[b_src1]));
-  WT_TRY(b.bind_tensor(c.src[2], 4, "kv_similarity anchors", &bind[b_src2]));
+  WT_TRY(bind_f32(b, c.dst, "kv_similarity dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, c.src[0], "kv_similarity k", &bind[b_src0]));
+  WT_TRY(bind_f32(b, c.src[1], "kv_similarity v", &bind[b_src1]));
+  WT_TRY(bind_f32(b, c.src[2], "kv_similarity anchors", &bind[b_src2]));
   Push p;
-  for (uint32_t i = 0; i < 4; ++i) p.off[i] = bind[i].first;
   p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
   p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
   p.ne[2] = static_cast<uint32_t>(c.src[0].ne[2]);

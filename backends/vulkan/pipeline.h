@@ -37,7 +37,7 @@ enum Binding : uint32_t { b_dst = 0, b_src0 = 1, b_src1 = 2, b_src2 = 3, b_aux =
 // strides are in units of the binding's view: 4-byte words for f32/int32 and for the
 // quantized types' uint view (whose offsets/strides are in bytes), 2 bytes for f16.
 struct Push {
-  uint32_t off[kBindings] = {};  // first element of each tensor within its binding
+  uint32_t off[kBindings] = {};  // first element of each tensor within its binding (set by record)
   uint32_t ne[4] = {};           // op-specific sizes
   uint32_t nb[8] = {};           // dst nb1, nb2, src0 nb1, nb2, src1 nb1, nb2, src2 nb1, nb2
   int32_t i[4] = {};

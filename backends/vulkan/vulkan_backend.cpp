@@ -236,7 +236,9 @@ Status VulkanBackend::record(Kernel k, uint32_t wg_size, const Bound (&b)[kBindi
     writes[i].pBufferInfo = &infos[i];
   }
   device_.cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, kBindings, writes);
-  vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &push);
+  Push pc = push;  // each tensor's first element within its binding comes with the binding
+  for (uint32_t i = 0; i < kBindings; ++i) pc.off[i] = b[i].first;
+  vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &pc);
   vkCmdDispatch(cmd, n_groups_x, n_groups_y, 1);
   ++st.n_recorded;
   return Status::ok();

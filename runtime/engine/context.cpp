@@ -196,7 +196,8 @@ Status Context::allocate() {
       score_capacity_ = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));
       scores_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
       pooled_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
-      topk_in_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
+      // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
+      if (!backend_->caps().reads_any_host_pointer) topk_in_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
       anchors_ = static_cast<float*>(a.take(sizeof(float) * static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd)));
       if (prune_.record_ranking) {
         const size_t floats = static_cast<size_t>(hp.n_layer + 1) * n_sz;

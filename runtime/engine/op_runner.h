@@ -173,7 +173,8 @@ class OpRunner {
 // The topk op behind the Selector interface the policies use. Policies often rank scores
 // they combined on the host (their own vectors); a device backend can only read its own
 // memory, so such scores are first copied into `staging`, a slice of the context's arena.
-// Scores already in the arena (the observation buffers) are ranked in place.
+// Scores already in the arena (the observation buffers), or any scores on a backend that
+// reads host pointers (the CPU), are ranked in place.
 class BackendSelector final : public Selector {
  public:
   BackendSelector(Backend& b, const Buffer& arena, float* staging, size_t staging_floats)
@@ -182,7 +183,7 @@ class BackendSelector final : public Selector {
     if (k < 0 || k > n) return error(WT_ERR_INTERNAL, "topk of " + std::to_string(k) + " from " + std::to_string(n));
     if (k == 0) return Status::ok();
     const size_t floats = static_cast<size_t>(rows) * static_cast<size_t>(n);
-    if (!in_arena(scores, floats)) {
+    if (!b_.caps().reads_any_host_pointer && !in_arena(scores, floats)) {
       if (!staging_ || floats > staging_floats_)
         return error(WT_ERR_INTERNAL, "topk over " + std::to_string(floats) + " host scores, the staging holds " +
                                           std::to_string(staging_floats_));
