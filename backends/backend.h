@@ -50,9 +50,12 @@ struct BackendCaps {
   bool reads_any_host_pointer = false; // ops may take any host address, not only this backend's memory (CPU)
   size_t max_buffer_bytes = 0; // largest single allocation
   size_t max_binding_bytes = 0;// largest range one kernel argument may bind
+  uint64_t weight_types = 0;   // the DTypes its matmul and embed read: bit (1 << DType value)
   int n_threads = 1;
   const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")
 };
+
+inline constexpr uint64_t dtype_bit(DType t) { return uint64_t{1} << static_cast<uint32_t>(t); }
 
 struct MemoryInfo {
   uint64_t total_bytes = 0;
@@ -92,6 +95,8 @@ struct BackendOptions {
   int device_index = -1;   // vulkan: which physical device; -1 = the best one
   bool validation = false; // vulkan: run under VK_LAYER_KHRONOS_validation; any error it
                            // reports fails the next synchronize / host-result launch
+  bool portable_kernels = false;  // vulkan: only the kernels that need no optional device
+                                  // feature (no subgroup ops), so tests cover that path too
 };
 
 Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);

@@ -138,6 +138,9 @@ typedef struct wt_model_info {
   int32_t n_ctx_train;
   uint64_t n_params;
   uint64_t weight_bytes;
+  const char* backend;      /* where the weights live and the model runs: "cpu", "vulkan" */
+  const char* device;       /* that backend's device ("llvmpipe (LLVM 15.0.6, 256 bits)");
+                               "" for the CPU backend. Strings live as long as the model.  */
 } wt_model_info;
 
 /* WT_ERR_INVALID_ARGUMENT: NULL model or out_info. */

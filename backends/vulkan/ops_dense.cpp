@@ -118,8 +118,10 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
 Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   // Activations stay f32 whatever i0 asks: the product is the CPU's matmul_f32 (weights
   // dequantized, f32 sums); int8 activation quantization is a CPU speed path.
+  const uint32_t k_dim = static_cast<uint32_t>(c.src[1].ne[0]);
+  const bool sg = b.subgroup_arith() && k_dim % 8 == 0;
   Kernel k;
-  WT_TRY(weight_variant(b, c.src[1].type, Kernel::matmul_f32, "matmul", &k));
+  WT_TRY(weight_variant(b, c.src[1].type, sg ? Kernel::matmul_sg_f32 : Kernel::matmul_f32, "matmul", &k));
   const uint32_t wu = unit_of(c.src[1].type);
   Bound bind[kBindings];
   init_bindings(b, bind);
@@ -133,12 +135,27 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   p.nb[0] = stride(c.dst, 1, 4);
   p.nb[2] = stride(c.src[0], 1, 4);
   p.nb[4] = stride(c.src[1], 1, wu);
+  size_t block_bytes = 0;  // of a 32-weight block; every block starts on a word: plain loads
+  if (wu == 1 && dtype_row_bytes(c.src[1].type, 32, &block_bytes) && block_bytes % 4 == 0 &&
+      bind[b_src1].first % 4 == 0 && p.nb[4] % 4 == 0)
+    p.flags = 1u;
   constexpr uint64_t kRowsPerGroup = 4;  // matmul.comp kRows
-  const uint64_t n_groups = static_cast<uint64_t>(p.ne[1]) * ((p.ne[2] + kRowsPerGroup - 1) / kRowsPerGroup);
+  const uint64_t row_tiles = (p.ne[2] + kRowsPerGroup - 1) / kRowsPerGroup;
+  uint32_t wg = b.wg_size();
+  uint64_t n_groups = static_cast<uint64_t>(p.ne[1]) * row_tiles;
+  if (sg) {
+    // Eight subgroups (outputs) per workgroup: few enough workgroups that their start-up
+    // cost vanishes, enough to fill a GPU's SM with warps.
+    const uint32_t sub = b.vk_caps().subgroup_size;
+    wg = sub * 8 < wg ? sub * 8 : wg;
+    const uint32_t per_group = wg / sub;
+    p.i[0] = static_cast<int32_t>(per_group);
+    n_groups = (p.ne[1] + per_group - 1) / per_group * row_tiles;
+  }
   WT_TRY(too_big(n_groups));
   uint32_t gx, gy;
   grid(n_groups, &gx, &gy);
-  return b.record(k, b.wg_size(), bind, p, gx, gy);
+  return b.record(k, wg, bind, p, gx, gy);
 }
 
 Status encode_rope(VulkanBackend& b, const OpCall& c) {

@@ -33,6 +33,9 @@ Status VulkanBackend::init(const BackendOptions& options) {
   const uint32_t wg_limit = c.max_workgroup_invocations < c.max_workgroup_size_x ? c.max_workgroup_invocations
                                                                                  : c.max_workgroup_size_x;
   while (wg_size_ > wg_limit && wg_size_ > 64) wg_size_ /= 2;  // 64 is under every device's minimum (128)
+  constexpr VkSubgroupFeatureFlags kArith = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  subgroup_arith_ = !options.portable_kernels && (c.subgroup_ops & kArith) == kArith && c.subgroup_size >= 1 &&
+                    c.subgroup_size <= wg_size_;
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;
@@ -41,6 +44,9 @@ Status VulkanBackend::init(const BackendOptions& options) {
                                                    ? c.max_memory_allocation_bytes
                                                    : c.max_buffer_bytes);
   caps_.max_binding_bytes = static_cast<size_t>(c.max_storage_buffer_range);
+  // kernels/vulkan/dequant.glsl; K-quants and bf16 are not written yet.
+  caps_.weight_types = dtype_bit(DType::f32) | dtype_bit(DType::q8_0) | dtype_bit(DType::q4_0) | dtype_bit(DType::q4_1);
+  if (c.storage_16bit) caps_.weight_types |= dtype_bit(DType::f16);
   caps_.n_threads = 1;
   caps_.simd = "spirv";
   return check_validation();

@@ -45,6 +45,8 @@ class VulkanBackend final : public Backend {
   // The workgroup size of the 1-D kernels: the largest power of two <= 256 the device runs
   // (the reduction kernels need a power of two; their shared arrays hold 256).
   uint32_t wg_size() const { return wg_size_; }
+  // Subgroup arithmetic in compute shaders, unless the options asked for portable kernels.
+  bool subgroup_arith() const { return subgroup_arith_; }
   // The binding of tensor t viewed in units of unit_bytes (4 f32/int, 2 f16, 1 quantized).
   Status bind_tensor(const Tensor& t, uint32_t unit_bytes, const char* what, Bound* out) const;
   // The first `bytes` of the engine's workspace (set_workspace), or an error if it is smaller.
@@ -74,6 +76,7 @@ class VulkanBackend final : public Backend {
   size_t ring_head_ = 0;
   Buffer dummy_;       // bound to the slots a kernel does not use
   uint32_t wg_size_ = 256;
+  bool subgroup_arith_ = false;
 };
 
 }  // namespace wt::vk

@@ -96,6 +96,8 @@ wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info) {
     info.n_ctx_train = m.hp.n_ctx_train;
     info.n_params = m.n_params;
     info.weight_bytes = m.weight_bytes;
+    info.backend = m.device ? m.device->backend().caps().name : "cpu";
+    info.device = m.device ? m.device->backend().caps().device_name.c_str() : "";
     *out_info = info;
     return Status::ok();
   });

@@ -30,10 +30,23 @@ bool validation_requested() {
   return on;
 }
 
+#if defined(WHITTLE_VULKAN)
+namespace {
+// The same device with only the kernels that need no optional feature (the subgroup matmul
+// falls back to the shared-memory one), so both paths are checked on a device that has both.
+Status create_vulkan_portable(const BackendOptions& options, std::unique_ptr<Backend>* out) {
+  BackendOptions o = options;
+  o.portable_kernels = true;
+  return create_vulkan_backend(o, out);
+}
+}  // namespace
+#endif
+
 std::vector<BackendMaker> compiled_backends() {
   std::vector<BackendMaker> v;
 #if defined(WHITTLE_VULKAN)
   v.push_back({"vulkan", &create_vulkan_backend});
+  v.push_back({"vulkan-portable", &create_vulkan_portable});
 #endif
   return v;
 }

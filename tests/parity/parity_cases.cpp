@@ -103,6 +103,15 @@ void matmul_cases(std::vector<Case>& v) {
       v.push_back(c);
     }
   }
+  // k not a multiple of 8: the subgroup kernel's 8-weight units do not apply (fallback).
+  for (DType t : {DType::f32, DType::f16}) {
+    Case c = make(Op::matmul, std::string(dtype_name(t)) + " k=100 out=40 n=6 (k % 8 != 0)");
+    c.dst = f32(2, 40, 6);
+    c.src[0] = f32(2, 100, 6);
+    c.src[1] = typed(t, 100, 40, 0.1f);
+    c.call.i[0] = 1;
+    v.push_back(c);
+  }
   // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
   Case c = make(Op::matmul, "Q4_0 k=64 out=70001 n=1 (grid spills into y)");
   c.dst = f32(2, 70001, 1);

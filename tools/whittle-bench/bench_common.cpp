@@ -51,11 +51,12 @@ Machine probe_machine(int threads) {
   while (std::getline(in, line)) {
     if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
       const size_t c = line.find(':');
-      if (c != std::string::npos) mc.device = line.substr(c + 2);
+      if (c != std::string::npos) mc.host = line.substr(c + 2);
       break;
     }
   }
-  if (mc.device.empty()) mc.device = "unknown cpu";
+  if (mc.host.empty()) mc.host = "unknown cpu";
+  mc.device = mc.host;
   mc.bandwidth_gbs = measure_read_bandwidth_gbs(threads, size_t(1) << 30, 5);
   mc.peak = measure_compute_peak(threads);
   return mc;
@@ -92,12 +93,15 @@ bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOpti
   return true;
 }
 
+// Rooflines come from the host probes, so they describe only a run on the host CPU; a
+// device backend gets none (null in JSON, "-" in tables) until devices have probes of their own.
 double decode_roofline_tps(const BenchModel& m, const Machine& mc, double kv_bytes) {
+  if (mc.device != mc.host) return std::nan("");
   return mc.bandwidth_gbs * 1e9 / (static_cast<double>(m.info.weight_bytes) + kv_bytes);
 }
 
 double prefill_roofline_ms(const BenchModel& m, const Machine& mc, int32_t L) {
-  if (mc.peak.fp32_gflops <= 0) return std::nan("");
+  if (mc.peak.fp32_gflops <= 0 || mc.device != mc.host) return std::nan("");
   const double l = L;
   // The token embedding is a lookup, and prefill computes logits for one row only.
   const double matmul_params = static_cast<double>(m.info.n_params) - static_cast<double>(m.info.n_vocab) * m.info.n_embd;
@@ -135,6 +139,7 @@ Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const
   r.set("model", m.info.name[0] ? std::string(m.info.name) : m.path);
   r.set("backend", mc.backend);
   r.set("device", mc.device);
+  r.set("host", mc.host);
   r.set("commit", mc.commit);
   r.set("whittle_version", wt_version());
   r.set("threads", mc.threads);

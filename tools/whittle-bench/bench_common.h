@@ -29,7 +29,8 @@ struct BenchModel {
 };
 
 struct Machine {
-  std::string device;   // CPU model name (and GPU, for GPU backends)
+  std::string host;     // CPU model name: the bandwidth and peak probes measure it
+  std::string device;   // what runs the model: the host CPU, or the backend's device
   std::string backend = "cpu";
   std::string commit;   // git describe of the build
   double bandwidth_gbs = 0;

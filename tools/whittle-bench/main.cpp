@@ -276,6 +276,7 @@ int main(int argc, char** argv) {
   for (int t : a.threads) {
     machines.push_back(probe_machine(t));
     machines.back().backend = a.backend;
+    if (m.info.device && m.info.device[0]) machines.back().device = m.info.device;
   }
   std::vector<Json> records;
   for (const Machine& mc : machines) {
@@ -287,10 +288,12 @@ int main(int argc, char** argv) {
   }
   std::printf("model: %s (%s, %.1f M params, %.1f MiB of weights)\n", m.info.name, m.info.architecture,
               m.info.n_params / 1e6, m.info.weight_bytes / 1048576.0);
-  for (const Machine& mc : machines)
-    std::printf("machine: %s, %d threads: read bandwidth %.1f GB/s, fp32 %.0f GFLOP/s (%s), int8 %.0f GOP/s (%s)\n",
-                mc.device.c_str(), mc.threads, mc.bandwidth_gbs, mc.peak.fp32_gflops, mc.peak.fp32_isa,
+  for (const Machine& mc : machines) {
+    if (mc.device != mc.host) std::printf("device: %s (%s backend)\n", mc.device.c_str(), mc.backend.c_str());
+    std::printf("host: %s, %d threads: read bandwidth %.1f GB/s, fp32 %.0f GFLOP/s (%s), int8 %.0f GOP/s (%s)\n",
+                mc.host.c_str(), mc.threads, mc.bandwidth_gbs, mc.peak.fp32_gflops, mc.peak.fp32_isa,
                 mc.peak.int8_gops, mc.peak.int8_gops > 0 ? mc.peak.int8_isa : "not probed");
+  }
   std::printf("commit %s\n\n", machines[0].commit.c_str());
 
   std::string error;
