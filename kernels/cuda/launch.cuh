@@ -1,0 +1,45 @@
+// What every CUDA op kernel receives, and the one error converter the kernels use.
+//
+// Each op of kernels/ops.def has a pair kernels/cuda/<op>.cu / <op>.cuh (the CPU twin's
+// stem) declaring
+//     wt::Status wt::cuda::<op>(const wt::OpCall& c, const wt::cuda::Launch& l);
+//     size_t wt::cuda::<op>_workspace_bytes(const wt::OpCall& c);   // 0 when it needs none
+// The first checks the call, launches its kernel(s) on l.stream and returns at once (no
+// sync); the second is the scratch that call needs (the engine sizes the workspace from it).
+//
+// Memory model (backends/cuda/README.md): every tensor pointer in the OpCall (dst, src[],
+// their .data) is device-addressable (backend memory: managed, or mapped pinned host
+// memory). The backend's dispatcher makes host arrays device-visible before the call:
+// c.ids points at a device-visible copy of the caller's ids, and c.out_i at a mapped pinned
+// host slot the kernel writes (argmax, topk); the dispatcher synchronizes the stream and
+// copies that slot to the caller's out_i after the kernel returns. Kernels never allocate:
+// scratch comes from l.workspace (sized by Backend::workspace_bytes for the same call).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../ops.h"
+#include "../../runtime/status.h"
+
+namespace wt::cuda {
+
+struct Launch {
+  cudaStream_t stream = nullptr;
+  void* workspace = nullptr;      // device-addressable scratch, workspace_bytes(call) at least
+  size_t workspace_bytes = 0;
+  void* cublas = nullptr;         // cublasHandle_t bound to `stream` (matmul on many rows)
+  int sm_count = 0;               // multiprocessors, to size grids
+  int max_threads_per_block = 1024;
+  size_t max_shared_per_block = 48 * 1024;
+};
+
+// Status from a CUDA runtime result, naming the call: "cuda: <what>: <cudaGetErrorString>".
+// WT_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation, WT_ERR_BACKEND otherwise.
+Status cuda_status(cudaError_t e, const char* what);
+// The status of the last kernel launch (cudaGetLastError), naming the kernel.
+Status launch_status(const char* kernel);
+
+}  // namespace wt::cuda
