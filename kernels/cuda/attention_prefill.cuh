@@ -1,0 +1,12 @@
+// attention_prefill on CUDA: PLACEHOLDER until the cuda-cua branch's kernel is merged (it replaces
+// this pair). Semantics in kernels/ops.def; interface in launch.cuh.
+#pragma once
+
+#include "launch.cuh"
+
+namespace wt::cuda {
+
+Status attention_prefill(const OpCall& c, const Launch& l);
+size_t attention_prefill_workspace_bytes(const OpCall& c);
+
+}  // namespace wt::cuda

@@ -1,0 +1,12 @@
+// pool1d on CUDA: PLACEHOLDER until the cuda-cua branch's kernel is merged (it replaces
+// this pair). Semantics in kernels/ops.def; interface in launch.cuh.
+#pragma once
+
+#include "launch.cuh"
+
+namespace wt::cuda {
+
+Status pool1d(const OpCall& c, const Launch& l);
+size_t pool1d_workspace_bytes(const OpCall& c);
+
+}  // namespace wt::cuda
