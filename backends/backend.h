@@ -93,6 +93,7 @@ class Backend {
 struct BackendOptions {
   int n_threads = 0;       // cpu: 0 = all cores
   int device_index = -1;   // vulkan: which physical device; -1 = the best one
+                           // cuda: the CUDA device ordinal; -1 = device 0
   bool validation = false; // vulkan: run under VK_LAYER_KHRONOS_validation; any error it
                            // reports fails the next synchronize / host-result launch
   bool portable_kernels = false;  // vulkan: only the kernels that need no optional device
@@ -105,5 +106,10 @@ Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend
 // has no Vulkan (WHITTLE_VULKAN=OFF), there is no driver or device, or no device has what
 // the backend needs (Vulkan 1.2 timeline semaphores, push descriptors).
 Status create_vulkan_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);
+
+// The CUDA backend (backends/cuda). WT_ERR_UNSUPPORTED with a message when the build has no
+// CUDA (WHITTLE_CUDA=OFF), there is no driver or GPU, or the GPU lacks what the backend
+// needs (mapped host memory; managed memory on a discrete GPU).
+Status create_cuda_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);
 
 }  // namespace wt

@@ -1,0 +1,158 @@
+// The CUDA backend: memory by kind, streams with event rings, the ring for host arrays of
+// op calls, and the public factory. Op dispatch lives in dispatch.cpp.
+#include "cuda_backend.h"
+
+#include <cstdint>
+#include <new>
+#include <string>
+
+#include "cuda_status.h"
+
+namespace wt {
+namespace cuda {
+namespace {
+
+constexpr size_t kRingBytes = 4u << 20;  // ids and host results of the launches between two syncs
+constexpr size_t kRingAlign = 256;
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+Status CudaBackend::init(const BackendOptions& options) {
+  WT_TRY(open_device(options.device_index, &dev_));
+  memory_.set_device(&dev_);
+  WT_TRY(streams_[0].init());
+  WT_TRY(streams_[1].init());
+  WT_TRY(cublas_status(cublasCreate(&cublas_), "cublasCreate"));
+  WT_TRY(cublas_status(cublasSetStream(cublas_, streams_[0].get()), "cublasSetStream"));
+  WT_TRY(memory_.alloc(kRingBytes, MemoryKind::host_pinned, &ring_));
+  caps_.name = "cuda";
+  caps_.device_name = dev_.device_name;
+  caps_.unified_memory = dev_.integrated;
+  caps_.has_copy_queue = true;
+  caps_.reads_any_host_pointer = false;
+  caps_.max_buffer_bytes = dev_.total_memory_bytes;
+  caps_.max_binding_bytes = SIZE_MAX / 2;
+  // kernels/cuda/common.cuh decodes these; K-quants and bf16 are not written yet.
+  caps_.weight_types = dtype_bit(DType::f32) | dtype_bit(DType::f16) | dtype_bit(DType::q8_0) |
+                       dtype_bit(DType::q4_0) | dtype_bit(DType::q4_1);
+  caps_.n_threads = 1;
+  simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
+  caps_.simd = simd_.c_str();
+  return Status::ok();
+}
+
+CudaBackend::~CudaBackend() {
+  (void)bind_thread();
+  (void)streams_[0].synchronize();
+  (void)streams_[1].synchronize();
+  if (cublas_) (void)cublasDestroy(cublas_);
+  memory_.free(&ring_);
+  // The rest of memory_ and the streams go with their destructors.
+}
+
+Status CudaBackend::bind_thread() const { return cuda_status(cudaSetDevice(dev_.index), "cudaSetDevice"); }
+
+Status CudaBackend::memory_info(MemoryInfo* out) const {
+  WT_TRY(bind_thread());
+  size_t free_bytes = 0, total_bytes = 0;
+  WT_TRY(cuda_status(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"));
+  out->total_bytes = total_bytes;
+  out->free_bytes = free_bytes;
+  return Status::ok();
+}
+
+Status CudaBackend::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
+  WT_TRY(bind_thread());
+  return memory_.alloc(bytes, kind, out);
+}
+
+void CudaBackend::free(Buffer* buffer) {
+  // Freeing is never in the hot path; waiting keeps a buffer alive while queued work uses it.
+  (void)bind_thread();
+  (void)streams_[0].synchronize();
+  (void)streams_[1].synchronize();
+  memory_.free(buffer);
+}
+
+Status CudaBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) {
+  if (bytes > dst.size_bytes || bytes > src.size_bytes)
+    return error(WT_ERR_INVALID_ARGUMENT, "cuda: copy of " + std::to_string(bytes) + " bytes exceeds a buffer view");
+  if (bytes == 0) return Status::ok();
+  if (!dst.device || !src.device) return error(WT_ERR_INVALID_ARGUMENT, "cuda: copy_async of a buffer without an address");
+  WT_TRY(bind_thread());
+  char* d = static_cast<char*>(dst.device) + dst.offset;
+  const char* s = static_cast<const char*>(src.device) + src.offset;
+  return cuda_status(cudaMemcpyAsync(d, s, bytes, cudaMemcpyDefault, streams_[static_cast<int>(stream)].get()),
+                     "cudaMemcpyAsync");
+}
+
+Status CudaBackend::record_event(Stream stream, Event* out) {
+  WT_TRY(bind_thread());
+  uint64_t value = 0;
+  WT_TRY(streams_[static_cast<int>(stream)].record(&value));
+  *out = Event{value, stream};
+  return Status::ok();
+}
+
+Status CudaBackend::wait_event(Stream stream, const Event& event) {
+  if (event.stream == stream) return Status::ok();  // a stream is in order with itself
+  WT_TRY(bind_thread());
+  return streams_[static_cast<int>(stream)].wait(streams_[static_cast<int>(event.stream)], event.value);
+}
+
+Status CudaBackend::synchronize(Stream stream) {
+  WT_TRY(bind_thread());
+  WT_TRY(streams_[static_cast<int>(stream)].synchronize());
+  if (stream == Stream::compute) ring_head_ = 0;  // no queued kernel reads the ring any more
+  return Status::ok();
+}
+
+Status CudaBackend::ring_reserve(size_t bytes, size_t* out_offset) {
+  const size_t size = align_up(bytes == 0 ? 4 : bytes, kRingAlign);
+  if (size > kRingBytes)
+    return error(WT_ERR_UNSUPPORTED, "cuda: " + std::to_string(bytes) + " bytes of host data in one op, the ring holds " +
+                                         std::to_string(kRingBytes));
+  if (ring_head_ + size > kRingBytes) {
+    // Full: let the queued kernels that read the ring finish, then start over.
+    WT_TRY(streams_[0].synchronize());
+    ring_head_ = 0;
+  }
+  *out_offset = ring_head_;
+  ring_head_ += size;
+  return Status::ok();
+}
+
+Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const {
+  if (need > 0 && (need > workspace_.size_bytes || !workspace_.device))
+    return error(WT_ERR_INTERNAL, std::string("cuda: ") + op + " needs " + std::to_string(need) +
+                                      " workspace bytes, the plan gave " + std::to_string(workspace_.size_bytes));
+  Launch l;
+  l.stream = streams_[0].get();
+  l.workspace = workspace_.device ? static_cast<char*>(workspace_.device) + workspace_.offset : nullptr;
+  l.workspace_bytes = workspace_.device ? workspace_.size_bytes : 0;
+  l.cublas = cublas_;
+  l.sm_count = dev_.sm_count;
+  l.max_threads_per_block = dev_.max_threads_per_block;
+  l.max_shared_per_block = dev_.max_shared_per_block;
+  *out = l;
+  return Status::ok();
+}
+
+}  // namespace cuda
+
+Status create_cuda_backend(const BackendOptions& options, std::unique_ptr<Backend>* out) {
+  if (!out) return error(WT_ERR_INVALID_ARGUMENT, "cuda: out is NULL");
+  std::unique_ptr<cuda::CudaBackend> b;
+  try {
+    b = std::make_unique<cuda::CudaBackend>();
+  } catch (const std::bad_alloc&) {
+    return error(WT_ERR_OUT_OF_MEMORY, "cuda: cannot allocate the backend");
+  }
+  WT_TRY(b->init(options));
+  *out = std::move(b);
+  return Status::ok();
+}
+
+}  // namespace wt

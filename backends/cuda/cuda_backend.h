@@ -1,0 +1,64 @@
+// The CUDA backend object: owns the device choice, memory, the compute and copy streams,
+// the cuBLAS handle and the upload/readback ring. Op dispatch (dispatch.cpp) uses the
+// helpers below; nothing allocates after init.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <string>
+
+#include "../../kernels/cuda/launch.cuh"
+#include "../backend.h"
+#include "device.h"
+#include "memory.h"
+#include "stream.h"
+
+namespace wt::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend() = default;
+  Status init(const BackendOptions& options);
+  ~CudaBackend() override;
+
+  const BackendCaps& caps() const override { return caps_; }
+  Status memory_info(MemoryInfo* out) const override;
+  Status alloc(size_t bytes, MemoryKind kind, Buffer* out) override;
+  void free(Buffer* buffer) override;
+  Status copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) override;
+  Status record_event(Stream stream, Event* out) override;
+  Status wait_event(Stream stream, const Event& event) override;
+  Status synchronize(Stream stream) override;
+  size_t workspace_bytes(const OpCall& call) const override;   // dispatch.cpp
+  void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
+  Status launch(const OpCall& call) override;                  // dispatch.cpp
+  bool supports(Op op, const char** reason) const override;    // dispatch.cpp
+
+  const CudaCaps& cuda_caps() const { return dev_; }
+
+ private:
+  // Makes this backend's device current on the calling thread (contexts of one model may
+  // run on several threads, one at a time; the current device is per thread in CUDA).
+  Status bind_thread() const;
+  // `bytes` of the pinned mapped ring for this launch's host arrays; when the ring is full,
+  // waits for the compute stream (whose queued kernels read it) and starts over.
+  // The slot is at ring_host() + offset for the host, ring_device() + offset for kernels.
+  Status ring_reserve(size_t bytes, size_t* out_offset);
+  char* ring_host() const { return static_cast<char*>(ring_.host); }
+  char* ring_device() const { return static_cast<char*>(ring_.device); }
+  // Launch arguments for a call that needs `need` workspace bytes, or an error if the
+  // engine's workspace (set_workspace) is smaller.
+  Status launch_args(size_t need, const char* op, Launch* out) const;
+
+  CudaCaps dev_;
+  Memory memory_;
+  CudaStream streams_[2];
+  cublasHandle_t cublas_ = nullptr;
+  BackendCaps caps_;
+  std::string simd_;     // "sm_87"; caps_.simd points here
+  Buffer workspace_;
+  Buffer ring_;          // pinned mapped upload/readback ring, made at init
+  size_t ring_head_ = 0;
+};
+
+}  // namespace wt::cuda

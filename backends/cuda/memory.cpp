@@ -1,0 +1,87 @@
+// Allocations (memory.h). Managed memory is advised to live on the GPU so kernels read it
+// at device bandwidth; the host's first touches (weight upload) migrate pages on demand.
+#include "memory.h"
+
+#include <new>
+#include <string>
+
+#include "cuda_status.h"
+
+namespace wt::cuda {
+
+Memory::~Memory() {
+  for (auto& [base, a] : live_) release(base, a.method);
+}
+
+void Memory::release(void* base, Method m) {
+  // Errors here are ignored: free runs in destructors and after a lost device.
+  if (m == Method::managed) {
+    (void)cudaFree(base);
+  } else {
+    (void)cudaFreeHost(base);
+  }
+}
+
+Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
+  if (!caps_) return error(WT_ERR_INTERNAL, "cuda: memory used before the device was opened");
+  const size_t n = bytes == 0 ? 1 : bytes;
+  const bool managed = kind == MemoryKind::device && !caps_->integrated;
+  void* p = nullptr;
+  if (managed) {
+    WT_TRY(cuda_status(cudaMallocManaged(&p, n, cudaMemAttachGlobal),
+                       ("cudaMallocManaged of " + std::to_string(bytes) + " bytes").c_str()));
+    cudaMemLocation loc{};
+    loc.type = cudaMemLocationTypeDevice;
+    loc.id = caps_->index;
+    // Advice only: a device without concurrent managed access may refuse it; that is no error.
+    if (cudaMemAdvise(p, n, cudaMemAdviseSetPreferredLocation, loc) != cudaSuccess) (void)cudaGetLastError();
+  } else {
+    WT_TRY(cuda_status(cudaHostAlloc(&p, n, cudaHostAllocMapped | cudaHostAllocPortable),
+                       ("cudaHostAlloc of " + std::to_string(bytes) + " bytes").c_str()));
+  }
+  void* dev = p;
+  if (!managed) {
+    const cudaError_t e = cudaHostGetDevicePointer(&dev, p, 0);
+    if (e != cudaSuccess) {
+      (void)cudaFreeHost(p);
+      return cuda_status(e, "cudaHostGetDevicePointer");
+    }
+  }
+  const Method m = managed ? Method::managed : Method::host_mapped;
+  if (dev != p) {
+    // Tensor views are made by host-pointer arithmetic (Tensor::data) and handed to kernels
+    // as they are, which needs one address for both sides (unified virtual addressing,
+    // every 64-bit platform CUDA supports).
+    release(p, m);
+    return error(WT_ERR_UNSUPPORTED, "cuda: mapped memory has a device address other than its host address "
+                                     "(no unified virtual addressing); the backend needs them equal");
+  }
+  try {
+    live_.emplace(p, Allocation{n, m});
+  } catch (const std::bad_alloc&) {
+    release(p, m);
+    return error(WT_ERR_OUT_OF_MEMORY, "cuda: cannot record an allocation");
+  }
+  allocated_bytes_ += n;
+  Buffer b;
+  b.host = p;
+  b.device = dev;
+  b.handle = static_cast<uint64_t>(m);
+  b.offset = 0;
+  b.size_bytes = bytes;
+  b.kind = kind;
+  *out = b;
+  return Status::ok();
+}
+
+void Memory::free(Buffer* buffer) {
+  if (!buffer || !buffer->host) return;
+  auto it = live_.find(buffer->host);
+  if (it == live_.end()) return;  // a view, or memory of another backend: not ours to free
+  allocated_bytes_ -= it->second.bytes;
+  release(it->first, it->second.method);
+  live_.erase(it);
+  *buffer = Buffer{};
+}
+
+}  // namespace wt::cuda

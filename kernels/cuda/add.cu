@@ -1,0 +1,36 @@
+// add on CUDA (add.cuh): one thread per element, grid-stride.
+#include "add.cuh"
+#include "common.cuh"
+
+namespace wt::cuda {
+namespace {
+
+__global__ void add_kernel(float* dst, size_t dst_nb1, const float* a, size_t a_nb1, const float* b, size_t b_nb1,
+                           int64_t d, int64_t n, bool broadcast) {
+  const int64_t total = d * n;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = idx / d, i = idx % d;
+    row_at<float>(dst, r, dst_nb1)[i] = row_at<float>(a, r, a_nb1)[i] + row_at<float>(b, broadcast ? 0 : r, b_nb1)[i];
+  }
+}
+
+}  // namespace
+
+Status add(const OpCall& c, const Launch& l) {
+  WT_TRY(check_f32(c.dst, "add", "dst"));
+  WT_TRY(check_f32(c.src[0], "add", "src0"));
+  WT_TRY(check_f32(c.src[1], "add", "src1"));
+  const int64_t d = c.src[0].ne[0], n = c.src[0].n_rows();
+  const bool broadcast = c.src[1].n_rows() == 1;
+  if (d * n == 0) return Status::ok();
+  add_kernel<<<grid_for(d * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(c.dst.data), c.dst.nb[1],
+                                                          static_cast<const float*>(c.src[0].data), c.src[0].nb[1],
+                                                          static_cast<const float*>(c.src[1].data), c.src[1].nb[1], d,
+                                                          n, broadcast);
+  return launch_status("add");
+}
+
+size_t add_workspace_bytes(const OpCall&) { return 0; }
+
+}  // namespace wt::cuda

@@ -1,0 +1,11 @@
+// add on CUDA: dst[n, d] = src0[n, d] + src1 (src1 [n, d], or one row [d] broadcast to every row).
+#pragma once
+
+#include "launch.cuh"
+
+namespace wt::cuda {
+
+Status add(const OpCall& c, const Launch& l);
+size_t add_workspace_bytes(const OpCall& c);
+
+}  // namespace wt::cuda

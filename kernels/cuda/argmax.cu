@@ -1,0 +1,63 @@
+// argmax on CUDA (argmax.cuh): one block scans row 0 (strided per thread), then a shared
+// memory tree keeps the larger value, the lower index on ties — the CPU's first maximum.
+#include <climits>
+#include <cmath>
+
+#include "argmax.cuh"
+#include "common.cuh"
+
+namespace wt::cuda {
+namespace {
+
+constexpr int kArgmaxBlock = 1024;
+
+__device__ __forceinline__ bool better(float v, int32_t i, float bv, int32_t bi) {
+  return v > bv || (v == bv && i < bi);
+}
+
+__global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
+  __shared__ float sv[kArgmaxBlock];
+  __shared__ int32_t si[kArgmaxBlock];
+  float bv = -INFINITY;
+  int32_t bi = INT_MAX;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float v = x[i];
+    // The first element a thread sees is its start (so an all -inf or NaN row still
+    // answers an index); later ones only when strictly larger, as on the CPU.
+    if (bi == INT_MAX || v > bv) {
+      bv = v;
+      bi = static_cast<int32_t>(i);
+    }
+  }
+  sv[threadIdx.x] = bv;
+  si[threadIdx.x] = bi;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s) {
+      const float v = sv[threadIdx.x + s];
+      const int32_t i = si[threadIdx.x + s];
+      if (i != INT_MAX && (si[threadIdx.x] == INT_MAX || better(v, i, sv[threadIdx.x], si[threadIdx.x]))) {
+        sv[threadIdx.x] = v;
+        si[threadIdx.x] = i;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = si[0] == INT_MAX ? 0 : si[0];
+}
+
+}  // namespace
+
+Status argmax(const OpCall& c, const Launch& l) {
+  WT_TRY(check_f32(c.src[0], "argmax", "src0"));
+  if (!c.out_i) return bad_arg("argmax", "needs out_i");
+  const int64_t n = c.src[0].ne[0];
+  if (n <= 0) return bad_arg("argmax", "empty row");
+  const int block = l.max_threads_per_block >= kArgmaxBlock ? kArgmaxBlock : 256;
+  argmax_kernel<<<1, block, 0, l.stream>>>(static_cast<const float*>(c.src[0].data), n, c.out_i);
+  return launch_status("argmax");
+}
+
+size_t argmax_workspace_bytes(const OpCall&) { return 0; }
+
+}  // namespace wt::cuda

@@ -1,0 +1,180 @@
+// Helpers shared by the CUDA op kernels: host-side argument checks and grid sizes, warp
+// and block reductions, and the weight decoders (block layouts of kernels/cpu/quant.h,
+// the same as kernels/vulkan/dequant.glsl) that embed and matmul read.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "../dtype.h"
+#include "launch.cuh"
+
+namespace wt::cuda {
+
+// ---- host side --------------------------------------------------------------------------
+
+constexpr int kBlock = 256;  // threads of the 1-D kernels (a multiple of the warp size)
+
+// Blocks for a grid-stride loop over n items: enough to fill the device, never more than
+// the items need (the loops cover the rest).
+inline unsigned grid_for(int64_t n, const Launch& l, int block = kBlock) {
+  const int64_t want = (n + block - 1) / block;
+  const int64_t cap = static_cast<int64_t>(l.sm_count > 0 ? l.sm_count : 16) * 32;
+  return static_cast<unsigned>(want < cap ? want : cap);
+}
+
+inline Status bad_arg(const char* op, const std::string& what) {
+  return error(WT_ERR_INVALID_ARGUMENT, std::string("cuda: ") + op + ": " + what);
+}
+
+// t is present, f32, and its row strides are whole floats.
+inline Status check_f32(const Tensor& t, const char* op, const char* what) {
+  if (t.empty()) return bad_arg(op, std::string(what) + " is missing");
+  if (t.type != DType::f32)
+    return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + ": " + what + " must be f32, not " + dtype_name(t.type));
+  for (int i = 1; i < 4; ++i)
+    if (t.nb[i] % sizeof(float) != 0) return bad_arg(op, std::string(what) + " has a stride that is not a whole float");
+  return Status::ok();
+}
+
+// Whether embed and matmul decode weights of type t.
+inline bool weight_type_ok(DType t) {
+  return t == DType::f32 || t == DType::f16 || t == DType::q8_0 || t == DType::q4_0 || t == DType::q4_1;
+}
+
+// ---- device side ------------------------------------------------------------------------
+
+template <typename T>
+__device__ __forceinline__ T* row_at(void* base, int64_t r, size_t nb) {
+  return reinterpret_cast<T*>(static_cast<char*>(base) + r * static_cast<int64_t>(nb));
+}
+template <typename T>
+__device__ __forceinline__ const T* row_at(const void* base, int64_t r, size_t nb) {
+  return reinterpret_cast<const T*>(static_cast<const char*>(base) + r * static_cast<int64_t>(nb));
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Sum of v over the block (blockDim.x a multiple of 32, <= 1024); every thread gets it.
+__device__ __forceinline__ float block_sum(float v) {
+  __shared__ float part[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();  // part may still be read by a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    const int n_warps = static_cast<int>(blockDim.x >> 5);
+    float s = lane < n_warps ? part[lane] : 0.0f;
+    s = warp_sum(s);
+    if (lane == 0) part[0] = s;
+  }
+  __syncthreads();
+  return part[0];
+}
+
+__device__ __forceinline__ float f16_at(const uint8_t* p) {
+  // Two bytes, any alignment (quantized rows need not start on an even address).
+  const unsigned short h = static_cast<unsigned short>(p[0] | (p[1] << 8));
+  return __half2float(__ushort_as_half(h));
+}
+
+// Weight decoders. load1(row, i): element i of a row. load8(row, u, a, b, ea, eb): the 8
+// weights of unit u (k / 8 units per row) as a = elements ea..ea+3, b = eb..eb+3 — whole
+// bytes of one block (Q4: a are the low nibbles of 4 bytes, b their high nibbles).
+struct WF32 {
+  static constexpr size_t kBlockBytes = 4, kBlockElems = 1;
+  __device__ static float load1(const uint8_t* row, int64_t i) { return reinterpret_cast<const float*>(row)[i]; }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const float* w = reinterpret_cast<const float*>(row) + 8 * u;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      a[j] = w[j];
+      b[j] = w[4 + j];
+    }
+    *ea = 8 * u;
+    *eb = 8 * u + 4;
+  }
+};
+
+struct WF16 {
+  static constexpr size_t kBlockBytes = 2, kBlockElems = 1;
+  __device__ static float load1(const uint8_t* row, int64_t i) {
+    return __half2float(reinterpret_cast<const __half*>(row)[i]);
+  }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const __half* w = reinterpret_cast<const __half*>(row) + 8 * u;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      a[j] = __half2float(w[j]);
+      b[j] = __half2float(w[4 + j]);
+    }
+    *ea = 8 * u;
+    *eb = 8 * u + 4;
+  }
+};
+
+// Q8_0, 34 bytes per 32: d f16 @0, qs[32] int8 @2; x = q d.
+struct WQ8_0 {
+  static constexpr size_t kBlockBytes = 34, kBlockElems = 32;
+  __device__ static float load1(const uint8_t* row, int64_t i) {
+    const uint8_t* blk = row + (i >> 5) * 34;
+    return static_cast<float>(static_cast<int8_t>(blk[2 + (i & 31)])) * f16_at(blk);
+  }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const uint8_t* blk = row + (u >> 2) * 34;
+    const int q = static_cast<int>(u & 3);
+    const float d = f16_at(blk);
+    const uint8_t* qs = blk + 2 + 8 * q;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      a[j] = static_cast<float>(static_cast<int8_t>(qs[j])) * d;
+      b[j] = static_cast<float>(static_cast<int8_t>(qs[4 + j])) * d;
+    }
+    *ea = (u >> 2) * 32 + 8 * q;
+    *eb = *ea + 4;
+  }
+};
+
+// Q4_0, 18 bytes per 32: d @0, qs[16] @2; x[j] = (lo(qs[j]) - 8) d, x[j + 16] = (hi(qs[j]) - 8) d.
+// Q4_1, 20 bytes per 32: d @0, m @2, qs[16] @4; x = nibble d + m.
+template <bool kWithMin>
+struct WQ4 {
+  static constexpr size_t kBlockBytes = kWithMin ? 20 : 18, kBlockElems = 32;
+  static constexpr int kQs = kWithMin ? 4 : 2;
+  __device__ static float value(int nib, float d, float m) {
+    return kWithMin ? static_cast<float>(nib) * d + m : static_cast<float>(nib - 8) * d;
+  }
+  __device__ static float load1(const uint8_t* row, int64_t i) {
+    const uint8_t* blk = row + (i >> 5) * kBlockBytes;
+    const int j = static_cast<int>(i & 31);
+    const int byte = blk[kQs + (j & 15)];
+    const float m = kWithMin ? f16_at(blk + 2) : 0.0f;
+    return value(j < 16 ? (byte & 0xF) : (byte >> 4), f16_at(blk), m);
+  }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const uint8_t* blk = row + (u >> 2) * kBlockBytes;
+    const int q = static_cast<int>(u & 3);
+    const float d = f16_at(blk);
+    const float m = kWithMin ? f16_at(blk + 2) : 0.0f;
+    const uint8_t* qs = blk + kQs + 4 * q;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      a[j] = value(qs[j] & 0xF, d, m);
+      b[j] = value(qs[j] >> 4, d, m);
+    }
+    *ea = (u >> 2) * 32 + 4 * q;
+    *eb = *ea + 16;
+  }
+};
+using WQ4_0 = WQ4<false>;
+using WQ4_1 = WQ4<true>;
+
+}  // namespace wt::cuda

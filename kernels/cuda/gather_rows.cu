@@ -1,0 +1,69 @@
+// gather_rows on CUDA (gather_rows.cuh): one thread per element, grid-stride. A 3-D tensor
+// is [d, heads, rows], a 2-D one [d, rows] with one head (by n_dims, as on the CPU).
+#include "common.cuh"
+#include "gather_rows.cuh"
+
+namespace wt::cuda {
+namespace {
+
+struct GatherArgs {
+  float* dst;
+  size_t dst_nb1, dst_nb2;
+  const float* src;
+  size_t src_nb1, src_nb2;
+  const int32_t* ids;
+  int64_t d, heads, n_sel, n_src;
+  bool src3, dst3, per_head;
+};
+
+__global__ void gather_rows_kernel(GatherArgs a) {
+  const int64_t total = a.d * a.heads * a.n_sel;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = idx % a.d, u = idx / a.d;
+    const int64_t r = u / a.heads, h = u % a.heads;
+    const int64_t s = a.per_head ? a.ids[h * a.n_sel + r] : a.ids[r];
+    float* to = a.dst3 ? row_at<float>(a.dst, r, a.dst_nb2) + h * static_cast<int64_t>(a.dst_nb1 / sizeof(float))
+                       : row_at<float>(a.dst, r, a.dst_nb1);
+    float v = 0.0f;
+    if (s >= 0 && s < a.n_src) {
+      const float* from = a.src3 ? row_at<float>(a.src, s, a.src_nb2) + h * static_cast<int64_t>(a.src_nb1 / sizeof(float))
+                                 : row_at<float>(a.src, s, a.src_nb1);
+      v = from[i];
+    }
+    to[i] = v;
+  }
+}
+
+}  // namespace
+
+Status gather_rows(const OpCall& c, const Launch& l) {
+  WT_TRY(check_f32(c.dst, "gather_rows", "dst"));
+  WT_TRY(check_f32(c.src[0], "gather_rows", "src"));
+  if (c.n_ids < 0) return bad_arg("gather_rows", "negative n_ids");
+  if (c.n_ids == 0) return Status::ok();
+  if (!c.ids) return bad_arg("gather_rows", "needs ids");
+  GatherArgs a;
+  a.src3 = c.src[0].n_dims >= 3;
+  a.dst3 = c.dst.n_dims >= 3;
+  a.per_head = c.i[0] == 1;
+  a.heads = a.src3 ? c.src[0].ne[1] : 1;
+  a.n_sel = a.per_head ? c.n_ids / a.heads : c.n_ids;
+  a.n_src = a.src3 ? c.src[0].ne[2] : c.src[0].ne[1];
+  a.d = c.src[0].ne[0];
+  a.dst = static_cast<float*>(c.dst.data);
+  a.dst_nb1 = c.dst.nb[1];
+  a.dst_nb2 = c.dst.nb[2];
+  a.src = static_cast<const float*>(c.src[0].data);
+  a.src_nb1 = c.src[0].nb[1];
+  a.src_nb2 = c.src[0].nb[2];
+  a.ids = c.ids;
+  const int64_t total = a.d * a.heads * a.n_sel;
+  if (total == 0) return Status::ok();
+  gather_rows_kernel<<<grid_for(total, l), kBlock, 0, l.stream>>>(a);
+  return launch_status("gather_rows");
+}
+
+size_t gather_rows_workspace_bytes(const OpCall&) { return 0; }
+
+}  // namespace wt::cuda

@@ -1,0 +1,189 @@
+// matmul on CUDA (matmul.cuh). Two paths, the same numbers up to f32 summation order:
+//  - warp kernel: one warp per output column o, kRows activation rows per weight decode;
+//    each lane decodes 8-weight units (whole bytes of one block), multiplies them into its
+//    kRows partial sums, and one shuffle reduction per row ends it. Eight warps per block.
+//  - cuBLAS (prefill-sized calls, when the workspace holds a weight tile): tiles of
+//    weight rows dequantized to f32 into the workspace (f32 weights are used in place),
+//    then cublasSgemm on the compute stream (l.cublas is bound to it).
+#include <cublas_v2.h>
+
+#include "common.cuh"
+#include "matmul.cuh"
+
+namespace wt::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+constexpr int64_t kGemmMinRows = 64;                  // fewer rows: the warp kernel
+constexpr size_t kGemmTileBytes = size_t{8} << 20;    // f32 weight tile in the workspace
+
+struct MatmulArgs {
+  float* y;
+  size_t y_nb1;
+  const float* x;
+  size_t x_nb1;
+  const uint8_t* w;
+  size_t w_nb1;
+  int64_t k, n_out, n_rows;
+};
+
+template <typename W, int kRows>
+__global__ void matmul_warp(MatmulArgs a) {
+  const int lane = threadIdx.x & 31;
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (o >= a.n_out) return;  // the whole warp leaves together
+  const uint8_t* wrow = a.w + o * static_cast<int64_t>(a.w_nb1);
+  const int64_t n_units = a.k / 8;
+  const int64_t n_tiles = (a.n_rows + kRows - 1) / kRows;
+  for (int64_t tile = blockIdx.y; tile < n_tiles; tile += gridDim.y) {
+    const int64_t r0 = tile * kRows;
+    const float* xr[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) xr[r] = row_at<float>(a.x, r0 + r < a.n_rows ? r0 + r : r0, a.x_nb1);
+    float acc[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+    for (int64_t u = lane; u < n_units; u += 32) {
+      float wa[4], wb[4];
+      int64_t ea, eb;
+      W::load8(wrow, u, wa, wb, &ea, &eb);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const float* xv = xr[r];
+        acc[r] += wa[0] * xv[ea] + wa[1] * xv[ea + 1] + wa[2] * xv[ea + 2] + wa[3] * xv[ea + 3] + wb[0] * xv[eb] +
+                  wb[1] * xv[eb + 1] + wb[2] * xv[eb + 2] + wb[3] * xv[eb + 3];
+      }
+    }
+    // k % 8 tail: only f32 and f16 rows have one (quantized rows are whole 32-blocks).
+    for (int64_t i = n_units * 8 + lane; i < a.k; i += 32) {
+      const float wv = W::load1(wrow, i);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[r] += wv * xr[r][i];
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float s = warp_sum(acc[r]);
+      if (lane == 0 && r0 + r < a.n_rows) row_at<float>(a.y, r0 + r, a.y_nb1)[o] = s;
+    }
+  }
+}
+
+// Rows [o0, o0 + n) of the weights as f32, row-major [n, k], into dst.
+template <typename W>
+__global__ void dequantize_tile(float* dst, const uint8_t* w, size_t w_nb1, int64_t o0, int64_t n, int64_t k) {
+  const int64_t total = n * k;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = idx / k, i = idx % k;
+    dst[idx] = W::load1(w + (o0 + r) * static_cast<int64_t>(w_nb1), i);
+  }
+}
+
+// Weight rows per cuBLAS tile for this call (0: the call does not take the cuBLAS path).
+int64_t gemm_tile_rows(const OpCall& c) {
+  const int64_t k = c.src[1].ne[0], n_out = c.src[1].ne[1];
+  if (c.src[0].n_rows() < kGemmMinRows || k <= 0 || n_out <= 0) return 0;
+  int64_t rows = static_cast<int64_t>(kGemmTileBytes / (sizeof(float) * static_cast<size_t>(k)));
+  if (rows < 32) rows = 32;
+  return rows < n_out ? rows : n_out;
+}
+
+Status cublas_check(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
+  return error(s == CUBLAS_STATUS_ALLOC_FAILED ? WT_ERR_OUT_OF_MEMORY : WT_ERR_BACKEND,
+               std::string("cuda: matmul: ") + what + " failed (cuBLAS status " + std::to_string(static_cast<int>(s)) +
+                   ")");
+}
+
+template <typename W>
+Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows) {
+  auto handle = static_cast<cublasHandle_t>(l.cublas);
+  const float one = 1.0f, zero = 0.0f;
+  // Column-major view: Y^T [n_out, n_rows] (ld y_nb1/4) = W [k, n_out]^T . X^T [k, n_rows] (ld x_nb1/4).
+  const int ldx = static_cast<int>(a.x_nb1 / sizeof(float)), ldy = static_cast<int>(a.y_nb1 / sizeof(float));
+  for (int64_t o0 = 0; o0 < a.n_out; o0 += tile_rows) {
+    const int64_t n = a.n_out - o0 < tile_rows ? a.n_out - o0 : tile_rows;
+    const float* wt = nullptr;
+    int ldw = static_cast<int>(a.k);
+    if constexpr (W::kBlockBytes == 4 && W::kBlockElems == 1) {
+      wt = reinterpret_cast<const float*>(a.w + o0 * static_cast<int64_t>(a.w_nb1));
+      ldw = static_cast<int>(a.w_nb1 / sizeof(float));
+    } else {
+      float* ws = static_cast<float*>(l.workspace);
+      dequantize_tile<W><<<grid_for(n * a.k, l), kBlock, 0, l.stream>>>(ws, a.w, a.w_nb1, o0, n, a.k);
+      WT_TRY(launch_status("matmul dequantize_tile"));
+      wt = ws;
+    }
+    WT_TRY(cublas_check(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(a.n_rows),
+                                    static_cast<int>(a.k), &one, wt, ldw, a.x, ldx, &zero, a.y + o0, ldy),
+                        "cublasSgemm"));
+  }
+  return Status::ok();
+}
+
+template <typename W>
+Status run(const OpCall& c, const MatmulArgs& a, const Launch& l) {
+  const int64_t tile_rows = gemm_tile_rows(c);
+  const bool f32_weights = W::kBlockBytes == 4 && W::kBlockElems == 1;
+  const bool strides_fit = a.x_nb1 / sizeof(float) <= INT32_MAX && a.y_nb1 / sizeof(float) <= INT32_MAX &&
+                           a.k <= INT32_MAX && a.n_rows <= INT32_MAX && (!f32_weights || a.w_nb1 % sizeof(float) == 0);
+  bool workspace_fits = true;  // f32 weights need no tile
+  if constexpr (!(W::kBlockBytes == 4 && W::kBlockElems == 1))
+    workspace_fits = l.workspace && l.workspace_bytes >= sizeof(float) * static_cast<size_t>(tile_rows * a.k);
+  if (tile_rows > 0 && l.cublas && strides_fit && workspace_fits) return run_gemm<W>(a, l, tile_rows);
+  const unsigned gx = static_cast<unsigned>((a.n_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  if (a.n_rows == 1) {
+    matmul_warp<W, 1><<<dim3(gx, 1), 32 * kWarpsPerBlock, 0, l.stream>>>(a);
+  } else {
+    constexpr int kRows = 4;
+    const int64_t tiles = (a.n_rows + kRows - 1) / kRows;
+    const unsigned gy = static_cast<unsigned>(tiles < 65535 ? tiles : 65535);
+    matmul_warp<W, kRows><<<dim3(gx, gy), 32 * kWarpsPerBlock, 0, l.stream>>>(a);
+  }
+  return launch_status("matmul");
+}
+
+}  // namespace
+
+Status matmul(const OpCall& c, const Launch& l) {
+  // Activations stay f32 whatever i0 asks (the CPU's matmul_f32); int8 activation
+  // quantization is a CPU speed path.
+  WT_TRY(check_f32(c.dst, "matmul", "dst"));
+  WT_TRY(check_f32(c.src[0], "matmul", "x"));
+  const Tensor& w = c.src[1];
+  if (w.empty()) return bad_arg("matmul", "weights are missing");
+  if (!weight_type_ok(w.type))
+    return error(WT_ERR_UNSUPPORTED, std::string("cuda: matmul of ") + dtype_name(w.type) +
+                                         " weights is not implemented yet (K-quants, bf16: a later step)");
+  size_t row_bytes = 0;
+  if (!dtype_row_bytes(w.type, w.ne[0], &row_bytes)) return bad_arg("matmul", "weight rows are not whole blocks");
+  if (c.src[0].ne[0] != w.ne[0]) return bad_arg("matmul", "x rows and weight rows differ in length");
+  if (c.dst.ne[0] < w.ne[1]) return bad_arg("matmul", "dst rows are shorter than the weights' output count");
+  MatmulArgs a;
+  a.y = static_cast<float*>(c.dst.data);
+  a.y_nb1 = c.dst.nb[1];
+  a.x = static_cast<const float*>(c.src[0].data);
+  a.x_nb1 = c.src[0].nb[1];
+  a.w = static_cast<const uint8_t*>(w.data);
+  a.w_nb1 = w.nb[1];
+  a.k = w.ne[0];
+  a.n_out = w.ne[1];
+  a.n_rows = c.src[0].n_rows();
+  if (a.n_out * a.n_rows == 0) return Status::ok();
+  switch (w.type) {
+    case DType::f32: return run<WF32>(c, a, l);
+    case DType::f16: return run<WF16>(c, a, l);
+    case DType::q8_0: return run<WQ8_0>(c, a, l);
+    case DType::q4_0: return run<WQ4_0>(c, a, l);
+    default: return run<WQ4_1>(c, a, l);
+  }
+}
+
+size_t matmul_workspace_bytes(const OpCall& c) {
+  // The cuBLAS path's weight tile (the engine sizes the workspace from this); f32 weights
+  // are read in place. Given less, the call runs the warp kernel instead.
+  if (c.src[1].type == DType::f32) return 0;
+  return sizeof(float) * static_cast<size_t>(gemm_tile_rows(c) * c.src[1].ne[0]);
+}
+
+}  // namespace wt::cuda

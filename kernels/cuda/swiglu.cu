@@ -1,0 +1,38 @@
+// swiglu on CUDA (swiglu.cuh): one thread per element, grid-stride.
+#include "common.cuh"
+#include "swiglu.cuh"
+
+namespace wt::cuda {
+namespace {
+
+__global__ void swiglu_kernel(float* dst, size_t dst_nb1, const float* gate, size_t g_nb1, const float* up,
+                              size_t u_nb1, int64_t f, int64_t n) {
+  const int64_t total = f * n;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = idx / f, i = idx % f;
+    const float g = row_at<float>(gate, r, g_nb1)[i];
+    // exp(-g) clamped as the CPU's fast_exp is: a very negative g gives -0 * up, not NaN.
+    const float e = expf(fminf(fmaxf(-g, -87.0f), 88.0f));
+    row_at<float>(dst, r, dst_nb1)[i] = g / (1.0f + e) * row_at<float>(up, r, u_nb1)[i];
+  }
+}
+
+}  // namespace
+
+Status swiglu(const OpCall& c, const Launch& l) {
+  WT_TRY(check_f32(c.dst, "swiglu", "dst"));
+  WT_TRY(check_f32(c.src[0], "swiglu", "gate"));
+  WT_TRY(check_f32(c.src[1], "swiglu", "up"));
+  const int64_t f = c.src[0].ne[0], n = c.src[0].n_rows();
+  if (f * n == 0) return Status::ok();
+  swiglu_kernel<<<grid_for(f * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(c.dst.data), c.dst.nb[1],
+                                                             static_cast<const float*>(c.src[0].data), c.src[0].nb[1],
+                                                             static_cast<const float*>(c.src[1].data), c.src[1].nb[1],
+                                                             f, n);
+  return launch_status("swiglu");
+}
+
+size_t swiglu_workspace_bytes(const OpCall&) { return 0; }
+
+}  // namespace wt::cuda
