@@ -10,8 +10,9 @@
  *   written only on success. No call aborts the process or lets a C++ exception escape.
  * - Threading: a wt_model is immutable once loaded and may be shared by contexts on several
  *   threads. A wt_context (and a wt_sampler) is used by one thread at a time.
- *   Contexts of a model loaded for a device (WT_BACKEND_VULKAN) share its one device and
- *   take turns on it: a prefill or decode holds the device for its whole duration.
+ *   Contexts of a model loaded for a device (WT_BACKEND_VULKAN, WT_BACKEND_CUDA) share its
+ *   one device and take turns on it: a prefill or decode holds the device for its whole
+ *   duration.
  * - Units: sizes in bytes end in _bytes, counts start with n_, times are in milliseconds.
  * - Parameters: fill a params struct with its wt_*_default_params() function, then change
  *   the fields you care about.
@@ -108,7 +109,9 @@ typedef bool (*wt_progress_callback)(float progress, void* user);
 typedef struct wt_model_params {
   wt_backend_kind backend;       /* where the weights are placed and every context of the
                                     model runs; default WT_BACKEND_CPU. WT_BACKEND_VULKAN
-                                    uploads the weights to the best Vulkan device once   */
+                                    uploads the weights to the best Vulkan device once;
+                                    WT_BACKEND_CUDA to CUDA device 0 (a build configured
+                                    with -DWHITTLE_CUDA=ON)                               */
   wt_progress_callback progress; /* load progress in [0,1]; may be NULL                    */
   void* progress_user;
 } wt_model_params;
@@ -119,7 +122,9 @@ WT_API wt_model_params wt_model_default_params(void);
  * WT_ERR_INVALID_ARGUMENT: NULL path or out_model. WT_ERR_IO: cannot open or map the file.
  * WT_ERR_FORMAT: the file is malformed (the message names the field).
  * WT_ERR_UNSUPPORTED: an architecture, tensor type, tokenizer or backend this build lacks,
- * or WT_BACKEND_VULKAN with no usable Vulkan device (the message says which).
+ * WT_BACKEND_VULKAN with no usable Vulkan device, or WT_BACKEND_CUDA in a build without
+ * CUDA or on a machine without a CUDA GPU and driver (the message says which). A device
+ * backend also refuses weight types its kernels do not read, naming the tensor.
  * WT_ERR_ABORTED: the progress callback returned false. */
 WT_API wt_status wt_model_load(const char* path, const wt_model_params* params,
                                wt_model** out_model);
@@ -138,7 +143,8 @@ typedef struct wt_model_info {
   int32_t n_ctx_train;
   uint64_t n_params;
   uint64_t weight_bytes;
-  const char* backend;      /* where the weights live and the model runs: "cpu", "vulkan" */
+  const char* backend;      /* where the weights live and the model runs: "cpu", "vulkan",
+                               "cuda"                                                     */
   const char* device;       /* that backend's device ("llvmpipe (LLVM 15.0.6, 256 bits)");
                                "" for the CPU backend. Strings live as long as the model.  */
 } wt_model_info;
@@ -311,8 +317,8 @@ typedef struct wt_context_params {
                         n_ctx * n_vocab floats); otherwise only the last row           */
   wt_progress_callback progress; /* per layer during prefill; may be NULL; false aborts */
   void* progress_user;
-  wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST; a Vulkan model always runs
-                                    WT_MATMUL_F32 (f32 activations)                     */
+  wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST; a Vulkan or CUDA model always
+                                    runs WT_MATMUL_F32 (f32 activations)                */
   wt_prune_params prune;         /* default: WT_PRUNE_FULL                               */
 } wt_context_params;
 

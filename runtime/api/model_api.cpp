@@ -47,15 +47,17 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     WT_TRY(require(path, "path"));
     WT_TRY(require(out_model, "out_model"));
     const wt_model_params p = params ? *params : wt_model_default_params();
-    if (p.backend == WT_BACKEND_CUDA) return wt::error(WT_ERR_UNSUPPORTED, "the CUDA backend is not built yet");
-    if (p.backend != WT_BACKEND_CPU && p.backend != WT_BACKEND_VULKAN)
+    if (p.backend != WT_BACKEND_CPU && p.backend != WT_BACKEND_VULKAN && p.backend != WT_BACKEND_CUDA)
       return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind");
-    // The device first: a build without Vulkan, or a machine without a device, is refused
-    // before the file is read.
+    // The device first: a build without Vulkan or CUDA, or a machine without a device, is
+    // refused before the file is read.
     std::unique_ptr<wt::Backend> device;
     if (p.backend == WT_BACKEND_VULKAN) {
       const Status st = wt::create_vulkan_backend(wt::BackendOptions{}, &device);
       if (!st.is_ok()) return wt::error(st.code(), "cannot load for WT_BACKEND_VULKAN: " + st.message());
+    } else if (p.backend == WT_BACKEND_CUDA) {
+      const Status st = wt::create_cuda_backend(wt::BackendOptions{}, &device);
+      if (!st.is_ok()) return wt::error(st.code(), "cannot load for WT_BACKEND_CUDA: " + st.message());
     }
     auto m = std::make_unique<wt_model>();
     wt::LoadOptions lo;

@@ -1,6 +1,6 @@
-// The Vulkan model tests' main: doctest's, except that a run which only skipped (no model
-// file, a build without Vulkan, or no Vulkan device) exits with 77, which ctest shows as
-// "Skipped" rather than passed.
+// The device model tests' main (Vulkan and CUDA binaries): doctest's, except that a run
+// which only skipped (no model file, a build without the backend, or no device) exits with
+// 77, which ctest shows as "Skipped" rather than passed.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 

@@ -1,16 +1,21 @@
-// Model-level parity of the Vulkan backend against the CPU reference on the real default
+// Model-level parity of a device backend against the CPU reference on the real default
 // model (SmolLM2-135M Q4_1): logits of three prompts, 64 greedy tokens for full KV and for
 // pruned prefills (FastKV, ASL, SlimInfer at a keep ratio that prunes), and two contexts of
-// one Vulkan model on two threads. Without a model or a Vulkan device every case skips
-// visibly: a "SKIPPED" message, and exit code 77 (ctest: Skipped).
+// one device model on two threads. Without a model or a device every case skips visibly: a
+// "SKIPPED" message, and exit code 77 (ctest: Skipped).
+//
+// One source, two binaries (CMakeLists.txt): whittle_model_vulkan tests WT_BACKEND_VULKAN,
+// whittle_model_cuda (compiled with WT_MODEL_TEST_CUDA) WT_BACKEND_CUDA; case names start
+// with the backend's name. The Vulkan-only cases (loading with every driver hidden) are
+// left out of the CUDA binary.
 //
 // Sizes: lavapipe decodes this model at ~2 tokens/s on a 2-core machine, so the default
 // ctest run uses 12-20 token logits prompts and 64 greedy tokens after a 40-token prompt
 // (about half a minute per case). WT_VULKAN_MODEL_FULL=1 runs logits prompts of 100-160
 // tokens and 64 greedy tokens after 240 (about 10 minutes on lavapipe, seconds on a GPU).
 //
-// Like with like: the Vulkan matmul always uses f32 activations, so the CPU side runs
-// WT_MATMUL_F32 (the CPU default quantizes activations to int8 per block of 32, which moves
+// Like with like: the device matmuls (Vulkan, CUDA) always use f32 activations, so the CPU
+// side runs WT_MATMUL_F32 (the CPU default quantizes activations to int8 per block of 32, which moves
 // logits by up to ~2 on this model, tests/unit/test_reference_logits.cpp). What remains is
 // float summation order (dot products, attention's online softmax, rmsnorm reductions)
 // through 30 layers.
@@ -30,9 +35,24 @@
 #include "support/real_model.h"
 #include "whittle.h"
 
+// The backend under test; string literals, so test case names can be made from them.
+#if defined(WT_MODEL_TEST_CUDA)
+#define WT_MODEL_BACKEND "cuda"
+#define WT_MODEL_BACKEND_TITLE "CUDA"
+#else
+#define WT_MODEL_BACKEND "vulkan"
+#define WT_MODEL_BACKEND_TITLE "Vulkan"
+#endif
+
 namespace {
 
 using wt::test::real_model;
+
+#if defined(WT_MODEL_TEST_CUDA)
+constexpr wt_backend_kind kBackend = WT_BACKEND_CUDA;
+#else
+constexpr wt_backend_kind kBackend = WT_BACKEND_VULKAN;
+#endif
 
 // Max |vulkan - cpu| over every logit of every row, and the same relative to the largest
 // |cpu logit| of the row (at least 1). Measured on lavapipe (printed by the test): 3.0e-5
@@ -71,15 +91,15 @@ wt_prune_params method(wt_prune_method m) {
   return p;
 }
 
-// The Vulkan model, loaded once per process; null (after a SKIPPED message) when the model
-// file or a Vulkan device is missing.
-struct VulkanModelHolder {
+// The device model, loaded once per process; null (after a SKIPPED message) when the model
+// file or a device is missing.
+struct DeviceModelHolder {
   wt_model* model = nullptr;
-  ~VulkanModelHolder() { wt_model_free(model); }  // the device too: LeakSanitizer sees the driver's objects
+  ~DeviceModelHolder() { wt_model_free(model); }  // the device too: LeakSanitizer sees the driver's objects
 };
 
-wt_model* vulkan_model() {
-  static VulkanModelHolder holder;
+wt_model* device_model() {
+  static DeviceModelHolder holder;
   wt_model*& model = holder.model;
   static bool tried = false;
   static std::string why;
@@ -87,11 +107,11 @@ wt_model* vulkan_model() {
     tried = true;
     if (real_model().ok()) {
       wt_model_params mp = wt_model_default_params();
-      mp.backend = WT_BACKEND_VULKAN;
+      mp.backend = kBackend;
       const wt_status st = wt_model_load(wt::test::real_model_path().c_str(), &mp, &model);
       if (st != WT_OK) {
         model = nullptr;
-        why = std::string("no Vulkan model (") + wt_status_string(st) + "): " + wt_last_error();
+        why = std::string("no " WT_MODEL_BACKEND_TITLE " model (") + wt_status_string(st) + "): " + wt_last_error();
       }
     } else {
       why = wt::test::real_model_path() + " not present (scripts/fetch-model.sh fetches it)";
@@ -173,9 +193,9 @@ std::vector<wt_token> tokenize(const wt_model* m, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("vulkan model: logits of three prompts match the CPU with f32 activations") {
-  wt_model* vk = vulkan_model();
-  if (!vk) return;
+TEST_CASE(WT_MODEL_BACKEND " model: logits of three prompts match the CPU with f32 activations") {
+  wt_model* dev = device_model();
+  if (!dev) return;
   const wt_model* cpu = real_model().model;
   wt_model_info info;
   REQUIRE(wt_model_get_info(cpu, &info) == WT_OK);
@@ -198,7 +218,7 @@ TEST_CASE("vulkan model: logits of three prompts match the CPU with f32 activati
     const std::vector<wt_token>& prompt = prompts[p];
     const wt_prune_params full = wt_prune_default_params();
     wt_context* a = make_ctx(cpu, full, prompt.size() + 4, true);
-    wt_context* b = make_ctx(vk, full, prompt.size() + 4, true);
+    wt_context* b = make_ctx(dev, full, prompt.size() + 4, true);
     REQUIRE_MESSAGE(wt_context_prefill(a, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
     REQUIRE_MESSAGE(wt_context_prefill(b, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
     // Every prompt row, then one decode step (the decode path: attention_decode, KV append).
@@ -238,15 +258,15 @@ TEST_CASE("vulkan model: logits of three prompts match the CPU with f32 activati
 namespace {
 
 void check_greedy(wt_prune_method m) {
-  wt_model* vk = vulkan_model();
-  if (!vk) return;
+  wt_model* dev = device_model();
+  if (!dev) return;
   const wt_model* cpu = real_model().model;
   const Sizes& z = sizes();
   const std::vector<wt_token> prompt = real_model().prompt(z.greedy_prompt);
   const std::string name = wt_prune_method_name(m);
   const wt_prune_params pp = method(m);
   const Greedy want = greedy(cpu, pp, prompt, z.greedy_tokens);
-  const Greedy got = greedy(vk, pp, prompt, z.greedy_tokens);
+  const Greedy got = greedy(dev, pp, prompt, z.greedy_tokens);
   int first_diff = -1;
   for (size_t i = 0; i < want.tokens.size() && first_diff < 0; ++i)
     if (want.tokens[i] != got.tokens[i]) first_diff = static_cast<int>(i);
@@ -266,14 +286,16 @@ void check_greedy(wt_prune_method m) {
 
 }  // namespace
 
-TEST_CASE("vulkan model: greedy tokens identical to the CPU (full KV)") { check_greedy(WT_PRUNE_FULL); }
-TEST_CASE("vulkan model: greedy tokens identical to the CPU (FastKV)") { check_greedy(WT_PRUNE_FASTKV); }
-TEST_CASE("vulkan model: greedy tokens identical to the CPU (ASL)") { check_greedy(WT_PRUNE_ASL); }
-TEST_CASE("vulkan model: greedy tokens identical to the CPU (SlimInfer)") { check_greedy(WT_PRUNE_SLIMINFER); }
+TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (full KV)") { check_greedy(WT_PRUNE_FULL); }
+TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (FastKV)") { check_greedy(WT_PRUNE_FASTKV); }
+TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (ASL)") { check_greedy(WT_PRUNE_ASL); }
+TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (SlimInfer)") {
+  check_greedy(WT_PRUNE_SLIMINFER);
+}
 
-TEST_CASE("vulkan model: two contexts on two threads share the device and match a lone run") {
-  wt_model* vk = vulkan_model();
-  if (!vk) return;
+TEST_CASE(WT_MODEL_BACKEND " model: two contexts on two threads share the device and match a lone run") {
+  wt_model* dev = device_model();
+  if (!dev) return;
   const Sizes& z = sizes();
   const std::vector<wt_token> p1 = real_model().prompt(z.thread_prompt);
   const std::vector<wt_token> p2(real_model().text.begin() + 300,
@@ -281,12 +303,12 @@ TEST_CASE("vulkan model: two contexts on two threads share the device and match 
   const wt_prune_params full = wt_prune_default_params();
   const wt_prune_params fastkv = method(WT_PRUNE_FASTKV);
   const int n = z.thread_tokens;
-  const Greedy want1 = greedy(vk, full, p1, n);
-  const Greedy want2 = greedy(vk, fastkv, p2, n);
+  const Greedy want1 = greedy(dev, full, p1, n);
+  const Greedy want2 = greedy(dev, fastkv, p2, n);
   Greedy got1, got2;
   wt_status st1 = WT_OK, st2 = WT_OK;
-  std::thread t1([&] { st1 = run_greedy(vk, full, p1, n, &got1); });
-  std::thread t2([&] { st2 = run_greedy(vk, fastkv, p2, n, &got2); });
+  std::thread t1([&] { st1 = run_greedy(dev, full, p1, n, &got1); });
+  std::thread t2([&] { st2 = run_greedy(dev, fastkv, p2, n, &got2); });
   t1.join();
   t2.join();
   CHECK(st1 == WT_OK);
@@ -296,6 +318,7 @@ TEST_CASE("vulkan model: two contexts on two threads share the device and match 
   CHECK(got2.kv_rows == want2.kv_rows);
 }
 
+#if !defined(WT_MODEL_TEST_CUDA)
 TEST_CASE("vulkan model: without a device loading for Vulkan is WT_ERR_UNSUPPORTED with a message") {
   // Run by ctest with every Vulkan driver hidden (vulkan_model_without_device); in the
   // ordinary run it checks only that the status is one of the two documented outcomes.
@@ -324,8 +347,10 @@ TEST_CASE("vulkan model: without a device loading for Vulkan is WT_ERR_UNSUPPORT
   wt_model_free(m);
 }
 
-TEST_CASE("vulkan model: a weight type the kernels do not read is refused at load with its name") {
-  // A tiny model whose blk.0.ffn_down is Q4_K: the CPU runs it; Vulkan has no K-quant
+#endif  // the Vulkan-only case
+
+TEST_CASE(WT_MODEL_BACKEND " model: a weight type the kernels do not read is refused at load with its name") {
+  // A tiny model whose blk.0.ffn_down is Q4_K: the CPU runs it; the device has no K-quant
   // kernels yet and must say so when the model is loaded, not at the first matmul.
   wt::test::TinyModelOptions o;
   o.n_embd = 256;
@@ -335,27 +360,28 @@ TEST_CASE("vulkan model: a weight type the kernels do not read is refused at loa
   REQUIRE(t != nullptr);
   t->type = wt::test::ggml::q4_k;
   t->data.assign(144 * 256, 0);  // 256 rows of one 144-byte block; all-zero scales: weights 0
-  const std::string path = (std::filesystem::temp_directory_path() / "whittle_test_vulkan_q4k.gguf").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "whittle_test_" WT_MODEL_BACKEND "_q4k.gguf").string();
   REQUIRE(wt::test::write_file(path, w.build()));
   wt_model* cpu = nullptr;
   CHECK_MESSAGE(wt_model_load(path.c_str(), nullptr, &cpu) == WT_OK, wt_last_error());
   wt_model_free(cpu);
 
   wt_model_params mp = wt_model_default_params();
-  mp.backend = WT_BACKEND_VULKAN;
+  mp.backend = kBackend;
   wt_model* m = nullptr;
   const wt_status st = wt_model_load(path.c_str(), &mp, &m);
   std::filesystem::remove(path);
   const std::string msg = st == WT_OK ? "" : wt_last_error();
   if (st == WT_ERR_UNSUPPORTED && msg.find("blk.0.ffn_down") == std::string::npos) {
-    MESSAGE("SKIPPED: no Vulkan device: " << msg);
+    MESSAGE("SKIPPED: no " WT_MODEL_BACKEND_TITLE " device: " << msg);
     wt::test::g_vulkan_skipped = true;
     return;
   }
   wt::test::g_vulkan_ran = true;
   CHECK(st == WT_ERR_UNSUPPORTED);
   CHECK(m == nullptr);
-  MESSAGE("wt_model_load(WT_BACKEND_VULKAN): " << msg);
+  MESSAGE("wt_model_load(" << (kBackend == WT_BACKEND_CUDA ? "WT_BACKEND_CUDA" : "WT_BACKEND_VULKAN") << "): " << msg);
   CHECK(msg.find("blk.0.ffn_down") != std::string::npos);
   CHECK(msg.find("Q4_K") != std::string::npos);
   wt_model_free(m);

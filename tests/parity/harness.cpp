@@ -48,6 +48,9 @@ std::vector<BackendMaker> compiled_backends() {
   v.push_back({"vulkan", &create_vulkan_backend});
   v.push_back({"vulkan-portable", &create_vulkan_portable});
 #endif
+#if defined(WHITTLE_CUDA)
+  v.push_back({"cuda", &create_cuda_backend});  // no GPU or driver: make_backend reports the skip
+#endif
   return v;
 }
 

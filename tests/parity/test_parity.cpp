@@ -58,7 +58,7 @@ void run_op(Op op) {
 
   const std::vector<BackendMaker> makers = compiled_backends();
   if (makers.empty()) {
-    MESSAGE("SKIP " << std::string(op_name(op)) << ": no non-CPU backend in this build (configure with -DWHITTLE_VULKAN=ON)");
+    MESSAGE("SKIP " << std::string(op_name(op)) << ": no non-CPU backend in this build (configure with -DWHITTLE_VULKAN=ON or -DWHITTLE_CUDA=ON)");
     g_skipped = true;
     return;
   }
@@ -111,7 +111,7 @@ TEST_SUITE("parity") {
     }
     const std::vector<BackendMaker> makers = compiled_backends();
     if (makers.empty()) {
-      MESSAGE("SKIP: no non-CPU backend in this build (configure with -DWHITTLE_VULKAN=ON)");
+      MESSAGE("SKIP: no non-CPU backend in this build (configure with -DWHITTLE_VULKAN=ON or -DWHITTLE_CUDA=ON)");
       g_skipped = true;
       return;
     }

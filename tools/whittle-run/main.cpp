@@ -33,7 +33,7 @@ void usage(const char* argv0) {
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
-               "          [--backend cpu|vulkan]\n"
+               "          [--backend cpu|vulkan|cuda]\n"
                "  -f FILE    read the prompt from a file\n"
                "  --prune    full, streaming, snapkv, fastkv, gemfilter, asl, claa, sliminfer,\n"
                "             tokenfilter, oracle (runtime/prune/README.md)\n"
@@ -41,8 +41,8 @@ void usage(const char* argv0) {
                "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
                "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
-               "  --backend  where the weights live and the model runs (default cpu); vulkan always\n"
-               "             uses f32 activations\n"
+               "  --backend  where the weights live and the model runs (default cpu); vulkan and\n"
+               "             cuda always use f32 activations\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0);
 }
@@ -116,8 +116,10 @@ bool parse_args(int argc, char** argv, Options* o) {
         o->backend = WT_BACKEND_CPU;
       } else if (std::strcmp(v, "vulkan") == 0) {
         o->backend = WT_BACKEND_VULKAN;
+      } else if (std::strcmp(v, "cuda") == 0) {
+        o->backend = WT_BACKEND_CUDA;
       } else {
-        std::fprintf(stderr, "error: --backend expects cpu or vulkan, got '%s'\n", v);
+        std::fprintf(stderr, "error: --backend expects cpu, vulkan or cuda, got '%s'\n", v);
         return false;
       }
     } else if (a == "--chat") {
