@@ -10,11 +10,19 @@ jobs="$(nproc)"
 "$root/scripts/fetch-model.sh" >/dev/null
 
 # WHITTLE_TESTS=ON explicitly: run.sh and bench.sh configure the same build dir without
-# tests, and a cached OFF would otherwise leave nothing to run.
-"$root/scripts/build.sh" "$root/build" -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON
+# tests, and a cached OFF would otherwise leave nothing to run. The CUDA backend is built
+# where nvcc is found (its tests skip visibly without a GPU); the ASan build stays without.
+cuda=OFF
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
+if [ "$cuda" = ON ]; then
+  echo "test.sh: nvcc found: building the CUDA backend (-DWHITTLE_CUDA=ON)"
+else
+  echo "test.sh: no nvcc: building without the CUDA backend"
+fi
+"$root/scripts/build.sh" "$root/build" -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON -DWHITTLE_CUDA="$cuda"
 (cd "$root/build" && ctest --output-on-failure --no-tests=error -j "$jobs" -LE slow)
 
 "$root/scripts/build.sh" "$root/build-asan" -DWHITTLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DWHITTLE_TOOLS=OFF -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON
+  -DWHITTLE_TOOLS=OFF -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON -DWHITTLE_CUDA=OFF
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure --no-tests=error -j "$jobs" -LE slow)
