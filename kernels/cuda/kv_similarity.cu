@@ -30,7 +30,9 @@ __device__ __forceinline__ float cosine(float dot, float aa, float xx) {
 __global__ void __launch_bounds__(64) kv_similarity_kernel(KvArgs a) {
   const int lane = threadIdx.x & 31, which = threadIdx.x >> 5;
   const int64_t g = blockIdx.x;
-  const RowView& x = which == 0 ? a.k : a.v;
+  // Fields picked one by one: a reference to either parameter struct would copy both to
+  // local memory.
+  const RowView x{which == 0 ? a.k.data : a.v.data, which == 0 ? a.k.nb1 : a.v.nb1, which == 0 ? a.k.nb2 : a.v.nb2};
   float* anchor = row_at(a.anchors.data, a.anchors.nb1, a.anchors.nb2, g, which);
   const float keep = 1.0f - a.decay;
   float av[kMaxPer], xv[kMaxPer];
@@ -74,7 +76,7 @@ __global__ void __launch_bounds__(64) kv_similarity_kernel(KvArgs a) {
 __global__ void __launch_bounds__(64) kv_similarity_wide_kernel(KvArgs a) {
   const int lane = threadIdx.x & 31, which = threadIdx.x >> 5;
   const int64_t g = blockIdx.x;
-  const RowView& x = which == 0 ? a.k : a.v;
+  const RowView x{which == 0 ? a.k.data : a.v.data, which == 0 ? a.k.nb1 : a.v.nb1, which == 0 ? a.k.nb2 : a.v.nb2};
   float* anchor = row_at(a.anchors.data, a.anchors.nb1, a.anchors.nb2, g, which);
   const float keep = 1.0f - a.decay;
   for (int64_t t = 0; t < a.n; ++t) {
