@@ -1,0 +1,384 @@
+// Causal GQA attention, flash-style (the design of cpu/attention_impl.h on a GPU).
+//
+// A block (4 warps) owns up to 16 query rows of one KV head g: the rows are (position,
+// head of g's group) pairs numbered L = t * G + h, dealt to the warps round-robin (row L of
+// the tile goes to warp L % 4, slot L / 4), so every row of a block reads the same keys.
+// Keys stream through shared memory 32 at a time, transposed (kt[d][key], padded to 33
+// columns: conflict-free both when a warp writes a key row and when lane j reads key j).
+// Lane j scores key j for the warp's rows, the query held in registers (lane l keeps dims
+// l, l + 32, ...) and broadcast by shuffles; each row keeps a running max m, sum l and its
+// accumulator (online softmax), scores (q * scale) . k as the CPU does. V rows are read from
+// global memory (L1), once per warp for all its rows.
+//
+// Prefill: the grid is (row tiles, n_head_kv), the last (longest) tiles first. Row t sits
+// at position i0 + t and sees keys 0..i0 + t. With skip flags (ids) a first kernel packs
+// the kept rows into the workspace ([0] = count, then the rows), the tiles run over kept
+// rows only, and each block also zeroes the flagged rows of its stretch of all rows.
+// Decode: one query row; the keys (0..i0, or the rows ids[0..n_ids)) are split into chunks
+// of a multiple of 32; the grid is (chunks x row tiles, n_head_kv) and each block leaves a
+// partial (m, l, acc) per head in the workspace, which a second kernel merges per head.
+#include "attention.cuh"
+
+#include <cmath>
+#include <string>
+
+#include "warp.cuh"
+
+namespace wt::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kSlots = 4;                    // rows per warp
+constexpr int kRows = kWarps * kSlots;       // rows per block
+constexpr int kBK = 32;                      // keys per tile: one per lane
+constexpr int kKtStride = kBK + 1;
+constexpr int kMaxPer = 8;                   // head dims per lane
+constexpr int kMaxHeadDim = 32 * kMaxPer;    // 256
+constexpr int64_t kDecodeChunk = 128;        // decode: keys per chunk, at least
+constexpr int64_t kMaxChunks = 128;          // decode: chunks per KV head, at most
+
+struct AttnArgs {
+  RowView dst, q, k, v;
+  int hd;
+  int group;           // G = n_head / n_head_kv
+  int64_t n;           // prefill: query rows
+  int64_t pos0;        // prefill: position of row 0
+  float scale;
+  const int32_t* ids;  // prefill: skip flags [n]; decode: key rows [n_keys] (or null)
+  const int32_t* kept; // prefill with flags: [0] = n_kept, [1 + r] = kept row r
+  int64_t n_keys;      // decode
+  int64_t per_chunk;   // decode
+  int n_chunks;        // decode
+  float* partial;      // decode: [n_head_kv][n_chunks][G][hd + 2]
+};
+
+// Packs the rows whose flag is 0 (ascending) into kept[1..], their count into kept[0].
+// One block of 1024 threads walks the flags a chunk at a time.
+__global__ void __launch_bounds__(1024) attention_pack_rows_kernel(const int32_t* skip, int64_t n, int32_t* kept) {
+  __shared__ int warp_counts[32];
+  __shared__ int base;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, n_warps = blockDim.x >> 5;
+  if (tid == 0) base = 0;
+  __syncthreads();
+  for (int64_t c0 = 0; c0 < n; c0 += blockDim.x) {
+    const int64_t i = c0 + tid;
+    const bool keep = i < n && skip[i] == 0;
+    const unsigned mask = __ballot_sync(kFullMask, keep);
+    if (lane == 0) warp_counts[warp] = __popc(mask);
+    __syncthreads();
+    int off = base;
+    for (int w = 0; w < warp; ++w) off += warp_counts[w];
+    if (keep) kept[1 + off + __popc(mask & ((1u << lane) - 1u))] = static_cast<int32_t>(i);
+    __syncthreads();
+    if (tid == 0)
+      for (int w = 0; w < n_warps; ++w) base += warp_counts[w];
+    __syncthreads();
+  }
+  if (tid == 0) kept[0] = base;
+}
+
+template <bool kDecode>
+__global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
+  extern __shared__ float kt[];  // [hdp][kKtStride]
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t g = blockIdx.y;
+  const int hd = a.hd, hdp = (hd + 31) & ~31, nper = hdp / 32;
+  const int64_t group = a.group;
+
+  int64_t row_base, n_rows, ja, jb;
+  int chunk = 0;
+  if constexpr (kDecode) {
+    const int n_rt = static_cast<int>((group + kRows - 1) / kRows);
+    chunk = static_cast<int>(blockIdx.x) / n_rt;
+    row_base = static_cast<int64_t>(blockIdx.x % n_rt) * kRows;
+    n_rows = group;
+    ja = chunk * a.per_chunk;
+    jb = ja + a.per_chunk < a.n_keys ? ja + a.per_chunk : a.n_keys;
+  } else {
+    row_base = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * kRows;  // long tiles first
+    if (a.ids) {
+      // Zero the flagged rows among all rows [row_base, row_base + kRows) of this KV head.
+      for (int e = threadIdx.x; e < kRows * hd; e += kThreads) {
+        const int64_t L = row_base + e / hd;
+        if (L >= a.n * group) break;
+        const int64_t t = L / group;
+        if (a.ids[t] != 0) row_at(a.dst.data, a.dst.nb1, a.dst.nb2, g * group + L % group, t)[e % hd] = 0.0f;
+      }
+    }
+    n_rows = (a.kept ? a.kept[0] : a.n) * group;
+    if (row_base >= n_rows) return;  // block-uniform
+    const int64_t last = (row_base + kRows < n_rows ? row_base + kRows : n_rows) - 1;
+    ja = 0;
+    jb = a.pos0 + (a.kept ? a.kept[1 + last / group] : last / group) + 1;
+  }
+
+  // This warp's rows: query registers (pre-scaled), last visible key, output state.
+  bool active[kSlots];
+  int64_t head[kSlots], qrow[kSlots], last_key[kSlots];
+  float qr[kSlots][kMaxPer], acc[kSlots][kMaxPer], m[kSlots], lsum[kSlots];
+  int64_t warp_last = -1;
+#pragma unroll
+  for (int s = 0; s < kSlots; ++s) {
+    const int64_t L = row_base + s * kWarps + warp;
+    active[s] = L < n_rows;
+    if constexpr (kDecode) {
+      head[s] = g * group + L;
+      qrow[s] = 0;
+      last_key[s] = jb - 1;
+    } else {
+      const int64_t t = active[s] ? (a.kept ? a.kept[1 + L / group] : L / group) : 0;
+      head[s] = g * group + L % group;
+      qrow[s] = t;
+      last_key[s] = a.pos0 + t;
+    }
+    if (active[s] && last_key[s] > warp_last) warp_last = last_key[s];
+    const float* q = active[s] ? row_at(a.q.data, a.q.nb1, a.q.nb2, head[s], qrow[s]) : nullptr;
+#pragma unroll
+    for (int i = 0; i < kMaxPer; ++i) {
+      const int d = i * 32 + lane;
+      qr[s][i] = active[s] && d < hd ? q[d] * a.scale : 0.0f;
+      acc[s][i] = 0.0f;
+    }
+    m[s] = -1e30f;  // finite, so exp(m_old - m_new) is defined on the first tile
+    lsum[s] = 0.0f;
+  }
+
+  for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
+    const int nk = jb - j0 < kBK ? static_cast<int>(jb - j0) : kBK;
+    __syncthreads();  // the previous tile is consumed
+    for (int e = threadIdx.x; e < kBK * hdp; e += kThreads) {
+      const int jj = e / hdp, d = e - jj * hdp;
+      float x = 0.0f;
+      if (jj < nk && d < hd) {
+        const int64_t r = (kDecode && a.ids) ? a.ids[j0 + jj] : j0 + jj;
+        x = row_at(a.k.data, a.k.nb1, a.k.nb2, g, r)[d];
+      }
+      kt[d * kKtStride + jj] = x;
+    }
+    __syncthreads();
+    if (warp_last < j0) continue;  // no row of this warp sees the tile (warp-uniform)
+
+    float sc[kSlots];
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) sc[s] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kMaxPer; ++i) {
+      if (i >= nper) break;
+#pragma unroll
+      for (int dd = 0; dd < 32; ++dd) {
+        const float kv = kt[(i * 32 + dd) * kKtStride + lane];
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) sc[s] += __shfl_sync(kFullMask, qr[s][i], dd) * kv;
+      }
+    }
+
+    float p[kSlots];
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+      p[s] = 0.0f;
+      if (!active[s] || last_key[s] < j0) continue;  // warp-uniform
+      const bool valid = lane < nk && j0 + lane <= last_key[s];
+      const float m_new = fmaxf(m[s], warp_max(valid ? sc[s] : -INFINITY));
+      const float alpha = expf(m[s] - m_new);
+      p[s] = valid ? expf(sc[s] - m_new) : 0.0f;
+      lsum[s] = lsum[s] * alpha + warp_sum(p[s]);
+      m[s] = m_new;
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i) acc[s][i] *= alpha;
+    }
+
+    // Keys of the tile some row of the warp sees; the others have p = 0.
+    const int nv = warp_last - j0 + 1 < nk ? static_cast<int>(warp_last - j0 + 1) : nk;
+    for (int jj = 0; jj < nv; ++jj) {
+      const int64_t r = (kDecode && a.ids) ? a.ids[j0 + jj] : j0 + jj;
+      const float* vr = row_at(a.v.data, a.v.nb1, a.v.nb2, g, r);
+      float vv[kMaxPer];
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i) {
+        const int d = i * 32 + lane;
+        vv[i] = i < nper && d < hd ? vr[d] : 0.0f;
+      }
+#pragma unroll
+      for (int s = 0; s < kSlots; ++s) {
+        const float pj = __shfl_sync(kFullMask, p[s], jj);
+#pragma unroll
+        for (int i = 0; i < kMaxPer; ++i) acc[s][i] += pj * vv[i];
+      }
+    }
+  }
+
+#pragma unroll
+  for (int s = 0; s < kSlots; ++s) {
+    if (!active[s]) continue;
+    if constexpr (kDecode) {
+      const int64_t L = row_base + s * kWarps + warp;
+      float* out = a.partial + ((g * a.n_chunks + chunk) * group + L) * (hd + 2);
+      if (lane == 0) {
+        out[0] = m[s];
+        out[1] = lsum[s];
+      }
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i) {
+        const int d = i * 32 + lane;
+        if (d < hd) out[2 + d] = acc[s][i];
+      }
+    } else {
+      float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head[s], qrow[s]);
+      const float inv = 1.0f / lsum[s];
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i) {
+        const int d = i * 32 + lane;
+        if (d < hd) out[d] = acc[s][i] * inv;
+      }
+    }
+  }
+}
+
+// Decode merge: one warp per head over its chunks' partials (no chunks: the output is 0).
+__global__ void __launch_bounds__(kThreads) attention_decode_merge_kernel(AttnArgs a, int n_head) {
+  const int lane = threadIdx.x & 31;
+  const int head = blockIdx.x * kWarps + (threadIdx.x >> 5);
+  if (head >= n_head) return;
+  const int64_t g = head / a.group, h = head % a.group, stride = a.hd + 2;
+  float m = -1e30f;
+  for (int c = 0; c < a.n_chunks; ++c) m = fmaxf(m, a.partial[((g * a.n_chunks + c) * a.group + h) * stride]);
+  float l = 0.0f;
+  float acc[kMaxPer] = {};
+  for (int c = 0; c < a.n_chunks; ++c) {
+    const float* p = a.partial + ((g * a.n_chunks + c) * a.group + h) * stride;
+    if (p[1] == 0.0f) continue;
+    const float w = expf(p[0] - m);
+    l += p[1] * w;
+#pragma unroll
+    for (int i = 0; i < kMaxPer; ++i) {
+      const int d = i * 32 + lane;
+      if (d < a.hd) acc[i] += p[2 + d] * w;
+    }
+  }
+  float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head, 0);
+  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+  for (int i = 0; i < kMaxPer; ++i) {
+    const int d = i * 32 + lane;
+    if (d < a.hd) out[d] = acc[i] * inv;
+  }
+}
+
+Status check_attention(const OpCall& c, const char* op) {
+  const Tensor* ts[4] = {&c.dst, &c.src[0], &c.src[1], &c.src[2]};
+  const char* names[4] = {"dst", "q", "k", "v"};
+  for (int i = 0; i < 4; ++i)
+    if (ts[i]->type != DType::f32)
+      return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + ": " + names[i] + " must be f32");
+  const Tensor &q = c.src[0], &k = c.src[1], &v = c.src[2];
+  if (q.ne[0] > kMaxHeadDim || q.ne[0] != k.ne[0] || q.ne[0] != v.ne[0])
+    return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + ": head_dim must match and be <= 256");
+  if (k.ne[1] <= 0 || q.ne[1] % k.ne[1] != 0)
+    return error(WT_ERR_INVALID_ARGUMENT, std::string("cuda: ") + op + ": n_head must be a multiple of n_head_kv");
+  return Status::ok();
+}
+
+AttnArgs base_args(const OpCall& c) {
+  AttnArgs a{};
+  a.dst = view_of(c.dst);
+  a.q = view_of(c.src[0]);
+  a.k = view_of(c.src[1]);
+  a.v = view_of(c.src[2]);
+  a.hd = static_cast<int>(c.src[0].ne[0]);
+  a.group = static_cast<int>(c.src[0].ne[1] / c.src[1].ne[1]);
+  a.scale = c.f[0];
+  return a;
+}
+
+size_t kt_bytes(int hd) { return sizeof(float) * static_cast<size_t>((hd + 31) / 32 * 32) * kKtStride; }
+
+// Decode chunking: at most kMaxChunks chunks of at least kDecodeChunk keys, a multiple of
+// kBK each, none empty.
+void decode_split(int64_t n_keys, int64_t* n_chunks, int64_t* per_chunk) {
+  if (n_keys <= 0) {
+    *n_chunks = 0;
+    *per_chunk = kBK;
+    return;
+  }
+  int64_t nc = (n_keys + kDecodeChunk - 1) / kDecodeChunk;
+  nc = nc < kMaxChunks ? nc : kMaxChunks;
+  *per_chunk = ((n_keys + nc - 1) / nc + kBK - 1) / kBK * kBK;
+  *n_chunks = (n_keys + *per_chunk - 1) / *per_chunk;
+}
+
+int64_t decode_n_keys(const OpCall& c) { return c.ids ? c.n_ids : static_cast<int64_t>(c.i[0]) + 1; }
+
+}  // namespace
+
+size_t attention_prefill_workspace_bytes(const OpCall& c) {
+  // The packed kept rows for skip flags; reserved with or without them (a sizing call may
+  // leave ids unset), it is one int per query row.
+  const int64_t n = c.src[0].ne[2] > 0 ? c.src[0].ne[2] : 0;
+  return sizeof(int32_t) * static_cast<size_t>(n + 1);
+}
+
+Status attention_prefill(const OpCall& c, const Launch& l) {
+  WT_TRY(check_attention(c, "attention_prefill"));
+  const int64_t n = c.src[0].ne[2], n_head_kv = c.src[1].ne[1];
+  if (n <= 0) return Status::ok();
+  AttnArgs a = base_args(c);
+  a.n = n;
+  a.pos0 = c.i[0];
+  if (c.ids) {
+    if (c.n_ids < n)
+      return error(WT_ERR_INVALID_ARGUMENT, "cuda: attention_prefill: ids must hold one skip flag per query row");
+    if (l.workspace_bytes < attention_prefill_workspace_bytes(c))
+      return error(WT_ERR_INTERNAL, "cuda: attention_prefill: workspace too small for the skip flags");
+    a.ids = c.ids;
+    a.kept = static_cast<const int32_t*>(l.workspace);
+    attention_pack_rows_kernel<<<1, 1024, 0, l.stream>>>(c.ids, n, static_cast<int32_t*>(l.workspace));
+    WT_TRY(launch_status("attention_pack_rows_kernel"));
+  }
+  const int64_t tiles = (n * a.group + kRows - 1) / kRows;
+  const size_t smem = kt_bytes(a.hd);
+  if (smem > l.max_shared_per_block)
+    return error(WT_ERR_UNSUPPORTED, "cuda: attention_prefill: head_dim needs more shared memory than a block has");
+  attention_kernel<false><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem,
+                            l.stream>>>(a);
+  return launch_status("attention_kernel<prefill>");
+}
+
+size_t attention_decode_workspace_bytes(const OpCall& c) {
+  // Sized for the larger of this call's key count and the cache's rows, so a call over a
+  // longer cache never outgrows a workspace planned from it.
+  const int64_t n_keys = decode_n_keys(c), cache = c.src[1].ne[2];
+  int64_t n_chunks, per_chunk;
+  decode_split(n_keys > cache ? n_keys : cache, &n_chunks, &per_chunk);
+  return sizeof(float) * static_cast<size_t>(n_chunks * c.src[0].ne[1] * (c.src[0].ne[0] + 2));
+}
+
+Status attention_decode(const OpCall& c, const Launch& l) {
+  WT_TRY(check_attention(c, "attention_decode"));
+  const int64_t n_head = c.src[0].ne[1], n_head_kv = c.src[1].ne[1];
+  if (n_head <= 0) return Status::ok();
+  AttnArgs a = base_args(c);
+  a.ids = c.ids;
+  a.n_keys = decode_n_keys(c);
+  int64_t n_chunks, per_chunk;
+  decode_split(a.n_keys, &n_chunks, &per_chunk);
+  a.n_chunks = static_cast<int>(n_chunks);
+  a.per_chunk = per_chunk;
+  a.partial = static_cast<float*>(l.workspace);
+  if (n_chunks > 0) {
+    const size_t need = sizeof(float) * static_cast<size_t>(n_chunks * n_head * (a.hd + 2));
+    if (l.workspace_bytes < need) return error(WT_ERR_INTERNAL, "cuda: attention_decode: workspace too small");
+    const size_t smem = kt_bytes(a.hd);
+    if (smem > l.max_shared_per_block)
+      return error(WT_ERR_UNSUPPORTED, "cuda: attention_decode: head_dim needs more shared memory than a block has");
+    const int64_t n_rt = (a.group + kRows - 1) / kRows;
+    attention_kernel<true><<<dim3(static_cast<unsigned>(n_chunks * n_rt), static_cast<unsigned>(n_head_kv)), kThreads,
+                             smem, l.stream>>>(a);
+    WT_TRY(launch_status("attention_kernel<decode>"));
+  }
+  attention_decode_merge_kernel<<<static_cast<unsigned>((n_head + kWarps - 1) / kWarps), kThreads, 0, l.stream>>>(
+      a, static_cast<int>(n_head));
+  return launch_status("attention_decode_merge_kernel");
+}
+
+}  // namespace wt::cuda

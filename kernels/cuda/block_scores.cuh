@@ -1,0 +1,12 @@
+// block_scores (kernels/ops.def): SlimInfer block scores, max over a block's units of the
+// mean |qbar_h . unit key| over query heads.
+#pragma once
+
+#include "launch.cuh"
+
+namespace wt::cuda {
+
+Status block_scores(const OpCall& c, const Launch& l);
+size_t block_scores_workspace_bytes(const OpCall& c);
+
+}  // namespace wt::cuda

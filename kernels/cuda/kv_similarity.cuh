@@ -1,0 +1,12 @@
+// kv_similarity (kernels/ops.def): per row, cosine of k and v with running EMA anchors per
+// KV head (anchors read and updated in place).
+#pragma once
+
+#include "launch.cuh"
+
+namespace wt::cuda {
+
+Status kv_similarity(const OpCall& c, const Launch& l);
+size_t kv_similarity_workspace_bytes(const OpCall& c);
+
+}  // namespace wt::cuda

@@ -1,0 +1,11 @@
+// pool1d (kernels/ops.def): same-length average or max pooling along ne0, odd kernel.
+#pragma once
+
+#include "launch.cuh"
+
+namespace wt::cuda {
+
+Status pool1d(const OpCall& c, const Launch& l);
+size_t pool1d_workspace_bytes(const OpCall& c);
+
+}  // namespace wt::cuda

@@ -1,0 +1,245 @@
+// window_scores: the attention the last W queries pay to each key (cpu/window_scores.cpp).
+//
+// Softmax mode runs two kernels, as the CPU's two phases:
+//  1. stats: the running max m and sum l of every (head, window query) over all the keys it
+//     sees, flash-style, into the workspace [n_head][W][2]. A block (4 warps) owns up to 16
+//     rows (query i, head h of KV head g's group), numbered L = i * G + h and dealt to the
+//     warps round-robin; keys stream through shared memory 32 at a time, transposed and
+//     padded (kt[d][33]); lane j scores key j, the query in registers broadcast by shuffles.
+//  2. scores: a block per (head, 32 scored columns) loads those keys once; its warps take
+//     the window queries round-robin, lane j scores column j and writes the normalized
+//     probability (per query) or adds it to its sum, the warps' sums then added in shared
+//     memory. Raw mode is phase 2 alone with q . k unscaled and unmasked.
+// Scores are (q * scale) . k as on the CPU.
+#include "window_scores.cuh"
+
+#include <cmath>
+#include <string>
+
+#include "warp.cuh"
+
+namespace wt::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kSlots = 4;               // stats rows per warp
+constexpr int kRows = kWarps * kSlots;  // stats rows per block
+constexpr int kBK = 32;                 // keys per tile: one per lane
+constexpr int kKtStride = kBK + 1;
+constexpr int kMaxPer = 8;              // head dims per lane: head_dim <= 256
+constexpr int kMaxHeadDim = 32 * kMaxPer;
+
+struct WsArgs {
+  RowView dst, q, k;
+  int hd;
+  int group;
+  int64_t w;        // window queries
+  int64_t q_first;  // q row of window query 0
+  int64_t i_vis;    // query i sees key rows 0..i_vis - w + i
+  int64_t n_keys;
+  int64_t n_cols;
+  float scale;
+  bool softmax;
+  bool per_query;
+  float* stats;  // [n_head][w][2]: max, sum
+};
+
+__device__ __forceinline__ int64_t last_key(const WsArgs& a, int64_t i) {
+  const int64_t j = a.i_vis - a.w + i;
+  return j < a.n_keys - 1 ? j : a.n_keys - 1;
+}
+
+// kt[d][jj] = k row j0 + jj of KV head g, zero past nk keys and past hd.
+__device__ __forceinline__ void load_keys(const WsArgs& a, int64_t g, int64_t j0, int nk, int hdp, float* kt) {
+  for (int e = threadIdx.x; e < kBK * hdp; e += kThreads) {
+    const int jj = e / hdp, d = e - jj * hdp;
+    kt[d * kKtStride + jj] = jj < nk && d < a.hd ? row_at(a.k.data, a.k.nb1, a.k.nb2, g, j0 + jj)[d] : 0.0f;
+  }
+}
+
+// Phase 1. Grid: (row tiles of G * W rows, n_head_kv).
+__global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a) {
+  extern __shared__ float kt[];  // [hdp][kKtStride]
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t g = blockIdx.y, group = a.group;
+  const int hdp = (a.hd + 31) & ~31, nper = hdp / 32;
+  const int64_t n_rows = a.w * group;
+  const int64_t row_base = static_cast<int64_t>(blockIdx.x) * kRows;
+  const int64_t last = (row_base + kRows < n_rows ? row_base + kRows : n_rows) - 1;
+  const int64_t jb = last_key(a, last / group) + 1;
+
+  bool active[kSlots];
+  int64_t head[kSlots], lk[kSlots];
+  float qr[kSlots][kMaxPer], m[kSlots], lsum[kSlots];
+  int64_t warp_last = -1;
+#pragma unroll
+  for (int s = 0; s < kSlots; ++s) {
+    const int64_t L = row_base + s * kWarps + warp, i = L / group;
+    active[s] = L < n_rows;
+    head[s] = g * group + L % group;
+    lk[s] = active[s] ? last_key(a, i) : -1;
+    if (lk[s] > warp_last) warp_last = lk[s];
+    const float* q = active[s] ? row_at(a.q.data, a.q.nb1, a.q.nb2, head[s], a.q_first + i) : nullptr;
+#pragma unroll
+    for (int ii = 0; ii < kMaxPer; ++ii) {
+      const int d = ii * 32 + lane;
+      qr[s][ii] = active[s] && d < a.hd ? q[d] * a.scale : 0.0f;
+    }
+    m[s] = -1e30f;  // finite, so exp(m_old - m_new) is defined on the first tile
+    lsum[s] = 0.0f;
+  }
+
+  for (int64_t j0 = 0; j0 < jb; j0 += kBK) {
+    const int nk = jb - j0 < kBK ? static_cast<int>(jb - j0) : kBK;
+    __syncthreads();  // the previous tile is consumed
+    load_keys(a, g, j0, nk, hdp, kt);
+    __syncthreads();
+    if (warp_last < j0) continue;  // warp-uniform
+    float sc[kSlots] = {};
+#pragma unroll
+    for (int ii = 0; ii < kMaxPer; ++ii) {
+      if (ii >= nper) break;
+#pragma unroll
+      for (int dd = 0; dd < 32; ++dd) {
+        const float kv = kt[(ii * 32 + dd) * kKtStride + lane];
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) sc[s] += __shfl_sync(kFullMask, qr[s][ii], dd) * kv;
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+      if (lk[s] < j0) continue;  // warp-uniform; inactive rows have lk = -1
+      const bool valid = lane < nk && j0 + lane <= lk[s];
+      const float m_new = fmaxf(m[s], warp_max(valid ? sc[s] : -INFINITY));
+      const float p = valid ? expf(sc[s] - m_new) : 0.0f;
+      lsum[s] = lsum[s] * expf(m[s] - m_new) + warp_sum(p);
+      m[s] = m_new;
+    }
+  }
+
+  if (lane == 0) {
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+      if (!active[s]) continue;
+      const int64_t i = (row_base + s * kWarps + warp) / group;
+      float* st = a.stats + (head[s] * a.w + i) * 2;
+      st[0] = m[s];
+      st[1] = lsum[s];
+    }
+  }
+}
+
+// Phase 2. Grid: (column tiles of 32, n_head).
+__global__ void __launch_bounds__(kThreads) window_scores_kernel(WsArgs a) {
+  extern __shared__ float kt[];  // [hdp][kKtStride], then the warps' sums [kWarps][32]
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t head = blockIdx.y, g = head / a.group;
+  const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kBK, j = j0 + lane;
+  const int hdp = (a.hd + 31) & ~31, nper = hdp / 32;
+  const int nk = a.n_cols - j0 < kBK ? static_cast<int>(a.n_cols - j0) : kBK;
+  float* sums = kt + hdp * kKtStride;
+  load_keys(a, g, j0, nk, hdp, kt);
+  __syncthreads();
+
+  const float scale = a.softmax ? a.scale : 1.0f;
+  float acc = 0.0f;
+  for (int64_t i = warp; i < a.w; i += kWarps) {
+    const float* q = row_at(a.q.data, a.q.nb1, a.q.nb2, head, a.q_first + i);
+    float qr[kMaxPer];
+#pragma unroll
+    for (int ii = 0; ii < kMaxPer; ++ii) {
+      const int d = ii * 32 + lane;
+      qr[ii] = d < a.hd ? q[d] * scale : 0.0f;
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int ii = 0; ii < kMaxPer; ++ii) {
+      if (ii >= nper) break;
+#pragma unroll
+      for (int dd = 0; dd < 32; ++dd) s += __shfl_sync(kFullMask, qr[ii], dd) * kt[(ii * 32 + dd) * kKtStride + lane];
+    }
+    if (a.softmax) {
+      const float* st = a.stats + (head * a.w + i) * 2;
+      // A visible column implies st[1] >= 1 (the max term is exp(0)).
+      s = j <= last_key(a, i) ? expf(s - st[0]) * (1.0f / st[1]) : 0.0f;
+    }
+    if (a.per_query) {
+      if (lane < nk) row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head, i)[j] = s;
+    } else {
+      acc += s;
+    }
+  }
+  if (a.per_query) return;  // block-uniform
+  sums[warp * 32 + lane] = acc;
+  __syncthreads();
+  if (warp == 0 && lane < nk) {
+    float total = 0.0f;
+    for (int w = 0; w < kWarps; ++w) total += sums[w * 32 + lane];
+    row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head, 0)[j] = total;
+  }
+}
+
+int64_t window_of(const OpCall& c) {
+  const int64_t n = c.src[0].ne[2];
+  return c.i[0] < n ? (c.i[0] > 0 ? c.i[0] : 0) : n;
+}
+
+}  // namespace
+
+size_t window_scores_workspace_bytes(const OpCall& c) {
+  // The stats of softmax mode; reserved in raw mode too (a sizing call may leave i1 unset),
+  // and for all of q's rows when i0 is unset, as the CPU does.
+  const int64_t rows = c.src[0].ne[2] > 0 ? c.src[0].ne[2] : 0;
+  const int64_t w = c.i[0] > 0 && c.i[0] < rows ? c.i[0] : rows;
+  return sizeof(float) * 2 * static_cast<size_t>(c.src[0].ne[1] * w);
+}
+
+Status window_scores(const OpCall& c, const Launch& l) {
+  const Tensor &dst = c.dst, &q = c.src[0], &k = c.src[1];
+  if (dst.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: dst must be f32");
+  if (q.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: q must be f32");
+  if (k.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: k must be f32");
+  if (q.ne[0] > kMaxHeadDim || q.ne[0] != k.ne[0])
+    return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: head_dim must match and be <= 256");
+  if (k.ne[1] <= 0 || q.ne[1] % k.ne[1] != 0)
+    return error(WT_ERR_INVALID_ARGUMENT, "cuda: window_scores: n_head must be a multiple of n_head_kv");
+
+  WsArgs a{};
+  a.dst = view_of(dst);
+  a.q = view_of(q);
+  a.k = view_of(k);
+  a.hd = static_cast<int>(q.ne[0]);
+  a.group = static_cast<int>(q.ne[1] / k.ne[1]);
+  a.n_keys = k.ne[2];
+  a.n_cols = dst.ne[0] < a.n_keys ? dst.ne[0] : a.n_keys;
+  a.w = window_of(c);
+  a.q_first = q.ne[2] - a.w;
+  a.i_vis = c.i[2] > 0 ? c.i[2] : a.n_keys;
+  a.scale = c.f[0];
+  a.softmax = (c.i[1] & 1) != 0;
+  a.per_query = (c.i[1] & 2) != 0;
+  a.stats = static_cast<float*>(l.workspace);
+  const int64_t n_head = q.ne[1], n_head_kv = k.ne[1];
+  if (n_head <= 0) return Status::ok();
+  const size_t kt_bytes = sizeof(float) * static_cast<size_t>((a.hd + 31) / 32 * 32) * kKtStride;
+
+  if (a.softmax && a.w > 0) {
+    if (l.workspace_bytes < sizeof(float) * 2 * static_cast<size_t>(n_head * a.w))
+      return error(WT_ERR_INTERNAL, "cuda: window_scores: workspace too small");
+    const int64_t tiles = (a.w * a.group + kRows - 1) / kRows;
+    window_scores_stats_kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads,
+                                 kt_bytes, l.stream>>>(a);
+    WT_TRY(launch_status("window_scores_stats_kernel"));
+  }
+  if (a.n_cols <= 0) return Status::ok();
+  const size_t smem = kt_bytes + sizeof(float) * kWarps * 32;
+  if (smem > l.max_shared_per_block)
+    return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: head_dim needs more shared memory than a block has");
+  const int64_t col_tiles = (a.n_cols + kBK - 1) / kBK;
+  window_scores_kernel<<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(n_head)), kThreads, smem,
+                         l.stream>>>(a);
+  return launch_status("window_scores_kernel");
+}
+
+}  // namespace wt::cuda
