@@ -12,8 +12,7 @@
 
 #include "../../kernels/cuda/add.cuh"
 #include "../../kernels/cuda/argmax.cuh"
-#include "../../kernels/cuda/attention_decode.cuh"
-#include "../../kernels/cuda/attention_prefill.cuh"
+#include "../../kernels/cuda/attention.cuh"
 #include "../../kernels/cuda/block_scores.cuh"
 #include "../../kernels/cuda/copy_rows.cuh"
 #include "../../kernels/cuda/embed.cuh"
