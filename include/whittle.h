@@ -336,8 +336,16 @@ WT_API void wt_context_free(wt_context* ctx);
 /* Runs the model over n_tokens tokens at the next positions (the whole batch at once).
  * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx (nothing is changed).
  * WT_ERR_INVALID_ARGUMENT: n_tokens == 0 or a token id out of range.
- * WT_ERR_ABORTED: the progress callback returned false (the context is reset). */
+ * WT_ERR_ABORTED: the progress callback returned false, or wt_context_abort asked it to
+ * stop (the context is reset). */
 WT_API wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_tokens);
+
+/* Asks the prefill running on ctx to stop at its next layer boundary; it then returns
+ * WT_ERR_ABORTED. The one call that may be made from another thread while ctx is in use.
+ * A request made while no prefill runs stops the next one (before its second layer); each
+ * prefill that runs consumes the request when it returns. Work already queued on a device finishes
+ * first. NULL is ignored. */
+WT_API void wt_context_abort(wt_context* ctx);
 
 /* Runs one token at the next position. Errors as wt_context_prefill. */
 WT_API wt_status wt_context_decode(wt_context* ctx, wt_token token);

@@ -84,6 +84,10 @@ wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** ou
   });
 }
 
+void wt_context_abort(wt_context* ctx) {
+  if (ctx && ctx->ctx) ctx->ctx->request_abort();
+}
+
 int32_t wt_context_n_past(const wt_context* ctx) { return ctx ? ctx->ctx->n_past() : 0; }
 
 void wt_context_reset(wt_context* ctx) {

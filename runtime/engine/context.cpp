@@ -253,6 +253,7 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
     st = forward(tokens, row_tmp_, n_tokens, nullptr, nullptr);
     if (st.is_ok()) n_past_ += n_tokens;
   }
+  abort_.store(false, std::memory_order_relaxed);
   if (!st.is_ok()) {
     reset();
     return st;

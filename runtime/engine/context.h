@@ -3,6 +3,7 @@
 // and decode only launch ops on views of the arena.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,8 @@ class Context {
 
   Status prefill(const int32_t* tokens, int32_t n_tokens);
   Status decode(int32_t token);
+  // From any thread: the running (or next) prefill stops at its next layer boundary.
+  void request_abort() { abort_.store(true, std::memory_order_relaxed); }
   // Logits row `row` of the last call (-1 = last row); nullptr if not kept.
   const float* logits(int32_t row) const;
   int32_t n_logit_rows() const { return n_logit_rows_; }
@@ -94,6 +97,8 @@ class Context {
   // installed) when the model lives on a device, nothing for a context's own CPU backend.
   std::unique_lock<std::mutex> claim_backend();
   void begin_ranking(int32_t n_prompt);
+
+  std::atomic<bool> abort_{false};  // wt_context_abort; consumed by each prefill
 
   // Activations of the forward pass, each a view of the arena sized for n_ctx rows.
   struct Activations {

@@ -129,6 +129,8 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       xn = first_rows(xn, rows);
     }
 
+    if (n > 1 && abort_.load(std::memory_order_relaxed))
+      return error(WT_ERR_ABORTED, "prefill aborted by wt_context_abort after layer " + std::to_string(l));
     if (n > 1 && options_.progress &&
         !options_.progress(static_cast<float>(l + 1) / static_cast<float>(hp.n_layer), options_.progress_user)) {
       return error(WT_ERR_ABORTED, "prefill aborted by the progress callback after layer " + std::to_string(l));

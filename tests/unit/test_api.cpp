@@ -1,9 +1,12 @@
 // The C API: argument checks, status codes and messages, chat formatting, generation.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "whittle.h"
@@ -242,6 +245,58 @@ TEST_CASE("api: progress callbacks report and can abort load and prefill") {
   const float* logits = nullptr;
   CHECK(wt_context_logits(ctx, -1, &logits) == WT_ERR_INVALID_ARGUMENT);
   wt_context_free(ctx);
+  wt_model_free(m);
+}
+
+TEST_CASE("api: wt_context_abort stops a prefill from another thread at a layer boundary") {
+  wt_model* m = load(kTiny);
+  // The handshake: the prefill's first progress call lets the other thread in and waits
+  // until it has called wt_context_abort, so the stop lands between two layers for sure.
+  struct Shared {
+    wt_context* ctx = nullptr;
+    std::atomic<int> stage{0};  // 1: prefill inside layer callbacks, 2: abort called
+    int calls = 0;
+  } sh;
+  auto cb = [](float, void* user) {
+    Shared* s = static_cast<Shared*>(user);
+    if (++s->calls == 1) {
+      s->stage.store(1);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (s->stage.load() != 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    }
+    return true;  // never stops on its own
+  };
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 16;
+  cp.n_threads = 1;
+  cp.progress = cb;
+  cp.progress_user = &sh;
+  REQUIRE(wt_context_create(m, &cp, &sh.ctx) == WT_OK);
+  const wt_token prompt[4] = {10, 20, 30, 40};
+
+  std::thread other([&] {
+    while (sh.stage.load() != 1) std::this_thread::yield();
+    wt_context_abort(sh.ctx);
+    sh.stage.store(2);
+  });
+  const wt_status st = wt_context_prefill(sh.ctx, prompt, 4);
+  other.join();
+  CHECK(st == WT_ERR_ABORTED);
+  CHECK(contains(wt_last_error(), "wt_context_abort"));
+  CHECK(sh.calls == 1);  // stopped at the next boundary, before the second callback
+  CHECK(wt_context_n_past(sh.ctx) == 0);
+
+  // The request was consumed: the next prefill runs to the end.
+  CHECK(wt_context_prefill(sh.ctx, prompt, 4) == WT_OK);
+  CHECK(wt_context_n_past(sh.ctx) == 4);
+  // A request while idle stops the next prefill; decode never looks at it.
+  wt_context_reset(sh.ctx);
+  wt_context_abort(sh.ctx);
+  wt_context_abort(nullptr);  // ignored
+  CHECK(wt_context_prefill(sh.ctx, prompt, 4) == WT_ERR_ABORTED);
+  CHECK(wt_context_prefill(sh.ctx, prompt, 4) == WT_OK);
+  CHECK(wt_context_decode(sh.ctx, 50) == WT_OK);
+  wt_context_free(sh.ctx);
   wt_model_free(m);
 }
 
