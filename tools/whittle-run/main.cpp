@@ -1,4 +1,6 @@
 // whittle-run: load a model, run a prompt, stream the answer, report speed.
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -172,9 +174,19 @@ struct StreamState {
   const wt_model* model;
 };
 
+// Ctrl-C: a long prefill stops at its next layer (wt_context_abort), generation after the
+// current token; a second Ctrl-C ends the process the default way.
+std::atomic<wt_context*> g_ctx{nullptr};
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) {
+  g_interrupted = 1;
+  if (wt_context* c = g_ctx.load()) wt_context_abort(c);
+  std::signal(SIGINT, SIG_DFL);
+}
+
 bool on_token(wt_token token, void* user) {
   StreamState* s = static_cast<StreamState*>(user);
-  if (wt_token_is_end(s->model, token)) return false;
+  if (g_interrupted || wt_token_is_end(s->model, token)) return false;
   size_t len = 0;
   if (wt_detokenizer_push(s->detok, token, s->buf.data(), s->buf.size(), &len) == WT_OK) {
     std::fwrite(s->buf.data(), 1, len, stdout);
@@ -271,6 +283,8 @@ int main(int argc, char** argv) {
   st = wt_sampler_create(model, &sp, &sampler);
   if (st != WT_OK) return fail("creating the sampler", st);
 
+  g_ctx.store(ctx);
+  std::signal(SIGINT, on_sigint);
   st = wt_context_prefill(ctx, tokens.data(), tokens.size());
   if (st != WT_OK) return fail("prefill", st);
 
@@ -296,6 +310,8 @@ int main(int argc, char** argv) {
   }
   wt_detokenizer_free(stream.detok);
   wt_sampler_free(sampler);
+  std::signal(SIGINT, SIG_DFL);
+  g_ctx.store(nullptr);
   wt_context_free(ctx);
   wt_model_free(model);
   return 0;
