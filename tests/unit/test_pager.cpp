@@ -14,6 +14,7 @@
 #include "offload/pager.h"
 #include "offload/swap_copies.h"
 #include "offload/swap_plan.h"
+#include "support/alloc_counter.h"
 
 namespace {
 
@@ -554,4 +555,32 @@ TEST_CASE("pager: invariants hold after random sequences of appends and swaps") 
     CHECK(n_swaps > 10);
     MESSAGE("seed " << seed << ": " << n_swaps << " swaps, " << n_oom << " refused for lack of slots");
   }
+}
+
+TEST_CASE("pager: decisions, swaps and paged views allocate nothing once their vectors are warm") {
+  const int32_t bt = 8, n_blocks = 12;
+  Pager p = make_pager(2, bt * n_blocks, bt, 32, 2 * n_blocks, 2 * n_blocks);
+  append_all(p, bt * n_blocks - 3);
+  const std::vector<int32_t> a{0, 1, 2, 3, 11}, b{0, 5, 6, 7, 11}, pinned{0, 11};
+  SwapDecision d;
+  SwapPlan plan;
+  std::vector<int32_t> cur;
+  std::vector<wt::PagedBlock> view;
+  auto step = [&](const std::vector<int32_t>& cand, bool force) {
+    p.active_blocks(0, &cur);
+    wt::Status st = wt::decide_swap({cur, cand, pinned, 0.9, force}, &d);
+    if (st.is_ok()) st = p.swap(0, 2, d, &plan);
+    p.paged_view(1, &view);
+    return st;
+  };
+  REQUIRE(step(a, true).is_ok());  // the first decision sizes the vectors
+  REQUIRE(step(b, false).is_ok());
+  REQUIRE(step(a, false).is_ok());
+  wt::test::alloc_counter_arm(true);
+  bool ok = true;
+  for (int t = 0; t < 10; ++t) ok = step(t % 2 ? a : b, false).is_ok() && ok;
+  wt::test::alloc_counter_arm(false);
+  CHECK(ok);
+  CHECK(wt::test::alloc_counter_count() == 0);
+  CHECK(p.totals().n_decisions == 13);
 }
