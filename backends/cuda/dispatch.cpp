@@ -104,7 +104,8 @@ Status CudaBackend::launch(const OpCall& call) {
   const int64_t n_ids = call.ids ? ids_count(call) : 0;
   const int64_t n_out = call.out_i ? out_count(call) : 0;
   if (n_ids < 0 || n_out < 0) return error(WT_ERR_INVALID_ARGUMENT, std::string("cuda: ") + name + ": negative count");
-  if (call.ids && n_ids == 0) c.ids = nullptr;  // "no ids" (attention, block_scores take them optionally)
+  // Given ids stay given even when there are none: an empty key set is not "no ids"
+  // (attention_decode then outputs 0, block_scores scores no block, as on the CPU).
   // One reservation for both arrays, so a wrap of the ring cannot separate them.
   const size_t ids_bytes = sizeof(int32_t) * static_cast<size_t>(n_ids);
   const size_t out_bytes = sizeof(int32_t) * static_cast<size_t>(n_out);

@@ -22,9 +22,11 @@ __global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
   int32_t bi = INT_MAX;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const float v = x[i];
-    // The first element a thread sees is its start (so an all -inf or NaN row still
-    // answers an index); later ones only when strictly larger, as on the CPU.
-    if (bi == INT_MAX || v > bv) {
+    // The first number a thread sees is its start (so an all -inf row still answers an
+    // index); later ones only when strictly larger, as on the CPU. NaN is never kept: the
+    // CPU's scan never moves to one (v > best is false), and a NaN start would hide every
+    // later value of this thread. A NaN at index 0 (the CPU's answer 0) is handled below.
+    if (v == v && (bi == INT_MAX || v > bv)) {
       bv = v;
       bi = static_cast<int32_t>(i);
     }
@@ -43,7 +45,7 @@ __global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) *out = si[0] == INT_MAX ? 0 : si[0];
+  if (threadIdx.x == 0) *out = si[0] == INT_MAX || x[0] != x[0] ? 0 : si[0];
 }
 
 }  // namespace

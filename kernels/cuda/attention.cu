@@ -309,13 +309,33 @@ void decode_split(int64_t n_keys, int64_t* n_chunks, int64_t* per_chunk) {
 
 int64_t decode_n_keys(const OpCall& c) { return c.ids ? c.n_ids : static_cast<int64_t>(c.i[0]) + 1; }
 
+// Decode partials for any key count up to max(this call's, the cache's rows). decode_split's
+// chunk count is not monotone in the key count (16384 keys: 128 chunks, 20000: 125), so the
+// bound is its cap ceil(keys / kDecodeChunk) (<= kMaxChunks), which is.
+size_t decode_partial_bytes(const OpCall& c) {
+  const int64_t n_keys = decode_n_keys(c), cache = c.src[1].ne[2];
+  const int64_t keys = n_keys > cache ? n_keys : cache;
+  if (keys <= 0) return 0;
+  int64_t n_chunks = (keys + kDecodeChunk - 1) / kDecodeChunk;
+  n_chunks = n_chunks < kMaxChunks ? n_chunks : kMaxChunks;
+  return sizeof(float) * static_cast<size_t>(n_chunks * c.src[0].ne[1] * (c.src[0].ne[0] + 2));
+}
+
+// The packed kept rows for skip flags: one int per query row and the count.
+size_t prefill_kept_bytes(const OpCall& c) {
+  const int64_t n = c.src[0].ne[2] > 0 ? c.src[0].ne[2] : 0;
+  return sizeof(int32_t) * static_cast<size_t>(n + 1);
+}
+
 }  // namespace
 
 size_t attention_prefill_workspace_bytes(const OpCall& c) {
-  // The packed kept rows for skip flags; reserved with or without them (a sizing call may
-  // leave ids unset), it is one int per query row.
-  const int64_t n = c.src[0].ne[2] > 0 ? c.src[0].ne[2] : 0;
-  return sizeof(int32_t) * static_cast<size_t>(n + 1);
+  // The kept rows, reserved with or without skip flags (a sizing call may leave ids unset).
+  // The engine sizes its workspace from an attention_prefill call only (the CPU's
+  // attention_workspace_bytes serves both ops), so this also covers the decode partials
+  // over the same cache.
+  const size_t kept = prefill_kept_bytes(c), decode = decode_partial_bytes(c);
+  return kept > decode ? kept : decode;
 }
 
 Status attention_prefill(const OpCall& c, const Launch& l) {
@@ -328,7 +348,7 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
   if (c.ids) {
     if (c.n_ids < n)
       return error(WT_ERR_INVALID_ARGUMENT, "cuda: attention_prefill: ids must hold one skip flag per query row");
-    if (l.workspace_bytes < attention_prefill_workspace_bytes(c))
+    if (l.workspace_bytes < prefill_kept_bytes(c))
       return error(WT_ERR_INTERNAL, "cuda: attention_prefill: workspace too small for the skip flags");
     a.ids = c.ids;
     a.kept = static_cast<const int32_t*>(l.workspace);
@@ -347,10 +367,7 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
 size_t attention_decode_workspace_bytes(const OpCall& c) {
   // Sized for the larger of this call's key count and the cache's rows, so a call over a
   // longer cache never outgrows a workspace planned from it.
-  const int64_t n_keys = decode_n_keys(c), cache = c.src[1].ne[2];
-  int64_t n_chunks, per_chunk;
-  decode_split(n_keys > cache ? n_keys : cache, &n_chunks, &per_chunk);
-  return sizeof(float) * static_cast<size_t>(n_chunks * c.src[0].ne[1] * (c.src[0].ne[0] + 2));
+  return decode_partial_bytes(c);
 }
 
 Status attention_decode(const OpCall& c, const Launch& l) {
