@@ -112,6 +112,16 @@ void matmul_cases(std::vector<Case>& v) {
     c.call.i[0] = 1;
     v.push_back(c);
   }
+  // Prefill-sized row counts: backends switch paths on many rows (CUDA: cuBLAS on
+  // dequantized weight tiles from 64 rows).
+  for (DType t : {DType::f32, DType::q4_1}) {
+    Case c = make(Op::matmul, std::string(dtype_name(t)) + " k=128 out=40 n=70 (prefill rows)");
+    c.dst = f32(2, 40, 70);
+    c.src[0] = f32(2, 128, 70);
+    c.src[1] = typed(t, 128, 40, 0.1f);
+    c.call.i[0] = 1;
+    v.push_back(c);
+  }
   // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
   Case c = make(Op::matmul, "Q4_0 k=64 out=70001 n=1 (grid spills into y)");
   c.dst = f32(2, 70001, 1);
