@@ -1,6 +1,6 @@
-// Context creation: every byte a context uses is laid out here, in one arena, before the
-// first token runs. (The budget planner of platform/ will size this ahead of time and
-// check it against the board; the layout below is what it has to account for.)
+// Context creation: every byte a context uses is in one arena, allocated before the first
+// token runs and laid out by lay_out_arena() (context_layout.h) — the same function the
+// budget planner of platform/ measures with.
 #include "context.h"
 
 #include <chrono>
@@ -12,32 +12,6 @@
 namespace wt {
 
 namespace {
-
-constexpr size_t kAlign = 64;
-
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-// Hands out aligned slices of one allocation; first pass counts, second pass places.
-class ArenaLayout {
- public:
-  explicit ArenaLayout(char* base) : base_(base) {}
-  void* take(size_t bytes) {
-    void* p = base_ ? base_ + used_ : nullptr;
-    used_ += align_up(bytes);
-    return p;
-  }
-  size_t used() const { return used_; }
-
- private:
-  char* base_;
-  size_t used_ = 0;
-};
-
-Tensor f32_tensor(ArenaLayout& a, int32_t n_dims, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
-  const int64_t ne[3] = {ne0, ne1, ne2};
-  const size_t bytes = sizeof(float) * static_cast<size_t>(ne0 * ne1 * ne2);
-  return make_tensor(a.take(bytes), DType::f32, n_dims, ne);
-}
 
 // Llama 3.1 frequency scaling, as divisors of each rotary frequency.
 void llama3_divisors(const Hparams& hp, float* out) {
@@ -112,111 +86,46 @@ std::unique_lock<std::mutex> Context::claim_backend() {
 }
 
 Status Context::allocate() {
-  const Hparams& hp = model_.hp;
-  const int64_t n = n_ctx_;
-  const int64_t hd = hp.head_dim;
   n_logit_rows_ = options_.logits_all ? n_ctx_ : 1;
+  ArenaInputs in;
+  in.hp = &model_.hp;
+  in.layers = &model_.layers;
+  in.output = &model_.output;
+  in.n_ctx = n_ctx_;
+  in.n_logit_rows = n_logit_rows_;
+  in.f32_activations = options_.f32_activations;
+  in.prune = policy_ ? &prune_ : nullptr;
+  in.backend = backend_;
 
-  // The largest workspace any op of a full-context prefill asks for.
-  auto workspace_for = [&](int64_t rows) {
-    size_t need = 0;
-    auto consider = [&](const Tensor& w, int64_t k) {
-      OpCall c;
-      c.op = Op::matmul;
-      c.i[0] = options_.f32_activations ? 1 : 0;
-      c.src[0] = make_tensor_2d(nullptr, DType::f32, k, rows);
-      c.src[1] = w;
-      need = std::max(need, backend_->workspace_bytes(c));
-    };
-    for (const LayerWeights& lw : model_.layers) {
-      for (const Tensor* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up}) consider(*w, w->ne[0]);
-      consider(lw.w_down, lw.w_down.ne[0]);
-    }
-    consider(model_.output, hp.n_embd);
-    OpCall att;
-    att.op = Op::attention_prefill;
-    const int64_t qne[3] = {hd, hp.n_head, rows};
-    const int64_t kne[3] = {hd, hp.n_head_kv, n};
-    att.src[0] = make_tensor(nullptr, DType::f32, 3, qne);
-    att.src[1] = make_tensor(nullptr, DType::f32, 3, kne);
-    need = std::max(need, backend_->workspace_bytes(att));
-    if (policy_) {
-      // The selection ops a policy may ask for, at their largest.
-      OpCall ws;
-      ws.op = Op::window_scores;
-      ws.src[0] = att.src[0];
-      ws.src[1] = att.src[1];
-      const int64_t dne[3] = {n, hp.n_head, 1};
-      ws.dst = make_tensor(nullptr, DType::f32, 3, dne);
-      ws.i[0] = prune_.window;  // the widest window any method asks for
-      need = std::max(need, backend_->workspace_bytes(ws));
-      OpCall bs = ws;
-      bs.op = Op::block_scores;
-      need = std::max(need, backend_->workspace_bytes(bs));
-      OpCall tk;  // top-k over a row of every head's scores
-      tk.op = Op::topk;
-      tk.src[0] = make_tensor_2d(nullptr, DType::f32, n, hp.n_head);
-      tk.i[0] = static_cast<int32_t>(n);
-      need = std::max(need, backend_->workspace_bytes(tk));
-    }
-    return need;
-  };
-  const size_t workspace_bytes = std::max(workspace_for(n), workspace_for(n_logit_rows_));
+  // The same layout twice: measure, then place.
+  const ArenaBytes bytes = lay_out_arena(in, nullptr, nullptr);
+  WT_TRY(backend_->alloc(bytes.total_bytes, MemoryKind::device, &arena_));
+  stats_.arena_bytes = bytes.total_bytes;
+  stats_.kv_bytes = bytes.kv_bytes;
+  ArenaViews v;
+  lay_out_arena(in, static_cast<char*>(arena_.host), &v);
+  act_ = v.act;
+  k_cache_ = std::move(v.k_cache);
+  v_cache_ = std::move(v.v_cache);
+  positions_ = v.positions;
+  token_ids_ = v.token_ids;
+  rope_divisors_ = v.rope_divisors;
+  row_tmp_ = v.row_tmp;
+  tok_tmp_ = v.tok_tmp;
+  kv_pos_ = v.kv_pos;
+  scores_ = v.scores;
+  pooled_ = v.pooled;
+  topk_in_ = v.topk_in;
+  score_capacity_ = v.score_capacity;
+  anchors_ = v.anchors;
+  if (v.ranking) ranking_ = RankingSink{v.ranking, model_.hp.n_layer, n_ctx_, 0};
+  Buffer ws = arena_;
+  ws.offset = v.workspace_offset;
+  ws.size_bytes = bytes.workspace_bytes;
+  workspace_ = ws;
+  backend_->set_workspace(ws);
 
-  // Two passes over the same layout: measure, then place.
-  for (int pass = 0; pass < 2; ++pass) {
-    char* base = pass == 0 ? nullptr : static_cast<char*>(arena_.host);
-    ArenaLayout a(base);
-    act_.x = f32_tensor(a, 2, hp.n_embd, n);
-    act_.xn = f32_tensor(a, 2, hp.n_embd, n);
-    act_.q = f32_tensor(a, 3, hd, hp.n_head, n);
-    act_.k = f32_tensor(a, 3, hd, hp.n_head_kv, n);
-    act_.v = f32_tensor(a, 3, hd, hp.n_head_kv, n);
-    act_.attn = f32_tensor(a, 3, hd, hp.n_head, n);
-    act_.gate = f32_tensor(a, 2, hp.n_ff, n);
-    act_.up = f32_tensor(a, 2, hp.n_ff, n);
-    act_.logits = f32_tensor(a, 2, hp.n_vocab, n_logit_rows_);
-    k_cache_.assign(static_cast<size_t>(hp.n_layer), Tensor{});
-    v_cache_.assign(static_cast<size_t>(hp.n_layer), Tensor{});
-    const size_t kv_before = a.used();
-    for (int32_t l = 0; l < hp.n_layer; ++l) {
-      k_cache_[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
-      v_cache_[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
-    }
-    stats_.kv_bytes = a.used() - kv_before;
-    positions_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * static_cast<size_t>(n)));
-    token_ids_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * static_cast<size_t>(n)));
-    rope_divisors_ = static_cast<float*>(a.take(sizeof(float) * static_cast<size_t>(hp.n_rot / 2 + 1)));
-    // Pruning state: sized for n_ctx so no pass allocates.
-    const size_t n_sz = static_cast<size_t>(n);
-    row_tmp_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * n_sz));
-    tok_tmp_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * n_sz));
-    kv_pos_ = static_cast<int32_t*>(a.take(sizeof(int32_t) * n_sz * static_cast<size_t>(hp.n_layer * hp.n_head_kv)));
-    if (policy_) {
-      score_capacity_ = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));
-      scores_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
-      pooled_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
-      // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
-      if (!backend_->caps().reads_any_host_pointer) topk_in_ = static_cast<float*>(a.take(sizeof(float) * score_capacity_));
-      anchors_ = static_cast<float*>(a.take(sizeof(float) * static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd)));
-      if (prune_.record_ranking) {
-        const size_t floats = static_cast<size_t>(hp.n_layer + 1) * n_sz;
-        ranking_ = RankingSink{static_cast<float*>(a.take(sizeof(float) * floats)), hp.n_layer, n_ctx_, 0};
-      }
-    }
-    void* workspace = a.take(workspace_bytes);
-    if (pass == 0) {
-      WT_TRY(backend_->alloc(a.used(), MemoryKind::device, &arena_));
-      stats_.arena_bytes = a.used();
-    } else {
-      Buffer ws = arena_;
-      ws.offset = static_cast<size_t>(static_cast<char*>(workspace) - static_cast<char*>(arena_.host));
-      ws.size_bytes = workspace_bytes;
-      workspace_ = ws;
-      backend_->set_workspace(ws);
-    }
-  }
-
+  const Hparams& hp = model_.hp;
   if (!model_.rope_freqs.empty()) {
     const float* f = static_cast<const float*>(model_.rope_freqs.data);
     for (int32_t i = 0; i < hp.n_rot / 2; ++i) rope_divisors_[i] = f[i];

@@ -13,6 +13,7 @@
 #include "../model/model.h"
 #include "../prune/policy.h"
 #include "../status.h"
+#include "context_layout.h"
 
 namespace wt {
 
@@ -100,18 +101,7 @@ class Context {
 
   std::atomic<bool> abort_{false};  // wt_context_abort; consumed by each prefill
 
-  // Activations of the forward pass, each a view of the arena sized for n_ctx rows.
-  struct Activations {
-    Tensor x;         // [n_embd, n]          residual stream
-    Tensor xn;        // [n_embd, n]          normed input of a block / block output
-    Tensor q;         // [head_dim, n_head, n]
-    Tensor k;         // [head_dim, n_head_kv, n]
-    Tensor v;         // [head_dim, n_head_kv, n]
-    Tensor attn;      // [head_dim, n_head, n] attention output
-    Tensor gate;      // [n_ff, n]
-    Tensor up;        // [n_ff, n]
-    Tensor logits;    // [n_vocab, n_logit_rows]
-  };
+  using Activations = ContextActivations;  // context_layout.h
 
   const Model& model_;
   ContextOptions options_;

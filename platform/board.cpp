@@ -1,0 +1,160 @@
+// Board profiles (board.h): parsing the data files and detecting the running machine.
+#include "board.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "json_reader.h"
+
+namespace wt {
+
+extern const char* const kBuiltinBoardsJson;  // boards_data.cpp, generated from boards/boards.json
+
+namespace {
+
+Status field_error(const std::string& what, const std::string& board, const std::string& msg) {
+  return error(WT_ERR_FORMAT, what + ": board '" + board + "': " + msg);
+}
+
+Status get_bytes(const JsonValue& b, const char* key, const std::string& what, const std::string& name,
+                 uint64_t* out) {
+  const JsonValue* v = b.find(key);
+  if (!v || v->kind != JsonValue::Kind::number)
+    return field_error(what, name, std::string("'") + key + "' must be a number of bytes");
+  if (!(v->number >= 0) || v->number > 9.0e15 || std::floor(v->number) != v->number)
+    return field_error(what, name, std::string("'") + key + "' must be a whole number of bytes >= 0");
+  *out = static_cast<uint64_t>(v->number);
+  return Status::ok();
+}
+
+Status parse_board(const JsonValue& b, const std::string& what, BoardProfile* out) {
+  if (b.kind != JsonValue::Kind::object) return error(WT_ERR_FORMAT, what + ": a board must be an object");
+  const JsonValue* name = b.find("name");
+  if (!name || name->kind != JsonValue::Kind::string || name->string.empty())
+    return error(WT_ERR_FORMAT, what + ": a board has no 'name' string");
+  BoardProfile p;
+  p.name = name->string;
+  const JsonValue* mem = b.find("memory");
+  if (!mem || mem->kind != JsonValue::Kind::string || (mem->string != "unified" && mem->string != "discrete"))
+    return field_error(what, p.name, "'memory' must be \"unified\" or \"discrete\"");
+  p.unified = mem->string == "unified";
+  WT_TRY(get_bytes(b, "total_bytes", what, p.name, &p.total_bytes));
+  WT_TRY(get_bytes(b, "reserve_bytes", what, p.name, &p.reserve_bytes));
+  if (p.total_bytes == 0) return field_error(what, p.name, "'total_bytes' must be > 0");
+  if (p.reserve_bytes >= p.total_bytes) return field_error(what, p.name, "'reserve_bytes' must be below 'total_bytes'");
+  auto opt_number = [&](const char* key, double* dst) -> Status {
+    const JsonValue* v = b.find(key);
+    if (!v) return Status::ok();
+    if (v->kind != JsonValue::Kind::number || !(v->number >= 0))
+      return field_error(what, p.name, std::string("'") + key + "' must be a number >= 0");
+    *dst = v->number;
+    return Status::ok();
+  };
+  WT_TRY(opt_number("bandwidth_gbps", &p.bandwidth_gbps));
+  WT_TRY(opt_number("fp32_tflops", &p.fp32_tflops));
+  WT_TRY(opt_number("fp16_tflops", &p.fp16_tflops));
+  if (const JsonValue* v = b.find("reserve_note"); v && v->kind == JsonValue::Kind::string) p.reserve_note = v->string;
+  if (const JsonValue* v = b.find("figures"); v && v->kind == JsonValue::Kind::string) p.figures = v->string;
+  *out = std::move(p);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status parse_board_profiles(const std::string& json_text, const std::string& what, std::vector<BoardProfile>* out) {
+  JsonValue doc;
+  WT_TRY(parse_json(json_text, what, &doc));
+  out->clear();
+  if (doc.kind != JsonValue::Kind::object) return error(WT_ERR_FORMAT, what + ": expected an object");
+  const JsonValue* boards = doc.find("boards");
+  if (!boards) {
+    BoardProfile p;
+    WT_TRY(parse_board(doc, what, &p));
+    out->push_back(std::move(p));
+    return Status::ok();
+  }
+  if (boards->kind != JsonValue::Kind::array || boards->array.empty())
+    return error(WT_ERR_FORMAT, what + ": 'boards' must be a non-empty array");
+  for (const JsonValue& b : boards->array) {
+    BoardProfile p;
+    WT_TRY(parse_board(b, what, &p));
+    out->push_back(std::move(p));
+  }
+  return Status::ok();
+}
+
+Status load_board_profiles(const std::string& path, std::vector<BoardProfile>* out) {
+  std::string text;
+  WT_TRY(read_text_file(path, &text));
+  return parse_board_profiles(text, path, out);
+}
+
+const std::vector<BoardProfile>& builtin_boards() {
+  static const std::vector<BoardProfile> boards = [] {
+    std::vector<BoardProfile> v;
+    // The embedded file is checked by the tests; a broken one leaves the list empty.
+    if (!parse_board_profiles(kBuiltinBoardsJson, "boards.json", &v).is_ok()) v.clear();
+    return v;
+  }();
+  return boards;
+}
+
+Status find_board(const std::string& name, BoardProfile* out) {
+  std::string known;
+  for (const BoardProfile& b : builtin_boards()) {
+    if (b.name == name) {
+      *out = b;
+      return Status::ok();
+    }
+    known += (known.empty() ? "" : ", ") + b.name;
+  }
+  return error(WT_ERR_INVALID_ARGUMENT, "unknown board '" + name + "' (known: " + known + ", detect, or a profile file)");
+}
+
+Status detect_host_board(BoardProfile* out) {
+  std::ifstream f("/proc/meminfo");
+  if (!f) return error(WT_ERR_UNSUPPORTED, "detect: /proc/meminfo is not readable on this system");
+  uint64_t total_kib = 0, avail_kib = 0;
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    uint64_t kib = 0;
+    ls >> key >> kib;
+    if (key == "MemTotal:") total_kib = kib;
+    if (key == "MemAvailable:") avail_kib = kib;
+  }
+  if (total_kib == 0 || avail_kib == 0 || avail_kib > total_kib)
+    return error(WT_ERR_UNSUPPORTED, "detect: /proc/meminfo has no usable MemTotal / MemAvailable");
+  BoardProfile p;
+  p.name = "detect (host)";
+  p.unified = true;
+  p.total_bytes = total_kib * 1024;
+  p.reserve_bytes = (total_kib - avail_kib) * 1024;
+  p.reserve_note = "in use now: MemTotal - MemAvailable from /proc/meminfo";
+  *out = std::move(p);
+  return Status::ok();
+}
+
+Status detect_backend_board(const Backend& backend, BoardProfile* out) {
+  if (backend.caps().unified_memory) {
+    WT_TRY(detect_host_board(out));
+    out->name = std::string("detect (") + backend.caps().name + ", unified)";
+    return Status::ok();
+  }
+  MemoryInfo mi;
+  WT_TRY(backend.memory_info(&mi));
+  if (mi.total_bytes == 0 || mi.free_bytes > mi.total_bytes)
+    return error(WT_ERR_UNSUPPORTED, std::string("detect: ") + backend.caps().name + " reports no usable memory figures");
+  BoardProfile p;
+  p.name = std::string("detect (") + backend.caps().name + ": " + backend.caps().device_name + ")";
+  p.unified = false;
+  p.total_bytes = mi.total_bytes;
+  p.reserve_bytes = mi.total_bytes - mi.free_bytes;
+  p.reserve_note = "in use now: the device's total - free memory";
+  *out = std::move(p);
+  return Status::ok();
+}
+
+}  // namespace wt

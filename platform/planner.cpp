@@ -1,0 +1,193 @@
+// The static budget planner (planner.h). planner.cpp is the one file of platform/ that
+// reads runtime/: the arena layout and the pruning budgets are the engine's own code.
+#include "planner.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "../runtime/prune/policy.h"
+
+namespace wt {
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+std::string mib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / kMiB);
+  return buf;
+}
+
+Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanRequest& req, const Backend& sizing,
+               Plan* out) {
+  const Hparams& hp = model.hp;
+  if (req.n_ctx < 1 || req.n_ctx > (1 << 20))
+    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(req.n_ctx) + " is outside [1, 1048576]");
+  if (req.n_new < 0 || req.n_new >= req.n_ctx)
+    return error(WT_ERR_INVALID_ARGUMENT, "n_new " + std::to_string(req.n_new) + " must be in [0, n_ctx)");
+  if (hp.n_layer < 1 || static_cast<size_t>(hp.n_layer) != model.layers.size())
+    return error(WT_ERR_INVALID_ARGUMENT, "the model shape has no layers");
+  if (hp.n_rot > 512 || hp.n_rot % 2 != 0 || hp.head_dim > 256)
+    return error(WT_ERR_UNSUPPORTED, "head_dim " + std::to_string(hp.head_dim) + ": the attention supports head_dim <= 256");
+
+  Plan p;
+  p.board = board;
+  p.model_name = model.name;
+  p.request = req;
+  p.request.sizing_backend = nullptr;
+  const PruneShape shape{hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, req.n_ctx};
+  std::unique_ptr<PrunePolicy> policy;
+  WT_TRY(make_policy(req.prune, shape, &p.prune, &policy));
+
+  ArenaInputs in;
+  in.hp = &hp;
+  in.layers = &model.layers;
+  in.output = &model.output;
+  in.n_ctx = req.n_ctx;
+  in.n_logit_rows = req.logits_all ? req.n_ctx : 1;
+  in.f32_activations = req.f32_activations;
+  in.prune = policy ? &p.prune : nullptr;
+  in.backend = &sizing;
+  p.arena = lay_out_arena(in, nullptr, nullptr);
+
+  // KV as the method keeps it: the prompt rows its budget allows in each layer, plus every
+  // generated row (decode appends to every layer). f32 K and V, n_head_kv heads.
+  const int32_t n_prompt = req.n_ctx - req.n_new;
+  const uint64_t row_bytes = 2 * sizeof(float) * static_cast<uint64_t>(hp.n_head_kv) * static_cast<uint64_t>(hp.head_dim);
+  p.kv_rows.resize(static_cast<size_t>(hp.n_layer));
+  p.kv_layer_bytes.resize(p.kv_rows.size());
+  for (int32_t l = 0; l < hp.n_layer; ++l) {
+    const int32_t prompt_rows = policy ? policy->kv_budget(l, n_prompt) : n_prompt;
+    p.kv_rows[l] = prompt_rows + req.n_new;
+    p.kv_layer_bytes[l] = row_bytes * static_cast<uint64_t>(p.kv_rows[l]);
+    p.kv_bytes += p.kv_layer_bytes[l];
+  }
+
+  p.weights_bytes = model.weight_bytes;
+  const bool device = req.backend != WT_BACKEND_CPU;
+  p.overhead_bytes = kRuntimeOverheadBytes + (device ? kDeviceRuntimeOverheadBytes : 0);
+  const uint64_t arena_rest = p.arena.total_bytes - p.arena.kv_bytes;
+  p.total_bytes = p.weights_bytes + p.kv_bytes + arena_rest + p.overhead_bytes;
+  p.allocated_total_bytes = p.weights_bytes + p.arena.total_bytes + p.overhead_bytes;
+  p.usable_bytes = board.usable_bytes();
+  p.fits = p.total_bytes <= p.usable_bytes;
+  p.spare_bytes = static_cast<int64_t>(p.usable_bytes) - static_cast<int64_t>(p.total_bytes);
+  p.allocated_fits = p.allocated_total_bytes <= p.usable_bytes;
+
+  const char* weights_note = board.unified
+      ? (device ? "unified memory: counted once (the loader uploads, then drops the file's pages)"
+                : "the mapped file's pages, counted once")
+      : (device ? "the device copy; the host's mapped file is not device memory" : "the mapped file's pages");
+  p.components = {
+      {"weights", p.weights_bytes, weights_note},
+      {"kv cache", p.kv_bytes, policy ? "per-layer budgets of the method + n_new rows, f32" : "n_ctx rows every layer, f32"},
+      {"activations", p.arena.activations_bytes, "x, xn, q, k, v, attn, gate, up for n_ctx rows"},
+      {"logits", p.arena.logits_bytes, req.logits_all ? "every row" : "the last row"},
+      {"index + scratch", p.arena.index_bytes, "positions, token ids, rope, row scratch, KV positions"},
+      {"pruning state", p.arena.prune_bytes, "scores, pooled, top-k staging, anchors, ranking"},
+      {"op workspace", p.arena.workspace_bytes, "largest op of a full-context prefill"},
+      {"runtime overhead", p.overhead_bytes, device ? "host runtime + device backend (estimate)" : "host runtime (estimate)"},
+  };
+  if (req.backend != WT_BACKEND_CPU && !req.sizing_backend)
+    p.notes.push_back("op workspaces are the CPU backend's sizes; the device's own kernels may ask for different ones");
+  if (!board.unified)
+    p.notes.push_back("discrete device: only device memory is planned; the host holds the mapped file and the process");
+  if (policy && p.arena.kv_bytes > p.kv_bytes)
+    p.notes.push_back("today's context still reserves n_ctx KV rows in every layer (" + mib(p.arena.kv_bytes) +
+                      "), total " + mib(p.allocated_total_bytes) + (p.allocated_fits ? ": fits" : ": does NOT fit") +
+                      "; sizing the KV by the plan is the next step");
+  *out = std::move(p);
+  return Status::ok();
+}
+
+Status sizing_backend(const PlanRequest& req, std::unique_ptr<Backend>* own, const Backend** out) {
+  if (req.sizing_backend) {
+    *out = req.sizing_backend;
+    return Status::ok();
+  }
+  BackendOptions bo;
+  bo.n_threads = req.n_threads;
+  WT_TRY(create_cpu_backend(bo, own));
+  *out = own->get();
+  return Status::ok();
+}
+
+}  // namespace
+
+Status plan(const BoardProfile& board, const ModelShape& model, const PlanRequest& request, Plan* out) {
+  std::unique_ptr<Backend> own;
+  const Backend* sizing = nullptr;
+  WT_TRY(sizing_backend(request, &own, &sizing));
+  return plan_on(board, model, request, *sizing, out);
+}
+
+Status solve_max_ctx(const BoardProfile& board, const ModelShape& model, const PlanRequest& request,
+                     int32_t* out_n_ctx) {
+  std::unique_ptr<Backend> own;
+  const Backend* sizing = nullptr;
+  WT_TRY(sizing_backend(request, &own, &sizing));
+  PlanRequest r = request;
+  auto fits = [&](int32_t steps, bool* ok) -> Status {
+    r.n_ctx = steps * kPlanCtxStep;
+    Plan p;
+    WT_TRY(plan_on(board, model, r, *sizing, &p));
+    *ok = p.fits;
+    return Status::ok();
+  };
+  // Steps lo fit (or lo = the smallest context that holds n_new), hi do not.
+  int32_t lo = request.n_new / kPlanCtxStep + 1, hi = (1 << 20) / kPlanCtxStep + 1;
+  bool ok = false;
+  WT_TRY(fits(lo, &ok));
+  if (!ok) {
+    *out_n_ctx = 0;
+    return Status::ok();
+  }
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    WT_TRY(fits(mid, &ok));
+    (ok ? lo : hi) = mid;
+  }
+  *out_n_ctx = lo * kPlanCtxStep;
+  return Status::ok();
+}
+
+Status solve_max_keep(const BoardProfile& board, const ModelShape& model, const PlanRequest& request,
+                      float* out_keep) {
+  if (request.prune.method == WT_PRUNE_FULL)
+    return error(WT_ERR_INVALID_ARGUMENT, "full KV has no keep ratio to solve for");
+  if (request.prune.budget > 0)
+    return error(WT_ERR_INVALID_ARGUMENT, "a constant budget is set: solve for n_ctx instead of keep");
+  std::unique_ptr<Backend> own;
+  const Backend* sizing = nullptr;
+  WT_TRY(sizing_backend(request, &own, &sizing));
+  PlanRequest r = request;
+  auto fits = [&](int32_t milli, bool* ok) -> Status {
+    r.prune.keep = static_cast<float>(milli) / 1000.0f;
+    Plan p;
+    WT_TRY(plan_on(board, model, r, *sizing, &p));
+    *ok = p.fits;
+    return Status::ok();
+  };
+  bool ok = false;
+  WT_TRY(fits(1000, &ok));
+  if (ok) {
+    *out_keep = 1.0f;
+    return Status::ok();
+  }
+  WT_TRY(fits(1, &ok));
+  if (!ok) {
+    *out_keep = 0.0f;
+    return Status::ok();
+  }
+  int32_t lo = 1, hi = 1000;
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    WT_TRY(fits(mid, &ok));
+    (ok ? lo : hi) = mid;
+  }
+  *out_keep = static_cast<float>(lo) / 1000.0f;
+  return Status::ok();
+}
+
+}  // namespace wt

@@ -1,0 +1,83 @@
+// The static budget planner: every byte a context of a model needs on a board, before
+// anything is allocated. The arena figure comes from the context's own layout function
+// (runtime/engine/context_layout.h) and the KV rows per layer from the pruning policy's own
+// kv_budget(), so the plan and the engine cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../include/whittle.h"
+#include "../runtime/engine/context_layout.h"
+#include "board.h"
+#include "model_shape.h"
+
+namespace wt {
+
+struct PlanRequest {
+  int32_t n_ctx = 4096;      // context rows (prompt + generated)
+  int32_t n_new = 256;       // generated tokens: the prompt is n_ctx - n_new
+  wt_prune_params prune = wt_prune_default_params();
+  wt_backend_kind backend = WT_BACKEND_CPU;
+  int32_t n_threads = 0;     // the CPU backend's threads (its workspace depends on them); 0 = all
+  bool logits_all = false;
+  bool f32_activations = false;
+  // Op workspaces come from this backend when given; otherwise from a CPU backend made with
+  // n_threads (exact for WT_BACKEND_CPU, an estimate for a device: see Plan::notes).
+  const Backend* sizing_backend = nullptr;
+};
+
+// Host runtime overhead the planner adds (an estimate, not a measurement): the process's
+// code and libraries, the tokenizer's tables, thread stacks and page tables.
+inline constexpr uint64_t kRuntimeOverheadBytes = uint64_t{64} << 20;
+// Added for a device backend: upload staging, pipelines and descriptor pools (Vulkan),
+// cuBLAS handles (CUDA). The driver context itself is in the board's reserve.
+inline constexpr uint64_t kDeviceRuntimeOverheadBytes = uint64_t{64} << 20;
+// Solve mode searches contexts in steps of this many tokens.
+inline constexpr int32_t kPlanCtxStep = 256;
+
+struct PlanComponent {
+  std::string name;
+  uint64_t bytes = 0;
+  std::string note;
+};
+
+struct Plan {
+  BoardProfile board;
+  std::string model_name;
+  PlanRequest request;
+  wt_prune_params prune{};       // resolved (model-dependent defaults filled in)
+  // What counts against the board: weights, kept KV, the arena without its KV, overhead.
+  std::vector<PlanComponent> components;
+  uint64_t weights_bytes = 0;
+  ArenaBytes arena;                  // the context's arena as laid out today (== stats.arena_bytes on the CPU)
+  std::vector<int32_t> kv_rows;      // [n_layer] KV rows the method keeps: prompt budget + n_new
+  std::vector<uint64_t> kv_layer_bytes;  // [n_layer]
+  uint64_t kv_bytes = 0;             // sum of kv_layer_bytes
+  uint64_t overhead_bytes = 0;
+  uint64_t total_bytes = 0;          // planned: weights + arena - arena.kv + kv + overhead
+  uint64_t usable_bytes = 0;         // board total - reserve
+  bool fits = false;
+  int64_t spare_bytes = 0;           // usable - total (negative: short by that much)
+  // Today's context reserves n_ctx KV rows in every layer whatever the method (the arena's
+  // kv part); this is the total with that reservation, and whether it fits.
+  uint64_t allocated_total_bytes = 0;
+  bool allocated_fits = false;
+  std::vector<std::string> notes;
+};
+
+// WT_ERR_INVALID_ARGUMENT for a bad request (n_ctx, n_new, prune parameters, naming the
+// field); WT_ERR_UNSUPPORTED when the model cannot run (head_dim > 256).
+Status plan(const BoardProfile& board, const ModelShape& model, const PlanRequest& request, Plan* out);
+
+// The largest n_ctx (a multiple of kPlanCtxStep, <= 1048576) whose plan fits, with
+// request.n_new generated tokens; 0 when none does.
+Status solve_max_ctx(const BoardProfile& board, const ModelShape& model, const PlanRequest& request,
+                     int32_t* out_n_ctx);
+// For a pruned method at request.n_ctx: the largest keep (in steps of 0.001, <= 1) whose
+// plan fits; 0 when none does. WT_ERR_INVALID_ARGUMENT for full KV or a constant budget.
+Status solve_max_keep(const BoardProfile& board, const ModelShape& model, const PlanRequest& request,
+                      float* out_keep);
+
+}  // namespace wt

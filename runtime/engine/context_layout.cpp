@@ -1,0 +1,147 @@
+// The arena layout of a context (context_layout.h): the one place its bytes are counted.
+#include "context_layout.h"
+
+#include <algorithm>
+
+namespace wt {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Hands out aligned slices of one allocation; without a base it only counts.
+class ArenaCursor {
+ public:
+  explicit ArenaCursor(char* base) : base_(base) {}
+  void* take(size_t bytes) {
+    void* p = base_ ? base_ + used_ : nullptr;
+    used_ += align_up(bytes);
+    return p;
+  }
+  template <typename T>
+  T* take_n(size_t n) { return static_cast<T*>(take(sizeof(T) * n)); }
+  size_t used() const { return used_; }
+
+ private:
+  char* base_;
+  size_t used_ = 0;
+};
+
+Tensor f32_tensor(ArenaCursor& a, int32_t n_dims, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
+  const int64_t ne[3] = {ne0, ne1, ne2};
+  const size_t bytes = sizeof(float) * static_cast<size_t>(ne0 * ne1 * ne2);
+  return make_tensor(a.take(bytes), DType::f32, n_dims, ne);
+}
+
+// The largest workspace any op of a prefill of `rows` rows over n_ctx keys asks for.
+size_t workspace_for(const ArenaInputs& in, int64_t rows) {
+  const Hparams& hp = *in.hp;
+  const Backend& backend = *in.backend;
+  const int64_t n = in.n_ctx, hd = hp.head_dim;
+  size_t need = 0;
+  auto consider = [&](const Tensor& w, int64_t k) {
+    OpCall c;
+    c.op = Op::matmul;
+    c.i[0] = in.f32_activations ? 1 : 0;
+    c.src[0] = make_tensor_2d(nullptr, DType::f32, k, rows);
+    c.src[1] = w;
+    need = std::max(need, backend.workspace_bytes(c));
+  };
+  for (const LayerWeights& lw : *in.layers) {
+    for (const Tensor* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up}) consider(*w, w->ne[0]);
+    consider(lw.w_down, lw.w_down.ne[0]);
+  }
+  consider(*in.output, hp.n_embd);
+  OpCall att;
+  att.op = Op::attention_prefill;
+  const int64_t qne[3] = {hd, hp.n_head, rows};
+  const int64_t kne[3] = {hd, hp.n_head_kv, n};
+  att.src[0] = make_tensor(nullptr, DType::f32, 3, qne);
+  att.src[1] = make_tensor(nullptr, DType::f32, 3, kne);
+  need = std::max(need, backend.workspace_bytes(att));
+  if (in.prune) {
+    // The selection ops a policy may ask for, at their largest.
+    OpCall ws;
+    ws.op = Op::window_scores;
+    ws.src[0] = att.src[0];
+    ws.src[1] = att.src[1];
+    const int64_t dne[3] = {n, hp.n_head, 1};
+    ws.dst = make_tensor(nullptr, DType::f32, 3, dne);
+    ws.i[0] = in.prune->window;  // the widest window any method asks for
+    need = std::max(need, backend.workspace_bytes(ws));
+    OpCall bs = ws;
+    bs.op = Op::block_scores;
+    need = std::max(need, backend.workspace_bytes(bs));
+    OpCall tk;  // top-k over a row of every head's scores
+    tk.op = Op::topk;
+    tk.src[0] = make_tensor_2d(nullptr, DType::f32, n, hp.n_head);
+    tk.i[0] = static_cast<int32_t>(n);
+    need = std::max(need, backend.workspace_bytes(tk));
+  }
+  return need;
+}
+
+}  // namespace
+
+ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
+  const Hparams& hp = *in.hp;
+  const int64_t n = in.n_ctx;
+  const int64_t hd = hp.head_dim;
+  const size_t n_sz = static_cast<size_t>(n);
+  ArenaViews scratch;
+  ArenaViews& v = base && views ? *views : scratch;
+  ArenaBytes b;
+  ArenaCursor a(base);
+  size_t mark = 0;
+  auto part = [&](uint64_t* into) {
+    *into += a.used() - mark;
+    mark = a.used();
+  };
+
+  v.act.x = f32_tensor(a, 2, hp.n_embd, n);
+  v.act.xn = f32_tensor(a, 2, hp.n_embd, n);
+  v.act.q = f32_tensor(a, 3, hd, hp.n_head, n);
+  v.act.k = f32_tensor(a, 3, hd, hp.n_head_kv, n);
+  v.act.v = f32_tensor(a, 3, hd, hp.n_head_kv, n);
+  v.act.attn = f32_tensor(a, 3, hd, hp.n_head, n);
+  v.act.gate = f32_tensor(a, 2, hp.n_ff, n);
+  v.act.up = f32_tensor(a, 2, hp.n_ff, n);
+  part(&b.activations_bytes);
+  v.act.logits = f32_tensor(a, 2, hp.n_vocab, in.n_logit_rows);
+  part(&b.logits_bytes);
+  v.k_cache.assign(static_cast<size_t>(hp.n_layer), Tensor{});
+  v.v_cache.assign(static_cast<size_t>(hp.n_layer), Tensor{});
+  for (size_t l = 0; l < static_cast<size_t>(hp.n_layer); ++l) {
+    v.k_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
+    v.v_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
+  }
+  part(&b.kv_bytes);
+  v.positions = a.take_n<int32_t>(n_sz);
+  v.token_ids = a.take_n<int32_t>(n_sz);
+  v.rope_divisors = a.take_n<float>(static_cast<size_t>(hp.n_rot / 2 + 1));
+  // Pruning state: sized for n_ctx so no pass allocates.
+  v.row_tmp = a.take_n<int32_t>(n_sz);
+  v.tok_tmp = a.take_n<int32_t>(n_sz);
+  v.kv_pos = a.take_n<int32_t>(n_sz * static_cast<size_t>(hp.n_layer * hp.n_head_kv));
+  part(&b.index_bytes);
+  if (in.prune) {
+    v.score_capacity = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));
+    v.scores = a.take_n<float>(v.score_capacity);
+    v.pooled = a.take_n<float>(v.score_capacity);
+    // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
+    if (!in.backend->caps().reads_any_host_pointer) v.topk_in = a.take_n<float>(v.score_capacity);
+    v.anchors = a.take_n<float>(static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd));
+    if (in.prune->record_ranking) v.ranking = a.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
+  }
+  part(&b.prune_bytes);
+  const size_t workspace_bytes = std::max(workspace_for(in, n), workspace_for(in, in.n_logit_rows));
+  v.workspace_offset = a.used();
+  a.take(workspace_bytes);
+  part(&b.workspace_bytes);
+  b.total_bytes = a.used();
+  return b;
+}
+
+}  // namespace wt

@@ -1,0 +1,80 @@
+// The layout of a context's one arena, as a pure function: given the model's shape, the
+// context's options and its backend (for op workspace sizes), it counts every byte the
+// context will allocate, part by part, and — given a base address — places the views.
+// Context::allocate() calls it twice (measure, then place); the budget planner
+// (platform/planner.cpp) calls it to measure only, so its arena figure is the context's
+// arena_bytes by construction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "../../backends/backend.h"
+#include "../../include/whittle.h"
+#include "../model/model.h"
+#include "../prune/policy.h"
+
+namespace wt {
+
+// Activations of the forward pass, each a view of the arena sized for n_ctx rows.
+struct ContextActivations {
+  Tensor x;         // [n_embd, n]          residual stream
+  Tensor xn;        // [n_embd, n]          normed input of a block / block output
+  Tensor q;         // [head_dim, n_head, n]
+  Tensor k;         // [head_dim, n_head_kv, n]
+  Tensor v;         // [head_dim, n_head_kv, n]
+  Tensor attn;      // [head_dim, n_head, n] attention output
+  Tensor gate;      // [n_ff, n]
+  Tensor up;        // [n_ff, n]
+  Tensor logits;    // [n_vocab, n_logit_rows]
+};
+
+// What the layout reads. Weight tensors need only type and shape (data may be null): the
+// matmul workspace depends on them.
+struct ArenaInputs {
+  const Hparams* hp = nullptr;
+  const std::vector<LayerWeights>* layers = nullptr;  // [n_layer]
+  const Tensor* output = nullptr;                     // [n_embd, n_vocab]
+  int32_t n_ctx = 0;            // resolved (> 0)
+  int32_t n_logit_rows = 1;     // n_ctx with logits_all, else 1
+  bool f32_activations = false;
+  const wt_prune_params* prune = nullptr;  // resolved params of the policy; null: full KV
+  const Backend* backend = nullptr;        // workspace_bytes() and caps()
+};
+
+// The arena's bytes by part (each part the sum of its 64-byte aligned slices).
+struct ArenaBytes {
+  uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn, gate, up for n_ctx rows
+  uint64_t logits_bytes = 0;       // [n_vocab, n_logit_rows]
+  uint64_t kv_bytes = 0;           // f32 K and V, n_ctx rows in every layer
+  uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
+  uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
+  uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
+  uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes)
+};
+
+// The placed views (only with a base address).
+struct ArenaViews {
+  ContextActivations act;
+  std::vector<Tensor> k_cache, v_cache;  // per layer [head_dim, n_head_kv, n_ctx]
+  int32_t* positions = nullptr;   // [n_ctx]
+  int32_t* token_ids = nullptr;   // [n_ctx]
+  float* rope_divisors = nullptr; // [n_rot/2 + 1]
+  int32_t* row_tmp = nullptr;     // [n_ctx]
+  int32_t* tok_tmp = nullptr;     // [n_ctx]
+  int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][n_ctx]
+  float* scores = nullptr;        // [score_capacity]
+  float* pooled = nullptr;        // [score_capacity]
+  float* topk_in = nullptr;       // [score_capacity] or null (backend reads host pointers)
+  size_t score_capacity = 0;
+  float* anchors = nullptr;       // [n_layer][2][n_head_kv][head_dim]
+  float* ranking = nullptr;       // [n_layer + 1][n_ctx] with record_ranking
+  size_t workspace_offset = 0;    // from the base
+};
+
+// Counts the arena (base == nullptr, views ignored) or places it at base into *views.
+// The same code for both, so the two passes cannot disagree.
+ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views);
+
+}  // namespace wt

@@ -1,0 +1,327 @@
+// The static budget planner (platform/): its arena figure is the context's arena_bytes
+// exactly, its KV per layer is what a pruned prefill keeps, the fit arithmetic and solve
+// mode on synthetic boards, and clear errors for malformed profiles and descriptions.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/board.h"
+#include "platform/planner.h"
+#include "runtime/api/handles.h"
+#include "runtime/engine/context.h"
+#include "runtime/model/gguf.h"
+#include "support/gguf_writer.h"
+#include "support/real_model.h"
+
+namespace {
+
+using namespace wt;
+
+// The tiny llama of tests/support, loaded from memory (the buffer outlives the model).
+struct Tiny {
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<Model> model;
+};
+
+Tiny& tiny() {
+  static Tiny t = [] {
+    Tiny out;
+    test::TinyModelOptions o;
+    o.n_layer = 4;
+    o.n_ctx_train = 1024;
+    out.bytes = test::make_tiny_llama(o).build();
+    std::shared_ptr<GgufFile> file;
+    REQUIRE(GgufFile::parse_memory(out.bytes.data(), out.bytes.size(), &file).is_ok());
+    REQUIRE(load_model_from_gguf(file, LoadOptions{}, &out.model).is_ok());
+    return out;
+  }();
+  return t;
+}
+
+wt_prune_params prune_params(wt_prune_method m, float keep) {
+  wt_prune_params p = wt_prune_default_params();
+  p.method = m;
+  p.keep = keep;
+  return p;
+}
+
+BoardProfile synthetic_board(uint64_t total, uint64_t reserve) {
+  BoardProfile b;
+  b.name = "synthetic";
+  b.unified = true;
+  b.total_bytes = total;
+  b.reserve_bytes = reserve;
+  return b;
+}
+
+Plan plan_for(const ModelShape& shape, int32_t n_ctx, int32_t n_new, const wt_prune_params& pp, bool logits_all = false) {
+  PlanRequest r;
+  r.n_ctx = n_ctx;
+  r.n_new = n_new;
+  r.prune = pp;
+  r.n_threads = 2;
+  r.logits_all = logits_all;
+  Plan p;
+  const Status st = plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p);
+  REQUIRE_MESSAGE(st.is_ok(), st.message());
+  return p;
+}
+
+const wt_prune_method kPlanned[] = {WT_PRUNE_FULL, WT_PRUNE_FASTKV, WT_PRUNE_SNAPKV, WT_PRUNE_SLIMINFER};
+
+}  // namespace
+
+TEST_CASE("planner: the plan's arena is the context's arena_bytes, tiny model") {
+  const Model& m = *tiny().model;
+  const ModelShape shape = model_shape_from_model(m);
+  for (wt_prune_method method : kPlanned) {
+    for (bool logits_all : {false, true}) {
+      const std::string name = wt_prune_method_name(method);
+      CAPTURE(name);
+      CAPTURE(logits_all);
+      ContextOptions co;
+      co.n_ctx = 384;
+      co.n_threads = 2;
+      co.logits_all = logits_all;
+      co.prune = prune_params(method, 0.2f);
+      std::unique_ptr<Context> ctx;
+      REQUIRE(Context::create(m, co, &ctx).is_ok());
+      const Plan p = plan_for(shape, 384, 16, co.prune, logits_all);
+      CHECK(p.arena.total_bytes == ctx->stats().arena_bytes);
+      CHECK(p.arena.kv_bytes == ctx->stats().kv_bytes);
+    }
+  }
+}
+
+TEST_CASE("planner: the plan's arena is the context's arena_bytes, default model") {
+  if (!test::have_real_model()) return;
+  const wt_model* wm = test::real_model().model;
+  const ModelShape shape = model_shape_from_model(*wm->model);
+  for (wt_prune_method method : kPlanned) {
+    const std::string name = wt_prune_method_name(method);
+    CAPTURE(name);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 2048;
+    cp.n_threads = 2;
+    cp.prune = prune_params(method, 0.1f);
+    wt_context* ctx = nullptr;
+    REQUIRE(wt_context_create(wm, &cp, &ctx) == WT_OK);
+    const Plan p = plan_for(shape, 2048, 128, cp.prune);
+    CHECK(p.arena.total_bytes == ctx->ctx->stats().arena_bytes);
+    CHECK(p.arena.kv_bytes == ctx->ctx->stats().kv_bytes);
+    wt_context_free(ctx);
+  }
+}
+
+TEST_CASE("planner: KV rows per layer are what a pruned prefill and its decodes keep") {
+  const Model& m = *tiny().model;
+  const ModelShape shape = model_shape_from_model(m);
+  const int32_t n_ctx = 384, n_new = 6, n_prompt = n_ctx - n_new;
+  std::vector<int32_t> prompt(static_cast<size_t>(n_prompt));
+  for (int32_t i = 0; i < n_prompt; ++i) prompt[i] = (i * 37 + 11) % 256;
+  for (wt_prune_method method : kPlanned) {
+    const std::string name = wt_prune_method_name(method);
+    CAPTURE(name);
+    // SlimInfer's budget counts whole blocks; the prompt's last block may be partial, so it
+    // keeps up to one block less than planned (kv_budget is an upper bound).
+    const uint64_t slack_rows = method == WT_PRUNE_SLIMINFER ? 63 : 0;
+    ContextOptions co;
+    co.n_ctx = n_ctx;
+    co.n_threads = 2;
+    co.prune = prune_params(method, 0.25f);
+    std::unique_ptr<Context> ctx;
+    REQUIRE(Context::create(m, co, &ctx).is_ok());
+    REQUIRE(ctx->prefill(prompt.data(), n_prompt).is_ok());
+    const Plan p = plan_for(shape, n_ctx, n_new, co.prune);
+    const uint64_t row_bytes = 2 * sizeof(float) * static_cast<uint64_t>(m.hp.n_head_kv * m.hp.head_dim);
+    for (int32_t l = 0; l < m.hp.n_layer; ++l) {
+      CAPTURE(l);
+      // The prefill's own KV bytes: the plan's prompt budget.
+      const uint64_t prompt_bytes = method == WT_PRUNE_FULL ? row_bytes * static_cast<uint64_t>(ctx->kv_len(l))
+                                                            : ctx->prune_stats().kv_bytes[l];
+      const uint64_t planned = p.kv_layer_bytes[l] - row_bytes * n_new;
+      CHECK(prompt_bytes <= planned);
+      CHECK(prompt_bytes + slack_rows * row_bytes >= planned);
+    }
+    for (int32_t t = 0; t < n_new; ++t) REQUIRE(ctx->decode(t + 40).is_ok());
+    uint64_t total = 0;
+    for (int32_t l = 0; l < m.hp.n_layer; ++l) {
+      CAPTURE(l);
+      const uint64_t kept = row_bytes * static_cast<uint64_t>(ctx->kv_len(l));
+      if (slack_rows == 0) CHECK(ctx->kv_len(l) == p.kv_rows[l]);
+      CHECK(kept <= p.kv_layer_bytes[l]);
+      CHECK(kept + slack_rows * row_bytes >= p.kv_layer_bytes[l]);
+      total += p.kv_layer_bytes[l];
+    }
+    CHECK(total == p.kv_bytes);
+    if (method != WT_PRUNE_FULL) CHECK(p.kv_bytes < p.arena.kv_bytes);
+    else CHECK(p.kv_bytes == p.arena.kv_bytes);
+  }
+}
+
+TEST_CASE("planner: fits / does not fit arithmetic on a synthetic board") {
+  const ModelShape shape = model_shape_from_model(*tiny().model);
+  const wt_prune_params pp = prune_params(WT_PRUNE_FASTKV, 0.1f);
+  const Plan ref = plan_for(shape, 512, 32, pp);
+  CHECK(ref.total_bytes == ref.weights_bytes + ref.kv_bytes + (ref.arena.total_bytes - ref.arena.kv_bytes) +
+                               ref.overhead_bytes);
+  uint64_t sum = 0;
+  for (const PlanComponent& c : ref.components) sum += c.bytes;
+  CHECK(sum == ref.total_bytes);
+  CHECK(ref.overhead_bytes == kRuntimeOverheadBytes);
+
+  PlanRequest r = ref.request;
+  const uint64_t reserve = 1000;
+  Plan exact, short_by_one;
+  REQUIRE(plan(synthetic_board(ref.total_bytes + reserve, reserve), shape, r, &exact).is_ok());
+  CHECK(exact.fits);
+  CHECK(exact.spare_bytes == 0);
+  REQUIRE(plan(synthetic_board(ref.total_bytes + reserve - 1, reserve), shape, r, &short_by_one).is_ok());
+  CHECK_FALSE(short_by_one.fits);
+  CHECK(short_by_one.spare_bytes == -1);
+  // Today's full-KV reservation is reported beside the plan.
+  CHECK(exact.allocated_total_bytes == ref.weights_bytes + ref.arena.total_bytes + ref.overhead_bytes);
+  CHECK_FALSE(exact.allocated_fits);
+}
+
+TEST_CASE("planner: solve mode finds the largest context and keep that fit") {
+  const ModelShape shape = model_shape_from_model(*tiny().model);
+  PlanRequest r;
+  r.n_threads = 2;
+  r.n_new = 64;
+  r.prune = prune_params(WT_PRUNE_SNAPKV, 0.2f);
+  // A board that holds a context of about 3000 rows.
+  r.n_ctx = 3000;
+  Plan at3000;
+  REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &at3000).is_ok());
+  const BoardProfile board = synthetic_board(at3000.total_bytes + (uint64_t{1} << 20), uint64_t{1} << 20);
+  int32_t max_ctx = 0;
+  REQUIRE(solve_max_ctx(board, shape, r, &max_ctx).is_ok());
+  CHECK(max_ctx % kPlanCtxStep == 0);
+  CHECK(max_ctx >= 2816);
+  Plan fit, over;
+  r.n_ctx = max_ctx;
+  REQUIRE(plan(board, shape, r, &fit).is_ok());
+  CHECK(fit.fits);
+  r.n_ctx = max_ctx + kPlanCtxStep;
+  REQUIRE(plan(board, shape, r, &over).is_ok());
+  CHECK_FALSE(over.fits);
+
+  // Keep: at n_ctx 3000 keep 0.2 fits with nothing spare; a smaller board needs less keep.
+  r.n_ctx = 3000;
+  const BoardProfile tight = synthetic_board(at3000.total_bytes - at3000.kv_bytes / 4, 0);
+  float keep = 0;
+  REQUIRE(solve_max_keep(tight, shape, r, &keep).is_ok());
+  CHECK(keep > 0.0f);
+  CHECK(keep < 0.2f);
+  r.prune.keep = keep;
+  REQUIRE(plan(tight, shape, r, &fit).is_ok());
+  CHECK(fit.fits);
+  r.prune.keep = keep + 0.001f;
+  REQUIRE(plan(tight, shape, r, &over).is_ok());
+  CHECK_FALSE(over.fits);
+
+  // Nothing fits a board smaller than the weights; full KV has no keep to solve.
+  REQUIRE(solve_max_ctx(synthetic_board(shape.weight_bytes, 0), shape, r, &max_ctx).is_ok());
+  CHECK(max_ctx == 0);
+  r.prune.method = WT_PRUNE_FULL;
+  CHECK(solve_max_keep(board, shape, r, &keep).code() == WT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("planner: built-in boards and model descriptions parse") {
+  const std::vector<BoardProfile>& boards = builtin_boards();
+  CHECK(boards.size() == 9);
+  BoardProfile b;
+  REQUIRE(find_board("orin-nano-8gb", &b).is_ok());
+  CHECK(b.unified);
+  CHECK(b.total_bytes == uint64_t{8} << 30);
+  CHECK(b.usable_bytes() < b.total_bytes);
+  CHECK_FALSE(b.reserve_note.empty());
+  REQUIRE(find_board("rtx-4090-24gb", &b).is_ok());
+  CHECK_FALSE(b.unified);
+  const Status unknown = find_board("orin-nano-2gb", &b);
+  CHECK(unknown.code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(unknown.message().find("agx-orin-64gb") != std::string::npos);
+  CHECK(detect_host_board(&b).is_ok());
+  CHECK(b.usable_bytes() > 0);
+
+  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "smollm2-135m"}) {
+    CAPTURE(name);
+    ModelShape s;
+    const Status st = load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/" + name + ".json", &s);
+    REQUIRE_MESSAGE(st.is_ok(), st.message());
+    CHECK(s.described);
+    CHECK(s.layers.size() == static_cast<size_t>(s.hp.n_layer));
+    CHECK(s.weight_bytes > 0);
+  }
+  // Llama 3.1 8B: 8.03 B parameters.
+  ModelShape llama;
+  REQUIRE(load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/llama-3.1-8b.json", &llama).is_ok());
+  CHECK(llama.n_params > 8000000000ull);
+  CHECK(llama.n_params < 8060000000ull);
+  if (test::have_real_model()) {
+    // The description of the default model against its GGUF: the same parameters.
+    ModelShape smol;
+    REQUIRE(load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/smollm2-135m.json", &smol).is_ok());
+    CHECK(smol.n_params == test::real_model().model->model->n_params);
+  }
+}
+
+TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
+  std::vector<BoardProfile> boards;
+  auto board_error = [&](const std::string& text, const std::string& needle) {
+    CAPTURE(text);
+    const Status st = parse_board_profiles(text, "test.json", &boards);
+    CHECK(st.code() == WT_ERR_FORMAT);
+    CHECK_MESSAGE(st.message().find(needle) != std::string::npos, st.message());
+  };
+  board_error("{\"boards\": [ {\"name\": \"x\", ", "test.json:1:");
+  board_error("{\"boards\": []}", "non-empty");
+  board_error("{\"name\": \"x\", \"memory\": \"unified\", \"reserve_bytes\": 0}", "'total_bytes'");
+  board_error("{\"name\": \"x\", \"memory\": \"shared\", \"total_bytes\": 10, \"reserve_bytes\": 0}", "'memory'");
+  board_error("{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 10, \"reserve_bytes\": 10}", "below");
+  board_error("{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": -1, \"reserve_bytes\": 0}", "whole number");
+  REQUIRE(parse_board_profiles("{\"name\": \"mine\", \"memory\": \"discrete\", \"total_bytes\": 1000, "
+                               "\"reserve_bytes\": 10}", "mine.json", &boards).is_ok());
+  REQUIRE(boards.size() == 1);
+  CHECK(boards[0].usable_bytes() == 990);
+  CHECK(load_board_profiles("/nonexistent/boards.json", &boards).code() == WT_ERR_IO);
+
+  ModelShape s;
+  auto model_error = [&](const std::string& text, const std::string& needle) {
+    CAPTURE(text);
+    const Status st = parse_model_description(text, "m.json", &s);
+    CHECK(st.code() == WT_ERR_FORMAT);
+    CHECK_MESSAGE(st.message().find(needle) != std::string::npos, st.message());
+  };
+  const std::string base = "\"n_layer\": 2, \"n_embd\": 64, \"n_ff\": 128, \"n_head\": 4, \"n_vocab\": 100";
+  model_error("{" + base + ", \"n_head_kv\": 2}", "'weight_type'");
+  model_error("{" + base + ", \"n_head_kv\": 2, \"weight_type\": \"Q3_X\"}", "unknown type 'Q3_X'");
+  model_error("{" + base + ", \"n_head_kv\": 3, \"weight_type\": \"F16\"}", "multiple");
+  model_error("{" + base + ", \"weight_type\": \"F16\"}", "missing 'n_head_kv'");
+  model_error("{\"n_layer\": 2, \"n_embd\": 64, \"n_ff\": 100, \"n_head\": 4, \"n_vocab\": 100, \"n_head_kv\": 2, "
+              "\"weight_type\": \"Q4_1\"}", "blocks");
+  model_error("{" + base + ", \"n_head_kv\": 2.5, \"weight_type\": \"F16\"}", "'n_head_kv'");
+  model_error("{" + base + ", \"n_head_kv\": 2, \"weight_type\": \"F16\", \"arch\": \"gpt2\"}", "'arch'");
+  model_error("[1, 2", "m.json:1:");
+  REQUIRE(parse_model_description("{" + base + ", \"n_head_kv\": 2, \"weight_type\": \"F16\"}", "m.json", &s).is_ok());
+  // F16 matrices (2 bytes) and f32 norms: exact bytes.
+  const uint64_t per_layer = 2 * (64 * 64 * 2 + 64 * 32 * 2 + 3 * 64 * 128) + 4 * (64 + 64);
+  CHECK(s.weight_bytes == 2 * per_layer + 2 * 64 * 100 + 4 * 64 + 2 * 64 * 100);
+
+  // Bad requests: the planner names the field.
+  PlanRequest r;
+  r.n_threads = 1;
+  r.n_ctx = 64;
+  r.n_new = 64;
+  Plan p;
+  const Status st = plan(synthetic_board(1 << 30, 0), s, r, &p);
+  CHECK(st.code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(st.message().find("n_new") != std::string::npos);
+  r.n_new = 8;
+  r.prune = prune_params(WT_PRUNE_FASTKV, 1.5f);
+  CHECK(plan(synthetic_board(1 << 30, 0), s, r, &p).code() == WT_ERR_INVALID_ARGUMENT);
+}

@@ -1,0 +1,351 @@
+// whittle-plan: will this model, context and method fit this board? Prints every component
+// of the static budget plan (platform/planner.h), the verdict, and solve-mode suggestions.
+//
+// Unlike the other tools this one reads internal headers (platform/, runtime/model/): the
+// planner has no C API yet. That API comes with enforcement in wt_context_create (issue 8).
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "platform/board.h"
+#include "platform/planner.h"
+#include "runtime/model/model.h"
+#include "whittle.h"
+
+namespace {
+
+struct Options {
+  std::string board;
+  std::string board_file;
+  std::string model;
+  int n_ctx = 0;
+  int n_new = 256;
+  int n_threads = 0;
+  std::string method = "full";
+  float keep = -1.0f;
+  std::vector<std::pair<std::string, std::string>> prune_params;
+  wt_backend_kind backend = WT_BACKEND_CPU;
+  bool backend_set = false;
+  bool logits_all = false;
+  std::string json;
+  bool list = false;
+};
+
+void usage(const char* argv0) {
+  std::fprintf(stderr,
+               "usage: %s --board NAME|detect [--board-file FILE] --model GGUF|MODEL.json --ctx N\n"
+               "          [--new N] [--method METHOD] [--keep R] [--prune-param KEY=VALUE]...\n"
+               "          [--backend cpu|vulkan|cuda] [-t THREADS] [--logits-all] [--json OUT]\n"
+               "       %s --list-boards [--board-file FILE]\n"
+               "  --board       a built-in profile (platform/boards/boards.json), one from\n"
+               "                --board-file, or detect (this machine's available memory)\n"
+               "  --model       a GGUF file (exact tensor types) or a description without\n"
+               "                weights (platform/models/*.json)\n"
+               "  --ctx         context rows: prompt + generated\n"
+               "  --new         generated tokens (default 256); the prompt is ctx - new\n"
+               "  --method      full, streaming, snapkv, fastkv, gemfilter, asl, claa,\n"
+               "                sliminfer, tokenfilter, oracle (default full)\n"
+               "  --keep        the method's keep ratio (default 0.1)\n"
+               "  --backend     default cpu (Jetson boards: cuda for the GPU); a device backend\n"
+               "                plans f32 activations, as it runs\n"
+               "  -t            CPU threads (their workspace is planned; default all cores)\n"
+               "exit status: 0 fits, 1 does not fit, 2 bad arguments or input\n",
+               argv0, argv0);
+}
+
+bool parse_int(const char* s, int lo, int hi, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool parse_args(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    auto int_flag = [&](const char* name, int lo, int hi, int* dst) {
+      const char* v = value(name);
+      if (!v) return false;
+      if (!parse_int(v, lo, hi, dst)) {
+        std::fprintf(stderr, "error: %s '%s' is not a whole number in [%d, %d]\n", name, v, lo, hi);
+        return false;
+      }
+      return true;
+    };
+    if (a == "--board") {
+      const char* v = value("--board");
+      if (!v) return false;
+      o->board = v;
+    } else if (a == "--board-file") {
+      const char* v = value("--board-file");
+      if (!v) return false;
+      o->board_file = v;
+    } else if (a == "--model" || a == "-m") {
+      const char* v = value("--model");
+      if (!v) return false;
+      o->model = v;
+    } else if (a == "--ctx" || a == "-c") {
+      if (!int_flag("--ctx", 1, 1 << 20, &o->n_ctx)) return false;
+    } else if (a == "--new" || a == "-n") {
+      if (!int_flag("--new", 0, 1 << 20, &o->n_new)) return false;
+    } else if (a == "-t" || a == "--threads") {
+      if (!int_flag("-t", 0, 1024, &o->n_threads)) return false;
+    } else if (a == "--method" || a == "--prune") {
+      const char* v = value("--method");
+      if (!v) return false;
+      o->method = v;
+    } else if (a == "--keep") {
+      const char* v = value("--keep");
+      if (!v) return false;
+      char* end = nullptr;
+      o->keep = std::strtof(v, &end);
+      if (end == v || *end != '\0' || !(o->keep > 0.0f && o->keep <= 1.0f)) {
+        std::fprintf(stderr, "error: --keep '%s' must be a number in (0, 1]\n", v);
+        return false;
+      }
+    } else if (a == "--prune-param") {
+      const char* v = value("--prune-param");
+      if (!v) return false;
+      const char* eq = std::strchr(v, '=');
+      if (!eq) {
+        std::fprintf(stderr, "error: --prune-param '%s' is not KEY=VALUE\n", v);
+        return false;
+      }
+      o->prune_params.emplace_back(std::string(v, eq), std::string(eq + 1));
+    } else if (a == "--backend") {
+      const char* v = value("--backend");
+      if (!v) return false;
+      const std::string b = v;
+      if (b == "cpu") o->backend = WT_BACKEND_CPU;
+      else if (b == "vulkan") o->backend = WT_BACKEND_VULKAN;
+      else if (b == "cuda") o->backend = WT_BACKEND_CUDA;
+      else {
+        std::fprintf(stderr, "error: --backend '%s' is not cpu, vulkan or cuda\n", v);
+        return false;
+      }
+      o->backend_set = true;
+    } else if (a == "--logits-all") {
+      o->logits_all = true;
+    } else if (a == "--json") {
+      const char* v = value("--json");
+      if (!v) return false;
+      o->json = v;
+    } else if (a == "--list-boards") {
+      o->list = true;
+    } else if (a == "-h" || a == "--help") {
+      usage(argv[0]);
+      std::exit(0);
+    } else {
+      std::fprintf(stderr, "error: unknown argument '%s'\n", a.c_str());
+      return false;
+    }
+  }
+  if (o->list) return true;
+  if (o->board.empty() || o->model.empty() || o->n_ctx == 0) {
+    std::fprintf(stderr, "error: --board, --model and --ctx are required\n");
+    return false;
+  }
+  if (o->n_new >= o->n_ctx) {
+    std::fprintf(stderr, "error: --new %d must be below --ctx %d\n", o->n_new, o->n_ctx);
+    return false;
+  }
+  return true;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+double to_mib(uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+
+int fail(const wt::Status& st) {
+  std::fprintf(stderr, "error: %s: %s\n", wt_status_string(st.code()), st.message().c_str());
+  return 2;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void write_json(FILE* f, const wt::Plan& p, int32_t max_ctx, float max_keep, bool have_keep) {
+  std::fprintf(f, "{\n  \"board\": \"%s\",\n  \"usable_bytes\": %llu,\n  \"model\": \"%s\",\n",
+               json_escape(p.board.name).c_str(), static_cast<unsigned long long>(p.usable_bytes),
+               json_escape(p.model_name).c_str());
+  std::fprintf(f, "  \"n_ctx\": %d,\n  \"n_new\": %d,\n  \"method\": \"%s\",\n  \"keep\": %.4g,\n", p.request.n_ctx,
+               p.request.n_new, wt_prune_method_name(p.prune.method), p.prune.keep);
+  std::fprintf(f, "  \"components\": [\n");
+  for (size_t i = 0; i < p.components.size(); ++i) {
+    const wt::PlanComponent& c = p.components[i];
+    std::fprintf(f, "    {\"name\": \"%s\", \"bytes\": %llu, \"note\": \"%s\"}%s\n", c.name.c_str(),
+                 static_cast<unsigned long long>(c.bytes), json_escape(c.note).c_str(),
+                 i + 1 < p.components.size() ? "," : "");
+  }
+  std::fprintf(f, "  ],\n  \"kv_rows\": [");
+  for (size_t l = 0; l < p.kv_rows.size(); ++l) std::fprintf(f, "%s%d", l ? ", " : "", p.kv_rows[l]);
+  std::fprintf(f, "],\n  \"total_bytes\": %llu,\n  \"fits\": %s,\n  \"spare_bytes\": %lld,\n",
+               static_cast<unsigned long long>(p.total_bytes), p.fits ? "true" : "false",
+               static_cast<long long>(p.spare_bytes));
+  std::fprintf(f, "  \"arena_bytes\": %llu,\n  \"allocated_total_bytes\": %llu,\n  \"allocated_fits\": %s,\n",
+               static_cast<unsigned long long>(p.arena.total_bytes),
+               static_cast<unsigned long long>(p.allocated_total_bytes), p.allocated_fits ? "true" : "false");
+  std::fprintf(f, "  \"solve\": {\"max_ctx\": %d", max_ctx);
+  if (have_keep) std::fprintf(f, ", \"max_keep\": %.3f", max_keep);
+  std::fprintf(f, "},\n  \"notes\": [");
+  for (size_t i = 0; i < p.notes.size(); ++i) std::fprintf(f, "%s\"%s\"", i ? ", " : "", json_escape(p.notes[i]).c_str());
+  std::fprintf(f, "]\n}\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parse_args(argc, argv, &o)) {
+    usage(argv[0]);
+    return 2;
+  }
+  std::vector<wt::BoardProfile> file_boards;
+  if (!o.board_file.empty()) {
+    const wt::Status st = wt::load_board_profiles(o.board_file, &file_boards);
+    if (!st.is_ok()) return fail(st);
+  }
+  if (o.list) {
+    for (const std::vector<wt::BoardProfile>* list : {&wt::builtin_boards(), &std::as_const(file_boards)}) {
+      for (const wt::BoardProfile& b : *list)
+        std::printf("%-16s %-8s total %9.0f MiB  reserve %6.0f MiB  %7.1f GB/s\n", b.name.c_str(),
+                    b.unified ? "unified" : "discrete", to_mib(b.total_bytes), to_mib(b.reserve_bytes), b.bandwidth_gbps);
+    }
+    return 0;
+  }
+
+  wt::BoardProfile board;
+  bool found = false;
+  for (const wt::BoardProfile& b : file_boards) {
+    if (b.name == o.board) {
+      board = b;
+      found = true;
+    }
+  }
+  if (!found) {
+    const wt::Status st = o.board == "detect" ? wt::detect_host_board(&board) : wt::find_board(o.board, &board);
+    if (!st.is_ok()) return fail(st);
+  }
+
+  wt::ModelShape shape;
+  std::unique_ptr<wt::Model> model;
+  if (ends_with(o.model, ".json")) {
+    const wt::Status st = wt::load_model_description(o.model, &shape);
+    if (!st.is_ok()) return fail(st);
+  } else {
+    const wt::Status st = wt::load_model(o.model, wt::LoadOptions{}, &model);
+    if (!st.is_ok()) return fail(st);
+    shape = wt::model_shape_from_model(*model);
+  }
+
+  wt::PlanRequest req;
+  req.n_ctx = o.n_ctx;
+  req.n_new = o.n_new;
+  req.n_threads = o.n_threads;
+  req.backend = o.backend;
+  req.f32_activations = o.backend != WT_BACKEND_CPU;
+  req.logits_all = o.logits_all;
+  if (wt_prune_method_from_name(o.method.c_str(), &req.prune.method) != WT_OK) {
+    std::fprintf(stderr, "error: unknown --method '%s'\n", o.method.c_str());
+    usage(argv[0]);
+    return 2;
+  }
+  if (o.keep > 0.0f) req.prune.keep = o.keep;
+  for (const auto& [k, v] : o.prune_params) {
+    if (wt_prune_set_param(&req.prune, k.c_str(), v.c_str()) != WT_OK) {
+      std::fprintf(stderr, "error: --prune-param %s=%s: %s\n", k.c_str(), v.c_str(), wt_last_error());
+      return 2;
+    }
+  }
+
+  wt::Plan p;
+  wt::Status st = wt::plan(board, shape, req, &p);
+  if (!st.is_ok()) return fail(st);
+  int32_t max_ctx = 0;
+  st = wt::solve_max_ctx(board, shape, req, &max_ctx);
+  if (!st.is_ok()) return fail(st);
+  float max_keep = 0.0f;
+  const bool have_keep = req.prune.method != WT_PRUNE_FULL && req.prune.budget <= 0;
+  if (have_keep) {
+    st = wt::solve_max_keep(board, shape, req, &max_keep);
+    if (!st.is_ok()) return fail(st);
+  }
+
+  std::printf("board   %s (%s): %.0f MiB, reserve %.0f MiB -> usable %.0f MiB\n", board.name.c_str(),
+              board.unified ? "unified" : "discrete", to_mib(board.total_bytes), to_mib(board.reserve_bytes),
+              to_mib(p.usable_bytes));
+  std::printf("model   %s%s: %d layers, n_embd %d, n_head %d/%d kv, head_dim %d, vocab %d\n", shape.name.c_str(),
+              shape.described ? " (description)" : "", shape.hp.n_layer, shape.hp.n_embd, shape.hp.n_head,
+              shape.hp.n_head_kv, shape.hp.head_dim, shape.hp.n_vocab);
+  std::printf("request n_ctx %d (prompt %d + new %d), method %s", req.n_ctx, req.n_ctx - req.n_new, req.n_new,
+              wt_prune_method_name(p.prune.method));
+  if (p.prune.method != WT_PRUNE_FULL) std::printf(" keep %.3g", p.prune.keep);
+  std::printf(", backend %s\n\n", o.backend == WT_BACKEND_CPU ? "cpu" : o.backend == WT_BACKEND_CUDA ? "cuda" : "vulkan");
+  std::printf("%-18s %12s  %s\n", "component", "MiB", "note");
+  for (const wt::PlanComponent& c : p.components)
+    std::printf("%-18s %12.1f  %s\n", c.name.c_str(), to_mib(c.bytes), c.note.c_str());
+  std::printf("%-18s %12.1f\n", "total", to_mib(p.total_bytes));
+  if (p.prune.method != WT_PRUNE_FULL) {
+    int32_t lo = p.kv_rows[0], hi = p.kv_rows[0];
+    for (int32_t r : p.kv_rows) {
+      lo = std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+    std::printf("kv rows per layer  %d..%d of %d\n", lo, hi, req.n_ctx);
+  }
+  std::printf("\n");
+  if (p.fits) {
+    std::printf("verdict: fits with %.1f MiB spare\n", to_mib(static_cast<uint64_t>(p.spare_bytes)));
+  } else {
+    std::printf("verdict: does not fit by %.1f MiB\n", to_mib(static_cast<uint64_t>(-p.spare_bytes)));
+  }
+  if (max_ctx > 0) {
+    std::printf("solve:   largest context that fits = %d (steps of %d)\n", max_ctx, wt::kPlanCtxStep);
+  } else {
+    std::printf("solve:   no context fits (the weights and fixed parts alone exceed the board)\n");
+  }
+  if (have_keep) {
+    if (max_keep > 0.0f) std::printf("solve:   largest keep that fits at n_ctx %d = %.3f\n", req.n_ctx, max_keep);
+    else std::printf("solve:   no keep ratio fits at n_ctx %d\n", req.n_ctx);
+  }
+  for (const std::string& n : p.notes) std::printf("note:    %s\n", n.c_str());
+
+  if (!o.json.empty()) {
+    FILE* f = std::fopen(o.json.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", o.json.c_str());
+      return 2;
+    }
+    write_json(f, p, max_ctx, max_keep, have_keep);
+    std::fclose(f);
+  }
+  return p.fits ? 0 : 1;
+}
