@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "kernels/cpu/quant.h"
 
@@ -51,6 +52,11 @@ std::vector<BackendMaker> compiled_backends() {
 #if defined(WHITTLE_CUDA)
   v.push_back({"cuda", &create_cuda_backend});  // no GPU or driver: make_backend reports the skip
 #endif
+  // WT_PARITY_BACKENDS=cuda,vulkan: only those (the compute-sanitizer run wants CUDA alone).
+  if (const char* only = std::getenv("WT_PARITY_BACKENDS")) {
+    const std::string list = std::string(",") + only + ",";
+    std::erase_if(v, [&](const BackendMaker& m) { return list.find(std::string(",") + m.name + ",") == std::string::npos; });
+  }
   return v;
 }
 
