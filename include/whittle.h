@@ -320,6 +320,9 @@ typedef struct wt_context_params {
   wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST; a Vulkan or CUDA model always
                                     runs WT_MATMUL_F32 (f32 activations)                */
   wt_prune_params prune;         /* default: WT_PRUNE_FULL                               */
+  uint64_t memory_budget_bytes;  /* most bytes the context may allocate (its arena:
+                                    activations, KV, scratch, workspace); 0 = no limit
+                                    but the memory the backend has available          */
 } wt_context_params;
 
 WT_API wt_context_params wt_context_default_params(void);
@@ -328,6 +331,9 @@ WT_API wt_context_params wt_context_default_params(void);
  * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message), including the
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
  * (0, 1], ...).
+ * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
+ * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
+ * allocated.
  * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
 WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
                                    wt_context** out_ctx);

@@ -16,6 +16,7 @@ wt_context_params wt_context_default_params(void) {
   p.progress_user = nullptr;
   p.matmul_mode = WT_MATMUL_FAST;
   p.prune = wt_prune_default_params();
+  p.memory_budget_bytes = 0;
   return p;
 }
 
@@ -34,6 +35,7 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
       return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
     o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
     o.prune = p.prune;
+    o.memory_budget_bytes = p.memory_budget_bytes;
     auto c = std::make_unique<wt_context>();
     c->owner = model;
     WT_TRY(wt::Context::create(*model->model, o, &c->ctx));

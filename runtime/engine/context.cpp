@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "context_budget.h"
 #include "model_device.h"
 
 namespace wt {
@@ -99,6 +100,7 @@ Status Context::allocate() {
 
   // The same layout twice: measure, then place.
   const ArenaBytes bytes = lay_out_arena(in, nullptr, nullptr);
+  WT_TRY(check_arena_budget(in, bytes, options_.memory_budget_bytes, *backend_));
   WT_TRY(backend_->alloc(bytes.total_bytes, MemoryKind::device, &arena_));
   stats_.arena_bytes = bytes.total_bytes;
   stats_.kv_bytes = bytes.kv_bytes;

@@ -22,6 +22,7 @@ struct ContextOptions {
   int32_t n_threads = 0;    // 0 = all cores
   bool logits_all = false;  // keep logits for every row of a prefill
   bool f32_activations = false;  // matmuls without int8 activation quantization
+  uint64_t memory_budget_bytes = 0;  // the arena may not exceed it (0: only the free memory)
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();
