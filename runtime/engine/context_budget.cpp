@@ -19,7 +19,7 @@ uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
   ArenaInputs at = in;
   at.n_ctx = n_ctx;
   at.n_logit_rows = in.n_logit_rows > 1 ? n_ctx : 1;
-  return lay_out_arena(at, nullptr, nullptr).total_bytes;
+  return lay_out_arena(at, nullptr, nullptr).all_bytes();
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_
       source = "the memory available now (" + board.name + ")";
     }
   }
-  if (limit == 0 || need.total_bytes <= limit) return Status::ok();
+  if (limit == 0 || need.all_bytes() <= limit) return Status::ok();
 
   // The arena grows with n_ctx: the largest n_ctx that fits, by bisection.
   int32_t lo = 0, hi = in.n_ctx;  // arena_at(lo) fits (or lo = 0), arena_at(hi) does not
@@ -47,16 +47,18 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_
       {"kv cache", need.kv_bytes},          {"activations", need.activations_bytes},
       {"op workspace", need.workspace_bytes}, {"logits", need.logits_bytes},
       {"index + scratch", need.index_bytes}, {"pruning state", need.prune_bytes},
+      {"pager device pool", need.pager_device_bytes}, {"pager host pool", need.pager_host_bytes},
   };
   std::string list;
   const char* largest = parts[0].first;
   uint64_t largest_bytes = 0;
   for (const auto& [name, bytes] : parts) {
+    if (bytes == 0 && std::string(name).starts_with("pager")) continue;  // no pager
     list += (list.empty() ? "" : ", ") + std::string(name) + " " + mib(bytes);
     if (bytes > largest_bytes) largest = name, largest_bytes = bytes;
   }
-  std::string msg = "the context needs " + mib(need.total_bytes) + " MiB (" + list + " MiB) but " + source +
-                    " allows " + mib(limit) + " MiB: short by " + mib(need.total_bytes - limit) + " MiB; the " +
+  std::string msg = "the context needs " + mib(need.all_bytes()) + " MiB (" + list + " MiB) but " + source +
+                    " allows " + mib(limit) + " MiB: short by " + mib(need.all_bytes() - limit) + " MiB; the " +
                     largest + " is the largest part. ";
   msg += lo > 0 ? "An n_ctx of at most " + std::to_string(lo) + " fits (now " + std::to_string(in.n_ctx) + ")"
                 : "No n_ctx fits: the fixed parts alone exceed the limit";
