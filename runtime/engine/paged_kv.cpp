@@ -242,42 +242,36 @@ Status PagedKv::evict(int32_t layer) {
   return Status::ok();
 }
 
-// Evicts blocks of other layers until n_slots device slots are free. Every block has a
-// valid host copy (write-through), so eviction only gives slots back. Victims: the layers
-// used most recently first (layer - 1, layer - 2, ..., wrapping), which in the decode loop's
-// cyclic order are the ones needed furthest in the future.
+// Frees device slots until n_slots are free for `layer`. Every block has a valid host copy
+// (write-through), so eviction only gives slots back. Two passes over the other layers,
+// the most recently used first (layer - 1, layer - 2, ..., wrapping: in the decode loop's
+// cyclic order the ones needed furthest in the future): first the blocks a layer did not
+// need at its last step (SlimInfer's inactive blocks, what a prefill left behind), then the
+// ones it did. Between them, `layer`'s own unneeded blocks (never its newest one).
 Status PagedKv::make_room(int32_t layer, int32_t n_slots) {
   const BlockPool& pool = pager_.device_pool();
-  for (int32_t d = 1; d < p_.n_layer && pool.n_free() < n_slots; ++d) {
-    const int32_t victim = (layer - d + p_.n_layer) % p_.n_layer;
+  auto evict_from = [&](int32_t victim, bool needed_too) -> Status {
     const BlockTable& t = pager_.table(victim);
+    const std::vector<int32_t>& need = need_[static_cast<size_t>(victim)];
     decision_.keep = false;
     decision_.entering.clear();
     decision_.leaving.clear();
     int32_t want = n_slots - pool.n_free();
-    for (int32_t b = t.n_blocks() - 1; b >= 0 && want > 0; --b)
-      if (t.at(b).device_slot >= 0) {
-        decision_.leaving.push_back(b);
-        --want;
-      }
-    if (decision_.leaving.empty()) continue;
+    for (int32_t b = t.n_blocks() - 1; b >= 0 && want > 0; --b) {
+      if (t.at(b).device_slot < 0) continue;
+      const bool needed = std::binary_search(need.begin(), need.end(), b);
+      if (victim == layer ? (needed || b == t.n_blocks() - 1) : (needed && !needed_too)) continue;
+      decision_.leaving.push_back(b);
+      --want;
+    }
+    if (decision_.leaving.empty()) return Status::ok();
     std::reverse(decision_.leaving.begin(), decision_.leaving.end());
-    WT_TRY(evict(victim));
-  }
-  if (pool.n_free() < n_slots) {
-    // Last, the layer's own blocks it no longer needs (SlimInfer's active set moved on).
-    const std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
-    const BlockTable& t = pager_.table(layer);
-    decision_.keep = false;
-    decision_.entering.clear();
-    decision_.leaving.clear();
-    int32_t want = n_slots - pool.n_free();
-    for (int32_t b = 0; b < t.n_blocks() && want > 0; ++b)
-      if (t.at(b).device_slot >= 0 && !std::binary_search(need.begin(), need.end(), b) && b != t.n_blocks() - 1) {
-        decision_.leaving.push_back(b);
-        --want;
-      }
-    if (!decision_.leaving.empty()) WT_TRY(evict(layer));
+    return evict(victim);
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int32_t d = 1; d < p_.n_layer && pool.n_free() < n_slots; ++d)
+      WT_TRY(evict_from((layer - d + p_.n_layer) % p_.n_layer, pass == 1));
+    if (pass == 0 && pool.n_free() < n_slots) WT_TRY(evict_from(layer, false));
   }
   if (pool.n_free() < n_slots) return pool.exhausted(layer, n_slots - pool.n_free());
   return Status::ok();

@@ -80,6 +80,9 @@ bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOpti
   cp.n_ctx = o.n_ctx;
   cp.n_threads = o.threads;
   cp.progress = abort_on_stop;
+  cp.kv_device_blocks = o.kv_device_blocks;
+  cp.kv_block_tokens = o.kv_block_tokens;
+  cp.kv_sync_swaps = o.kv_sync_swaps;
   auto fail = [&](const std::string& what) {
     *error = spec.label() + ": " + what + ": " + wt_last_error();
     return false;

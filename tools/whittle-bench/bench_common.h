@@ -51,6 +51,9 @@ struct ContextOptions {
   int32_t n_ctx = 0;
   int threads = 2;
   bool record_ranking = false;
+  int32_t kv_device_blocks = 0;  // the KV pager (0: all KV resident)
+  int32_t kv_block_tokens = 64;
+  bool kv_sync_swaps = false;
 };
 bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
                   std::string* error);

@@ -4,6 +4,7 @@
 //   suites:          whittle-bench -m MODEL --suite quick|full|tiny [-p LENGTHS] [--method ...] [--seed S]
 //   outputs:         [--json FILE] [--jsonl FILE] [--csv FILE] [--plot DIR]
 //   resume:          --suite ... --resume FILE.json (an interrupted run's --json: its prompts are not run again)
+//   pager:           whittle-bench -m MODEL --pager [-p 1024] [-n 32] [--kv-device 0.25] [--method ...]
 //   older modes:     --prune all|M1,M2 (prefill on prose vs full, prune_bench.h), --asl-compare
 // Lists run as a cross product; pruned figures are also ratios to full KV from the same run.
 // Ctrl-C stops after writing what is done.
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "pager_bench.h"
 #include "prune_bench.h"
 #include "speed.h"
 #include "suite.h"
@@ -35,6 +37,8 @@ const char* const kUsage =
     "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
     "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
+    "  pager:  --pager (resident vs pager async vs sync swaps)  --kv-device 0.25 (device pool share of\n"
+    "          the KV)  --kv-block 64  (-p lengths, -n one count, --method/--prune-param as above)\n"
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
 
@@ -66,12 +70,14 @@ struct Args {
   std::string backend = "cpu";
   wt_backend_kind backend_kind = WT_BACKEND_CPU;
   std::vector<int32_t> p, n = {16, 128}, threads = {2};
-  bool p_given = false;
+  bool p_given = false, n_given = false;
   int reps = 5;
   uint64_t seed = 1;
   std::vector<std::string> methods, keeps;
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // key -> values
-  enum class Mode { speed, suite, prune, asl } mode = Mode::speed;
+  double kv_device = 0.25;
+  int32_t kv_block = 64;
+  enum class Mode { speed, suite, prune, asl, pager } mode = Mode::speed;
   std::string command;
 };
 
@@ -93,6 +99,10 @@ int parse(int argc, char** argv, Args* a) {
       a->mode = Args::Mode::asl;
       continue;
     }
+    if (k == "--pager") {
+      a->mode = Args::Mode::pager;
+      continue;
+    }
     if (i + 1 >= argc) return usage_error(k + " needs a value");
     const std::string v = argv[++i];
     if (k == "-m") a->model = v;
@@ -101,6 +111,7 @@ int parse(int argc, char** argv, Args* a) {
       a->p_given = true;
     } else if (k == "-n") {
       if (!parse_ints(v, &a->n)) return usage_error("-n expects a list of token counts, e.g. 16,128");
+      a->n_given = true;
     } else if (k == "-t") {
       if (!parse_ints(v, &a->threads) || std::count(a->threads.begin(), a->threads.end(), 0))
         return usage_error("-t expects a list of thread counts >= 1");
@@ -136,6 +147,13 @@ int parse(int argc, char** argv, Args* a) {
     else if (k == "--plot") a->plot_dir = v;
     else if (k == "--plot-script") a->plot_script = v;
     else if (k == "--resume") a->resume = v;
+    else if (k == "--kv-device") {
+      a->kv_device = std::atof(v.c_str());
+      if (!(a->kv_device > 0 && a->kv_device <= 1)) return usage_error("--kv-device expects a fraction in (0, 1]");
+    } else if (k == "--kv-block") {
+      a->kv_block = std::atoi(v.c_str());
+      if (a->kv_block < 1) return usage_error("--kv-block expects tokens >= 1");
+    }
     else return usage_error("unknown argument " + k);
   }
   if (a->model.empty()) return usage_error("-m MODEL is required");
@@ -324,6 +342,20 @@ int main(int argc, char** argv) {
     ok = run_suite(m, machines[0], so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
     complete = ok && out.complete;
+  } else if (a.mode == Args::Mode::pager) {
+    PagerOptions po;
+    if (a.p_given) po.prompt_lengths = a.p;
+    if (a.n_given) po.n_gen = a.n.front();
+    po.threads = a.threads.front();
+    po.reps = a.reps == 5 ? 3 : a.reps;
+    po.seed = a.seed;
+    po.device_fraction = a.kv_device;
+    po.block_tokens = a.kv_block;
+    if (!a.methods.empty()) po.methods = cross_product(a);
+    SpeedOutput out;
+    ok = run_pager(m, machines[0], po, &out, &error);
+    records.insert(records.end(), out.records.begin(), out.records.end());
+    complete = ok && !g_stop;
   } else {
     SpeedOptions so;
     if (a.p_given) so.prompt_lengths = a.p;
