@@ -49,6 +49,18 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.f32_activations = req.f32_activations;
   in.prune = policy ? &p.prune : nullptr;
   in.backend = &sizing;
+  in.kv_device_blocks = req.kv_device_blocks;
+  in.kv_block_tokens = req.kv_block_tokens;
+  const bool paged = req.kv_device_blocks > 0;
+  if (paged) {
+    if (req.kv_block_tokens < 1 || req.kv_block_tokens > 4096)
+      return error(WT_ERR_INVALID_ARGUMENT, "kv_block_tokens " + std::to_string(req.kv_block_tokens) + " outside [1, 4096]");
+    const int32_t layer_blocks = (req.n_ctx + req.kv_block_tokens - 1) / req.kv_block_tokens;
+    if (req.kv_device_blocks < layer_blocks)
+      return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks " + std::to_string(req.kv_device_blocks) +
+                                                ": the device pool must hold one whole layer, " +
+                                                std::to_string(layer_blocks) + " blocks");
+  }
   p.arena = lay_out_arena(in, nullptr, nullptr);
 
   // KV as the method keeps it: the prompt rows its budget allows in each layer, plus every
@@ -68,8 +80,12 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   const bool device = req.backend != WT_BACKEND_CPU;
   p.overhead_bytes = kRuntimeOverheadBytes + (device ? kDeviceRuntimeOverheadBytes : 0);
   const uint64_t arena_rest = p.arena.total_bytes - p.arena.kv_bytes;
-  p.total_bytes = p.weights_bytes + p.kv_bytes + arena_rest + p.overhead_bytes;
-  p.allocated_total_bytes = p.weights_bytes + p.arena.total_bytes + p.overhead_bytes;
+  // With the pager the KV is the device pool plus one layer of staging in the arena; the
+  // pinned host pool is the same DRAM on a unified board and host memory on a discrete one.
+  const uint64_t pager_counted = p.arena.pager_device_bytes + (board.unified ? p.arena.pager_host_bytes : 0);
+  p.total_bytes = paged ? p.weights_bytes + p.arena.total_bytes + pager_counted + p.overhead_bytes
+                        : p.weights_bytes + p.kv_bytes + arena_rest + p.overhead_bytes;
+  p.allocated_total_bytes = p.weights_bytes + p.arena.total_bytes + pager_counted + p.overhead_bytes;
   p.usable_bytes = board.usable_bytes();
   p.fits = p.total_bytes <= p.usable_bytes;
   p.spare_bytes = static_cast<int64_t>(p.usable_bytes) - static_cast<int64_t>(p.total_bytes);
@@ -81,7 +97,9 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
       : (device ? "the device copy; the host's mapped file is not device memory" : "the mapped file's pages");
   p.components = {
       {"weights", p.weights_bytes, weights_note},
-      {"kv cache", p.kv_bytes, policy ? "per-layer budgets of the method + n_new rows, f32" : "n_ctx rows every layer, f32"},
+      paged ? PlanComponent{"kv staging", p.arena.kv_bytes, "one layer of n_ctx rows: what a multi-row pass reads"}
+            : PlanComponent{"kv cache", p.kv_bytes,
+                            policy ? "per-layer budgets of the method + n_new rows, f32" : "n_ctx rows every layer, f32"},
       {"activations", p.arena.activations_bytes, "x, xn, q, k, v, attn, gate, up for n_ctx rows"},
       {"logits", p.arena.logits_bytes, req.logits_all ? "every row" : "the last row"},
       {"index + scratch", p.arena.index_bytes, "positions, token ids, rope, row scratch, KV positions"},
@@ -89,11 +107,26 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
       {"op workspace", p.arena.workspace_bytes, "largest op of a full-context prefill"},
       {"runtime overhead", p.overhead_bytes, device ? "host runtime + device backend (estimate)" : "host runtime (estimate)"},
   };
+  if (paged) {
+    p.components.insert(p.components.begin() + 2,
+                        {"pager device pool", p.arena.pager_device_bytes,
+                         std::to_string(req.kv_device_blocks) + " blocks of " + std::to_string(req.kv_block_tokens) +
+                             " tokens shared by all layers"});
+    p.components.insert(p.components.begin() + 3,
+                        {"pager host pool", board.unified ? p.arena.pager_host_bytes : 0,
+                         board.unified ? "pinned, every block of every layer: the same DRAM on this board"
+                                       : "pinned host memory (" + mib(p.arena.pager_host_bytes) +
+                                             "), not device memory"});
+    if (board.unified)
+      p.notes.push_back("unified memory: the pager bounds the device pool, not DRAM use — the host pool is the "
+                        "same DRAM, so paging adds " + mib(pager_counted) + " where resident KV would need " +
+                        mib(p.kv_bytes));
+  }
   if (req.backend != WT_BACKEND_CPU && !req.sizing_backend)
     p.notes.push_back("op workspaces are the CPU backend's sizes; the device's own kernels may ask for different ones");
   if (!board.unified)
     p.notes.push_back("discrete device: only device memory is planned; the host holds the mapped file and the process");
-  if (policy && p.arena.kv_bytes > p.kv_bytes)
+  if (!paged && policy && p.arena.kv_bytes > p.kv_bytes)
     p.notes.push_back("today's context still reserves n_ctx KV rows in every layer (" + mib(p.arena.kv_bytes) +
                       "), total " + mib(p.allocated_total_bytes) + (p.allocated_fits ? ": fits" : ": does NOT fit") +
                       "; sizing the KV by the plan is the next step");

@@ -26,6 +26,10 @@ struct PlanRequest {
   // Op workspaces come from this backend when given; otherwise from a CPU backend made with
   // n_threads (exact for WT_BACKEND_CPU, an estimate for a device: see Plan::notes).
   const Backend* sizing_backend = nullptr;
+  // The KV pager (wt_context_params): > 0 bounds the device pool to this many blocks; the
+  // pinned host pool then holds every block of every layer at n_ctx.
+  int32_t kv_device_blocks = 0;
+  int32_t kv_block_tokens = 64;
 };
 
 // Host runtime overhead the planner adds (an estimate, not a measurement): the process's

@@ -116,6 +116,45 @@ TEST_CASE("planner: the plan's arena is the context's arena_bytes, default model
   }
 }
 
+TEST_CASE("planner: with the KV pager the plan's arena and pools are the context's, unified vs discrete") {
+  const Model& m = *tiny().model;
+  const ModelShape shape = model_shape_from_model(m);
+  ContextOptions co;
+  co.n_ctx = 384;
+  co.n_threads = 2;
+  co.kv_device_blocks = 8;  // 384 / 64 = 6 blocks a layer; 4 layers hold 24
+  std::unique_ptr<Context> ctx;
+  REQUIRE(Context::create(m, co, &ctx).is_ok());
+  PlanRequest r;
+  r.n_ctx = 384;
+  r.n_new = 16;
+  r.n_threads = 2;
+  r.kv_device_blocks = 8;
+  Plan unified, discrete;
+  REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &unified).is_ok());
+  BoardProfile card = synthetic_board(uint64_t{1} << 40, 0);
+  card.unified = false;
+  REQUIRE(plan(card, shape, r, &discrete).is_ok());
+  const ContextStats& st = ctx->stats();
+  CHECK(unified.arena.total_bytes == st.arena_bytes);
+  CHECK(unified.arena.kv_bytes == st.kv_bytes);  // one layer of staging
+  CHECK(unified.arena.pager_device_bytes == st.pager_device_bytes);
+  CHECK(unified.arena.pager_host_bytes == st.pager_host_bytes);
+  const uint64_t block_bytes = 64 * shape.hp.n_head_kv * shape.hp.head_dim * 2 * sizeof(float);
+  CHECK(st.pager_device_bytes == 8 * block_bytes);
+  CHECK(st.pager_host_bytes == 24 * block_bytes);
+  // Unified: the host pool is the same DRAM and counts; discrete: it is host memory.
+  CHECK(unified.total_bytes - discrete.total_bytes == st.pager_host_bytes);
+  CHECK(unified.total_bytes == unified.weights_bytes + st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes +
+                                   unified.overhead_bytes);
+  bool said = false;
+  for (const std::string& n : unified.notes) said = said || n.find("not DRAM use") != std::string::npos;
+  CHECK(said);
+  // A pool smaller than one layer is refused, as context creation refuses it.
+  r.kv_device_blocks = 5;
+  CHECK(plan(card, shape, r, &discrete).code() == WT_ERR_INVALID_ARGUMENT);
+}
+
 TEST_CASE("planner: KV rows per layer are what a pruned prefill and its decodes keep") {
   const Model& m = *tiny().model;
   const ModelShape shape = model_shape_from_model(m);

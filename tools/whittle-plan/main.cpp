@@ -33,6 +33,8 @@ struct Options {
   wt_backend_kind backend = WT_BACKEND_CPU;
   bool backend_set = false;
   bool logits_all = false;
+  int kv_device_blocks = 0;
+  int kv_block_tokens = 64;
   std::string json;
   bool list = false;
 };
@@ -42,6 +44,7 @@ void usage(const char* argv0) {
                "usage: %s --board NAME|detect [--board-file FILE] --model GGUF|MODEL.json --ctx N\n"
                "          [--new N] [--method METHOD] [--keep R] [--prune-param KEY=VALUE]...\n"
                "          [--backend cpu|vulkan|cuda] [-t THREADS] [--logits-all] [--json OUT]\n"
+               "          [--kv-device-blocks N] [--kv-block T]\n"
                "       %s --list-boards [--board-file FILE]\n"
                "  --board       a built-in profile (platform/boards/boards.json), one from\n"
                "                --board-file, or detect (this machine's available memory)\n"
@@ -55,6 +58,8 @@ void usage(const char* argv0) {
                "  --backend     default cpu (Jetson boards: cuda for the GPU); a device backend\n"
                "                plans f32 activations, as it runs\n"
                "  -t            CPU threads (their workspace is planned; default all cores)\n"
+               "  --kv-device-blocks  the KV pager's device pool in blocks (default 0: no pager)\n"
+               "  --kv-block    tokens per pager block (default 64)\n"
                "exit status: 0 fits, 1 does not fit, 2 bad arguments or input\n",
                argv0, argv0);
 }
@@ -103,6 +108,10 @@ bool parse_args(int argc, char** argv, Options* o) {
       if (!int_flag("--ctx", 1, 1 << 20, &o->n_ctx)) return false;
     } else if (a == "--new" || a == "-n") {
       if (!int_flag("--new", 0, 1 << 20, &o->n_new)) return false;
+    } else if (a == "--kv-device-blocks") {
+      if (!int_flag("--kv-device-blocks", 0, 1 << 24, &o->kv_device_blocks)) return false;
+    } else if (a == "--kv-block") {
+      if (!int_flag("--kv-block", 1, 4096, &o->kv_block_tokens)) return false;
     } else if (a == "-t" || a == "--threads") {
       if (!int_flag("-t", 0, 1024, &o->n_threads)) return false;
     } else if (a == "--method" || a == "--prune") {
@@ -273,6 +282,8 @@ int main(int argc, char** argv) {
   req.backend = o.backend;
   req.f32_activations = o.backend != WT_BACKEND_CPU;
   req.logits_all = o.logits_all;
+  req.kv_device_blocks = o.kv_device_blocks;
+  req.kv_block_tokens = o.kv_block_tokens;
   if (wt_prune_method_from_name(o.method.c_str(), &req.prune.method) != WT_OK) {
     std::fprintf(stderr, "error: unknown --method '%s'\n", o.method.c_str());
     usage(argv[0]);
