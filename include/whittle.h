@@ -396,6 +396,12 @@ typedef struct wt_context_stats {
 
 WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats);
 
+/* Where layer `layer`'s KV is now: bytes of its rows with a valid copy in the pager's device
+ * pool and in its host pool. Without the pager all of the layer's KV is on the device (host
+ * 0). WT_ERR_INVALID_ARGUMENT: a NULL pointer or a layer outside [0, n_layer). */
+WT_API wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t layer, uint64_t* out_device_bytes,
+                                             uint64_t* out_host_bytes);
+
 /* What the pruning policy did in the last pruned prefill (and the decodes after it). The
  * arrays have n_layer entries and stay valid until the next prefill, reset or free. */
 typedef struct wt_prune_stats {

@@ -127,6 +127,34 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
   });
 }
 
+wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t layer, uint64_t* out_device_bytes,
+                                      uint64_t* out_host_bytes) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    WT_TRY(require(out_device_bytes, "out_device_bytes"));
+    WT_TRY(require(out_host_bytes, "out_host_bytes"));
+    const wt::Context& c = *ctx->ctx;
+    const wt::Hparams& hp = c.model().hp;
+    if (layer < 0 || layer >= hp.n_layer)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "layer " + std::to_string(layer) + " outside [0, " +
+                                                    std::to_string(hp.n_layer) + ")");
+    const uint64_t row_bytes = 2 * sizeof(float) * static_cast<uint64_t>(hp.n_head_kv) * static_cast<uint64_t>(hp.head_dim);
+    uint64_t dev_rows = 0, host_rows = 0;
+    if (const wt::PagedKv* kv = c.paged_kv()) {
+      const wt::BlockTable& t = kv->pager().table(layer);
+      for (int32_t b = 0; b < t.n_blocks(); ++b) {
+        if (t.at(b).device_valid) dev_rows += static_cast<uint64_t>(t.n_rows(b));
+        if (t.at(b).host_valid) host_rows += static_cast<uint64_t>(t.n_rows(b));
+      }
+    } else {
+      dev_rows = static_cast<uint64_t>(c.kv_len(layer));
+    }
+    *out_device_bytes = dev_rows * row_bytes;
+    *out_host_bytes = host_rows * row_bytes;
+    return Status::ok();
+  });
+}
+
 wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_stats) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));

@@ -203,8 +203,10 @@ Status PagedKv::fetch(int32_t layer, bool on_demand) {
   decision_.leaving.clear();
   decision_.entering.assign(blocks_.begin(), blocks_.end());
   WT_TRY(pager_.swap(layer, layer + 1, decision_, &plan_));
-  // The slots may have been read by compute work queued before now.
+  // The slots may have been read by compute work queued before now. Sync swaps stall
+  // everything: the compute stream drains first, so the host's wait is the copies alone.
   Event after;
+  if (p_.sync_swaps) WT_TRY(b_->synchronize(Stream::compute));
   WT_TRY(b_->record_event(Stream::compute, &after));
   WT_TRY(issue_copies(*b_, plan_, pools_, &after, &last_copy_));
   last_fetch_ = last_copy_;

@@ -167,6 +167,41 @@ TEST_CASE("paged kv: prefill and decode allocate nothing") {
   }
 }
 
+TEST_CASE("paged kv: residency per layer: every row on the host, at most the pool on the device") {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const std::vector<wt_token> prompt = fixture().prompt(300);
+  const int32_t n_layer = fixture().model->model->hp.n_layer;
+  const uint64_t row_bytes = 2 * sizeof(float) * 3 * 64;  // SmolLM2: 3 KV heads of 64
+  wt_context* paged = make_ctx(WT_PRUNE_FULL, quarter_pool(), false);
+  wt_context* resident = make_ctx(WT_PRUNE_FULL, 0, false);
+  for (wt_context* c : {paged, resident}) {
+    REQUIRE(wt_context_prefill(c, prompt.data(), prompt.size()) == WT_OK);
+    REQUIRE(wt_context_decode(c, 42) == WT_OK);
+  }
+  uint64_t device_total = 0;
+  for (int32_t l = 0; l < n_layer; ++l) {
+    uint64_t d = 0, h = 0;
+    REQUIRE(wt_context_get_kv_residency(paged, l, &d, &h) == WT_OK);
+    CHECK(h == 301 * row_bytes);  // written through: the host tier holds every row
+    device_total += d;
+    REQUIRE(wt_context_get_kv_residency(resident, l, &d, &h) == WT_OK);
+    CHECK(d == 301 * row_bytes);
+    CHECK(h == 0);
+  }
+  wt_context_stats st{};
+  REQUIRE(wt_context_get_stats(paged, &st) == WT_OK);
+  CHECK(device_total > 0);
+  CHECK(device_total <= st.pager_device_bytes);
+  uint64_t d = 0, h = 0;
+  CHECK(wt_context_get_kv_residency(paged, n_layer, &d, &h) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_kv_residency(paged, 0, nullptr, &h) == WT_ERR_INVALID_ARGUMENT);
+  wt_context_free(paged);
+  wt_context_free(resident);
+}
+
 TEST_CASE("paged kv: pool sizes and block sizes out of range are refused with the reason") {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");

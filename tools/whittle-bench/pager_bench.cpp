@@ -196,6 +196,16 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         j.set("lost_ms", md == kAsync ? Json(lost) : Json());
         j.set("hidden_fraction", Json(hidden));
         j.set("top1_agreement_vs_full", agree);
+        // Where each layer's KV is at the end of the last run.
+        Json dev_layers = Json::array(), host_layers = Json::array();
+        for (int32_t l = 0; l < m.info.n_layer; ++l) {
+          uint64_t d = 0, h = 0;
+          (void)wt_context_get_kv_residency(ctx[md], l, &d, &h);
+          dev_layers.push(Json(d));
+          host_layers.push(Json(h));
+        }
+        j.set("kv_device_bytes_per_layer", dev_layers);
+        j.set("kv_host_bytes_per_layer", host_layers);
         out->records.push_back(j);
         const std::string row =
             "| " + std::to_string(L) + " | " + spec.label() + " | " + kModeName[md] + " | " +
