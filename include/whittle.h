@@ -349,6 +349,22 @@ WT_API wt_status wt_context_create(const wt_model* model, const wt_context_param
                                    wt_context** out_ctx);
 WT_API void wt_context_free(wt_context* ctx);
 
+/* What wt_context_create(model, params) would allocate, without allocating: the plan it
+ * makes first. Every byte of a context is one of these parts; none is allocated later. */
+typedef struct wt_context_plan_info {
+  int32_t n_ctx;               /* resolved (0 in params: the model's training context)    */
+  uint64_t weights_bytes;      /* the model's weights (already placed; not the context's) */
+  uint64_t arena_bytes;        /* the context's arena: activations, KV, scratch, workspace */
+  uint64_t kv_bytes;           /* of which KV (with the pager: one layer of staging)       */
+  uint64_t pager_device_bytes; /* the pager's device pool (0 without it)                   */
+  uint64_t pager_host_bytes;   /* the pager's pinned host pool                             */
+  uint64_t context_bytes;      /* arena + pools: what the context allocates                */
+} wt_context_plan_info;
+
+/* WT_ERR_INVALID_ARGUMENT as wt_context_create for a bad parameter; no budget check. */
+WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params* params,
+                                 wt_context_plan_info* out_plan);
+
 /* Runs the model over n_tokens tokens at the next positions (the whole batch at once).
  * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx (nothing is changed).
  * WT_ERR_INVALID_ARGUMENT: n_tokens == 0 or a token id out of range.

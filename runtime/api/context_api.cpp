@@ -23,25 +23,55 @@ wt_context_params wt_context_default_params(void) {
   return p;
 }
 
+namespace {
+
+Status to_options(const wt_context_params& p, wt::ContextOptions* out) {
+  wt::ContextOptions& o = *out;
+  o.n_ctx = p.n_ctx;
+  o.n_threads = p.n_threads;
+  o.logits_all = p.logits_all;
+  o.progress = p.progress;
+  o.progress_user = p.progress_user;
+  if (p.matmul_mode != WT_MATMUL_FAST && p.matmul_mode != WT_MATMUL_F32)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
+  o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
+  o.prune = p.prune;
+  o.memory_budget_bytes = p.memory_budget_bytes;
+  o.kv_device_blocks = p.kv_device_blocks;
+  o.kv_block_tokens = p.kv_block_tokens;
+  o.kv_sync_swaps = p.kv_sync_swaps;
+  return Status::ok();
+}
+
+}  // namespace
+
+wt_status wt_context_plan(const wt_model* model, const wt_context_params* params, wt_context_plan_info* out_plan) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_plan, "out_plan"));
+    const wt_context_params p = params ? *params : wt_context_default_params();
+    wt::ContextOptions o;
+    WT_TRY(to_options(p, &o));
+    wt::ContextPlan cp;
+    WT_TRY(wt::Context::plan(*model->model, o, &cp));
+    out_plan->n_ctx = cp.n_ctx;
+    out_plan->weights_bytes = cp.weights_bytes;
+    out_plan->arena_bytes = cp.arena.total_bytes;
+    out_plan->kv_bytes = cp.arena.kv_bytes;
+    out_plan->pager_device_bytes = cp.arena.pager_device_bytes;
+    out_plan->pager_host_bytes = cp.arena.pager_host_bytes;
+    out_plan->context_bytes = cp.arena.all_bytes();
+    return Status::ok();
+  });
+}
+
 wt_status wt_context_create(const wt_model* model, const wt_context_params* params, wt_context** out_ctx) {
   return guarded([&]() -> Status {
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_ctx, "out_ctx"));
     const wt_context_params p = params ? *params : wt_context_default_params();
     wt::ContextOptions o;
-    o.n_ctx = p.n_ctx;
-    o.n_threads = p.n_threads;
-    o.logits_all = p.logits_all;
-    o.progress = p.progress;
-    o.progress_user = p.progress_user;
-    if (p.matmul_mode != WT_MATMUL_FAST && p.matmul_mode != WT_MATMUL_F32)
-      return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
-    o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
-    o.prune = p.prune;
-    o.memory_budget_bytes = p.memory_budget_bytes;
-    o.kv_device_blocks = p.kv_device_blocks;
-    o.kv_block_tokens = p.kv_block_tokens;
-    o.kv_sync_swaps = p.kv_sync_swaps;
+    WT_TRY(to_options(p, &o));
     auto c = std::make_unique<wt_context>();
     c->owner = model;
     WT_TRY(wt::Context::create(*model->model, o, &c->ctx));

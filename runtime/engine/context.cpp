@@ -36,7 +36,7 @@ void llama3_divisors(const Hparams& hp, float* out) {
 
 }  // namespace
 
-Status Context::create(const Model& model, const ContextOptions& options, std::unique_ptr<Context>* out) {
+Status Context::setup(const Model& model, const ContextOptions& options, std::unique_ptr<Context>* out) {
   const Hparams& hp = model.hp;
   if (options.n_ctx < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "n_ctx must be >= 0 (0 = the model's " + std::to_string(hp.n_ctx_train) + ")");
@@ -65,11 +65,29 @@ Status Context::create(const Model& model, const ContextOptions& options, std::u
     WT_TRY(create_cpu_backend(bo, &ctx->own_backend_));
     ctx->backend_ = ctx->own_backend_.get();
   }
+  *out = std::move(ctx);
+  return Status::ok();
+}
+
+Status Context::create(const Model& model, const ContextOptions& options, std::unique_ptr<Context>* out) {
+  std::unique_ptr<Context> ctx;
+  WT_TRY(setup(model, options, &ctx));
   {
     std::unique_lock<std::mutex> lock = ctx->claim_backend();
     WT_TRY(ctx->allocate());
   }
   *out = std::move(ctx);
+  return Status::ok();
+}
+
+Status Context::plan(const Model& model, const ContextOptions& options, ContextPlan* out) {
+  std::unique_ptr<Context> ctx;
+  WT_TRY(setup(model, options, &ctx));
+  ArenaInputs in;
+  WT_TRY(ctx->arena_inputs(&in));
+  out->n_ctx = ctx->n_ctx_;
+  out->weights_bytes = model.weight_bytes;
+  out->arena = lay_out_arena(in, nullptr, nullptr);
   return Status::ok();
 }
 
@@ -87,14 +105,13 @@ std::unique_lock<std::mutex> Context::claim_backend() {
   return lock;
 }
 
-Status Context::allocate() {
-  n_logit_rows_ = options_.logits_all ? n_ctx_ : 1;
-  ArenaInputs in;
+Status Context::arena_inputs(ArenaInputs* out) const {
+  ArenaInputs& in = *out;
   in.hp = &model_.hp;
   in.layers = &model_.layers;
   in.output = &model_.output;
   in.n_ctx = n_ctx_;
-  in.n_logit_rows = n_logit_rows_;
+  in.n_logit_rows = options_.logits_all ? n_ctx_ : 1;
   in.f32_activations = options_.f32_activations;
   in.prune = policy_ ? &prune_ : nullptr;
   in.backend = backend_;
@@ -102,9 +119,25 @@ Status Context::allocate() {
   in.kv_block_tokens = options_.kv_block_tokens;
   if (options_.kv_device_blocks < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");
-  if (options_.kv_device_blocks > 0 && (options_.kv_block_tokens < 1 || options_.kv_block_tokens > 4096))
-    return error(WT_ERR_INVALID_ARGUMENT,
-                 "kv_block_tokens " + std::to_string(options_.kv_block_tokens) + " outside [1, 4096]");
+  if (options_.kv_device_blocks > 0) {
+    if (options_.kv_block_tokens < 1 || options_.kv_block_tokens > 4096)
+      return error(WT_ERR_INVALID_ARGUMENT,
+                   "kv_block_tokens " + std::to_string(options_.kv_block_tokens) + " outside [1, 4096]");
+    const PagedKvParams pp = paged_kv_params(in);
+    if (pp.n_device_blocks < PagedKv::min_device_blocks(pp))
+      return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks " + std::to_string(pp.n_device_blocks) +
+                                                ": the device pool must hold one whole layer at n_ctx " +
+                                                std::to_string(n_ctx_) + ", " +
+                                                std::to_string(PagedKv::min_device_blocks(pp)) + " blocks of " +
+                                                std::to_string(pp.block_tokens) + " tokens");
+  }
+  return Status::ok();
+}
+
+Status Context::allocate() {
+  n_logit_rows_ = options_.logits_all ? n_ctx_ : 1;
+  ArenaInputs in;
+  WT_TRY(arena_inputs(&in));
 
   // The same layout twice: measure, then place.
   const ArenaBytes bytes = lay_out_arena(in, nullptr, nullptr);

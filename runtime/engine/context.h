@@ -56,9 +56,18 @@ struct ContextStats {
   uint64_t pager_host_bytes = 0;
 };
 
+// What create() would allocate (wt_context_plan).
+struct ContextPlan {
+  int32_t n_ctx = 0;
+  uint64_t weights_bytes = 0;
+  ArenaBytes arena;  // the arena by part, and the pager's pools
+};
+
 class Context {
  public:
   static Status create(const Model& model, const ContextOptions& options, std::unique_ptr<Context>* out);
+  // The layout create() would allocate, checked the same way, allocating none of it.
+  static Status plan(const Model& model, const ContextOptions& options, ContextPlan* out);
   ~Context();
 
   Status prefill(const int32_t* tokens, int32_t n_tokens);
@@ -93,6 +102,9 @@ class Context {
 
  private:
   Context(const Model& model, const ContextOptions& options) : model_(model), options_(options) {}
+  // Everything but the arena and pools: checks, n_ctx, the policy, the backend.
+  static Status setup(const Model& model, const ContextOptions& options, std::unique_ptr<Context>* out);
+  Status arena_inputs(ArenaInputs* out) const;
   Status allocate();
   // One pass of the model over n rows at positions pos[0..n) (copied in first). With a
   // policy, the rows are a fresh prompt (every layer's KV starts empty), the policy is asked

@@ -364,3 +364,95 @@ TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
   r.prune = prune_params(WT_PRUNE_FASTKV, 1.5f);
   CHECK(plan(synthetic_board(1 << 30, 0), s, r, &p).code() == WT_ERR_INVALID_ARGUMENT);
 }
+
+namespace {
+
+// This process's resident set now and at its peak since the last reset (Linux /proc).
+uint64_t proc_status_kib(const char* key) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  uint64_t v = 0;
+  const size_t n = std::strlen(key);
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, key, n) == 0) v = std::strtoull(line + n, nullptr, 10);
+  std::fclose(f);
+  return v;
+}
+
+bool reset_rss_peak() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (!f) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+}  // namespace
+
+TEST_CASE("planner: measured memory of a context is within 10% of its plan, and below it") {
+#if defined(__SANITIZE_ADDRESS__)
+  MESSAGE("SKIPPED: under AddressSanitizer the resident set holds shadow memory and quarantine");
+  return;
+#endif
+  if (!test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const wt_model* wm = test::real_model().model;
+  const ModelShape shape = model_shape_from_model(*wm->model);
+  const std::vector<wt_token> text = test::real_model().prompt(1000);
+  // Touch the weights once, so the measured growth is the context's own memory.
+  {
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 64;
+    cp.n_threads = 2;
+    wt_context* warm = nullptr;
+    REQUIRE(wt_context_create(wm, &cp, &warm) == WT_OK);
+    REQUIRE(wt_context_prefill(warm, text.data(), 32) == WT_OK);
+    wt_context_free(warm);
+  }
+  struct Case {
+    wt_prune_method method;
+    int32_t device_blocks;
+  };
+  for (const Case c : {Case{WT_PRUNE_FULL, 0}, Case{WT_PRUNE_FASTKV, 0}, Case{WT_PRUNE_SNAPKV, 0},
+                       Case{WT_PRUNE_SLIMINFER, 0}, Case{WT_PRUNE_FULL, 60}}) {
+    const std::string name = wt_prune_method_name(c.method);
+    CAPTURE(name);
+    CAPTURE(c.device_blocks);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 1024;
+    cp.n_threads = 2;
+    cp.prune = prune_params(c.method, 0.3f);
+    cp.kv_device_blocks = c.device_blocks;
+    wt_context_plan_info plan{};
+    REQUIRE(wt_context_plan(wm, &cp, &plan) == WT_OK);
+    REQUIRE(reset_rss_peak());
+    const uint64_t before = proc_status_kib("VmRSS:") * 1024;
+    wt_context* ctx = nullptr;
+    REQUIRE(wt_context_create(wm, &cp, &ctx) == WT_OK);
+    // The whole context: a prompt of n_ctx - 16 rows, then 16 decode steps.
+    REQUIRE(wt_context_prefill(ctx, text.data(), 1000 - 16) == WT_OK);
+    for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(ctx, text[static_cast<size_t>(i)]) == WT_OK);
+    const uint64_t peak = proc_status_kib("VmHWM:") * 1024;
+    wt_context_stats st{};
+    REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
+    wt_context_free(ctx);
+    const uint64_t measured = peak - before;
+    MESSAGE(name << (c.device_blocks ? " (pager)" : "") << ": planned " << plan.context_bytes / 1048576.0
+                 << " MiB, measured peak RSS growth " << measured / 1048576.0 << " MiB ("
+                 << 100.0 * static_cast<double>(measured) / static_cast<double>(plan.context_bytes) << "%)");
+    CHECK(plan.context_bytes == st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes);
+    // Never more than the context allocated (the plan of wt_context_plan).
+    CHECK(measured <= plan.context_bytes);
+    // Within 10% of the planner's figure for this run: its arena with the KV the method
+    // keeps (budgets + the 16 new rows). For full KV that is the allocation itself; a pruned
+    // method touches only its budget of the n_ctx rows reserved in every layer, which the
+    // host does not make resident (sizing the reservation by the plan is the open step).
+    const Plan p = plan_for(shape, 1024, 16, cp.prune);
+    const uint64_t kept = c.device_blocks ? plan.context_bytes : p.arena.total_bytes - p.arena.kv_bytes + p.kv_bytes;
+    MESSAGE("  planner figure with the method's KV: " << kept / 1048576.0 << " MiB");
+    CHECK(static_cast<double>(measured) <= 1.1 * static_cast<double>(kept));
+    CHECK(static_cast<double>(measured) >= 0.9 * static_cast<double>(kept));
+  }
+}
