@@ -74,9 +74,11 @@ Json MethodSpec::params_json() const {
   return j;
 }
 
-bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
-                  std::string* error) {
-  wt_context_params cp = wt_context_default_params();
+namespace {
+
+bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_params* out, std::string* error) {
+  wt_context_params& cp = *out;
+  cp = wt_context_default_params();
   cp.n_ctx = o.n_ctx;
   cp.n_threads = o.threads;
   cp.progress = abort_on_stop;
@@ -92,8 +94,28 @@ bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOpti
     if (wt_prune_set_param(&cp.prune, k.c_str(), v.c_str()) != WT_OK) return fail("parameter " + k);
   if (o.record_ranking && spec.method != "full" && wt_prune_set_param(&cp.prune, "record_ranking", "1") != WT_OK)
     return fail("record_ranking");
-  if (wt_context_create(m.model, &cp, out) != WT_OK) return fail("creating the context");
   return true;
+}
+
+}  // namespace
+
+bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
+                  std::string* error) {
+  wt_context_params cp;
+  if (!context_params(spec, o, &cp, error)) return false;
+  if (wt_context_create(m.model, &cp, out) != WT_OK) {
+    *error = spec.label() + ": creating the context: " + wt_last_error();
+    return false;
+  }
+  return true;
+}
+
+uint64_t plan_context_bytes(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o) {
+  wt_context_params cp;
+  std::string error;
+  wt_context_plan_info plan{};
+  if (!context_params(spec, o, &cp, &error) || wt_context_plan(m.model, &cp, &plan) != WT_OK) return 0;
+  return plan.context_bytes;
 }
 
 // Rooflines come from the host probes, so they describe only a run on the host CPU; a

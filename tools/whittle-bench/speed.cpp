@@ -38,8 +38,8 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
   if (text.empty()) text.push_back(wt_token_bos(m.model));
 
   out->markdown = "| threads | test | method | TTFT ms | TPOT ms | E2E ms | prefill tok/s | decode tok/s | TTFT ratio | "
-                  "TPOT ratio | E2E ratio | roofline prefill / decode | arena MiB | KV MiB |\n"
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+                  "TPOT ratio | E2E ratio | roofline prefill / decode | arena MiB | KV MiB | planned MiB | RSS peak MiB |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::fputs(out->markdown.c_str(), stdout);
   double total = 0;
   for (int32_t p : o.prompt_lengths)
@@ -121,6 +121,15 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           const double prefill_frac = prefill_roofline_ms(m, mc, L) / ttft.median;
           wt_context_stats cs{};
           (void)wt_context_get_stats(ctxs[mi], &cs);
+          // Planned: the weights and what wt_context_plan says this context allocates. The
+          // RSS peak is the process's, with every method's context of this row group alive.
+          uint64_t planned = 0;
+          {
+            ContextOptions co;
+            co.n_ctx = L + n + 1;
+            co.threads = mc.threads;
+            planned = m.info.weight_bytes + plan_context_bytes(m, o.methods[mi], co);
+          }
           Json j = base_record("speed", m, mc, "", o.seed);
           j.set("L", p);
           j.set("n_gen", n);
@@ -142,6 +151,7 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           j.set("device_peak_bytes", Json());
           j.set("pinned_peak_bytes", Json());
           j.set("kv_bytes", kv_bytes[mi]);
+          j.set("planned_bytes", planned);
           out->records.push_back(j);
 
           const std::string row = "| " + std::to_string(mc.threads) + " | pp" + std::to_string(p) + "+tg" +
@@ -152,6 +162,7 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
                                   fmt(median_of(ratio_e2e[mi]), "%.2f") + " | " + fmt(100 * prefill_frac, "%.0f%%") +
                                   " / " + fmt(100 * decode_tps / decode_roof, "%.0f%%") + " | " +
                                   fmt(cs.arena_bytes / 1048576.0, "%.1f") + " | " + fmt(kv_bytes[mi] / 1048576.0, "%.1f") +
+                                  " | " + fmt(planned / 1048576.0, "%.1f") + " | " + fmt(rss / 1048576.0, "%.1f") +
                                   " |\n";
           out->markdown += row;
           std::fputs(row.c_str(), stdout);
