@@ -89,6 +89,8 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   need_.assign(static_cast<size_t>(p.n_layer), {});
   for (auto& n : need_) n.reserve(max_blocks);
   blocks_.reserve(max_blocks);
+  prev_.reserve(max_blocks);
+  one_.reserve(1);
   ids_.assign(static_cast<size_t>(p.n_ctx), 0);
   decision_.leaving.reserve(max_blocks);
   decision_.entering.reserve(max_blocks);
@@ -108,6 +110,7 @@ void PagedKv::release() {
 void PagedKv::clear() {
   pager_.reset();
   for (auto& n : need_) n.clear();
+  prev_layer_ = -1;
   fetch_pending_ = false;  // copies still queued are ordered by last_copy_ before any new write
 }
 
@@ -120,8 +123,8 @@ Status PagedKv::append(OpRunner& run, int32_t layer, const Tensor& k, const Tens
   WT_TRY(wait_fetches());
   if (n_old % B != 0 && t.at(nb_old - 1).device_slot < 0) {
     // The partly filled last block grows in place: fetch it now.
-    need_[static_cast<size_t>(layer)].assign(1, nb_old - 1);
-    WT_TRY(fetch(layer, true));
+    one_.assign(1, nb_old - 1);
+    WT_TRY(fetch(layer, one_, true));
     WT_TRY(wait_fetches());
   }
   if (nb_new > nb_old) {
@@ -167,6 +170,8 @@ void PagedKv::set_need_all(int32_t layer) {
 }
 
 Status PagedKv::require(int32_t layer, const int32_t* rows, int32_t n_rows) {
+  prev_.assign(need_[static_cast<size_t>(layer)].begin(), need_[static_cast<size_t>(layer)].end());
+  prev_layer_ = layer;
   if (!rows) {
     set_need_all(layer);
   } else {
@@ -177,19 +182,27 @@ Status PagedKv::require(int32_t layer, const int32_t* rows, int32_t n_rows) {
       if (need.empty() || need.back() != b) need.push_back(b);
     }
   }
-  WT_TRY(fetch(layer, true));
+  WT_TRY(fetch(layer, need_[static_cast<size_t>(layer)], true));
   return wait_fetches();
 }
 
+// The prediction is what the layer needed last step — unless last step it needed exactly
+// what the layer before it needed: then the two move together (a SlimInfer group shares
+// one active set), and the set the layer before just took is the better guess. That is
+// the paper's scheme: blocks the decision at layer l brings in are prefetched for l + 1 at once.
 Status PagedKv::prefetch(int32_t layer) {
   if (p_.sync_swaps) return Status::ok();
-  return fetch(layer, false);
+  const int32_t before = (layer - 1 + p_.n_layer) % p_.n_layer;
+  std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
+  if (prev_layer_ == before && need == prev_) need.assign(need_[static_cast<size_t>(before)].begin(),
+                                                          need_[static_cast<size_t>(before)].end());
+  return fetch(layer, need, false);
 }
 
-Status PagedKv::fetch(int32_t layer, bool on_demand) {
+Status PagedKv::fetch(int32_t layer, const std::vector<int32_t>& want, bool on_demand) {
   const BlockTable& t = pager_.table(layer);
   blocks_.clear();
-  for (int32_t b : need_[static_cast<size_t>(layer)])
+  for (int32_t b : want)
     if (b < t.n_blocks() && t.at(b).device_slot < 0) blocks_.push_back(b);
   if (blocks_.empty()) return Status::ok();
   if (!on_demand && static_cast<int32_t>(blocks_.size()) > pager_.device_pool().n_free()) {
@@ -279,22 +292,13 @@ Status PagedKv::make_room(int32_t layer, int32_t n_slots) {
   return Status::ok();
 }
 
-const int32_t* PagedKv::device_rows(int32_t layer, const int32_t* rows, int32_t n) {
+const int32_t* PagedKv::tier_rows(int32_t layer, const int32_t* rows, int32_t n, bool device) {
   const BlockTable& t = pager_.table(layer);
   const int32_t B = p_.block_tokens;
   for (int32_t i = 0; i < n; ++i) {
     const int32_t r = rows ? rows[i] : i;
-    ids_[static_cast<size_t>(i)] = t.at(r / B).device_slot * B + r % B;
-  }
-  return ids_.data();
-}
-
-const int32_t* PagedKv::host_rows(int32_t layer, const int32_t* rows, int32_t n) {
-  const BlockTable& t = pager_.table(layer);
-  const int32_t B = p_.block_tokens;
-  for (int32_t i = 0; i < n; ++i) {
-    const int32_t r = rows ? rows[i] : i;
-    ids_[static_cast<size_t>(i)] = t.at(r / B).host_slot * B + r % B;
+    const BlockEntry& e = t.at(r / B);
+    ids_[static_cast<size_t>(i)] = (device ? e.device_slot : e.host_slot) * B + r % B;
   }
   return ids_.data();
 }

@@ -76,8 +76,8 @@ class PagedKv {
   Status prefetch(int32_t layer);
   // Device-pool rows (or host-pool rows) of the given logical rows (nullptr: 0..n-1), in a
   // buffer of the PagedKv valid until the next call. Device rows need require() first.
-  const int32_t* device_rows(int32_t layer, const int32_t* rows, int32_t n);
-  const int32_t* host_rows(int32_t layer, const int32_t* rows, int32_t n);
+  const int32_t* device_rows(int32_t layer, const int32_t* rows, int32_t n) { return tier_rows(layer, rows, n, true); }
+  const int32_t* host_rows(int32_t layer, const int32_t* rows, int32_t n) { return tier_rows(layer, rows, n, false); }
   // Rows [0, n_rows(layer)) into the first rows of k_dst / v_dst (after require(all)).
   Status gather(OpRunner& run, int32_t layer, const Tensor& k_dst, const Tensor& v_dst);
   // After a multi-row pass: the host copies are complete (policies read them) and every
@@ -85,9 +85,10 @@ class PagedKv {
   Status finish_prefill();
 
  private:
+  const int32_t* tier_rows(int32_t layer, const int32_t* rows, int32_t n, bool device);
   Status make_room(int32_t layer, int32_t n_slots);
   Status evict(int32_t layer);
-  Status fetch(int32_t layer, bool on_demand);  // the missing blocks of need_[layer]
+  Status fetch(int32_t layer, const std::vector<int32_t>& want, bool on_demand);  // the missing ones
   Status wait_fetches();
   void set_need_all(int32_t layer);
 
@@ -100,6 +101,9 @@ class PagedKv {
   size_t plane_row_bytes_ = 0;  // one token's K (or V) of one layer
   std::vector<std::vector<int32_t>> need_;  // [n_layer] blocks attention needed last time
   std::vector<int32_t> blocks_, ids_;       // scratch: block lists, key ids [n_ctx]
+  std::vector<int32_t> prev_;               // the last required layer's set before this step
+  std::vector<int32_t> one_;                // a one-block list
+  int32_t prev_layer_ = -1;
   SwapDecision decision_;
   SwapPlan plan_;
   Event last_copy_;   // the newest copy of any kind
