@@ -7,7 +7,8 @@
 // E2E ratio to resident; bytes moved per decoded token each way; blocks fetched per token and
 // the share fetched on demand; the decode copy time (the sync run's host wait for its
 // fetches), the decode time the async run lost against resident and the fraction of the copy
-// time hidden (1 - lost / copy); greedy top-1 agreement with full KV over the decoded tokens.
+// time hidden (1 - lost / copy; null when the copy time is below twice the spread of the
+// resident decode time: noise); greedy top-1 agreement with full KV over the decoded tokens.
 #pragma once
 
 #include <string>
