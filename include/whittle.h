@@ -323,6 +323,12 @@ typedef struct wt_context_params {
   uint64_t memory_budget_bytes;  /* most bytes the context may allocate (its arena:
                                     activations, KV, scratch, workspace); 0 = no limit
                                     but the memory the backend has available          */
+  int32_t max_new_tokens;        /* with a pruning method: size each layer's KV for the
+                                    method's budget at a prompt of n_ctx - max_new_tokens
+                                    plus max_new_tokens generated rows (what whittle-plan
+                                    plans with --new), instead of n_ctx rows in every layer.
+                                    A layer that would need more rows gets
+                                    WT_ERR_CONTEXT_FULL. 0 (default): no bound            */
   /* The KV pager: KV in blocks of kv_block_tokens per layer, a device pool of
    * kv_device_blocks blocks shared by all layers and a pinned host pool holding every block
    * (new rows are written through to it). Decode attention reads the device pool through
@@ -366,7 +372,8 @@ WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params*
                                  wt_context_plan_info* out_plan);
 
 /* Runs the model over n_tokens tokens at the next positions (the whole batch at once).
- * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx (nothing is changed).
+ * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx, or a layer's KV would outgrow the size
+ * max_new_tokens planned (nothing is changed).
  * WT_ERR_INVALID_ARGUMENT: n_tokens == 0 or a token id out of range.
  * WT_ERR_ABORTED: the progress callback returned false, or wt_context_abort asked it to
  * stop (the context is reset). */

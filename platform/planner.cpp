@@ -51,6 +51,13 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.backend = &sizing;
   in.kv_device_blocks = req.kv_device_blocks;
   in.kv_block_tokens = req.kv_block_tokens;
+  // KV as the method keeps it, which is what a context created with max_new_tokens = n_new
+  // allocates (kv_capacity: the policy's peak at a prompt of n_ctx - n_new, plus every
+  // generated row; full KV: n_ctx rows).
+  p.kv_rows.resize(static_cast<size_t>(hp.n_layer));
+  for (int32_t l = 0; l < hp.n_layer; ++l)
+    p.kv_rows[static_cast<size_t>(l)] = kv_capacity(policy.get(), l, req.n_ctx, req.n_new);
+  in.kv_rows = &p.kv_rows;
   const bool paged = req.kv_device_blocks > 0;
   if (paged) {
     if (req.kv_block_tokens < 1 || req.kv_block_tokens > 4096)
@@ -63,29 +70,27 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   }
   p.arena = lay_out_arena(in, nullptr, nullptr);
 
-  // KV as the method keeps it: the prompt rows its budget allows in each layer, plus every
-  // generated row (decode appends to every layer). f32 K and V, n_head_kv heads.
-  const int32_t n_prompt = req.n_ctx - req.n_new;
+  // f32 K and V, n_head_kv heads.
   const uint64_t row_bytes = 2 * sizeof(float) * static_cast<uint64_t>(hp.n_head_kv) * static_cast<uint64_t>(hp.head_dim);
-  p.kv_rows.resize(static_cast<size_t>(hp.n_layer));
   p.kv_layer_bytes.resize(p.kv_rows.size());
-  for (int32_t l = 0; l < hp.n_layer; ++l) {
-    const int32_t prompt_rows = policy ? policy->kv_budget(l, n_prompt) : n_prompt;
-    p.kv_rows[l] = prompt_rows + req.n_new;
+  for (size_t l = 0; l < p.kv_rows.size(); ++l) {
     p.kv_layer_bytes[l] = row_bytes * static_cast<uint64_t>(p.kv_rows[l]);
     p.kv_bytes += p.kv_layer_bytes[l];
   }
+  // The same context without max_new_tokens reserves n_ctx rows in every layer.
+  ArenaInputs unbounded = in;
+  unbounded.kv_rows = nullptr;
+  const ArenaBytes unbounded_arena = lay_out_arena(unbounded, nullptr, nullptr);
 
   p.weights_bytes = model.weight_bytes;
   const bool device = req.backend != WT_BACKEND_CPU;
   p.overhead_bytes = kRuntimeOverheadBytes + (device ? kDeviceRuntimeOverheadBytes : 0);
-  const uint64_t arena_rest = p.arena.total_bytes - p.arena.kv_bytes;
   // With the pager the KV is the device pool plus one layer of staging in the arena; the
   // pinned host pool is the same DRAM on a unified board and host memory on a discrete one.
   const uint64_t pager_counted = p.arena.pager_device_bytes + (board.unified ? p.arena.pager_host_bytes : 0);
-  p.total_bytes = paged ? p.weights_bytes + p.arena.total_bytes + pager_counted + p.overhead_bytes
-                        : p.weights_bytes + p.kv_bytes + arena_rest + p.overhead_bytes;
-  p.allocated_total_bytes = p.weights_bytes + p.arena.total_bytes + pager_counted + p.overhead_bytes;
+  p.total_bytes = p.weights_bytes + p.arena.total_bytes + pager_counted + p.overhead_bytes;
+  p.allocated_total_bytes = p.weights_bytes + unbounded_arena.total_bytes + unbounded_arena.pager_device_bytes +
+                            (board.unified ? unbounded_arena.pager_host_bytes : 0) + p.overhead_bytes;
   p.usable_bytes = board.usable_bytes();
   p.fits = p.total_bytes <= p.usable_bytes;
   p.spare_bytes = static_cast<int64_t>(p.usable_bytes) - static_cast<int64_t>(p.total_bytes);
@@ -98,7 +103,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   p.components = {
       {"weights", p.weights_bytes, weights_note},
       paged ? PlanComponent{"kv staging", p.arena.kv_bytes, "one layer of n_ctx rows: what a multi-row pass reads"}
-            : PlanComponent{"kv cache", p.kv_bytes,
+            : PlanComponent{"kv cache", p.arena.kv_bytes,
                             policy ? "per-layer budgets of the method + n_new rows, f32" : "n_ctx rows every layer, f32"},
       {"activations", p.arena.activations_bytes, "x, xn, q, k, v, attn, gate, up for n_ctx rows"},
       {"logits", p.arena.logits_bytes, req.logits_all ? "every row" : "the last row"},
@@ -126,10 +131,10 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
     p.notes.push_back("op workspaces are the CPU backend's sizes; the device's own kernels may ask for different ones");
   if (!board.unified)
     p.notes.push_back("discrete device: only device memory is planned; the host holds the mapped file and the process");
-  if (!paged && policy && p.arena.kv_bytes > p.kv_bytes)
-    p.notes.push_back("today's context still reserves n_ctx KV rows in every layer (" + mib(p.arena.kv_bytes) +
-                      "), total " + mib(p.allocated_total_bytes) + (p.allocated_fits ? ": fits" : ": does NOT fit") +
-                      "; sizing the KV by the plan is the next step");
+  if (policy && p.allocated_total_bytes > p.total_bytes)
+    p.notes.push_back("this plan is a context created with max_new_tokens = " + std::to_string(req.n_new) +
+                      " (KV sized by the method); without it the context reserves n_ctx KV rows in every layer: total " +
+                      mib(p.allocated_total_bytes) + (p.allocated_fits ? ", fits" : ", does NOT fit"));
   *out = std::move(p);
   return Status::ok();
 }

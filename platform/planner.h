@@ -52,20 +52,23 @@ struct Plan {
   std::string model_name;
   PlanRequest request;
   wt_prune_params prune{};       // resolved (model-dependent defaults filled in)
-  // What counts against the board: weights, kept KV, the arena without its KV, overhead.
+  // What counts against the board: weights, the context's arena (KV sized by the method),
+  // the pager's pools where they are device memory or the same DRAM, overhead.
   std::vector<PlanComponent> components;
   uint64_t weights_bytes = 0;
-  ArenaBytes arena;                  // the context's arena as laid out today (== stats.arena_bytes on the CPU)
-  std::vector<int32_t> kv_rows;      // [n_layer] KV rows the method keeps: prompt budget + n_new
+  ArenaBytes arena;                  // the arena of a context created with max_new_tokens = n_new
+                                     // (== its stats.arena_bytes on the CPU)
+  std::vector<int32_t> kv_rows;      // [n_layer] KV rows each layer is sized for (kv_capacity:
+                                     // the method's peak at a prompt of n_ctx - n_new, + n_new)
   std::vector<uint64_t> kv_layer_bytes;  // [n_layer]
   uint64_t kv_bytes = 0;             // sum of kv_layer_bytes
   uint64_t overhead_bytes = 0;
-  uint64_t total_bytes = 0;          // planned: weights + arena - arena.kv + kv + overhead
+  uint64_t total_bytes = 0;          // planned: weights + arena + counted pools + overhead
   uint64_t usable_bytes = 0;         // board total - reserve
   bool fits = false;
   int64_t spare_bytes = 0;           // usable - total (negative: short by that much)
-  // Today's context reserves n_ctx KV rows in every layer whatever the method (the arena's
-  // kv part); this is the total with that reservation, and whether it fits.
+  // The same context created without max_new_tokens reserves n_ctx KV rows in every layer:
+  // its total, and whether it fits.
   uint64_t allocated_total_bytes = 0;
   bool allocated_fits = false;
   std::vector<std::string> notes;

@@ -17,6 +17,7 @@ wt_context_params wt_context_default_params(void) {
   p.matmul_mode = WT_MATMUL_FAST;
   p.prune = wt_prune_default_params();
   p.memory_budget_bytes = 0;
+  p.max_new_tokens = 0;
   p.kv_device_blocks = 0;
   p.kv_block_tokens = 64;
   p.kv_sync_swaps = false;
@@ -37,6 +38,7 @@ Status to_options(const wt_context_params& p, wt::ContextOptions* out) {
   o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
   o.prune = p.prune;
   o.memory_budget_bytes = p.memory_budget_bytes;
+  o.max_new_tokens = p.max_new_tokens;
   o.kv_device_blocks = p.kv_device_blocks;
   o.kv_block_tokens = p.kv_block_tokens;
   o.kv_sync_swaps = p.kv_sync_swaps;

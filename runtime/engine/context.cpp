@@ -53,6 +53,11 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   WT_TRY(make_policy(options.prune, shape, &ctx->prune_, &ctx->policy_));
   const size_t nl = static_cast<size_t>(hp.n_layer);
   ctx->kv_len_.assign(nl, 0);
+  if (options.max_new_tokens < 0)
+    return error(WT_ERR_INVALID_ARGUMENT, "max_new_tokens must be >= 0 (0 = no bound: n_ctx KV rows in every layer)");
+  ctx->kv_cap_.resize(nl);
+  for (int32_t l = 0; l < hp.n_layer; ++l)
+    ctx->kv_cap_[static_cast<size_t>(l)] = kv_capacity(ctx->policy_.get(), l, ctx->n_ctx_, options.max_new_tokens);
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
@@ -117,6 +122,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.backend = backend_;
   in.kv_device_blocks = options_.kv_device_blocks;
   in.kv_block_tokens = options_.kv_block_tokens;
+  in.kv_rows = &kv_cap_;
   if (options_.kv_device_blocks < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");
   if (options_.kv_device_blocks > 0) {
@@ -188,6 +194,16 @@ Status Context::allocate() {
   return Status::ok();
 }
 
+Status Context::check_kv_room(int32_t l, int32_t rows_after) const {
+  const int32_t cap = kv_cap_[static_cast<size_t>(l)];
+  if (rows_after <= cap) return Status::ok();
+  return error(WT_ERR_CONTEXT_FULL,
+               "layer " + std::to_string(l) + " would hold " + std::to_string(rows_after) + " KV rows; it is sized for " +
+                   std::to_string(cap) + " (the method's budget at a prompt of " +
+                   std::to_string(n_ctx_ - options_.max_new_tokens) + " plus max_new_tokens " +
+                   std::to_string(options_.max_new_tokens) + "); create the context with a larger max_new_tokens, or 0");
+}
+
 Status Context::check_tokens(const int32_t* tokens, int32_t n_tokens) const {
   if (!tokens || n_tokens <= 0) return error(WT_ERR_INVALID_ARGUMENT, "no tokens given");
   if (n_tokens > n_ctx_ - n_past_)
@@ -209,6 +225,8 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
   if (policy_ && n_past_ == 0) {
     st = prefill_pruned(tokens, n_tokens);
   } else {
+    for (int32_t l = 0; l < model_.hp.n_layer && st.is_ok(); ++l) st = check_kv_room(l, kv_len_[static_cast<size_t>(l)] + n_tokens);
+    if (!st.is_ok()) return st;  // nothing changed
     for (int32_t i = 0; i < n_tokens; ++i) row_tmp_[i] = n_past_ + i;
     st = forward(tokens, row_tmp_, n_tokens, nullptr, nullptr);
     if (st.is_ok()) n_past_ += n_tokens;
@@ -228,6 +246,7 @@ Status Context::decode(int32_t token) {
   std::unique_lock<std::mutex> lock = claim_backend();
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t pos = n_past_;
+  for (int32_t l = 0; l < model_.hp.n_layer; ++l) WT_TRY(check_kv_room(l, kv_len_[static_cast<size_t>(l)] + 1));
   WT_TRY(forward(&token, &pos, 1, nullptr, nullptr));
   n_past_ += 1;
   stats_.decode_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

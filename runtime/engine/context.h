@@ -24,6 +24,9 @@ struct ContextOptions {
   bool logits_all = false;  // keep logits for every row of a prefill
   bool f32_activations = false;  // matmuls without int8 activation quantization
   uint64_t memory_budget_bytes = 0;
+  // > 0 with a pruning policy: each layer's KV is sized for the policy's peak at a prompt of
+  // n_ctx - max_new_tokens plus max_new_tokens rows (kv_capacity), not n_ctx rows.
+  int32_t max_new_tokens = 0;
   // The KV pager (paged_kv.h): > 0 bounds the device pool to this many blocks.
   int32_t kv_device_blocks = 0;
   int32_t kv_block_tokens = 64;
@@ -158,6 +161,9 @@ class Context {
                                  // n_prompt 0: nothing ranked since the last reset
   std::unique_ptr<PagedKv> kv_;  // the pager (kv_device_blocks > 0), else null
   std::vector<int32_t> kv_len_;  // [n_layer] KV rows each layer holds
+  std::vector<int32_t> kv_cap_;  // [n_layer] KV rows each layer is sized for (the plan's)
+  // WT_ERR_CONTEXT_FULL when layer l cannot take `rows` more KV rows.
+  Status check_kv_room(int32_t l, int32_t rows_after) const;
   wt_prune_params prune_;        // resolved (model-specific defaults filled in)
   std::unique_ptr<PrunePolicy> policy_;
   bool policy_decoding_ = false; // the last prefill was pruned: decode asks the policy

@@ -95,6 +95,12 @@ PagedKvParams paged_kv_params(const ArenaInputs& in) {
   p.n_device_blocks = in.kv_device_blocks;
   p.head_dim = in.hp->head_dim;
   p.n_head_kv = in.hp->n_head_kv;
+  const int32_t layer_blocks = (in.n_ctx + in.kv_block_tokens - 1) / in.kv_block_tokens;
+  p.n_host_blocks = 0;
+  for (int32_t l = 0; l < p.n_layer; ++l) {
+    const int32_t rows = in.kv_rows ? (*in.kv_rows)[static_cast<size_t>(l)] : in.n_ctx;
+    p.n_host_blocks += in.kv_rows ? (rows + in.kv_block_tokens - 1) / in.kv_block_tokens : layer_blocks;
+  }
   return p;
 }
 
@@ -128,8 +134,9 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   v.k_cache.assign(kv_layers, Tensor{});
   v.v_cache.assign(kv_layers, Tensor{});
   for (size_t l = 0; l < kv_layers; ++l) {
-    v.k_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
-    v.v_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
+    const int64_t rows = in.kv_device_blocks > 0 || !in.kv_rows ? n : (*in.kv_rows)[l];
+    v.k_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, rows);
+    v.v_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, rows);
   }
   part(&b.kv_bytes);
   v.positions = a.take_n<int32_t>(n_sz);

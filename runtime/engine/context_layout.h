@@ -44,14 +44,16 @@ struct ArenaInputs {
   int32_t kv_device_blocks = 0;  // > 0: the KV pager (paged_kv.h) with this device pool;
                                  // the arena then keeps one layer of KV as staging
   int32_t kv_block_tokens = 64;
+  // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
+  const std::vector<int32_t>* kv_rows = nullptr;
 };
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {
   uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn, gate, up for n_ctx rows
   uint64_t logits_bytes = 0;       // [n_vocab, n_logit_rows]
-  uint64_t kv_bytes = 0;           // f32 K and V, n_ctx rows in every layer (paged: one
-                                   // layer, the staging of multi-row passes)
+  uint64_t kv_bytes = 0;           // f32 K and V, kv_rows[l] rows in every layer (paged: one
+                                   // layer of n_ctx rows, the staging of multi-row passes)
   uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
@@ -65,7 +67,8 @@ struct ArenaBytes {
 // The placed views (only with a base address).
 struct ArenaViews {
   ContextActivations act;
-  std::vector<Tensor> k_cache, v_cache;  // per layer [head_dim, n_head_kv, n_ctx] (paged: one)
+  std::vector<Tensor> k_cache, v_cache;  // per layer [head_dim, n_head_kv, kv_rows[l]] (paged: one
+                                         // of n_ctx rows, the staging)
   int32_t* positions = nullptr;   // [n_ctx]
   int32_t* token_ids = nullptr;   // [n_ctx]
   float* rope_divisors = nullptr; // [n_rot/2 + 1]

@@ -59,6 +59,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     const bool paged_step = paged && !fresh && rows == 1;  // decode attention reads the blocks
     if (!fresh) {
       // Append to this layer's KV; attention reads the cache.
+      WT_TRY(check_kv_room(l, kv0 + rows));
       if (paged && rows > 1 && kv0 > 0) {
         WT_TRY(paged->require(l, nullptr, 0));
         WT_TRY(paged->gather(run, l, k_cache_[0], v_cache_[0]));
@@ -114,6 +115,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     }
     if (fresh) {
       // Write the KV rows the policy keeps (all of them by default).
+      WT_TRY(check_kv_room(l, d.kv == Decision::Kv::all ? rows : d.n_kv_rows));
       const Tensor kd = flatten_heads(k_cache_[cl]);
       const Tensor vd = flatten_heads(v_cache_[cl]);
       if (d.kv == Decision::Kv::all) {

@@ -34,8 +34,7 @@ uint64_t PagedKv::device_pool_bytes(const PagedKvParams& p) {
 }
 
 uint64_t PagedKv::host_pool_bytes(const PagedKvParams& p) {
-  return 2 * plane_row_bytes(p) * static_cast<uint64_t>(p.block_tokens) *
-         static_cast<uint64_t>(n_blocks_for(p, p.n_ctx)) * static_cast<uint64_t>(p.n_layer);
+  return 2 * plane_row_bytes(p) * static_cast<uint64_t>(p.block_tokens) * static_cast<uint64_t>(p.n_host_blocks);
 }
 
 Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
@@ -49,7 +48,8 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   b_ = &backend;
   p_ = p;
   plane_row_bytes_ = plane_row_bytes(p);
-  const int32_t host_blocks = n_blocks_for(p, p.n_ctx) * p.n_layer;
+  const int32_t host_blocks = p.n_host_blocks;
+  if (host_blocks < 1) return error(WT_ERR_INVALID_ARGUMENT, "pager: no host blocks planned");
   PagerParams pp;
   pp.n_layer = p.n_layer;
   pp.max_tokens = p.n_ctx;

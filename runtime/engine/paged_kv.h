@@ -29,6 +29,7 @@ struct PagedKvParams {
   int32_t n_ctx = 0;            // rows a layer may hold
   int32_t block_tokens = 64;    // B
   int32_t n_device_blocks = 0;  // device pool slots, shared by all layers
+  int32_t n_host_blocks = 0;    // host pool slots: every block of every layer at its planned size
   int64_t head_dim = 0;
   int64_t n_head_kv = 0;
   bool sync_swaps = false;

@@ -83,6 +83,10 @@ class Asl final : public ScoredPolicy {
   int32_t kv_budget(int32_t, int32_t n_prompt) const override {
     return p_.asl_kv_topk || p_.asl_two_pass ? std::min(n_prompt, budget(n_prompt)) : n_prompt;
   }
+  // Two-pass: the first pass keeps every row until the selection layer, wherever it falls.
+  int32_t kv_peak(int32_t l, int32_t n_prompt) const override {
+    return p_.asl_two_pass ? n_prompt : kv_budget(l, n_prompt);
+  }
 
  private:
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }

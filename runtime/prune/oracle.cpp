@@ -86,6 +86,8 @@ class Oracle final : public ScoredPolicy {
   }
 
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, budget(n_prompt)); }
+  // The answer runs with the full prompt's KV first.
+  int32_t kv_peak(int32_t, int32_t n_prompt) const override { return n_prompt + p_.oracle_tokens; }
 
  private:
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }

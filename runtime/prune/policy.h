@@ -138,6 +138,10 @@ class PrunePolicy {
   // The most prompt KV rows layer `layer` keeps for a prompt of n_prompt tokens: what the
   // planner budgets, and an invariant the engine's result must meet.
   virtual int32_t kv_budget(int32_t layer, int32_t n_prompt) const = 0;
+  // The most rows layer `layer` holds at any point of the pruned prefill: the budget, or
+  // more for methods whose first pass writes KV it later replaces (two-pass methods, the
+  // oracle's answer with full KV).
+  virtual int32_t kv_peak(int32_t layer, int32_t n_prompt) const { return kv_budget(layer, n_prompt); }
 
   const PolicyReport& report() const { return report_; }
 
@@ -175,6 +179,11 @@ class PrunePolicy {
  private:
   const RankingSink* sink_ = nullptr;
 };
+
+// The KV rows layer `layer` is sized for (the plan's figure): a prompt of n_ctx - max_new
+// pruned by the policy (its peak), then max_new generated rows; n_ctx without a policy or
+// a bound (max_new 0).
+int32_t kv_capacity(const PrunePolicy* policy, int32_t layer, int32_t n_ctx, int32_t max_new);
 
 // Checks params against the model shape, fills the model-dependent defaults into *resolved
 // and makes the policy (nullptr for WT_PRUNE_FULL).

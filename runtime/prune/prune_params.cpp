@@ -1,5 +1,6 @@
 // wt_prune_params: defaults, names, text parsing (for tools), and the check that turns a
 // user's parameters into a resolved, model-specific set before any policy is made.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -163,6 +164,11 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
     case WT_PRUNE_ORACLE: *policy = make_oracle(p, s); break;
   }
   return Status::ok();
+}
+
+int32_t kv_capacity(const PrunePolicy* policy, int32_t layer, int32_t n_ctx, int32_t max_new) {
+  if (!policy || max_new <= 0 || max_new >= n_ctx) return n_ctx;
+  return std::min(n_ctx, policy->kv_peak(layer, n_ctx - max_new) + max_new);
 }
 
 }  // namespace wt
