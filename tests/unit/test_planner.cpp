@@ -3,7 +3,9 @@
 // mode on synthetic boards, and clear errors for malformed profiles and descriptions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -406,7 +408,14 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan, and 
   }
   const wt_model* wm = test::real_model().model;
   const ModelShape shape = model_shape_from_model(*wm->model);
-  const std::vector<wt_token> text = test::real_model().prompt(1000);
+  // WT_PLAN_MEASURE_CTX=4096 or 8192 repeats it at those sizes (docs/results/plans.md).
+  const char* env = std::getenv("WT_PLAN_MEASURE_CTX");
+  const int32_t n_ctx = env ? std::max(256, std::atoi(env)) : 1024;
+  // Real text, repeated as needed to fill the context.
+  const std::vector<wt_token>& src = test::real_model().text;
+  REQUIRE(!src.empty());
+  std::vector<wt_token> text(static_cast<size_t>(n_ctx));
+  for (size_t i = 0; i < text.size(); ++i) text[i] = src[i % src.size()];
   // Touch the weights once, so the measured growth is the context's own memory.
   {
     wt_context_params cp = wt_context_default_params();
@@ -427,11 +436,13 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan, and 
     CAPTURE(name);
     CAPTURE(c.device_blocks);
     wt_context_params cp = wt_context_default_params();
-    cp.n_ctx = 1024;
+    cp.n_ctx = n_ctx;
     cp.n_threads = 2;
     cp.prune = prune_params(c.method, 0.3f);
     cp.max_new_tokens = 16;  // the KV sized by the plan
-    cp.kv_device_blocks = c.device_blocks;
+    // The pager's pool: a quarter of the KV (n_layer layers of n_ctx / 64 blocks).
+    if (c.device_blocks) cp.kv_device_blocks = std::max(n_ctx / 64, shape.hp.n_layer * (n_ctx / 64) / 4);
+    if (!c.device_blocks) cp.kv_device_blocks = 0;
     wt_context_plan_info plan{};
     REQUIRE(wt_context_plan(wm, &cp, &plan) == WT_OK);
     REQUIRE(reset_rss_peak());
@@ -439,14 +450,14 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan, and 
     wt_context* ctx = nullptr;
     REQUIRE(wt_context_create(wm, &cp, &ctx) == WT_OK);
     // The whole context: a prompt of n_ctx - 16 rows, then 16 decode steps.
-    REQUIRE(wt_context_prefill(ctx, text.data(), 1000 - 16) == WT_OK);
+    REQUIRE(wt_context_prefill(ctx, text.data(), static_cast<size_t>(n_ctx - 16)) == WT_OK);
     for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(ctx, text[static_cast<size_t>(i)]) == WT_OK);
     const uint64_t peak = proc_status_kib("VmHWM:") * 1024;
     wt_context_stats st{};
     REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
     wt_context_free(ctx);
     const uint64_t measured = peak - before;
-    MESSAGE(name << std::string(c.device_blocks ? " (pager)" : "") << ": allocated " << plan.context_bytes / 1048576.0
+    MESSAGE(name << std::string(c.device_blocks ? " (pager)" : "") << " at n_ctx " << n_ctx << ": allocated " << plan.context_bytes / 1048576.0
                  << " MiB, measured peak RSS growth " << measured / 1048576.0 << " MiB ("
                  << 100.0 * static_cast<double>(measured) / static_cast<double>(plan.context_bytes) << "%)");
     CHECK(plan.context_bytes == st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes);
@@ -454,7 +465,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan, and 
     // arena for the same request (n_new 16) is that allocation.
     CHECK(measured <= plan.context_bytes);
     CHECK(static_cast<double>(measured) >= 0.9 * static_cast<double>(plan.context_bytes));
-    const Plan p = plan_for(shape, 1024, 16, cp.prune);
+    const Plan p = plan_for(shape, n_ctx, 16, cp.prune);
     if (c.device_blocks == 0) CHECK(p.arena.total_bytes == plan.arena_bytes);
   }
 }
