@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "../kernels/ops.h"
@@ -101,6 +102,17 @@ struct BackendOptions {
 };
 
 Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);
+
+// Makes a B and runs its init(options); for the device backends' create functions.
+template <class B>
+Status make_backend(const char* name, const BackendOptions& options, std::unique_ptr<Backend>* out) {
+  if (!out) return error(WT_ERR_INVALID_ARGUMENT, std::string(name) + ": out is NULL");
+  std::unique_ptr<B> b(new (std::nothrow) B());
+  if (!b) return error(WT_ERR_OUT_OF_MEMORY, std::string(name) + ": cannot allocate the backend");
+  WT_TRY(b->init(options));
+  *out = std::move(b);
+  return Status::ok();
+}
 
 // The Vulkan backend (backends/vulkan). WT_ERR_UNSUPPORTED with a message when the build
 // has no Vulkan (WHITTLE_VULKAN=OFF), there is no driver or device, or no device has what

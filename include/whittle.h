@@ -320,6 +320,19 @@ typedef struct wt_context_params {
   wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST; a Vulkan or CUDA model always
                                     runs WT_MATMUL_F32 (f32 activations)                */
   wt_prune_params prune;         /* default: WT_PRUNE_FULL                               */
+  uint64_t memory_budget_bytes;  /* most bytes the context may allocate (its arena:
+                                    activations, KV, scratch, workspace); 0 = no limit
+                                    but the memory the backend has available          */
+  /* The KV pager: KV in blocks of kv_block_tokens per layer, a device pool of
+   * kv_device_blocks blocks shared by all layers and a pinned host pool holding every block
+   * (new rows are written through to it). Decode attention reads the device pool through
+   * the block table; the blocks a layer needs are prefetched on the copy stream while the
+   * previous layer computes. The pool must hold one whole layer at n_ctx. On unified-memory
+   * boards (Jetson, the CPU backend) this bounds the device pool, not DRAM use. */
+  int32_t kv_device_blocks;      /* 0 (default) = no pager: all KV resident and contiguous  */
+  int32_t kv_block_tokens;       /* tokens per block; default 64                            */
+  bool kv_sync_swaps;            /* wait for every swap on the host instead of prefetching
+                                    (the async-vs-sync ablation); default false           */
 } wt_context_params;
 
 WT_API wt_context_params wt_context_default_params(void);
@@ -328,6 +341,9 @@ WT_API wt_context_params wt_context_default_params(void);
  * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message), including the
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
  * (0, 1], ...).
+ * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
+ * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
+ * allocated.
  * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
 WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
                                    wt_context** out_ctx);
@@ -367,6 +383,15 @@ typedef struct wt_context_stats {
   double decode_ms;
   uint64_t arena_bytes;     /* activation + KV arena allocated at creation             */
   uint64_t kv_bytes;
+  /* The KV pager (all 0 without it). Counts since the last reset. */
+  uint64_t pager_device_bytes;   /* device pool allocated at creation                      */
+  uint64_t pager_host_bytes;     /* pinned host pool allocated at creation                 */
+  uint64_t pager_bytes_to_device;/* blocks fetched host -> device                          */
+  uint64_t pager_bytes_to_host;  /* new rows written through device -> host                */
+  int64_t pager_blocks_in;       /* blocks fetched                                          */
+  int64_t pager_blocks_on_demand;/* of those, fetched when attention needed them, not ahead */
+  int64_t pager_blocks_evicted;  /* blocks that gave up their device slot                   */
+  double pager_sync_wait_ms;     /* kv_sync_swaps: host time waiting for the swaps' copies  */
 } wt_context_stats;
 
 WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats);

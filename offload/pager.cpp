@@ -55,6 +55,22 @@ Status Pager::append_rows(int32_t layer, int32_t n_rows) {
   return Status::ok();
 }
 
+Status Pager::write_through(int32_t layer, int32_t block, int32_t* out_host_slot) {
+  if (layer < 0 || layer >= p_.n_layer || block < 0 || block >= table(layer).n_blocks())
+    return error(WT_ERR_INVALID_ARGUMENT, "pager: write_through: layer " + std::to_string(layer) + " block " +
+                                              std::to_string(block) + " does not exist");
+  BlockEntry& e = tables_[static_cast<size_t>(layer)].at(block);
+  if (e.host_slot < 0) {
+    const int32_t slot = host_.next_free(0);
+    if (slot < 0) return host_.exhausted(layer, 1);
+    host_.take(slot);
+    e.host_slot = slot;
+  }
+  e.host_valid = true;
+  *out_host_slot = e.host_slot;
+  return Status::ok();
+}
+
 void Pager::active_blocks(int32_t layer, std::vector<int32_t>* out) const {
   out->clear();
   const BlockTable& t = table(layer);

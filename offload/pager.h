@@ -60,6 +60,12 @@ class Pager {
   // pins the newest block). Nothing changes on failure.
   Status append_rows(int32_t layer, int32_t n_rows);
 
+  // Write-through: the engine copies a block's newly written rows to the host tier as well,
+  // so the block may leave the device later without a copy. Gives the block a host slot if
+  // it has none (*out_host_slot: where the copy goes) and marks its host copy valid; the
+  // caller issues the copy on the copy stream before anything reads that slot.
+  // WT_ERR_OUT_OF_MEMORY: the host pool is full. WT_ERR_INVALID_ARGUMENT: no such block.
+  Status write_through(int32_t layer, int32_t block, int32_t* out_host_slot);
   // The layer's device-resident blocks, ascending: the current set for decide_swap.
   void active_blocks(int32_t layer, std::vector<int32_t>* out) const;
   // The same blocks with their slots and rows: the index list of paged decode attention.

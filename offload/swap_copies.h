@@ -10,12 +10,16 @@
 
 namespace wt {
 
-// The memory behind the pools: slot s of a tier is the slot_bytes at s * slot_bytes of its
-// buffer. The engine allocates both (MemoryKind::device and MemoryKind::host_pinned).
+// The memory behind the pools. Each tier is n_planes buffers (the engine's K and V planes,
+// so each plane is an ordinary [rows, heads, head_dim] tensor the kernels read): slot s of a
+// plane is the slot_bytes at s * slot_bytes of that plane's buffer, and a command's bytes
+// split evenly over the planes (a token's row is the same size in each).
 struct PoolMemory {
-  Buffer device;
-  Buffer host;
-  size_t slot_bytes = 0;
+  static constexpr int kMaxPlanes = 2;
+  Buffer device[kMaxPlanes];
+  Buffer host[kMaxPlanes];
+  int n_planes = 1;
+  size_t slot_bytes = 0;  // per plane
 };
 
 // after: when given, the copy stream first waits for it (the compute stream's last read of

@@ -1,8 +1,8 @@
 // The CPU backend: host memory, a worker pool as the compute stream, ops dispatched from
 // kernels/ops.def to the kernels in kernels/cpu. The compute stream runs each launch to
-// completion before returning, which is a valid in-order stream; copies run inline too,
-// so events are already complete when recorded (the pager issue gives the copy stream a
-// worker of its own).
+// completion before returning, which is a valid in-order stream, so its events are complete
+// when recorded. The copy stream is a thread of its own (copy_worker.h): copies on it
+// overlap the kernels, and the compute stream's wait_event blocks until they are done.
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 #include "../../kernels/cpu/matmul.h"
 #include "../../kernels/cpu/ops_cpu.h"
 #include "../backend.h"
+#include "copy_worker.h"
 #include "thread_pool.h"
 
 namespace wt {
@@ -104,7 +105,7 @@ class CpuBackend final : public Backend {
     caps_.name = "cpu";
     caps_.device_name = "host CPU";
     caps_.unified_memory = true;
-    caps_.has_copy_queue = false;
+    caps_.has_copy_queue = true;  // the copy worker
     caps_.reads_any_host_pointer = true;
     caps_.max_buffer_bytes = SIZE_MAX / 2;
     caps_.max_binding_bytes = SIZE_MAX / 2;
@@ -134,22 +135,39 @@ class CpuBackend final : public Backend {
   }
 
   void free(Buffer* buffer) override {
+    copies_.wait(copies_.last());  // no queued copy may touch freed memory
     if (buffer && buffer->host) std::free(buffer->host);
     if (buffer) *buffer = Buffer{};
   }
 
-  Status copy_async(Stream, const Buffer& dst, const Buffer& src, size_t bytes) override {
+  Status copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) override {
     if (bytes > dst.size_bytes || bytes > src.size_bytes)
       return error(WT_ERR_INVALID_ARGUMENT, "cpu: copy of " + std::to_string(bytes) + " bytes exceeds a buffer view");
-    std::memcpy(static_cast<char*>(dst.host) + dst.offset, static_cast<const char*>(src.host) + src.offset, bytes);
+    void* d = static_cast<char*>(dst.host) + dst.offset;
+    const void* s = static_cast<const char*>(src.host) + src.offset;
+    if (stream == Stream::copy) {
+      copies_.submit(d, s, bytes);
+    } else {
+      std::memcpy(d, s, bytes);
+    }
     return Status::ok();
   }
   Status record_event(Stream stream, Event* out) override {
-    *out = Event{++timeline_[static_cast<int>(stream)], stream};
+    // A copy-stream event is the copy worker's sequence number; compute events are complete.
+    const uint64_t value = stream == Stream::copy ? copies_.last() : ++compute_timeline_;
+    *out = Event{value, stream};
     return Status::ok();
   }
-  Status wait_event(Stream, const Event&) override { return Status::ok(); }
-  Status synchronize(Stream) override { return Status::ok(); }
+  Status wait_event(Stream stream, const Event& event) override {
+    // The copy worker starts a copy only after the caller queued it, by which time every
+    // earlier compute launch has returned: waits on compute events are already met.
+    if (stream == Stream::compute && event.stream == Stream::copy) copies_.wait(event.value);
+    return Status::ok();
+  }
+  Status synchronize(Stream stream) override {
+    if (stream == Stream::copy) copies_.wait(copies_.last());
+    return Status::ok();
+  }
 
   size_t workspace_bytes(const OpCall& c) const override {
     const int nth = pool_.n_threads();
@@ -196,8 +214,9 @@ class CpuBackend final : public Backend {
  private:
   BackendCaps caps_;
   cpu::ThreadPool pool_;
+  cpu::CopyWorker copies_;
   Buffer workspace_;
-  uint64_t timeline_[2] = {0, 0};
+  uint64_t compute_timeline_ = 0;
 };
 
 }  // namespace

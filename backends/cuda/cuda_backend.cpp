@@ -143,16 +143,7 @@ Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const 
 }  // namespace cuda
 
 Status create_cuda_backend(const BackendOptions& options, std::unique_ptr<Backend>* out) {
-  if (!out) return error(WT_ERR_INVALID_ARGUMENT, "cuda: out is NULL");
-  std::unique_ptr<cuda::CudaBackend> b;
-  try {
-    b = std::make_unique<cuda::CudaBackend>();
-  } catch (const std::bad_alloc&) {
-    return error(WT_ERR_OUT_OF_MEMORY, "cuda: cannot allocate the backend");
-  }
-  WT_TRY(b->init(options));
-  *out = std::move(b);
-  return Status::ok();
+  return make_backend<cuda::CudaBackend>("cuda", options, out);
 }
 
 }  // namespace wt

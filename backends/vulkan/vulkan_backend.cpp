@@ -258,16 +258,7 @@ Status VulkanBackend::finish_host_result() {
 }  // namespace vk
 
 Status create_vulkan_backend(const BackendOptions& options, std::unique_ptr<Backend>* out) {
-  if (!out) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: out is NULL");
-  std::unique_ptr<vk::VulkanBackend> b;
-  try {
-    b = std::make_unique<vk::VulkanBackend>();
-  } catch (const std::bad_alloc&) {
-    return error(WT_ERR_OUT_OF_MEMORY, "vulkan: cannot allocate the backend");
-  }
-  WT_TRY(b->init(options));
-  *out = std::move(b);
-  return Status::ok();
+  return make_backend<vk::VulkanBackend>("vulkan", options, out);
 }
 
 }  // namespace wt

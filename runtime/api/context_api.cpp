@@ -16,6 +16,10 @@ wt_context_params wt_context_default_params(void) {
   p.progress_user = nullptr;
   p.matmul_mode = WT_MATMUL_FAST;
   p.prune = wt_prune_default_params();
+  p.memory_budget_bytes = 0;
+  p.kv_device_blocks = 0;
+  p.kv_block_tokens = 64;
+  p.kv_sync_swaps = false;
   return p;
 }
 
@@ -34,6 +38,10 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
       return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
     o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
     o.prune = p.prune;
+    o.memory_budget_bytes = p.memory_budget_bytes;
+    o.kv_device_blocks = p.kv_device_blocks;
+    o.kv_block_tokens = p.kv_block_tokens;
+    o.kv_sync_swaps = p.kv_sync_swaps;
     auto c = std::make_unique<wt_context>();
     c->owner = model;
     WT_TRY(wt::Context::create(*model->model, o, &c->ctx));
@@ -105,6 +113,16 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
     out_stats->decode_ms = s.decode_ms;
     out_stats->arena_bytes = s.arena_bytes;
     out_stats->kv_bytes = s.kv_bytes;
+    out_stats->pager_device_bytes = s.pager_device_bytes;
+    out_stats->pager_host_bytes = s.pager_host_bytes;
+    const wt::PagedKv* kv = ctx->ctx->paged_kv();
+    const wt::PagerCounters c = kv ? kv->counters() : wt::PagerCounters{};
+    out_stats->pager_bytes_to_device = c.bytes_to_device;
+    out_stats->pager_bytes_to_host = c.bytes_to_host;
+    out_stats->pager_blocks_in = c.n_blocks_in;
+    out_stats->pager_blocks_on_demand = c.n_blocks_on_demand;
+    out_stats->pager_blocks_evicted = c.n_blocks_evicted;
+    out_stats->pager_sync_wait_ms = c.sync_wait_ms;
     return Status::ok();
   });
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "context_budget.h"
 #include "model_device.h"
 
 namespace wt {
@@ -75,6 +76,7 @@ Status Context::create(const Model& model, const ContextOptions& options, std::u
 Context::~Context() {
   if (!backend_ || !arena_.host) return;
   std::unique_lock<std::mutex> lock = claim_backend();
+  if (kv_) kv_->release();
   backend_->free(&arena_);
 }
 
@@ -96,12 +98,28 @@ Status Context::allocate() {
   in.f32_activations = options_.f32_activations;
   in.prune = policy_ ? &prune_ : nullptr;
   in.backend = backend_;
+  in.kv_device_blocks = options_.kv_device_blocks;
+  in.kv_block_tokens = options_.kv_block_tokens;
+  if (options_.kv_device_blocks < 0)
+    return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");
+  if (options_.kv_device_blocks > 0 && (options_.kv_block_tokens < 1 || options_.kv_block_tokens > 4096))
+    return error(WT_ERR_INVALID_ARGUMENT,
+                 "kv_block_tokens " + std::to_string(options_.kv_block_tokens) + " outside [1, 4096]");
 
   // The same layout twice: measure, then place.
   const ArenaBytes bytes = lay_out_arena(in, nullptr, nullptr);
+  WT_TRY(check_arena_budget(in, bytes, options_.memory_budget_bytes, *backend_));
   WT_TRY(backend_->alloc(bytes.total_bytes, MemoryKind::device, &arena_));
   stats_.arena_bytes = bytes.total_bytes;
   stats_.kv_bytes = bytes.kv_bytes;
+  if (options_.kv_device_blocks > 0) {
+    PagedKvParams pp = paged_kv_params(in);
+    pp.sync_swaps = options_.kv_sync_swaps;
+    kv_ = std::make_unique<PagedKv>();
+    WT_TRY(kv_->init(*backend_, pp));
+    stats_.pager_device_bytes = bytes.pager_device_bytes;
+    stats_.pager_host_bytes = bytes.pager_host_bytes;
+  }
   ArenaViews v;
   lay_out_arena(in, static_cast<char*>(arena_.host), &v);
   act_ = v.act;
@@ -221,6 +239,10 @@ void Context::reset() {
   ranking_.n_prompt = 0;
   if (policy_) policy_->set_ranking_sink(nullptr);  // a failed prefill may have left it set
   for (int32_t& len : kv_len_) len = 0;
+  if (kv_) {
+    kv_->clear();
+    kv_->reset_counters();
+  }
   stats_.n_prefill_tokens = stats_.n_decode_tokens = 0;
   stats_.prefill_ms = stats_.decode_ms = 0;
 }

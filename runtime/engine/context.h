@@ -14,6 +14,7 @@
 #include "../prune/policy.h"
 #include "../status.h"
 #include "context_layout.h"
+#include "paged_kv.h"
 
 namespace wt {
 
@@ -22,6 +23,11 @@ struct ContextOptions {
   int32_t n_threads = 0;    // 0 = all cores
   bool logits_all = false;  // keep logits for every row of a prefill
   bool f32_activations = false;  // matmuls without int8 activation quantization
+  uint64_t memory_budget_bytes = 0;
+  // The KV pager (paged_kv.h): > 0 bounds the device pool to this many blocks.
+  int32_t kv_device_blocks = 0;
+  int32_t kv_block_tokens = 64;
+  bool kv_sync_swaps = false;  // wait for each swap on the host (the ablation)  // the arena may not exceed it (0: only the free memory)
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();
@@ -46,6 +52,8 @@ struct ContextStats {
   double decode_ms = 0;
   uint64_t arena_bytes = 0;
   uint64_t kv_bytes = 0;
+  uint64_t pager_device_bytes = 0;  // the pager's pools (0 without it)
+  uint64_t pager_host_bytes = 0;
 };
 
 class Context {
@@ -74,7 +82,9 @@ class Context {
   // KV rows layer l holds, and the original position of each row of KV head h.
   int32_t kv_len(int32_t l) const { return kv_len_[static_cast<size_t>(l)]; }
   const int32_t* kv_positions(int32_t l, int32_t h) const;
+  // Without the pager: layer l's KV cache. With it, the pager holds the KV.
   const Tensor& k_cache(int32_t l) const { return k_cache_[static_cast<size_t>(l)]; }
+  const PagedKv* paged_kv() const { return kv_.get(); }
   // The ranking tap (prune.record_ranking with a policy): row `layer` (-1: the final one)
   // of the last pruned prefill's token ranking, *n_prompt entries; nullptr when nothing was
   // ranked since the last reset.
@@ -91,8 +101,13 @@ class Context {
   // policy_ (if any) is asked its decode questions.
   Status forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy, Decision* restart);
   Status prefill_pruned(const int32_t* tokens, int32_t n_tokens);
+  // key_ids (blocks requests only): key row r of k is row key_ids[r] (the paged host tier).
   Status observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
-                 const Tensor& k, const Tensor& v, Observation* obs);
+                 const Tensor& k, const Tensor& v, const int32_t* key_ids, Observation* obs);
+  // The paged decode step's KV work of layer l before attention: append the new row and pick
+  // the keys the policy's observation reads.
+  Status paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest& req, const Tensor& k, const Tensor& v,
+                            Tensor* kc, Tensor* vc, const int32_t** key_ids);
   Status check_tokens(const int32_t* tokens, int32_t n_tokens) const;
   // Takes the backend for one call: the model's device lock (with this context's workspace
   // installed) when the model lives on a device, nothing for a context's own CPU backend.
@@ -115,7 +130,8 @@ class Context {
   Buffer workspace_;  // a view of the arena, installed on the backend before each call
   float* topk_in_ = nullptr;  // [score_capacity_] staging for topk over host-side scores
   Activations act_;
-  std::vector<Tensor> k_cache_;  // per layer [head_dim, n_head_kv, n_ctx]
+  std::vector<Tensor> k_cache_;  // per layer [head_dim, n_head_kv, n_ctx]; with the pager one:
+                                 // the staging of multi-row passes
   std::vector<Tensor> v_cache_;
   int32_t* positions_ = nullptr; // [n_ctx] in the arena
   int32_t* token_ids_ = nullptr; // [n_ctx] in the arena
@@ -128,6 +144,7 @@ class Context {
   float* anchors_ = nullptr;     // [n_layer][2][n_head_kv][head_dim] Token Filtering anchors
   RankingSink ranking_;          // rows [n_layer + 1][n_ctx] in the arena with record_ranking;
                                  // n_prompt 0: nothing ranked since the last reset
+  std::unique_ptr<PagedKv> kv_;  // the pager (kv_device_blocks > 0), else null
   std::vector<int32_t> kv_len_;  // [n_layer] KV rows each layer holds
   wt_prune_params prune_;        // resolved (model-specific defaults filled in)
   std::unique_ptr<PrunePolicy> policy_;

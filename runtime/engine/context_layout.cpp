@@ -1,6 +1,8 @@
 // The arena layout of a context (context_layout.h): the one place its bytes are counted.
 #include "context_layout.h"
 
+#include "paged_kv.h"
+
 #include <algorithm>
 
 namespace wt {
@@ -85,6 +87,17 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
 
 }  // namespace
 
+PagedKvParams paged_kv_params(const ArenaInputs& in) {
+  PagedKvParams p;
+  p.n_layer = in.hp->n_layer;
+  p.n_ctx = in.n_ctx;
+  p.block_tokens = in.kv_block_tokens;
+  p.n_device_blocks = in.kv_device_blocks;
+  p.head_dim = in.hp->head_dim;
+  p.n_head_kv = in.hp->n_head_kv;
+  return p;
+}
+
 ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   const Hparams& hp = *in.hp;
   const int64_t n = in.n_ctx;
@@ -111,9 +124,10 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   part(&b.activations_bytes);
   v.act.logits = f32_tensor(a, 2, hp.n_vocab, in.n_logit_rows);
   part(&b.logits_bytes);
-  v.k_cache.assign(static_cast<size_t>(hp.n_layer), Tensor{});
-  v.v_cache.assign(static_cast<size_t>(hp.n_layer), Tensor{});
-  for (size_t l = 0; l < static_cast<size_t>(hp.n_layer); ++l) {
+  const size_t kv_layers = in.kv_device_blocks > 0 ? 1 : static_cast<size_t>(hp.n_layer);
+  v.k_cache.assign(kv_layers, Tensor{});
+  v.v_cache.assign(kv_layers, Tensor{});
+  for (size_t l = 0; l < kv_layers; ++l) {
     v.k_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
     v.v_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, n);
   }
@@ -141,6 +155,11 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   a.take(workspace_bytes);
   part(&b.workspace_bytes);
   b.total_bytes = a.used();
+  if (in.kv_device_blocks > 0) {
+    const PagedKvParams pp = paged_kv_params(in);
+    b.pager_device_bytes = PagedKv::device_pool_bytes(pp);
+    b.pager_host_bytes = PagedKv::host_pool_bytes(pp);
+  }
   return b;
 }
 

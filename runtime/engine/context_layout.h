@@ -41,23 +41,31 @@ struct ArenaInputs {
   bool f32_activations = false;
   const wt_prune_params* prune = nullptr;  // resolved params of the policy; null: full KV
   const Backend* backend = nullptr;        // workspace_bytes() and caps()
+  int32_t kv_device_blocks = 0;  // > 0: the KV pager (paged_kv.h) with this device pool;
+                                 // the arena then keeps one layer of KV as staging
+  int32_t kv_block_tokens = 64;
 };
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {
   uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn, gate, up for n_ctx rows
   uint64_t logits_bytes = 0;       // [n_vocab, n_logit_rows]
-  uint64_t kv_bytes = 0;           // f32 K and V, n_ctx rows in every layer
+  uint64_t kv_bytes = 0;           // f32 K and V, n_ctx rows in every layer (paged: one
+                                   // layer, the staging of multi-row passes)
   uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
   uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes)
+  // Outside the arena: the pager's pools (0 without the pager).
+  uint64_t pager_device_bytes = 0; // device pool: kv_device_blocks blocks
+  uint64_t pager_host_bytes = 0;   // pinned host pool: every block of every layer
+  uint64_t all_bytes() const { return total_bytes + pager_device_bytes + pager_host_bytes; }
 };
 
 // The placed views (only with a base address).
 struct ArenaViews {
   ContextActivations act;
-  std::vector<Tensor> k_cache, v_cache;  // per layer [head_dim, n_head_kv, n_ctx]
+  std::vector<Tensor> k_cache, v_cache;  // per layer [head_dim, n_head_kv, n_ctx] (paged: one)
   int32_t* positions = nullptr;   // [n_ctx]
   int32_t* token_ids = nullptr;   // [n_ctx]
   float* rope_divisors = nullptr; // [n_rot/2 + 1]
@@ -72,6 +80,10 @@ struct ArenaViews {
   float* ranking = nullptr;       // [n_layer + 1][n_ctx] with record_ranking
   size_t workspace_offset = 0;    // from the base
 };
+
+struct PagedKvParams;
+// The pager's shape for these inputs (sync_swaps left false).
+PagedKvParams paged_kv_params(const ArenaInputs& in);
 
 // Counts the arena (base == nullptr, views ignored) or places it at base into *views.
 // The same code for both, so the two passes cannot disagree.

@@ -25,6 +25,10 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   BackendSelector selector(*backend_, arena_, topk_in_, score_capacity_);
   const int64_t n_kv = hp.n_head_kv;
 
+  // With the pager, layer l's KV lives in its blocks; k_cache_[0] / v_cache_[0] are the
+  // staging a multi-row pass's attention reads contiguously.
+  PagedKv* paged = kv_.get();
+  if (paged && fresh) paged->clear();
   std::memmove(positions_, pos, sizeof(int32_t) * static_cast<size_t>(n));
   std::memmove(token_ids_, tokens, sizeof(int32_t) * static_cast<size_t>(n));
   int32_t rows = n;  // hidden rows still alive (a policy may shrink them)
@@ -51,16 +55,26 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     WT_TRY(run.linear(flatten_heads(v), xn, w.wv, w.bv));
     WT_TRY(run.rope(q, positions_, rows, hp, rope_divisors_));
     WT_TRY(run.rope(k, positions_, rows, hp, rope_divisors_));
+    const size_t cl = paged ? 0 : static_cast<size_t>(l);  // the layer's cache (paged: staging)
+    const bool paged_step = paged && !fresh && rows == 1;  // decode attention reads the blocks
     if (!fresh) {
       // Append to this layer's KV; attention reads the cache.
-      WT_TRY(run.copy_rows(flatten_heads(k_cache_[l]), flatten_heads(k), kv0));
-      WT_TRY(run.copy_rows(flatten_heads(v_cache_[l]), flatten_heads(v), kv0));
+      if (paged && rows > 1 && kv0 > 0) {
+        WT_TRY(paged->require(l, nullptr, 0));
+        WT_TRY(paged->gather(run, l, k_cache_[0], v_cache_[0]));
+      }
+      if (!paged_step) {
+        WT_TRY(run.copy_rows(flatten_heads(k_cache_[cl]), flatten_heads(k), kv0));
+        WT_TRY(run.copy_rows(flatten_heads(v_cache_[cl]), flatten_heads(v), kv0));
+      }
+      if (paged) WT_TRY(paged->append(run, l, k, v, rows));
       for (int64_t h = 0; h < n_kv; ++h)
         for (int32_t i = 0; i < rows; ++i) kv_pos[h * n_ctx_ + kv0 + i] = positions_[i];
       kv_len = kv0 + rows;
     }
-    const Tensor kc = fresh ? k : first_rows(k_cache_[l], kv0 + rows);  // [head_dim, n_head_kv, keys]
-    const Tensor vc = fresh ? v : first_rows(v_cache_[l], kv0 + rows);
+    // [head_dim, n_head_kv, keys]; a paged decode step reads the blocks (below) instead.
+    Tensor kc = fresh ? k : first_rows(k_cache_[cl], kv0 + rows);
+    Tensor vc = fresh ? v : first_rows(v_cache_[cl], kv0 + rows);
 
     Decision d;
     if (fresh || decoder) {
@@ -71,7 +85,9 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       obs.n_rows = rows;
       obs.n_keys = kv0 + rows;
       obs.positions = positions_;
-      WT_TRY(observe(req, l, rows, kv0 + rows, q, kc, vc, &obs));
+      const int32_t* key_ids = nullptr;
+      if (paged_step) WT_TRY(paged_observe_keys(run, l, req, k, v, &kc, &vc, &key_ids));
+      WT_TRY(observe(req, l, rows, kv0 + rows, q, kc, vc, key_ids, &obs));
       // The policy reads the observation on the host: on a device backend the score ops
       // are only queued until the compute stream is synchronized.
       if (req.kind != ScoreRequest::Kind::none) WT_TRY(backend_->synchronize(Stream::compute));
@@ -83,22 +99,39 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
         return Status::ok();
       }
     }
-    WT_TRY(run.attention(attn, q, kc, vc, kv0, attn_scale, d.skip_rows, d.attend_rows, d.n_attend_rows));
+    if (paged_step) {
+      // Paged attention: the keys are device-pool rows slot * B + offset, in logical order.
+      const int32_t n_keys = d.attend_rows ? d.n_attend_rows : kv0 + 1;
+      WT_TRY(paged->require(l, d.attend_rows, n_keys));
+      const int32_t* ids = paged->device_rows(l, d.attend_rows, n_keys);
+      const bool skipped = d.skip_rows && d.skip_rows[0] != 0;  // nothing computed: no keys read
+      WT_TRY(run.attention(attn, q, paged->k_pool(), paged->v_pool(), kv0, attn_scale, skipped ? d.skip_rows : nullptr,
+                           ids, n_keys));
+      // The next layer's blocks start on the copy stream now, under o-proj, FFN(l), QKV(l + 1).
+      WT_TRY(paged->prefetch((l + 1) % hp.n_layer));
+    } else {
+      WT_TRY(run.attention(attn, q, kc, vc, kv0, attn_scale, d.skip_rows, d.attend_rows, d.n_attend_rows));
+    }
     if (fresh) {
       // Write the KV rows the policy keeps (all of them by default).
-      const Tensor kd = flatten_heads(k_cache_[l]);
-      const Tensor vd = flatten_heads(v_cache_[l]);
+      const Tensor kd = flatten_heads(k_cache_[cl]);
+      const Tensor vd = flatten_heads(v_cache_[cl]);
       if (d.kv == Decision::Kv::all) {
-        WT_TRY(run.copy_rows(kd, flatten_heads(k), 0));
-        WT_TRY(run.copy_rows(vd, flatten_heads(v), 0));
+        if (paged) {
+          WT_TRY(paged->append(run, l, k, v, rows));
+        } else {
+          WT_TRY(run.copy_rows(kd, flatten_heads(k), 0));
+          WT_TRY(run.copy_rows(vd, flatten_heads(v), 0));
+        }
         for (int64_t h = 0; h < n_kv; ++h)
           for (int32_t i = 0; i < rows; ++i) kv_pos[h * n_ctx_ + i] = positions_[i];
         kv_len = rows;
       } else {
         const bool per_head = d.kv == Decision::Kv::per_head;
         const int32_t n_ids = per_head ? d.n_kv_rows * static_cast<int32_t>(n_kv) : d.n_kv_rows;
-        WT_TRY(run.gather_rows(first_rows(k_cache_[l], d.n_kv_rows), k, d.kv_rows, n_ids, per_head));
-        WT_TRY(run.gather_rows(first_rows(v_cache_[l], d.n_kv_rows), v, d.kv_rows, n_ids, per_head));
+        WT_TRY(run.gather_rows(first_rows(k_cache_[cl], d.n_kv_rows), k, d.kv_rows, n_ids, per_head));
+        WT_TRY(run.gather_rows(first_rows(v_cache_[cl], d.n_kv_rows), v, d.kv_rows, n_ids, per_head));
+        if (paged) WT_TRY(paged->append(run, l, k_cache_[0], v_cache_[0], d.n_kv_rows));
         for (int64_t h = 0; h < n_kv; ++h) {
           const int32_t* sel = d.kv_rows + (per_head ? h * d.n_kv_rows : 0);
           for (int32_t i = 0; i < d.n_kv_rows; ++i) kv_pos[h * n_ctx_ + i] = positions_[sel[i]];
@@ -145,13 +178,14 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   WT_TRY(run.rmsnorm(out_xn, out_x, model_.output_norm, hp.rms_eps));
   WT_TRY(run.linear(logits, out_xn, model_.output, Tensor{}));
   WT_TRY(backend_->synchronize(Stream::compute));
+  if (paged && n > 1) WT_TRY(paged->finish_prefill());
   last_rows_ = n;
   last_row_only_ = fresh;
   return Status::ok();
 }
 
 Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
-                        const Tensor& k, const Tensor& v, Observation* obs) {
+                        const Tensor& k, const Tensor& v, const int32_t* key_ids, Observation* obs) {
   const Hparams& hp = model_.hp;
   OpRunner run(*backend_, options_.f32_activations);
   switch (req.kind) {
@@ -182,7 +216,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
           n_blocks > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "block scores: bad request");
       const Tensor dst = make_tensor_2d(scores_, DType::f32, n_blocks, 1);
-      WT_TRY(run.block_scores(dst, q, first_rows(k, keys), req));
+      WT_TRY(run.block_scores(dst, q, key_ids ? k : first_rows(k, keys), req, key_ids, static_cast<int32_t>(keys)));
       obs->scores = scores_;
       obs->n_cols = static_cast<int32_t>(n_blocks);
       return Status::ok();
@@ -204,6 +238,38 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       obs->n_cols = n;
       return Status::ok();
     }
+  }
+  return error(WT_ERR_INTERNAL, "unknown score request");
+}
+
+Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest& req, const Tensor& k,
+                                   const Tensor& v, Tensor* kc, Tensor* vc, const int32_t** key_ids) {
+  switch (req.kind) {
+    case ScoreRequest::Kind::none:
+      return Status::ok();
+    case ScoreRequest::Kind::kv_similarity:  // this step's row only
+      *kc = k;
+      *vc = v;
+      return Status::ok();
+    case ScoreRequest::Kind::blocks:
+      if (req.n_key_rows > 0) {
+        // Prompt rows, complete on the host tier since the prefill: the scores read them
+        // there (zero-copy), so blocks that are not active need not come back to be scored.
+        *kc = kv_->k_host();
+        *key_ids = kv_->host_rows(l, nullptr, req.n_key_rows);
+      } else {
+        WT_TRY(kv_->require(l, nullptr, 0));
+        *kc = kv_->k_pool();
+        *key_ids = kv_->device_rows(l, nullptr, kv_->n_rows(l));
+      }
+      return Status::ok();
+    case ScoreRequest::Kind::window:
+      // Window scores read every key contiguously: the layer's blocks into the staging.
+      WT_TRY(kv_->require(l, nullptr, 0));
+      WT_TRY(kv_->gather(run, l, k_cache_[0], v_cache_[0]));
+      *kc = first_rows(k_cache_[0], kv_->n_rows(l));
+      *vc = first_rows(v_cache_[0], kv_->n_rows(l));
+      return Status::ok();
   }
   return error(WT_ERR_INTERNAL, "unknown score request");
 }

@@ -86,6 +86,7 @@ class OpRunner {
   // query row skip flags, or (one row, skip == false) the key rows to attend.
   Status attention(const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v, int32_t pos0, float scale,
                    const int32_t* skip, const int32_t* key_rows, int32_t n_key_rows) {
+    if (skip && q.ne[2] == 1 && skip[0] == 0) skip = nullptr;  // one row that attends: the decode kernel
     const bool decode = q.ne[2] == 1 && !skip;
     OpCall c = call(decode ? Op::attention_decode : Op::attention_prefill, dst);
     c.src[0] = q;
@@ -135,10 +136,14 @@ class OpRunner {
     c.i[1] = max ? 1 : 0;
     return b_.launch(c);
   }
-  Status block_scores(const Tensor& dst, const Tensor& q, const Tensor& k, const ScoreRequest& r) {
+  // key_ids (optional): key row r is row key_ids[r] of k, for n_keys rows.
+  Status block_scores(const Tensor& dst, const Tensor& q, const Tensor& k, const ScoreRequest& r,
+                      const int32_t* key_ids = nullptr, int32_t n_keys = 0) {
     OpCall c = call(Op::block_scores, dst);
     c.src[0] = q;
     c.src[1] = k;
+    c.ids = key_ids;
+    c.n_ids = key_ids ? n_keys : 0;
     c.i[0] = r.block;
     c.i[1] = r.unit;
     c.i[2] = r.query_rows;

@@ -91,44 +91,29 @@ void rmsnorm_cases(std::vector<Case>& v) {
   v.push_back(c);
 }
 
+// dst[n, out] = x[n, k] . W[out, k]^T with f32 activations (the product the device
+// kernels compute); the label says the shape, plus why the case exists.
+Case matmul_case(DType t, int k, int out, int n, const char* why = "") {
+  Case c = make(Op::matmul, std::string(dtype_name(t)) + " k=" + std::to_string(k) + " out=" + std::to_string(out) +
+                                " n=" + std::to_string(n) + (*why ? std::string(" (") + why + ")" : std::string()));
+  c.dst = f32(2, out, n);
+  c.src[0] = f32(2, k, n);
+  c.src[1] = typed(t, k, out, 0.1f);
+  c.call.i[0] = 1;
+  return c;
+}
+
 void matmul_cases(std::vector<Case>& v) {
-  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1}) {
-    for (auto [k, out, n] : {std::tuple{256, 67, 1}, std::tuple{96, 130, 5}, std::tuple{512, 33, 9}}) {
-      Case c = make(Op::matmul, std::string(dtype_name(t)) + " k=" + std::to_string(k) + " out=" + std::to_string(out) +
-                                    " n=" + std::to_string(n));
-      c.dst = f32(2, out, n);
-      c.src[0] = f32(2, k, n);
-      c.src[1] = typed(t, k, out, 0.1f);
-      c.call.i[0] = 1;  // f32 activations: the product the Vulkan kernels compute
-      v.push_back(c);
-    }
-  }
+  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1})
+    for (auto [k, out, n] : {std::tuple{256, 67, 1}, std::tuple{96, 130, 5}, std::tuple{512, 33, 9}})
+      v.push_back(matmul_case(t, k, out, n));
   // k not a multiple of 8: the subgroup kernel's 8-weight units do not apply (fallback).
-  for (DType t : {DType::f32, DType::f16}) {
-    Case c = make(Op::matmul, std::string(dtype_name(t)) + " k=100 out=40 n=6 (k % 8 != 0)");
-    c.dst = f32(2, 40, 6);
-    c.src[0] = f32(2, 100, 6);
-    c.src[1] = typed(t, 100, 40, 0.1f);
-    c.call.i[0] = 1;
-    v.push_back(c);
-  }
+  for (DType t : {DType::f32, DType::f16}) v.push_back(matmul_case(t, 100, 40, 6, "k % 8 != 0"));
   // Prefill-sized row counts: backends switch paths on many rows (CUDA: cuBLAS on
   // dequantized weight tiles from 64 rows).
-  for (DType t : {DType::f32, DType::q4_1}) {
-    Case c = make(Op::matmul, std::string(dtype_name(t)) + " k=128 out=40 n=70 (prefill rows)");
-    c.dst = f32(2, 40, 70);
-    c.src[0] = f32(2, 128, 70);
-    c.src[1] = typed(t, 128, 40, 0.1f);
-    c.call.i[0] = 1;
-    v.push_back(c);
-  }
+  for (DType t : {DType::f32, DType::q4_1}) v.push_back(matmul_case(t, 128, 40, 70, "prefill rows"));
   // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
-  Case c = make(Op::matmul, "Q4_0 k=64 out=70001 n=1 (grid spills into y)");
-  c.dst = f32(2, 70001, 1);
-  c.src[0] = f32(2, 64, 1);
-  c.src[1] = typed(DType::q4_0, 64, 70001, 0.1f);
-  c.call.i[0] = 1;
-  v.push_back(c);
+  v.push_back(matmul_case(DType::q4_0, 64, 70001, 1, "grid spills into y"));
 }
 
 void rope_cases(std::vector<Case>& v) {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -297,6 +298,53 @@ TEST_CASE("api: wt_context_abort stops a prefill from another thread at a layer 
   CHECK(wt_context_prefill(sh.ctx, prompt, 4) == WT_OK);
   CHECK(wt_context_decode(sh.ctx, 50) == WT_OK);
   wt_context_free(sh.ctx);
+  wt_model_free(m);
+}
+
+TEST_CASE("api: a context over its memory budget is refused with WT_ERR_BUDGET and the n_ctx that fits") {
+  wt_model* m = load(kTiny);
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 256;
+  cp.n_threads = 1;
+  wt_context* ctx = nullptr;
+  REQUIRE(wt_context_create(m, &cp, &ctx) == WT_OK);
+  wt_context_stats st{};
+  REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
+  wt_context_free(ctx);
+  const uint64_t need = st.arena_bytes;
+  REQUIRE(need > 0);
+
+  cp.memory_budget_bytes = need;  // exactly enough
+  ctx = nullptr;
+  CHECK(wt_context_create(m, &cp, &ctx) == WT_OK);
+  wt_context_free(ctx);
+
+  cp.memory_budget_bytes = need - 1;
+  ctx = nullptr;
+  CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
+  CHECK(ctx == nullptr);
+  const std::string msg = wt_last_error();
+  INFO(msg);
+  CHECK(msg.find("memory_budget_bytes") != std::string::npos);
+  CHECK(msg.find("short by") != std::string::npos);
+  CHECK(msg.find("kv cache") != std::string::npos);
+  // The suggested n_ctx fits that budget, one more row does not.
+  const size_t at = msg.find("n_ctx of at most ");
+  REQUIRE(at != std::string::npos);
+  const int32_t fits = std::atoi(msg.c_str() + at + std::strlen("n_ctx of at most "));
+  CHECK(fits > 0);
+  CHECK(fits < 256);
+  cp.n_ctx = fits;
+  CHECK(wt_context_create(m, &cp, &ctx) == WT_OK);
+  wt_context_free(ctx);
+  cp.n_ctx = fits + 1;
+  ctx = nullptr;
+  CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
+
+  // A budget no context fits in says so.
+  cp.memory_budget_bytes = 1;
+  CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
+  CHECK(contains(wt_last_error(), "No n_ctx fits"));
   wt_model_free(m);
 }
 

@@ -427,8 +427,8 @@ TEST_CASE("pager: blocks pruned then brought back keep their content (CPU backen
   Pager p = make_pager(n_layer, 32, bt, row_bytes, 10, 10);
   wt::PoolMemory mem;
   mem.slot_bytes = p.slot_bytes();
-  REQUIRE(be->alloc(10 * mem.slot_bytes, wt::MemoryKind::device, &mem.device).is_ok());
-  REQUIRE(be->alloc(10 * mem.slot_bytes, wt::MemoryKind::host_pinned, &mem.host).is_ok());
+  REQUIRE(be->alloc(10 * mem.slot_bytes, wt::MemoryKind::device, &mem.device[0]).is_ok());
+  REQUIRE(be->alloc(10 * mem.slot_bytes, wt::MemoryKind::host_pinned, &mem.host[0]).is_ok());
   auto at = [&](const wt::Buffer& b, int32_t slot) { return static_cast<uint8_t*>(b.host) + b.offset + slot * mem.slot_bytes; };
   auto pattern = [](int32_t layer, int32_t row, size_t i) { return static_cast<uint8_t>(layer * 131 + row * 17 + i * 3 + 1); };
 
@@ -452,7 +452,7 @@ TEST_CASE("pager: blocks pruned then brought back keep their content (CPU backen
       for (const wt::PagedBlock& pb : view)
         for (int32_t r = std::max(n_old, pb.row_begin); r < pb.row_begin + pb.n_rows; ++r)
           for (size_t i = 0; i < row_bytes; ++i)
-            at(mem.device, pb.slot)[(r - pb.row_begin) * row_bytes + i] = pattern(l, r, i);
+            at(mem.device[0], pb.slot)[(r - pb.row_begin) * row_bytes + i] = pattern(l, r, i);
     }
     const int32_t newest = p.table(0).n_blocks() - 1;
     const SwapPlan plan = must_swap(p, 0, n_layer, Step{rounds[step].candidate, {newest}, 0.9, true});
@@ -462,7 +462,7 @@ TEST_CASE("pager: blocks pruned then brought back keep their content (CPU backen
     REQUIRE(be->wait_event(wt::Stream::compute, done).is_ok());
     // Scribble over every free device slot: content must come back from the host tier.
     for (int32_t s = 0; s < p.device_pool().n_slots(); ++s)
-      if (!p.device_pool().is_used(s)) std::memset(at(mem.device, s), 0xAB, mem.slot_bytes);
+      if (!p.device_pool().is_used(s)) std::memset(at(mem.device[0], s), 0xAB, mem.slot_bytes);
     for (int32_t l = 0; l < n_layer; ++l) {
       p.paged_view(l, &view);
       std::vector<int32_t> blocks;
@@ -470,7 +470,7 @@ TEST_CASE("pager: blocks pruned then brought back keep their content (CPU backen
         blocks.push_back(pb.block);
         for (int32_t r = 0; r < pb.n_rows; ++r)
           for (size_t i = 0; i < row_bytes; ++i)
-            REQUIRE(at(mem.device, pb.slot)[r * row_bytes + i] == pattern(l, pb.row_begin + r, i));
+            REQUIRE(at(mem.device[0], pb.slot)[r * row_bytes + i] == pattern(l, pb.row_begin + r, i));
       }
       std::vector<int32_t> want = rounds[step].candidate;
       if (want.back() != newest) want.push_back(newest);
@@ -484,8 +484,8 @@ TEST_CASE("pager: blocks pruned then brought back keep their content (CPU backen
   bad.copies.push_back(wt::CopyCommand{0, 0, wt::Tier::host, 10, wt::Tier::device, 0, 8});
   wt::Event e;
   CHECK(wt::issue_copies(*be, bad, mem, nullptr, &e).code() == WT_ERR_INVALID_ARGUMENT);
-  be->free(&mem.device);
-  be->free(&mem.host);
+  be->free(&mem.device[0]);
+  be->free(&mem.host[0]);
 }
 
 TEST_CASE("pager: invariants hold after random sequences of appends and swaps") {

@@ -1,0 +1,69 @@
+#include "context_budget.h"
+
+#include <cstdio>
+#include <string>
+
+#include "../../platform/board.h"
+
+namespace wt {
+namespace {
+
+std::string mib(uint64_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return b;
+}
+
+// Arena bytes of the same context at n_ctx rows (logits for every row if it keeps them).
+uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
+  ArenaInputs at = in;
+  at.n_ctx = n_ctx;
+  at.n_logit_rows = in.n_logit_rows > 1 ? n_ctx : 1;
+  return lay_out_arena(at, nullptr, nullptr).all_bytes();
+}
+
+}  // namespace
+
+Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t budget_bytes, const Backend& backend) {
+  uint64_t limit = budget_bytes;
+  std::string source = "memory_budget_bytes";
+  BoardProfile board;
+  if (detect_backend_board(backend, &board).is_ok() && board.total_bytes > board.reserve_bytes) {
+    const uint64_t available = board.total_bytes - board.reserve_bytes;
+    if (limit == 0 || available < limit) {
+      limit = available;
+      source = "the memory available now (" + board.name + ")";
+    }
+  }
+  if (limit == 0 || need.all_bytes() <= limit) return Status::ok();
+
+  // The arena grows with n_ctx: the largest n_ctx that fits, by bisection.
+  int32_t lo = 0, hi = in.n_ctx;  // arena_at(lo) fits (or lo = 0), arena_at(hi) does not
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    (arena_at(in, mid) <= limit ? lo : hi) = mid;
+  }
+  const std::pair<const char*, uint64_t> parts[] = {
+      {"kv cache", need.kv_bytes},          {"activations", need.activations_bytes},
+      {"op workspace", need.workspace_bytes}, {"logits", need.logits_bytes},
+      {"index + scratch", need.index_bytes}, {"pruning state", need.prune_bytes},
+      {"pager device pool", need.pager_device_bytes}, {"pager host pool", need.pager_host_bytes},
+  };
+  std::string list;
+  const char* largest = parts[0].first;
+  uint64_t largest_bytes = 0;
+  for (const auto& [name, bytes] : parts) {
+    if (bytes == 0 && std::string(name).starts_with("pager")) continue;  // no pager
+    list += (list.empty() ? "" : ", ") + std::string(name) + " " + mib(bytes);
+    if (bytes > largest_bytes) largest = name, largest_bytes = bytes;
+  }
+  std::string msg = "the context needs " + mib(need.all_bytes()) + " MiB (" + list + " MiB) but " + source +
+                    " allows " + mib(limit) + " MiB: short by " + mib(need.all_bytes() - limit) + " MiB; the " +
+                    largest + " is the largest part. ";
+  msg += lo > 0 ? "An n_ctx of at most " + std::to_string(lo) + " fits (now " + std::to_string(in.n_ctx) + ")"
+                : "No n_ctx fits: the fixed parts alone exceed the limit";
+  if (in.n_logit_rows > 1) msg += "; logits_all keeps n_ctx rows of logits";
+  return error(WT_ERR_BUDGET, msg);
+}
+
+}  // namespace wt

@@ -1,0 +1,321 @@
+#include "paged_kv.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+namespace wt {
+namespace {
+
+int32_t n_blocks_for(const PagedKvParams& p, int32_t rows) { return (rows + p.block_tokens - 1) / p.block_tokens; }
+
+uint64_t plane_row_bytes(const PagedKvParams& p) { return sizeof(float) * static_cast<uint64_t>(p.head_dim * p.n_head_kv); }
+
+// Rows [r0, r0 + n) of a [head_dim, heads, rows] tensor.
+Tensor rows_view(Tensor t, int64_t r0, int64_t n) {
+  t.data = static_cast<char*>(t.data) + static_cast<size_t>(r0) * t.nb[2];
+  t.ne[2] = n;
+  return t;
+}
+
+Buffer byte_view(const Buffer& base, size_t offset, size_t bytes) {
+  Buffer v = base;
+  v.offset = base.offset + offset;
+  v.size_bytes = bytes;
+  return v;
+}
+
+}  // namespace
+
+int32_t PagedKv::min_device_blocks(const PagedKvParams& p) { return n_blocks_for(p, p.n_ctx); }
+
+uint64_t PagedKv::device_pool_bytes(const PagedKvParams& p) {
+  return 2 * plane_row_bytes(p) * static_cast<uint64_t>(p.block_tokens) * static_cast<uint64_t>(p.n_device_blocks);
+}
+
+uint64_t PagedKv::host_pool_bytes(const PagedKvParams& p) {
+  return 2 * plane_row_bytes(p) * static_cast<uint64_t>(p.block_tokens) *
+         static_cast<uint64_t>(n_blocks_for(p, p.n_ctx)) * static_cast<uint64_t>(p.n_layer);
+}
+
+Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
+  if (p.block_tokens < 1 || p.block_tokens > 4096)
+    return error(WT_ERR_INVALID_ARGUMENT, "kv_block_tokens " + std::to_string(p.block_tokens) + " outside [1, 4096]");
+  if (p.n_device_blocks < min_device_blocks(p))
+    return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks " + std::to_string(p.n_device_blocks) +
+                                              ": the device pool must hold one whole layer at n_ctx " +
+                                              std::to_string(p.n_ctx) + ", " + std::to_string(min_device_blocks(p)) +
+                                              " blocks of " + std::to_string(p.block_tokens) + " tokens");
+  b_ = &backend;
+  p_ = p;
+  plane_row_bytes_ = plane_row_bytes(p);
+  const int32_t host_blocks = n_blocks_for(p, p.n_ctx) * p.n_layer;
+  PagerParams pp;
+  pp.n_layer = p.n_layer;
+  pp.max_tokens = p.n_ctx;
+  pp.block_tokens = p.block_tokens;
+  pp.row_bytes = 2 * plane_row_bytes_;
+  pp.n_device_slots = p.n_device_blocks;
+  pp.n_host_slots = host_blocks;
+  WT_TRY(pager_.init(pp));
+
+  const size_t slot_bytes = plane_row_bytes_ * static_cast<size_t>(p.block_tokens);
+  const size_t dev_plane = slot_bytes * static_cast<size_t>(p.n_device_blocks);
+  const size_t host_plane = slot_bytes * static_cast<size_t>(host_blocks);
+  WT_TRY(backend.alloc(2 * dev_plane, MemoryKind::device, &dev_mem_));
+  Status st = backend.alloc(2 * host_plane, MemoryKind::host_pinned, &host_mem_);
+  if (!st.is_ok()) {
+    backend.free(&dev_mem_);
+    return st;
+  }
+  pools_.n_planes = 2;
+  pools_.slot_bytes = slot_bytes;
+  for (int i = 0; i < 2; ++i) {
+    pools_.device[i] = byte_view(dev_mem_, static_cast<size_t>(i) * dev_plane, dev_plane);
+    pools_.host[i] = byte_view(host_mem_, static_cast<size_t>(i) * host_plane, host_plane);
+  }
+  auto plane = [&](const Buffer& b, int64_t rows) {
+    const int64_t ne[3] = {p.head_dim, p.n_head_kv, rows};
+    return make_tensor(static_cast<char*>(b.host) + b.offset, DType::f32, 3, ne);
+  };
+  const int64_t dev_rows = static_cast<int64_t>(p.n_device_blocks) * p.block_tokens;
+  const int64_t host_rows = static_cast<int64_t>(host_blocks) * p.block_tokens;
+  k_dev_ = plane(pools_.device[0], dev_rows);
+  v_dev_ = plane(pools_.device[1], dev_rows);
+  k_host_ = plane(pools_.host[0], host_rows);
+  v_host_ = plane(pools_.host[1], host_rows);
+
+  const size_t max_blocks = static_cast<size_t>(n_blocks_for(p, p.n_ctx));
+  need_.assign(static_cast<size_t>(p.n_layer), {});
+  for (auto& n : need_) n.reserve(max_blocks);
+  blocks_.reserve(max_blocks);
+  ids_.assign(static_cast<size_t>(p.n_ctx), 0);
+  decision_.leaving.reserve(max_blocks);
+  decision_.entering.reserve(max_blocks);
+  plan_.leaving.reserve(max_blocks);
+  plan_.entering.reserve(max_blocks);
+  plan_.copies.reserve(2 * max_blocks);
+  return Status::ok();
+}
+
+void PagedKv::release() {
+  if (!b_) return;
+  b_->free(&dev_mem_);
+  b_->free(&host_mem_);
+  b_ = nullptr;
+}
+
+void PagedKv::clear() {
+  pager_.reset();
+  for (auto& n : need_) n.clear();
+  fetch_pending_ = false;  // copies still queued are ordered by last_copy_ before any new write
+}
+
+Status PagedKv::append(OpRunner& run, int32_t layer, const Tensor& k, const Tensor& v, int32_t n) {
+  if (n <= 0) return Status::ok();
+  const BlockTable& t = pager_.table(layer);
+  const int32_t B = p_.block_tokens, n_old = t.n_tokens();
+  const int32_t nb_old = t.n_blocks(), nb_new = t.n_blocks_for(n_old + n);
+  // A prefetch may still be filling the block the new rows go into.
+  WT_TRY(wait_fetches());
+  if (n_old % B != 0 && t.at(nb_old - 1).device_slot < 0) {
+    // The partly filled last block grows in place: fetch it now.
+    need_[static_cast<size_t>(layer)].assign(1, nb_old - 1);
+    WT_TRY(fetch(layer, true));
+    WT_TRY(wait_fetches());
+  }
+  if (nb_new > nb_old) {
+    WT_TRY(make_room(layer, nb_new - nb_old));
+    // A slot just taken may still be read or written by a queued copy.
+    if (copies_queued_) WT_TRY(b_->wait_event(Stream::compute, last_copy_));
+  }
+  WT_TRY(pager_.append_rows(layer, n));
+  const Tensor kd = flatten_heads(k_dev_), vd = flatten_heads(v_dev_);
+  for (int32_t r = n_old; r < n_old + n;) {
+    const int32_t b = r / B, off = r % B, m = std::min(B - off, n_old + n - r);
+    const int32_t row0 = t.at(b).device_slot * B + off;
+    WT_TRY(run.copy_rows(kd, flatten_heads(rows_view(k, r - n_old, m)), row0));
+    WT_TRY(run.copy_rows(vd, flatten_heads(rows_view(v, r - n_old, m)), row0));
+    r += m;
+  }
+  // Write the new rows through to the host tier once compute has written them.
+  Event written;
+  WT_TRY(b_->record_event(Stream::compute, &written));
+  WT_TRY(b_->wait_event(Stream::copy, written));
+  for (int32_t r = n_old; r < n_old + n;) {
+    const int32_t b = r / B, off = r % B, m = std::min(B - off, n_old + n - r);
+    int32_t host_slot = -1;
+    WT_TRY(pager_.write_through(layer, b, &host_slot));
+    const size_t bytes = plane_row_bytes_ * static_cast<size_t>(m);
+    const size_t src_off = (static_cast<size_t>(t.at(b).device_slot) * B + off) * plane_row_bytes_;
+    const size_t dst_off = (static_cast<size_t>(host_slot) * B + off) * plane_row_bytes_;
+    for (int pl = 0; pl < 2; ++pl)
+      WT_TRY(b_->copy_async(Stream::copy, byte_view(pools_.host[pl], dst_off, bytes),
+                            byte_view(pools_.device[pl], src_off, bytes), bytes));
+    counters_.bytes_to_host += 2 * bytes;
+    r += m;
+  }
+  WT_TRY(b_->record_event(Stream::copy, &last_copy_));
+  copies_queued_ = true;
+  return Status::ok();
+}
+
+void PagedKv::set_need_all(int32_t layer) {
+  std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
+  need.clear();
+  for (int32_t b = 0; b < pager_.table(layer).n_blocks(); ++b) need.push_back(b);
+}
+
+Status PagedKv::require(int32_t layer, const int32_t* rows, int32_t n_rows) {
+  if (!rows) {
+    set_need_all(layer);
+  } else {
+    std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
+    need.clear();
+    for (int32_t i = 0; i < n_rows; ++i) {
+      const int32_t b = rows[i] / p_.block_tokens;
+      if (need.empty() || need.back() != b) need.push_back(b);
+    }
+  }
+  WT_TRY(fetch(layer, true));
+  return wait_fetches();
+}
+
+Status PagedKv::prefetch(int32_t layer) {
+  if (p_.sync_swaps) return Status::ok();
+  return fetch(layer, false);
+}
+
+Status PagedKv::fetch(int32_t layer, bool on_demand) {
+  const BlockTable& t = pager_.table(layer);
+  blocks_.clear();
+  for (int32_t b : need_[static_cast<size_t>(layer)])
+    if (b < t.n_blocks() && t.at(b).device_slot < 0) blocks_.push_back(b);
+  if (blocks_.empty()) return Status::ok();
+  if (!on_demand && static_cast<int32_t>(blocks_.size()) > pager_.device_pool().n_free()) {
+    // Room for a prefetch comes from other layers; a pool too small to make it is not an
+    // error here: the blocks are fetched when attention needs them.
+    if (!make_room(layer, static_cast<int32_t>(blocks_.size())).is_ok()) return Status::ok();
+  } else {
+    WT_TRY(make_room(layer, static_cast<int32_t>(blocks_.size())));
+  }
+  decision_.keep = false;
+  decision_.leaving.clear();
+  decision_.entering.assign(blocks_.begin(), blocks_.end());
+  WT_TRY(pager_.swap(layer, layer + 1, decision_, &plan_));
+  // The slots may have been read by compute work queued before now.
+  Event after;
+  WT_TRY(b_->record_event(Stream::compute, &after));
+  WT_TRY(issue_copies(*b_, plan_, pools_, &after, &last_copy_));
+  last_fetch_ = last_copy_;
+  copies_queued_ = fetch_pending_ = true;
+  counters_.bytes_to_device += plan_.account.bytes_to_device;
+  counters_.n_blocks_in += plan_.account.n_blocks_in;
+  if (on_demand) counters_.n_blocks_on_demand += plan_.account.n_blocks_in;
+  return Status::ok();
+}
+
+Status PagedKv::wait_fetches() {
+  if (!fetch_pending_) return Status::ok();
+  fetch_pending_ = false;
+  if (p_.sync_swaps) {
+    const auto t0 = std::chrono::steady_clock::now();
+    WT_TRY(b_->synchronize(Stream::copy));
+    counters_.sync_wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return Status::ok();
+  }
+  return b_->wait_event(Stream::compute, last_fetch_);
+}
+
+// The blocks in decision_.leaving leave the layer's device slots.
+Status PagedKv::evict(int32_t layer) {
+  WT_TRY(pager_.swap(layer, layer + 1, decision_, &plan_));
+  if (!plan_.copies.empty()) {
+    // A write-back: only for a block whose host copy is stale, which write-through avoids.
+    Event after;
+    WT_TRY(b_->record_event(Stream::compute, &after));
+    WT_TRY(issue_copies(*b_, plan_, pools_, &after, &last_copy_));
+    copies_queued_ = true;
+    counters_.bytes_to_host += plan_.account.bytes_to_host;
+  }
+  counters_.n_blocks_evicted += plan_.account.n_blocks_out;
+  return Status::ok();
+}
+
+// Evicts blocks of other layers until n_slots device slots are free. Every block has a
+// valid host copy (write-through), so eviction only gives slots back. Victims: the layers
+// used most recently first (layer - 1, layer - 2, ..., wrapping), which in the decode loop's
+// cyclic order are the ones needed furthest in the future.
+Status PagedKv::make_room(int32_t layer, int32_t n_slots) {
+  const BlockPool& pool = pager_.device_pool();
+  for (int32_t d = 1; d < p_.n_layer && pool.n_free() < n_slots; ++d) {
+    const int32_t victim = (layer - d + p_.n_layer) % p_.n_layer;
+    const BlockTable& t = pager_.table(victim);
+    decision_.keep = false;
+    decision_.entering.clear();
+    decision_.leaving.clear();
+    int32_t want = n_slots - pool.n_free();
+    for (int32_t b = t.n_blocks() - 1; b >= 0 && want > 0; --b)
+      if (t.at(b).device_slot >= 0) {
+        decision_.leaving.push_back(b);
+        --want;
+      }
+    if (decision_.leaving.empty()) continue;
+    std::reverse(decision_.leaving.begin(), decision_.leaving.end());
+    WT_TRY(evict(victim));
+  }
+  if (pool.n_free() < n_slots) {
+    // Last, the layer's own blocks it no longer needs (SlimInfer's active set moved on).
+    const std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
+    const BlockTable& t = pager_.table(layer);
+    decision_.keep = false;
+    decision_.entering.clear();
+    decision_.leaving.clear();
+    int32_t want = n_slots - pool.n_free();
+    for (int32_t b = 0; b < t.n_blocks() && want > 0; ++b)
+      if (t.at(b).device_slot >= 0 && !std::binary_search(need.begin(), need.end(), b) && b != t.n_blocks() - 1) {
+        decision_.leaving.push_back(b);
+        --want;
+      }
+    if (!decision_.leaving.empty()) WT_TRY(evict(layer));
+  }
+  if (pool.n_free() < n_slots) return pool.exhausted(layer, n_slots - pool.n_free());
+  return Status::ok();
+}
+
+const int32_t* PagedKv::device_rows(int32_t layer, const int32_t* rows, int32_t n) {
+  const BlockTable& t = pager_.table(layer);
+  const int32_t B = p_.block_tokens;
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t r = rows ? rows[i] : i;
+    ids_[static_cast<size_t>(i)] = t.at(r / B).device_slot * B + r % B;
+  }
+  return ids_.data();
+}
+
+const int32_t* PagedKv::host_rows(int32_t layer, const int32_t* rows, int32_t n) {
+  const BlockTable& t = pager_.table(layer);
+  const int32_t B = p_.block_tokens;
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t r = rows ? rows[i] : i;
+    ids_[static_cast<size_t>(i)] = t.at(r / B).host_slot * B + r % B;
+  }
+  return ids_.data();
+}
+
+Status PagedKv::gather(OpRunner& run, int32_t layer, const Tensor& k_dst, const Tensor& v_dst) {
+  const int32_t n = n_rows(layer);
+  if (n == 0) return Status::ok();
+  const int32_t* ids = device_rows(layer, nullptr, n);
+  WT_TRY(run.gather_rows(first_rows(k_dst, n), k_dev_, ids, n, false));
+  return run.gather_rows(first_rows(v_dst, n), v_dev_, ids, n, false);
+}
+
+Status PagedKv::finish_prefill() {
+  if (copies_queued_) WT_TRY(b_->synchronize(Stream::copy));
+  fetch_pending_ = false;
+  for (int32_t l = 0; l < p_.n_layer; ++l) set_need_all(l);
+  return Status::ok();
+}
+
+}  // namespace wt

@@ -1,0 +1,112 @@
+// The context's KV through the pager (offload/) — used when wt_context_params asks for a
+// bounded device pool. Every layer's KV lives in blocks of B tokens. The device pool holds
+// n_device_blocks blocks shared by all layers; the pinned host pool holds every block: each
+// row written on the device is written through to the host on the copy stream, so a block
+// leaves the device without a copy and comes back by a prefetch. Decode attention reads
+// the device pool through the block table (key ids = slot * B + offset).
+//
+// Streams: fetches run on the copy stream after a compute event (the slots they overwrite
+// were read by compute work queued before); compute waits for the fetches of a layer before
+// its attention, and for every queued copy before it writes a slot it has just taken.
+// prefetch(l + 1) is called right after attention(l) is queued, so the copies overlap
+// o-proj/FFN(l) and QKV(l + 1). With sync_swaps the host waits for each swap instead (the
+// ablation of SlimInfer's Table 4) and the time it waited is the copy time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../../backends/backend.h"
+#include "../../offload/pager.h"
+#include "../../offload/swap_copies.h"
+#include "../status.h"
+#include "op_runner.h"
+
+namespace wt {
+
+struct PagedKvParams {
+  int32_t n_layer = 0;
+  int32_t n_ctx = 0;            // rows a layer may hold
+  int32_t block_tokens = 64;    // B
+  int32_t n_device_blocks = 0;  // device pool slots, shared by all layers
+  int64_t head_dim = 0;
+  int64_t n_head_kv = 0;
+  bool sync_swaps = false;
+};
+
+// Since the last reset_counters() (a context reset).
+struct PagerCounters {
+  uint64_t bytes_to_device = 0;  // block fetches (prefetched or at use)
+  uint64_t bytes_to_host = 0;    // write-through of new rows
+  int64_t n_blocks_in = 0;       // blocks fetched
+  int64_t n_blocks_on_demand = 0;// of those, fetched when attention needed them (not ahead)
+  int64_t n_blocks_evicted = 0;
+  double sync_wait_ms = 0;       // sync_swaps: host time waiting for fetches
+};
+
+class PagedKv {
+ public:
+  // Blocks of one layer at full context: the least device pool that works.
+  static int32_t min_device_blocks(const PagedKvParams& p);
+  static uint64_t device_pool_bytes(const PagedKvParams& p);
+  static uint64_t host_pool_bytes(const PagedKvParams& p);
+
+  // Allocates both pools and everything the bookkeeping will use.
+  Status init(Backend& backend, const PagedKvParams& p);
+  void release();
+  // Empties every layer (a fresh prefill, a reset); queued copies stay ordered before any
+  // later write into the slots they touch.
+  void clear();
+
+  const PagedKvParams& params() const { return p_; }
+  const Tensor& k_pool() const { return k_dev_; }   // [head_dim, n_head_kv, slots * B]
+  const Tensor& v_pool() const { return v_dev_; }
+  const Tensor& k_host() const { return k_host_; }  // the host tier, same layout
+  int32_t n_rows(int32_t layer) const { return pager_.table(layer).n_tokens(); }
+  const Pager& pager() const { return pager_; }
+  const PagerCounters& counters() const { return counters_; }
+  void reset_counters() { counters_ = PagerCounters{}; }
+
+  // Appends rows [0, n) of k and v ([head_dim, n_head_kv, >= n] f32) to the layer's KV.
+  Status append(OpRunner& run, int32_t layer, const Tensor& k, const Tensor& v, int32_t n);
+  // Makes the blocks holding the given logical rows (ascending; nullptr: every row) resident
+  // on the device; compute work queued after this call sees them.
+  Status require(int32_t layer, const int32_t* rows, int32_t n_rows);
+  // Starts fetching, on the copy stream, the blocks the layer needed last time.
+  Status prefetch(int32_t layer);
+  // Device-pool rows (or host-pool rows) of the given logical rows (nullptr: 0..n-1), in a
+  // buffer of the PagedKv valid until the next call. Device rows need require() first.
+  const int32_t* device_rows(int32_t layer, const int32_t* rows, int32_t n);
+  const int32_t* host_rows(int32_t layer, const int32_t* rows, int32_t n);
+  // Rows [0, n_rows(layer)) into the first rows of k_dst / v_dst (after require(all)).
+  Status gather(OpRunner& run, int32_t layer, const Tensor& k_dst, const Tensor& v_dst);
+  // After a multi-row pass: the host copies are complete (policies read them) and every
+  // layer's prediction for the first decode step is all of its blocks.
+  Status finish_prefill();
+
+ private:
+  Status make_room(int32_t layer, int32_t n_slots);
+  Status evict(int32_t layer);
+  Status fetch(int32_t layer, bool on_demand);  // the missing blocks of need_[layer]
+  Status wait_fetches();
+  void set_need_all(int32_t layer);
+
+  Backend* b_ = nullptr;
+  PagedKvParams p_;
+  Pager pager_;
+  Buffer dev_mem_, host_mem_;
+  PoolMemory pools_;
+  Tensor k_dev_, v_dev_, k_host_, v_host_;
+  size_t plane_row_bytes_ = 0;  // one token's K (or V) of one layer
+  std::vector<std::vector<int32_t>> need_;  // [n_layer] blocks attention needed last time
+  std::vector<int32_t> blocks_, ids_;       // scratch: block lists, key ids [n_ctx]
+  SwapDecision decision_;
+  SwapPlan plan_;
+  Event last_copy_;   // the newest copy of any kind
+  Event last_fetch_;  // the newest fetch compute has not waited for
+  bool copies_queued_ = false;
+  bool fetch_pending_ = false;
+  PagerCounters counters_;
+};
+
+}  // namespace wt

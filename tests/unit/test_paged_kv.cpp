@@ -1,0 +1,189 @@
+// The KV pager in the engine, on the real default model: with the device pool bounded to a
+// quarter of the KV, generation gives the same logits and tokens as with every block
+// resident, for full KV and every method (prefill and decode, async prefetch and sync
+// swaps); the pager really moves blocks; decode allocates nothing; bad pool sizes are
+// refused.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/api/handles.h"
+#include "support/alloc_counter.h"
+#include "support/real_model.h"
+#include "whittle.h"
+
+namespace {
+
+const wt::test::RealModel& fixture() { return wt::test::real_model(); }
+
+constexpr int32_t kCtx = 512;
+constexpr int32_t kBlock = 64;
+
+wt_context* make_ctx(wt_prune_method m, int32_t device_blocks, bool sync) {
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = kCtx;
+  cp.n_threads = 2;
+  cp.prune.method = m;
+  cp.prune.keep = 0.3f;
+  cp.prune.slim_decode_keep = 0.5f;  // SlimInfer decode re-selects active blocks
+  cp.kv_device_blocks = device_blocks;
+  cp.kv_block_tokens = kBlock;
+  cp.kv_sync_swaps = sync;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(fixture().model, &cp, &ctx) == WT_OK, wt_last_error());
+  return ctx;
+}
+
+struct Run {
+  std::vector<std::vector<float>> logits;  // after the prefill, then after each decode
+  std::vector<wt_token> tokens;
+  wt_context_stats stats{};
+};
+
+Run generate(wt_context* ctx, const std::vector<wt_token>& prompt, int n_new) {
+  Run r;
+  const int32_t nv = ctx->owner->model->hp.n_vocab;
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+  for (int i = 0;; ++i) {
+    const float* l = nullptr;
+    REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+    r.logits.emplace_back(l, l + nv);
+    const wt_token t = static_cast<wt_token>(std::max_element(l, l + nv) - l);
+    r.tokens.push_back(t);
+    if (i == n_new) break;
+    REQUIRE_MESSAGE(wt_context_decode(ctx, t) == WT_OK, wt_last_error());
+  }
+  REQUIRE(wt_context_get_stats(ctx, &r.stats) == WT_OK);
+  return r;
+}
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  float m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+// A quarter of the KV: n_layer layers of kCtx / kBlock blocks.
+int32_t quarter_pool() { return fixture().model->model->hp.n_layer * (kCtx / kBlock) / 4; }
+
+}  // namespace
+
+TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits and tokens, every method") {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const std::vector<wt_token> prompt = fixture().prompt(300);
+  const int n_new = 12;
+  const wt_prune_method methods[] = {WT_PRUNE_FULL,      WT_PRUNE_STREAMING, WT_PRUNE_SNAPKV, WT_PRUNE_FASTKV,
+                                     WT_PRUNE_GEMFILTER, WT_PRUNE_ASL,       WT_PRUNE_CLAA,   WT_PRUNE_SLIMINFER,
+                                     WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE};
+  for (wt_prune_method m : methods) {
+    const std::string method = wt_prune_method_name(m);
+    CAPTURE(method);
+    wt_context* resident = make_ctx(m, 0, false);
+    const Run want = generate(resident, prompt, n_new);
+    wt_context_free(resident);
+    CHECK(want.stats.pager_device_bytes == 0);
+    for (bool sync : {false, true}) {
+      CAPTURE(sync);
+      wt_context* paged = make_ctx(m, quarter_pool(), sync);
+      const Run got = generate(paged, prompt, n_new);
+      wt_context_free(paged);
+      CHECK(got.tokens == want.tokens);
+      REQUIRE(got.logits.size() == want.logits.size());
+      float worst = 0;
+      for (size_t i = 0; i < got.logits.size(); ++i) worst = std::max(worst, max_abs_diff(got.logits[i], want.logits[i]));
+      CHECK(worst == 0.0f);  // the same keys in the same order: the same arithmetic
+      // The pool is a quarter of the KV: decode had to bring blocks back.
+      CHECK(got.stats.pager_device_bytes > 0);
+      CHECK(got.stats.pager_host_bytes >= 4 * got.stats.pager_device_bytes);
+      CHECK(got.stats.pager_bytes_to_host > 0);
+      if (m == WT_PRUNE_FULL) {
+        CHECK(got.stats.pager_blocks_in > 0);
+        CHECK(got.stats.pager_blocks_evicted > 0);
+        CHECK(got.stats.pager_bytes_to_device > 0);
+        if (sync) {
+          CHECK(got.stats.pager_blocks_on_demand == got.stats.pager_blocks_in);
+        } else {
+          CHECK(got.stats.pager_blocks_on_demand < got.stats.pager_blocks_in);  // most came ahead
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back exactly") {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const std::vector<wt_token> prompt = fixture().prompt(260);
+  wt_context* resident = make_ctx(WT_PRUNE_FULL, 0, false);
+  wt_context* paged = make_ctx(WT_PRUNE_FULL, quarter_pool(), false);
+  const int32_t nv = fixture().model->model->hp.n_vocab;
+  for (int round = 0; round < 2; ++round) {  // the second after a reset: no stale block
+    for (wt_context* c : {resident, paged}) {
+      wt_context_reset(c);
+      // Chunks of 100, 90, 70 rows: later chunks read the earlier ones through the blocks.
+      REQUIRE(wt_context_prefill(c, prompt.data(), 100) == WT_OK);
+      REQUIRE(wt_context_prefill(c, prompt.data() + 100, 90) == WT_OK);
+      REQUIRE(wt_context_prefill(c, prompt.data() + 190, 70) == WT_OK);
+      REQUIRE(wt_context_decode(c, prompt[5]) == WT_OK);
+    }
+    const float *a = nullptr, *b = nullptr;
+    REQUIRE(wt_context_logits(resident, -1, &a) == WT_OK);
+    REQUIRE(wt_context_logits(paged, -1, &b) == WT_OK);
+    CHECK(std::memcmp(a, b, sizeof(float) * static_cast<size_t>(nv)) == 0);
+  }
+  wt_context_free(resident);
+  wt_context_free(paged);
+}
+
+TEST_CASE("paged kv: prefill and decode allocate nothing") {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const std::vector<wt_token> prompt = fixture().prompt(200);
+  for (wt_prune_method m : {WT_PRUNE_FULL, WT_PRUNE_SLIMINFER, WT_PRUNE_FASTKV}) {
+    const std::string method = wt_prune_method_name(m);
+    CAPTURE(method);
+    wt_context* ctx = make_ctx(m, quarter_pool(), false);
+    // A first run lets the threads finish starting; what is counted comes after a reset.
+    REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
+    REQUIRE(wt_context_decode(ctx, 42) == WT_OK);
+    wt_context_reset(ctx);
+    wt::test::alloc_counter_arm(true);
+    const wt_status st = wt_context_prefill(ctx, prompt.data(), prompt.size());
+    for (int i = 0; i < 4 && st == WT_OK; ++i) (void)wt_context_decode(ctx, 42 + i);
+    wt::test::alloc_counter_arm(false);
+    REQUIRE(st == WT_OK);
+    CHECK(wt::test::alloc_counter_count() == 0);
+    wt_context_free(ctx);
+  }
+}
+
+TEST_CASE("paged kv: pool sizes and block sizes out of range are refused with the reason") {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = kCtx;
+  cp.n_threads = 1;
+  wt_context* ctx = nullptr;
+  cp.kv_device_blocks = kCtx / kBlock - 1;  // less than one layer
+  CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).find("one whole layer") != std::string::npos);
+  CHECK(ctx == nullptr);
+  cp.kv_device_blocks = -1;
+  CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+  cp.kv_device_blocks = 100;
+  cp.kv_block_tokens = 0;
+  CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(ctx == nullptr);
+}
