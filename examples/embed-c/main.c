@@ -65,8 +65,13 @@ int main(int argc, char** argv) {
   const char* model_path = argv[1];
   const int n_predict = argc > 2 ? atoi(argv[2]) : 32;
   const char* question = argc > 3 ? argv[3] : "What is the capital of France?";
-  printf("embed-c: whittle %s (header %d.%d.%d)\n", wt_version(), WHITTLE_VERSION_MAJOR,
-         WHITTLE_VERSION_MINOR, WHITTLE_VERSION_PATCH);
+  /* A library reads params structs of its API version and older ones (whittle.h). */
+  printf("embed-c: whittle %s, API %d (header %d.%d.%d, API %d)\n", wt_version(), (int)wt_api_version(),
+         WHITTLE_VERSION_MAJOR, WHITTLE_VERSION_MINOR, WHITTLE_VERSION_PATCH, WT_API_VERSION);
+  if (wt_api_version() < WT_API_VERSION) {
+    fprintf(stderr, "embed-c: the library is older than the header it was built with\n");
+    return 1;
+  }
 
   /* 1. The model, on the CPU backend. */
   wt_model_params mp = wt_model_default_params();
