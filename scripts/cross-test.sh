@@ -56,7 +56,9 @@ built=$(date +%s)
 aarch64-linux-gnu-readelf -h "$dir/tests/whittle_tests" | grep -q "AArch64" || { echo "cross-test: whittle_tests is not an aarch64 binary" >&2; exit 1; }
 
 # Which matmul path the binary picks under qemu (qemu's default CPU has the dot product).
-emu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# (The toolchain file's CMAKE_CROSSCOMPILING_EMULATOR, which ctest uses, says why the
+# cross glibc goes first on the library path.)
+emu=(qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)
 isa_line="$("${emu[@]}" "$dir/tests/whittle_tests" "--test-case=matmul: reports*" 2>&1 | grep -o 'matmul isa: .*' | head -n 1 || true)"
 echo "cross-test: $isa_line"
 case "$isa_line" in

@@ -58,7 +58,14 @@ else()
   set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY BOTH)
   set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
   set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
-  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+  # qemu-aarch64 -L makes the cross glibc's ld.so the program's loader, but that ld.so
+  # looks for libc.so.6 in /lib/aarch64-linux-gnu first, where multiarch's libc6:arm64 (a
+  # dependency of libvulkan1:arm64, a different build of glibc) lives: ld.so and libc then
+  # disagree on their private data, and the first pthread_create spins forever walking a
+  # garbage stack-cache list. LD_LIBRARY_PATH keeps the loader's own libc (and libstdc++,
+  # libgcc_s) first; libvulkan and libmimalloc still come from the multiarch directory.
+  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu
+                                    -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)
   set(CMAKE_CUDA_HOST_COMPILER ${CMAKE_CXX_COMPILER})
 endif()
 
