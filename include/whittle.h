@@ -16,6 +16,21 @@
  * - Units: sizes in bytes end in _bytes, counts start with n_, times are in milliseconds.
  * - Parameters: fill a params struct with its wt_*_default_params() function, then change
  *   the fields you care about.
+ * - Binary compatibility: every params struct (wt_model_params, wt_tokenize_params,
+ *   wt_prune_params, wt_context_params, wt_sampler_params) starts with `size_t
+ *   struct_size`, which its default function sets to the struct's size in the header the
+ *   application was compiled with; leave it as it is. New fields are only ever appended,
+ *   and a library reads a caller's struct by its struct_size: an application built against
+ *   an older whittle.h keeps working with a newer library, which reads only the fields the
+ *   older struct has and gives the newer ones their defaults. A struct_size smaller than the
+ *   oldest layout the library reads (0: a struct not filled by its default function), larger
+ *   than the library's own (a header newer than the library) or between two layouts is
+ *   WT_ERR_INVALID_ARGUMENT; the message names the struct, its struct_size and the sizes the
+ *   library accepts. wt_prune_params inside wt_context_params carries its own struct_size.
+ *   WT_API_VERSION grows by one whenever a params struct gains fields; the fields added
+ *   after version 1 say since when they exist. The structs the library fills
+ *   (wt_model_info, wt_context_stats, wt_prune_stats) carry no size yet: an application
+ *   must be rebuilt when one of them grows.
  */
 #ifndef WHITTLE_H
 #define WHITTLE_H
@@ -46,8 +61,16 @@ extern "C" {
 #define WHITTLE_VERSION_MINOR 1
 #define WHITTLE_VERSION_PATCH 0
 
+/* The version of the params structs' layouts (see Binary compatibility above):
+ * 1: the first layouts; 2: wt_context_params.memory_budget_bytes; 3: the KV pager fields of
+ * wt_context_params (kv_device_blocks, kv_block_tokens, kv_sync_swaps). */
+#define WT_API_VERSION 3
+
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
+/* WT_API_VERSION of the linked library: it reads params structs of every version from 1 up
+ * to this one. */
+WT_API int32_t wt_api_version(void);
 
 /* ==== Status ========================================================================== */
 
@@ -107,6 +130,7 @@ typedef bool (*wt_progress_callback)(float progress, void* user);
 /* ==== Model =========================================================================== */
 
 typedef struct wt_model_params {
+  size_t struct_size;            /* sizeof(wt_model_params): set by the default function  */
   wt_backend_kind backend;       /* where the weights are placed and every context of the
                                     model runs; default WT_BACKEND_CPU. WT_BACKEND_VULKAN
                                     uploads the weights to the best Vulkan device once;
@@ -118,8 +142,9 @@ typedef struct wt_model_params {
 
 WT_API wt_model_params wt_model_default_params(void);
 
-/* Loads a GGUF model.
- * WT_ERR_INVALID_ARGUMENT: NULL path or out_model. WT_ERR_IO: cannot open or map the file.
+/* Loads a GGUF model. params may be NULL (the defaults).
+ * WT_ERR_INVALID_ARGUMENT: NULL path or out_model, a struct_size the library does not read.
+ * WT_ERR_IO: cannot open or map the file.
  * WT_ERR_FORMAT: the file is malformed (the message names the field).
  * WT_ERR_UNSUPPORTED: an architecture, tensor type, tokenizer or backend this build lacks,
  * WT_BACKEND_VULKAN with no usable Vulkan device, or WT_BACKEND_CUDA in a build without
@@ -161,15 +186,17 @@ WT_API wt_token wt_token_eos(const wt_model* model);
 WT_API bool wt_token_is_end(const wt_model* model, wt_token token);
 
 typedef struct wt_tokenize_params {
+  size_t struct_size; /* sizeof(wt_tokenize_params): set by the default function         */
   bool add_special;   /* add BOS/EOS as the model's flags ask                          */
   bool parse_special; /* turn "<|im_start|>"-style text into its special token          */
 } wt_tokenize_params;
 
 WT_API wt_tokenize_params wt_tokenize_default_params(void);
 
-/* Tokenizes text_len bytes of UTF-8 text (invalid bytes are encoded as bytes).
- * out_n_tokens receives the token count. WT_ERR_BUFFER_TOO_SMALL: capacity < count, and
- * out_n_tokens still receives the needed count. WT_ERR_INVALID_ARGUMENT: NULL arguments. */
+/* Tokenizes text_len bytes of UTF-8 text (invalid bytes are encoded as bytes); params may
+ * be NULL (the defaults). out_n_tokens receives the token count. WT_ERR_BUFFER_TOO_SMALL:
+ * capacity < count, and out_n_tokens still receives the needed count.
+ * WT_ERR_INVALID_ARGUMENT: NULL arguments, a struct_size the library does not read. */
 WT_API wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len,
                              const wt_tokenize_params* params, wt_token* tokens,
                              size_t capacity, size_t* out_n_tokens);
@@ -245,6 +272,7 @@ typedef enum wt_pool_kind {
  * the model (0 / -1 fields mean "the method's default for this model depth"). Budgets are
  * in prompt tokens and include the window W. */
 typedef struct wt_prune_params {
+  size_t struct_size;  /* sizeof(wt_prune_params): set by wt_prune_default_params         */
   wt_prune_method method;
   float keep;          /* fraction of the prompt kept, in (0, 1]; default 0.1. Sets every
                           proportional budget (KV budget, TSP length, GemFilter K, ASL K_sel,
@@ -305,11 +333,13 @@ WT_API const char* wt_prune_method_name(wt_prune_method method);
 
 /* Sets one parameter by name from text ("keep" "0.2", "layer" "12", "pool" "max",
  * "asl_two_pass" "1"); names are the field names above. WT_ERR_INVALID_ARGUMENT: unknown
- * name or a value that does not parse (the message says which). Ranges are checked when
- * the context is created. */
+ * name, a value that does not parse (the message says which), a struct_size the library
+ * does not read, or a field the caller's (older) layout does not have. Ranges are checked
+ * when the context is created. */
 WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, const char* value);
 
 typedef struct wt_context_params {
+  size_t struct_size; /* sizeof(wt_context_params): set by wt_context_default_params     */
   int32_t n_ctx;     /* tokens the context holds (prompt + generated); 0 = model's
                         training context                                                */
   int32_t n_threads; /* CPU worker threads; 0 = all cores                               */
@@ -320,9 +350,11 @@ typedef struct wt_context_params {
   wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST; a Vulkan or CUDA model always
                                     runs WT_MATMUL_F32 (f32 activations)                */
   wt_prune_params prune;         /* default: WT_PRUNE_FULL                               */
+  /* Since WT_API_VERSION 2. */
   uint64_t memory_budget_bytes;  /* most bytes the context may allocate (its arena:
                                     activations, KV, scratch, workspace); 0 = no limit
                                     but the memory the backend has available          */
+  /* Since WT_API_VERSION 3. */
   int32_t max_new_tokens;        /* with a pruning method: size each layer's KV for the
                                     method's budget at a prompt of n_ctx - max_new_tokens
                                     plus max_new_tokens generated rows (what whittle-plan
@@ -343,10 +375,11 @@ typedef struct wt_context_params {
 
 WT_API wt_context_params wt_context_default_params(void);
 
-/* Creates a context: every byte it will use is allocated here, none later.
+/* Creates a context: every byte it will use is allocated here, none later. params may be
+ * NULL (the defaults).
  * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message), including the
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
- * (0, 1], ...).
+ * (0, 1], ...), or a struct_size (of params or params->prune) the library does not read.
  * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
  * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
  * allocated.
@@ -469,6 +502,7 @@ WT_API wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t lay
 /* ==== Sampling ======================================================================== */
 
 typedef struct wt_sampler_params {
+  size_t struct_size; /* sizeof(wt_sampler_params): set by the default function     */
   float temperature; /* <= 0: greedy (argmax); default 0                            */
   int32_t top_k;     /* 0: off                                                      */
   float top_p;       /* 1: off; in (0, 1]                                           */
@@ -476,7 +510,8 @@ typedef struct wt_sampler_params {
 } wt_sampler_params;
 
 WT_API wt_sampler_params wt_sampler_default_params(void);
-/* WT_ERR_INVALID_ARGUMENT: top_k < 0, top_p outside (0,1], temperature not finite. */
+/* params may be NULL (the defaults). WT_ERR_INVALID_ARGUMENT: top_k < 0, top_p outside
+ * (0,1], temperature not finite, a struct_size the library does not read. */
 WT_API wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* params,
                                    wt_sampler** out_sampler);
 WT_API void wt_sampler_free(wt_sampler* sampler);

@@ -1,5 +1,6 @@
 // wt_context_*, sampling and generation entry points.
 #include "handles.h"
+#include "params_abi.h"
 
 using wt::Status;
 using wt::api::guarded;
@@ -9,6 +10,7 @@ extern "C" {
 
 wt_context_params wt_context_default_params(void) {
   wt_context_params p;
+  p.struct_size = sizeof p;
   p.n_ctx = 0;
   p.n_threads = 0;
   p.logits_all = false;
@@ -51,7 +53,8 @@ wt_status wt_context_plan(const wt_model* model, const wt_context_params* params
   return guarded([&]() -> Status {
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_plan, "out_plan"));
-    const wt_context_params p = params ? *params : wt_context_default_params();
+    wt_context_params p;
+    WT_TRY(wt::api::read_params(params, &p));
     wt::ContextOptions o;
     WT_TRY(to_options(p, &o));
     wt::ContextPlan cp;
@@ -71,7 +74,8 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
   return guarded([&]() -> Status {
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_ctx, "out_ctx"));
-    const wt_context_params p = params ? *params : wt_context_default_params();
+    wt_context_params p;
+    WT_TRY(wt::api::read_params(params, &p));
     wt::ContextOptions o;
     WT_TRY(to_options(p, &o));
     auto c = std::make_unique<wt_context>();
@@ -240,6 +244,7 @@ wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer, con
 
 wt_sampler_params wt_sampler_default_params(void) {
   wt_sampler_params p;
+  p.struct_size = sizeof p;
   p.temperature = 0.0f;
   p.top_k = 0;
   p.top_p = 1.0f;
@@ -251,7 +256,8 @@ wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* para
   return guarded([&]() -> Status {
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_sampler, "out_sampler"));
-    const wt_sampler_params p = params ? *params : wt_sampler_default_params();
+    wt_sampler_params p;
+    WT_TRY(wt::api::read_params(params, &p));
     auto s = std::make_unique<wt_sampler>();
     WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, {p.temperature, p.top_k, p.top_p, p.seed}, &s->sampler));
     *out_sampler = s.release();

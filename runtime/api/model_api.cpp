@@ -5,6 +5,7 @@
 
 #include "../engine/model_device.h"
 #include "handles.h"
+#include "params_abi.h"
 
 using wt::Status;
 using wt::api::guarded;
@@ -36,6 +37,7 @@ extern "C" {
 
 wt_model_params wt_model_default_params(void) {
   wt_model_params p;
+  p.struct_size = sizeof p;
   p.backend = WT_BACKEND_CPU;
   p.progress = nullptr;
   p.progress_user = nullptr;
@@ -46,7 +48,8 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
   return guarded([&]() -> Status {
     WT_TRY(require(path, "path"));
     WT_TRY(require(out_model, "out_model"));
-    const wt_model_params p = params ? *params : wt_model_default_params();
+    wt_model_params p;
+    WT_TRY(wt::api::read_params(params, &p));
     if (p.backend != WT_BACKEND_CPU && p.backend != WT_BACKEND_VULKAN && p.backend != WT_BACKEND_CUDA)
       return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind");
     // The device first: a build without Vulkan or CUDA, or a machine without a device, is
@@ -115,6 +118,7 @@ bool wt_token_is_end(const wt_model* model, wt_token token) {
 
 wt_tokenize_params wt_tokenize_default_params(void) {
   wt_tokenize_params p;
+  p.struct_size = sizeof p;
   p.add_special = true;
   p.parse_special = false;
   return p;
@@ -126,7 +130,8 @@ wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len, 
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_n_tokens, "out_n_tokens"));
     if (!text && text_len > 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "text is NULL");
-    const wt_tokenize_params p = params ? *params : wt_tokenize_default_params();
+    wt_tokenize_params p;
+    WT_TRY(wt::api::read_params(params, &p));
     std::vector<int32_t> ids;
     WT_TRY(model->tokenizer->encode(std::string_view(text ? text : "", text_len), p.add_special, p.parse_special, &ids));
     *out_n_tokens = ids.size();

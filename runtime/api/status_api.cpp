@@ -40,6 +40,8 @@ const char* wt_version(void) {
 #undef WT_STR2
 }
 
+int32_t wt_api_version(void) { return WT_API_VERSION; }
+
 const char* wt_status_string(wt_status status) {
   switch (status) {
     case WT_OK: return "WT_OK";

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../api/handles.h"
+#include "../api/params_abi.h"
 #include "scored_policy.h"
 #include "selection_math.h"
 
@@ -61,6 +62,10 @@ const Field kFields[] = {
     {"oracle_tokens", Kind::i32, offsetof(wt_prune_params, oracle_tokens)},
     {"record_ranking", Kind::i32, offsetof(wt_prune_params, record_ranking)},
 };
+
+size_t field_bytes(Kind k) { return k == Kind::boolean ? sizeof(bool) : sizeof(int32_t); }
+static_assert(sizeof(float) == sizeof(int32_t) && sizeof(wt_pool_kind) == sizeof(int32_t) &&
+              sizeof(wt_prune_method) == sizeof(int32_t));
 
 // An enum field as the integer a C caller stored: reading it as the enum type would be
 // undefined for values outside the enumerators' range.
@@ -178,6 +183,7 @@ extern "C" {
 wt_prune_params wt_prune_default_params(void) {
   wt_prune_params p;
   std::memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
   p.method = WT_PRUNE_FULL;
   p.keep = 0.1f;
   p.pool = WT_POOL_DEFAULT;
@@ -232,8 +238,15 @@ wt_status wt_prune_set_param(wt_prune_params* params, const char* key, const cha
     WT_TRY(wt::api::require(params, "params"));
     WT_TRY(wt::api::require(key, "key"));
     WT_TRY(wt::api::require(value, "value"));
+    size_t extent = 0;
+    WT_TRY(wt::api::prune_params_extent(params, &extent));
     for (const Field& f : kFields) {
       if (std::strcmp(key, f.name) != 0) continue;
+      if (f.offset + field_bytes(f.kind) > extent)
+        return wt::error(WT_ERR_INVALID_ARGUMENT, std::string("prune parameter ") + key +
+                                                      " is not in the caller's wt_prune_params (struct_size " +
+                                                      std::to_string(params->struct_size) +
+                                                      "): it was built against an older whittle.h");
       char* field = reinterpret_cast<char*>(params) + f.offset;
       char* end = nullptr;
       const auto unparsable = [&]() {

@@ -306,10 +306,39 @@ TEST_CASE("matmul: F32 on every path") { check_type(DType::f32); }
 TEST_CASE("matmul: F16 on every path") { check_type(DType::f16); }
 TEST_CASE("matmul: BF16 on every path") { check_type(DType::bf16); }
 
+// The same checks on a few small shapes: what the aarch64 cross build runs under
+// qemu-aarch64 (scripts/cross-test.sh), where the full sweeps above take many minutes.
+TEST_CASE("matmul: small shapes on every path") {
+  IsaGuard guard;
+  uint32_t seed = 7000;
+  for (DType t : {DType::q4_0, DType::q4_1, DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k, DType::f32,
+                  DType::f16, DType::bf16}) {
+    const bool kq = t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
+    for (int64_t k : kq ? std::vector<int64_t>{256} : std::vector<int64_t>{96, 576}) {
+      for (int64_t n_rows : {1, 5}) {
+        const Problem p = make_problem(t, k, 9, n_rows, ++seed);
+        for (const char* isa : isas()) {
+          const std::string tname = wt::dtype_name(t), isa_name = isa;
+          CAPTURE(tname);
+          CAPTURE(k);
+          CAPTURE(n_rows);
+          CAPTURE(isa_name);
+          REQUIRE(wt::cpu::set_matmul_isa_for_testing(isa));
+          const std::vector<float> y1 = run(p, 1);
+          check_against_reference(p, y1);  // one worker: qemu-user runs spinning workers slowly
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("matmul: reports a SIMD path and can be forced") {
   IsaGuard guard;
   const std::vector<const char*> all = isas();
   REQUIRE(!all.empty());
+  std::string list;
+  for (const char* n : all) list += std::string(list.empty() ? "" : ",") + n;
+  MESSAGE("matmul isa: " << std::string(wt::cpu::matmul_isa()) << " (available: " << list << ")");  // scripts/cross-test.sh reads it
   CHECK(std::string(wt::cpu::matmul_isa()) == all.front());
   CHECK(std::string(all.back()) == "scalar");
   CHECK_FALSE(wt::cpu::set_matmul_isa_for_testing("no-such-isa"));

@@ -71,7 +71,7 @@ int32_t quarter_pool() { return fixture().model->model->hp.n_layer * (kCtx / kBl
 
 }  // namespace
 
-TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits and tokens, every method") {
+TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits and tokens for every method" * doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;
@@ -116,7 +116,7 @@ TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits an
   }
 }
 
-TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back exactly") {
+TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back exactly" * doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;
@@ -143,7 +143,7 @@ TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back e
   wt_context_free(paged);
 }
 
-TEST_CASE("paged kv: prefill and decode allocate nothing") {
+TEST_CASE("paged kv: prefill and decode allocate nothing" * doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;

@@ -155,7 +155,7 @@ void check_shadow(const Shadow& sh, const Pager& p) {
 
 }  // namespace
 
-TEST_CASE("pager: decide_swap computes overlap, leaving and entering; rejects bad lists") {
+TEST_CASE("pager: decide_swap computes overlap, leaving and entering, and rejects bad lists") {
   SwapDecision d;
   const std::vector<int32_t> cur{0, 1, 2, 3}, cand{0, 2, 5, 6}, pinned{0, 3};
   REQUIRE(wt::decide_swap({cur, cand, pinned, 0.9, false}, &d).is_ok());

@@ -55,7 +55,7 @@ int32_t argmax(const std::vector<float>& v) {
 
 }  // namespace
 
-TEST_CASE("prune: a budget covering the prompt gives exactly the full-KV logits, every method") {
+TEST_CASE("prune: a budget covering the prompt gives exactly the full-KV logits for every method" * doctest::test_suite("model")) {
   if (!have_model()) return;
   const std::vector<wt_token> prompt = fixture().prompt(200);
   wt_context* full = make_ctx(params(WT_PRUNE_FULL, 1.0f), 256);
@@ -88,7 +88,7 @@ TEST_CASE("prune: a budget covering the prompt gives exactly the full-KV logits,
   }
 }
 
-TEST_CASE("prune: invariants of every method at 10, 20 and 40% keep on the real model") {
+TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model" * doctest::test_suite("model")) {
   if (!have_model()) return;
   const int32_t L = 330;  // five full 64-token blocks and a partial one
   const std::vector<wt_token> prompt = fixture().prompt(static_cast<size_t>(L));
@@ -175,7 +175,7 @@ TEST_CASE("prune: invariants of every method at 10, 20 and 40% keep on the real 
   wt_context_free(full);
 }
 
-TEST_CASE("prune: prefill and decode allocate nothing, every method, with and without the ranking tap") {
+TEST_CASE("prune: prefill and decode allocate nothing for every method with and without the ranking tap" * doctest::test_suite("model")) {
   if (!have_model()) return;
   const std::vector<wt_token> prompt = fixture().prompt(300);
   // The counter does see an allocation.

@@ -115,21 +115,37 @@ void check_case(const std::string& file, wt_matmul_mode mode) {
   CHECK(decode.max_abs <= tol);
 }
 
-}  // namespace
-
-TEST_CASE("reference: logits match the NumPy forward pass, f32 activations") {
+// The fixtures of the tiny random-weight models (tiny_*) or of the default model.
+void check_cases(bool tiny, wt_matmul_mode mode) {
   const auto files = wt::test::list_reference_files(std::string(WT_TEST_DATA_DIR) + "/reference");
   REQUIRE(files.size() >= 6);
+  int n = 0;
   for (const std::string& f : files) {
-    SUBCASE(std::filesystem::path(f).stem().string().c_str()) { check_case(f, WT_MATMUL_F32); }
+    const std::string stem = std::filesystem::path(f).stem().string();
+    if ((stem.rfind("tiny_", 0) == 0) != tiny) continue;
+    ++n;
+    SUBCASE(stem.c_str()) { check_case(f, mode); }
   }
+  CHECK(n >= 3);
 }
 
-TEST_CASE("reference: logits match the NumPy forward pass, int8 activations (fast mode)") {
-  const auto files = wt::test::list_reference_files(std::string(WT_TEST_DATA_DIR) + "/reference");
-  REQUIRE(files.size() >= 6);
-  for (const std::string& f : files) {
-    SUBCASE(std::filesystem::path(f).stem().string().c_str()) { check_case(f, WT_MATMUL_FAST); }
-  }
+}  // namespace
+
+TEST_CASE("reference: tiny models' logits match the NumPy forward pass (f32 activations)") {
+  check_cases(true, WT_MATMUL_F32);
+}
+
+TEST_CASE("reference: tiny models' logits match the NumPy forward pass (int8 activations)") {
+  check_cases(true, WT_MATMUL_FAST);
+}
+
+TEST_CASE("reference: the default model's logits match the NumPy forward pass (f32 activations)" *
+          doctest::test_suite("model")) {
+  check_cases(false, WT_MATMUL_F32);
+}
+
+TEST_CASE("reference: the default model's logits match the NumPy forward pass (int8 activations)" *
+          doctest::test_suite("model")) {
+  check_cases(false, WT_MATMUL_FAST);
 }
 
