@@ -71,7 +71,11 @@ int32_t quarter_pool() { return fixture().model->model->hp.n_layer * (kCtx / kBl
 
 }  // namespace
 
-TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits and tokens for every method" * doctest::test_suite("model")) {
+// Label long (not model): minutes under ASan (ten methods, three runs each), so the ASan stage
+// leaves it to the Release stage and keeps the chunked, allocation and residency cases below;
+// like every long test it is not run under qemu either.
+TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits and tokens for every method" *
+          doctest::test_suite("long")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;
