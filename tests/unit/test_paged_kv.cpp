@@ -171,7 +171,8 @@ TEST_CASE("paged kv: prefill and decode allocate nothing" * doctest::test_suite(
   }
 }
 
-TEST_CASE("paged kv: residency per layer: every row on the host, at most the pool on the device") {
+TEST_CASE("paged kv: residency per layer: every row on the host and at most the pool on the device" *
+          doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;

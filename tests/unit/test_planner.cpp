@@ -397,7 +397,7 @@ bool reset_rss_peak() {
 
 }  // namespace
 
-TEST_CASE("planner: measured memory of a context is within 10% of its plan, and below it") {
+TEST_CASE("planner: measured memory of a context is within 10% of its plan and below it" * doctest::test_suite("model")) {
 #if defined(__SANITIZE_ADDRESS__)
   MESSAGE("SKIPPED: under AddressSanitizer the resident set holds shadow memory and quarantine");
   return;
@@ -470,7 +470,8 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan, and 
   }
 }
 
-TEST_CASE("planner: a context sized for max_new_tokens refuses a layer that would outgrow it, changing nothing") {
+TEST_CASE("planner: a context sized for max_new_tokens refuses a layer that would outgrow it and changes nothing" *
+          doctest::test_suite("model")) {
   if (!test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;
