@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "../runtime/engine/paged_kv.h"
 #include "../runtime/prune/policy.h"
 
 namespace wt {
@@ -59,15 +60,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
     p.kv_rows[static_cast<size_t>(l)] = kv_capacity(policy.get(), l, req.n_ctx, req.n_new);
   in.kv_rows = &p.kv_rows;
   const bool paged = req.kv_device_blocks > 0;
-  if (paged) {
-    if (req.kv_block_tokens < 1 || req.kv_block_tokens > 4096)
-      return error(WT_ERR_INVALID_ARGUMENT, "kv_block_tokens " + std::to_string(req.kv_block_tokens) + " outside [1, 4096]");
-    const int32_t layer_blocks = (req.n_ctx + req.kv_block_tokens - 1) / req.kv_block_tokens;
-    if (req.kv_device_blocks < layer_blocks)
-      return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks " + std::to_string(req.kv_device_blocks) +
-                                                ": the device pool must hold one whole layer, " +
-                                                std::to_string(layer_blocks) + " blocks");
-  }
+  if (paged) WT_TRY(PagedKv::check_shape(req.n_ctx, req.kv_block_tokens, req.kv_device_blocks));
   p.arena = lay_out_arena(in, nullptr, nullptr);
 
   // f32 K and V, n_head_kv heads.

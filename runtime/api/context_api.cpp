@@ -28,7 +28,10 @@ wt_context_params wt_context_default_params(void) {
 
 namespace {
 
-Status to_options(const wt_context_params& p, wt::ContextOptions* out) {
+// The caller's params (by their struct_size; NULL: the defaults) as engine options.
+Status read_options(const wt_context_params* params, wt_context_params* read, wt::ContextOptions* out) {
+  WT_TRY(wt::api::read_params(params, read));
+  const wt_context_params& p = *read;
   wt::ContextOptions& o = *out;
   o.n_ctx = p.n_ctx;
   o.n_threads = p.n_threads;
@@ -54,9 +57,8 @@ wt_status wt_context_plan(const wt_model* model, const wt_context_params* params
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_plan, "out_plan"));
     wt_context_params p;
-    WT_TRY(wt::api::read_params(params, &p));
     wt::ContextOptions o;
-    WT_TRY(to_options(p, &o));
+    WT_TRY(read_options(params, &p, &o));
     wt::ContextPlan cp;
     WT_TRY(wt::Context::plan(*model->model, o, &cp));
     out_plan->n_ctx = cp.n_ctx;
@@ -75,9 +77,8 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_ctx, "out_ctx"));
     wt_context_params p;
-    WT_TRY(wt::api::read_params(params, &p));
     wt::ContextOptions o;
-    WT_TRY(to_options(p, &o));
+    WT_TRY(read_options(params, &p, &o));
     auto c = std::make_unique<wt_context>();
     c->owner = model;
     WT_TRY(wt::Context::create(*model->model, o, &c->ctx));

@@ -125,18 +125,8 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.kv_rows = &kv_cap_;
   if (options_.kv_device_blocks < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");
-  if (options_.kv_device_blocks > 0) {
-    if (options_.kv_block_tokens < 1 || options_.kv_block_tokens > 4096)
-      return error(WT_ERR_INVALID_ARGUMENT,
-                   "kv_block_tokens " + std::to_string(options_.kv_block_tokens) + " outside [1, 4096]");
-    const PagedKvParams pp = paged_kv_params(in);
-    if (pp.n_device_blocks < PagedKv::min_device_blocks(pp))
-      return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks " + std::to_string(pp.n_device_blocks) +
-                                                ": the device pool must hold one whole layer at n_ctx " +
-                                                std::to_string(n_ctx_) + ", " +
-                                                std::to_string(PagedKv::min_device_blocks(pp)) + " blocks of " +
-                                                std::to_string(pp.block_tokens) + " tokens");
-  }
+  if (options_.kv_device_blocks > 0)
+    WT_TRY(PagedKv::check_shape(n_ctx_, options_.kv_block_tokens, options_.kv_device_blocks));
   return Status::ok();
 }
 

@@ -37,14 +37,20 @@ uint64_t PagedKv::host_pool_bytes(const PagedKvParams& p) {
   return 2 * plane_row_bytes(p) * static_cast<uint64_t>(p.block_tokens) * static_cast<uint64_t>(p.n_host_blocks);
 }
 
-Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
-  if (p.block_tokens < 1 || p.block_tokens > 4096)
-    return error(WT_ERR_INVALID_ARGUMENT, "kv_block_tokens " + std::to_string(p.block_tokens) + " outside [1, 4096]");
-  if (p.n_device_blocks < min_device_blocks(p))
-    return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks " + std::to_string(p.n_device_blocks) +
+Status PagedKv::check_shape(int32_t n_ctx, int32_t block_tokens, int32_t n_device_blocks) {
+  if (block_tokens < 1 || block_tokens > 4096)
+    return error(WT_ERR_INVALID_ARGUMENT, "kv_block_tokens " + std::to_string(block_tokens) + " outside [1, 4096]");
+  const int32_t layer_blocks = (n_ctx + block_tokens - 1) / block_tokens;
+  if (n_device_blocks < layer_blocks)
+    return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks " + std::to_string(n_device_blocks) +
                                               ": the device pool must hold one whole layer at n_ctx " +
-                                              std::to_string(p.n_ctx) + ", " + std::to_string(min_device_blocks(p)) +
-                                              " blocks of " + std::to_string(p.block_tokens) + " tokens");
+                                              std::to_string(n_ctx) + ", " + std::to_string(layer_blocks) +
+                                              " blocks of " + std::to_string(block_tokens) + " tokens");
+  return Status::ok();
+}
+
+Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
+  WT_TRY(check_shape(p.n_ctx, p.block_tokens, p.n_device_blocks));
   b_ = &backend;
   p_ = p;
   plane_row_bytes_ = plane_row_bytes(p);

@@ -49,6 +49,9 @@ class PagedKv {
  public:
   // Blocks of one layer at full context: the least device pool that works.
   static int32_t min_device_blocks(const PagedKvParams& p);
+  // The one check of a pager request (context creation, the planner, init):
+  // WT_ERR_INVALID_ARGUMENT for a block size outside [1, 4096] or a pool below one layer.
+  static Status check_shape(int32_t n_ctx, int32_t block_tokens, int32_t n_device_blocks);
   static uint64_t device_pool_bytes(const PagedKvParams& p);
   static uint64_t host_pool_bytes(const PagedKvParams& p);
 
