@@ -437,8 +437,7 @@ TEST_CASE(WT_MODEL_BACKEND " model: a weight type the kernels do not read is ref
   REQUIRE(t != nullptr);
   t->type = wt::test::ggml::q4_k;
   t->data.assign(144 * 256, 0);  // 256 rows of one 144-byte block; all-zero scales: weights 0
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "whittle_test_" WT_MODEL_BACKEND "_q4k.gguf").string();
+  const std::string path = wt::test::temp_file(WT_MODEL_BACKEND "_q4k.gguf");
   REQUIRE(wt::test::write_file(path, w.build()));
   wt_model* cpu = nullptr;
   CHECK_MESSAGE(wt_model_load(path.c_str(), nullptr, &cpu) == WT_OK, wt_last_error());

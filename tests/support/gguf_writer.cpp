@@ -1,7 +1,10 @@
 #include "support/gguf_writer.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace wt::test {
 
@@ -223,6 +226,11 @@ bool write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   if (!f) return false;
   const bool ok = bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   return std::fclose(f) == 0 && ok;
+}
+
+std::string temp_file(const std::string& name) {
+  const std::string unique = "whittle_test_" + std::to_string(::getpid()) + "_" + name;
+  return (std::filesystem::temp_directory_path() / unique).string();
 }
 
 // ---- the tiny model ---------------------------------------------------------------------------

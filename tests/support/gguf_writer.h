@@ -98,6 +98,9 @@ void patch_u64(std::vector<uint8_t>& bytes, size_t offset, uint64_t v);
 // a field next to a known key or name.
 size_t find_bytes(const std::vector<uint8_t>& bytes, const std::string& needle);
 bool write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+// A path in the temp directory that no other test process uses: ctest runs test cases of
+// one binary as parallel processes, and a file rewritten under another's mmap is a SIGBUS.
+std::string temp_file(const std::string& name);
 
 // A complete, valid tiny model with random f32 weights from a seeded generator.
 struct TinyModelOptions {

@@ -66,9 +66,7 @@ void set_u32(GgufWriter& w, const std::string& key, uint32_t v) {
   w.add_u32(key, v);
 }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("whittle_test_gguf_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return wt::test::temp_file("gguf_" + name); }
 
 }  // namespace
 

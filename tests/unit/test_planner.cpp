@@ -2,6 +2,10 @@
 // exactly, its KV per layer is what a pruned prefill keeps, the fit arithmetic and solve
 // mode on synthetic boards, and clear errors for malformed profiles and descriptions.
 #include <doctest/doctest.h>
+#include <malloc.h>
+#if defined(WT_TEST_MIMALLOC)
+#include <mimalloc.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -388,6 +392,15 @@ uint64_t proc_status_kib(const char* key) {
   return v;
 }
 
+// Earlier cases in this process freed memory the allocator keeps mapped; a context reusing
+// it would not grow the resident set, so it goes back to the system before a measurement.
+void release_free_memory() {
+#if defined(WT_TEST_MIMALLOC)
+  mi_collect(true);
+#endif
+  malloc_trim(0);
+}
+
 bool reset_rss_peak() {
   FILE* f = std::fopen("/proc/self/clear_refs", "w");
   if (!f) return false;
@@ -445,6 +458,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
     if (!c.device_blocks) cp.kv_device_blocks = 0;
     wt_context_plan_info plan{};
     REQUIRE(wt_context_plan(wm, &cp, &plan) == WT_OK);
+    release_free_memory();
     REQUIRE(reset_rss_peak());
     const uint64_t before = proc_status_kib("VmRSS:") * 1024;
     wt_context* ctx = nullptr;

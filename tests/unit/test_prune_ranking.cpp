@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <iterator>
 #include <numeric>
 #include <set>
@@ -28,7 +27,7 @@ using Positions = std::set<int32_t>;
 // A 4-layer random model with one KV head, so that SnapKV's per-KV-head choice is the
 // recorded (summed over KV heads) ranking itself.
 struct TinyModel {
-  std::string path = (std::filesystem::temp_directory_path() / "whittle_test_ranking_tiny.gguf").string();
+  std::string path = wt::test::temp_file("ranking_tiny.gguf");
   wt_model* model = nullptr;
   TinyModel() {
     wt::test::TinyModelOptions o;
