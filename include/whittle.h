@@ -9,7 +9,10 @@
  *   the next Whittle call on that thread. Output parameters (named out_*, always last) are
  *   written only on success. No call aborts the process or lets a C++ exception escape.
  * - Threading: a wt_model is immutable once loaded and may be shared by contexts on several
- *   threads. A wt_context (and a wt_sampler) is used by one thread at a time.
+ *   threads. A wt_context (and a wt_sampler) is used by one thread at a time: a call on
+ *   it while another thread is inside a call on it returns WT_ERR_BUSY (wt_context_abort
+ *   excepted; wt_context_reset and the *_free calls cannot report it and must not race).
+ *   Calls made from a callback on the thread already inside a call pass.
  *   Contexts of a model loaded for a device (WT_BACKEND_VULKAN, WT_BACKEND_CUDA) share its
  *   one device and take turns on it: a prefill or decode holds the device for its whole
  *   duration.
@@ -87,7 +90,8 @@ typedef enum wt_status {
   WT_ERR_BUFFER_TOO_SMALL = 8, /* a caller buffer is too small; the needed size is reported */
   WT_ERR_BACKEND = 9,          /* the device or its driver failed                           */
   WT_ERR_ABORTED = 10,         /* a callback asked to stop                                  */
-  WT_ERR_INTERNAL = 11         /* a broken invariant inside Whittle: please report it       */
+  WT_ERR_INTERNAL = 11,        /* a broken invariant inside Whittle: please report it       */
+  WT_ERR_BUSY = 12             /* the context or sampler is in a call on another thread     */
 } wt_status;
 
 /* A static, never-NULL name for a status ("WT_ERR_FORMAT"). */

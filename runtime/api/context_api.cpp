@@ -101,6 +101,8 @@ void wt_context_free(wt_context* ctx) { delete ctx; }
 wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_tokens) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
     WT_TRY(require(tokens, "tokens"));
     if (n_tokens == 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_tokens is 0");
     if (n_tokens > static_cast<size_t>(INT32_MAX))
@@ -112,6 +114,8 @@ wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_t
 wt_status wt_context_decode(wt_context* ctx, wt_token token) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
     return ctx->ctx->decode(token);
   });
 }
@@ -119,6 +123,8 @@ wt_status wt_context_decode(wt_context* ctx, wt_token token) {
 wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** out_logits) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
     WT_TRY(require(out_logits, "out_logits"));
     const float* l = ctx->ctx->logits(row);
     if (!l)
@@ -142,6 +148,8 @@ void wt_context_reset(wt_context* ctx) {
 wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
     WT_TRY(require(out_stats, "out_stats"));
     const wt::ContextStats& s = ctx->ctx->stats();
     out_stats->n_prefill_tokens = s.n_prefill_tokens;
@@ -168,6 +176,8 @@ wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t layer, uint
                                       uint64_t* out_host_bytes) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
     WT_TRY(require(out_device_bytes, "out_device_bytes"));
     WT_TRY(require(out_host_bytes, "out_host_bytes"));
     const wt::Context& c = *ctx->ctx;
@@ -195,6 +205,8 @@ wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t layer, uint
 wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_stats) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
     WT_TRY(require(out_stats, "out_stats"));
     const wt::PruneStats& s = ctx->ctx->prune_stats();
     wt_prune_stats o;
@@ -223,6 +235,8 @@ wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer, con
                                        int32_t* out_n) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
     WT_TRY(require(out_scores, "out_scores"));
     WT_TRY(require(out_n, "out_n"));
     const wt::Context& c = *ctx->ctx;
@@ -272,6 +286,9 @@ wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx, wt_token
   return guarded([&]() -> Status {
     WT_TRY(require(sampler, "sampler"));
     WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx"), sampler_claim(sampler->user, "sampler");
+    WT_TRY(claim.status());
+    WT_TRY(sampler_claim.status());
     WT_TRY(require(out_token, "out_token"));
     const float* logits = ctx->ctx->logits(-1);
     if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");
@@ -285,6 +302,9 @@ wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max, wt_to
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
     WT_TRY(require(sampler, "sampler"));
+    const wt::api::Claim claim(ctx->user, "ctx"), sampler_claim(sampler->user, "sampler");
+    WT_TRY(claim.status());
+    WT_TRY(sampler_claim.status());
     if (n_max < 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_max must be >= 0");
     const float* logits = ctx->ctx->logits(-1);
     if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");

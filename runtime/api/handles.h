@@ -3,10 +3,12 @@
 // status, so nothing crosses the C ABI.
 #pragma once
 
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "../engine/context.h"
 #include "../engine/sampler.h"
@@ -26,10 +28,12 @@ struct wt_model {
 struct wt_context {
   const wt_model* owner = nullptr;
   std::unique_ptr<wt::Context> ctx;
+  mutable std::atomic<std::thread::id> user{};  // the thread inside a call on it, if any
 };
 
 struct wt_sampler {
   wt::Sampler sampler;
+  mutable std::atomic<std::thread::id> user{};
 };
 
 struct wt_detokenizer {
@@ -68,5 +72,33 @@ wt_status guarded(Body&& body) {
 inline Status require(const void* p, const char* what) {
   return p ? Status::ok() : error(WT_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL");
 }
+
+// Holds a handle for the calling thread for one call: a context or sampler is used by one
+// thread at a time (whittle.h), and a second thread's call is refused with WT_ERR_BUSY
+// rather than left to race (one compare-and-swap per call). A call nested on the holding
+// thread (from a progress or token callback) passes and leaves the hold to the outer call.
+class Claim {
+ public:
+  Claim(std::atomic<std::thread::id>& user, const char* what) : user_(user) {
+    const std::thread::id me = std::this_thread::get_id();
+    std::thread::id none{};
+    if (user_.compare_exchange_strong(none, me, std::memory_order_acquire)) {
+      held_ = true;
+    } else if (none != me) {
+      status_ = error(WT_ERR_BUSY, std::string(what) + " is in use by another thread (one thread at a time)");
+    }
+  }
+  ~Claim() {
+    if (held_) user_.store(std::thread::id{}, std::memory_order_release);
+  }
+  Claim(const Claim&) = delete;
+  Claim& operator=(const Claim&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  std::atomic<std::thread::id>& user_;
+  bool held_ = false;
+  Status status_;
+};
 
 }  // namespace wt::api

@@ -56,6 +56,7 @@ const char* wt_status_string(wt_status status) {
     case WT_ERR_BACKEND: return "WT_ERR_BACKEND";
     case WT_ERR_ABORTED: return "WT_ERR_ABORTED";
     case WT_ERR_INTERNAL: return "WT_ERR_INTERNAL";
+    case WT_ERR_BUSY: return "WT_ERR_BUSY";
   }
   return "WT_ERR_UNKNOWN";
 }

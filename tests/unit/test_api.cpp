@@ -255,7 +255,8 @@ TEST_CASE("api: progress callbacks report and can abort load and prefill") {
   wt_model_free(m);
 }
 
-TEST_CASE("api: wt_context_abort stops a prefill from another thread at a layer boundary") {
+TEST_CASE("api: wt_context_abort stops a prefill from another thread at a layer boundary" *
+          doctest::test_suite("concurrency")) {
   wt_model* m = load(kTiny);
   // The handshake: the prefill's first progress call lets the other thread in and waits
   // until it has called wt_context_abort, so the stop lands between two layers for sure.
