@@ -237,6 +237,8 @@ Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend
   if (n <= 0) n = 1;
   try {
     *out = std::make_unique<CpuBackend>(n);
+  } catch (const std::bad_alloc&) {
+    return error(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate the backend and its " + std::to_string(n) + " threads");
   } catch (const std::exception& e) {
     return error(WT_ERR_BACKEND, std::string("cpu: cannot start worker threads: ") + e.what());
   }

@@ -9,6 +9,7 @@ namespace wt::api {
 namespace {
 
 thread_local std::string t_last_error;
+thread_local const char* t_fixed_error = nullptr;  // wins over t_last_error when set
 
 std::mutex g_log_mutex;
 wt_log_callback g_log_callback = nullptr;
@@ -16,8 +17,22 @@ void* g_log_user = nullptr;
 
 }  // namespace
 
-void set_last_error(const std::string& message) { t_last_error = message; }
-void clear_last_error() { t_last_error.clear(); }
+bool store_last_error(const std::string& message) noexcept {
+  try {
+    t_last_error = message;
+  } catch (...) {
+    return false;
+  }
+  t_fixed_error = nullptr;
+  return true;
+}
+
+void set_fixed_error(const char* text) noexcept { t_fixed_error = text; }
+
+void clear_last_error() noexcept {
+  t_last_error.clear();
+  t_fixed_error = nullptr;
+}
 
 void log(wt_log_level level, const std::string& text) {
   std::lock_guard<std::mutex> lock(g_log_mutex);
@@ -60,7 +75,9 @@ const char* wt_status_string(wt_status status) {
   return "WT_ERR_UNKNOWN";
 }
 
-const char* wt_last_error(void) { return wt::api::t_last_error.c_str(); }
+const char* wt_last_error(void) {
+  return wt::api::t_fixed_error ? wt::api::t_fixed_error : wt::api::t_last_error.c_str();
+}
 
 void wt_set_log_callback(wt_log_callback callback, void* user) {
   std::lock_guard<std::mutex> lock(wt::api::g_log_mutex);
