@@ -7,7 +7,11 @@
  * - Errors: every fallible call returns wt_status (WT_OK is zero). On failure,
  *   wt_last_error() gives a message naming what was wrong; it is per thread and valid until
  *   the next Whittle call on that thread. Output parameters (named out_*, always last) are
- *   written only on success. No call aborts the process or lets a C++ exception escape.
+ *   written only on success (the exceptions say so: a needed size with
+ *   WT_ERR_BUFFER_TOO_SMALL, wt_generate's count). No call aborts the process or lets a C++
+ *   exception escape: a host allocation that fails anywhere in a call makes it return
+ *   WT_ERR_OUT_OF_MEMORY, with everything it made freed and the objects it was given as
+ *   usable as before (a context: see wt_context_prefill). wt_*_free(NULL) does nothing.
  * - Threading: a wt_model is immutable once loaded and may be shared by contexts on several
  *   threads. A wt_context (and a wt_sampler) is used by one thread at a time.
  *   Contexts of a model loaded for a device (WT_BACKEND_VULKAN, WT_BACKEND_CUDA) share its
@@ -407,9 +411,14 @@ WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params*
 /* Runs the model over n_tokens tokens at the next positions (the whole batch at once).
  * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx, or a layer's KV would outgrow the size
  * max_new_tokens planned (nothing is changed).
- * WT_ERR_INVALID_ARGUMENT: n_tokens == 0 or a token id out of range.
+ * WT_ERR_INVALID_ARGUMENT: NULL ctx or tokens, n_tokens == 0 or a token id out of range.
  * WT_ERR_ABORTED: the progress callback returned false, or wt_context_abort asked it to
- * stop (the context is reset). */
+ * stop (the context is reset).
+ * After a failure the context stays usable. A refusal before the model runs
+ * (WT_ERR_INVALID_ARGUMENT, WT_ERR_CONTEXT_FULL) changes nothing: tokens, KV and logits are
+ * as before. A failure while it runs (WT_ERR_ABORTED, WT_ERR_OUT_OF_MEMORY, WT_ERR_BACKEND,
+ * WT_ERR_INTERNAL) resets the context as wt_context_reset does (n_past 0, no logits): the
+ * next call starts from a prefill. */
 WT_API wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_tokens);
 
 /* Asks the prefill running on ctx to stop at its next layer boundary; it then returns
@@ -419,7 +428,8 @@ WT_API wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, siz
  * first. NULL is ignored. */
 WT_API void wt_context_abort(wt_context* ctx);
 
-/* Runs one token at the next position. Errors as wt_context_prefill. */
+/* Runs one token at the next position (at n_past 0: a one-token prompt, never pruned).
+ * Errors, and the state they leave, as wt_context_prefill. */
 WT_API wt_status wt_context_decode(wt_context* ctx, wt_token token);
 
 /* Logits of row `row` of the last prefill/decode (n_vocab floats); row -1 is the last row.

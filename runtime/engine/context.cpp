@@ -237,7 +237,14 @@ Status Context::decode(int32_t token) {
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t pos = n_past_;
   for (int32_t l = 0; l < model_.hp.n_layer; ++l) WT_TRY(check_kv_room(l, kv_len_[static_cast<size_t>(l)] + 1));
-  WT_TRY(forward(&token, &pos, 1, nullptr, nullptr));
+  const Status st = forward(&token, &pos, 1, nullptr, nullptr);
+  if (!st.is_ok()) {
+    // The layers before the failure took the new row, the later ones did not (and the pager
+    // and a decoding policy moved on with them): no state to continue from, so the context
+    // starts over, as after a failed prefill.
+    reset();
+    return st;
+  }
   n_past_ += 1;
   stats_.decode_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   stats_.n_decode_tokens += 1;
