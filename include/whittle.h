@@ -200,7 +200,8 @@ WT_API wt_tokenize_params wt_tokenize_default_params(void);
 /* Tokenizes text_len bytes of UTF-8 text (invalid bytes are encoded as bytes); params may
  * be NULL (the defaults). out_n_tokens receives the token count. WT_ERR_BUFFER_TOO_SMALL:
  * capacity < count, and out_n_tokens still receives the needed count.
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, a struct_size the library does not read. */
+ * WT_ERR_INVALID_ARGUMENT: NULL arguments, a struct_size the library does not read, a
+ * text_len larger than any object can be (> PTRDIFF_MAX). */
 WT_API wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len,
                              const wt_tokenize_params* params, wt_token* tokens,
                              size_t capacity, size_t* out_n_tokens);
@@ -234,7 +235,9 @@ typedef struct wt_chat_message {
  * add_assistant opens the assistant turn. Writes a NUL-terminated string.
  * WT_ERR_UNSUPPORTED: the model has no template or one Whittle does not recognise (the
  * message says which); templates are never guessed. WT_ERR_BUFFER_TOO_SMALL: *out_len
- * receives the needed length (without the NUL). */
+ * receives the needed length (without the NUL). WT_ERR_INVALID_ARGUMENT: NULL model or
+ * out_len, NULL messages with n_messages > 0, a message with a NULL role or content or a
+ * role other than system, user, assistant, tool, or more messages than any array holds. */
 WT_API wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages,
                                size_t n_messages, bool add_assistant, char* buf,
                                size_t capacity, size_t* out_len);
@@ -344,8 +347,8 @@ WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, co
 
 typedef struct wt_context_params {
   size_t struct_size; /* sizeof(wt_context_params): set by wt_context_default_params     */
-  int32_t n_ctx;     /* tokens the context holds (prompt + generated); 0 = model's
-                        training context                                                */
+  int32_t n_ctx;     /* tokens the context holds (prompt + generated), at most
+                        1048576; 0 = model's training context                           */
   int32_t n_threads; /* CPU worker threads; 0 = all cores                               */
   bool logits_all;   /* keep logits of every prompt row of the last prefill (costs
                         n_ctx * n_vocab floats); otherwise only the last row           */
@@ -383,7 +386,8 @@ WT_API wt_context_params wt_context_default_params(void);
  * NULL (the defaults).
  * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message), including the
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
- * (0, 1], ...), or a struct_size (of params or params->prune) the library does not read.
+ * (0, 1], a count of tokens above 1048576, the largest n_ctx, ...), or a struct_size (of
+ * params or params->prune) the library does not read.
  * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
  * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
  * allocated.
@@ -433,8 +437,8 @@ WT_API void wt_context_abort(wt_context* ctx);
 WT_API wt_status wt_context_decode(wt_context* ctx, wt_token token);
 
 /* Logits of row `row` of the last prefill/decode (n_vocab floats); row -1 is the last row.
- * Rows other than the last need logits_all. WT_ERR_INVALID_ARGUMENT: no logits yet or row
- * out of range. */
+ * Rows other than the last need logits_all. WT_ERR_INVALID_ARGUMENT: no logits yet (none
+ * since creation or a reset), or row outside [-1, rows of the last call). */
 WT_API wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** out_logits);
 
 /* Tokens currently in the context. */
@@ -525,7 +529,8 @@ WT_API wt_sampler_params wt_sampler_default_params(void);
 WT_API wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* params,
                                    wt_sampler** out_sampler);
 WT_API void wt_sampler_free(wt_sampler* sampler);
-/* Samples from the last logits row of ctx. */
+/* Samples from the last logits row of ctx. WT_ERR_INVALID_ARGUMENT: NULL arguments, no
+ * logits yet, or a sampler created for a model whose vocabulary differs from ctx's. */
 WT_API wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx,
                                    wt_token* out_token);
 
@@ -533,7 +538,13 @@ WT_API wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx,
 typedef bool (*wt_token_callback)(wt_token token, void* user);
 
 /* Samples and decodes up to n_max tokens after a prefill, calling on_token for each
- * (including the end token, which stops the loop). *out_n_generated = tokens produced. */
+ * (including the end token, which stops the loop). *out_n_generated = tokens produced, also
+ * when a decode fails (on_token and out_n_generated may be NULL). n_max 0 produces nothing.
+ * WT_ERR_INVALID_ARGUMENT: NULL ctx or sampler, n_max < 0, no logits yet, or a sampler of
+ * another vocabulary (as wt_sampler_sample). A decode's error ends the loop and is
+ * returned, leaving the context as wt_context_decode says (WT_ERR_CONTEXT_FULL: the
+ * context is full and holds the tokens decoded so far; the last token sampled, counted in
+ * *out_n_generated, is not in it). */
 WT_API wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max,
                              wt_token_callback on_token, void* user, int32_t* out_n_generated);
 

@@ -50,6 +50,17 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
   return Status::ok();
 }
 
+// A sampler reads n_vocab floats of its model from the logits row: the context's model
+// must have as many.
+Status check_sampler(const wt_sampler& s, const wt_context& ctx) {
+  const int32_t n_vocab = ctx.ctx->model().hp.n_vocab;
+  if (s.sampler.n_vocab() != n_vocab)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "the sampler was created for a model of " +
+                                                  std::to_string(s.sampler.n_vocab()) +
+                                                  " tokens; the context's model has " + std::to_string(n_vocab));
+  return Status::ok();
+}
+
 }  // namespace
 
 wt_status wt_context_plan(const wt_model* model, const wt_context_params* params, wt_context_plan_info* out_plan) {
@@ -121,9 +132,14 @@ wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** ou
     WT_TRY(require(ctx, "ctx"));
     WT_TRY(require(out_logits, "out_logits"));
     const float* l = ctx->ctx->logits(row);
-    if (!l)
-      return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits for row " + std::to_string(row) +
-                                                    " (rows other than the last need logits_all)");
+    if (!l) {
+      if (ctx->ctx->n_last_rows() == 0)
+        return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: run a prefill or decode first");
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits for row " + std::to_string(row) + ": the last call ran " +
+                                                    std::to_string(ctx->ctx->n_last_rows()) +
+                                                    " rows; row -1 is the last, and rows other than the last need "
+                                                    "logits_all");
+    }
     *out_logits = l;
     return Status::ok();
   });
@@ -273,6 +289,7 @@ wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx, wt_token
     WT_TRY(require(sampler, "sampler"));
     WT_TRY(require(ctx, "ctx"));
     WT_TRY(require(out_token, "out_token"));
+    WT_TRY(check_sampler(*sampler, *ctx));
     const float* logits = ctx->ctx->logits(-1);
     if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");
     *out_token = sampler->sampler.sample(logits);
@@ -285,7 +302,8 @@ wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max, wt_to
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));
     WT_TRY(require(sampler, "sampler"));
-    if (n_max < 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_max must be >= 0");
+    if (n_max < 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_max must be >= 0, got " + std::to_string(n_max));
+    WT_TRY(check_sampler(*sampler, *ctx));
     const float* logits = ctx->ctx->logits(-1);
     if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");
     int32_t n = 0;

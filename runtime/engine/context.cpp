@@ -40,8 +40,9 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   const Hparams& hp = model.hp;
   if (options.n_ctx < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "n_ctx must be >= 0 (0 = the model's " + std::to_string(hp.n_ctx_train) + ")");
-  if (options.n_ctx > (1 << 20))
-    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(options.n_ctx) + " is above the limit of 1048576");
+  if (options.n_ctx > kMaxContextTokens)
+    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(options.n_ctx) + " is above the limit of " +
+                                              std::to_string(kMaxContextTokens));
   if (options.n_threads < 0 || options.n_threads > 1024)
     return error(WT_ERR_INVALID_ARGUMENT, "n_threads must be in [0, 1024]");
   if (hp.n_rot > 512 || hp.n_rot % 2 != 0 || hp.head_dim > 256)
@@ -252,8 +253,8 @@ Status Context::decode(int32_t token) {
 }
 
 const float* Context::logits(int32_t row) const {
-  if (last_rows_ == 0) return nullptr;
-  if (row < 0) row = last_rows_ - 1;
+  if (last_rows_ == 0 || row < -1) return nullptr;
+  if (row == -1) row = last_rows_ - 1;
   if (row >= last_rows_) return nullptr;
   // Without logits_all (or after a pruned prefill) only the last row exists, at index 0.
   const bool all = options_.logits_all && !last_row_only_;
