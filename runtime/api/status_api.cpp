@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "handles.h"
+#include "params_abi.h"
 
 namespace wt::api {
 
@@ -58,7 +59,7 @@ const char* wt_version(void) {
 int32_t wt_api_version(void) { return WT_API_VERSION; }
 
 const char* wt_status_string(wt_status status) {
-  switch (status) {
+  switch (wt::api::raw_value(status)) {  // any integer a caller passes, not only the enumerators
     case WT_OK: return "WT_OK";
     case WT_ERR_INVALID_ARGUMENT: return "WT_ERR_INVALID_ARGUMENT";
     case WT_ERR_FORMAT: return "WT_ERR_FORMAT";
