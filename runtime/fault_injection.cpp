@@ -18,6 +18,7 @@ struct Plan {
 
 Plan g_plans[2];
 std::atomic<int64_t> g_live{0};
+std::atomic<int> g_foreign{0};  // open ForeignCode scopes
 
 Plan& plan(Site site) { return g_plans[static_cast<int>(site)]; }
 
@@ -42,12 +43,16 @@ bool fired(Site site) { return plan(site).fired.load(); }
 bool should_fail(Site site) {
   Plan& p = plan(site);
   if (!p.armed.load(std::memory_order_relaxed)) return false;
+  if (site == Site::alloc && g_foreign.load() > 0) return false;
   const uint64_t n = p.seen.fetch_add(1) + 1;
   const uint64_t k = p.fail_at.load();
   if (k == 0 || n < k || (n > k && !p.sticky.load())) return false;
   p.fired.store(true);
   return true;
 }
+
+ForeignCode::ForeignCode() { g_foreign.fetch_add(1); }
+ForeignCode::~ForeignCode() { g_foreign.fetch_sub(1); }
 
 void note_alloc() { g_live.fetch_add(1, std::memory_order_relaxed); }
 void note_free() { g_live.fetch_sub(1, std::memory_order_relaxed); }

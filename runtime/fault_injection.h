@@ -32,6 +32,19 @@ bool fired(Site site);
 // For the sites: true means this event must fail (and is counted as seen either way).
 bool should_fail(Site site);
 
+// Open while the library calls a device driver to create its instance, device, queues,
+// pipelines or libraries: allocations meanwhile (on any thread) are neither counted nor
+// failed. A driver is C around C++ (Mesa's LLVM, the CUDA runtime): an exception thrown by
+// an operator new inside it unwinds through C frames holding the driver's locks, and the
+// next driver call hangs. What a driver allocates is the driver's to fail.
+class ForeignCode {
+ public:
+  ForeignCode();
+  ~ForeignCode();
+  ForeignCode(const ForeignCode&) = delete;
+  ForeignCode& operator=(const ForeignCode&) = delete;
+};
+
 // Live allocations of the library's own allocation sites (operator new is counted by the
 // test binary): each site notes a successful allocation and its release, so a test sees a
 // leak as a count above its baseline. Counted armed or not.

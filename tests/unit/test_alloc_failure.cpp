@@ -323,9 +323,8 @@ void tokenizer_scenario(Probe& p, const wt_model* m, TokenizerRef* ref) {
   }
 }
 
-void model_load_scenario(Probe& p, const char* path) {
+void model_load_scenario(Probe& p, const char* path, const wt_model_params& mp) {
   Objects o;
-  wt_model_params mp = wt_model_default_params();
   if (!p.call("wt_model_load", [&] { return wt_model_load(path, &mp, &o.model); })) {
     if (o.model) p.violation("a failed wt_model_load wrote its handle");
     return;
@@ -507,7 +506,8 @@ void sweep_context(const wt_model* m, const ContextCase& c, bool launches) {
 TEST_CASE("alloc failure: loading a tiny model") {
   say_what_is_covered();
   const std::string path = tiny_path();
-  auto run = [&](Probe& p) { model_load_scenario(p, path.c_str()); };
+  const wt_model_params mp = wt_model_default_params();
+  auto run = [&](Probe& p) { model_load_scenario(p, path.c_str(), mp); };
   sweep("tiny model load", Site::alloc, false, false, run);
   sweep("tiny model load", Site::alloc, true, false, run);
 }
@@ -578,6 +578,35 @@ TEST_CASE("alloc failure: loading the default model" * doctest::test_suite("mode
   if (!wt::test::have_real_model()) return;
   say_what_is_covered();
   const std::string path = wt::test::real_model_path();
-  auto run = [&](Probe& p) { model_load_scenario(p, path.c_str()); };
+  const wt_model_params mp = wt_model_default_params();
+  auto run = [&](Probe& p) { model_load_scenario(p, path.c_str(), mp); };
   sweep("default model load", Site::alloc, false, false, run, 48);
+}
+
+// A model placed on a device and its contexts, whose arenas and pager pools are device
+// memory (the Vulkan or CUDA backend's alloc). Skipped where the build or the machine has
+// no such device. Each load starts the device, so loads are swept at 128 points (all 1247
+// pass on lavapipe, in 16 s), contexts at every allocation. The driver's own allocations
+// are left alone (fault::ForeignCode), and the device backends' launches do not ask the
+// hook.
+TEST_CASE("alloc failure: a tiny model and its contexts on a device backend") {
+  say_what_is_covered();
+  for (wt_backend_kind kind : {WT_BACKEND_VULKAN, WT_BACKEND_CUDA}) {
+    const std::string name = kind == WT_BACKEND_VULKAN ? "vulkan" : "cuda";
+    wt_model_params mp = wt_model_default_params();
+    mp.backend = kind;
+    wt_model* m = nullptr;
+    const wt_status st = wt_model_load(tiny_path().c_str(), &mp, &m);
+    if (st == WT_ERR_UNSUPPORTED) {
+      MESSAGE(("SKIPPED " + name + ": " + wt_last_error()));
+      continue;
+    }
+    REQUIRE_MESSAGE(st == WT_OK, wt_last_error());
+    const std::string full = name + " full KV", pager = name + " pager SnapKV", load = name + " model load";
+    sweep_context(m, context_case(full.c_str(), WT_PRUNE_FULL, 0), false);
+    sweep_context(m, context_case(pager.c_str(), WT_PRUNE_SNAPKV, 8), false);
+    wt_model_free(m);
+    auto run = [&](Probe& p) { model_load_scenario(p, tiny_path().c_str(), mp); };
+    sweep(load.c_str(), Site::alloc, false, true, run, 128);
+  }
 }
