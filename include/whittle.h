@@ -7,7 +7,11 @@
  * - Errors: every fallible call returns wt_status (WT_OK is zero). On failure,
  *   wt_last_error() gives a message naming what was wrong; it is per thread and valid until
  *   the next Whittle call on that thread. Output parameters (named out_*, always last) are
- *   written only on success. No call aborts the process or lets a C++ exception escape.
+ *   written only on success (the exceptions say so: a needed size with
+ *   WT_ERR_BUFFER_TOO_SMALL, wt_generate's count). No call aborts the process or lets a C++
+ *   exception escape: a host allocation that fails anywhere in a call makes it return
+ *   WT_ERR_OUT_OF_MEMORY, with everything it made freed and the objects it was given as
+ *   usable as before (a context: see wt_context_prefill). wt_*_free(NULL) does nothing.
  * - Threading: a wt_model is immutable once loaded and may be shared by contexts on several
  *   threads. A wt_context (and a wt_sampler) is used by one thread at a time: a call on
  *   it while another thread is inside a call on it returns WT_ERR_BUSY (wt_context_abort
@@ -200,7 +204,8 @@ WT_API wt_tokenize_params wt_tokenize_default_params(void);
 /* Tokenizes text_len bytes of UTF-8 text (invalid bytes are encoded as bytes); params may
  * be NULL (the defaults). out_n_tokens receives the token count. WT_ERR_BUFFER_TOO_SMALL:
  * capacity < count, and out_n_tokens still receives the needed count.
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, a struct_size the library does not read. */
+ * WT_ERR_INVALID_ARGUMENT: NULL arguments, a struct_size the library does not read, a
+ * text_len larger than any object can be (> PTRDIFF_MAX). */
 WT_API wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len,
                              const wt_tokenize_params* params, wt_token* tokens,
                              size_t capacity, size_t* out_n_tokens);
@@ -234,7 +239,9 @@ typedef struct wt_chat_message {
  * add_assistant opens the assistant turn. Writes a NUL-terminated string.
  * WT_ERR_UNSUPPORTED: the model has no template or one Whittle does not recognise (the
  * message says which); templates are never guessed. WT_ERR_BUFFER_TOO_SMALL: *out_len
- * receives the needed length (without the NUL). */
+ * receives the needed length (without the NUL). WT_ERR_INVALID_ARGUMENT: NULL model or
+ * out_len, NULL messages with n_messages > 0, a message with a NULL role or content or a
+ * role other than system, user, assistant, tool, or more messages than any array holds. */
 WT_API wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages,
                                size_t n_messages, bool add_assistant, char* buf,
                                size_t capacity, size_t* out_len);
@@ -344,8 +351,8 @@ WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, co
 
 typedef struct wt_context_params {
   size_t struct_size; /* sizeof(wt_context_params): set by wt_context_default_params     */
-  int32_t n_ctx;     /* tokens the context holds (prompt + generated); 0 = model's
-                        training context                                                */
+  int32_t n_ctx;     /* tokens the context holds (prompt + generated), at most
+                        1048576; 0 = model's training context                           */
   int32_t n_threads; /* CPU worker threads; 0 = all cores                               */
   bool logits_all;   /* keep logits of every prompt row of the last prefill (costs
                         n_ctx * n_vocab floats); otherwise only the last row           */
@@ -383,7 +390,8 @@ WT_API wt_context_params wt_context_default_params(void);
  * NULL (the defaults).
  * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message), including the
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
- * (0, 1], ...), or a struct_size (of params or params->prune) the library does not read.
+ * (0, 1], a count of tokens above 1048576, the largest n_ctx, ...), or a struct_size (of
+ * params or params->prune) the library does not read.
  * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
  * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
  * allocated.
@@ -411,9 +419,14 @@ WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params*
 /* Runs the model over n_tokens tokens at the next positions (the whole batch at once).
  * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx, or a layer's KV would outgrow the size
  * max_new_tokens planned (nothing is changed).
- * WT_ERR_INVALID_ARGUMENT: n_tokens == 0 or a token id out of range.
+ * WT_ERR_INVALID_ARGUMENT: NULL ctx or tokens, n_tokens == 0 or a token id out of range.
  * WT_ERR_ABORTED: the progress callback returned false, or wt_context_abort asked it to
- * stop (the context is reset). */
+ * stop (the context is reset).
+ * After a failure the context stays usable. A refusal before the model runs
+ * (WT_ERR_INVALID_ARGUMENT, WT_ERR_CONTEXT_FULL) changes nothing: tokens, KV and logits are
+ * as before. A failure while it runs (WT_ERR_ABORTED, WT_ERR_OUT_OF_MEMORY, WT_ERR_BACKEND,
+ * WT_ERR_INTERNAL) resets the context as wt_context_reset does (n_past 0, no logits): the
+ * next call starts from a prefill. */
 WT_API wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_tokens);
 
 /* Asks the prefill running on ctx to stop at its next layer boundary; it then returns
@@ -423,12 +436,13 @@ WT_API wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, siz
  * first. NULL is ignored. */
 WT_API void wt_context_abort(wt_context* ctx);
 
-/* Runs one token at the next position. Errors as wt_context_prefill. */
+/* Runs one token at the next position (at n_past 0: a one-token prompt, never pruned).
+ * Errors, and the state they leave, as wt_context_prefill. */
 WT_API wt_status wt_context_decode(wt_context* ctx, wt_token token);
 
 /* Logits of row `row` of the last prefill/decode (n_vocab floats); row -1 is the last row.
- * Rows other than the last need logits_all. WT_ERR_INVALID_ARGUMENT: no logits yet or row
- * out of range. */
+ * Rows other than the last need logits_all. WT_ERR_INVALID_ARGUMENT: no logits yet (none
+ * since creation or a reset), or row outside [-1, rows of the last call). */
 WT_API wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** out_logits);
 
 /* Tokens currently in the context. */
@@ -519,7 +533,8 @@ WT_API wt_sampler_params wt_sampler_default_params(void);
 WT_API wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* params,
                                    wt_sampler** out_sampler);
 WT_API void wt_sampler_free(wt_sampler* sampler);
-/* Samples from the last logits row of ctx. */
+/* Samples from the last logits row of ctx. WT_ERR_INVALID_ARGUMENT: NULL arguments, no
+ * logits yet, or a sampler created for a model whose vocabulary differs from ctx's. */
 WT_API wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx,
                                    wt_token* out_token);
 
@@ -527,7 +542,13 @@ WT_API wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx,
 typedef bool (*wt_token_callback)(wt_token token, void* user);
 
 /* Samples and decodes up to n_max tokens after a prefill, calling on_token for each
- * (including the end token, which stops the loop). *out_n_generated = tokens produced. */
+ * (including the end token, which stops the loop). *out_n_generated = tokens produced, also
+ * when a decode fails (on_token and out_n_generated may be NULL). n_max 0 produces nothing.
+ * WT_ERR_INVALID_ARGUMENT: NULL ctx or sampler, n_max < 0, no logits yet, or a sampler of
+ * another vocabulary (as wt_sampler_sample). A decode's error ends the loop and is
+ * returned, leaving the context as wt_context_decode says (WT_ERR_CONTEXT_FULL: the
+ * context is full and holds the tokens decoded so far; the last token sampled, counted in
+ * *out_n_generated, is not in it). */
 WT_API wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max,
                              wt_token_callback on_token, void* user, int32_t* out_n_generated);
 

@@ -1,9 +1,9 @@
 // Board profiles (board.h): parsing the data files and detecting the running machine.
 #include "board.h"
 
+#include <cerrno>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 
 #include "json_reader.h"
 
@@ -113,25 +113,29 @@ Status find_board(const std::string& name, BoardProfile* out) {
 }
 
 Status detect_host_board(BoardProfile* out) {
-  std::ifstream f("/proc/meminfo");
-  if (!f) return error(WT_ERR_UNSUPPORTED, "detect: /proc/meminfo is not readable on this system");
-  uint64_t total_kib = 0, avail_kib = 0;
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream ls(line);
-    std::string key;
-    uint64_t kib = 0;
-    ls >> key >> kib;
-    if (key == "MemTotal:") total_kib = kib;
-    if (key == "MemAvailable:") avail_kib = kib;
+  // stdio and fixed buffers, not iostreams: a stream absorbs a failed allocation into its
+  // state bits, which would turn "out of memory" into "no figures" and a context's check
+  // against the memory available would be skipped without a word.
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) {
+    if (errno == ENOMEM) return error(WT_ERR_OUT_OF_MEMORY, "detect: no memory to open /proc/meminfo");
+    return error(WT_ERR_UNSUPPORTED, "detect: /proc/meminfo is not readable on this system");
   }
+  unsigned long long total_kib = 0, avail_kib = 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line, "MemTotal: %llu", &kib) == 1) total_kib = kib;
+    if (std::sscanf(line, "MemAvailable: %llu", &kib) == 1) avail_kib = kib;
+  }
+  std::fclose(f);
   if (total_kib == 0 || avail_kib == 0 || avail_kib > total_kib)
     return error(WT_ERR_UNSUPPORTED, "detect: /proc/meminfo has no usable MemTotal / MemAvailable");
   BoardProfile p;
   p.name = "detect (host)";
   p.unified = true;
-  p.total_bytes = total_kib * 1024;
-  p.reserve_bytes = (total_kib - avail_kib) * 1024;
+  p.total_bytes = static_cast<uint64_t>(total_kib) * 1024;
+  p.reserve_bytes = static_cast<uint64_t>(total_kib - avail_kib) * 1024;
   p.reserve_note = "in use now: MemTotal - MemAvailable from /proc/meminfo";
   *out = std::move(p);
   return Status::ok();

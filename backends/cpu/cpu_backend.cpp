@@ -13,6 +13,7 @@
 
 #include "../../kernels/cpu/matmul.h"
 #include "../../kernels/cpu/ops_cpu.h"
+#include "../../runtime/fault_injection.h"
 #include "../backend.h"
 #include "copy_worker.h"
 #include "thread_pool.h"
@@ -127,16 +128,22 @@ class CpuBackend final : public Backend {
   }
 
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out) override {
+    if (bytes > SIZE_MAX - 64)
+      return error(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
     const size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    void* p = fault::should_fail(fault::Site::alloc) ? nullptr : std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
     if (!p) return error(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    fault::note_alloc();
     *out = Buffer{p, p, 0, 0, bytes, kind};
     return Status::ok();
   }
 
   void free(Buffer* buffer) override {
     copies_.wait(copies_.last());  // no queued copy may touch freed memory
-    if (buffer && buffer->host) std::free(buffer->host);
+    if (buffer && buffer->host) {
+      std::free(buffer->host);
+      fault::note_free();
+    }
     if (buffer) *buffer = Buffer{};
   }
 
@@ -197,6 +204,8 @@ class CpuBackend final : public Backend {
 
   Status launch(const OpCall& call) override {
     if (call.op >= Op::count) return error(WT_ERR_INVALID_ARGUMENT, "cpu: unknown op");
+    if (fault::should_fail(fault::Site::launch))
+      return error(WT_ERR_BACKEND, std::string("cpu: launch of ") + op_name(call.op) + " failed (injected fault)");
     const size_t need = workspace_bytes(call);
     if (need > workspace_.size_bytes)
       return error(WT_ERR_INTERNAL, std::string("cpu: op ") + op_name(call.op) + " needs " + std::to_string(need) +
@@ -228,6 +237,8 @@ Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend
   if (n <= 0) n = 1;
   try {
     *out = std::make_unique<CpuBackend>(n);
+  } catch (const std::bad_alloc&) {
+    return error(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate the backend and its " + std::to_string(n) + " threads");
   } catch (const std::exception& e) {
     return error(WT_ERR_BACKEND, std::string("cpu: cannot start worker threads: ") + e.what());
   }

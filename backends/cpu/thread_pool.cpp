@@ -12,11 +12,21 @@ constexpr int kSpinIterations = 1 << 14;
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
   barrier_.reset(n_threads_);
-  threads_.reserve(static_cast<size_t>(n_threads_ - 1));
-  for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+  try {
+    threads_.reserve(static_cast<size_t>(n_threads_ - 1));
+    for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+  } catch (...) {
+    // A thread that cannot be started (its state allocation or the system's thread limit):
+    // the destructor does not run for a constructor that throws, and a joinable std::thread
+    // destroyed unjoined terminates the process, so the started workers are stopped here.
+    stop_workers();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   stop_.store(true, std::memory_order_release);
   generation_.fetch_add(1);
   {

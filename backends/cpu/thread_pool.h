@@ -29,6 +29,7 @@ class ThreadPool {
 
  private:
   void worker_main(int ith);
+  void stop_workers();  // wakes and joins every started worker
 
   int n_threads_;
   std::vector<std::thread> threads_;

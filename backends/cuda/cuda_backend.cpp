@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "../../runtime/fault_injection.h"
 #include "cuda_status.h"
 
 namespace wt {
@@ -20,12 +21,15 @@ size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
 Status CudaBackend::init(const BackendOptions& options) {
-  WT_TRY(open_device(options.device_index, &dev_));
-  memory_.set_device(&dev_);
-  WT_TRY(streams_[0].init());
-  WT_TRY(streams_[1].init());
-  WT_TRY(cublas_status(cublasCreate(&cublas_), "cublasCreate"));
-  WT_TRY(cublas_status(cublasSetStream(cublas_, streams_[0].get()), "cublasSetStream"));
+  {
+    const fault::ForeignCode driver;  // the runtime's and cuBLAS's own allocations are not the sweep's
+    WT_TRY(open_device(options.device_index, &dev_));
+    memory_.set_device(&dev_);
+    WT_TRY(streams_[0].init());
+    WT_TRY(streams_[1].init());
+    WT_TRY(cublas_status(cublasCreate(&cublas_), "cublasCreate"));
+    WT_TRY(cublas_status(cublasSetStream(cublas_, streams_[0].get()), "cublasSetStream"));
+  }
   WT_TRY(memory_.alloc(kRingBytes, MemoryKind::host_pinned, &ring_));
   caps_.name = "cuda";
   caps_.device_name = dev_.device_name;

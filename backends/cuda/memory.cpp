@@ -5,12 +5,16 @@
 #include <new>
 #include <string>
 
+#include "../../runtime/fault_injection.h"
 #include "cuda_status.h"
 
 namespace wt::cuda {
 
 Memory::~Memory() {
-  for (auto& [base, a] : live_) release(base, a.method);
+  for (auto& [base, a] : live_) {
+    release(base, a.method);
+    fault::note_free();
+  }
 }
 
 void Memory::release(void* base, Method m) {
@@ -26,6 +30,8 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   if (!caps_) return error(WT_ERR_INTERNAL, "cuda: memory used before the device was opened");
   const size_t n = bytes == 0 ? 1 : bytes;
   const bool managed = kind == MemoryKind::device && !caps_->integrated;
+  if (fault::should_fail(fault::Site::alloc))
+    return error(WT_ERR_OUT_OF_MEMORY, "cuda: cannot allocate " + std::to_string(bytes) + " bytes (injected fault)");
   void* p = nullptr;
   if (managed) {
     WT_TRY(cuda_status(cudaMallocManaged(&p, n, cudaMemAttachGlobal),
@@ -63,6 +69,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     return error(WT_ERR_OUT_OF_MEMORY, "cuda: cannot record an allocation");
   }
   allocated_bytes_ += n;
+  fault::note_alloc();
   Buffer b;
   b.host = p;
   b.device = dev;
@@ -81,6 +88,7 @@ void Memory::free(Buffer* buffer) {
   allocated_bytes_ -= it->second.bytes;
   release(it->first, it->second.method);
   live_.erase(it);
+  fault::note_free();
   *buffer = Buffer{};
 }
 

@@ -1,7 +1,9 @@
 #include "memory.h"
 
+#include <new>
 #include <string>
 
+#include "../../runtime/fault_injection.h"
 #include "vk_status.h"
 
 namespace wt::vk {
@@ -10,6 +12,7 @@ Memory::~Memory() {
   table_.for_each([this](void*, const Allocation& a) {
     vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
     vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);  // unmaps too
+    fault::note_free();
   });
 }
 
@@ -57,6 +60,8 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   } else {
     bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   }
+  if (fault::should_fail(fault::Site::alloc))
+    return error(WT_ERR_OUT_OF_MEMORY, "vulkan: cannot allocate " + std::to_string(bytes) + " bytes (injected fault)");
   VkBuffer buffer = VK_NULL_HANDLE;
   WT_TRY(vk_check(vkCreateBuffer(d_->device, &bci, nullptr, &buffer), "vkCreateBuffer"));
   VkMemoryRequirements req;
@@ -74,13 +79,24 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   if (s) s = vk_check(vkBindBufferMemory(d_->device, buffer, memory, 0), "vkBindBufferMemory");
   if (s) s = vk_check(vkMapMemory(d_->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
   const Allocation a{reinterpret_cast<uint64_t>(buffer), reinterpret_cast<uint64_t>(memory), size};
-  if (s && !table_.insert(mapped, a)) s = error(WT_ERR_INTERNAL, "vulkan: a new mapping overlaps an old one");
+  if (s) {
+    // The table's node is the one host allocation here; without it the device memory is
+    // given back, not leaked.
+    bool inserted = false;
+    try {
+      inserted = table_.insert(mapped, a);
+    } catch (const std::bad_alloc&) {
+      s = error(WT_ERR_OUT_OF_MEMORY, "vulkan: cannot record an allocation");
+    }
+    if (s && !inserted) s = error(WT_ERR_INTERNAL, "vulkan: a new mapping overlaps an old one");
+  }
   if (!s) {
     vkDestroyBuffer(d_->device, buffer, nullptr);
     if (memory) vkFreeMemory(d_->device, memory, nullptr);
     return s;
   }
   allocated_bytes_ += size;
+  fault::note_alloc();
   *out = Buffer{mapped, mapped, a.buffer, 0, bytes, kind};
   return Status::ok();
 }
@@ -92,6 +108,7 @@ void Memory::free(Buffer* buffer) {
     allocated_bytes_ -= a.size_bytes;
     vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
     vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);
+    fault::note_free();
   }
   *buffer = Buffer{};
 }

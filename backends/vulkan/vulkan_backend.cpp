@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "../../runtime/fault_injection.h"
 #include "vk_status.h"
 
 namespace wt {
@@ -22,10 +23,13 @@ Status VulkanBackend::init(const BackendOptions& options) {
   DeviceOptions dopt;
   dopt.device_index = options.device_index;
   dopt.validation = options.validation;
-  WT_TRY(create_device(dopt, &device_));
-  WT_TRY(streams_[0].init(&device_, device_.compute_queue, device_.compute_family));
-  WT_TRY(streams_[1].init(&device_, device_.copy_queue, device_.copy_family));
-  WT_TRY(pipelines_.init(&device_));
+  {
+    const fault::ForeignCode driver;  // the driver's own allocations are not the sweep's
+    WT_TRY(create_device(dopt, &device_));
+    WT_TRY(streams_[0].init(&device_, device_.compute_queue, device_.compute_family));
+    WT_TRY(streams_[1].init(&device_, device_.copy_queue, device_.copy_family));
+    WT_TRY(pipelines_.init(&device_));
+  }
   WT_TRY(memory_.alloc(kRingBytes, MemoryKind::host, &ring_));
   WT_TRY(memory_.alloc(kDummyBytes, MemoryKind::device, &dummy_));
   std::memset(dummy_.host, 0, kDummyBytes);

@@ -38,8 +38,10 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
   o.logits_all = p.logits_all;
   o.progress = p.progress;
   o.progress_user = p.progress_user;
-  if (p.matmul_mode != WT_MATMUL_FAST && p.matmul_mode != WT_MATMUL_F32)
-    return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
+  const int32_t matmul_mode = wt::api::raw_value(p.matmul_mode);
+  if (matmul_mode != WT_MATMUL_FAST && matmul_mode != WT_MATMUL_F32)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode " + std::to_string(matmul_mode) +
+                                                  " is not WT_MATMUL_FAST or WT_MATMUL_F32");
   o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
   o.prune = p.prune;
   o.memory_budget_bytes = p.memory_budget_bytes;
@@ -47,6 +49,17 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
   o.kv_device_blocks = p.kv_device_blocks;
   o.kv_block_tokens = p.kv_block_tokens;
   o.kv_sync_swaps = p.kv_sync_swaps;
+  return Status::ok();
+}
+
+// A sampler reads n_vocab floats of its model from the logits row: the context's model
+// must have as many.
+Status check_sampler(const wt_sampler& s, const wt_context& ctx) {
+  const int32_t n_vocab = ctx.ctx->model().hp.n_vocab;
+  if (s.sampler.n_vocab() != n_vocab)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "the sampler was created for a model of " +
+                                                  std::to_string(s.sampler.n_vocab()) +
+                                                  " tokens; the context's model has " + std::to_string(n_vocab));
   return Status::ok();
 }
 
@@ -127,9 +140,14 @@ wt_status wt_context_logits(const wt_context* ctx, int32_t row, const float** ou
     WT_TRY(claim.status());
     WT_TRY(require(out_logits, "out_logits"));
     const float* l = ctx->ctx->logits(row);
-    if (!l)
-      return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits for row " + std::to_string(row) +
-                                                    " (rows other than the last need logits_all)");
+    if (!l) {
+      if (ctx->ctx->n_last_rows() == 0)
+        return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: run a prefill or decode first");
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits for row " + std::to_string(row) + ": the last call ran " +
+                                                    std::to_string(ctx->ctx->n_last_rows()) +
+                                                    " rows; row -1 is the last, and rows other than the last need "
+                                                    "logits_all");
+    }
     *out_logits = l;
     return Status::ok();
   });
@@ -290,6 +308,7 @@ wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx, wt_token
     WT_TRY(claim.status());
     WT_TRY(sampler_claim.status());
     WT_TRY(require(out_token, "out_token"));
+    WT_TRY(check_sampler(*sampler, *ctx));
     const float* logits = ctx->ctx->logits(-1);
     if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");
     *out_token = sampler->sampler.sample(logits);
@@ -305,7 +324,8 @@ wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max, wt_to
     const wt::api::Claim claim(ctx->user, "ctx"), sampler_claim(sampler->user, "sampler");
     WT_TRY(claim.status());
     WT_TRY(sampler_claim.status());
-    if (n_max < 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_max must be >= 0");
+    if (n_max < 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_max must be >= 0, got " + std::to_string(n_max));
+    WT_TRY(check_sampler(*sampler, *ctx));
     const float* logits = ctx->ctx->logits(-1);
     if (!logits) return wt::error(WT_ERR_INVALID_ARGUMENT, "no logits yet: prefill first");
     int32_t n = 0;

@@ -43,30 +43,38 @@ struct wt_detokenizer {
 
 namespace wt::api {
 
-void set_last_error(const std::string& message);
-void clear_last_error();
+// The per-thread last error. None of these throws. store_last_error is false when there
+// is no memory for the message; set_fixed_error records a static text (no memory needed),
+// which wt_last_error() gives until the next store or clear.
+bool store_last_error(const std::string& message) noexcept;
+void set_fixed_error(const char* text) noexcept;
+void clear_last_error() noexcept;
 void log(wt_log_level level, const std::string& text);
 
-inline wt_status report(const Status& st) {
-  if (st.is_ok()) {
-    clear_last_error();
-  } else {
-    set_last_error(st.message());
-  }
-  return st.code();
-}
-
+// Runs an entry point's body: its Status, or an escaping exception mapped to one, recorded
+// for wt_last_error(). The std::bad_alloc path allocates nothing (the fixed text needs no
+// memory), so a failed allocation anywhere in a call, including while its error message is
+// stored, is WT_ERR_OUT_OF_MEMORY and never an exception across the C ABI.
 template <typename Body>
-wt_status guarded(Body&& body) {
+wt_status guarded(Body&& body) noexcept {
   try {
-    return report(body());
+    const Status st = body();
+    if (st.is_ok()) {
+      clear_last_error();
+      return WT_OK;
+    }
+    if (store_last_error(st.message())) return st.code();
   } catch (const std::bad_alloc&) {
-    return report(error(WT_ERR_OUT_OF_MEMORY, "out of host memory"));
   } catch (const std::exception& e) {
-    return report(error(WT_ERR_INTERNAL, std::string("internal error: ") + e.what()));
+    if (!store_last_error(std::string("internal error: ") + e.what()))
+      set_fixed_error("internal error (an unexpected C++ exception)");
+    return WT_ERR_INTERNAL;
   } catch (...) {
-    return report(error(WT_ERR_INTERNAL, "internal error: unknown exception"));
+    set_fixed_error("internal error: unknown exception");
+    return WT_ERR_INTERNAL;
   }
+  set_fixed_error("out of host memory");
+  return WT_ERR_OUT_OF_MEMORY;
 }
 
 inline Status require(const void* p, const char* what) {

@@ -1,5 +1,6 @@
 // wt_model_*, tokenizer and chat entry points.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -50,8 +51,9 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     WT_TRY(require(out_model, "out_model"));
     wt_model_params p;
     WT_TRY(wt::api::read_params(params, &p));
-    if (p.backend != WT_BACKEND_CPU && p.backend != WT_BACKEND_VULKAN && p.backend != WT_BACKEND_CUDA)
-      return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind");
+    const int32_t backend = wt::api::raw_value(p.backend);
+    if (backend != WT_BACKEND_CPU && backend != WT_BACKEND_VULKAN && backend != WT_BACKEND_CUDA)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind " + std::to_string(backend));
     // The device first: a build without Vulkan or CUDA, or a machine without a device, is
     // refused before the file is read.
     std::unique_ptr<wt::Backend> device;
@@ -130,6 +132,8 @@ wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len, 
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_n_tokens, "out_n_tokens"));
     if (!text && text_len > 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "text is NULL");
+    if (text_len > static_cast<size_t>(PTRDIFF_MAX))
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "text_len " + std::to_string(text_len) + " is larger than any text can be");
     wt_tokenize_params p;
     WT_TRY(wt::api::read_params(params, &p));
     std::vector<int32_t> ids;
@@ -203,6 +207,9 @@ wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages, 
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_len, "out_len"));
     if (n_messages > 0) WT_TRY(require(messages, "messages"));
+    if (n_messages > static_cast<size_t>(PTRDIFF_MAX) / sizeof(wt_chat_message))
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "n_messages " + std::to_string(n_messages) +
+                                                    " is more than any array of messages can hold");
     WT_TRY(model->chat_status);
     std::vector<wt::ChatMessage> msgs;
     msgs.reserve(n_messages);

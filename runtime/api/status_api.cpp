@@ -3,12 +3,14 @@
 #include <mutex>
 
 #include "handles.h"
+#include "params_abi.h"
 
 namespace wt::api {
 
 namespace {
 
 thread_local std::string t_last_error;
+thread_local const char* t_fixed_error = nullptr;  // wins over t_last_error when set
 
 std::mutex g_log_mutex;
 wt_log_callback g_log_callback = nullptr;
@@ -16,8 +18,22 @@ void* g_log_user = nullptr;
 
 }  // namespace
 
-void set_last_error(const std::string& message) { t_last_error = message; }
-void clear_last_error() { t_last_error.clear(); }
+bool store_last_error(const std::string& message) noexcept {
+  try {
+    t_last_error = message;
+  } catch (...) {
+    return false;
+  }
+  t_fixed_error = nullptr;
+  return true;
+}
+
+void set_fixed_error(const char* text) noexcept { t_fixed_error = text; }
+
+void clear_last_error() noexcept {
+  t_last_error.clear();
+  t_fixed_error = nullptr;
+}
 
 void log(wt_log_level level, const std::string& text) {
   std::lock_guard<std::mutex> lock(g_log_mutex);
@@ -43,7 +59,7 @@ const char* wt_version(void) {
 int32_t wt_api_version(void) { return WT_API_VERSION; }
 
 const char* wt_status_string(wt_status status) {
-  switch (status) {
+  switch (wt::api::raw_value(status)) {  // any integer a caller passes, not only the enumerators
     case WT_OK: return "WT_OK";
     case WT_ERR_INVALID_ARGUMENT: return "WT_ERR_INVALID_ARGUMENT";
     case WT_ERR_FORMAT: return "WT_ERR_FORMAT";
@@ -61,7 +77,9 @@ const char* wt_status_string(wt_status status) {
   return "WT_ERR_UNKNOWN";
 }
 
-const char* wt_last_error(void) { return wt::api::t_last_error.c_str(); }
+const char* wt_last_error(void) {
+  return wt::api::t_fixed_error ? wt::api::t_fixed_error : wt::api::t_last_error.c_str();
+}
 
 void wt_set_log_callback(wt_log_callback callback, void* user) {
   std::lock_guard<std::mutex> lock(wt::api::g_log_mutex);

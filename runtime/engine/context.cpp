@@ -40,8 +40,9 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   const Hparams& hp = model.hp;
   if (options.n_ctx < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "n_ctx must be >= 0 (0 = the model's " + std::to_string(hp.n_ctx_train) + ")");
-  if (options.n_ctx > (1 << 20))
-    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(options.n_ctx) + " is above the limit of 1048576");
+  if (options.n_ctx > kMaxContextTokens)
+    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(options.n_ctx) + " is above the limit of " +
+                                              std::to_string(kMaxContextTokens));
   if (options.n_threads < 0 || options.n_threads > 1024)
     return error(WT_ERR_INVALID_ARGUMENT, "n_threads must be in [0, 1024]");
   if (hp.n_rot > 512 || hp.n_rot % 2 != 0 || hp.head_dim > 256)
@@ -237,7 +238,14 @@ Status Context::decode(int32_t token) {
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t pos = n_past_;
   for (int32_t l = 0; l < model_.hp.n_layer; ++l) WT_TRY(check_kv_room(l, kv_len_[static_cast<size_t>(l)] + 1));
-  WT_TRY(forward(&token, &pos, 1, nullptr, nullptr));
+  const Status st = forward(&token, &pos, 1, nullptr, nullptr);
+  if (!st.is_ok()) {
+    // The layers before the failure took the new row, the later ones did not (and the pager
+    // and a decoding policy moved on with them): no state to continue from, so the context
+    // starts over, as after a failed prefill.
+    reset();
+    return st;
+  }
   n_past_ += 1;
   stats_.decode_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   stats_.n_decode_tokens += 1;
@@ -245,8 +253,8 @@ Status Context::decode(int32_t token) {
 }
 
 const float* Context::logits(int32_t row) const {
-  if (last_rows_ == 0) return nullptr;
-  if (row < 0) row = last_rows_ - 1;
+  if (last_rows_ == 0 || row < -1) return nullptr;
+  if (row == -1) row = last_rows_ - 1;
   if (row >= last_rows_) return nullptr;
   // Without logits_all (or after a pruned prefill) only the last row exists, at index 0.
   const bool all = options_.logits_all && !last_row_only_;

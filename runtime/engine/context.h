@@ -80,6 +80,8 @@ class Context {
   // Logits row `row` of the last call (-1 = last row); nullptr if not kept.
   const float* logits(int32_t row) const;
   int32_t n_logit_rows() const { return n_logit_rows_; }
+  // Rows the last prefill/decode ran (0: no logits since creation or the last reset).
+  int32_t n_last_rows() const { return last_rows_; }
 
   void reset();
   int32_t n_past() const { return n_past_; }

@@ -28,7 +28,11 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_
   uint64_t limit = budget_bytes;
   std::string source = "memory_budget_bytes";
   BoardProfile board;
-  if (detect_backend_board(backend, &board).is_ok() && board.total_bytes > board.reserve_bytes) {
+  // A machine that reports no figures is checked against the budget alone; one that has
+  // no memory left to read them is out of memory, not unmeasured.
+  const Status detected = detect_backend_board(backend, &board);
+  if (detected.code() == WT_ERR_OUT_OF_MEMORY) return detected;
+  if (detected.is_ok() && board.total_bytes > board.reserve_bytes) {
     const uint64_t available = board.total_bytes - board.reserve_bytes;
     if (limit == 0 || available < limit) {
       limit = available;

@@ -19,7 +19,9 @@ struct SamplerOptions {
 class Sampler {
  public:
   static Status create(int32_t n_vocab, const SamplerOptions& options, Sampler* out);
+  // logits: n_vocab() floats.
   int32_t sample(const float* logits);
+  int32_t n_vocab() const { return n_vocab_; }
 
  private:
   struct Candidate {

@@ -266,6 +266,15 @@ Status GgufFile::open(const std::string& path, std::shared_ptr<GgufFile>* out) {
     return error(WT_ERR_IO, "'" + path + "' is not a regular file");
   }
   const size_t size = static_cast<size_t>(st.st_size);
+  // The owner of the mapping exists before the mapping does: were it made after, a failed
+  // allocation of it would leave the mapping behind.
+  std::shared_ptr<GgufFile> file;
+  try {
+    file.reset(new GgufFile());
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   void* map = nullptr;
   if (size > 0) {
     map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -277,7 +286,6 @@ Status GgufFile::open(const std::string& path, std::shared_ptr<GgufFile>* out) {
   }
   ::close(fd);  // the mapping keeps the file alive
 
-  std::shared_ptr<GgufFile> file(new GgufFile());
   file->map_ = map;
   file->map_bytes_ = size;
   file->data_ = static_cast<const uint8_t*>(map);

@@ -18,6 +18,10 @@
 
 namespace wt {
 
+// The longest context Whittle makes (wt_context_params.n_ctx): no count of tokens exceeds
+// it, so sums of a few such counts stay far from int32 overflow.
+inline constexpr int32_t kMaxContextTokens = 1 << 20;
+
 struct PruneShape {
   int32_t n_layer = 0;
   int32_t n_head = 0;

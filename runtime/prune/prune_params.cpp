@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "../api/handles.h"
 #include "../api/params_abi.h"
@@ -67,16 +68,6 @@ size_t field_bytes(Kind k) { return k == Kind::boolean ? sizeof(bool) : sizeof(i
 static_assert(sizeof(float) == sizeof(int32_t) && sizeof(wt_pool_kind) == sizeof(int32_t) &&
               sizeof(wt_prune_method) == sizeof(int32_t));
 
-// An enum field as the integer a C caller stored: reading it as the enum type would be
-// undefined for values outside the enumerators' range.
-template <typename E>
-int32_t raw_value(const E& field) {
-  static_assert(sizeof(E) == sizeof(int32_t));
-  int32_t v = 0;
-  std::memcpy(&v, &field, sizeof v);
-  return v;
-}
-
 bool parse_bool(const char* v, bool* out) {
   if (!std::strcmp(v, "1") || !std::strcmp(v, "true") || !std::strcmp(v, "on") || !std::strcmp(v, "yes")) {
     *out = true;
@@ -98,12 +89,23 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
   wt_prune_params p = in;
   const int32_t nl = s.n_layer;
   auto bad = [](const std::string& what) { return error(WT_ERR_INVALID_ARGUMENT, "prune." + what); };
-  const int32_t method = raw_value(in.method), pool = raw_value(in.pool);
+  const int32_t method = wt::api::raw_value(in.method), pool = wt::api::raw_value(in.pool);
   if (method < WT_PRUNE_FULL || method > WT_PRUNE_ORACLE) return bad("method " + std::to_string(method) + " is unknown");
   if (pool < WT_POOL_DEFAULT || pool > WT_POOL_MAX) return bad("pool " + std::to_string(pool) + " is unknown");
   const wt_prune_method m = p.method;
   if (!(p.keep > 0.0f && p.keep <= 1.0f)) return bad("keep " + std::to_string(p.keep) + " is outside (0, 1]");
   if (p.budget < 0) return bad("budget must be >= 0 (0 = keep * L)");
+  // Token counts past the longest context mean nothing, and the policies add them up
+  // (n_sink + window, 2 * budget): refused before any default is derived from them.
+  const std::pair<const char*, int32_t> counts[] = {
+      {"budget", p.budget},         {"window", p.window},         {"pool_kernel", p.pool_kernel},
+      {"fastkv_tsp_len", p.fastkv_tsp_len}, {"n_sink", p.n_sink}, {"oracle_tokens", p.oracle_tokens},
+      {"slim_block", p.slim_block}, {"slim_unit", p.slim_unit},   {"slim_query", p.slim_query},
+  };
+  for (const auto& [name, v] : counts)
+    if (v > kMaxContextTokens)
+      return bad(std::string(name) + " " + std::to_string(v) + " is above the limit of " +
+                 std::to_string(kMaxContextTokens) + " tokens");
   // Model-depth defaults (METHODS.md: the 32-layer papers' layers scaled to the model).
   if (p.window == 0) {
     p.window = (m == WT_PRUNE_SNAPKV || m == WT_PRUNE_ASL) ? 32 : 8;
@@ -213,7 +215,7 @@ wt_prune_params wt_prune_default_params(void) {
 }
 
 const char* wt_prune_method_name(wt_prune_method method) {
-  const int32_t i = raw_value(method);
+  const int32_t i = wt::api::raw_value(method);
   return i >= 0 && i < kNumMethods ? kMethodNames[i] : "unknown";
 }
 
