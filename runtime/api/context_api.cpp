@@ -6,26 +6,6 @@ using wt::Status;
 using wt::api::guarded;
 using wt::api::require;
 
-extern "C" {
-
-wt_context_params wt_context_default_params(void) {
-  wt_context_params p;
-  p.struct_size = sizeof p;
-  p.n_ctx = 0;
-  p.n_threads = 0;
-  p.logits_all = false;
-  p.progress = nullptr;
-  p.progress_user = nullptr;
-  p.matmul_mode = WT_MATMUL_FAST;
-  p.prune = wt_prune_default_params();
-  p.memory_budget_bytes = 0;
-  p.max_new_tokens = 0;
-  p.kv_device_blocks = 0;
-  p.kv_block_tokens = 64;
-  p.kv_sync_swaps = false;
-  return p;
-}
-
 namespace {
 
 // The caller's params (by their struct_size; NULL: the defaults) as engine options.
@@ -51,6 +31,26 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
 }
 
 }  // namespace
+
+extern "C" {
+
+wt_context_params wt_context_default_params(void) {
+  wt_context_params p;
+  p.struct_size = sizeof p;
+  p.n_ctx = 0;
+  p.n_threads = 0;
+  p.logits_all = false;
+  p.progress = nullptr;
+  p.progress_user = nullptr;
+  p.matmul_mode = WT_MATMUL_FAST;
+  p.prune = wt_prune_default_params();
+  p.memory_budget_bytes = 0;
+  p.max_new_tokens = 0;
+  p.kv_device_blocks = 0;
+  p.kv_block_tokens = 64;
+  p.kv_sync_swaps = false;
+  return p;
+}
 
 wt_status wt_context_plan(const wt_model* model, const wt_context_params* params, wt_context_plan_info* out_plan) {
   return guarded([&]() -> Status {
