@@ -18,9 +18,11 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
   o.logits_all = p.logits_all;
   o.progress = p.progress;
   o.progress_user = p.progress_user;
-  if (p.matmul_mode != WT_MATMUL_FAST && p.matmul_mode != WT_MATMUL_F32)
-    return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode must be WT_MATMUL_FAST or WT_MATMUL_F32");
-  o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
+  const int32_t matmul_mode = wt::api::raw_enum(p.matmul_mode);
+  if (matmul_mode != WT_MATMUL_FAST && matmul_mode != WT_MATMUL_F32)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode " + std::to_string(matmul_mode) +
+                                                  " is not WT_MATMUL_FAST (0) or WT_MATMUL_F32 (1)");
+  o.f32_activations = matmul_mode == WT_MATMUL_F32;
   o.prune = p.prune;
   o.memory_budget_bytes = p.memory_budget_bytes;
   o.max_new_tokens = p.max_new_tokens;

@@ -66,15 +66,16 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     WT_TRY(require(out_model, "out_model"));
     wt_model_params p;
     WT_TRY(wt::api::read_params(params, &p));
-    if (p.backend != WT_BACKEND_CPU && p.backend != WT_BACKEND_VULKAN && p.backend != WT_BACKEND_CUDA)
-      return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind");
+    const int32_t backend = wt::api::raw_enum(p.backend);
+    if (backend != WT_BACKEND_CPU && backend != WT_BACKEND_VULKAN && backend != WT_BACKEND_CUDA)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind " + std::to_string(backend));
     // The device first: a build without Vulkan or CUDA, or a machine without a device, is
     // refused before the file is read.
     std::unique_ptr<wt::Backend> device;
-    if (p.backend == WT_BACKEND_VULKAN) {
+    if (backend == WT_BACKEND_VULKAN) {
       const Status st = wt::create_vulkan_backend(wt::BackendOptions{}, &device);
       if (!st.is_ok()) return wt::error(st.code(), "cannot load for WT_BACKEND_VULKAN: " + st.message());
-    } else if (p.backend == WT_BACKEND_CUDA) {
+    } else if (backend == WT_BACKEND_CUDA) {
       const Status st = wt::create_cuda_backend(wt::BackendOptions{}, &device);
       if (!st.is_ok()) return wt::error(st.code(), "cannot load for WT_BACKEND_CUDA: " + st.message());
     }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include "../status.h"
 
@@ -18,6 +20,17 @@ Status read_params(const wt_tokenize_params* in, wt_tokenize_params* out);
 Status read_params(const wt_prune_params* in, wt_prune_params* out);
 Status read_params(const wt_context_params* in, wt_context_params* out);
 Status read_params(const wt_sampler_params* in, wt_sampler_params* out);
+
+// An enum field of a params struct as the integer the caller stored. A C caller may store
+// any int there; loading a value outside the enumerators' range as the C++ enum type is
+// undefined behaviour (UBSan stops on it), so every enum field is checked through this first.
+template <typename E>
+int32_t raw_enum(const E& field) {
+  static_assert(sizeof(E) == sizeof(int32_t), "the public enums are int-sized");
+  int32_t v = 0;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
 
 // The end of the caller's wt_prune_params layout in bytes: the fields wholly before it are
 // the ones that struct has (wt_prune_set_param writes no field beyond it). Errors as above.

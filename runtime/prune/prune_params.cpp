@@ -67,16 +67,6 @@ size_t field_bytes(Kind k) { return k == Kind::boolean ? sizeof(bool) : sizeof(i
 static_assert(sizeof(float) == sizeof(int32_t) && sizeof(wt_pool_kind) == sizeof(int32_t) &&
               sizeof(wt_prune_method) == sizeof(int32_t));
 
-// An enum field as the integer a C caller stored: reading it as the enum type would be
-// undefined for values outside the enumerators' range.
-template <typename E>
-int32_t raw_value(const E& field) {
-  static_assert(sizeof(E) == sizeof(int32_t));
-  int32_t v = 0;
-  std::memcpy(&v, &field, sizeof v);
-  return v;
-}
-
 bool parse_bool(const char* v, bool* out) {
   if (!std::strcmp(v, "1") || !std::strcmp(v, "true") || !std::strcmp(v, "on") || !std::strcmp(v, "yes")) {
     *out = true;
@@ -98,7 +88,7 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
   wt_prune_params p = in;
   const int32_t nl = s.n_layer;
   auto bad = [](const std::string& what) { return error(WT_ERR_INVALID_ARGUMENT, "prune." + what); };
-  const int32_t method = raw_value(in.method), pool = raw_value(in.pool);
+  const int32_t method = wt::api::raw_enum(in.method), pool = wt::api::raw_enum(in.pool);
   if (method < WT_PRUNE_FULL || method > WT_PRUNE_ORACLE) return bad("method " + std::to_string(method) + " is unknown");
   if (pool < WT_POOL_DEFAULT || pool > WT_POOL_MAX) return bad("pool " + std::to_string(pool) + " is unknown");
   const wt_prune_method m = p.method;
@@ -213,7 +203,7 @@ wt_prune_params wt_prune_default_params(void) {
 }
 
 const char* wt_prune_method_name(wt_prune_method method) {
-  const int32_t i = raw_value(method);
+  const int32_t i = wt::api::raw_enum(method);
   return i >= 0 && i < kNumMethods ? kMethodNames[i] : "unknown";
 }
 
