@@ -40,8 +40,9 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   const Hparams& hp = model.hp;
   if (options.n_ctx < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "n_ctx must be >= 0 (0 = the model's " + std::to_string(hp.n_ctx_train) + ")");
-  if (options.n_ctx > (1 << 20))
-    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(options.n_ctx) + " is above the limit of 1048576");
+  if (options.n_ctx > kMaxContextTokens)
+    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(options.n_ctx) + " is above the limit of " +
+                                              std::to_string(kMaxContextTokens));
   if (options.n_threads < 0 || options.n_threads > 1024)
     return error(WT_ERR_INVALID_ARGUMENT, "n_threads must be in [0, 1024]");
   if (hp.n_rot > 512 || hp.n_rot % 2 != 0 || hp.head_dim > 256)

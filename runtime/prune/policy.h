@@ -18,6 +18,11 @@
 
 namespace wt {
 
+// The most tokens a context holds (wt_context_create refuses a larger n_ctx). Pruning
+// parameters that count tokens are bounded by it too: a larger count means nothing, and the
+// bound keeps every sum or product of two such counts inside int32.
+constexpr int32_t kMaxContextTokens = 1 << 20;
+
 struct PruneShape {
   int32_t n_layer = 0;
   int32_t n_head = 0;

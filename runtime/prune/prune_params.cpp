@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "../api/handles.h"
 #include "../api/params_abi.h"
@@ -94,6 +95,16 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
   const wt_prune_method m = p.method;
   if (!(p.keep > 0.0f && p.keep <= 1.0f)) return bad("keep " + std::to_string(p.keep) + " is outside (0, 1]");
   if (p.budget < 0) return bad("budget must be >= 0 (0 = keep * L)");
+  // Token counts first, before the defaults below compute with them (2 * budget).
+  const std::pair<const char*, int32_t> counts[] = {
+      {"budget", p.budget},       {"window", p.window},         {"pool_kernel", p.pool_kernel},
+      {"fastkv_tsp_len", p.fastkv_tsp_len}, {"n_sink", p.n_sink}, {"slim_block", p.slim_block},
+      {"slim_unit", p.slim_unit}, {"slim_query", p.slim_query}, {"oracle_tokens", p.oracle_tokens},
+  };
+  for (const auto& [name, v] : counts)
+    if (v > kMaxContextTokens)
+      return bad(std::string(name) + " " + std::to_string(v) + " is above " + std::to_string(kMaxContextTokens) +
+                 ", the most tokens a context holds");
   // Model-depth defaults (METHODS.md: the 32-layer papers' layers scaled to the model).
   if (p.window == 0) {
     p.window = (m == WT_PRUNE_SNAPKV || m == WT_PRUNE_ASL) ? 32 : 8;

@@ -54,3 +54,33 @@ TEST_CASE("fuzz regression: enum fields outside their enumerators are refused an
     CHECK(other == nullptr);
   }
 }
+
+TEST_CASE("fuzz regression: pruning token counts beyond any context are refused (fuzz_api)") {
+  // fuzz_api: budget = INT32_MAX overflowed computing the default fastkv_tsp_len (2 * budget),
+  // signed overflow in wt_context_plan; n_sink + window, slim_block sums and n_prompt +
+  // oracle_tokens had the same reach. Every token count is now at most the largest n_ctx.
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(kTiny.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  const struct {
+    const char* method;
+    const char* key;
+  } cases[] = {{"fastkv", "budget"},         {"streaming", "n_sink"},   {"streaming", "window"},
+               {"sliminfer", "slim_block"},  {"sliminfer", "slim_unit"}, {"oracle", "oracle_tokens"},
+               {"gemfilter", "pool_kernel"}, {"fastkv", "fastkv_tsp_len"}, {"sliminfer", "slim_query"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.method);
+    CAPTURE(c.key);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 32;
+    REQUIRE(wt_prune_set_param(&cp.prune, "method", c.method) == WT_OK);
+    REQUIRE(wt_prune_set_param(&cp.prune, c.key, "2147483647") == WT_OK);
+    wt_context_plan_info plan;
+    CHECK(wt_context_plan(m, &cp, &plan) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(wt_last_error(), (std::string(c.key) + " 2147483647 is above 1048576").c_str()));
+    // The largest count is accepted.
+    REQUIRE(wt_prune_set_param(&cp.prune, c.key, "1048575") == WT_OK);
+    const wt_status st = wt_context_plan(m, &cp, &plan);
+    CHECK_MESSAGE(!contains(wt_last_error(), "is above"), wt_status_string(st), ": ", wt_last_error());
+  }
+  wt_model_free(m);
+}
