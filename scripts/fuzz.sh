@@ -91,6 +91,7 @@ for h in "${harnesses[@]}"; do
   artifacts="$out/artifacts/$h"
   log="$out/logs/$h.log"
   mkdir -p "$corpus" "$artifacts"
+  touch "$out/logs/$h.start"  # what this run saves is newer (earlier findings stay listed apart)
   rc=0
   "$build/fuzz/$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$h")" \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$root/fuzz/corpus/$h" >"$log" 2>&1 || rc=$?
@@ -102,8 +103,8 @@ for h in "${harnesses[@]}"; do
     failed+=("$h")
     echo "---- $log (last 40 lines)" >&2
     tail -n 40 "$log" >&2
-    echo "---- saved inputs in $artifacts:" >&2
-    ls -1 "$artifacts" >&2 || true
+    echo "---- inputs this run saved (replay: $build/fuzz/$h FILE):" >&2
+    find "$artifacts" -type f -newer "$out/logs/$h.start" >&2
   fi
 done
 echo "fuzz.sh: fuzzing took $(( $(date +%s) - fuzz_start )) s; logs in $out/logs"
