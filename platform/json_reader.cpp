@@ -167,8 +167,8 @@ class Parser {
       skip_space();
       if (i_ >= s_.size() || s_[i_] != ':') return fail("expected ':' after \"" + key + "\"");
       ++i_;
-      out->object.emplace_back(std::move(key), JsonValue{});
-      WT_TRY(value(&out->object.back().second, depth + 1));
+      out->object.push_back(JsonMember{std::move(key), JsonValue{}});
+      WT_TRY(value(&out->object.back().value, depth + 1));
       skip_space();
       if (i_ < s_.size() && s_[i_] == ',') {
         ++i_;

@@ -10,6 +10,8 @@
 
 namespace wt {
 
+struct JsonMember;
+
 struct JsonValue {
   enum class Kind { null, boolean, number, string, array, object };
   Kind kind = Kind::null;
@@ -17,10 +19,17 @@ struct JsonValue {
   double number = 0;
   std::string string;
   std::vector<JsonValue> array;
-  std::vector<std::pair<std::string, JsonValue>> object;  // in file order
+  std::vector<JsonMember> object;  // in file order
 
   // The member `key` of an object, or nullptr.
   const JsonValue* find(const std::string& key) const;
+};
+
+// One member of an object. Not a std::pair: a vector may hold the still incomplete
+// JsonValue, a pair may not (clang with libstdc++ refuses to compile it).
+struct JsonMember {
+  std::string key;
+  JsonValue value;
 };
 
 // Parses text; `what` names the source in error messages ("boards.json").

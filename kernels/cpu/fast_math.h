@@ -12,7 +12,10 @@ namespace wt::cpu {
 inline float fast_exp(float x) {
   // exp(x) = 2^n * exp(r), n = round(x / ln2), |r| <= ln2 / 2.
   x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  const float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+  // NaN passes the clamp (both comparisons are false) and must not reach the int
+  // conversion below, which is undefined for it: n = 0 keeps the NaN in r and the result.
+  float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+  n = n == n ? n : 0.0f;
   float r = x - n * 0.693359375f;      // ln2 split in a high part exact in float...
   r = r - n * -2.12194440e-4f;         // ...and a low part, so r keeps its precision
   // Minimax-style polynomial for exp(r) on [-ln2/2, ln2/2].

@@ -284,9 +284,13 @@ void act_store_chunk(const ActLayout& l, int64_t c, const int8_t (*q)[32], const
   for (int L = 0; L < 16; ++L) {
     const int b = m.block[L];
     dx16[L] = dx[b];
+    // Added in 64 bits: the SIMD quantizers turn a NaN or infinite activation into INT32_MIN
+    // lanes (cvtps2dq's "integer indefinite"), and such half-block sums may sit at the int32
+    // limits. A non-finite row then yields garbage, as it must, but no undefined behaviour.
+    const int64_t both = int64_t{sum[b][0]} + sum[b][1];
     sx16[L] = l.kind == ActKind::half16
                   ? dx[b] * static_cast<float>(sum[b][m.half[L]])
-                  : dx[b] * static_cast<float>(sum[b][0] + sum[b][1]) / static_cast<float>(m.lanes_per_unit);
+                  : dx[b] * static_cast<float>(both) / static_cast<float>(m.lanes_per_unit);
   }
   std::memcpy(p + 64 * m.n_vec, dx16, 64);
   std::memcpy(p + 64 * m.n_vec + 64, sx16, 64);

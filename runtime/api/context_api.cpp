@@ -6,26 +6,6 @@ using wt::Status;
 using wt::api::guarded;
 using wt::api::require;
 
-extern "C" {
-
-wt_context_params wt_context_default_params(void) {
-  wt_context_params p;
-  p.struct_size = sizeof p;
-  p.n_ctx = 0;
-  p.n_threads = 0;
-  p.logits_all = false;
-  p.progress = nullptr;
-  p.progress_user = nullptr;
-  p.matmul_mode = WT_MATMUL_FAST;
-  p.prune = wt_prune_default_params();
-  p.memory_budget_bytes = 0;
-  p.max_new_tokens = 0;
-  p.kv_device_blocks = 0;
-  p.kv_block_tokens = 64;
-  p.kv_sync_swaps = false;
-  return p;
-}
-
 namespace {
 
 // The caller's params (by their struct_size; NULL: the defaults) as engine options.
@@ -41,8 +21,8 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
   const int32_t matmul_mode = wt::api::raw_value(p.matmul_mode);
   if (matmul_mode != WT_MATMUL_FAST && matmul_mode != WT_MATMUL_F32)
     return wt::error(WT_ERR_INVALID_ARGUMENT, "matmul_mode " + std::to_string(matmul_mode) +
-                                                  " is not WT_MATMUL_FAST or WT_MATMUL_F32");
-  o.f32_activations = p.matmul_mode == WT_MATMUL_F32;
+                                                  " is not WT_MATMUL_FAST (0) or WT_MATMUL_F32 (1)");
+  o.f32_activations = matmul_mode == WT_MATMUL_F32;
   o.prune = p.prune;
   o.memory_budget_bytes = p.memory_budget_bytes;
   o.max_new_tokens = p.max_new_tokens;
@@ -64,6 +44,26 @@ Status check_sampler(const wt_sampler& s, const wt_context& ctx) {
 }
 
 }  // namespace
+
+extern "C" {
+
+wt_context_params wt_context_default_params(void) {
+  wt_context_params p;
+  p.struct_size = sizeof p;
+  p.n_ctx = 0;
+  p.n_threads = 0;
+  p.logits_all = false;
+  p.progress = nullptr;
+  p.progress_user = nullptr;
+  p.matmul_mode = WT_MATMUL_FAST;
+  p.prune = wt_prune_default_params();
+  p.memory_budget_bytes = 0;
+  p.max_new_tokens = 0;
+  p.kv_device_blocks = 0;
+  p.kv_block_tokens = 64;
+  p.kv_sync_swaps = false;
+  return p;
+}
 
 wt_status wt_context_plan(const wt_model* model, const wt_context_params* params, wt_context_plan_info* out_plan) {
   return guarded([&]() -> Status {

@@ -77,6 +77,13 @@ wt_status guarded(Body&& body) noexcept {
   return WT_ERR_OUT_OF_MEMORY;
 }
 
+// wt_model_load after it has opened the file: the model's hparams, vocabulary and weights
+// from a validated GGUF, the weights placed on `device` (null: they stay in the file's
+// mapping, for the CPU), then the tokenizer and the chat template. A seam of its own so that
+// fuzz/fuzz_gguf can build a full handle from bytes in memory (GgufFile::parse_memory).
+Status make_model(std::shared_ptr<GgufFile> file, const LoadOptions& options, std::unique_ptr<Backend> device,
+                  std::unique_ptr<wt_model>* out);
+
 inline Status require(const void* p, const char* what) {
   return p ? Status::ok() : error(WT_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL");
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "../engine/model_device.h"
+#include "../model/gguf.h"
 #include "handles.h"
 #include "params_abi.h"
 
@@ -34,6 +35,21 @@ Status check_token(const wt_model* m, wt_token token) {
 
 }  // namespace
 
+namespace wt::api {
+
+Status make_model(std::shared_ptr<GgufFile> file, const LoadOptions& options, std::unique_ptr<Backend> device,
+                  std::unique_ptr<wt_model>* out) {
+  auto m = std::make_unique<wt_model>();
+  WT_TRY(load_model_from_gguf(std::move(file), options, &m->model));
+  if (device) WT_TRY(ModelDevice::place(std::move(device), m->model.get()));
+  WT_TRY(Tokenizer::create(m->model->vocab, &m->tokenizer));
+  m->chat_status = parse_chat_template(m->model->vocab.chat_template, &m->chat);
+  *out = std::move(m);
+  return Status::ok();
+}
+
+}  // namespace wt::api
+
 extern "C" {
 
 wt_model_params wt_model_default_params(void) {
@@ -57,21 +73,20 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     // The device first: a build without Vulkan or CUDA, or a machine without a device, is
     // refused before the file is read.
     std::unique_ptr<wt::Backend> device;
-    if (p.backend == WT_BACKEND_VULKAN) {
+    if (backend == WT_BACKEND_VULKAN) {
       const Status st = wt::create_vulkan_backend(wt::BackendOptions{}, &device);
       if (!st.is_ok()) return wt::error(st.code(), "cannot load for WT_BACKEND_VULKAN: " + st.message());
-    } else if (p.backend == WT_BACKEND_CUDA) {
+    } else if (backend == WT_BACKEND_CUDA) {
       const Status st = wt::create_cuda_backend(wt::BackendOptions{}, &device);
       if (!st.is_ok()) return wt::error(st.code(), "cannot load for WT_BACKEND_CUDA: " + st.message());
     }
-    auto m = std::make_unique<wt_model>();
     wt::LoadOptions lo;
     lo.progress = p.progress;
     lo.progress_user = p.progress_user;
-    WT_TRY(wt::load_model(path, lo, &m->model));
-    if (device) WT_TRY(wt::ModelDevice::place(std::move(device), m->model.get()));
-    WT_TRY(wt::Tokenizer::create(m->model->vocab, &m->tokenizer));
-    m->chat_status = wt::parse_chat_template(m->model->vocab.chat_template, &m->chat);
+    std::shared_ptr<wt::GgufFile> file;
+    WT_TRY(wt::GgufFile::open(path, &file));
+    std::unique_ptr<wt_model> m;
+    WT_TRY(wt::api::make_model(std::move(file), lo, std::move(device), &m));
     const wt::Model& mm = *m->model;
     wt::api::log(WT_LOG_INFO, "loaded " + std::string(path) + ": " + mm.arch_name + ", " +
                                   std::to_string(mm.hp.n_layer) + " layers, " + std::to_string(mm.n_params) +

@@ -1,0 +1,144 @@
+// Seeds of the FuzzedDataProvider harnesses (fuzz_chat, fuzz_api): each lays out, in the
+// order the harness reads them, the choices of one meaningful run; the fuzzer mutates from
+// there. A seed that no longer matches a changed harness is still a valid input.
+#include <string>
+
+#include "corpus.h"
+#include "fuzz_support.h"
+
+namespace wt::fuzz {
+
+FdpEncoder& FdpEncoder::range(int64_t lo, int64_t hi, int64_t value) {
+  const uint64_t span = static_cast<uint64_t>(hi - lo), v = static_cast<uint64_t>(value - lo);
+  int n_bytes = 0;
+  for (uint64_t s = span; s > 0 && n_bytes < 8; s >>= 8) ++n_bytes;
+  for (int i = n_bytes - 1; i >= 0; --i) back_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  return *this;
+}
+
+FdpEncoder& FdpEncoder::string(const std::string& s) {
+  for (const char ch : s) {
+    front_.push_back(static_cast<uint8_t>(ch));
+    if (ch == '\\') front_.push_back('\\');
+  }
+  front_.push_back('\\');
+  front_.push_back(';');
+  return *this;
+}
+
+std::vector<uint8_t> FdpEncoder::bytes() const {
+  std::vector<uint8_t> out = front_;
+  out.insert(out.end(), back_.rbegin(), back_.rend());
+  return out;
+}
+
+namespace {
+
+struct Msg {
+  const char* role;  // nullptr: an arbitrary role given by `text_role`
+  std::string content;
+  std::string text_role = "";
+};
+
+// fuzz_chat: template (0-3 fixed, 4 = `jinja`), messages, array pointer, add_assistant,
+// buffer size pick (cap % 5: 0 none, 1 one short, 2 exact, 3 larger, 4 at most cap).
+std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector<Msg>& msgs, bool null_array,
+                          bool add_assistant, uint8_t cap) {
+  FdpEncoder e;
+  e.range(0, 4, which);
+  if (which == 4) e.string(jinja);
+  e.range(0, 8, static_cast<int64_t>(msgs.size()));
+  for (const Msg& m : msgs) {
+    const char* const roles[] = {"system", "user", "assistant", "tool"};
+    int pick = 200;
+    for (int r = 0; r < 4; ++r)
+      if (m.role && std::string(m.role) == roles[r]) pick = r;
+    e.byte(static_cast<uint8_t>(pick));
+    if (pick >= 200) e.string(m.text_role);
+    e.string(m.content);
+  }
+  if (!msgs.empty()) e.byte(null_array ? 0 : 1);
+  e.boolean(add_assistant).byte(cap);
+  return e.bytes();
+}
+
+}  // namespace
+
+Seeds chat_seeds() {
+  const std::vector<Msg> convo = {{"system", "You are brief."}, {"user", "What is 2+2?"}, {"assistant", "4"},
+                                  {"user", "And <|im_end|> in text?"}};
+  Seeds s;
+  s["chatml_convo"] = chat(0, "", convo, false, true, 2);
+  s["smollm_default_system"] = chat(1, "", {{"user", "Hi"}}, false, true, 3);
+  s["llama3_convo"] = chat(2, "", convo, false, false, 2);
+  s["no_template"] = chat(3, "", convo, false, true, 2);
+  s["buffer_one_short"] = chat(0, "", convo, false, true, 1);
+  s["unknown_role"] = chat(0, "", {{nullptr, "x", "narrator"}}, false, true, 2);
+  s["null_array"] = chat(0, "", convo, true, true, 2);
+  s["empty_convo"] = chat(2, "", {}, false, true, 0);
+  s["fuzzed_chatml_default"] = chat(4, "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nDefault<|im_end|>",
+                                    {{"user", "Hi"}}, false, true, 2);
+  s["fuzzed_llama3"] = chat(4, "<|start_header_id|>", {{"tool", "{\"a\": 1}"}}, false, true, 4);
+  s["fuzzed_unrecognised"] = chat(4, "{{ bos_token }}{% for m in messages %}[INST]{% endfor %}", convo, false, true, 2);
+  return s;
+}
+
+namespace {
+
+// fuzz_api with groups 0 and context params whose prune fields are set by name
+// (wt_prune_set_param with the harness's value lists), then a prompt of n_prompt tokens.
+struct ApiRun {
+  int32_t n_ctx = 48;
+  int method = 0;         // index into the harness's method names
+  int keep_text = 0;      // index into its float texts ("0.5")
+  bool logits_all = false;
+  bool f32 = false;
+  int n_prompt = 40;
+};
+
+std::vector<uint8_t> api(const ApiRun& r) {
+  FdpEncoder e;
+  e.byte(0);                                    // groups: the context only
+  e.boolean(true).range(0, 96, r.n_ctx);        // n_ctx
+  e.range(0, 7, 4).range(0, 2, 1);              // n_threads: 1
+  e.boolean(r.logits_all);
+  e.range(0, 3, 1);                             // no progress callback
+  e.range(0, 7, 1).boolean(r.f32);              // matmul_mode
+  e.range(0, 7, 0);                             // prune struct_size: right
+  e.range(0, 6, 2);                             // two wt_prune_set_param calls:
+  e.range(0, 34, 0).range(0, 3, 0).range(0, 9, r.method);      //   method
+  e.range(0, 34, 1).range(0, 3, 0).range(0, 11, r.keep_text);  //   keep
+  e.range(0, 3, 2);                             // no memory budget
+  e.boolean(false).boolean(false);              // no max_new_tokens, no pager
+  e.range(0, 7, 0);                             // context struct_size: right
+  const int32_t n_ctx = r.n_ctx > 0 ? r.n_ctx : api_model_options().n_ctx_train;
+  e.range(0, n_ctx + 2, r.n_prompt);            // the prompt
+  for (int i = 0; i < r.n_prompt; ++i) e.range(0, 15, 1).range(0, 261, (i * 37 + 11) % 262);
+  e.range(0, 3, 2);                             // two decodes
+  for (int i = 0; i < 2; ++i) e.boolean(true).range(0, 261, 100 + i);
+  return e.bytes();
+}
+
+}  // namespace
+
+Seeds api_seeds() {
+  const char* const methods[] = {"full", "streaming", "snapkv", "fastkv", "gemfilter",
+                                 "asl", "claa", "sliminfer", "tokenfilter", "oracle"};
+  Seeds s;
+  for (int m = 0; m < 10; ++m) {
+    ApiRun r;
+    r.method = m;
+    s[std::string("prune_") + methods[m]] = api(r);
+  }
+  ApiRun full_ctx;
+  full_ctx.n_ctx = 0;  // the model's training context
+  full_ctx.logits_all = true;
+  full_ctx.f32 = true;
+  s["train_ctx_logits_all_f32"] = api(full_ctx);
+  // Every group once, all choices at their first option.
+  s["all_groups"] = FdpEncoder().byte(15).bytes();
+  s["empty"] = {};
+  return s;
+}
+
+}  // namespace wt::fuzz

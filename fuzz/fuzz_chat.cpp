@@ -1,0 +1,158 @@
+// wt_chat_apply with fuzzed conversations: message counts, roles (the four known, arbitrary
+// text, NULL), contents, add_assistant and caller buffers (none, too small by one, exact,
+// larger). The template is one of four fixed ones (ChatML, ChatML with a default system turn
+// as SmolLM2's, Llama 3, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
+// input, so it goes through the recogniser (wt::parse_chat_template) as wt_model_load does.
+//
+// Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
+// array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
+// not recognise; otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
+// then suffices), the text is NUL-terminated at the reported length, and every message's
+// role and content appear in it in order.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz_support.h"
+#include "runtime/api/handles.h"
+
+using wt::fuzz::expect_status;
+using wt::fuzz::fail;
+
+namespace {
+
+const char* const kTemplates[] = {
+    // Qwen2-style ChatML, no default system turn.
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+    "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+    // SmolLM2-style ChatML: a default system turn when the first message is not one.
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\n"
+    "You are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\\n' }}{% endif %}"
+    "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}",
+    // Llama 3.
+    "{{ '<|begin_of_text|>' }}{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + "
+    "'<|end_header_id|>\\n\\n' + message['content'] | trim + '<|eot_id|>' }}{% endfor %}",
+    // None: the model has no tokenizer.chat_template.
+    "",
+};
+constexpr int kNumTemplates = sizeof(kTemplates) / sizeof(kTemplates[0]);
+const char* const kRoles[] = {"system", "user", "assistant", "tool"};
+
+wt_model* g_models[kNumTemplates] = {};
+// A handle whose chat template each run replaces by the fuzzed one (the rest of the model
+// is never read by wt_chat_apply).
+wt_model* g_scratch = nullptr;
+
+bool known_role(const char* role) {
+  for (const char* r : kRoles)
+    if (!std::strcmp(role, r)) return true;
+  return false;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  wt::fuzz::quiet_logs();
+  for (int i = 0; i < kNumTemplates; ++i) {
+    wt::test::TinyModelOptions o = wt::fuzz::seed_model_options();
+    o.chat_template = kTemplates[i];
+    g_models[i] = wt::fuzz::load_model_bytes(wt::test::make_tiny_llama(o).build(), "chat" + std::to_string(i));
+  }
+  g_scratch = wt::fuzz::load_model_bytes(wt::test::make_tiny_llama(wt::fuzz::seed_model_options()).build(), "scratch");
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider fdp(data, size);
+  const int which = fdp.ConsumeIntegralInRange<int>(0, kNumTemplates);
+  wt_model* model = nullptr;
+  bool fuzzed_template = false;
+  if (which < kNumTemplates) {
+    model = g_models[which];
+  } else {
+    const std::string jinja = fdp.ConsumeRandomLengthString(512);
+    g_scratch->chat = wt::ChatTemplate{};
+    g_scratch->chat_status = wt::parse_chat_template(jinja, &g_scratch->chat);
+    expect_status(g_scratch->chat_status.code(), {WT_OK, WT_ERR_UNSUPPORTED}, "wt::parse_chat_template");
+    if (!g_scratch->chat_status.is_ok() && g_scratch->chat_status.message().empty())
+      fail("parse_chat_template refused a template without saying why");
+    model = g_scratch;
+    fuzzed_template = true;
+  }
+  const bool template_ok = model->chat_status.is_ok();
+
+  const size_t n = fdp.ConsumeIntegralInRange<size_t>(0, 8);
+  std::vector<std::string> roles(n), contents(n);
+  std::vector<wt_chat_message> msgs(n);
+  bool bad_message = false;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t pick = fdp.ConsumeIntegral<uint8_t>();
+    roles[i] = pick < 200 ? kRoles[pick % 4] : fdp.ConsumeRandomLengthString(16);
+    contents[i] = fdp.ConsumeRandomLengthString(256);
+    // The C strings end at their first NUL: keep what the library sees, for the checks below.
+    roles[i].resize(std::strlen(roles[i].c_str()));
+    contents[i].resize(std::strlen(contents[i].c_str()));
+    msgs[i].role = pick == 255 ? nullptr : roles[i].c_str();
+    msgs[i].content = pick == 254 ? nullptr : contents[i].c_str();
+    bad_message |= !msgs[i].role || !msgs[i].content || !known_role(msgs[i].role);
+  }
+  const bool null_array = n > 0 && fdp.ConsumeIntegral<uint8_t>() == 0;
+  const bool add_assistant = fdp.ConsumeBool();
+  const uint8_t cap_pick = fdp.ConsumeIntegral<uint8_t>();
+  const wt_chat_message* array = null_array ? nullptr : msgs.data();
+
+  // First without a buffer: the needed length, or the input's error.
+  size_t needed = SIZE_MAX;
+  const wt_status st = wt_chat_apply(model, array, n, add_assistant, nullptr, 0, &needed);
+  if (null_array) {
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with a NULL message array");
+    return 0;
+  }
+  if (!template_ok) {
+    expect_status(st, {WT_ERR_UNSUPPORTED, bad_message ? WT_ERR_INVALID_ARGUMENT : WT_ERR_UNSUPPORTED},
+                  "wt_chat_apply with an unrecognised template");
+    return 0;
+  }
+  if (bad_message) {
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with a NULL or unknown role or content");
+    return 0;
+  }
+  expect_status(st, {WT_ERR_BUFFER_TOO_SMALL}, "wt_chat_apply without a buffer");
+  if (needed == SIZE_MAX) fail("wt_chat_apply reported no length");
+
+  // Then a buffer of a fuzzed size around the need; exact-size on the heap for ASan.
+  size_t capacity = needed + 1;
+  switch (cap_pick % 5) {
+    case 0: capacity = 0; break;
+    case 1: capacity = needed; break;  // no room for the NUL
+    case 2: capacity = needed + 1; break;
+    case 3: capacity = needed + 1 + cap_pick; break;
+    case 4: capacity = cap_pick <= needed ? cap_pick : needed; break;
+  }
+  std::unique_ptr<char[]> buf(new char[capacity == 0 ? 1 : capacity]);
+  size_t len = SIZE_MAX;
+  const wt_status st2 = wt_chat_apply(model, array, n, add_assistant, buf.get(), capacity, &len);
+  if (len != needed) fail("wt_chat_apply: length %zu, %zu reported before", len, needed);
+  if (capacity < needed + 1) {
+    expect_status(st2, {WT_ERR_BUFFER_TOO_SMALL}, "wt_chat_apply with a buffer too small");
+    return 0;
+  }
+  expect_status(st2, {WT_OK}, "wt_chat_apply with room for the text");
+  if (buf[len] != '\0') fail("wt_chat_apply: no NUL at the reported length %zu", len);
+  // A fuzzed template's default system text may hold a NUL of its own; the fixed ones do not.
+  if (!fuzzed_template && std::strlen(buf.get()) != len) fail("wt_chat_apply: a NUL inside the text");
+
+  const std::string text(buf.get(), len);
+  size_t at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (const std::string* part : {&roles[i], &contents[i]}) {
+      const size_t found = text.find(*part, at);
+      if (found == std::string::npos) fail("message %zu's role or content is missing from the chat text", i);
+      at = found + part->size();
+    }
+  }
+  return 0;
+}

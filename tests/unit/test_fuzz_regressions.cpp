@@ -1,0 +1,137 @@
+// Inputs the fuzz harnesses (fuzz/) found crashing the library, replayed after the fix. Each
+// case names the harness that found it and what went wrong; fuzz/README.md describes how a
+// finding becomes a case here.
+#include <doctest/doctest.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "kernels/cpu/fast_math.h"
+#include "whittle.h"
+
+namespace {
+
+const std::string kTiny = std::string(WT_TEST_DATA_DIR) + "/reference/tiny_qwen2.gguf";
+const std::string kFound = std::string(WT_TEST_DATA_DIR) + "/fuzz_regressions/";
+
+bool contains(const char* haystack, const char* needle) { return std::strstr(haystack, needle) != nullptr; }
+
+// What fuzz_gguf does with a model that loads: a short context, a prefill, a decode and a
+// greedy sample; every call must succeed (garbage weights give garbage logits, nothing else).
+void run_found_model(const std::string& path) {
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(m, &info) == WT_OK);
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 16;
+  cp.n_threads = 1;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+  const wt_token prompt[3] = {0, info.n_vocab / 2, info.n_vocab - 1};
+  CHECK(wt_context_prefill(ctx, prompt, 3) == WT_OK);
+  CHECK(wt_context_decode(ctx, info.n_vocab - 1) == WT_OK);
+  wt_sampler* s = nullptr;
+  REQUIRE(wt_sampler_create(m, nullptr, &s) == WT_OK);
+  wt_token next = -1;
+  CHECK(wt_sampler_sample(s, ctx, &next) == WT_OK);
+  CHECK(next >= 0);
+  CHECK(next < info.n_vocab);
+  wt_sampler_free(s);
+  wt_context_free(ctx);
+  wt_model_free(m);
+}
+
+// A C caller may store any int in an enum field; C++ must not load it as the enum type.
+template <typename E>
+void store_raw(E* field, int32_t v) {
+  std::memcpy(field, &v, sizeof v);
+}
+
+}  // namespace
+
+TEST_CASE("fuzz regression: enum fields outside their enumerators are refused and not loaded (fuzz_api)") {
+  // fuzz_api: wt_context_plan compared matmul_mode 0x80000000 as a wt_matmul_mode, undefined
+  // behaviour (UBSan: "load of value 2147483648, which is not a valid value"); wt_model_load
+  // did the same with backend. Both are now read as the int the caller stored.
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(kTiny.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 8;
+  for (const int32_t bad : {INT32_MIN, 2, 7, -1}) {
+    CAPTURE(bad);
+    store_raw(&cp.matmul_mode, bad);
+    wt_context_plan_info plan;
+    CHECK(wt_context_plan(m, &cp, &plan) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(wt_last_error(), ("matmul_mode " + std::to_string(bad)).c_str()));
+    wt_context* ctx = nullptr;
+    CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(ctx == nullptr);
+  }
+  wt_model_free(m);
+
+  wt_model_params mp = wt_model_default_params();
+  for (const int32_t bad : {INT32_MIN, 3, 7, -1}) {
+    CAPTURE(bad);
+    store_raw(&mp.backend, bad);
+    wt_model* other = nullptr;
+    CHECK(wt_model_load(kTiny.c_str(), &mp, &other) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(wt_last_error(), ("unknown backend kind " + std::to_string(bad)).c_str()));
+    CHECK(other == nullptr);
+  }
+}
+
+TEST_CASE("fuzz regression: pruning token counts beyond any context are refused (fuzz_api)") {
+  // fuzz_api: budget = INT32_MAX overflowed computing the default fastkv_tsp_len (2 * budget),
+  // signed overflow in wt_context_plan; n_sink + window, slim_block sums and n_prompt +
+  // oracle_tokens had the same reach. Every token count is now at most the largest n_ctx.
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(kTiny.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  const struct {
+    const char* method;
+    const char* key;
+  } cases[] = {{"fastkv", "budget"},         {"streaming", "n_sink"},   {"streaming", "window"},
+               {"sliminfer", "slim_block"},  {"sliminfer", "slim_unit"}, {"oracle", "oracle_tokens"},
+               {"gemfilter", "pool_kernel"}, {"fastkv", "fastkv_tsp_len"}, {"sliminfer", "slim_query"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.method);
+    CAPTURE(c.key);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 32;
+    REQUIRE(wt_prune_set_param(&cp.prune, "method", c.method) == WT_OK);
+    REQUIRE(wt_prune_set_param(&cp.prune, c.key, "2147483647") == WT_OK);
+    wt_context_plan_info plan;
+    CHECK(wt_context_plan(m, &cp, &plan) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(wt_last_error(), (std::string(c.key) + " 2147483647 is above 1048576").c_str()));
+    // The largest count is accepted.
+    REQUIRE(wt_prune_set_param(&cp.prune, c.key, "1048575") == WT_OK);
+    const wt_status st = wt_context_plan(m, &cp, &plan);
+    CHECK_MESSAGE(!contains(wt_last_error(), "is above"), wt_status_string(st), ": ", wt_last_error());
+  }
+  wt_model_free(m);
+}
+
+TEST_CASE("fuzz regression: NaN attention scores stay NaN without undefined behaviour (fuzz_gguf)") {
+  // fuzz_gguf: a tiny model whose weights make attention scores NaN; fast_exp converted
+  // floor(NaN) to int32_t, undefined (UBSan: "nan is outside the range of representable
+  // values of type 'int'"). It now maps NaN to NaN. The ASan/UBSan build (which names
+  // float-cast-overflow, not in gcc's "undefined") is the one that fails without the fix:
+  // elsewhere the conversion happens to give a NaN too.
+  CHECK(std::isnan(wt::cpu::fast_exp(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(wt::cpu::fast_exp(0.0f) == doctest::Approx(1.0f));
+  CHECK(wt::cpu::fast_exp(-1000.0f) < 1e-30f);
+
+  run_found_model(kFound + "gguf_nan_attention_scores.gguf");
+}
+
+TEST_CASE("fuzz regression: non-finite activations quantize without int32 overflow (fuzz_gguf)") {
+  // fuzz_gguf: a tiny model whose activations overflow to inf/NaN. The AVX2 and AVX-512
+  // activation quantizers map them to INT32_MIN lanes and act_store_chunk added two such
+  // half-block sums in int32 (UBSan: signed integer overflow). The sum is now 64-bit. A CPU
+  // without AVX2 runs the scalar quantizer, which clamps first, and passes either way.
+  run_found_model(kFound + "gguf_nonfinite_activation_sums.gguf");
+}
