@@ -106,7 +106,7 @@ TEST_CASE("fuzz regression: pruning token counts beyond any context are refused 
     REQUIRE(wt_prune_set_param(&cp.prune, c.key, "2147483647") == WT_OK);
     wt_context_plan_info plan;
     CHECK(wt_context_plan(m, &cp, &plan) == WT_ERR_INVALID_ARGUMENT);
-    CHECK(contains(wt_last_error(), (std::string(c.key) + " 2147483647 is above 1048576").c_str()));
+    CHECK(contains(wt_last_error(), (std::string(c.key) + " 2147483647 is above the limit of 1048576").c_str()));
     // The largest count is accepted.
     REQUIRE(wt_prune_set_param(&cp.prune, c.key, "1048575") == WT_OK);
     const wt_status st = wt_context_plan(m, &cp, &plan);
