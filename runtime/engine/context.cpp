@@ -214,12 +214,22 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
   const auto t0 = std::chrono::steady_clock::now();
   Status st;
   if (policy_ && n_past_ == 0) {
-    st = prefill_pruned(tokens, n_tokens);
+    try {
+      st = prefill_pruned(tokens, n_tokens);
+    } catch (...) {  // see decode()
+      reset();
+      throw;
+    }
   } else {
     for (int32_t l = 0; l < model_.hp.n_layer && st.is_ok(); ++l) st = check_kv_room(l, kv_len_[static_cast<size_t>(l)] + n_tokens);
     if (!st.is_ok()) return st;  // nothing changed
     for (int32_t i = 0; i < n_tokens; ++i) row_tmp_[i] = n_past_ + i;
-    st = forward(tokens, row_tmp_, n_tokens, nullptr, nullptr);
+    try {
+      st = forward(tokens, row_tmp_, n_tokens, nullptr, nullptr);
+    } catch (...) {
+      reset();
+      throw;
+    }
     if (st.is_ok()) n_past_ += n_tokens;
   }
   abort_.store(false, std::memory_order_relaxed);
@@ -238,7 +248,15 @@ Status Context::decode(int32_t token) {
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t pos = n_past_;
   for (int32_t l = 0; l < model_.hp.n_layer; ++l) WT_TRY(check_kv_room(l, kv_len_[static_cast<size_t>(l)] + 1));
-  const Status st = forward(&token, &pos, 1, nullptr, nullptr);
+  Status st;
+  try {
+    st = forward(&token, &pos, 1, nullptr, nullptr);
+  } catch (...) {
+    // An allocation failing while an error's message is built (the API turns it into
+    // WT_ERR_OUT_OF_MEMORY) leaves the layers as half done as a failed status does.
+    reset();
+    throw;
+  }
   if (!st.is_ok()) {
     // The layers before the failure took the new row, the later ones did not (and the pager
     // and a decoding policy moved on with them): no state to continue from, so the context
