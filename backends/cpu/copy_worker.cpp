@@ -1,5 +1,6 @@
 #include "copy_worker.h"
 
+#include <chrono>
 #include <cstring>
 
 namespace wt::cpu {
@@ -32,22 +33,54 @@ uint64_t CopyWorker::last() const {
   return submitted_;
 }
 
-void CopyWorker::wait(uint64_t seq) {
+namespace {
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+}  // namespace
+
+uint64_t CopyWorker::wait(uint64_t seq) {
   std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return finished_ >= seq; });
+  if (finished_ >= seq) return 0;
+  const uint64_t t0 = now_ns();
+  while (finished_ < seq) {
+    if (!running_) {
+      run_next(lock);
+    } else {
+      done_cv_.wait(lock);
+    }
+  }
+  return now_ns() - t0;
+}
+
+uint64_t CopyWorker::busy_ns() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return busy_ns_;
+}
+
+void CopyWorker::run_next(std::unique_lock<std::mutex>& lock) {
+  running_ = true;
+  const Job job = ring_[finished_ % ring_.size()];
+  lock.unlock();
+  const uint64_t t0 = now_ns();
+  std::memcpy(job.dst, job.src, job.bytes);
+  const uint64_t t1 = now_ns();
+  lock.lock();
+  busy_ns_ += t1 - t0;
+  ++finished_;
+  running_ = false;
+  done_cv_.notify_all();
+  // A waiter may have taken over and left jobs queued behind its own: the worker goes on.
+  if (finished_ < submitted_) work_cv_.notify_one();
 }
 
 void CopyWorker::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [&] { return stop_ || finished_ < submitted_; });
+    work_cv_.wait(lock, [&] { return !running_ && (stop_ || finished_ < submitted_); });
     if (finished_ == submitted_) return;  // stop_ and nothing left
-    const Job job = ring_[finished_ % ring_.size()];
-    lock.unlock();
-    std::memcpy(job.dst, job.src, job.bytes);
-    lock.lock();
-    ++finished_;
-    done_cv_.notify_all();
+    run_next(lock);
   }
 }
 
