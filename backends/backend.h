@@ -58,6 +58,12 @@ struct BackendCaps {
 
 inline constexpr uint64_t dtype_bit(DType t) { return uint64_t{1} << static_cast<uint32_t>(t); }
 
+// What a backend that times its streams has measured since it was created.
+struct StreamTimes {
+  double copy_busy_ms = 0;     // the copy stream executing copies
+  double compute_wait_ms = 0;  // the compute stream blocked on copy-stream events
+};
+
 struct MemoryInfo {
   uint64_t total_bytes = 0;
   uint64_t free_bytes = 0;
@@ -79,6 +85,12 @@ class Backend {
   virtual Status record_event(Stream stream, Event* out) = 0;
   virtual Status wait_event(Stream stream, const Event& event) = 0;
   virtual Status synchronize(Stream stream) = 0;
+  // Optional: false where the backend does not time its streams (the device backends, whose
+  // stalls happen on the device's queues; timestamp queries or CUDA events are the way there).
+  virtual bool stream_times(StreamTimes* out) const {
+    (void)out;
+    return false;
+  }
 
   // Scratch the ops may use (quantized activations, attention tiles); the engine sizes it
   // from workspace_bytes() of the largest call at context creation.

@@ -466,6 +466,12 @@ typedef struct wt_context_stats {
   int64_t pager_blocks_on_demand;/* of those, fetched when attention needed them, not ahead */
   int64_t pager_blocks_evicted;  /* blocks that gave up their device slot                   */
   double pager_sync_wait_ms;     /* kv_sync_swaps: host time waiting for the swaps' copies  */
+  /* Where the backend times its streams (the CPU backend; -1 on the device backends, which
+   * do not yet): the copy stream's busy time, and the time the compute stream waited for
+   * the pager's copies (blocked on their events, plus pager_sync_wait_ms). The fraction of
+   * copy time hidden behind compute is 1 - pager_wait_ms / pager_copy_ms. */
+  double pager_copy_ms;
+  double pager_wait_ms;
 } wt_context_stats;
 
 WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats);

@@ -168,8 +168,13 @@ class CpuBackend final : public Backend {
   Status wait_event(Stream stream, const Event& event) override {
     // The copy worker starts a copy only after the caller queued it, by which time every
     // earlier compute launch has returned: waits on compute events are already met.
-    if (stream == Stream::compute && event.stream == Stream::copy) copies_.wait(event.value);
+    if (stream == Stream::compute && event.stream == Stream::copy) compute_wait_ns_ += copies_.wait(event.value);
     return Status::ok();
+  }
+  bool stream_times(StreamTimes* out) const override {
+    out->copy_busy_ms = static_cast<double>(copies_.busy_ns()) * 1e-6;
+    out->compute_wait_ms = static_cast<double>(compute_wait_ns_) * 1e-6;
+    return true;
   }
   Status synchronize(Stream stream) override {
     if (stream == Stream::copy) copies_.wait(copies_.last());
@@ -226,6 +231,7 @@ class CpuBackend final : public Backend {
   cpu::CopyWorker copies_;
   Buffer workspace_;
   uint64_t compute_timeline_ = 0;
+  uint64_t compute_wait_ns_ = 0;  // compute (the calling thread) blocked on copy events
 };
 
 }  // namespace

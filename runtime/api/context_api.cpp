@@ -186,6 +186,8 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
     out_stats->pager_blocks_on_demand = c.n_blocks_on_demand;
     out_stats->pager_blocks_evicted = c.n_blocks_evicted;
     out_stats->pager_sync_wait_ms = c.sync_wait_ms;
+    out_stats->pager_copy_ms = kv ? c.copy_ms : 0;
+    out_stats->pager_wait_ms = kv ? c.wait_ms : 0;
     return Status::ok();
   });
 }
