@@ -104,12 +104,13 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       // Paged attention: the keys are device-pool rows slot * B + offset, in logical order.
       const int32_t n_keys = d.attend_rows ? d.n_attend_rows : kv0 + 1;
       WT_TRY(paged->require(l, d.attend_rows, n_keys));
+      // The next layer's blocks start on the copy stream now, under attention(l), o-proj,
+      // FFN(l) and QKV(l + 1): the decision at layer l is made, nothing later informs them.
+      WT_TRY(paged->prefetch((l + 1) % hp.n_layer));
       const int32_t* ids = paged->device_rows(l, d.attend_rows, n_keys);
       const bool skipped = d.skip_rows && d.skip_rows[0] != 0;  // nothing computed: no keys read
       WT_TRY(run.attention(attn, q, paged->k_pool(), paged->v_pool(), kv0, attn_scale, skipped ? d.skip_rows : nullptr,
                            ids, n_keys));
-      // The next layer's blocks start on the copy stream now, under o-proj, FFN(l), QKV(l + 1).
-      WT_TRY(paged->prefetch((l + 1) % hp.n_layer));
     } else {
       WT_TRY(run.attention(attn, q, kc, vc, kv0, attn_scale, d.skip_rows, d.attend_rows, d.n_attend_rows));
     }

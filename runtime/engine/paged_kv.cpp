@@ -106,6 +106,22 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   return Status::ok();
 }
 
+PagerCounters PagedKv::counters() const {
+  PagerCounters c = counters_;
+  StreamTimes t;
+  if (b_ && b_->stream_times(&t)) {
+    c.copy_ms = t.copy_busy_ms - times0_.copy_busy_ms;
+    c.wait_ms = t.compute_wait_ms - times0_.compute_wait_ms + c.sync_wait_ms;
+  }
+  return c;
+}
+
+void PagedKv::reset_counters() {
+  counters_ = PagerCounters{};
+  times0_ = StreamTimes{};
+  if (b_) (void)b_->stream_times(&times0_);
+}
+
 void PagedKv::release() {
   if (!b_) return;
   b_->free(&dev_mem_);
@@ -134,7 +150,7 @@ Status PagedKv::append(OpRunner& run, int32_t layer, const Tensor& k, const Tens
     WT_TRY(wait_fetches());
   }
   if (nb_new > nb_old) {
-    WT_TRY(make_room(layer, nb_new - nb_old));
+    WT_TRY(make_room(layer, nb_new - nb_old, need_[static_cast<size_t>(layer)]));
     // A slot just taken may still be read or written by a queued copy.
     if (copies_queued_) WT_TRY(b_->wait_event(Stream::compute, last_copy_));
   }
@@ -196,27 +212,33 @@ Status PagedKv::require(int32_t layer, const int32_t* rows, int32_t n_rows) {
 // what the layer before it needed: then the two move together (a SlimInfer group shares
 // one active set), and the set the layer before just took is the better guess. That is
 // the paper's scheme: blocks the decision at layer l brings in are prefetched for l + 1 at once.
+// The layer's own record stays what it needed last step (require() compares the next
+// layer against it): a prediction written over it broke the chain at every second layer.
+// Called between require(l) and attention(l), so the blocks attention(l) is about to read
+// are off limits to the room the prefetch makes.
 Status PagedKv::prefetch(int32_t layer) {
   if (p_.sync_swaps) return Status::ok();
   const int32_t before = (layer - 1 + p_.n_layer) % p_.n_layer;
-  std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
-  if (prev_layer_ == before && need == prev_) need.assign(need_[static_cast<size_t>(before)].begin(),
-                                                          need_[static_cast<size_t>(before)].end());
-  return fetch(layer, need, false);
+  const std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
+  const bool follow = prev_layer_ == before && need == prev_;
+  return fetch(layer, follow ? need_[static_cast<size_t>(before)] : need, false, before);
 }
 
-Status PagedKv::fetch(int32_t layer, const std::vector<int32_t>& want, bool on_demand) {
+Status PagedKv::fetch(int32_t layer, const std::vector<int32_t>& want, bool on_demand, int32_t in_use) {
   const BlockTable& t = pager_.table(layer);
   blocks_.clear();
   for (int32_t b : want)
     if (b < t.n_blocks() && t.at(b).device_slot < 0) blocks_.push_back(b);
   if (blocks_.empty()) return Status::ok();
   if (!on_demand && static_cast<int32_t>(blocks_.size()) > pager_.device_pool().n_free()) {
-    // Room for a prefetch comes from other layers; a pool too small to make it is not an
-    // error here: the blocks are fetched when attention needs them.
-    if (!make_room(layer, static_cast<int32_t>(blocks_.size())).is_ok()) return Status::ok();
+    // Room for a prefetch comes from other layers; a pool too small to make it leaves the
+    // prefetch short.
+    // Not an error here, and no message built on the decode path: the blocks are fetched
+    // when attention needs them.
+    WT_TRY(free_slots(layer, static_cast<int32_t>(blocks_.size()), want, in_use));
+    if (static_cast<int32_t>(blocks_.size()) > pager_.device_pool().n_free()) return Status::ok();
   } else {
-    WT_TRY(make_room(layer, static_cast<int32_t>(blocks_.size())));
+    WT_TRY(make_room(layer, static_cast<int32_t>(blocks_.size()), need_[static_cast<size_t>(layer)]));
   }
   decision_.keep = false;
   decision_.leaving.clear();
@@ -268,12 +290,21 @@ Status PagedKv::evict(int32_t layer) {
 // the most recently used first (layer - 1, layer - 2, ..., wrapping: in the decode loop's
 // cyclic order the ones needed furthest in the future): first the blocks a layer did not
 // need at its last step (SlimInfer's inactive blocks, what a prefill left behind), then the
-// ones it did. Between them, `layer`'s own unneeded blocks (never its newest one).
-Status PagedKv::make_room(int32_t layer, int32_t n_slots) {
+// ones it did. Between them, `layer`'s own blocks outside `keep` (never its newest one):
+// what it needed last step, or for a prefetch what it is predicted to need. Fails with the
+// pool's reason when that is not enough.
+Status PagedKv::make_room(int32_t layer, int32_t n_slots, const std::vector<int32_t>& keep) {
+  WT_TRY(free_slots(layer, n_slots, keep, -1));
+  const BlockPool& pool = pager_.device_pool();
+  if (pool.n_free() < n_slots) return pool.exhausted(layer, n_slots - pool.n_free());
+  return Status::ok();
+}
+
+Status PagedKv::free_slots(int32_t layer, int32_t n_slots, const std::vector<int32_t>& keep, int32_t in_use) {
   const BlockPool& pool = pager_.device_pool();
   auto evict_from = [&](int32_t victim, bool needed_too) -> Status {
     const BlockTable& t = pager_.table(victim);
-    const std::vector<int32_t>& need = need_[static_cast<size_t>(victim)];
+    const std::vector<int32_t>& need = victim == layer ? keep : need_[static_cast<size_t>(victim)];
     decision_.keep = false;
     decision_.entering.clear();
     decision_.leaving.clear();
@@ -281,7 +312,9 @@ Status PagedKv::make_room(int32_t layer, int32_t n_slots) {
     for (int32_t b = t.n_blocks() - 1; b >= 0 && want > 0; --b) {
       if (t.at(b).device_slot < 0) continue;
       const bool needed = std::binary_search(need.begin(), need.end(), b);
-      if (victim == layer ? (needed || b == t.n_blocks() - 1) : (needed && !needed_too)) continue;
+      const bool newest = b == t.n_blocks() - 1;
+      if (victim == layer ? (needed || newest) : (needed && (!needed_too || victim == in_use))) continue;
+      if (victim == in_use && newest) continue;
       decision_.leaving.push_back(b);
       --want;
     }
@@ -294,7 +327,6 @@ Status PagedKv::make_room(int32_t layer, int32_t n_slots) {
       WT_TRY(evict_from((layer - d + p_.n_layer) % p_.n_layer, pass == 1));
     if (pass == 0 && pool.n_free() < n_slots) WT_TRY(evict_from(layer, false));
   }
-  if (pool.n_free() < n_slots) return pool.exhausted(layer, n_slots - pool.n_free());
   return Status::ok();
 }
 

@@ -8,9 +8,9 @@
 // Streams: fetches run on the copy stream after a compute event (the slots they overwrite
 // were read by compute work queued before); compute waits for the fetches of a layer before
 // its attention, and for every queued copy before it writes a slot it has just taken.
-// prefetch(l + 1) is called right after attention(l) is queued, so the copies overlap
-// o-proj/FFN(l) and QKV(l + 1). With sync_swaps the host waits for each swap instead (the
-// ablation of SlimInfer's Table 4) and the time it waited is the copy time.
+// prefetch(l + 1) is called right after require(l), before attention(l) is queued, so the
+// copies overlap attention(l), o-proj/FFN(l) and QKV(l + 1). With sync_swaps the host waits
+// for each swap instead (the ablation of SlimInfer's Table 4).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +43,11 @@ struct PagerCounters {
   int64_t n_blocks_on_demand = 0;// of those, fetched when attention needed them (not ahead)
   int64_t n_blocks_evicted = 0;
   double sync_wait_ms = 0;       // sync_swaps: host time waiting for fetches
+  // Where the backend times its streams (StreamTimes; -1 where it does not): the copy
+  // stream's busy time, and the time compute waited for copies — blocked on their events,
+  // plus sync_wait_ms. copy_ms - wait_ms is the copy time hidden behind compute.
+  double copy_ms = -1;
+  double wait_ms = -1;
 };
 
 class PagedKv {
@@ -68,15 +73,16 @@ class PagedKv {
   const Tensor& k_host() const { return k_host_; }  // the host tier, same layout
   int32_t n_rows(int32_t layer) const { return pager_.table(layer).n_tokens(); }
   const Pager& pager() const { return pager_; }
-  const PagerCounters& counters() const { return counters_; }
-  void reset_counters() { counters_ = PagerCounters{}; }
+  PagerCounters counters() const;
+  void reset_counters();
 
   // Appends rows [0, n) of k and v ([head_dim, n_head_kv, >= n] f32) to the layer's KV.
   Status append(OpRunner& run, int32_t layer, const Tensor& k, const Tensor& v, int32_t n);
   // Makes the blocks holding the given logical rows (ascending; nullptr: every row) resident
   // on the device; compute work queued after this call sees them.
   Status require(int32_t layer, const int32_t* rows, int32_t n_rows);
-  // Starts fetching, on the copy stream, the blocks the layer needed last time.
+  // Starts fetching, on the copy stream, the blocks the layer is predicted to need. Call it
+  // between require(layer - 1) and that layer's attention: its needed blocks stay put.
   Status prefetch(int32_t layer);
   // Device-pool rows (or host-pool rows) of the given logical rows (nullptr: 0..n-1), in a
   // buffer of the PagedKv valid until the next call. Device rows need require() first.
@@ -90,9 +96,14 @@ class PagedKv {
 
  private:
   const int32_t* tier_rows(int32_t layer, const int32_t* rows, int32_t n, bool device);
-  Status make_room(int32_t layer, int32_t n_slots);
+  Status make_room(int32_t layer, int32_t n_slots, const std::vector<int32_t>& keep);
+  // make_room's evictions, short of n_slots without an error when there is not enough to
+  // evict. Layer in_use (>= 0: its attention is not queued yet) gives up none of the blocks
+  // it needs, nor its newest.
+  Status free_slots(int32_t layer, int32_t n_slots, const std::vector<int32_t>& keep, int32_t in_use);
   Status evict(int32_t layer);
-  Status fetch(int32_t layer, const std::vector<int32_t>& want, bool on_demand);  // the missing ones
+  // The missing ones; in_use: a layer whose needed blocks must stay (see free_slots).
+  Status fetch(int32_t layer, const std::vector<int32_t>& want, bool on_demand, int32_t in_use = -1);
   Status wait_fetches();
   void set_need_all(int32_t layer);
 
@@ -115,6 +126,7 @@ class PagedKv {
   bool copies_queued_ = false;
   bool fetch_pending_ = false;
   PagerCounters counters_;
+  StreamTimes times0_;  // the backend's stream times at the last reset_counters()
 };
 
 }  // namespace wt

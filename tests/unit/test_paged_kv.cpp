@@ -147,6 +147,32 @@ TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back e
   wt_context_free(paged);
 }
 
+// A pool just above one layer: the prefetch of layer l + 1, queued before attention(l), finds
+// room only among the blocks attention(l) is about to read. It must leave them and fall short
+// (those blocks come on demand) rather than take them.
+TEST_CASE("paged kv: a pool barely above one layer: the prefetch never takes the blocks attention reads next" *
+          doctest::test_suite("model")) {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const std::vector<wt_token> prompt = fixture().prompt(400);  // 7 of a layer's 8 blocks: 2 layers do not fit
+  for (wt_prune_method m : {WT_PRUNE_FULL, WT_PRUNE_SLIMINFER}) {
+    const std::string method = wt_prune_method_name(m);
+    CAPTURE(method);
+    wt_context* resident = make_ctx(m, 0, false);
+    const Run want = generate(resident, prompt, 6);
+    wt_context_free(resident);
+    wt_context* paged = make_ctx(m, kCtx / kBlock + 2, false);
+    const Run got = generate(paged, prompt, 6);
+    wt_context_free(paged);
+    CHECK(got.tokens == want.tokens);
+    REQUIRE(got.logits.size() == want.logits.size());
+    for (size_t i = 0; i < got.logits.size(); ++i) CHECK(max_abs_diff(got.logits[i], want.logits[i]) == 0.0f);
+    if (m == WT_PRUNE_FULL) CHECK(got.stats.pager_blocks_on_demand > 0);  // the prefetches fell short
+  }
+}
+
 TEST_CASE("paged kv: prefill and decode allocate nothing" * doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
