@@ -60,6 +60,10 @@ bool one_run(wt_context* c, const Tokens& prompt, const Tokens& ref, int32_t n_v
   f->decode.pager_blocks_in -= after_prefill.pager_blocks_in;
   f->decode.pager_blocks_on_demand -= after_prefill.pager_blocks_on_demand;
   f->decode.pager_sync_wait_ms -= after_prefill.pager_sync_wait_ms;
+  if (f->all.pager_copy_ms >= 0) {  // -1: the backend does not time its streams
+    f->decode.pager_copy_ms -= after_prefill.pager_copy_ms;
+    f->decode.pager_wait_ms -= after_prefill.pager_wait_ms;
+  }
   return true;
 }
 
@@ -77,8 +81,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
 
   out->markdown =
       "| L | method | mode | TTFT ms | TPOT ms | E2E ms | E2E ratio | MiB to device / token | KiB to host / token | "
-      "blocks in / token | on demand | copy ms | lost ms | hidden | top-1 vs full |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "blocks in / token | on demand | copy ms | waited ms | hidden | lost ms | top-1 vs full |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::fputs(out->markdown.c_str(), stdout);
   double total = 0;
   for (int32_t L : o.prompt_lengths) total += static_cast<double>(o.methods.size() * kModes) * o.reps * prefill_units(L);
@@ -132,7 +136,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         }
       }
       std::vector<RunFacts> runs[kModes];
-      std::vector<double> ratio[kModes], copy_ms, lost_ms;
+      std::vector<double> ratio[kModes], copy_ms[kModes], wait_ms[kModes], lost_ms;
+      bool timed = true;  // the backend times its streams: copy and wait measured directly
       for (int rep = 0; rep < o.reps && !g_stop; ++rep) {
         RunFacts f[kModes];
         for (int md = 0; md < kModes; ++md) {
@@ -147,17 +152,30 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
           runs[md].push_back(f[md]);
           ratio[md].push_back(f[md].e2e / f[kResident].e2e);
         }
-        // Decode only (the prefill fetches nothing): the copy time measured as the sync run's
-        // host wait for its fetches, and what the async run lost against resident.
-        copy_ms.push_back(f[kSync].decode.pager_sync_wait_ms);
+        // Decode only (the prefill fetches nothing). Where the backend times its streams:
+        // the copy stream's busy time and the time compute waited for it, per mode. Else the
+        // copy time is the sync run's host wait for its fetches. Either way, what the async
+        // run lost against resident (every cost of paging, not only waiting).
+        timed = timed && f[kAsync].decode.pager_copy_ms >= 0;
+        for (int md = kAsync; md < kModes; ++md) {
+          copy_ms[md].push_back(f[md].decode.pager_copy_ms);
+          wait_ms[md].push_back(f[md].decode.pager_wait_ms);
+        }
+        if (!timed) copy_ms[kSync].back() = f[kSync].decode.pager_sync_wait_ms;
         lost_ms.push_back((f[kAsync].e2e - f[kAsync].ttft) - (f[kResident].e2e - f[kResident].ttft));
       }
-      const double copy = median_of(copy_ms), lost = median_of(lost_ms);
-      // The fraction hidden is only a figure when the copies cost more than the resident
-      // decode time varies between repetitions; below that it is noise (say so: null, "-").
+      const double lost = median_of(lost_ms);
+      double copy[kModes], waited[kModes];
+      for (int md = 0; md < kModes; ++md) {
+        copy[md] = md == kResident || (!timed && md == kAsync) ? std::nan("") : median_of(copy_ms[md]);
+        waited[md] = md == kResident || !timed ? std::nan("") : median_of(wait_ms[md]);
+      }
+      // Untimed, the fraction hidden comes from the time lost, and is only a figure when the
+      // copies cost more than the resident decode time varies between repetitions; below
+      // that it is noise (say so: null, "-").
       std::vector<double> resident_decode;
       for (const RunFacts& f : runs[kResident]) resident_decode.push_back(f.e2e - f.ttft);
-      const bool resolvable = copy > 2 * summarize(resident_decode).std;
+      const bool resolvable = copy[kSync] > 2 * summarize(resident_decode).std;
       for (int md = 0; md < kModes && !runs[md].empty(); ++md) {
         std::vector<double> ttft, tpot, e2e;
         for (const RunFacts& f : runs[md]) {
@@ -175,7 +193,9 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
                                      : std::nan("");
         const double agree = static_cast<double>(last.agree) / last.steps;
         const bool paged = md != kResident;
-        const double hidden = md == kAsync && copy > 0 && resolvable ? 1.0 - lost / copy : std::nan("");
+        double hidden = std::nan("");
+        if (timed && md == kAsync && copy[md] > 0) hidden = 1.0 - waited[md] / copy[md];
+        if (!timed && md == kAsync && copy[kSync] > 0 && resolvable) hidden = 1.0 - lost / copy[kSync];
         Json j = base_record("pager", m, mc, "", o.seed);
         j.set("L", L);
         j.set("n_gen", o.n_gen);
@@ -197,7 +217,9 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         j.set("blocks_in_per_token", blocks_in);
         j.set("on_demand_fraction", Json(on_demand));
         j.set("sync_wait_ms_per_run", last.all.pager_sync_wait_ms);
-        j.set("copy_ms", md == kSync ? Json(copy) : Json());
+        j.set("stream_times_measured", timed);
+        j.set("copy_ms", std::isnan(copy[md]) ? Json() : Json(copy[md]));
+        j.set("waited_ms", std::isnan(waited[md]) ? Json() : Json(waited[md]));
         j.set("lost_ms", md == kAsync ? Json(lost) : Json());
         j.set("hidden_fraction", Json(hidden));
         j.set("resident_decode_ms_std", summarize(resident_decode).std);
@@ -219,8 +241,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
             " | " + fmt(median_of(ratio[md]), "%.3f") + " | " + fmt(paged ? to_dev / 1048576.0 : std::nan(""), "%.3f") +
             " | " + fmt(paged ? to_host / 1024.0 : std::nan(""), "%.1f") + " | " +
             fmt(paged ? blocks_in : std::nan(""), "%.1f") + " | " + fmt(on_demand * 100, "%.0f%%") + " | " +
-            fmt(md == kSync ? copy : std::nan(""), "%.1f") + " | " + fmt(md == kAsync ? lost : std::nan(""), "%.1f") +
-            " | " + fmt(hidden * 100, "%.0f%%") + " | " + fmt(agree, "%.3f") + " |\n";
+            fmt(copy[md], "%.1f") + " | " + fmt(waited[md], "%.1f") + " | " + fmt(hidden * 100, "%.0f%%") + " | " +
+            fmt(md == kAsync ? lost : std::nan(""), "%.1f") + " | " + fmt(agree, "%.3f") + " |\n";
         out->markdown += row;
         std::fputs(row.c_str(), stdout);
         std::fflush(stdout);
