@@ -27,7 +27,7 @@ struct Chain {
 
 }  // namespace
 
-TEST_CASE("copy worker: dependent copies complete in order whoever runs them, and event v means 1..v are done" *
+TEST_CASE("copy worker: dependent copies complete in order whoever runs them and event v means copies 1 to v are done" *
           doctest::test_suite("concurrency")) {
   std::mt19937 rng(7);
   for (size_t capacity : {size_t{1}, size_t{4}, size_t{1024}}) {
