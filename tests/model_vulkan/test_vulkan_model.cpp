@@ -33,6 +33,7 @@
 #include "model_vulkan.h"
 #include "support/gguf_writer.h"
 #include "support/real_model.h"
+#include "support/rss.h"
 #include "whittle.h"
 
 // The backend under test; string literals, so test case names can be made from them.
@@ -462,3 +463,91 @@ TEST_CASE(WT_MODEL_BACKEND " model: a weight type the kernels do not read is ref
   CHECK(msg.find("Q4_K") != std::string::npos);
   wt_model_free(m);
 }
+
+#if !defined(WT_MODEL_TEST_CUDA)
+// Issue 8's measured-vs-planned check on Vulkan, as tests/unit/test_planner.cpp makes it on
+// the CPU: the growth of the peak resident set from before wt_context_create to after a
+// prompt of n_ctx - 16 tokens and 16 decode steps, against the plan's context bytes. On
+// lavapipe device memory is host memory, so the resident set holds the arena and pools;
+// what the driver adds per context (command buffers, descriptor sets) counts against the
+// plan too. Minutes on lavapipe: only with WT_VULKAN_PLAN_MEASURE_CTX=<n_ctx> (e.g. 1024),
+// visibly skipped otherwise (docs/results/plans.md has the figures). Not in the CUDA
+// binary: a discrete GPU's memory is not in the resident set.
+TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan and below it" *
+          doctest::test_suite("long")) {
+  const char* env = std::getenv("WT_VULKAN_PLAN_MEASURE_CTX");
+  if (!env) {
+    MESSAGE("SKIPPED: set WT_VULKAN_PLAN_MEASURE_CTX=1024 (or 4096, 8192) to measure; minutes on lavapipe");
+    wt::test::g_vulkan_skipped = true;
+    return;
+  }
+  wt_model* dev = device_model();
+  if (!dev) return;
+  const int32_t n_ctx = std::max(256, std::atoi(env));
+  const std::vector<wt_token>& src = real_model().text;
+  REQUIRE(!src.empty());
+  std::vector<wt_token> text(static_cast<size_t>(n_ctx));
+  for (size_t i = 0; i < text.size(); ++i) text[i] = src[i % src.size()];
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(dev, &info) == WT_OK);
+  struct Case {
+    wt_prune_method method;
+    bool pager;
+  };
+  const Case cases[] = {{WT_PRUNE_FULL, false}, {WT_PRUNE_FASTKV, false}, {WT_PRUNE_SNAPKV, false},
+                        {WT_PRUNE_SLIMINFER, false}, {WT_PRUNE_FULL, true}};
+  // The first use of an op compiles its pipeline (lavapipe JIT-compiles the shader then):
+  // the driver's memory, once per process, not a context's. A small run of every case first.
+  for (const Case c : cases) {
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 256;
+    cp.n_threads = 2;
+    cp.matmul_mode = WT_MATMUL_F32;
+    cp.prune = wt_prune_default_params();
+    cp.prune.method = c.method;
+    cp.prune.keep = 0.3f;
+    cp.kv_device_blocks = c.pager ? info.n_layer : 0;
+    cp.kv_block_tokens = 64;
+    wt_context* warm = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(dev, &cp, &warm) == WT_OK, wt_last_error());
+    REQUIRE(wt_context_prefill(warm, text.data(), 200) == WT_OK);
+    REQUIRE(wt_context_decode(warm, text[0]) == WT_OK);
+    wt_context_free(warm);
+  }
+  for (const Case c : cases) {
+    const std::string name = wt_prune_method_name(c.method);
+    CAPTURE(name);
+    CAPTURE(c.pager);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = n_ctx;
+    cp.n_threads = 2;
+    cp.matmul_mode = WT_MATMUL_F32;
+    cp.prune = wt_prune_default_params();
+    cp.prune.method = c.method;
+    cp.prune.keep = 0.3f;
+    cp.max_new_tokens = 16;  // the KV sized by the plan
+    // The pager's pool: a quarter of the KV (n_layer layers of n_ctx / 64 blocks).
+    cp.kv_device_blocks = c.pager ? std::max(n_ctx / 64, info.n_layer * (n_ctx / 64) / 4) : 0;
+    wt_context_plan_info plan{};
+    REQUIRE(wt_context_plan(dev, &cp, &plan) == WT_OK);
+    wt::test::release_free_memory();
+    REQUIRE(wt::test::reset_rss_peak());
+    const uint64_t before = wt::test::proc_status_kib("VmRSS:") * 1024;
+    wt_context* ctx = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(dev, &cp, &ctx) == WT_OK, wt_last_error());
+    REQUIRE(wt_context_prefill(ctx, text.data(), static_cast<size_t>(n_ctx - 16)) == WT_OK);
+    for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(ctx, text[static_cast<size_t>(i)]) == WT_OK);
+    const uint64_t peak = wt::test::proc_status_kib("VmHWM:") * 1024;
+    wt_context_stats st{};
+    REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
+    wt_context_free(ctx);
+    const uint64_t measured = peak - before;
+    MESSAGE(name << std::string(c.pager ? " (pager)" : "") << " at n_ctx " << n_ctx << ": planned " << plan.context_bytes / 1048576.0
+                 << " MiB, measured peak RSS growth " << measured / 1048576.0 << " MiB ("
+                 << 100.0 * static_cast<double>(measured) / static_cast<double>(plan.context_bytes) << "%)");
+    CHECK(plan.context_bytes == st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes);
+    CHECK(measured <= plan.context_bytes);
+    CHECK(static_cast<double>(measured) >= 0.9 * static_cast<double>(plan.context_bytes));
+  }
+}
+#endif

@@ -2,10 +2,6 @@
 // exactly, its KV per layer is what a pruned prefill keeps, the fit arithmetic and solve
 // mode on synthetic boards, and clear errors for malformed profiles and descriptions.
 #include <doctest/doctest.h>
-#include <malloc.h>
-#if defined(WT_TEST_MIMALLOC)
-#include <mimalloc.h>
-#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +17,7 @@
 #include "runtime/model/gguf.h"
 #include "support/gguf_writer.h"
 #include "support/real_model.h"
+#include "support/rss.h"
 
 namespace {
 
@@ -377,38 +374,9 @@ TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
   CHECK(plan(synthetic_board(1 << 30, 0), s, r, &p).code() == WT_ERR_INVALID_ARGUMENT);
 }
 
-namespace {
-
-// This process's resident set now and at its peak since the last reset (Linux /proc).
-uint64_t proc_status_kib(const char* key) {
-  FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  uint64_t v = 0;
-  const size_t n = std::strlen(key);
-  while (std::fgets(line, sizeof line, f))
-    if (std::strncmp(line, key, n) == 0) v = std::strtoull(line + n, nullptr, 10);
-  std::fclose(f);
-  return v;
-}
-
-// Earlier cases in this process freed memory the allocator keeps mapped; a context reusing
-// it would not grow the resident set, so it goes back to the system before a measurement.
-void release_free_memory() {
-#if defined(WT_TEST_MIMALLOC)
-  mi_collect(true);
-#endif
-  malloc_trim(0);
-}
-
-bool reset_rss_peak() {
-  FILE* f = std::fopen("/proc/self/clear_refs", "w");
-  if (!f) return false;
-  const bool ok = std::fputs("5", f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
-
-}  // namespace
+using test::proc_status_kib;
+using test::release_free_memory;
+using test::reset_rss_peak;
 
 TEST_CASE("planner: measured memory of a context is within 10% of its plan and below it" * doctest::test_suite("model")) {
 #if defined(__SANITIZE_ADDRESS__)
