@@ -150,7 +150,7 @@ Status PagedKv::append(OpRunner& run, int32_t layer, const Tensor& k, const Tens
     WT_TRY(wait_fetches());
   }
   if (nb_new > nb_old) {
-    WT_TRY(make_room(layer, nb_new - nb_old, need_[static_cast<size_t>(layer)]));
+    WT_TRY(make_room(layer, nb_new - nb_old));
     // A slot just taken may still be read or written by a queued copy.
     if (copies_queued_) WT_TRY(b_->wait_event(Stream::compute, last_copy_));
   }
@@ -231,14 +231,13 @@ Status PagedKv::fetch(int32_t layer, const std::vector<int32_t>& want, bool on_d
     if (b < t.n_blocks() && t.at(b).device_slot < 0) blocks_.push_back(b);
   if (blocks_.empty()) return Status::ok();
   if (!on_demand && static_cast<int32_t>(blocks_.size()) > pager_.device_pool().n_free()) {
-    // Room for a prefetch comes from other layers; a pool too small to make it leaves the
-    // prefetch short.
-    // Not an error here, and no message built on the decode path: the blocks are fetched
-    // when attention needs them.
+    // Room for a prefetch comes from other layers. A pool too small for it leaves the
+    // prefetch short, which is not an error (and builds no message on the decode path):
+    // the rest is fetched when attention needs it.
     WT_TRY(free_slots(layer, static_cast<int32_t>(blocks_.size()), want, in_use));
     if (static_cast<int32_t>(blocks_.size()) > pager_.device_pool().n_free()) return Status::ok();
   } else {
-    WT_TRY(make_room(layer, static_cast<int32_t>(blocks_.size()), need_[static_cast<size_t>(layer)]));
+    WT_TRY(make_room(layer, static_cast<int32_t>(blocks_.size())));
   }
   decision_.keep = false;
   decision_.leaving.clear();
@@ -291,10 +290,10 @@ Status PagedKv::evict(int32_t layer) {
 // cyclic order the ones needed furthest in the future): first the blocks a layer did not
 // need at its last step (SlimInfer's inactive blocks, what a prefill left behind), then the
 // ones it did. Between them, `layer`'s own blocks outside `keep` (never its newest one):
-// what it needed last step, or for a prefetch what it is predicted to need. Fails with the
-// pool's reason when that is not enough.
-Status PagedKv::make_room(int32_t layer, int32_t n_slots, const std::vector<int32_t>& keep) {
-  WT_TRY(free_slots(layer, n_slots, keep, -1));
+// what it needed last step, or for a prefetch what it is predicted to need. make_room fails
+// with the pool's reason when that is not enough.
+Status PagedKv::make_room(int32_t layer, int32_t n_slots) {
+  WT_TRY(free_slots(layer, n_slots, need_[static_cast<size_t>(layer)], -1));
   const BlockPool& pool = pager_.device_pool();
   if (pool.n_free() < n_slots) return pool.exhausted(layer, n_slots - pool.n_free());
   return Status::ok();
@@ -312,9 +311,9 @@ Status PagedKv::free_slots(int32_t layer, int32_t n_slots, const std::vector<int
     for (int32_t b = t.n_blocks() - 1; b >= 0 && want > 0; --b) {
       if (t.at(b).device_slot < 0) continue;
       const bool needed = std::binary_search(need.begin(), need.end(), b);
-      const bool newest = b == t.n_blocks() - 1;
-      if (victim == layer ? (needed || newest) : (needed && (!needed_too || victim == in_use))) continue;
-      if (victim == in_use && newest) continue;
+      // The layer making room and the one in use keep what they need and their newest block.
+      const bool guarded = victim == layer || victim == in_use;
+      if (guarded ? (needed || b == t.n_blocks() - 1) : (needed && !needed_too)) continue;
       decision_.leaving.push_back(b);
       --want;
     }

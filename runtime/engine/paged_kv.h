@@ -96,7 +96,7 @@ class PagedKv {
 
  private:
   const int32_t* tier_rows(int32_t layer, const int32_t* rows, int32_t n, bool device);
-  Status make_room(int32_t layer, int32_t n_slots, const std::vector<int32_t>& keep);
+  Status make_room(int32_t layer, int32_t n_slots);
   // make_room's evictions, short of n_slots without an error when there is not enough to
   // evict. Layer in_use (>= 0: its attention is not queued yet) gives up none of the blocks
   // it needs, nor its newest.
