@@ -171,7 +171,7 @@ class CpuBackend final : public Backend {
     if (stream == Stream::compute && event.stream == Stream::copy) compute_wait_ns_ += copies_.wait(event.value);
     return Status::ok();
   }
-  bool stream_times(StreamTimes* out) const override {
+  bool stream_times(StreamTimes* out) override {
     out->copy_busy_ms = static_cast<double>(copies_.busy_ns()) * 1e-6;
     out->compute_wait_ms = static_cast<double>(compute_wait_ns_) * 1e-6;
     return true;

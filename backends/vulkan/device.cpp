@@ -86,6 +86,7 @@ void fill_caps(VkPhysicalDevice pd, Device* d) {
   for (int i = 0; i < 3; ++i) c.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
   c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
   c.max_workgroup_size_x = l.maxComputeWorkGroupSize[0];
+  c.timestamp_period_ns = l.timestampPeriod;
 
   auto f11 = vk_info<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
   auto f12 = vk_info<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f11);
@@ -96,6 +97,7 @@ void fill_caps(VkPhysicalDevice pd, Device* d) {
   c.float16_arith = f12.shaderFloat16;
   c.int8_arith = f12.shaderInt8;
   c.float64 = f.features.shaderFloat64;
+  c.host_query_reset = f12.hostQueryReset;
 
   vkGetPhysicalDeviceMemoryProperties(pd, &d->memory);
   for (uint32_t i = 0; i < d->memory.memoryTypeCount; ++i) {
@@ -224,6 +226,8 @@ Status create_device(const DeviceOptions& options, Device* d) {
     }
   }
   d->caps.has_transfer_queue = d->copy_family != d->compute_family;
+  d->compute_timestamp_bits = fams[d->compute_family].timestampValidBits;
+  d->copy_timestamp_bits = fams[d->copy_family].timestampValidBits;
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci[2];
@@ -242,6 +246,7 @@ Status create_device(const DeviceOptions& options, Device* d) {
   f12.storageBuffer8BitAccess = d->caps.storage_8bit;
   f12.shaderFloat16 = d->caps.float16_arith;
   f12.shaderInt8 = d->caps.int8_arith;
+  f12.hostQueryReset = d->caps.host_query_reset;
   auto f = vk_info<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12);
   f.features.shaderFloat64 = d->caps.float64;
   f.features.shaderInt64 = VK_FALSE;

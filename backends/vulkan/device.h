@@ -33,6 +33,10 @@ struct VulkanCaps {
   uint32_t max_workgroup_size_x = 0;
   bool unified_memory = false;  // a DEVICE_LOCAL type is also HOST_VISIBLE (lavapipe, Jetson)
   bool has_transfer_queue = false;
+  // Stream timing (VkStream): timestamps need a reset from the host (Vulkan 1.2
+  // hostQueryReset), since a transfer-only queue cannot reset queries in a command buffer.
+  bool host_query_reset = false;
+  double timestamp_period_ns = 0;  // one timestamp tick
 };
 
 struct DeviceOptions {
@@ -54,6 +58,8 @@ struct Device {
   VkDevice device = VK_NULL_HANDLE;
   uint32_t compute_family = 0;
   uint32_t copy_family = 0;   // == compute_family when the device has no transfer-only family
+  uint32_t compute_timestamp_bits = 0;  // valid bits of the families' timestamps (0: none)
+  uint32_t copy_timestamp_bits = 0;
   VkQueue compute_queue = VK_NULL_HANDLE;
   VkQueue copy_queue = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory{};

@@ -26,8 +26,8 @@ Status VulkanBackend::init(const BackendOptions& options) {
   {
     const fault::ForeignCode driver;  // the driver's own allocations are not the sweep's
     WT_TRY(create_device(dopt, &device_));
-    WT_TRY(streams_[0].init(&device_, device_.compute_queue, device_.compute_family));
-    WT_TRY(streams_[1].init(&device_, device_.copy_queue, device_.copy_family));
+    WT_TRY(streams_[0].init(&device_, device_.compute_queue, device_.compute_family, device_.compute_timestamp_bits));
+    WT_TRY(streams_[1].init(&device_, device_.copy_queue, device_.copy_family, device_.copy_timestamp_bits));
     WT_TRY(pipelines_.init(&device_));
   }
   WT_TRY(memory_.alloc(kRingBytes, MemoryKind::host, &ring_));
@@ -122,7 +122,16 @@ Status VulkanBackend::wait_event(Stream stream, const Event& event) {
   const VkStream& from = streams_[static_cast<int>(event.stream)];
   if (event.value > from.submitted())
     return error(WT_ERR_INVALID_ARGUMENT, "vulkan: wait_event on an event that was never recorded");
-  return streams_[static_cast<int>(stream)].add_wait(from.semaphore(), event.value);
+  return streams_[static_cast<int>(stream)].add_wait(streams_[static_cast<int>(event.stream)], event.value);
+}
+
+bool VulkanBackend::stream_times(StreamTimes* out) {
+  if (!streams_[0].timed() || !streams_[1].timed()) return false;
+  // Copy first: a compute batch's wait reads the end of the copy batch it waited for.
+  if (!streams_[1].collect_times() || !streams_[0].collect_times()) return false;
+  out->copy_busy_ms = streams_[1].busy_ns() / 1e6;
+  out->compute_wait_ms = streams_[0].waited_ns() / 1e6;
+  return true;
 }
 
 Status VulkanBackend::synchronize(Stream stream) {

@@ -35,6 +35,9 @@ class VulkanBackend final : public Backend {
   Status record_event(Stream stream, Event* out) override;
   Status wait_event(Stream stream, const Event& event) override;
   Status synchronize(Stream stream) override;
+  // From timestamps of every batch (stream.h says how waiting is estimated); false where
+  // a queue family has no timestamps.
+  bool stream_times(StreamTimes* out) override;
   size_t workspace_bytes(const OpCall& call) const override;
   void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
   Status launch(const OpCall& call) override;           // dispatch.cpp
