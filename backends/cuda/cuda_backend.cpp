@@ -27,6 +27,8 @@ Status CudaBackend::init(const BackendOptions& options) {
     memory_.set_device(&dev_);
     WT_TRY(streams_[0].init());
     WT_TRY(streams_[1].init());
+    WT_TRY(copy_busy_.init());
+    WT_TRY(compute_wait_.init());
     WT_TRY(cublas_status(cublasCreate(&cublas_), "cublasCreate"));
     WT_TRY(cublas_status(cublasSetStream(cublas_, streams_[0].get()), "cublasSetStream"));
   }
@@ -88,6 +90,7 @@ Status CudaBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& s
   WT_TRY(bind_thread());
   char* d = static_cast<char*>(dst.device) + dst.offset;
   const char* s = static_cast<const char*>(src.device) + src.offset;
+  if (stream == Stream::copy) WT_TRY(copy_busy_.open(streams_[1].get()));
   return cuda_status(cudaMemcpyAsync(d, s, bytes, cudaMemcpyDefault, streams_[static_cast<int>(stream)].get()),
                      "cudaMemcpyAsync");
 }
@@ -95,6 +98,7 @@ Status CudaBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& s
 Status CudaBackend::record_event(Stream stream, Event* out) {
   WT_TRY(bind_thread());
   uint64_t value = 0;
+  if (stream == Stream::copy) WT_TRY(copy_busy_.close(streams_[1].get()));
   WT_TRY(streams_[static_cast<int>(stream)].record(&value));
   *out = Event{value, stream};
   return Status::ok();
@@ -103,11 +107,27 @@ Status CudaBackend::record_event(Stream stream, Event* out) {
 Status CudaBackend::wait_event(Stream stream, const Event& event) {
   if (event.stream == stream) return Status::ok();  // a stream is in order with itself
   WT_TRY(bind_thread());
-  return streams_[static_cast<int>(stream)].wait(streams_[static_cast<int>(event.stream)], event.value);
+  CudaStream& s = streams_[static_cast<int>(stream)];
+  if (stream == Stream::copy) {
+    // A copy-stream wait is not copy time: the run of copies so far ends here.
+    WT_TRY(copy_busy_.close(s.get()));
+    return s.wait(streams_[static_cast<int>(event.stream)], event.value);
+  }
+  WT_TRY(compute_wait_.open(s.get()));
+  WT_TRY(s.wait(streams_[static_cast<int>(event.stream)], event.value));
+  return compute_wait_.close(s.get());
+}
+
+bool CudaBackend::stream_times(StreamTimes* out) {
+  if (!bind_thread() || !copy_busy_.collect() || !compute_wait_.collect()) return false;
+  out->copy_busy_ms = copy_busy_.total_ms();
+  out->compute_wait_ms = compute_wait_.total_ms();
+  return true;
 }
 
 Status CudaBackend::synchronize(Stream stream) {
   WT_TRY(bind_thread());
+  if (stream == Stream::copy) WT_TRY(copy_busy_.close(streams_[1].get()));
   WT_TRY(streams_[static_cast<int>(stream)].synchronize());
   if (stream == Stream::compute) ring_head_ = 0;  // no queued kernel reads the ring any more
   return Status::ok();

@@ -10,6 +10,7 @@
 #include "../../kernels/cuda/launch.cuh"
 #include "../backend.h"
 #include "device.h"
+#include "interval_timer.h"
 #include "memory.h"
 #include "stream.h"
 
@@ -29,6 +30,9 @@ class CudaBackend final : public Backend {
   Status record_event(Stream stream, Event* out) override;
   Status wait_event(Stream stream, const Event& event) override;
   Status synchronize(Stream stream) override;
+  // From timed event pairs: the copy stream's runs of copies, and each compute-stream wait
+  // on a copy event (an event before and one after the cudaStreamWaitEvent).
+  bool stream_times(StreamTimes* out) override;
   size_t workspace_bytes(const OpCall& call) const override;   // dispatch.cpp
   void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
   Status launch(const OpCall& call) override;                  // dispatch.cpp
@@ -53,6 +57,8 @@ class CudaBackend final : public Backend {
   CudaCaps dev_;
   Memory memory_;
   CudaStream streams_[2];
+  IntervalTimer copy_busy_;     // copies between two copy-stream events or waits
+  IntervalTimer compute_wait_;  // the compute stream stalled on copy events
   cublasHandle_t cublas_ = nullptr;
   BackendCaps caps_;
   std::string simd_;     // "sm_87"; caps_.simd points here

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -465,14 +466,42 @@ TEST_CASE(WT_MODEL_BACKEND " model: a weight type the kernels do not read is ref
 }
 
 #if !defined(WT_MODEL_TEST_CUDA)
+// The default model's layer shape (576 wide, 9/3 heads of 64, ffn 1536) with `n_layer`
+// layers of random f32 weights and the tiny byte vocabulary: the measured-memory check at
+// 4k and 8k tokens, where lavapipe would need hours for 30 layers. Null if not loadable.
+wt_model* layer_shaped_model(int32_t n_layer, std::string* why) {
+  wt::test::TinyModelOptions o;
+  o.n_layer = n_layer;
+  o.n_embd = 576;
+  o.n_head = 9;
+  o.n_head_kv = 3;
+  o.n_ff = 1536;
+  o.n_ctx_train = 8192;
+  o.tied_output = true;
+  const std::string path = wt::test::temp_file(WT_MODEL_BACKEND "_layer_shaped.gguf");
+  if (!wt::test::write_file(path, wt::test::make_tiny_llama(o).build())) {
+    *why = "cannot write " + path;
+    return nullptr;
+  }
+  wt_model_params mp = wt_model_default_params();
+  mp.backend = kBackend;
+  wt_model* m = nullptr;
+  const wt_status st = wt_model_load(path.c_str(), &mp, &m);
+  std::filesystem::remove(path);
+  if (st != WT_OK) *why = std::string(wt_status_string(st)) + ": " + wt_last_error();
+  return st == WT_OK ? m : nullptr;
+}
+
 // Issue 8's measured-vs-planned check on Vulkan, as tests/unit/test_planner.cpp makes it on
 // the CPU: the growth of the peak resident set from before wt_context_create to after a
 // prompt of n_ctx - 16 tokens and 16 decode steps, against the plan's context bytes. On
 // lavapipe device memory is host memory, so the resident set holds the arena and pools;
 // what the driver adds per context (command buffers, descriptor sets) counts against the
 // plan too. Minutes on lavapipe: only with WT_VULKAN_PLAN_MEASURE_CTX=<n_ctx> (e.g. 1024),
-// visibly skipped otherwise (docs/results/plans.md has the figures). Not in the CUDA
-// binary: a discrete GPU's memory is not in the resident set.
+// visibly skipped otherwise (docs/results/plans.md has the figures); with
+// WT_VULKAN_PLAN_MEASURE_LAYERS=<n> on a model of the default model's layer shape with n
+// layers instead of the default model. Not in the CUDA binary: a discrete GPU's memory is
+// not in the resident set.
 TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan and below it" *
           doctest::test_suite("long")) {
   const char* env = std::getenv("WT_VULKAN_PLAN_MEASURE_CTX");
@@ -481,15 +510,35 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
     wt::test::g_vulkan_skipped = true;
     return;
   }
-  wt_model* dev = device_model();
-  if (!dev) return;
   const int32_t n_ctx = std::max(256, std::atoi(env));
-  const std::vector<wt_token>& src = real_model().text;
-  REQUIRE(!src.empty());
+  const char* layers_env = std::getenv("WT_VULKAN_PLAN_MEASURE_LAYERS");
+  struct ModelFree {
+    void operator()(wt_model* m) const { wt_model_free(m); }
+  };
+  std::unique_ptr<wt_model, ModelFree> own;
+  wt_model* dev = nullptr;
   std::vector<wt_token> text(static_cast<size_t>(n_ctx));
-  for (size_t i = 0; i < text.size(); ++i) text[i] = src[i % src.size()];
+  if (layers_env) {
+    std::string why;
+    own.reset(layer_shaped_model(std::max(1, std::atoi(layers_env)), &why));
+    dev = own.get();
+    if (!dev) {
+      MESSAGE("SKIPPED: no " WT_MODEL_BACKEND_TITLE " model of the default model's layer shape: " << why);
+      wt::test::g_vulkan_skipped = true;
+      return;
+    }
+    wt::test::g_vulkan_ran = true;
+    for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<wt_token>((i * 7) % 256);  // byte tokens
+  } else {
+    dev = device_model();
+    if (!dev) return;
+    const std::vector<wt_token>& src = real_model().text;
+    REQUIRE(!src.empty());
+    for (size_t i = 0; i < text.size(); ++i) text[i] = src[i % src.size()];
+  }
   wt_model_info info;
   REQUIRE(wt_model_get_info(dev, &info) == WT_OK);
+  MESSAGE("model: " << info.n_layer << " layers, n_embd " << info.n_embd << ", vocab " << info.n_vocab);
   struct Case {
     wt_prune_method method;
     bool pager;
@@ -541,18 +590,22 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
     wt::test::release_free_memory();
     REQUIRE(wt::test::reset_rss_peak());
     const uint64_t before = wt::test::proc_status_kib("VmRSS:") * 1024;
+    const auto maps_before = wt::test::rss_by_mapping();
     wt_context* ctx = nullptr;
     REQUIRE_MESSAGE(wt_context_create(dev, &cp, &ctx) == WT_OK, wt_last_error());
     REQUIRE(wt_context_prefill(ctx, text.data(), static_cast<size_t>(n_ctx - 16)) == WT_OK);
     for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(ctx, text[static_cast<size_t>(i)]) == WT_OK);
     const uint64_t peak = wt::test::proc_status_kib("VmHWM:") * 1024;
+    const uint64_t end = wt::test::proc_status_kib("VmRSS:") * 1024;
+    const std::string grew = wt::test::rss_growth(maps_before, wt::test::rss_by_mapping(), 64);
     wt_context_stats st{};
     REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
     wt_context_free(ctx);
     const uint64_t measured = peak - before;
     MESSAGE(name << std::string(c.pager ? " (pager)" : "") << " at n_ctx " << n_ctx << ": planned " << plan.context_bytes / 1048576.0
                  << " MiB, measured peak RSS growth " << measured / 1048576.0 << " MiB ("
-                 << 100.0 * static_cast<double>(measured) / static_cast<double>(plan.context_bytes) << "%)");
+                 << 100.0 * static_cast<double>(measured) / static_cast<double>(plan.context_bytes)
+                 << "%); resident at the end +" << (end - before) / 1048576.0 << " MiB, in:\n" << grew);
     CHECK(plan.context_bytes == st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes);
     CHECK(measured <= plan.context_bytes);
     CHECK(static_cast<double>(measured) >= 0.9 * static_cast<double>(plan.context_bytes));

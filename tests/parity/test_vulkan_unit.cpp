@@ -1,9 +1,8 @@
 // The Vulkan backend's pieces that need no kernel: pointer -> buffer resolution, the
 // VkResult -> Status converter, allocation limits, addressing errors, and the stream /
-// event model (a copy on the copy stream that compute waits for), and the streams' timing.
+// event model (a copy on the copy stream that compute waits for).
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -129,81 +128,6 @@ TEST_SUITE("vulkan") {
     b->free(&mid);
     b->free(&out);
     CHECK(src.host == nullptr);
-  }
-
-  // The pager's copy and waited figures on Vulkan come from timestamp queries. Checked
-  // against the host clock and against what one queue must do: the copy batch runs after
-  // the compute batch before it, so a compute batch that waits for it waited at least as
-  // long as the copy ran.
-  TEST_CASE("vulkan: stream times count the copy batches and the compute stream's wait for them") {
-    BackendOptions o;
-    o.validation = parity::validation_requested();
-    std::unique_ptr<Backend> b;
-    const Status st = create_vulkan_backend(o, &b);
-    if (st.code() == WT_ERR_UNSUPPORTED) {
-      MESSAGE("SKIP vulkan: no usable device: " << st.message());
-      parity::g_skipped = true;
-      return;
-    }
-    REQUIRE_MESSAGE(st.is_ok(), st.message());
-    parity::g_ran = true;
-    StreamTimes t0;
-    if (!b->stream_times(&t0)) {
-      MESSAGE("SKIP vulkan stream times: a queue family without timestamps or no hostQueryReset");
-      parity::g_skipped = true;
-      return;
-    }
-    CHECK(t0.copy_busy_ms == 0);
-    CHECK(t0.compute_wait_ms == 0);
-
-    const int64_t n = 8 << 20;  // 32 MiB of f32: a copy that takes visible time
-    Buffer src, dst, a;
-    REQUIRE(b->alloc(n * 4, MemoryKind::host_pinned, &src).is_ok());
-    REQUIRE(b->alloc(n * 4, MemoryKind::device, &dst).is_ok());
-    REQUIRE(b->alloc(4096 * 4, MemoryKind::device, &a).is_ok());
-    std::memset(src.host, 1, n * 4);
-    std::memset(a.host, 0, 4096 * 4);
-    OpCall add;
-    add.op = Op::add;
-    add.dst = add.src[0] = add.src[1] = make_tensor_2d(a.host, DType::f32, 4096, 1);
-
-    // Compute alone: no copy time, no wait.
-    REQUIRE(b->launch(add).is_ok());
-    REQUIRE(b->synchronize(Stream::compute).is_ok());
-    StreamTimes t1;
-    REQUIRE(b->stream_times(&t1));
-    CHECK(t1.copy_busy_ms == 0);
-    CHECK(t1.compute_wait_ms == 0);
-
-    // compute batch, then 3 copies on the copy stream, then a compute batch that waits.
-    const auto w0 = std::chrono::steady_clock::now();
-    REQUIRE(b->launch(add).is_ok());
-    Event before;
-    REQUIRE(b->record_event(Stream::compute, &before).is_ok());
-    REQUIRE(b->wait_event(Stream::copy, before).is_ok());
-    for (int i = 0; i < 3; ++i) REQUIRE(b->copy_async(Stream::copy, dst, src, n * 4).is_ok());
-    Event copied;
-    REQUIRE(b->record_event(Stream::copy, &copied).is_ok());
-    REQUIRE(b->wait_event(Stream::compute, copied).is_ok());
-    REQUIRE(b->launch(add).is_ok());
-    REQUIRE(b->synchronize(Stream::compute).is_ok());
-    const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
-    StreamTimes t2;
-    REQUIRE(b->stream_times(&t2));
-    const double copy_ms = t2.copy_busy_ms - t1.copy_busy_ms;
-    const double wait_ms = t2.compute_wait_ms - t1.compute_wait_ms;
-    MESSAGE("96 MiB copied in " << copy_ms << " ms by the device's clock (" << wall_ms
-                                << " ms on the host's); compute waited " << wait_ms << " ms");
-    CHECK(copy_ms > 0);
-    CHECK(copy_ms <= wall_ms);
-    CHECK(wait_ms <= wall_ms);
-    if (!b->caps().has_copy_queue) CHECK(wait_ms >= copy_ms);  // one queue: nothing hidden
-    int wrong = 0;
-    for (int64_t i = 0; i < n; i += 4099) wrong += std::memcmp(static_cast<char*>(dst.host) + 4 * i, static_cast<char*>(src.host) + 4 * i, 4) != 0;
-    CHECK(wrong == 0);
-    b->free(&src);
-    b->free(&dst);
-    b->free(&a);
   }
 }
 
