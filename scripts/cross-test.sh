@@ -26,13 +26,13 @@ done
 # The arm64 libraries Whittle links (Debian multiarch; a few MB, no recommends): the Vulkan
 # loader and mimalloc. Multiarch needs root once (dpkg --add-architecture arm64).
 vulkan="${WT_CROSS_VULKAN:-auto}"
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if ! dpkg --print-foreign-architectures | grep -x arm64 >/dev/null; then
   if [ "$vulkan" != OFF ] && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; }; then
     echo "cross-test: enabling the arm64 architecture (dpkg multiarch)" >&2
     $SUDO dpkg --add-architecture arm64
   fi
 fi
-if dpkg --print-foreign-architectures | grep -qx arm64; then
+if dpkg --print-foreign-architectures | grep -x arm64 >/dev/null; then
   for p in libvulkan-dev:arm64 libmimalloc-dev:arm64; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
@@ -55,7 +55,7 @@ cmake -S "$root" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/jetson-orin.
 # under qemu); not the parity and Vulkan-model test binaries.
 cmake --build "$dir" -j "$jobs" --target whittle whittle-run whittle-plan whittle-bench whittle_tests
 built=$(date +%s)
-aarch64-linux-gnu-readelf -h "$dir/tests/whittle_tests" | grep -q "AArch64" || { echo "cross-test: whittle_tests is not an aarch64 binary" >&2; exit 1; }
+aarch64-linux-gnu-readelf -h "$dir/tests/whittle_tests" | grep "AArch64" >/dev/null || { echo "cross-test: whittle_tests is not an aarch64 binary" >&2; exit 1; }
 
 # Which matmul path the binary picks under qemu (qemu's default CPU has the dot product).
 # (The toolchain file's CMAKE_CROSSCOMPILING_EMULATOR, which ctest uses, says why the

@@ -42,7 +42,7 @@ run() {  # run NAME BINARY: a few tokens on the default model; the answer must n
   local out
   out="$("$2" "$model" 8)"
   echo "$out" | sed "s/^/  [$1] /"
-  echo "$out" | grep -q '^embed-c: answer: .\+' || { echo "example-test: $1: empty answer" >&2; exit 1; }
+  echo "$out" | grep '^embed-c: answer: .\+' >/dev/null || { echo "example-test: $1: empty answer" >&2; exit 1; }
 }
 
 # 1. CMake: find_package(whittle COMPONENTS cpu), static library.
@@ -67,7 +67,7 @@ done
 # 2. pkg-config and make: libwhittle.so (found first by -lwhittle).
 PKG_CONFIG_PATH="$libdir/pkgconfig" make -s -C "$root/examples/embed-c" OUT="$tmp/embed-c-pc" >/dev/null
 LD_LIBRARY_PATH="$libdir" run pkg-config "$tmp/embed-c-pc"
-ldd "$tmp/embed-c-pc" | grep -q "libwhittle.so" 2>/dev/null || {
+ldd "$tmp/embed-c-pc" | grep "libwhittle.so" >/dev/null || {
   echo "example-test: the pkg-config build did not link libwhittle.so" >&2; exit 1; }
 end=$(date +%s)
 echo "example-test: passed ($((end - start)) s)"
