@@ -85,8 +85,8 @@ class Backend {
   virtual Status record_event(Stream stream, Event* out) = 0;
   virtual Status wait_event(Stream stream, const Event& event) = 0;
   virtual Status synchronize(Stream stream) = 0;
-  // Optional: false where the backend does not time its streams (CUDA so far; Vulkan reads
-  // its timestamp queries here, so a call may read back from the device).
+  // Optional: false where the backend does not time its streams (a Vulkan device without
+  // timestamps). Device backends read their timestamps back here, so it is not const.
   virtual bool stream_times(StreamTimes* out) {
     (void)out;
     return false;

@@ -119,10 +119,10 @@ Status VulkanBackend::record_event(Stream stream, Event* out) {
 
 Status VulkanBackend::wait_event(Stream stream, const Event& event) {
   if (event.stream == stream) return Status::ok();  // a stream is in order with itself
-  const VkStream& from = streams_[static_cast<int>(event.stream)];
+  VkStream& from = streams_[static_cast<int>(event.stream)];
   if (event.value > from.submitted())
     return error(WT_ERR_INVALID_ARGUMENT, "vulkan: wait_event on an event that was never recorded");
-  return streams_[static_cast<int>(stream)].add_wait(streams_[static_cast<int>(event.stream)], event.value);
+  return streams_[static_cast<int>(stream)].add_wait(from, event.value);
 }
 
 bool VulkanBackend::stream_times(StreamTimes* out) {
