@@ -51,6 +51,8 @@ struct BackendCaps {
   bool reads_any_host_pointer = false; // ops may take any host address, not only this backend's memory (CPU)
   size_t max_buffer_bytes = 0; // largest single allocation
   size_t max_binding_bytes = 0;// largest range one kernel argument may bind
+  uint64_t queued_work_bytes = 0; // host memory the driver may hold for recorded, unfinished work,
+                                  // at most (Vulkan: its command storage; an estimate)
   uint64_t weight_types = 0;   // the DTypes its matmul and embed read: bit (1 << DType value)
   int n_threads = 1;
   const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")

@@ -410,6 +410,9 @@ typedef struct wt_context_plan_info {
   uint64_t pager_device_bytes; /* the pager's device pool (0 without it)                   */
   uint64_t pager_host_bytes;   /* the pager's pinned host pool                             */
   uint64_t context_bytes;      /* arena + pools: what the context allocates                */
+  uint64_t driver_bytes;       /* host memory the device's driver may hold for queued work,
+                                  at most (Vulkan: recorded commands); the model's, shared by
+                                  its contexts, so not in context_bytes. 0 on the CPU       */
 } wt_context_plan_info;
 
 /* WT_ERR_INVALID_ARGUMENT as wt_context_create for a bad parameter; no budget check. */

@@ -35,8 +35,9 @@ struct PlanRequest {
 // Host runtime overhead the planner adds (an estimate, not a measurement): the process's
 // code and libraries, the tokenizer's tables, thread stacks and page tables.
 inline constexpr uint64_t kRuntimeOverheadBytes = uint64_t{64} << 20;
-// Added for a device backend: upload staging, pipelines and descriptor pools (Vulkan),
-// cuBLAS handles (CUDA). The driver context itself is in the board's reserve.
+// Added for a device backend: upload staging, pipelines and descriptor pools, the driver's
+// storage of queued commands (Vulkan: BackendCaps::queued_work_bytes, 2 MiB), cuBLAS handles
+// (CUDA). The driver context itself is in the board's reserve.
 inline constexpr uint64_t kDeviceRuntimeOverheadBytes = uint64_t{64} << 20;
 // Solve mode searches contexts in steps of this many tokens.
 inline constexpr int32_t kPlanCtxStep = 256;

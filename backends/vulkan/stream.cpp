@@ -54,10 +54,14 @@ Status VkStream::begin(VkCommandBuffer* out) {
     WT_TRY(vk_check(vkBeginCommandBuffer(cmd_[slot_], &bi), "vkBeginCommandBuffer"));
     if (timed()) vkCmdWriteTimestamp(cmd_[slot_], VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool_ts_, 2 * slot_);
     open_ = true;
-    n_recorded = 0;
+    n_ops_ = 0;
   }
   *out = cmd_[slot_];
   return Status::ok();
+}
+
+Status VkStream::recorded() {
+  return ++n_ops_ < kMaxBatchOps ? Status::ok() : flush();
 }
 
 Status VkStream::add_wait(VkStream& other, uint64_t value) {

@@ -45,10 +45,18 @@ class VkStream {
   // flush + wait for everything submitted.
   Status synchronize();
 
+  // Counts an op recorded into the open command buffer; at kMaxBatchOps the batch is
+  // submitted. The driver keeps each recorded command until its buffer is reset (lavapipe:
+  // on the heap, ~1 KiB per dispatch), so an unbounded batch - a whole prefill - would
+  // hold driver memory that grows with the prompt; capped, a stream holds at most
+  // kRing * kMaxBatchOps ops' worth. Larger batches gain nothing on a GPU: 64 dispatches
+  // outlast a submit many times over.
+  Status recorded();
+  static constexpr int kRing = 8;
+  static constexpr uint32_t kMaxBatchOps = 64;
+
   VkSemaphore semaphore() const { return semaphore_; }
   uint64_t submitted() const { return submitted_; }
-  // Dispatches recorded into the open command buffer since it was begun (the batch size).
-  uint32_t n_recorded = 0;
 
   bool timed() const { return pool_ts_ != VK_NULL_HANDLE; }
   // Reads the timestamps of the batches completed since the last read.
@@ -57,7 +65,6 @@ class VkStream {
   double waited_ns() const { return waited_ns_; }
 
  private:
-  static constexpr int kRing = 8;
   static constexpr int kMaxWaits = 4;
   static constexpr int kHistory = 256;  // end timestamps kept for the other stream's waits
 
@@ -73,6 +80,7 @@ class VkStream {
   uint64_t slot_value_[kRing] = {};  // the timeline value each slot's last submit signals
   int slot_ = 0;
   bool open_ = false;
+  uint32_t n_ops_ = 0;  // recorded into the open command buffer
   VkSemaphore semaphore_ = VK_NULL_HANDLE;
   uint64_t submitted_ = 0;
   VkSemaphore wait_sem_[kMaxWaits] = {};

@@ -81,6 +81,7 @@ wt_status wt_context_plan(const wt_model* model, const wt_context_params* params
     out_plan->pager_device_bytes = cp.arena.pager_device_bytes;
     out_plan->pager_host_bytes = cp.arena.pager_host_bytes;
     out_plan->context_bytes = cp.arena.all_bytes();
+    out_plan->driver_bytes = cp.driver_bytes;
     return Status::ok();
   });
 }

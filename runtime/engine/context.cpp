@@ -94,6 +94,7 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
   out->n_ctx = ctx->n_ctx_;
   out->weights_bytes = model.weight_bytes;
   out->arena = lay_out_arena(in, nullptr, nullptr);
+  out->driver_bytes = ctx->backend_->caps().queued_work_bytes;
   return Status::ok();
 }
 

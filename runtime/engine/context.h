@@ -64,6 +64,7 @@ struct ContextPlan {
   int32_t n_ctx = 0;
   uint64_t weights_bytes = 0;
   ArenaBytes arena;  // the arena by part, and the pager's pools
+  uint64_t driver_bytes = 0;  // the backend's BackendCaps::queued_work_bytes
 };
 
 class Context {

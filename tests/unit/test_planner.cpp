@@ -443,6 +443,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
                  << " MiB, measured peak RSS growth " << measured / 1048576.0 << " MiB ("
                  << 100.0 * static_cast<double>(measured) / static_cast<double>(plan.context_bytes) << "%)");
     CHECK(plan.context_bytes == st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes);
+    CHECK(plan.driver_bytes == 0);  // no driver queues work for the CPU
     // Never more than the context allocated, and within 10% of it; the platform planner's
     // arena for the same request (n_new 16) is that allocation.
     CHECK(measured <= plan.context_bytes);

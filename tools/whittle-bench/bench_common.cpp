@@ -115,7 +115,7 @@ uint64_t plan_context_bytes(const BenchModel& m, const MethodSpec& spec, const C
   std::string error;
   wt_context_plan_info plan{};
   if (!context_params(spec, o, &cp, &error) || wt_context_plan(m.model, &cp, &plan) != WT_OK) return 0;
-  return plan.context_bytes;
+  return plan.context_bytes + plan.driver_bytes;
 }
 
 // Rooflines come from the host probes, so they describe only a run on the host CPU; a

@@ -57,7 +57,8 @@ struct ContextOptions {
 };
 bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
                   std::string* error);
-// What make_context(m, spec, o) allocates (wt_context_plan's context_bytes; 0 on an error).
+// What make_context(m, spec, o) allocates, and the driver's bound for queued work
+// (wt_context_plan's context_bytes + driver_bytes; 0 on an error).
 uint64_t plan_context_bytes(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o);
 
 // Rooflines from the machine's probes. Decode: weights plus kv_bytes read once per token,

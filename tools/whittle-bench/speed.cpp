@@ -121,7 +121,8 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           const double prefill_frac = prefill_roofline_ms(m, mc, L) / ttft.median;
           wt_context_stats cs{};
           (void)wt_context_get_stats(ctxs[mi], &cs);
-          // Planned: the weights and what wt_context_plan says this context allocates. The
+          // Planned: the weights, what wt_context_plan says this context allocates, and the
+          // driver's bound for queued work. The
           // RSS peak is the process's, with every method's context of this row group alive.
           uint64_t planned = 0;
           {
