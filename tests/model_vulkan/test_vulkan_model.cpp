@@ -34,7 +34,7 @@
 #include "model_vulkan.h"
 #include "support/gguf_writer.h"
 #include "support/real_model.h"
-#include "support/rss.h"
+#include "support/context_measure.h"
 #include "whittle.h"
 
 // The backend under test; string literals, so test case names can be made from them.
@@ -539,23 +539,9 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
   wt_model_info info;
   REQUIRE(wt_model_get_info(dev, &info) == WT_OK);
   MESSAGE("model: " << info.n_layer << " layers, n_embd " << info.n_embd << ", vocab " << info.n_vocab);
-  struct Case {
-    wt_prune_method method;
-    bool pager;
-  };
-  const Case cases[] = {{WT_PRUNE_FULL, false}, {WT_PRUNE_FASTKV, false}, {WT_PRUNE_SNAPKV, false},
-                        {WT_PRUNE_SLIMINFER, false}, {WT_PRUNE_FULL, true}};
-  auto params_for = [&](const Case c) {
-    wt_context_params cp = wt_context_default_params();
-    cp.n_ctx = n_ctx;
-    cp.n_threads = 2;
+  auto params_for = [&](const wt::test::MeasureCase c) {
+    wt_context_params cp = wt::test::measure_params(c, n_ctx, info.n_layer);
     cp.matmul_mode = WT_MATMUL_F32;
-    cp.prune = wt_prune_default_params();
-    cp.prune.method = c.method;
-    cp.prune.keep = 0.3f;
-    cp.max_new_tokens = 16;  // the KV sized by the plan
-    // The pager's pool: a quarter of the KV (n_layer layers of n_ctx / 64 blocks).
-    cp.kv_device_blocks = c.pager ? std::max(n_ctx / 64, info.n_layer * (n_ctx / 64) / 4) : 0;
     return cp;
   };
   // Each case once unmeasured first, exactly as it is measured: the first use of an op at a
@@ -563,7 +549,7 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
   // driver's caches - the process's memory, once, not a context's. Warming with a shorter
   // prompt or fewer decode steps left FastKV's first measured run 0.3 MiB over its plan, in
   // memory still resident after the context was freed (docs/results/plans.md).
-  for (const Case c : cases) {
+  for (const wt::test::MeasureCase c : wt::test::kMeasureCases) {
     const wt_context_params cp = params_for(c);
     wt_context* warm = nullptr;
     REQUIRE_MESSAGE(wt_context_create(dev, &cp, &warm) == WT_OK, wt_last_error());
@@ -571,45 +557,25 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
     for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(warm, text[static_cast<size_t>(i)]) == WT_OK);
     wt_context_free(warm);
   }
-  for (const Case c : cases) {
-    const std::string name = wt_prune_method_name(c.method);
+  for (const wt::test::MeasureCase c : wt::test::kMeasureCases) {
+    const std::string name = wt::test::case_name(c);
     CAPTURE(name);
-    CAPTURE(c.pager);
-    const wt_context_params cp = params_for(c);
-    wt_context_plan_info plan{};
-    REQUIRE(wt_context_plan(dev, &cp, &plan) == WT_OK);
-    // The snapshot of the mappings first: it is a map of a few hundred strings, and taken
-    // after `before` it counted itself (0.25-0.55 MiB in the first case measured).
-    const auto maps_before = wt::test::rss_by_mapping();
-    wt::test::release_free_memory();
-    REQUIRE(wt::test::reset_rss_peak());
-    const uint64_t before = wt::test::proc_status_kib("VmRSS:") * 1024;
-    wt_context* ctx = nullptr;
-    REQUIRE_MESSAGE(wt_context_create(dev, &cp, &ctx) == WT_OK, wt_last_error());
-    REQUIRE(wt_context_prefill(ctx, text.data(), static_cast<size_t>(n_ctx - 16)) == WT_OK);
-    for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(ctx, text[static_cast<size_t>(i)]) == WT_OK);
-    const uint64_t peak = wt::test::proc_status_kib("VmHWM:") * 1024;
-    const uint64_t end = wt::test::proc_status_kib("VmRSS:") * 1024;
-    const std::string grew = wt::test::rss_growth(maps_before, wt::test::rss_by_mapping(), 64);
-    wt_context_stats st{};
-    REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
-    wt_context_free(ctx);
-    wt::test::release_free_memory();
-    const std::string kept = wt::test::rss_growth(maps_before, wt::test::rss_by_mapping(), 64);
-    const uint64_t measured = peak - before;
+    wt::test::ContextMeasure r;
+    std::string why;
+    REQUIRE_MESSAGE(wt::test::measure_context(dev, params_for(c), text, &r, &why), why);
     // The plan of a run: what the context allocates, and what the driver may hold for the
     // work queued between two synchronizations (bounded by the backend's batch cap).
-    const uint64_t planned = plan.context_bytes + plan.driver_bytes;
-    MESSAGE(name << std::string(c.pager ? " (pager)" : "") << " at n_ctx " << n_ctx << ": planned " << planned / 1048576.0
-                 << " MiB (context " << plan.context_bytes / 1048576.0 << " + driver " << plan.driver_bytes / 1048576.0
-                 << "), measured peak RSS growth " << measured / 1048576.0 << " MiB ("
-                 << 100.0 * static_cast<double>(measured) / static_cast<double>(planned)
-                 << "%); resident at the end +" << (end - before) / 1048576.0 << " MiB, in:\n" << grew
-                 << "still resident after wt_context_free:\n" << kept);
-    CHECK(plan.context_bytes == st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes);
-    CHECK(plan.driver_bytes > 0);
-    CHECK(measured <= planned);
-    CHECK(static_cast<double>(measured) >= 0.9 * static_cast<double>(planned));
+    const uint64_t planned = r.plan.context_bytes + r.plan.driver_bytes;
+    MESSAGE(name << " at n_ctx " << n_ctx << ": planned " << planned / 1048576.0 << " MiB (context "
+                 << r.plan.context_bytes / 1048576.0 << " + driver " << r.plan.driver_bytes / 1048576.0
+                 << "), measured peak RSS growth " << r.peak_growth / 1048576.0 << " MiB ("
+                 << 100.0 * static_cast<double>(r.peak_growth) / static_cast<double>(planned)
+                 << "%); resident at the end +" << r.end_growth / 1048576.0 << " MiB, in:\n" << r.grew
+                 << "still resident after wt_context_free:\n" << r.kept);
+    CHECK(r.plan.context_bytes == r.stats.arena_bytes + r.stats.pager_device_bytes + r.stats.pager_host_bytes);
+    CHECK(r.plan.driver_bytes > 0);
+    CHECK(r.peak_growth <= planned);
+    CHECK(static_cast<double>(r.peak_growth) >= 0.9 * static_cast<double>(planned));
   }
 }
 #endif

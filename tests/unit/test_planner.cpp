@@ -17,7 +17,7 @@
 #include "runtime/model/gguf.h"
 #include "support/gguf_writer.h"
 #include "support/real_model.h"
-#include "support/rss.h"
+#include "support/context_measure.h"
 
 namespace {
 
@@ -374,10 +374,6 @@ TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
   CHECK(plan(synthetic_board(1 << 30, 0), s, r, &p).code() == WT_ERR_INVALID_ARGUMENT);
 }
 
-using test::proc_status_kib;
-using test::release_free_memory;
-using test::reset_rss_peak;
-
 TEST_CASE("planner: measured memory of a context is within 10% of its plan and below it" * doctest::test_suite("model")) {
 #if defined(__SANITIZE_ADDRESS__)
   MESSAGE("SKIPPED: under AddressSanitizer the resident set holds shadow memory and quarantine");
@@ -407,49 +403,24 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
     REQUIRE(wt_context_prefill(warm, text.data(), 32) == WT_OK);
     wt_context_free(warm);
   }
-  struct Case {
-    wt_prune_method method;
-    int32_t device_blocks;
-  };
-  for (const Case c : {Case{WT_PRUNE_FULL, 0}, Case{WT_PRUNE_FASTKV, 0}, Case{WT_PRUNE_SNAPKV, 0},
-                       Case{WT_PRUNE_SLIMINFER, 0}, Case{WT_PRUNE_FULL, 60}}) {
-    const std::string name = wt_prune_method_name(c.method);
+  for (const test::MeasureCase c : test::kMeasureCases) {
+    const std::string name = test::case_name(c);
     CAPTURE(name);
-    CAPTURE(c.device_blocks);
-    wt_context_params cp = wt_context_default_params();
-    cp.n_ctx = n_ctx;
-    cp.n_threads = 2;
-    cp.prune = prune_params(c.method, 0.3f);
-    cp.max_new_tokens = 16;  // the KV sized by the plan
-    // The pager's pool: a quarter of the KV (n_layer layers of n_ctx / 64 blocks).
-    if (c.device_blocks) cp.kv_device_blocks = std::max(n_ctx / 64, shape.hp.n_layer * (n_ctx / 64) / 4);
-    if (!c.device_blocks) cp.kv_device_blocks = 0;
-    wt_context_plan_info plan{};
-    REQUIRE(wt_context_plan(wm, &cp, &plan) == WT_OK);
-    release_free_memory();
-    REQUIRE(reset_rss_peak());
-    const uint64_t before = proc_status_kib("VmRSS:") * 1024;
-    wt_context* ctx = nullptr;
-    REQUIRE(wt_context_create(wm, &cp, &ctx) == WT_OK);
-    // The whole context: a prompt of n_ctx - 16 rows, then 16 decode steps.
-    REQUIRE(wt_context_prefill(ctx, text.data(), static_cast<size_t>(n_ctx - 16)) == WT_OK);
-    for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(ctx, text[static_cast<size_t>(i)]) == WT_OK);
-    const uint64_t peak = proc_status_kib("VmHWM:") * 1024;
-    wt_context_stats st{};
-    REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
-    wt_context_free(ctx);
-    const uint64_t measured = peak - before;
-    MESSAGE(name << std::string(c.device_blocks ? " (pager)" : "") << " at n_ctx " << n_ctx << ": allocated " << plan.context_bytes / 1048576.0
-                 << " MiB, measured peak RSS growth " << measured / 1048576.0 << " MiB ("
-                 << 100.0 * static_cast<double>(measured) / static_cast<double>(plan.context_bytes) << "%)");
-    CHECK(plan.context_bytes == st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes);
-    CHECK(plan.driver_bytes == 0);  // no driver queues work for the CPU
+    const wt_context_params cp = test::measure_params(c, n_ctx, shape.hp.n_layer);
+    test::ContextMeasure r;
+    std::string why;
+    REQUIRE_MESSAGE(test::measure_context(wm, cp, text, &r, &why), why);
+    MESSAGE(name << " at n_ctx " << n_ctx << ": allocated " << r.plan.context_bytes / 1048576.0
+                 << " MiB, measured peak RSS growth " << r.peak_growth / 1048576.0 << " MiB ("
+                 << 100.0 * static_cast<double>(r.peak_growth) / static_cast<double>(r.plan.context_bytes) << "%)");
+    CHECK(r.plan.context_bytes == r.stats.arena_bytes + r.stats.pager_device_bytes + r.stats.pager_host_bytes);
+    CHECK(r.plan.driver_bytes == 0);  // no driver queues work for the CPU
     // Never more than the context allocated, and within 10% of it; the platform planner's
     // arena for the same request (n_new 16) is that allocation.
-    CHECK(measured <= plan.context_bytes);
-    CHECK(static_cast<double>(measured) >= 0.9 * static_cast<double>(plan.context_bytes));
+    CHECK(r.peak_growth <= r.plan.context_bytes);
+    CHECK(static_cast<double>(r.peak_growth) >= 0.9 * static_cast<double>(r.plan.context_bytes));
     const Plan p = plan_for(shape, n_ctx, 16, cp.prune);
-    if (c.device_blocks == 0) CHECK(p.arena.total_bytes == plan.arena_bytes);
+    if (!c.pager) CHECK(p.arena.total_bytes == r.plan.arena_bytes);
   }
 }
 
