@@ -549,10 +549,15 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
   // driver's caches - the process's memory, once, not a context's. Warming with a shorter
   // prompt or fewer decode steps left FastKV's first measured run 0.3 MiB over its plan, in
   // memory still resident after the context was freed (docs/results/plans.md).
+  for (const wt::test::MeasureCase c : wt::test::kMeasureCases) {  // a bad parameter fails in seconds, not hours
+    const wt_context_params cp = params_for(c);
+    wt_context_plan_info plan{};
+    REQUIRE_MESSAGE(wt_context_plan(dev, &cp, &plan) == WT_OK, (wt::test::case_name(c) + ": " + wt_last_error()));
+  }
   for (const wt::test::MeasureCase c : wt::test::kMeasureCases) {
     const wt_context_params cp = params_for(c);
     wt_context* warm = nullptr;
-    REQUIRE_MESSAGE(wt_context_create(dev, &cp, &warm) == WT_OK, wt_last_error());
+    REQUIRE_MESSAGE(wt_context_create(dev, &cp, &warm) == WT_OK, (wt::test::case_name(c) + ": " + wt_last_error()));
     REQUIRE(wt_context_prefill(warm, text.data(), static_cast<size_t>(n_ctx - 16)) == WT_OK);
     for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(warm, text[static_cast<size_t>(i)]) == WT_OK);
     wt_context_free(warm);

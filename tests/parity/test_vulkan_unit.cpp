@@ -18,6 +18,19 @@ namespace {
 
 using namespace wt;
 
+// The backend, or false after a visible skip where there is no usable device.
+bool open_vulkan(const BackendOptions& o, std::unique_ptr<Backend>* out) {
+  const Status st = create_vulkan_backend(o, out);
+  if (st.code() == WT_ERR_UNSUPPORTED) {
+    MESSAGE("SKIP vulkan: no usable device: " << st.message());
+    parity::g_skipped = true;
+    return false;
+  }
+  REQUIRE_MESSAGE(st.is_ok(), st.message());
+  parity::g_ran = true;
+  return true;
+}
+
 TEST_SUITE("vulkan") {
   TEST_CASE("vulkan: the allocation table resolves pointers inside mapped ranges only") {
     vk::AllocationTable t;
@@ -64,14 +77,7 @@ TEST_SUITE("vulkan") {
     BackendOptions o;
     o.validation = parity::validation_requested();
     std::unique_ptr<Backend> b;
-    const Status st = create_vulkan_backend(o, &b);
-    if (st.code() == WT_ERR_UNSUPPORTED) {
-      MESSAGE("SKIP vulkan: no usable device: " << st.message());
-      parity::g_skipped = true;
-      return;
-    }
-    REQUIRE_MESSAGE(st.is_ok(), st.message());
-    parity::g_ran = true;
+    if (!open_vulkan(o, &b)) return;
     MESSAGE("vulkan device: " << b->caps().device_name << ", max binding " << b->caps().max_binding_bytes
                               << " B, max buffer " << b->caps().max_buffer_bytes << " B, copy queue "
                               << std::string(b->caps().has_copy_queue ? "yes" : "no (shares the compute queue)"));
@@ -149,14 +155,7 @@ TEST_SUITE("vulkan") {
       return;
     }
     std::unique_ptr<Backend> b;
-    const Status st = create_vulkan_backend(BackendOptions{}, &b);
-    if (st.code() == WT_ERR_UNSUPPORTED) {
-      MESSAGE("SKIP vulkan: no usable device: " << st.message());
-      parity::g_skipped = true;
-      return;
-    }
-    REQUIRE_MESSAGE(st.is_ok(), st.message());
-    parity::g_ran = true;
+    if (!open_vulkan(BackendOptions{}, &b)) return;
     if (!b->caps().unified_memory) {
       // A discrete GPU's driver may keep command storage in device memory, not in the resident set.
       MESSAGE("SKIPPED: the resident set shows command storage on a unified-memory device only");
