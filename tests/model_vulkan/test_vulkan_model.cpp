@@ -466,16 +466,17 @@ TEST_CASE(WT_MODEL_BACKEND " model: a weight type the kernels do not read is ref
 }
 
 #if !defined(WT_MODEL_TEST_CUDA)
-// The default model's layer shape (576 wide, 9/3 heads of 64, ffn 1536) with `n_layer`
-// layers of random f32 weights and the tiny byte vocabulary: the measured-memory check at
-// 4k and 8k tokens, where lavapipe would need hours for 30 layers. Null if not loadable.
-wt_model* layer_shaped_model(int32_t n_layer, std::string* why) {
+// The default model's layer shape (576 wide, 9/3 heads of 64, ffn 1536), or with `narrow`
+// 128 wide, 2/1 heads of 64, ffn 384 (a 4.5th of its attention work), with `n_layer` layers
+// of random f32 weights and the tiny byte vocabulary: the measured-memory check at 4k and 8k
+// tokens, where lavapipe would need hours for 30 layers. Null if not loadable.
+wt_model* layer_shaped_model(int32_t n_layer, bool narrow, std::string* why) {
   wt::test::TinyModelOptions o;
   o.n_layer = n_layer;
-  o.n_embd = 576;
-  o.n_head = 9;
-  o.n_head_kv = 3;
-  o.n_ff = 1536;
+  o.n_embd = narrow ? 128 : 576;
+  o.n_head = narrow ? 2 : 9;
+  o.n_head_kv = narrow ? 1 : 3;
+  o.n_ff = narrow ? 384 : 1536;
   o.n_ctx_train = 8192;
   o.tied_output = true;
   const std::string path = wt::test::temp_file(WT_MODEL_BACKEND "_layer_shaped.gguf");
@@ -499,8 +500,9 @@ wt_model* layer_shaped_model(int32_t n_layer, std::string* why) {
 // device memory is host memory, so the resident set holds the arena and pools, and the
 // driver's command storage. Minutes on lavapipe: only with WT_VULKAN_PLAN_MEASURE_CTX=<n_ctx> (e.g. 1024),
 // visibly skipped otherwise (docs/results/plans.md has the figures); with
-// WT_VULKAN_PLAN_MEASURE_LAYERS=<n> on a model of the default model's layer shape with n
-// layers instead of the default model. Not in the CUDA binary: a discrete GPU's memory is
+// WT_VULKAN_PLAN_MEASURE_LAYERS=<n> (4 at least: SlimInfer's three pruning layers) on a
+// model of the default model's layer shape with n layers instead of the default model, and
+// with WT_VULKAN_PLAN_MEASURE_NARROW=1 on the narrow shape. Not in the CUDA binary: a discrete GPU's memory is
 // not in the resident set.
 TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan and below it" *
           doctest::test_suite("long")) {
@@ -520,7 +522,8 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
   std::vector<wt_token> text(static_cast<size_t>(n_ctx));
   if (layers_env) {
     std::string why;
-    own.reset(layer_shaped_model(std::max(1, std::atoi(layers_env)), &why));
+    own.reset(layer_shaped_model(std::max(1, std::atoi(layers_env)), std::getenv("WT_VULKAN_PLAN_MEASURE_NARROW") != nullptr,
+                                 &why));
     dev = own.get();
     if (!dev) {
       MESSAGE("SKIPPED: no " WT_MODEL_BACKEND_TITLE " model of the default model's layer shape: " << why);
