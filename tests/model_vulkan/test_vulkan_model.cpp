@@ -558,12 +558,9 @@ TEST_CASE("vulkan model: measured memory of a context is within 10% of its plan 
     REQUIRE_MESSAGE(wt_context_plan(dev, &cp, &plan) == WT_OK, (wt::test::case_name(c) + ": " + wt_last_error()));
   }
   for (const wt::test::MeasureCase c : wt::test::kMeasureCases) {
-    const wt_context_params cp = params_for(c);
-    wt_context* warm = nullptr;
-    REQUIRE_MESSAGE(wt_context_create(dev, &cp, &warm) == WT_OK, (wt::test::case_name(c) + ": " + wt_last_error()));
-    REQUIRE(wt_context_prefill(warm, text.data(), static_cast<size_t>(n_ctx - 16)) == WT_OK);
-    for (int i = 0; i < 16; ++i) REQUIRE(wt_context_decode(warm, text[static_cast<size_t>(i)]) == WT_OK);
-    wt_context_free(warm);
+    wt::test::ContextMeasure unused;
+    std::string why;
+    REQUIRE_MESSAGE(wt::test::measure_context(dev, params_for(c), text, &unused, &why), (wt::test::case_name(c) + ": " + why));
   }
   for (const wt::test::MeasureCase c : wt::test::kMeasureCases) {
     const std::string name = wt::test::case_name(c);
