@@ -14,8 +14,8 @@
 #include <new>
 #include <string>
 
-#include "../kernels/ops.h"
-#include "../runtime/status.h"
+#include "kernels/ops.h"
+#include "base/status.h"
 
 namespace wt {
 

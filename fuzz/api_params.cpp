@@ -7,56 +7,35 @@
 #include <string>
 
 #include "fuzz_support.h"
+#include "runtime/prune/registry.h"
 
 namespace wt::fuzz {
 
 namespace {
 
-enum class Kind { f32, i32, boolean, pool, method };
+// The names wt_prune_set_param takes and their types, as the library lists them
+// (wt_prune_param_get); where each lives (a field's offset, or wt_prune_params.extra) from
+// the registry behind that list, for the raw stores a C caller may make.
 struct PruneField {
-  const char* name;
-  Kind kind;
-  size_t offset;
+  std::string name;
+  wt_prune_param_type type;
+  const wt::PruneParamSpec* spec;
 };
-// The names wt_prune_set_param takes (whittle.h: the field names of wt_prune_params).
-const PruneField kPruneFields[] = {
-    {"method", Kind::method, offsetof(wt_prune_params, method)},
-    {"keep", Kind::f32, offsetof(wt_prune_params, keep)},
-    {"budget", Kind::i32, offsetof(wt_prune_params, budget)},
-    {"window", Kind::i32, offsetof(wt_prune_params, window)},
-    {"pool_kernel", Kind::i32, offsetof(wt_prune_params, pool_kernel)},
-    {"pool", Kind::pool, offsetof(wt_prune_params, pool)},
-    {"layer", Kind::i32, offsetof(wt_prune_params, layer)},
-    {"fastkv_tsp_rate", Kind::f32, offsetof(wt_prune_params, fastkv_tsp_rate)},
-    {"fastkv_tsp_len", Kind::i32, offsetof(wt_prune_params, fastkv_tsp_len)},
-    {"gemfilter_original_positions", Kind::boolean, offsetof(wt_prune_params, gemfilter_original_positions)},
-    {"gemfilter_keep_window", Kind::boolean, offsetof(wt_prune_params, gemfilter_keep_window)},
-    {"asl_tau", Kind::f32, offsetof(wt_prune_params, asl_tau)},
-    {"asl_min_layer", Kind::i32, offsetof(wt_prune_params, asl_min_layer)},
-    {"asl_obs_layers", Kind::i32, offsetof(wt_prune_params, asl_obs_layers)},
-    {"asl_max_layer", Kind::i32, offsetof(wt_prune_params, asl_max_layer)},
-    {"asl_two_pass", Kind::boolean, offsetof(wt_prune_params, asl_two_pass)},
-    {"asl_kv_topk", Kind::boolean, offsetof(wt_prune_params, asl_kv_topk)},
-    {"claa_n_layers", Kind::i32, offsetof(wt_prune_params, claa_n_layers)},
-    {"claa_min_layer", Kind::i32, offsetof(wt_prune_params, claa_min_layer)},
-    {"slim_block", Kind::i32, offsetof(wt_prune_params, slim_block)},
-    {"slim_unit", Kind::i32, offsetof(wt_prune_params, slim_unit)},
-    {"slim_query", Kind::i32, offsetof(wt_prune_params, slim_query)},
-    {"slim_layer0", Kind::i32, offsetof(wt_prune_params, slim_layers)},
-    {"slim_layer1", Kind::i32, offsetof(wt_prune_params, slim_layers) + sizeof(int32_t)},
-    {"slim_layer2", Kind::i32, offsetof(wt_prune_params, slim_layers) + 2 * sizeof(int32_t)},
-    {"slim_gamma", Kind::f32, offsetof(wt_prune_params, slim_gamma)},
-    {"slim_decode_keep", Kind::f32, offsetof(wt_prune_params, slim_decode_keep)},
-    {"tf_target", Kind::f32, offsetof(wt_prune_params, tf_target)},
-    {"tf_start", Kind::f32, offsetof(wt_prune_params, tf_start)},
-    {"tf_anchor_decay", Kind::f32, offsetof(wt_prune_params, tf_anchor_decay)},
-    {"tf_key_weight", Kind::f32, offsetof(wt_prune_params, tf_key_weight)},
-    {"tf_warmup", Kind::i32, offsetof(wt_prune_params, tf_warmup)},
-    {"n_sink", Kind::i32, offsetof(wt_prune_params, n_sink)},
-    {"oracle_tokens", Kind::i32, offsetof(wt_prune_params, oracle_tokens)},
-    {"record_ranking", Kind::i32, offsetof(wt_prune_params, record_ranking)},
-};
-constexpr size_t kNumPruneFields = sizeof(kPruneFields) / sizeof(kPruneFields[0]);
+
+const std::vector<PruneField>& prune_fields() {
+  static const std::vector<PruneField> fields = [] {
+    std::vector<PruneField> f;
+    for (int32_t i = 0; i < wt_prune_param_count(); ++i) {
+      wt_prune_param_info info;
+      info.struct_size = sizeof info;
+      if (wt_prune_param_get(i, &info) != WT_OK) fail("wt_prune_param_get(%d): %s", i, wt_last_error());
+      f.push_back({info.name, info.type, wt::find_prune_param(info.name)});
+      if (!f.back().spec) fail("wt_prune_param_get lists %s, which the registry does not know", info.name);
+    }
+    return f;
+  }();
+  return fields;
+}
 
 // Values that parse for each kind; their edges (NaN, infinities, int32 limits, 2^30 + 1 whose
 // double overflows) are the point.
@@ -65,8 +44,6 @@ const char* const kIntText[] = {"0", "1", "2", "4", "7", "8", "16", "33", "-1", 
                                 "1073741824", "1073741825", "65536"};
 const char* const kBoolText[] = {"1", "0", "true", "false", "on", "off", "yes", "no"};
 const char* const kPoolText[] = {"avg", "max", "default"};
-const char* const kMethodText[] = {"full", "streaming", "snapkv", "fastkv", "gemfilter",
-                                   "asl", "claa", "sliminfer", "tokenfilter", "oracle"};
 // Text that parses as no kind.
 const char* const kBadText[] = {"", "x", "1x", "--1", "maxx", "nan(", "1.5.", "true1"};
 
@@ -75,13 +52,21 @@ const char* pick(FuzzedDataProvider& fdp, const char* const (&list)[N]) {
   return list[fdp.ConsumeIntegralInRange<size_t>(0, N - 1)];
 }
 
-const char* good_value(FuzzedDataProvider& fdp, Kind kind) {
-  switch (kind) {
-    case Kind::f32: return pick(fdp, kFloatText);
-    case Kind::i32: return pick(fdp, kIntText);
-    case Kind::boolean: return pick(fdp, kBoolText);
-    case Kind::pool: return pick(fdp, kPoolText);
-    case Kind::method: return pick(fdp, kMethodText);
+// A method name the library lists, now and then one it does not.
+std::string method_text(FuzzedDataProvider& fdp) {
+  const int32_t n = wt_prune_method_count();
+  wt_prune_method m = WT_PRUNE_FULL;
+  if (wt_prune_method_at(fdp.ConsumeIntegralInRange<int32_t>(0, n - 1), &m) != WT_OK) fail("wt_prune_method_at");
+  return wt_prune_method_name(m);
+}
+
+std::string good_value(FuzzedDataProvider& fdp, wt_prune_param_type type) {
+  switch (type) {
+    case WT_PRUNE_PARAM_FLOAT: return pick(fdp, kFloatText);
+    case WT_PRUNE_PARAM_INT: return pick(fdp, kIntText);
+    case WT_PRUNE_PARAM_BOOL: return pick(fdp, kBoolText);
+    case WT_PRUNE_PARAM_POOL: return pick(fdp, kPoolText);
+    case WT_PRUNE_PARAM_METHOD: return method_text(fdp);
   }
   return "";
 }
@@ -95,13 +80,24 @@ std::vector<SizeRange> tokenize_params_sizes() {
   return {{offsetof(wt_tokenize_params, parse_special) + sizeof(bool), sizeof(wt_tokenize_params)}};
 }
 std::vector<SizeRange> prune_params_sizes() {
-  return {{offsetof(wt_prune_params, record_ranking) + sizeof(int32_t), sizeof(wt_prune_params)}};
+  // API 1-3 end after record_ranking, API 4 (this header) after extra.
+  return {{offsetof(wt_prune_params, record_ranking) + sizeof(int32_t), offsetof(wt_prune_params, extra)},
+          {sizeof(wt_prune_params), sizeof(wt_prune_params)}};
 }
-std::vector<SizeRange> context_params_sizes() {
-  // API 1 ends after prune, API 2 after memory_budget_bytes, API 3 (this header) at the end.
-  return {{offsetof(wt_context_params, prune) + sizeof(wt_prune_params), offsetof(wt_context_params, memory_budget_bytes)},
-          {offsetof(wt_context_params, memory_budget_bytes) + sizeof(uint64_t), offsetof(wt_context_params, max_new_tokens)},
-          {offsetof(wt_context_params, kv_sync_swaps) + sizeof(bool), sizeof(wt_context_params)}};
+size_t prune_shift(size_t prune_struct_size) {
+  const std::vector<SizeRange> r = prune_params_sizes();
+  if (prune_struct_size < r[0].lo || prune_struct_size > r[0].hi) return 0;
+  return sizeof(wt_prune_params) - offsetof(wt_prune_params, extra);  // sizeof the API 1-3 struct
+}
+std::vector<SizeRange> context_params_sizes(size_t shift) {
+  // API 1 ends after prune, API 2 after memory_budget_bytes, API 3 (and 4) at the end; a
+  // caller's older prune layout makes each `shift` bytes shorter.
+  std::vector<SizeRange> r = {
+      {offsetof(wt_context_params, prune) + sizeof(wt_prune_params), offsetof(wt_context_params, memory_budget_bytes)},
+      {offsetof(wt_context_params, memory_budget_bytes) + sizeof(uint64_t), offsetof(wt_context_params, max_new_tokens)},
+      {offsetof(wt_context_params, kv_sync_swaps) + sizeof(bool), sizeof(wt_context_params)}};
+  for (SizeRange& x : r) x.lo -= shift, x.hi -= shift;
+  return r;
 }
 std::vector<SizeRange> sampler_params_sizes() {
   return {{offsetof(wt_sampler_params, seed) + sizeof(uint64_t), sizeof(wt_sampler_params)}};
@@ -158,17 +154,28 @@ wt_prune_params fuzz_prune_params(FuzzedDataProvider& fdp) {
   value.struct_size = pick_struct_size(fdp, prune_params_sizes(), sizeof(wt_prune_params));
   const bool accepted = size_accepted(prune_params_sizes(), value.struct_size);
   CallerStruct<wt_prune_params> caller(value);
+  const std::vector<PruneField>& fields = prune_fields();
   const int n_ops = fdp.ConsumeIntegralInRange<int>(0, 6);
   for (int op = 0; op < n_ops; ++op) {
-    const PruneField& f = kPruneFields[fdp.ConsumeIntegralInRange<size_t>(0, kNumPruneFields - 1)];
+    const PruneField& f = fields[fdp.ConsumeIntegralInRange<size_t>(0, fields.size() - 1)];
+    const bool extra = f.spec->offset == wt::kPruneExtra;
+    const size_t at = extra ? offsetof(wt_prune_params, extra) : f.spec->offset;
     switch (fdp.ConsumeIntegralInRange<int>(0, 3)) {
       case 0: {  // a known name with a value of its kind
-        const wt_status st = wt_prune_set_param(caller.get(), f.name, good_value(fdp, f.kind));
-        expect_status(st, {accepted ? WT_OK : WT_ERR_INVALID_ARGUMENT}, "wt_prune_set_param(known name, parsable value)");
+        const wt_status st = wt_prune_set_param(caller.get(), f.name.c_str(), good_value(fdp, f.type).c_str());
+        // A parameter kept in extra needs the API 4 layout; the extra entries may be full.
+        const bool fits = at + (extra ? sizeof(wt_prune_params::extra) : sizeof(int32_t)) <= caller.bytes();
+        if (!accepted || !fits) {
+          expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_prune_set_param(known name, a layout without it)");
+        } else {
+          expect_status(st, extra ? std::initializer_list<wt_status>{WT_OK, WT_ERR_INVALID_ARGUMENT}
+                                  : std::initializer_list<wt_status>{WT_OK},
+                        "wt_prune_set_param(known name, parsable value)");
+        }
         break;
       }
       case 1: {  // a known name with text that does not parse
-        expect_status(wt_prune_set_param(caller.get(), f.name, pick(fdp, kBadText)), {WT_ERR_INVALID_ARGUMENT},
+        expect_status(wt_prune_set_param(caller.get(), f.name.c_str(), pick(fdp, kBadText)), {WT_ERR_INVALID_ARGUMENT},
                       "wt_prune_set_param(known name, unparsable value)");
         break;
       }
@@ -179,12 +186,22 @@ wt_prune_params fuzz_prune_params(FuzzedDataProvider& fdp) {
         break;
       }
       case 3: {  // a raw store, as a C caller may write the field (enums: any int)
-        if (f.offset + sizeof(int32_t) > caller.bytes()) break;
-        unsigned char* field = reinterpret_cast<unsigned char*>(caller.get()) + f.offset;
-        if (f.kind == Kind::boolean) {
+        unsigned char* base = reinterpret_cast<unsigned char*>(caller.get());
+        if (extra) {
+          // Any entry of extra: the parameter's key (or any key) and any value.
+          if (offsetof(wt_prune_params, extra) + sizeof(wt_prune_params::extra) > caller.bytes()) break;
+          wt_prune_extra_param e{fdp.ConsumeBool() ? wt::prune_extra_key(f.name.c_str()) : fdp.ConsumeIntegral<uint32_t>(),
+                                 0, static_cast<double>(fdp.ConsumeBool() ? pick_float(fdp) : pick_int(fdp, 40))};
+          const size_t slot = fdp.ConsumeIntegralInRange<size_t>(0, WT_PRUNE_MAX_EXTRA - 1);
+          std::memcpy(base + offsetof(wt_prune_params, extra) + slot * sizeof e, &e, sizeof e);
+          break;
+        }
+        if (at + sizeof(int32_t) > caller.bytes()) break;
+        unsigned char* field = base + at;
+        if (f.type == WT_PRUNE_PARAM_BOOL) {
           const bool b = fdp.ConsumeBool();
           std::memcpy(field, &b, sizeof b);
-        } else if (f.kind == Kind::f32) {
+        } else if (f.type == WT_PRUNE_PARAM_FLOAT) {
           const float v = pick_float(fdp);
           std::memcpy(field, &v, sizeof v);
         } else {

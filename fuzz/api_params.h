@@ -25,7 +25,12 @@ struct SizeRange {
 std::vector<SizeRange> model_params_sizes();
 std::vector<SizeRange> tokenize_params_sizes();
 std::vector<SizeRange> prune_params_sizes();
-std::vector<SizeRange> context_params_sizes();
+// A caller's wt_context_params holds its own layout of wt_prune_params: one of API 1-3 makes
+// the context struct shorter, every field after prune sitting that many bytes earlier.
+// prune_shift: that difference for a prune struct_size (0 for this header's or a size no
+// layout has, which the library refuses anyway).
+size_t prune_shift(size_t prune_struct_size);
+std::vector<SizeRange> context_params_sizes(size_t shift = 0);
 std::vector<SizeRange> sampler_params_sizes();
 bool size_accepted(const std::vector<SizeRange>& ranges, size_t size);
 
@@ -47,6 +52,30 @@ class CallerStruct {
   }
   T* get() { return reinterpret_cast<T*>(block_.get()); }
   size_t bytes() const { return bytes_; }
+
+ private:
+  std::unique_ptr<unsigned char[]> block_;
+  size_t bytes_ = 0;
+};
+
+// A caller's wt_context_params packed as its layout has it: the fields before prune, the
+// prune struct of prune.struct_size (its API 1-3 layout is shorter), then the later fields,
+// in a block of the size its struct_size claims (clamped as CallerStruct does).
+class CallerContext {
+ public:
+  explicit CallerContext(const wt_context_params& value) {
+    const size_t shift = prune_shift(value.prune.struct_size);
+    constexpr size_t kPruneAt = offsetof(wt_context_params, prune), kTailAt = kPruneAt + sizeof(wt_prune_params);
+    std::vector<unsigned char> packed(sizeof value - shift);
+    const auto* v = reinterpret_cast<const unsigned char*>(&value);
+    std::memcpy(packed.data(), v, kTailAt - shift);
+    std::memcpy(packed.data() + kTailAt - shift, v + kTailAt, sizeof value - kTailAt);
+    const size_t claimed = value.struct_size;
+    bytes_ = claimed < sizeof(size_t) ? sizeof(size_t) : (claimed > packed.size() ? packed.size() : claimed);
+    block_.reset(new unsigned char[bytes_]);
+    std::memcpy(block_.get(), packed.data(), bytes_);
+  }
+  const wt_context_params* get() const { return reinterpret_cast<const wt_context_params*>(block_.get()); }
 
  private:
   std::unique_ptr<unsigned char[]> block_;

@@ -89,7 +89,7 @@ namespace {
 // (wt_prune_set_param with the harness's value lists), then a prompt of n_prompt tokens.
 struct ApiRun {
   int32_t n_ctx = 48;
-  int method = 0;         // index into the harness's method names
+  int method = 0;         // index into the library's methods (wt_prune_method_at)
   int keep_text = 0;      // index into its float texts ("0.5")
   bool logits_all = false;
   bool f32 = false;
@@ -106,8 +106,9 @@ std::vector<uint8_t> api(const ApiRun& r) {
   e.range(0, 7, 1).boolean(r.f32);              // matmul_mode
   e.range(0, 7, 0);                             // prune struct_size: right
   e.range(0, 6, 2);                             // two wt_prune_set_param calls:
-  e.range(0, 34, 0).range(0, 3, 0).range(0, 9, r.method);      //   method
-  e.range(0, 34, 1).range(0, 3, 0).range(0, 11, r.keep_text);  //   keep
+  const int n_params = wt_prune_param_count(), n_methods = wt_prune_method_count();
+  e.range(0, n_params - 1, 0).range(0, 3, 0).range(0, n_methods - 1, r.method);  //   method
+  e.range(0, n_params - 1, 1).range(0, 3, 0).range(0, 11, r.keep_text);          //   keep
   e.range(0, 3, 2);                             // no memory budget
   e.boolean(false).boolean(false);              // no max_new_tokens, no pager
   e.range(0, 7, 0);                             // context struct_size: right
@@ -122,13 +123,13 @@ std::vector<uint8_t> api(const ApiRun& r) {
 }  // namespace
 
 Seeds api_seeds() {
-  const char* const methods[] = {"full", "streaming", "snapkv", "fastkv", "gemfilter",
-                                 "asl", "claa", "sliminfer", "tokenfilter", "oracle"};
   Seeds s;
-  for (int m = 0; m < 10; ++m) {
+  for (int m = 0; m < wt_prune_method_count(); ++m) {  // every method the library lists
     ApiRun r;
     r.method = m;
-    s[std::string("prune_") + methods[m]] = api(r);
+    wt_prune_method id = WT_PRUNE_FULL;
+    if (wt_prune_method_at(m, &id) != WT_OK) continue;
+    s[std::string("prune_") + wt_prune_method_name(id)] = api(r);
   }
   ApiRun full_ctx;
   full_ctx.n_ctx = 0;  // the model's training context

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "fuzz/api_params.h"
-#include "fuzz/c_caller.h"
-#include "fuzz/fuzz_support.h"
+#include "api_params.h"
+#include "c_caller.h"
+#include "fuzz_support.h"
 
 using namespace wt::fuzz;
 
@@ -93,8 +93,13 @@ void fuzz_prune_names(FuzzedDataProvider& fdp) {
   const int32_t raw = pick_int(fdp, 12);
   const char* raw_name = wt_fuzz_prune_method_name(raw);
   if (!raw_name) fail("wt_prune_method_name returned NULL");
-  if ((raw < 0 || raw > WT_PRUNE_ORACLE) != (std::strcmp(raw_name, "unknown") == 0))
-    fail("wt_prune_method_name(%d) is \"%s\"", raw, raw_name);
+  bool listed = false;  // a method the library lists has that id
+  for (int32_t i = 0; i < wt_prune_method_count(); ++i) {
+    wt_prune_method id = WT_PRUNE_FULL;
+    expect_status(wt_prune_method_at(i, &id), {WT_OK}, "wt_prune_method_at");
+    listed = listed || id == raw;
+  }
+  if (listed == (std::strcmp(raw_name, "unknown") == 0)) fail("wt_prune_method_name(%d) is \"%s\"", raw, raw_name);
 }
 
 wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) {
@@ -122,7 +127,8 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
     p.kv_block_tokens = pick_int(fdp, 64);
     p.kv_sync_swaps = fdp.ConsumeBool();
   }
-  p.struct_size = pick_struct_size(fdp, context_params_sizes(), sizeof p);
+  const size_t shift = prune_shift(p.prune.struct_size);
+  p.struct_size = pick_struct_size(fdp, context_params_sizes(shift), sizeof p - shift);
   return p;
 }
 
@@ -130,10 +136,16 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
 wt_context_params as_read(const wt_context_params& p) {
   wt_context_params full = wt_context_default_params();
   size_t end = sizeof full;
-  for (const SizeRange& r : context_params_sizes())
-    if (p.struct_size >= r.lo && p.struct_size <= r.hi) end = r.lo;
+  const size_t shift = prune_shift(p.prune.struct_size);
+  for (const SizeRange& r : context_params_sizes(shift))
+    if (p.struct_size >= r.lo && p.struct_size <= r.hi) end = r.lo + shift;
   std::memcpy(&full, &p, end);
   full.struct_size = sizeof full;
+  if (shift > 0) {  // an API 1-3 prune struct: its fields, the later ones (extra) at their defaults
+    const wt_prune_params defaults = wt_prune_default_params();
+    std::memcpy(&full.prune.extra, &defaults.extra, sizeof defaults.extra);
+    full.prune.struct_size = sizeof full.prune;
+  }
   return full;
 }
 
@@ -236,15 +248,15 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
 void fuzz_context(FuzzedDataProvider& fdp) {
   StopAfter stop;
   const wt_context_params p = fuzz_context_params(fdp, &stop);
-  const bool accepted = size_accepted(context_params_sizes(), p.struct_size);
-  CallerStruct<wt_context_params> caller(p);
+  const bool accepted = size_accepted(context_params_sizes(prune_shift(p.prune.struct_size)), p.struct_size);
+  CallerContext caller(p);
 
   wt_context_plan_info plan;
   std::memset(&plan, 0, sizeof plan);
   const wt_status planned = wt_context_plan(g_model, caller.get(), &plan);
   expect_status(planned, {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_plan");
   if (!accepted) expect_status(planned, {WT_ERR_INVALID_ARGUMENT}, "wt_context_plan with a bad struct_size");
-  if (accepted && p.struct_size < sizeof p) {
+  if (accepted && p.struct_size < sizeof p - prune_shift(p.prune.struct_size)) {
     // An older layout reads as the newest with the later fields at their defaults.
     const wt_context_params full = as_read(p);
     wt_context_plan_info plan_full;

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzz/fuzz_support.h"
+#include "fuzz_support.h"
 #include "runtime/api/handles.h"
 
 using wt::fuzz::expect_status;

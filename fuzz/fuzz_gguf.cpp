@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzz/fuzz_support.h"
+#include "fuzz_support.h"
 #include "runtime/api/handles.h"
 #include "runtime/model/gguf.h"
 

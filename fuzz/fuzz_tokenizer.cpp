@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz/fuzz_support.h"
+#include "fuzz_support.h"
 #include "runtime/model/utf8_stream.h"
 
 using wt::fuzz::expect_status;

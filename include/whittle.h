@@ -33,7 +33,8 @@
  *   oldest layout the library reads (0: a struct not filled by its default function), larger
  *   than the library's own (a header newer than the library) or between two layouts is
  *   WT_ERR_INVALID_ARGUMENT; the message names the struct, its struct_size and the sizes the
- *   library accepts. wt_prune_params inside wt_context_params carries its own struct_size.
+ *   library accepts. wt_prune_params inside wt_context_params carries its own struct_size,
+ *   and the context fields after it are read where the caller's prune layout puts them.
  *   WT_API_VERSION grows by one whenever a params struct gains fields; the fields added
  *   after version 1 say since when they exist. The structs the library fills
  *   (wt_model_info, wt_context_stats, wt_prune_stats) carry no size yet: an application
@@ -70,8 +71,10 @@ extern "C" {
 
 /* The version of the params structs' layouts (see Binary compatibility above):
  * 1: the first layouts; 2: wt_context_params.memory_budget_bytes; 3: the KV pager fields of
- * wt_context_params (kv_device_blocks, kv_block_tokens, kv_sync_swaps). */
-#define WT_API_VERSION 3
+ * wt_context_params (kv_device_blocks, kv_block_tokens, kv_sync_swaps); 4:
+ * wt_prune_params.extra (the parameters of methods added later), and the calls that list
+ * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...). */
+#define WT_API_VERSION 4
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -272,6 +275,10 @@ typedef enum wt_prune_method {
   WT_PRUNE_TOKENFILTER = 8, /* KV-similarity attention skip in the tail layers             */
   WT_PRUNE_ORACLE = 9       /* answer-informed ranking (evaluation only: generates first)  */
 } wt_prune_method;
+/* Methods added after these have ids from WT_PRUNE_FIRST_EXTENSION on and no enumerator:
+ * wt_prune_method_count / wt_prune_method_at list the methods a library has (since API 4),
+ * wt_prune_method_from_name gives their ids. */
+#define WT_PRUNE_FIRST_EXTENSION 10
 
 typedef enum wt_pool_kind {
   WT_POOL_DEFAULT = 0, /* the method's default                                            */
@@ -279,9 +286,19 @@ typedef enum wt_pool_kind {
   WT_POOL_MAX = 2
 } wt_pool_kind;
 
+/* A parameter of a method added after API version 3 (which has no field of its own in
+ * wt_prune_params): stored by wt_prune_set_param, read by the method. */
+#define WT_PRUNE_MAX_EXTRA 16
+typedef struct wt_prune_extra_param {
+  uint32_t key;  /* the library's key for the parameter's name; 0: the entry is free */
+  uint32_t reserved;
+  double value;
+} wt_prune_extra_param;
+
 /* Every method's parameters; wt_prune_default_params() fills the defaults of METHODS.md for
  * the model (0 / -1 fields mean "the method's default for this model depth"). Budgets are
- * in prompt tokens and include the window W. */
+ * in prompt tokens and include the window W. A method reads the shared fields (keep to
+ * layer, record_ranking) and its own; wt_prune_param_get lists which are whose. */
 typedef struct wt_prune_params {
   size_t struct_size;  /* sizeof(wt_prune_params): set by wt_prune_default_params         */
   wt_prune_method method;
@@ -333,20 +350,64 @@ typedef struct wt_prune_params {
   int32_t record_ranking;    /* 1: keep each layer's token ranking of the last pruned prefill
                                 for wt_context_get_token_ranking (costs (n_layer + 1) x n_ctx
                                 floats); default 0                                         */
+  /* Since WT_API_VERSION 4. The parameters of methods without fields above, by name: set
+   * and change them only with wt_prune_set_param (at most WT_PRUNE_MAX_EXTRA different
+   * ones); one not set has its default. */
+  wt_prune_extra_param extra[WT_PRUNE_MAX_EXTRA];
 } wt_prune_params;
 
 WT_API wt_prune_params wt_prune_default_params(void);
 
 /* Parses a method name ("full", "streaming", "snapkv", "fastkv", "gemfilter", "asl",
- * "claa", "sliminfer", "tokenfilter", "oracle"). WT_ERR_INVALID_ARGUMENT: unknown name. */
+ * "claa", "sliminfer", "tokenfilter", "oracle", and those wt_prune_method_at lists).
+ * WT_ERR_INVALID_ARGUMENT: unknown name (the message lists the known ones). */
 WT_API wt_status wt_prune_method_from_name(const char* name, wt_prune_method* out_method);
+/* A static name; "unknown" for an id no method has. */
 WT_API const char* wt_prune_method_name(wt_prune_method method);
 
+/* The methods this library has (since API 4): wt_prune_method_at(i) for i in
+ * [0, wt_prune_method_count()) gives them in the order of their ids, full KV first.
+ * WT_ERR_INVALID_ARGUMENT: NULL out_method or i outside that range. */
+WT_API int32_t wt_prune_method_count(void);
+WT_API wt_status wt_prune_method_at(int32_t index, wt_prune_method* out_method);
+/* A static one-line summary of the method ("" for an id no method has). */
+WT_API const char* wt_prune_method_summary(wt_prune_method method);
+
+typedef enum wt_prune_param_type {
+  WT_PRUNE_PARAM_FLOAT = 0,
+  WT_PRUNE_PARAM_INT = 1,
+  WT_PRUNE_PARAM_BOOL = 2,   /* "1", "0", "true", "false", "on", "off", "yes", "no"       */
+  WT_PRUNE_PARAM_POOL = 3,   /* "avg", "max", "default"                                   */
+  WT_PRUNE_PARAM_METHOD = 4  /* a method name                                             */
+} wt_prune_param_type;
+
+/* One parameter wt_prune_set_param takes (since API 4). The caller sets struct_size to
+ * sizeof(wt_prune_param_info); the library writes no byte beyond it. Strings are static. */
+typedef struct wt_prune_param_info {
+  size_t struct_size;
+  const char* name;          /* the key of wt_prune_set_param                             */
+  wt_prune_param_type type;
+  int32_t method;            /* the method that reads it (a wt_prune_method); -1: shared,
+                                read by every method (keep, budget, window, ...)          */
+  double default_value;      /* its value after wt_prune_default_params (pool, method: the
+                                enum's value); a "-1" or "0" may mean "the method's default
+                                for the model" (help says)                                */
+  const char* range;         /* the values accepted when the method runs, e.g. "(0, 1]"   */
+  const char* help;          /* one line                                                  */
+} wt_prune_param_info;
+
+/* wt_prune_param_get(i) for i in [0, wt_prune_param_count()): the shared parameters, then
+ * each method's own in method order. WT_ERR_INVALID_ARGUMENT: NULL out_info, i out of
+ * range, or a struct_size smaller than the first fields' (name). */
+WT_API int32_t wt_prune_param_count(void);
+WT_API wt_status wt_prune_param_get(int32_t index, wt_prune_param_info* out_info);
+
 /* Sets one parameter by name from text ("keep" "0.2", "layer" "12", "pool" "max",
- * "asl_two_pass" "1"); names are the field names above. WT_ERR_INVALID_ARGUMENT: unknown
- * name, a value that does not parse (the message says which), a struct_size the library
- * does not read, or a field the caller's (older) layout does not have. Ranges are checked
- * when the context is created. */
+ * "asl_two_pass" "1"); names are the field names above and those wt_prune_param_get lists.
+ * WT_ERR_INVALID_ARGUMENT: unknown name, a value that does not parse (the message says
+ * which), a struct_size the library does not read, a field the caller's (older) layout
+ * does not have, or a parameter kept in `extra` when all its entries hold others. Ranges
+ * are checked when the context is created. */
 WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, const char* value);
 
 typedef struct wt_context_params {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../runtime/status.h"
+#include "base/status.h"
 
 namespace wt {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../runtime/status.h"
+#include "base/status.h"
 #include "block_pool.h"
 #include "block_table.h"
 #include "swap_plan.h"

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "../backends/backend.h"
+#include "backends/backend.h"
 #include "swap_plan.h"
 
 namespace wt {

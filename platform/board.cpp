@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "backends/available_memory.h"
+#include "base/host_memory.h"
 #include "json_reader.h"
 
 namespace wt {
@@ -113,50 +115,27 @@ Status find_board(const std::string& name, BoardProfile* out) {
 }
 
 Status detect_host_board(BoardProfile* out) {
-  // stdio and fixed buffers, not iostreams: a stream absorbs a failed allocation into its
-  // state bits, which would turn "out of memory" into "no figures" and a context's check
-  // against the memory available would be skipped without a word.
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (!f) {
-    if (errno == ENOMEM) return error(WT_ERR_OUT_OF_MEMORY, "detect: no memory to open /proc/meminfo");
-    return error(WT_ERR_UNSUPPORTED, "detect: /proc/meminfo is not readable on this system");
-  }
-  unsigned long long total_kib = 0, avail_kib = 0;
-  char line[256];
-  while (std::fgets(line, sizeof line, f)) {
-    unsigned long long kib = 0;
-    if (std::sscanf(line, "MemTotal: %llu", &kib) == 1) total_kib = kib;
-    if (std::sscanf(line, "MemAvailable: %llu", &kib) == 1) avail_kib = kib;
-  }
-  std::fclose(f);
-  if (total_kib == 0 || avail_kib == 0 || avail_kib > total_kib)
-    return error(WT_ERR_UNSUPPORTED, "detect: /proc/meminfo has no usable MemTotal / MemAvailable");
+  HostMemory h;
+  WT_TRY(read_host_memory(&h));
   BoardProfile p;
   p.name = "detect (host)";
   p.unified = true;
-  p.total_bytes = static_cast<uint64_t>(total_kib) * 1024;
-  p.reserve_bytes = static_cast<uint64_t>(total_kib - avail_kib) * 1024;
+  p.total_bytes = h.total_bytes;
+  p.reserve_bytes = h.total_bytes - h.available_bytes;
   p.reserve_note = "in use now: MemTotal - MemAvailable from /proc/meminfo";
   *out = std::move(p);
   return Status::ok();
 }
 
 Status detect_backend_board(const Backend& backend, BoardProfile* out) {
-  if (backend.caps().unified_memory) {
-    WT_TRY(detect_host_board(out));
-    out->name = std::string("detect (") + backend.caps().name + ", unified)";
-    return Status::ok();
-  }
-  MemoryInfo mi;
-  WT_TRY(backend.memory_info(&mi));
-  if (mi.total_bytes == 0 || mi.free_bytes > mi.total_bytes)
-    return error(WT_ERR_UNSUPPORTED, std::string("detect: ") + backend.caps().name + " reports no usable memory figures");
+  AvailableMemory a;
+  WT_TRY(available_memory(backend, &a));
   BoardProfile p;
-  p.name = std::string("detect (") + backend.caps().name + ": " + backend.caps().device_name + ")";
-  p.unified = false;
-  p.total_bytes = mi.total_bytes;
-  p.reserve_bytes = mi.total_bytes - mi.free_bytes;
-  p.reserve_note = "in use now: the device's total - free memory";
+  p.name = a.source;
+  p.unified = a.unified;
+  p.total_bytes = a.total_bytes;
+  p.reserve_bytes = a.total_bytes - a.available_bytes;
+  p.reserve_note = a.how;
   *out = std::move(p);
   return Status::ok();
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../backends/backend.h"
-#include "../runtime/status.h"
+#include "backends/backend.h"
+#include "base/status.h"
 
 namespace wt {
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "../kernels/dtype.h"
+#include "kernels/dtype.h"
 #include "json_reader.h"
 
 namespace wt {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../runtime/model/model.h"
-#include "../runtime/status.h"
+#include "runtime/model/model.h"
+#include "base/status.h"
 
 namespace wt {
 

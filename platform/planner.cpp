@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "../runtime/engine/paged_kv.h"
-#include "../runtime/prune/policy.h"
+#include "runtime/engine/paged_kv.h"
+#include "runtime/prune/registry.h"
 
 namespace wt {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "../include/whittle.h"
-#include "../runtime/engine/context_layout.h"
+#include "whittle.h"
+#include "runtime/engine/context_layout.h"
 #include "board.h"
 #include "model_shape.h"
 

@@ -9,6 +9,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
 "$root/scripts/setup.sh"
+# The folder graph the #include lines make: no circle, only the dependencies cmake/modules.txt
+# declares (seconds; before anything is built).
+python3 "$root/scripts/check-deps.py"
 "$root/scripts/fetch-model.sh" >/dev/null
 
 # WHITTLE_TESTS=ON explicitly: run.sh and bench.sh configure the same build dir without

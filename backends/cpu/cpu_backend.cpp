@@ -11,10 +11,10 @@
 #include <new>
 #include <thread>
 
-#include "../../kernels/cpu/matmul.h"
-#include "../../kernels/cpu/ops_cpu.h"
-#include "../../runtime/fault_injection.h"
-#include "../backend.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/ops_cpu.h"
+#include "base/fault_injection.h"
+#include "backends/backend.h"
 #include "copy_worker.h"
 #include "thread_pool.h"
 
@@ -89,7 +89,7 @@ void run_argmax(const ThreadCtx& tc, const Launch& l) {
 using RunFn = void (*)(const ThreadCtx&, const Launch&);
 constexpr RunFn kDispatch[] = {
 #define WT_OP(name) &run_##name,
-#include "../../kernels/ops.def"
+#include "kernels/ops.def"
 #undef WT_OP
 };
 static_assert(sizeof(kDispatch) / sizeof(kDispatch[0]) == static_cast<size_t>(Op::count),

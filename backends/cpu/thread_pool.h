@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../kernels/cpu/thread_ctx.h"
+#include "kernels/cpu/thread_ctx.h"
 
 namespace wt::cpu {
 

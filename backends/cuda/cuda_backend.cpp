@@ -6,7 +6,7 @@
 #include <new>
 #include <string>
 
-#include "../../runtime/fault_injection.h"
+#include "base/fault_injection.h"
 #include "cuda_status.h"
 
 namespace wt {

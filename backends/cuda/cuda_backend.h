@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "../../kernels/cuda/launch.cuh"
-#include "../backend.h"
+#include "kernels/cuda/launch.cuh"
+#include "backends/backend.h"
 #include "device.h"
 #include "interval_timer.h"
 #include "memory.h"

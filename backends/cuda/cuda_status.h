@@ -5,7 +5,7 @@
 
 #include <cublas_v2.h>
 
-#include "../../kernels/cuda/launch.cuh"
+#include "kernels/cuda/launch.cuh"
 
 namespace wt::cuda {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../../runtime/status.h"
+#include "base/status.h"
 
 namespace wt::cuda {
 

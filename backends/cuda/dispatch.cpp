@@ -10,21 +10,21 @@
 #include <cstring>
 #include <string>
 
-#include "../../kernels/cuda/add.cuh"
-#include "../../kernels/cuda/argmax.cuh"
-#include "../../kernels/cuda/attention.cuh"
-#include "../../kernels/cuda/block_scores.cuh"
-#include "../../kernels/cuda/copy_rows.cuh"
-#include "../../kernels/cuda/embed.cuh"
-#include "../../kernels/cuda/gather_rows.cuh"
-#include "../../kernels/cuda/kv_similarity.cuh"
-#include "../../kernels/cuda/matmul.cuh"
-#include "../../kernels/cuda/pool1d.cuh"
-#include "../../kernels/cuda/rmsnorm.cuh"
-#include "../../kernels/cuda/rope.cuh"
-#include "../../kernels/cuda/swiglu.cuh"
-#include "../../kernels/cuda/topk.cuh"
-#include "../../kernels/cuda/window_scores.cuh"
+#include "kernels/cuda/add.cuh"
+#include "kernels/cuda/argmax.cuh"
+#include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/block_scores.cuh"
+#include "kernels/cuda/copy_rows.cuh"
+#include "kernels/cuda/embed.cuh"
+#include "kernels/cuda/gather_rows.cuh"
+#include "kernels/cuda/kv_similarity.cuh"
+#include "kernels/cuda/matmul.cuh"
+#include "kernels/cuda/pool1d.cuh"
+#include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/rope.cuh"
+#include "kernels/cuda/swiglu.cuh"
+#include "kernels/cuda/topk.cuh"
+#include "kernels/cuda/window_scores.cuh"
 #include "cuda_backend.h"
 #include "cuda_status.h"
 
@@ -64,7 +64,7 @@ constexpr OpEntry entry_argmax{&argmax, &argmax_workspace_bytes, nullptr};
 
 constexpr OpEntry kOps[] = {
 #define WT_OP(name) entry_##name,
-#include "../../kernels/ops.def"
+#include "kernels/ops.def"
 #undef WT_OP
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::count),

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <map>
 
-#include "../backend.h"
+#include "backends/backend.h"
 #include "device.h"
 
 namespace wt::cuda {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../../runtime/status.h"
+#include "base/status.h"
 
 namespace wt::vk {
 

@@ -41,7 +41,7 @@ constexpr OpEntry entry_argmax{&encode_argmax, nullptr};
 
 constexpr OpEntry kOps[] = {
 #define WT_OP(name) entry_##name,
-#include "../../kernels/ops.def"
+#include "kernels/ops.def"
 #undef WT_OP
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::count),

@@ -3,7 +3,7 @@
 #include <new>
 #include <string>
 
-#include "../../runtime/fault_injection.h"
+#include "base/fault_injection.h"
 #include "vk_status.h"
 
 namespace wt::vk {

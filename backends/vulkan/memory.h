@@ -8,7 +8,7 @@
 
 #include <vulkan/vulkan.h>
 
-#include "../backend.h"
+#include "backends/backend.h"
 #include "alloc_table.h"
 #include "device.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "../../kernels/dtype.h"
+#include "kernels/dtype.h"
 #include "encode.h"
 
 namespace wt::vk {

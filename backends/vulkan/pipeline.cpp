@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "../../kernels/vulkan/spirv_blobs.h"
+#include "kernels/vulkan/spirv_blobs.h"
 #include "vk_status.h"
 
 namespace wt::vk {

@@ -4,7 +4,7 @@
 
 #include <vulkan/vulkan.h>
 
-#include "../../runtime/status.h"
+#include "base/status.h"
 
 namespace wt::vk {
 

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <string>
 
-#include "../../runtime/fault_injection.h"
+#include "base/fault_injection.h"
 #include "vk_status.h"
 
 namespace wt {

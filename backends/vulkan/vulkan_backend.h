@@ -5,7 +5,7 @@
 
 #include <vulkan/vulkan.h>
 
-#include "../backend.h"
+#include "backends/backend.h"
 #include "device.h"
 #include "memory.h"
 #include "pipeline.h"

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <limits>
 
-#include "../tensor.h"
+#include "kernels/tensor.h"
 #include "fast_math.h"
 #include "thread_ctx.h"
 

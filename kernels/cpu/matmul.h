@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../tensor.h"
+#include "kernels/tensor.h"
 #include "thread_ctx.h"
 
 namespace wt::cpu {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../tensor.h"
+#include "kernels/tensor.h"
 #include "quant.h"
 
 namespace wt::cpu::mm {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "../tensor.h"
+#include "kernels/tensor.h"
 #include "thread_ctx.h"
 
 namespace wt::cpu {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../dtype.h"
+#include "kernels/dtype.h"
 
 namespace wt::cpu {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../tensor.h"
+#include "kernels/tensor.h"
 #include "fast_math.h"
 #include "ops_cpu.h"
 #include "thread_ctx.h"

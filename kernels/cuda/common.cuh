@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../dtype.h"
+#include "kernels/dtype.h"
 #include "launch.cuh"
 
 namespace wt::cuda {

@@ -21,8 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../ops.h"
-#include "../../runtime/status.h"
+#include "kernels/ops.h"
+#include "base/status.h"
 
 namespace wt::cuda {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../tensor.h"
+#include "kernels/tensor.h"
 
 namespace wt::cuda {
 

@@ -10,13 +10,13 @@
 #include <string>
 #include <thread>
 
-#include "../engine/context.h"
-#include "../engine/sampler.h"
-#include "../model/chat_template.h"
-#include "../model/model.h"
-#include "../model/tokenizer.h"
-#include "../model/utf8_stream.h"
-#include "../status.h"
+#include "runtime/engine/context.h"
+#include "runtime/engine/sampler.h"
+#include "runtime/model/chat_template.h"
+#include "runtime/model/model.h"
+#include "runtime/model/tokenizer.h"
+#include "runtime/model/utf8_stream.h"
+#include "base/status.h"
 
 struct wt_model {
   std::unique_ptr<wt::Model> model;

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "../engine/model_device.h"
-#include "../model/gguf.h"
+#include "runtime/engine/model_device.h"
+#include "runtime/model/gguf.h"
 #include "handles.h"
 #include "params_abi.h"
 

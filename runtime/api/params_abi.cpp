@@ -32,7 +32,11 @@ struct Abi {
   const char* name;
   const char* default_fn;
   std::span<const Layout> layouts;
-  size_t size;  // sizeof the struct in this library
+  size_t size;   // sizeof the struct in this library
+  size_t align;  // and its alignof
+  // A params struct held by value (wt_context_params.prune): its older layouts shorten this
+  // struct, every field after it sitting earlier by the difference.
+  const Abi* nested = nullptr;
 };
 
 constexpr size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -59,6 +63,7 @@ constexpr Layout kTokenizeLayouts[] = {
 };
 constexpr Layout kPruneLayouts[] = {
     {1, 0, offsetof(wt_prune_params, record_ranking) + sizeof(int32_t)},
+    {4, offsetof(wt_prune_params, extra), offsetof(wt_prune_params, extra) + sizeof(wt_prune_params::extra)},
 };
 constexpr Layout kContextLayouts[] = {
     {1, 0, offsetof(wt_context_params, prune) + sizeof(wt_prune_params)},
@@ -81,38 +86,61 @@ static_assert(std::max({std::end(kModelLayouts)[-1].api, std::end(kTokenizeLayou
                         std::end(kPruneLayouts)[-1].api, std::end(kContextLayouts)[-1].api,
                         std::end(kSamplerLayouts)[-1].api}) == WT_API_VERSION,
               "WT_API_VERSION is the version of the newest layout");
-// wt_context_params holds a wt_prune_params by value, so a new prune layout moves every
-// context field after `prune` for callers built with the older one: read_params(context)
-// would then have to take those fields at offsetof(prune) + the caller's prune.struct_size.
-static_assert(std::size(kPruneLayouts) == 1,
-              "wt_prune_params grew: read the wt_context_params fields after prune at the caller's offsets");
+// wt_context_params holds a wt_prune_params by value, so a prune layout of another size moves
+// every context field after `prune`: read_params(context) takes them at offsetof(prune) +
+// the caller's prune size. That is a plain shift only while the prune struct's alignment is
+// the largest of those fields'.
+static_assert(alignof(wt_prune_params) >= alignof(uint64_t) && alignof(wt_prune_params) >= alignof(void*),
+              "the context fields after prune would not shift by the prune size difference");
 
-constexpr Abi kModelAbi{"wt_model_params", "wt_model_default_params", kModelLayouts, sizeof(wt_model_params)};
+constexpr Abi kModelAbi{"wt_model_params", "wt_model_default_params", kModelLayouts, sizeof(wt_model_params), alignof(wt_model_params)};
 constexpr Abi kTokenizeAbi{"wt_tokenize_params", "wt_tokenize_default_params", kTokenizeLayouts,
-                           sizeof(wt_tokenize_params)};
-constexpr Abi kPruneAbi{"wt_prune_params", "wt_prune_default_params", kPruneLayouts, sizeof(wt_prune_params)};
+                           sizeof(wt_tokenize_params), alignof(wt_tokenize_params)};
+constexpr Abi kPruneAbi{"wt_prune_params", "wt_prune_default_params", kPruneLayouts, sizeof(wt_prune_params), alignof(wt_prune_params)};
 constexpr Abi kContextPruneAbi{"wt_context_params.prune", "wt_prune_default_params", kPruneLayouts,
-                               sizeof(wt_prune_params)};
+                               sizeof(wt_prune_params), alignof(wt_prune_params)};
 constexpr Abi kContextAbi{"wt_context_params", "wt_context_default_params", kContextLayouts,
-                          sizeof(wt_context_params)};
-constexpr Abi kSamplerAbi{"wt_sampler_params", "wt_sampler_default_params", kSamplerLayouts, sizeof(wt_sampler_params)};
+                          sizeof(wt_context_params), alignof(wt_context_params), &kContextPruneAbi};
+constexpr Abi kSamplerAbi{"wt_sampler_params", "wt_sampler_default_params", kSamplerLayouts, sizeof(wt_sampler_params), alignof(wt_sampler_params)};
 
 size_t upper(const Abi& abi, size_t k) { return k + 1 < abi.layouts.size() ? abi.layouts[k + 1].begin : abi.size; }
 
-std::string accepted(const Abi& abi) {
+std::string sizes(size_t lo, size_t hi) { return std::to_string(lo) + (hi > lo ? ".." + std::to_string(hi) : ""); }
+
+// The bytes a nested struct of layout k (as sizeof gives it) is shorter than this library's.
+size_t nested_shift(const Abi& nested, size_t k) {
+  return nested.size - round_up(nested.layouts[k].end, nested.align);
+}
+
+std::string accepted(const Abi& abi, size_t shift = 0) {
   std::string s;
   for (size_t k = 0; k < abi.layouts.size(); ++k) {
-    const size_t lo = abi.layouts[k].end, hi = upper(abi, k);
+    const size_t lo = abi.layouts[k].end - shift, hi = upper(abi, k) - shift;
     if (!s.empty()) s += ", ";
-    s += std::to_string(lo) + (hi > lo ? ".." + std::to_string(hi) : std::string()) + " (API " +
-         std::to_string(abi.layouts[k].api) + ")";
+    s += sizes(lo, hi) + " (API " + std::to_string(abi.layouts[k].api) + ")";
   }
   return s;
 }
 
-Status find_layout(const Abi& abi, size_t struct_size, const Layout** out) {
+// With a nested struct: the sizes for each of its layouts, newest first.
+std::string accepted_all(const Abi& abi) {
+  if (!abi.nested) return accepted(abi);
+  std::string s;
+  const Abi& n = *abi.nested;
+  for (size_t k = n.layouts.size(); k-- > 0;) {
+    if (!s.empty()) s += "; ";
+    s += accepted(abi, nested_shift(n, k)) + " with " + n.name + ".struct_size " +
+         sizes(n.layouts[k].end, upper(n, k)) + " (API " + std::to_string(n.layouts[k].api) + ")";
+  }
+  return s;
+}
+
+// shift: the caller's nested struct is that much shorter than this library's (its size is
+// looked up as struct_size + shift; the message names struct_size).
+Status find_layout(const Abi& abi, size_t struct_size, const Layout** out, size_t shift = 0) {
   for (size_t k = 0; k < abi.layouts.size(); ++k) {
-    if (struct_size >= abi.layouts[k].end && struct_size <= upper(abi, k)) {
+    const size_t size = struct_size + shift;
+    if (size >= abi.layouts[k].end && size <= upper(abi, k)) {
       *out = &abi.layouts[k];
       return Status::ok();
     }
@@ -120,16 +148,16 @@ Status find_layout(const Abi& abi, size_t struct_size, const Layout** out) {
   std::string why;
   if (struct_size == 0) {
     why = "fill the struct with " + std::string(abi.default_fn) + "()";
-  } else if (struct_size < abi.layouts[0].end) {
+  } else if (struct_size + shift < abi.layouts[0].end) {
     why = "smaller than the oldest layout this library reads";
-  } else if (struct_size > abi.size) {
+  } else if (struct_size + shift > abi.size) {
     why = "larger than this library's: the application was built against a newer whittle.h than this library "
           "(API version " + std::to_string(WT_API_VERSION) + ")";
   } else {
     why = "no layout of the struct has this size";
   }
   return error(WT_ERR_INVALID_ARGUMENT, std::string(abi.name) + ".struct_size is " + std::to_string(struct_size) +
-                                            ": " + why + "; this library reads struct_size " + accepted(abi));
+                                            ": " + why + "; this library reads struct_size " + accepted_all(abi));
 }
 
 template <typename T>
@@ -159,11 +187,32 @@ Status read_params(const wt_prune_params* in, wt_prune_params* out) {
   return read_struct(kPruneAbi, in, wt_prune_default_params(), out);
 }
 
+// A caller's wt_context_params holds its own wt_prune_params, which may be an older (smaller)
+// layout: the context fields after it then sit earlier by the difference. Its struct_size
+// is this library's layout size less that difference.
 Status read_params(const wt_context_params* in, wt_context_params* out) {
-  WT_TRY(read_struct(kContextAbi, in, wt_context_default_params(), out));
+  *out = wt_context_default_params();
   if (!in) return Status::ok();
-  const wt_prune_params theirs = out->prune;  // part of every context layout
-  return read_struct(kContextPruneAbi, &theirs, wt_prune_default_params(), &out->prune);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(in);
+  size_t struct_size = 0, prune_size = 0;
+  std::memcpy(&struct_size, bytes, sizeof struct_size);
+  constexpr size_t kPruneAt = offsetof(wt_context_params, prune);
+  const Layout* layout = nullptr;
+  if (struct_size < kPruneAt + sizeof(size_t)) return find_layout(kContextAbi, struct_size, &layout);  // no prune
+  std::memcpy(&prune_size, bytes + kPruneAt, sizeof prune_size);
+  const Layout* prune_layout = nullptr;
+  WT_TRY(find_layout(kContextPruneAbi, prune_size, &prune_layout));
+  const size_t their_prune = round_up(prune_size, alignof(wt_prune_params));
+  const size_t shift = sizeof(wt_prune_params) - their_prune;
+  WT_TRY(find_layout(kContextAbi, struct_size, &layout, shift));
+  std::memcpy(static_cast<void*>(out), bytes, kPruneAt);
+  std::memcpy(static_cast<void*>(&out->prune), bytes + kPruneAt, prune_layout->end);
+  out->prune.struct_size = sizeof(wt_prune_params);
+  constexpr size_t kTailAt = kPruneAt + sizeof(wt_prune_params);  // the fields after prune
+  if (layout->end > kTailAt)
+    std::memcpy(reinterpret_cast<unsigned char*>(out) + kTailAt, bytes + kPruneAt + their_prune, layout->end - kTailAt);
+  out->struct_size = sizeof(wt_context_params);
+  return Status::ok();
 }
 
 Status read_params(const wt_sampler_params* in, wt_sampler_params* out) {

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../status.h"
+#include "base/raw_value.h"
+#include "base/status.h"
 
 namespace wt::api {
 
@@ -25,15 +26,6 @@ Status read_params(const wt_sampler_params* in, wt_sampler_params* out);
 // the ones that struct has (wt_prune_set_param writes no field beyond it). Errors as above.
 Status prune_params_extent(const wt_prune_params* p, size_t* out_bytes);
 
-// An enum a C caller stored (a params field, an argument) as the integer it holds: reading
-// it as the enum type is undefined for values outside the enumerators' range, which is
-// what a check for such values must be able to see.
-template <typename E>
-int32_t raw_value(const E& field) {
-  static_assert(sizeof(E) == sizeof(int32_t));
-  int32_t v = 0;
-  std::memcpy(&v, &field, sizeof v);
-  return v;
-}
+using wt::raw_value;  // base/raw_value.h
 
 }  // namespace wt::api

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "context_budget.h"
+#include "runtime/prune/registry.h"
 #include "model_device.h"
 
 namespace wt {

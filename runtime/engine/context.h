@@ -9,10 +9,10 @@
 #include <mutex>
 #include <vector>
 
-#include "../../backends/backend.h"
-#include "../model/model.h"
-#include "../prune/policy.h"
-#include "../status.h"
+#include "backends/backend.h"
+#include "runtime/model/model.h"
+#include "runtime/prune/policy.h"
+#include "base/status.h"
 #include "context_layout.h"
 #include "paged_kv.h"
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "../../platform/board.h"
+#include "backends/available_memory.h"
 
 namespace wt {
 namespace {
@@ -27,16 +27,15 @@ uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
 Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t budget_bytes, const Backend& backend) {
   uint64_t limit = budget_bytes;
   std::string source = "memory_budget_bytes";
-  BoardProfile board;
+  AvailableMemory mem;
   // A machine that reports no figures is checked against the budget alone; one that has
   // no memory left to read them is out of memory, not unmeasured.
-  const Status detected = detect_backend_board(backend, &board);
+  const Status detected = available_memory(backend, &mem);
   if (detected.code() == WT_ERR_OUT_OF_MEMORY) return detected;
-  if (detected.is_ok() && board.total_bytes > board.reserve_bytes) {
-    const uint64_t available = board.total_bytes - board.reserve_bytes;
-    if (limit == 0 || available < limit) {
-      limit = available;
-      source = "the memory available now (" + board.name + ")";
+  if (detected.is_ok() && mem.available_bytes > 0) {
+    if (limit == 0 || mem.available_bytes < limit) {
+      limit = mem.available_bytes;
+      source = "the memory available now (" + mem.source + ")";
     }
   }
   if (limit == 0 || need.all_bytes() <= limit) return Status::ok();

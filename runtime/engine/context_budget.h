@@ -1,12 +1,12 @@
 // The budget check of context creation: the arena a context is about to allocate against
 // the memory it may use — the caller's memory_budget_bytes and what the backend's memory
-// has free (platform/board.h detect) — before anything is allocated.
+// has free (backends/available_memory.h) — before anything is allocated.
 #pragma once
 
 #include <cstdint>
 
-#include "../../backends/backend.h"
-#include "../status.h"
+#include "backends/backend.h"
+#include "base/status.h"
 #include "context_layout.h"
 
 namespace wt {

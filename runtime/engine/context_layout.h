@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../backends/backend.h"
-#include "../../include/whittle.h"
-#include "../model/model.h"
-#include "../prune/policy.h"
+#include "backends/backend.h"
+#include "whittle.h"
+#include "runtime/model/model.h"
+#include "runtime/prune/policy.h"
 
 namespace wt {
 

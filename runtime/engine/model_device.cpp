@@ -17,7 +17,7 @@
 #include <string>
 #include <utility>
 
-#include "../model/gguf.h"
+#include "runtime/model/gguf.h"
 
 namespace wt {
 

@@ -7,9 +7,9 @@
 #include <mutex>
 #include <vector>
 
-#include "../../backends/backend.h"
-#include "../model/model.h"
-#include "../status.h"
+#include "backends/backend.h"
+#include "runtime/model/model.h"
+#include "base/status.h"
 
 namespace wt {
 

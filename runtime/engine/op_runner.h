@@ -6,9 +6,9 @@
 #include <cstring>
 #include <string>
 
-#include "../../backends/backend.h"
-#include "../model/model.h"
-#include "../prune/policy.h"
+#include "backends/backend.h"
+#include "runtime/model/model.h"
+#include "runtime/prune/policy.h"
 
 namespace wt {
 

@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../backends/backend.h"
-#include "../../offload/pager.h"
-#include "../../offload/swap_copies.h"
-#include "../status.h"
+#include "backends/backend.h"
+#include "offload/pager.h"
+#include "offload/swap_copies.h"
+#include "base/status.h"
 #include "op_runner.h"
 
 namespace wt {

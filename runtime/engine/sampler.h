@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../status.h"
+#include "base/status.h"
 
 namespace wt {
 

@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../../kernels/tensor.h"
-#include "../status.h"
+#include "kernels/tensor.h"
+#include "base/status.h"
 
 namespace wt {
 

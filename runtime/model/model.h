@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "../../kernels/tensor.h"
-#include "../status.h"
+#include "kernels/tensor.h"
+#include "base/status.h"
 #include "vocab.h"
 
 namespace wt {

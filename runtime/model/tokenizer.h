@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../status.h"
+#include "base/status.h"
 #include "pretokenizer.h"
 #include "vocab.h"
 

@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "../../include/whittle.h"
-#include "../status.h"
+#include "whittle.h"
+#include "base/status.h"
 
 namespace wt {
 
@@ -183,15 +183,5 @@ class PrunePolicy {
  private:
   const RankingSink* sink_ = nullptr;
 };
-
-// The KV rows layer `layer` is sized for (the plan's figure): a prompt of n_ctx - max_new
-// pruned by the policy (its peak), then max_new generated rows; n_ctx without a policy or
-// a bound (max_new 0).
-int32_t kv_capacity(const PrunePolicy* policy, int32_t layer, int32_t n_ctx, int32_t max_new);
-
-// Checks params against the model shape, fills the model-dependent defaults into *resolved
-// and makes the policy (nullptr for WT_PRUNE_FULL).
-Status make_policy(const wt_prune_params& params, const PruneShape& shape, wt_prune_params* resolved,
-                   std::unique_ptr<PrunePolicy>* out);
 
 }  // namespace wt

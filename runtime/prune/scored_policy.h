@@ -53,15 +53,4 @@ class ScoredPolicy : public PrunePolicy {
   std::vector<int32_t> keep_rows_;  // [n_ctx]
 };
 
-// The window-score methods and the others, one file each.
-std::unique_ptr<PrunePolicy> make_streaming(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_snapkv(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_fastkv(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_gemfilter(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_asl(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_claa(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_sliminfer(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_tokenfilter(const wt_prune_params& p, const PruneShape& s);
-std::unique_ptr<PrunePolicy> make_oracle(const wt_prune_params& p, const PruneShape& s);
-
 }  // namespace wt

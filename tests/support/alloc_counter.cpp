@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "runtime/fault_injection.h"
+#include "base/fault_injection.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define WT_ASAN 1

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/fault_injection.h"
+#include "base/fault_injection.h"
 #include "support/alloc_counter.h"
 #include "support/gguf_writer.h"
 #include "support/real_model.h"

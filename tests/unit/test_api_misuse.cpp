@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/fault_injection.h"
+#include "base/fault_injection.h"
 #include "support/gguf_writer.h"
 #include "whittle.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/ops_cpu.h"
-#include "runtime/prune/policy.h"
+#include "runtime/prune/registry.h"
 #include "runtime/prune/selection_math.h"
 #include "support/random_tensor.h"
 #include "support/run_workers.h"

@@ -21,6 +21,7 @@
 #include "prune_bench.h"
 #include "speed.h"
 #include "suite.h"
+#include "tools/common/prune_methods.h"
 
 #ifndef WHITTLE_BENCH_PLOT_SCRIPT
 #define WHITTLE_BENCH_PLOT_SCRIPT "plot.py"
@@ -37,13 +38,11 @@ const char* const kUsage =
     "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
     "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
+    "          --list-methods (the library's methods and parameters)\n"
     "  pager:  --pager (resident vs pager async vs sync swaps)  --kv-device 0.25 (device pool share of\n"
     "          the KV)  --kv-block 64  (-p lengths, -n one count, --method/--prune-param as above)\n"
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
-
-const char* const kAllMethods[] = {"streaming", "snapkv", "fastkv",    "gemfilter",   "asl",
-                                   "claa",      "sliminfer", "tokenfilter", "oracle"};
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -93,6 +92,10 @@ int parse(int argc, char** argv, Args* a) {
     const std::string k = argv[i];
     if (k == "-h" || k == "--help") {
       std::fputs(kUsage, stdout);
+      return -1;
+    }
+    if (k == "--list-methods") {
+      wt_tools::print_prune_methods(stdout);
       return -1;
     }
     if (k == "--asl-compare") {
@@ -165,7 +168,7 @@ int parse(int argc, char** argv, Args* a) {
 std::vector<MethodSpec> cross_product(const Args& a) {
   std::vector<std::string> methods = a.methods;
   if (methods.empty() || (methods.size() == 1 && methods[0] == "all"))
-    methods.assign(std::begin(kAllMethods), std::end(kAllMethods));
+    methods = wt_tools::prune_method_names(/*without_full=*/true);
   std::vector<std::vector<std::pair<std::string, std::string>>> points = {{}};
   std::vector<std::pair<std::string, std::vector<std::string>>> axes = a.params;
   if (!a.keeps.empty()) axes.insert(axes.begin(), {"keep", a.keeps});

@@ -7,11 +7,9 @@
 #include <sstream>
 
 #include "bench_common.h"
+#include "tools/common/prune_methods.h"
 
 namespace {
-
-const char* const kAllMethods[] = {"streaming", "snapkv", "fastkv",    "gemfilter",  "asl",
-                                   "claa",      "sliminfer", "tokenfilter", "oracle"};
 
 std::vector<wt_token> tokenize(wt_model* m, const std::string& s) {
   bench::BenchModel bm;
@@ -104,7 +102,8 @@ int run_prune_bench(wt_model* model, const PruneBenchOptions& o) {
   const std::vector<wt_token> filler = tokenize(model, filler_text());
   std::vector<std::string> methods = {"full"};
   if (o.methods.empty()) {
-    methods.insert(methods.end(), std::begin(kAllMethods), std::end(kAllMethods));
+    const std::vector<std::string> all = wt_tools::prune_method_names(/*without_full=*/true);
+    methods.insert(methods.end(), all.begin(), all.end());
   } else {
     methods.insert(methods.end(), o.methods.begin(), o.methods.end());
   }

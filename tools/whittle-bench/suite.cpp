@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "metrics.h"
+#include "tools/common/prune_methods.h"
 
 namespace bench {
 namespace {
@@ -617,8 +618,7 @@ bool suite_preset(const std::string& name, int32_t n_ctx_train, SuiteOptions* o,
   *o = SuiteOptions{};
   o->name = name;
   const std::vector<double> five = {0.0, 0.25, 0.5, 0.75, 1.0};
-  for (const char* m : {"streaming", "snapkv", "fastkv", "gemfilter", "asl", "claa", "sliminfer", "tokenfilter", "oracle"})
-    o->methods.push_back(MethodSpec{m, {}});
+  for (const std::string& m : wt_tools::prune_method_names(/*without_full=*/true)) o->methods.push_back(MethodSpec{m, {}});
   if (name == "quick") {
     o->lengths = {1024, 2048};
     o->tasks = {{TaskKind::passkey, {0.5}}, {TaskKind::niah_single, five}};

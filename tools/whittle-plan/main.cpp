@@ -16,6 +16,7 @@
 #include "platform/board.h"
 #include "platform/planner.h"
 #include "runtime/model/model.h"
+#include "tools/common/prune_methods.h"
 #include "whittle.h"
 
 namespace {
@@ -52,8 +53,8 @@ void usage(const char* argv0) {
                "                weights (platform/models/*.json)\n"
                "  --ctx         context rows: prompt + generated\n"
                "  --new         generated tokens (default 256); the prompt is ctx - new\n"
-               "  --method      full, streaming, snapkv, fastkv, gemfilter, asl, claa,\n"
-               "                sliminfer, tokenfilter, oracle (default full)\n"
+               "  --method      %s\n"
+               "                (default full; whittle-run --list-methods says what each does)\n"
                "  --keep        the method's keep ratio (default 0.1)\n"
                "  --backend     default cpu (Jetson boards: cuda for the GPU); a device backend\n"
                "                plans f32 activations, as it runs\n"
@@ -61,7 +62,7 @@ void usage(const char* argv0) {
                "  --kv-device-blocks  the KV pager's device pool in blocks (default 0: no pager)\n"
                "  --kv-block    tokens per pager block (default 64)\n"
                "exit status: 0 fits, 1 does not fit, 2 bad arguments or input\n",
-               argv0, argv0);
+               argv0, argv0, wt_tools::prune_method_list().c_str());
 }
 
 bool parse_int(const char* s, int lo, int hi, int* out) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/common/prune_methods.h"
 #include "whittle.h"
 
 namespace {
@@ -36,17 +37,17 @@ void usage(const char* argv0) {
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
                "          [--backend cpu|vulkan|cuda]\n"
+               "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
                "  -f FILE    read the prompt from a file\n"
-               "  --prune    full, streaming, snapkv, fastkv, gemfilter, asl, claa, sliminfer,\n"
-               "             tokenfilter, oracle (runtime/prune/README.md)\n"
-               "  --prune-param  a wt_prune_params field, e.g. keep=0.2, layer=12, pool=max\n"
+               "  --prune    %s\n"
+               "  --prune-param  a pruning parameter (--list-methods), e.g. keep=0.2, layer=12, pool=max\n"
                "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
                "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
                "  --backend  where the weights live and the model runs (default cpu); vulkan and\n"
                "             cuda always use f32 activations\n"
                "  --temp 0   greedy decoding (the default)\n",
-               argv0);
+               argv0, argv0, wt_tools::prune_method_list().c_str());
 }
 
 bool parse_args(int argc, char** argv, Options* o) {
@@ -149,6 +150,9 @@ bool parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--seed") {
       if (!number("--seed", &d)) return false;
       o->seed = static_cast<unsigned long long>(d);
+    } else if (a == "--list-methods") {
+      wt_tools::print_prune_methods(stdout);
+      std::exit(0);
     } else if (a == "-h" || a == "--help") {
       return false;
     } else {

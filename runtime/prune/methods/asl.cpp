@@ -8,8 +8,9 @@
 // never drops, nothing is selected — unless asl_max_layer forces a selection there.
 #include <algorithm>
 
-#include "scored_policy.h"
-#include "selection_math.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
+#include "runtime/prune/selection_math.h"
 
 namespace wt {
 namespace {
@@ -104,10 +105,57 @@ class Asl final : public ScoredPolicy {
   bool selected_ = false;
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"asl_tau", PruneParamType::f32, offsetof(wt_prune_params, asl_tau), 0.3, {0, kUnbounded, true, false}, false,
+     "select when the rank variance V_l / V_init falls below tau"},
+    {"asl_min_layer", PruneParamType::i32, offsetof(wt_prune_params, asl_min_layer), -1, {}, false,
+     "L_min, the first layer that may select; -1 = n_layer / 3"},
+    {"asl_obs_layers", PruneParamType::i32, offsetof(wt_prune_params, asl_obs_layers), 8, {}, false,
+     "L_obs, the layers whose ranks the variance is taken over"},
+    {"asl_max_layer", PruneParamType::i32, offsetof(wt_prune_params, asl_max_layer), -1, {}, false,
+     "select at this layer at the latest; -1 = never forced"},
+    {"asl_two_pass", PruneParamType::boolean, offsetof(wt_prune_params, asl_two_pass), 0, {}, false,
+     "re-prefill the selected tokens (GemFilter style)"},
+    {"asl_kv_topk", PruneParamType::boolean, offsetof(wt_prune_params, asl_kv_topk), 1, {}, false,
+     "also keep only the top budget KV rows per head in every layer"},
+};
 
-std::unique_ptr<PrunePolicy> make_asl(const wt_prune_params& p, const PruneShape& s) {
+void resolve(wt_prune_params* p, const PruneShape& s) {
+  if (p->asl_min_layer < 0) p->asl_min_layer = s.n_layer / 3;
+  if (p->asl_max_layer < 0) p->asl_max_layer = s.n_layer;  // never forced
+}
+
+Status check(const wt_prune_params& p, const PruneShape& s) {
+  const auto bad = [](const char* what) { return error(WT_ERR_INVALID_ARGUMENT, std::string("prune.") + what); };
+  if (p.asl_obs_layers < 1 || p.asl_obs_layers > s.n_layer) return bad("asl_obs_layers must be in [1, n_layer]");
+  if (p.asl_min_layer >= s.n_layer) return bad("asl_min_layer is beyond the model's layers");
+  if (p.asl_max_layer > s.n_layer) return bad("asl_max_layer is beyond the model's layers");
+  return Status::ok();
+}
+
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<Asl>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& asl() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_ASL,
+                                    .name = "asl",
+                                    .summary = "ASL: adaptive selection layer, where the token ranks settle (rank-variance trigger)",
+                                    .params = kParams,
+                                    .window = 32,
+                                    .pool_kernel = 7,
+                                    .pool = WT_POOL_AVG,
+                                    .resolve = resolve,
+                                    .check = check,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

@@ -2,7 +2,8 @@
 // layer, chosen without looking at scores.
 #include <algorithm>
 
-#include "scored_policy.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
 
 namespace wt {
 namespace {
@@ -42,10 +43,40 @@ class Streaming final : public ScoredPolicy {
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.n_sink + p_.window); }
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"n_sink", PruneParamType::i32, offsetof(wt_prune_params, n_sink), 4, {0, kUnbounded}, true,
+     "the first tokens always kept (attention sinks)"},
+};
 
-std::unique_ptr<PrunePolicy> make_streaming(const wt_prune_params& p, const PruneShape& s) {
+Status check(const wt_prune_params& p, const PruneShape&) {
+  if (p.budget > 0 && p.budget < p.n_sink + p.window)
+    return error(WT_ERR_INVALID_ARGUMENT, "prune.budget is below n_sink + window");
+  return Status::ok();
+}
+
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<Streaming>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& streaming() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_STREAMING,
+                                    .name = "streaming",
+                                    .summary = "StreamingLLM: the n_sink first tokens and the most recent ones, every layer",
+                                    .params = kParams,
+                                    .window = 8,
+                                    .pool_kernel = 7,
+                                    .pool = WT_POOL_AVG,
+                                    .resolve = nullptr,
+                                    .check = check,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

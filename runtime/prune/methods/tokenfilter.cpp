@@ -11,8 +11,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "scored_policy.h"
-#include "selection_math.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
+#include "runtime/prune/selection_math.h"
 
 namespace wt {
 namespace {
@@ -92,10 +93,42 @@ class TokenFilter final : public ScoredPolicy {
   int32_t first_layer_ = 0;
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"tf_target", PruneParamType::f32, offsetof(wt_prune_params, tf_target), 0.5, {0, 1, true, true}, false,
+     "fraction of the tail layers' tokens whose attention is skipped"},
+    {"tf_start", PruneParamType::f32, offsetof(wt_prune_params, tf_start), 0.5, {0, 1, false, true}, false,
+     "the first pruned layer, a fraction of the depth"},
+    {"tf_anchor_decay", PruneParamType::f32, offsetof(wt_prune_params, tf_anchor_decay), 0.9, {0, 1, false, true}, false,
+     "the anchors' EMA factor"},
+    {"tf_key_weight", PruneParamType::f32, offsetof(wt_prune_params, tf_key_weight), 0.5, {0, 1}, false,
+     "weight of the key against the value similarity"},
+    {"tf_warmup", PruneParamType::i32, offsetof(wt_prune_params, tf_warmup), 16, {0, SkipController::kMaxWarmup}, false,
+     "tokens per layer before any skip (they set the threshold)"},
+};
 
-std::unique_ptr<PrunePolicy> make_tokenfilter(const wt_prune_params& p, const PruneShape& s) {
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<TokenFilter>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& tokenfilter() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_TOKENFILTER,
+                                    .name = "tokenfilter",
+                                    .summary = "Token Filtering: skip the attention of tokens redundant with the layer's anchors",
+                                    .params = kParams,
+                                    .window = 8,
+                                    .pool_kernel = 7,
+                                    .pool = WT_POOL_AVG,
+                                    .resolve = nullptr,
+                                    .check = nullptr,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

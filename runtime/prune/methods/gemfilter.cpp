@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "scored_policy.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
 
 namespace wt {
 namespace {
@@ -60,10 +61,41 @@ class GemFilter final : public ScoredPolicy {
   int32_t top_k(int32_t n) const { return std::min(n, prune_budget(p_, n, p_.gemfilter_keep_window ? p_.window : 1)); }
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"gemfilter_original_positions", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_original_positions),
+     0, {}, false, "pass 2 at the tokens' original positions (default: re-indexed 0..K-1, as the reference)"},
+    {"gemfilter_keep_window", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_keep_window), 0, {}, false,
+     "always keep the last W tokens (default: off, as the reference)"},
+};
 
-std::unique_ptr<PrunePolicy> make_gemfilter(const wt_prune_params& p, const PruneShape& s) {
+// The filter layer: the paper's 13 of 32 layers, scaled to the depth.
+void resolve(wt_prune_params* p, const PruneShape& s) {
+  if (p->layer < 0) p->layer = static_cast<int32_t>(std::lround(0.4 * s.n_layer));
+}
+
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<GemFilter>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& gemfilter() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_GEMFILTER,
+                                    .name = "gemfilter",
+                                    .summary = "GemFilter: two passes, filter at one layer, re-prefill the top tokens",
+                                    .params = kParams,
+                                    .window = 8,
+                                    .pool_kernel = 5,
+                                    .pool = WT_POOL_AVG,
+                                    .resolve = resolve,
+                                    .check = nullptr,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

@@ -3,7 +3,8 @@
 // heads before selecting (a per-query-head cache of H heads); Whittle keeps the model's
 // KV-head layout and sums the G query heads of each KV head, as FastKV/ASL/CLAA do (see
 // runtime/prune/README.md).
-#include "scored_policy.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
 
 namespace wt {
 namespace {
@@ -32,10 +33,28 @@ class SnapKV final : public ScoredPolicy {
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
 };
 
-}  // namespace
-
-std::unique_ptr<PrunePolicy> make_snapkv(const wt_prune_params& p, const PruneShape& s) {
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<SnapKV>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& snapkv() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_SNAPKV,
+                                    .name = "snapkv",
+                                    .summary = "SnapKV: window scores in every layer keep the top (C - W) KV rows per KV head + W",
+                                    .params = {},
+                                    .window = 32,
+                                    .pool_kernel = 7,
+                                    .pool = WT_POOL_MAX,
+                                    .resolve = nullptr,
+                                    .check = nullptr,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

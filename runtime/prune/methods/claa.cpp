@@ -6,8 +6,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "scored_policy.h"
-#include "selection_math.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
+#include "runtime/prune/selection_math.h"
 
 namespace wt {
 namespace {
@@ -78,10 +79,44 @@ class Claa final : public ScoredPolicy {
   int32_t n_buffered_ = 0;
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"claa_n_layers", PruneParamType::i32, offsetof(wt_prune_params, claa_n_layers), 4, {}, false,
+     "n, the layers whose scores are aggregated (ending at the pruning layer)"},
+    {"claa_min_layer", PruneParamType::i32, offsetof(wt_prune_params, claa_min_layer), 4, {}, false,
+     "m: the first m layers keep full KV"},
+};
 
-std::unique_ptr<PrunePolicy> make_claa(const wt_prune_params& p, const PruneShape& s) {
+Status check(const wt_prune_params& p, const PruneShape& s) {
+  if (p.claa_n_layers < 1 || p.claa_n_layers > p.layer + 1)
+    return error(WT_ERR_INVALID_ARGUMENT, "prune.claa_n_layers must be in [1, layer + 1]");
+  if (p.claa_min_layer < 0 || p.claa_min_layer >= s.n_layer)
+    return error(WT_ERR_INVALID_ARGUMENT, "prune.claa_min_layer must be in [0, n_layer)");
+  return Status::ok();
+}
+
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<Claa>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& claa() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_CLAA,
+                                    .name = "claa",
+                                    .summary = "CLAA: FastKV with cross-layer aggregated scores (z-score, then max)",
+                                    .params = kParams,
+                                    .window = 8,
+                                    .pool_kernel = 7,
+                                    .pool = WT_POOL_AVG,
+                                    .resolve = nullptr,
+                                    .check = check,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

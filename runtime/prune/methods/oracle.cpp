@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "scored_policy.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
 
 namespace wt {
 namespace {
@@ -119,10 +120,34 @@ class Oracle final : public ScoredPolicy {
   bool answering_ = false;
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"oracle_tokens", PruneParamType::i32, offsetof(wt_prune_params, oracle_tokens), 32, {1, kUnbounded}, true,
+     "answer tokens generated with full KV before selecting"},
+};
 
-std::unique_ptr<PrunePolicy> make_oracle(const wt_prune_params& p, const PruneShape& s) {
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<Oracle>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& oracle() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_ORACLE,
+                                    .name = "oracle",
+                                    .summary = "answer-informed oracle: ranks by the answer's attention (evaluation only)",
+                                    .params = kParams,
+                                    .window = 8,
+                                    .pool_kernel = 13,
+                                    .pool = WT_POOL_AVG,
+                                    .resolve = nullptr,
+                                    .check = nullptr,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "scored_policy.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
 
 namespace wt {
 namespace {
@@ -58,10 +59,47 @@ class FastKV final : public ScoredPolicy {
   }
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"fastkv_tsp_rate", PruneParamType::f32, offsetof(wt_prune_params, fastkv_tsp_rate), 0, {0, 1, true, false}, false,
+     "tokens kept past the TSP layer, a fraction of L; 0 = 2 * keep (at most 1)"},
+    {"fastkv_tsp_len", PruneParamType::i32, offsetof(wt_prune_params, fastkv_tsp_len), 0, {}, true,
+     "constant mode (budget > 0): tokens kept past the TSP layer; 0 = 2 * budget"},
+};
 
-std::unique_ptr<PrunePolicy> make_fastkv(const wt_prune_params& p, const PruneShape& s) {
+void resolve(wt_prune_params* p, const PruneShape&) {
+  if (p->fastkv_tsp_rate == 0.0f) p->fastkv_tsp_rate = std::min(1.0f, 2.0f * p->keep);
+  if (p->fastkv_tsp_len == 0) p->fastkv_tsp_len = 2 * p->budget;
+}
+
+Status check(const wt_prune_params& p, const PruneShape&) {
+  if (p.budget > 0 && p.fastkv_tsp_len < p.window)
+    return error(WT_ERR_INVALID_ARGUMENT, "prune.fastkv_tsp_len is below the window");
+  return Status::ok();
+}
+
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<FastKV>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& fastkv() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_FASTKV,
+                                    .name = "fastkv",
+                                    .summary = "FastKV: SnapKV-style KV + token-selective propagation at one layer",
+                                    .params = kParams,
+                                    .window = 8,
+                                    .pool_kernel = 7,
+                                    .pool = WT_POOL_MAX,
+                                    .resolve = resolve,
+                                    .check = check,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt

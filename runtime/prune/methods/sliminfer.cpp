@@ -16,8 +16,9 @@
 #include <cmath>
 #include <limits>
 
-#include "scored_policy.h"
-#include "selection_math.h"
+#include "runtime/prune/registry.h"
+#include "runtime/prune/scored_policy.h"
+#include "runtime/prune/selection_math.h"
 
 namespace wt {
 namespace {
@@ -187,10 +188,65 @@ class SlimInfer final : public ScoredPolicy {
   int32_t prompt_rows_[kGroups] = {};
 };
 
-}  // namespace
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"slim_block", PruneParamType::i32, offsetof(wt_prune_params, slim_block), 64, {}, true, "tokens per block"},
+    {"slim_unit", PruneParamType::i32, offsetof(wt_prune_params, slim_unit), 8, {}, true, "tokens per unit"},
+    {"slim_query", PruneParamType::i32, offsetof(wt_prune_params, slim_query), 4, {}, true,
+     "rows of the local query window"},
+    {"slim_layer0", PruneParamType::i32, offsetof(wt_prune_params, slim_layers), -1, {}, false,
+     "the first pruning layer; -1 = n_layer / 3"},
+    {"slim_layer1", PruneParamType::i32, offsetof(wt_prune_params, slim_layers) + sizeof(int32_t), -1, {}, false,
+     "the second pruning layer; -1 = 2 n_layer / 3"},
+    {"slim_layer2", PruneParamType::i32, offsetof(wt_prune_params, slim_layers) + 2 * sizeof(int32_t), -1, {}, false,
+     "the last pruning layer; -1 = 14 n_layer / 15"},
+    {"slim_gamma", PruneParamType::f32, offsetof(wt_prune_params, slim_gamma), 0.9, {0, 1}, false,
+     "decode: keep the active set while its overlap with the new choice is >= gamma"},
+    {"slim_decode_keep", PruneParamType::f32, offsetof(wt_prune_params, slim_decode_keep), 1, {0, 1, true, false}, false,
+     "decode: the fraction of a group's blocks attended; 1 = all"},
+};
 
-std::unique_ptr<PrunePolicy> make_sliminfer(const wt_prune_params& p, const PruneShape& s) {
+void resolve(wt_prune_params* p, const PruneShape& s) {
+  const int32_t nl = s.n_layer;
+  const int32_t defaults[3] = {nl / 3, 2 * nl / 3, nl * 14 / 15};
+  for (int i = 0; i < 3; ++i)
+    if (p->slim_layers[i] < 0) p->slim_layers[i] = defaults[i];
+}
+
+Status check(const wt_prune_params& p, const PruneShape& s) {
+  const auto bad = [](const std::string& what) { return error(WT_ERR_INVALID_ARGUMENT, "prune." + what); };
+  if (p.slim_block < 1 || p.slim_unit < 1 || p.slim_block % p.slim_unit != 0)
+    return bad("slim_block must be a positive multiple of slim_unit");
+  if (p.slim_query < 1) return bad("slim_query must be >= 1");
+  for (int i = 0; i < 3; ++i) {
+    if (p.slim_layers[i] >= s.n_layer) return bad("slim_layers[" + std::to_string(i) + "] is beyond the model's layers");
+    if (i > 0 && p.slim_layers[i] <= p.slim_layers[i - 1]) return bad("slim_layers must increase");
+  }
+  return Status::ok();
+}
+
+std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
   return std::make_unique<SlimInfer>(p, s);
 }
+
+}  // namespace
+
+namespace prune_methods_registry {
+
+const PruneMethodSpec& sliminfer() {
+  static const PruneMethodSpec spec{.id = WT_PRUNE_SLIMINFER,
+                                    .name = "sliminfer",
+                                    .summary = "SlimInfer: block-wise progressive hidden-state pruning, decode re-selection",
+                                    .params = kParams,
+                                    .window = 8,
+                                    .pool_kernel = 7,
+                                    .pool = WT_POOL_AVG,
+                                    .resolve = resolve,
+                                    .check = check,
+                                    .make = make};
+  return spec;
+}
+
+}  // namespace prune_methods_registry
 
 }  // namespace wt
