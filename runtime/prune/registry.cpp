@@ -209,6 +209,12 @@ wt_prune_params default_prune_params() {
 Status set_prune_param(wt_prune_params* p, size_t extent, const char* key, const char* value) {
   const PruneParamSpec* spec = find_prune_param(key);
   if (!spec) return error(WT_ERR_INVALID_ARGUMENT, std::string("unknown prune parameter \"") + key + "\"");
+  return set_prune_param(p, extent, *spec, value);
+}
+
+Status set_prune_param(wt_prune_params* p, size_t extent, const PruneParamSpec& param, const char* value) {
+  const PruneParamSpec* spec = &param;
+  const char* key = spec->name;
   const size_t at = spec->offset == kPruneExtra ? offsetof(wt_prune_params, extra) : spec->offset;
   if (at + value_bytes(*spec) > extent)
     return error(WT_ERR_INVALID_ARGUMENT, std::string("prune parameter ") + key +

@@ -94,6 +94,8 @@ wt_prune_params default_prune_params();
 // Parses `value` as the parameter's type and stores it; extent: the bytes of the caller's
 // layout (a field past it, or the extra entries when the layout has none, are refused).
 Status set_prune_param(wt_prune_params* p, size_t extent, const char* key, const char* value);
+// The same for a parameter already looked up.
+Status set_prune_param(wt_prune_params* p, size_t extent, const PruneParamSpec& spec, const char* value);
 
 // Checks params against the model shape, fills the model-dependent defaults into *resolved
 // and makes the policy (nullptr for a method without one, full KV).
