@@ -119,11 +119,44 @@ class Context {
   // policy_ (if any) is asked its decode questions.
   Status forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy, Decision* restart);
   Status prefill_pruned(const int32_t* tokens, int32_t n_tokens);
+
+  // One forward pass, as the layers see it (forward_llama.cpp).
+  struct Pass {
+    PrunePolicy* policy = nullptr;   // a pruned prompt's pass: asked at every layer
+    PrunePolicy* decoder = nullptr;  // a step after a pruned prefill: asked its decode questions
+    bool fresh = false;              // a pruned prompt: every layer's KV starts empty
+    PagedKv* paged = nullptr;        // the pager, or null (the KV in the arena's cache)
+  };
+  // What one layer's attention reads.
+  struct LayerKeys {
+    int32_t kv0 = 0;          // KV rows before this pass (0 for a pruned prompt)
+    size_t cache = 0;         // the k_cache_ / v_cache_ slot (the layer; paged: 0, the staging)
+    bool paged_step = false;  // a paged decode step: attention reads the pager's device pool
+    Tensor k, v;              // [keys, n_head_kv, head_dim]: the layer's KV with this pass's rows
+  };
+  // The steps of a layer around its attention (forward_kv.cpp): positions and token ids in,
+  // the KV this pass appends, the policy's observation and decision, attention over the
+  // keys it keeps, the KV rows a pruned prompt keeps, and the hidden rows that go on.
+  Pass begin_pass(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy);
+  Status append_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v, LayerKeys* out);
+  Status ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Tensor& q, const Tensor& k, const Tensor& v,
+                    LayerKeys* keys, Decision* out);
+  Status attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor& attn, const Tensor& q,
+                const LayerKeys& keys, const Decision& d);
+  Status keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v, const Decision& d);
+  Status keep_rows(OpRunner& run, const Decision& d, Tensor* x, Tensor* xn, int32_t* rows);
+  // Between layers of a prefill: WT_ERR_ABORTED when wt_context_abort or the progress
+  // callback asks to stop.
+  Status check_continue(int32_t n, int32_t layer);
+  // KV rows [row0, row0 + n) of layer l sit at positions[i], or positions[sel[h * head_stride
+  // + i]] for KV head h when sel is given.
+  void set_kv_positions(int32_t l, int32_t row0, const int32_t* positions, const int32_t* sel, int32_t n,
+                        int32_t head_stride);
   // key_ids (blocks requests only): key row r of k is row key_ids[r] (the paged host tier).
   Status observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
                  const Tensor& k, const Tensor& v, const int32_t* key_ids, Observation* obs);
-  // The paged decode step's KV work of layer l before attention: append the new row and pick
-  // the keys the policy's observation reads.
+  // A paged decode step's keys for the policy's observation: the pool rows, the host tier,
+  // or the layer gathered into the staging, as the request needs.
   Status paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest& req, const Tensor& k, const Tensor& v,
                             Tensor* kc, Tensor* vc, const int32_t** key_ids);
   Status check_tokens(const int32_t* tokens, int32_t n_tokens) const;
