@@ -99,10 +99,19 @@ class Backend {
   virtual size_t workspace_bytes(const OpCall& call) const = 0;
   virtual void set_workspace(const Buffer& workspace) = 0;
 
-  // Runs an op on the compute stream. WT_ERR_UNSUPPORTED if the backend lacks the op.
-  virtual Status launch(const OpCall& call) = 0;
+  // Runs an op on the compute stream, once validate_op (kernels/ops.h) has checked it: every
+  // backend's kernels get calls that passed the same checks. WT_ERR_INVALID_ARGUMENT for a
+  // call that does not, WT_ERR_UNSUPPORTED if the backend lacks the op or what it reads.
+  Status launch(const OpCall& call) {
+    WT_TRY(validate_op(call));
+    return enqueue(call);
+  }
   // Whether the backend implements an op; if not, reason says why.
   virtual bool supports(Op op, const char** reason) const = 0;
+
+ protected:
+  // launch() after the checks: the call holds its op's arguments, consistent as ops.h says.
+  virtual Status enqueue(const OpCall& call) = 0;
 };
 
 struct BackendOptions {

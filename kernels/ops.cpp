@@ -1,11 +1,16 @@
+// Op names, the one validation of every call (ops.h: validate_op), and the host arrays a
+// call carries. The checks are what the kernels of every backend rely on; each failure
+// names the op and the argument.
 #include "ops.h"
+
+#include <string>
 
 namespace wt {
 
 const char* op_name(Op op) {
   switch (op) {
-#define WT_OP(name) \
-  case Op::name:    \
+#define WT_OP(name, Args) \
+  case Op::name:          \
     return #name;
 #include "ops.def"
 #undef WT_OP
@@ -13,6 +18,287 @@ const char* op_name(Op op) {
       break;
   }
   return "unknown";
+}
+
+namespace {
+
+// The checks of one call, each returning the first failure.
+class Check {
+ public:
+  explicit Check(Op op) : op_(op) {}
+
+  Status fail(const std::string& what) const {
+    return error(WT_ERR_INVALID_ARGUMENT, std::string(op_name(op_)) + ": " + what);
+  }
+  Status that(bool ok, const char* what) const { return ok ? Status::ok() : fail(what); }
+  Status present(const Tensor& t, const char* what) const {
+    return t.empty() ? fail(std::string(what) + " is missing") : Status::ok();
+  }
+  // Present, of type f32 (or f16 where allowed), with row strides of whole elements.
+  Status floats(const Tensor& t, const char* what, bool f16_too = false) const {
+    WT_TRY(present(t, what));
+    if (t.type != DType::f32 && !(f16_too && t.type == DType::f16))
+      return fail(std::string(what) + " must be f32" + (f16_too ? " or f16" : "") + ", not " + dtype_name(t.type));
+    const size_t elem = t.type == DType::f16 ? 2 : 4;
+    for (int i = 1; i < 4; ++i)
+      if (t.nb[i] % elem != 0) return fail(std::string(what) + " has a stride that is not a whole element");
+    return Status::ok();
+  }
+  // Weights of any type: present, rows of whole quantization blocks.
+  Status weights(const Tensor& t, const char* what) const {
+    WT_TRY(present(t, what));
+    size_t row_bytes = 0;
+    if (!dtype_row_bytes(t.type, t.ne[0], &row_bytes)) return fail(std::string(what) + " rows are not whole blocks");
+    return Status::ok();
+  }
+  // dst holds at least `rows` rows (outermost dims) of at least `width` elements.
+  Status holds(const Tensor& dst, int64_t rows, int64_t width, const char* what) const {
+    if (dst.ne[0] < width) return fail(std::string(what) + " rows are too short");
+    if (dst.n_rows() < rows) return fail(std::string(what) + " has too few rows");
+    return Status::ok();
+  }
+  // n host indices (ids non-null when n > 0), each in [0, bound).
+  Status indices(const int32_t* ids, int64_t n, int64_t bound, const char* what) const {
+    if (n < 0) return fail(std::string(what) + ": negative count");
+    if (n > 0 && !ids) return fail(std::string(what) + " are missing");
+    for (int64_t i = 0; i < n; ++i)
+      if (ids[i] < 0 || ids[i] >= bound)
+        return fail(std::string(what) + " " + std::to_string(i) + " is " + std::to_string(ids[i]) + ", outside [0, " +
+                    std::to_string(bound) + ")");
+    return Status::ok();
+  }
+  // Attention-shaped q, k, v: one head size, n_head a multiple of n_head_kv, k and v alike.
+  Status heads(const Tensor& q, const Tensor& k, const Tensor& v) const {
+    WT_TRY(that(q.ne[0] == k.ne[0] && (v.empty() || v.ne[0] == k.ne[0]), "q, k and v differ in head_dim"));
+    WT_TRY(that(k.ne[1] > 0 && q.ne[1] % k.ne[1] == 0, "n_head is not a multiple of n_head_kv"));
+    if (!v.empty()) WT_TRY(that(v.ne[1] == k.ne[1] && v.ne[2] >= k.ne[2], "k and v differ in shape"));
+    return Status::ok();
+  }
+
+ private:
+  Op op_;
+};
+
+Status check(const Check& c, const EmbedOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.weights(a.table, "table"));
+  WT_TRY(c.that(a.dst.ne[0] <= a.table.ne[0], "dst rows are longer than table rows"));
+  return c.indices(a.ids, a.dst.n_rows(), a.table.ne[1], "token ids");
+}
+
+Status check(const Check& c, const RmsnormOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.x, "x"));
+  WT_TRY(c.floats(a.weight, "weight"));
+  WT_TRY(c.that(a.weight.ne[0] >= a.x.ne[0], "weight is shorter than a row"));
+  return c.holds(a.dst, a.x.n_rows(), a.x.ne[0], "dst");
+}
+
+Status check(const Check& c, const MatmulOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.x, "x"));
+  WT_TRY(c.weights(a.w, "weights"));
+  WT_TRY(c.that(a.x.ne[0] == a.w.ne[0], "x rows and weight rows differ in length"));
+  return c.holds(a.dst, a.x.n_rows(), a.w.ne[1], "dst");
+}
+
+Status check(const Check& c, const AddOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.a, "a"));
+  WT_TRY(c.floats(a.b, "b"));
+  WT_TRY(c.that(a.b.ne[0] >= a.a.ne[0], "b rows are shorter than a's"));
+  WT_TRY(c.that(a.b.n_rows() == 1 || a.b.n_rows() >= a.a.n_rows(), "b has neither one row nor a's rows"));
+  return c.holds(a.dst, a.a.n_rows(), a.a.ne[0], "dst");
+}
+
+Status check(const Check& c, const RopeOp& a) {
+  WT_TRY(c.floats(a.x, "x"));
+  WT_TRY(c.that(a.n_rot > 0 && a.n_rot % 2 == 0 && a.n_rot <= a.x.ne[0] && a.n_rot <= 512,
+                "n_rot must be even, > 0, <= head_dim and <= 512"));
+  if (!a.freq_divisors.empty()) {
+    WT_TRY(c.floats(a.freq_divisors, "frequency divisors"));
+    WT_TRY(c.that(a.freq_divisors.ne[0] >= a.n_rot / 2, "fewer frequency divisors than n_rot / 2"));
+  }
+  return c.that(a.x.ne[2] == 0 || a.positions, "positions are missing");
+}
+
+template <typename Attention>
+Status check_attention(const Check& c, const Attention& a, int64_t keys_needed) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.q, "q"));
+  WT_TRY(c.floats(a.k, "k"));
+  WT_TRY(c.floats(a.v, "v"));
+  WT_TRY(c.heads(a.q, a.k, a.v));
+  WT_TRY(c.that(a.dst.ne[0] >= a.q.ne[0] && a.dst.ne[1] >= a.q.ne[1] && a.dst.ne[2] >= a.q.ne[2],
+                "dst is smaller than q"));
+  WT_TRY(c.that(a.pos0 >= 0, "pos0 is negative"));
+  return c.that(a.k.ne[2] >= keys_needed, "k and v have fewer rows than the queries see");
+}
+
+Status check(const Check& c, const AttentionPrefillOp& a) {
+  return check_attention(c, a, static_cast<int64_t>(a.pos0) + a.q.ne[2]);
+}
+
+Status check(const Check& c, const AttentionDecodeOp& a) {
+  WT_TRY(c.that(a.q.ne[2] == 1, "q must be one row"));
+  if (a.key_rows) {
+    WT_TRY(check_attention(c, a, 0));
+    return c.indices(a.key_rows, a.n_key_rows, a.k.ne[2], "key rows");
+  }
+  return check_attention(c, a, static_cast<int64_t>(a.pos0) + 1);
+}
+
+Status check(const Check& c, const SwigluOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.gate, "gate"));
+  WT_TRY(c.floats(a.up, "up"));
+  WT_TRY(c.holds(a.up, a.gate.n_rows(), a.gate.ne[0], "up"));
+  return c.holds(a.dst, a.gate.n_rows(), a.gate.ne[0], "dst");
+}
+
+Status check(const Check& c, const CopyRowsOp& a) {
+  WT_TRY(c.floats(a.src, "src"));
+  WT_TRY(c.floats(a.dst, "dst", /*f16_too=*/true));
+  WT_TRY(c.that(a.row0 >= 0, "row0 is negative"));
+  return c.holds(a.dst, static_cast<int64_t>(a.row0) + a.src.n_rows(), a.src.ne[0], "dst");
+}
+
+Status check(const Check& c, const WindowScoresOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.q, "q"));
+  WT_TRY(c.floats(a.k, "k"));
+  WT_TRY(c.heads(a.q, a.k, Tensor{}));
+  WT_TRY(c.that(a.window >= 1 && a.window <= a.q.ne[2], "the window must be in [1, q rows]"));
+  WT_TRY(c.that(a.n_visible <= a.k.ne[2], "n_visible is past k's rows"));
+  WT_TRY(c.that(a.n_visible <= 0 || a.window <= a.n_visible, "the window is longer than the visible keys"));
+  WT_TRY(c.that(a.dst.ne[0] >= 1 && a.dst.ne[0] <= a.k.ne[2], "dst columns must be in [1, k rows]"));
+  WT_TRY(c.that(a.dst.ne[1] >= a.q.ne[1], "dst has fewer heads than q"));
+  return c.that(a.dst.ne[2] >= (a.per_query ? a.window : 1), "dst has fewer rows than the window's outputs");
+}
+
+Status check(const Check& c, const Pool1dOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.src, "src"));
+  WT_TRY(c.that(a.kernel >= 1 && a.kernel % 2 == 1, "kernel must be odd and >= 1"));
+  WT_TRY(c.that(a.dst.data != a.src.data, "dst aliases src"));
+  return c.holds(a.dst, a.src.n_rows(), a.src.ne[0], "dst");
+}
+
+Status check(const Check& c, const TopkOp& a) {
+  WT_TRY(c.floats(a.scores, "scores"));
+  WT_TRY(c.that(a.k >= 0, "k is negative"));
+  return c.that(a.k == 0 || a.scores.n_rows() == 0 || a.out, "out is missing");
+}
+
+Status check(const Check& c, const GatherRowsOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.src, "src"));
+  WT_TRY(c.that(a.dst.data != a.src.data, "dst aliases src"));
+  // A 3-D tensor is [rows, heads, d]; a 2-D one [rows, d] with one head.
+  const bool src3 = a.src.n_dims >= 3, dst3 = a.dst.n_dims >= 3;
+  const int64_t heads = src3 ? a.src.ne[1] : 1, src_rows = src3 ? a.src.ne[2] : a.src.ne[1];
+  WT_TRY(c.that(a.n_ids >= 0, "negative n_ids"));
+  WT_TRY(c.that(!a.per_head || (heads > 0 && a.n_ids % heads == 0), "per head: n_ids is not rows x heads"));
+  const int64_t n_sel = a.per_head ? a.n_ids / heads : a.n_ids;
+  WT_TRY(c.that(a.dst.ne[0] >= a.src.ne[0], "dst rows are shorter than src rows"));
+  WT_TRY(c.that(dst3 ? a.dst.ne[1] >= heads && a.dst.ne[2] >= n_sel : heads == 1 && a.dst.ne[1] >= n_sel,
+                "dst is smaller than the gathered rows"));
+  return c.indices(a.ids, a.n_ids, src_rows, "row ids");
+}
+
+Status check(const Check& c, const BlockScoresOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.q, "q"));
+  WT_TRY(c.floats(a.k, "k"));
+  WT_TRY(c.heads(a.q, a.k, Tensor{}));
+  WT_TRY(c.that(a.block >= 1 && a.unit >= 1, "block and unit must be >= 1"));
+  const int64_t keys = a.key_ids ? a.n_keys : a.k.ne[2];
+  if (a.key_ids) WT_TRY(c.indices(a.key_ids, a.n_keys, a.k.ne[2], "key ids"));
+  return c.that(a.dst.ne[0] >= (keys + a.block - 1) / a.block, "dst has fewer entries than blocks");
+}
+
+Status check(const Check& c, const KvSimilarityOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.k, "k"));
+  WT_TRY(c.floats(a.v, "v"));
+  WT_TRY(c.floats(a.anchors, "anchors"));
+  WT_TRY(c.that(a.v.ne[0] == a.k.ne[0] && a.v.ne[1] == a.k.ne[1] && a.v.ne[2] >= a.k.ne[2], "k and v differ in shape"));
+  WT_TRY(c.that(a.anchors.ne[0] == a.k.ne[0] && a.anchors.ne[1] == a.k.ne[1] && a.anchors.ne[2] >= 2,
+                "anchors must be [2, n_head_kv, head_dim] of k's heads"));
+  return c.that(a.dst.ne[0] >= 2 && a.dst.ne[1] >= a.k.ne[1] && a.dst.ne[2] >= a.k.ne[2], "dst is smaller than k's rows");
+}
+
+Status check(const Check& c, const ArgmaxOp& a) {
+  WT_TRY(c.floats(a.x, "x"));
+  WT_TRY(c.that(a.x.ne[0] >= 1, "empty row"));
+  return c.that(a.out != nullptr, "out is missing");
+}
+
+}  // namespace
+
+Status validate_op(const OpCall& call) {
+  if (!call.holds_op_args())
+    return error(WT_ERR_INVALID_ARGUMENT, std::string("op ") + op_name(call.op) + ": the call does not hold its arguments");
+  const Check c(call.op);
+  switch (call.op) {
+#define WT_OP(name, Args) \
+  case Op::name:          \
+    return check(c, call.get<Args>());
+#include "ops.def"
+#undef WT_OP
+    case Op::count:
+      break;
+  }
+  return error(WT_ERR_INVALID_ARGUMENT, "unknown op");
+}
+
+OpHostArrays op_host_arrays(OpCall& call) {
+  OpHostArrays h;
+  switch (call.op) {
+    case Op::embed: {
+      EmbedOp& a = call.get<EmbedOp>();
+      h.in = &a.ids, h.n_in = a.dst.n_rows();
+      break;
+    }
+    case Op::rope: {
+      RopeOp& a = call.get<RopeOp>();
+      h.in = &a.positions, h.n_in = a.x.ne[2];
+      break;
+    }
+    case Op::attention_prefill: {
+      AttentionPrefillOp& a = call.get<AttentionPrefillOp>();
+      h.in = &a.skip_rows, h.n_in = a.q.ne[2];
+      break;
+    }
+    case Op::attention_decode: {
+      AttentionDecodeOp& a = call.get<AttentionDecodeOp>();
+      h.in = &a.key_rows, h.n_in = a.n_key_rows;
+      break;
+    }
+    case Op::gather_rows: {
+      GatherRowsOp& a = call.get<GatherRowsOp>();
+      h.in = &a.ids, h.n_in = a.n_ids;
+      break;
+    }
+    case Op::block_scores: {
+      BlockScoresOp& a = call.get<BlockScoresOp>();
+      h.in = &a.key_ids, h.n_in = a.n_keys;
+      break;
+    }
+    case Op::topk: {
+      TopkOp& a = call.get<TopkOp>();
+      h.out = &a.out, h.n_out = a.k > 0 ? a.scores.n_rows() * a.k : 0;
+      break;
+    }
+    case Op::argmax: {
+      ArgmaxOp& a = call.get<ArgmaxOp>();
+      h.out = &a.out, h.n_out = 1;
+      break;
+    }
+    default:
+      break;
+  }
+  return h;
 }
 
 }  // namespace wt

@@ -1,15 +1,25 @@
-// One op call: what the engine asks a backend to run. Op semantics and slot usage are in
-// ops.def next to each op's name.
+// One op call: what the engine asks a backend to run. Each op of ops.def has an argument
+// struct of its own below, naming its tensors and parameters; an OpCall holds one of them.
+// validate_op() checks a call against everything the kernels of every backend assume
+// (types, shapes, counts, index ranges) once, before any backend sees it
+// (Backend::launch), so no backend can skip a check the CPU kernel relies on. What a
+// backend cannot run (a weight type, a head size) it still refuses itself, as unsupported.
+//
+// Shapes are written outermost first: [rows, n_head, head_dim] is a tensor with
+// ne = {head_dim, n_head, rows} (kernels/tensor.h). Tensors are f32 unless a comment says
+// otherwise; "[n]" arrays are host arrays the backend copies at launch if it must.
 #pragma once
 
 #include <cstdint>
+#include <variant>
 
+#include "base/status.h"
 #include "tensor.h"
 
 namespace wt {
 
 enum class Op : uint32_t {
-#define WT_OP(name) name,
+#define WT_OP(name, Args) name,
 #include "ops.def"
 #undef WT_OP
   count
@@ -17,15 +27,196 @@ enum class Op : uint32_t {
 
 const char* op_name(Op op);
 
-struct OpCall {
-  Op op = Op::count;
-  Tensor dst;
-  Tensor src[3];
-  const int32_t* ids = nullptr;
-  int32_t n_ids = 0;
-  int32_t i[4] = {0, 0, 0, 0};
-  float f[4] = {0, 0, 0, 0};
-  int32_t* out_i = nullptr;  // host result for reductions (argmax)
+// dst[n, d] = rows ids[0..n) of table [n_vocab, d] (any weight type: dequantized).
+struct EmbedOp {
+  Tensor dst{}, table{};
+  const int32_t* ids = nullptr;  // [n] token ids in [0, n_vocab)
 };
+
+// dst[n, d] = x[n, d] * rsqrt(mean(x^2) + eps) * weight[d]. dst may alias x.
+struct RmsnormOp {
+  Tensor dst{}, x{}, weight{};
+  float eps = 0;
+};
+
+// dst[n, out] = x[n, k] . w[out, k]^T (w any weight type).
+struct MatmulOp {
+  Tensor dst{}, x{}, w{};
+  bool f32_activations = false;  // no int8 rounding of x (the CPU's fast path rounds it)
+};
+
+// dst[n, d] = a[n, d] + b, b [n, d] or [1, d] added to every row. dst may alias a.
+struct AddOp {
+  Tensor dst{}, a{}, b{};
+};
+
+// x[n, heads, head_dim] rotated in place, row r at position positions[r].
+struct RopeOp {
+  Tensor x{};
+  const int32_t* positions = nullptr;  // [n]
+  int32_t n_rot = 0;                   // leading dims of a head that rotate: even, <= head_dim
+  bool neox = false;                   // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  float theta_base = 10000.0f;
+  float position_scale = 1.0f;         // linear scaling: 1 / factor
+  Tensor freq_divisors{};              // optional [n_rot/2] (llama3 scaling, precomputed)
+};
+
+// dst[n, n_head, hd] = causal GQA attention of q[n, n_head, hd] (row r at position pos0 + r)
+// over k, v [>= pos0 + n, n_head_kv, hd]: keys 0..pos0 + r. Flash-style, no n x n matrix.
+struct AttentionPrefillOp {
+  Tensor dst{}, q{}, k{}, v{};
+  int32_t pos0 = 0;
+  float scale = 1.0f;
+  const int32_t* skip_rows = nullptr;  // optional [n]: nonzero = the row's output is 0 and
+                                       // nothing is computed for it (Token Filtering)
+};
+
+// dst[1, n_head, hd] for one query row at position pos0 over keys 0..pos0 of k, v
+// [> pos0, n_head_kv, hd]; parallel over heads and key chunks.
+struct AttentionDecodeOp {
+  Tensor dst{}, q{}, k{}, v{};
+  int32_t pos0 = 0;
+  float scale = 1.0f;
+  const int32_t* key_rows = nullptr;  // optional [n_key_rows]: attend only these rows of k, v
+  int32_t n_key_rows = 0;             // (ascending; SlimInfer's active blocks, the pager's
+                                      // pool rows); pos0 is then ignored; none: dst = 0
+};
+
+// dst[n, f] = silu(gate[n, f]) * up[n, f]. dst may alias gate.
+struct SwigluOp {
+  Tensor dst{}, gate{}, up{};
+};
+
+// dst rows [row0, row0 + n) = src rows [0, n): src f32, dst f32 or f16.
+struct CopyRowsOp {
+  Tensor dst{}, src{};
+  int32_t row0 = 0;
+};
+
+// dst[n_out, n_head, n_cols]: the attention of the last `window` query rows of
+// q[n, n_head, hd] over key columns 0..n_cols of k[n_keys, n_head_kv, hd] (head h reads KV
+// head h / (n_head / n_head_kv)). Query i of the window sits at key row n_visible - window +
+// i (n_visible <= 0: n_keys) and sees no row past its own.
+struct WindowScoresOp {
+  Tensor dst{}, q{}, k{};
+  int32_t window = 0;
+  bool softmax = true;     // causal softmax over every visible key, z = q.k * scale; else raw q.k
+                           // over all n_keys (no scale, mask or softmax)
+  bool per_query = false;  // one output row per window query (n_out = window); else their sum
+  int32_t n_visible = 0;
+  float scale = 1.0f;
+};
+
+// dst[rows, n] = src[rows, n] pooled along the row: odd kernel, stride 1, kernel / 2
+// padding (same length); average counts the padding as zeros (divisor always kernel), max
+// ignores it. dst must not alias src.
+struct Pool1dOp {
+  Tensor dst{}, src{};
+  int32_t kernel = 1;
+  bool max = false;
+};
+
+// For each row r of scores[rows, n]: the indices of its k largest values (ties: lower index
+// first), ascending, into out[r * k .. r * k + k) (a host result); k > n: the slots past n
+// hold -1.
+struct TopkOp {
+  Tensor scores{};
+  int32_t k = 0;
+  int32_t* out = nullptr;  // [rows * k]
+};
+
+// dst[n_sel, heads, d] from src[n_src, heads, d] (2-D tensors: heads = 1): per_head false:
+// dst row r = src row ids[r] (n_sel = n_ids); true: dst[r, h] = src[ids[h * n_sel + r], h]
+// (n_sel = n_ids / heads). dst must not alias src.
+struct GatherRowsOp {
+  Tensor dst{}, src{};
+  const int32_t* ids = nullptr;  // [n_ids] rows of src
+  int32_t n_ids = 0;
+  bool per_head = false;
+};
+
+// dst[n_blocks] SlimInfer block scores over the key rows of k[n_keys, n_head_kv, hd]: blocks
+// of `block` rows made of units of `unit` rows (the last block and unit may be partial);
+// qbar_h = mean of the last query_rows rows of q[n, n_head, hd] (query_rows <= 0 or > n:
+// all of them); unit key = mean of the unit's rows; score = max over units of
+// (1 / n_head) sum_h |qbar_h . unitkey_{h / G}|.
+struct BlockScoresOp {
+  Tensor dst{}, q{}, k{};
+  int32_t block = 0, unit = 0, query_rows = 0;
+  const int32_t* key_ids = nullptr;  // optional [n_keys]: key row r is row key_ids[r] of k
+  int32_t n_keys = 0;                // with key_ids; otherwise every row of k
+};
+
+// dst[n, n_head_kv, 2]: for each row t of k and v [n, n_head_kv, hd], in row order,
+// cos(k_t, A_k) and cos(v_t, A_v) per KV head against anchors[2, n_head_kv, hd] (K then V;
+// read and updated in place), then each anchor becomes decay * A + (1 - decay) * x (an all-
+// zero anchor just takes x, cos 0).
+struct KvSimilarityOp {
+  Tensor dst{}, k{}, v{}, anchors{};
+  float decay = 0.0f;
+};
+
+// *out = the index of the largest value of x's first row (the first on ties): a host result.
+struct ArgmaxOp {
+  Tensor x{};
+  int32_t* out = nullptr;
+};
+
+// Which op an argument struct is for.
+template <typename Args>
+struct OpOf;
+#define WT_OP(name, Args)                        \
+  template <>                                    \
+  struct OpOf<Args> {                            \
+    static constexpr Op value = Op::name;        \
+  };
+#include "ops.def"
+#undef WT_OP
+
+// One call: the op and its arguments (the variant's alternative k + 1 is op k's struct).
+class OpCall {
+ public:
+  using Variant = std::variant<std::monostate
+#define WT_OP(name, Args) , Args
+#include "ops.def"
+#undef WT_OP
+                               >;
+  OpCall() = default;
+  template <typename Args>
+  OpCall(const Args& args) : op(OpOf<Args>::value), args_(args) {}  // NOLINT: a call is its args
+
+  Op op = Op::count;
+  // The arguments, which must be op's struct (validate_op checks).
+  template <typename Args>
+  const Args& get() const {
+    return *std::get_if<Args>(&args_);
+  }
+  template <typename Args>
+  Args& get() {
+    return *std::get_if<Args>(&args_);
+  }
+  bool holds_op_args() const { return op < Op::count && args_.index() == static_cast<size_t>(op) + 1; }
+
+ private:
+  Variant args_;
+};
+
+// The checks every backend's kernels rely on: op's own struct, tensors present and of the
+// types the op reads (f32 activations; any weight type where ops.def says so, which the
+// backend then refuses if it lacks it), shapes that agree, strides of whole elements,
+// counts in range and indices inside the tensors they index. WT_ERR_INVALID_ARGUMENT naming
+// the op and what is wrong. It reads host arrays (ids, positions, key rows) to check their
+// ranges: O(n) next to the kernels' work, never an allocation on success.
+Status validate_op(const OpCall& call);
+
+// The host int arrays a call reads, and the one it writes (a host result): pointers into
+// the call, so a device backend can point them at device-visible copies it makes.
+struct OpHostArrays {
+  const int32_t** in = nullptr;  // ids, positions, skip flags, key rows; null: none
+  int64_t n_in = 0;
+  int32_t** out = nullptr;       // argmax, topk; null: none
+  int64_t n_out = 0;
+};
+OpHostArrays op_host_arrays(OpCall& call);
 
 }  // namespace wt

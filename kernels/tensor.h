@@ -1,5 +1,8 @@
 // A tensor is a view: a pointer, a type and a shape. It never owns memory.
 // ne[0] is the innermost (contiguous) dimension, as in GGUF; nb[i] are byte strides.
+// Shape comments everywhere are written outermost first, as the math reads: a tensor
+// [rows, n_head, head_dim] has ne = {head_dim, n_head, rows}; a weight [n_out, n_in] has
+// rows of n_in elements (ne0 = n_in).
 #pragma once
 
 #include <cstddef>

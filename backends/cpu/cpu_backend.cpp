@@ -28,67 +28,82 @@ struct Launch {
 
 using cpu::ThreadCtx;
 
-void run_embed(const ThreadCtx& tc, const Launch& l) { cpu::embed(tc, l.call->dst, l.call->src[0], l.call->ids); }
+void run_embed(const ThreadCtx& tc, const Launch& l) {
+  const EmbedOp& a = l.call->get<EmbedOp>();
+  cpu::embed(tc, a.dst, a.table, a.ids);
+}
 void run_rmsnorm(const ThreadCtx& tc, const Launch& l) {
-  cpu::rmsnorm(tc, l.call->dst, l.call->src[0], l.call->src[1], l.call->f[0]);
+  const RmsnormOp& a = l.call->get<RmsnormOp>();
+  cpu::rmsnorm(tc, a.dst, a.x, a.weight, a.eps);
 }
 void run_matmul(const ThreadCtx& tc, const Launch& l) {
-  if (l.call->i[0] == 1) {
-    cpu::matmul_f32(tc, l.call->dst, l.call->src[1], l.call->src[0], l.workspace);
+  const MatmulOp& a = l.call->get<MatmulOp>();
+  if (a.f32_activations) {
+    cpu::matmul_f32(tc, a.dst, a.w, a.x, l.workspace);
   } else {
-    cpu::matmul(tc, l.call->dst, l.call->src[1], l.call->src[0], l.workspace);
+    cpu::matmul(tc, a.dst, a.w, a.x, l.workspace);
   }
 }
-void run_add(const ThreadCtx& tc, const Launch& l) { cpu::add(tc, l.call->dst, l.call->src[0], l.call->src[1]); }
+void run_add(const ThreadCtx& tc, const Launch& l) {
+  const AddOp& a = l.call->get<AddOp>();
+  cpu::add(tc, a.dst, a.a, a.b);
+}
 void run_rope(const ThreadCtx& tc, const Launch& l) {
-  const OpCall& c = *l.call;
-  cpu::RopeParams p{c.i[0], c.i[1] != 0, c.f[0], c.f[1],
-                    c.src[1].empty() ? nullptr : static_cast<const float*>(c.src[1].data)};
-  cpu::rope(tc, c.src[0], c.ids, p);
+  const RopeOp& a = l.call->get<RopeOp>();
+  const cpu::RopeParams p{a.n_rot, a.neox, a.theta_base, a.position_scale,
+                          a.freq_divisors.empty() ? nullptr : static_cast<const float*>(a.freq_divisors.data)};
+  cpu::rope(tc, a.x, a.positions, p);
 }
 void run_attention_prefill(const ThreadCtx& tc, const Launch& l) {
-  const OpCall& c = *l.call;
-  cpu::attention_prefill(tc, c.dst, c.src[0], c.src[1], c.src[2], c.i[0], c.f[0], l.workspace, c.ids);
+  const AttentionPrefillOp& a = l.call->get<AttentionPrefillOp>();
+  cpu::attention_prefill(tc, a.dst, a.q, a.k, a.v, a.pos0, a.scale, l.workspace, a.skip_rows);
 }
 void run_attention_decode(const ThreadCtx& tc, const Launch& l) {
-  const OpCall& c = *l.call;
-  cpu::attention_decode(tc, c.dst, c.src[0], c.src[1], c.src[2], c.i[0], c.f[0], l.workspace, c.ids, c.n_ids);
+  const AttentionDecodeOp& a = l.call->get<AttentionDecodeOp>();
+  cpu::attention_decode(tc, a.dst, a.q, a.k, a.v, a.pos0, a.scale, l.workspace, a.key_rows, a.n_key_rows);
 }
-void run_swiglu(const ThreadCtx& tc, const Launch& l) { cpu::swiglu(tc, l.call->dst, l.call->src[0], l.call->src[1]); }
+void run_swiglu(const ThreadCtx& tc, const Launch& l) {
+  const SwigluOp& a = l.call->get<SwigluOp>();
+  cpu::swiglu(tc, a.dst, a.gate, a.up);
+}
 void run_copy_rows(const ThreadCtx& tc, const Launch& l) {
-  cpu::copy_rows(tc, l.call->dst, l.call->src[0], l.call->i[0]);
+  const CopyRowsOp& a = l.call->get<CopyRowsOp>();
+  cpu::copy_rows(tc, a.dst, a.src, a.row0);
 }
 void run_window_scores(const ThreadCtx& tc, const Launch& l) {
-  const OpCall& c = *l.call;
-  const cpu::WindowScoresParams p{c.i[0], (c.i[1] & 1) != 0, (c.i[1] & 2) != 0, c.i[2], c.f[0]};
-  cpu::window_scores(tc, c.dst, c.src[0], c.src[1], p, l.workspace);
+  const WindowScoresOp& a = l.call->get<WindowScoresOp>();
+  const cpu::WindowScoresParams p{a.window, a.softmax, a.per_query, a.n_visible, a.scale};
+  cpu::window_scores(tc, a.dst, a.q, a.k, p, l.workspace);
 }
 void run_pool1d(const ThreadCtx& tc, const Launch& l) {
-  cpu::pool1d(tc, l.call->dst, l.call->src[0], l.call->i[0], l.call->i[1] == 1);
+  const Pool1dOp& a = l.call->get<Pool1dOp>();
+  cpu::pool1d(tc, a.dst, a.src, a.kernel, a.max);
 }
 void run_topk(const ThreadCtx& tc, const Launch& l) {
-  cpu::topk(tc, l.call->src[0], l.call->i[0], l.call->out_i, l.workspace);
+  const TopkOp& a = l.call->get<TopkOp>();
+  cpu::topk(tc, a.scores, a.k, a.out, l.workspace);
 }
 void run_gather_rows(const ThreadCtx& tc, const Launch& l) {
-  const OpCall& c = *l.call;
-  cpu::gather_rows(tc, c.dst, c.src[0], c.ids, c.n_ids, c.i[0] == 1);
+  const GatherRowsOp& a = l.call->get<GatherRowsOp>();
+  cpu::gather_rows(tc, a.dst, a.src, a.ids, a.n_ids, a.per_head);
 }
 void run_block_scores(const ThreadCtx& tc, const Launch& l) {
-  const OpCall& c = *l.call;
-  const cpu::BlockScoresParams p{c.i[0], c.i[1], c.i[2], c.ids, c.n_ids};
-  cpu::block_scores(tc, c.dst, c.src[0], c.src[1], p, l.workspace);
+  const BlockScoresOp& a = l.call->get<BlockScoresOp>();
+  const cpu::BlockScoresParams p{a.block, a.unit, a.query_rows, a.key_ids, a.key_ids ? a.n_keys : 0};
+  cpu::block_scores(tc, a.dst, a.q, a.k, p, l.workspace);
 }
 void run_kv_similarity(const ThreadCtx& tc, const Launch& l) {
-  const OpCall& c = *l.call;
-  cpu::kv_similarity(tc, c.dst, c.src[0], c.src[1], c.src[2], c.f[0]);
+  const KvSimilarityOp& a = l.call->get<KvSimilarityOp>();
+  cpu::kv_similarity(tc, a.dst, a.k, a.v, a.anchors, a.decay);
 }
 void run_argmax(const ThreadCtx& tc, const Launch& l) {
-  if (tc.ith == 0) *l.call->out_i = cpu::argmax(l.call->src[0]);
+  const ArgmaxOp& a = l.call->get<ArgmaxOp>();
+  if (tc.ith == 0) *a.out = cpu::argmax(a.x);
 }
 
 using RunFn = void (*)(const ThreadCtx&, const Launch&);
 constexpr RunFn kDispatch[] = {
-#define WT_OP(name) &run_##name,
+#define WT_OP(name, Args) &run_##name,
 #include "kernels/ops.def"
 #undef WT_OP
 };
@@ -184,31 +199,46 @@ class CpuBackend final : public Backend {
   size_t workspace_bytes(const OpCall& c) const override {
     const int nth = pool_.n_threads();
     switch (c.op) {
-      case Op::matmul:
-        if (c.i[0] == 1) return cpu::matmul_f32_workspace_bytes(c.src[0].ne[0], nth);
-        return cpu::matmul_workspace_bytes(c.src[1].type, c.src[0].ne[0], c.src[0].n_rows());
-      case Op::attention_prefill:
-      case Op::attention_decode:
-        return cpu::attention_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], c.src[1].ne[1], nth);
+      case Op::matmul: {
+        const MatmulOp& a = c.get<MatmulOp>();
+        if (a.f32_activations) return cpu::matmul_f32_workspace_bytes(a.x.ne[0], nth);
+        return cpu::matmul_workspace_bytes(a.w.type, a.x.ne[0], a.x.n_rows());
+      }
+      case Op::attention_prefill: {
+        const AttentionPrefillOp& a = c.get<AttentionPrefillOp>();
+        return cpu::attention_workspace_bytes(a.q.ne[0], a.q.ne[1], a.k.ne[1], nth);
+      }
+      case Op::attention_decode: {
+        const AttentionDecodeOp& a = c.get<AttentionDecodeOp>();
+        return cpu::attention_workspace_bytes(a.q.ne[0], a.q.ne[1], a.k.ne[1], nth);
+      }
       case Op::window_scores: {
         // The window is at most q's rows (the kernel clamps it), the bound a sizing call
-        // that leaves i0 unset gets.
-        const int64_t rows = c.src[0].ne[2];
-        const int64_t w = c.i[0] > 0 && c.i[0] < rows ? c.i[0] : rows;
-        return cpu::window_scores_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], static_cast<int32_t>(w), nth);
+        // that leaves the window unset gets.
+        const WindowScoresOp& a = c.get<WindowScoresOp>();
+        const int64_t rows = a.q.ne[2];
+        const int64_t w = a.window > 0 && a.window < rows ? a.window : rows;
+        return cpu::window_scores_workspace_bytes(a.q.ne[0], a.q.ne[1], static_cast<int32_t>(w), nth);
       }
       case Op::topk:
-        return cpu::topk_workspace_bytes(c.src[0].ne[0], nth);
-      case Op::block_scores:
-        return cpu::block_scores_workspace_bytes(c.src[0].ne[0], c.src[0].ne[1], nth);
+        return cpu::topk_workspace_bytes(c.get<TopkOp>().scores.ne[0], nth);
+      case Op::block_scores: {
+        const BlockScoresOp& a = c.get<BlockScoresOp>();
+        return cpu::block_scores_workspace_bytes(a.q.ne[0], a.q.ne[1], nth);
+      }
       default:
         return 0;
     }
   }
   void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
 
-  Status launch(const OpCall& call) override {
-    if (call.op >= Op::count) return error(WT_ERR_INVALID_ARGUMENT, "cpu: unknown op");
+  bool supports(Op op, const char** reason) const override {
+    if (reason) *reason = "";
+    return op < Op::count;
+  }
+
+ protected:
+  Status enqueue(const OpCall& call) override {
     if (fault::should_fail(fault::Site::launch))
       return error(WT_ERR_BACKEND, std::string("cpu: launch of ") + op_name(call.op) + " failed (injected fault)");
     const size_t need = workspace_bytes(call);
@@ -218,11 +248,6 @@ class CpuBackend final : public Backend {
     Launch l{&call, static_cast<char*>(workspace_.host) + workspace_.offset};
     pool_.run(&job_trampoline, &l);
     return Status::ok();
-  }
-
-  bool supports(Op op, const char** reason) const override {
-    if (reason) *reason = "";
-    return op < Op::count;
   }
 
  private:

@@ -35,10 +35,12 @@ class CudaBackend final : public Backend {
   bool stream_times(StreamTimes* out) override;
   size_t workspace_bytes(const OpCall& call) const override;   // dispatch.cpp
   void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
-  Status launch(const OpCall& call) override;                  // dispatch.cpp
   bool supports(Op op, const char** reason) const override;    // dispatch.cpp
 
   const CudaCaps& cuda_caps() const { return dev_; }
+
+ protected:
+  Status enqueue(const OpCall& call) override;                 // dispatch.cpp
 
  private:
   // Makes this backend's device current on the calling thread (contexts of one model may

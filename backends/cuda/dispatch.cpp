@@ -1,12 +1,14 @@
-// Backend::launch for CUDA: each op of kernels/ops.def maps to its kernel pair
-// kernels/cuda/<op>.{cu,cuh} (a launch function and a workspace function) — or to a reason
-// why the op is not implemented here. Nothing is allocated.
+// Backend::enqueue for CUDA (Backend::launch has run validate_op): each op of
+// kernels/ops.def maps to its kernel pair kernels/cuda/<op>.{cu,cuh} (a launch function and
+// a workspace function) — or to a reason why the op is not implemented here. Nothing is
+// allocated.
 //
-// Host arrays of a call are made device-visible first (kernels/cuda/launch.cuh): the ids a
-// call passes are copied into the pinned mapped ring and the kernel gets a copy of the
-// OpCall whose ids point there; ops with a host result (argmax, topk) get a ring slot as
-// out_i, and launch synchronizes the compute stream and copies the slot to the caller's
-// out_i before it returns. Every other launch returns without waiting.
+// Host arrays of a call are made device-visible first (kernels/cuda/launch.cuh): the input
+// array a call passes (op_host_arrays: ids, positions, skip rows, key rows) is copied into
+// the pinned mapped ring and the kernel gets a copy of the OpCall whose array points there;
+// ops with a host result (argmax, topk) get a ring slot as their `out`, and enqueue
+// synchronizes the compute stream and copies the slot to the caller's `out` before it
+// returns. Every other launch returns without waiting.
 #include <cstring>
 #include <string>
 
@@ -63,46 +65,29 @@ constexpr OpEntry entry_kv_similarity{&kv_similarity, &kv_similarity_workspace_b
 constexpr OpEntry entry_argmax{&argmax, &argmax_workspace_bytes, nullptr};
 
 constexpr OpEntry kOps[] = {
-#define WT_OP(name) entry_##name,
+#define WT_OP(name, Args) entry_##name,
 #include "kernels/ops.def"
 #undef WT_OP
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::count),
               "every op in ops.def needs a CUDA entry: a kernel or a reason");
 
-// How many ids an op reads (ops.def): embed one per dst row, rope one position per row of
-// x, the others n_ids. Negative: a malformed call.
-int64_t ids_count(const OpCall& c) {
-  switch (c.op) {
-    case Op::embed: return c.dst.ne[1];
-    case Op::rope: return c.src[0].ne[2];
-    default: return c.n_ids;
-  }
-}
-
-// How many ints an op with a host result writes to out_i: argmax one, topk i0 per row.
-int64_t out_count(const OpCall& c) {
-  switch (c.op) {
-    case Op::argmax: return 1;
-    case Op::topk: return c.i[0] > 0 ? c.src[0].n_rows() * c.i[0] : 0;
-    default: return 0;
-  }
-}
-
 size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
-Status CudaBackend::launch(const OpCall& call) {
-  if (call.op >= Op::count) return error(WT_ERR_INVALID_ARGUMENT, "cuda: unknown op");
+Status CudaBackend::enqueue(const OpCall& call) {
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   const char* name = op_name(call.op);
   if (!e.launch) return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + name + ": " + e.reason);
   WT_TRY(bind_thread());
 
   OpCall c = call;
-  const int64_t n_ids = call.ids ? ids_count(call) : 0;
-  const int64_t n_out = call.out_i ? out_count(call) : 0;
+  const OpHostArrays h = op_host_arrays(c);  // pointers into c
+  const int32_t* ids = h.in ? *h.in : nullptr;
+  int32_t* out = h.out ? *h.out : nullptr;
+  const int64_t n_ids = ids ? h.n_in : 0;
+  const int64_t n_out = out ? h.n_out : 0;
   if (n_ids < 0 || n_out < 0) return error(WT_ERR_INVALID_ARGUMENT, std::string("cuda: ") + name + ": negative count");
   // Given ids stay given even when there are none: an empty key set is not "no ids"
   // (attention_decode then outputs 0, block_scores scores no block, as on the CPU).
@@ -110,24 +95,24 @@ Status CudaBackend::launch(const OpCall& call) {
   const size_t ids_bytes = sizeof(int32_t) * static_cast<size_t>(n_ids);
   const size_t out_bytes = sizeof(int32_t) * static_cast<size_t>(n_out);
   size_t slot = 0;
-  if (c.ids || call.out_i) {
-    WT_TRY(ring_reserve(align_up(ids_bytes, 256) + (call.out_i ? out_bytes : 0), &slot));
-    if (c.ids) {
-      std::memcpy(ring_host() + slot, call.ids, ids_bytes);
-      c.ids = reinterpret_cast<const int32_t*>(ring_device() + slot);
+  if (ids || out) {
+    WT_TRY(ring_reserve(align_up(ids_bytes, 256) + (out ? out_bytes : 0), &slot));
+    if (ids) {
+      std::memcpy(ring_host() + slot, ids, ids_bytes);
+      *h.in = reinterpret_cast<const int32_t*>(ring_device() + slot);
     }
-    if (call.out_i) c.out_i = reinterpret_cast<int32_t*>(ring_device() + slot + align_up(ids_bytes, 256));
+    if (out) *h.out = reinterpret_cast<int32_t*>(ring_device() + slot + align_up(ids_bytes, 256));
   }
 
   Launch l;
   WT_TRY(launch_args(e.workspace(c), name, &l));
   WT_TRY(e.launch(c, l));
 
-  if (call.out_i) {
+  if (out) {
     // A host result: wait for it, then hand it over (the ring is free again after the wait).
     WT_TRY(streams_[0].synchronize());
     ring_head_ = 0;
-    if (out_bytes) std::memcpy(call.out_i, ring_host() + slot + align_up(ids_bytes, 256), out_bytes);
+    if (out_bytes) std::memcpy(out, ring_host() + slot + align_up(ids_bytes, 256), out_bytes);
   }
   return Status::ok();
 }
@@ -143,7 +128,7 @@ bool CudaBackend::supports(Op op, const char** reason) const {
 }
 
 size_t CudaBackend::workspace_bytes(const OpCall& call) const {
-  if (call.op >= Op::count) return 0;
+  if (!call.holds_op_args()) return 0;  // not validated: only shapes are read
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   return e.workspace ? e.workspace(call) : 0;
 }

@@ -1,4 +1,4 @@
-// Backend::launch for Vulkan: each op of kernels/ops.def maps to an encoder (ops_*.cpp)
+// Backend::enqueue for Vulkan (launch() has run validate_op): each op of kernels/ops.def maps to an encoder (ops_*.cpp)
 // that binds its tensors (by mapped pointer, alloc_table.h), uploads host-side arrays (ids,
 // positions) to the ring, fills the push constants and records its dispatches — or to a
 // reason why the op is not implemented here yet. Nothing is allocated.
@@ -40,7 +40,7 @@ constexpr OpEntry entry_kv_similarity{&encode_kv_similarity, nullptr};
 constexpr OpEntry entry_argmax{&encode_argmax, nullptr};
 
 constexpr OpEntry kOps[] = {
-#define WT_OP(name) entry_##name,
+#define WT_OP(name, Args) entry_##name,
 #include "kernels/ops.def"
 #undef WT_OP
 };
@@ -49,8 +49,7 @@ static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::count),
 
 }  // namespace
 
-Status VulkanBackend::launch(const OpCall& call) {
-  if (call.op >= Op::count) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: unknown op");
+Status VulkanBackend::enqueue(const OpCall& call) {
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   if (!e.encode) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op_name(call.op) + ": " + e.reason);
   return e.encode(*this, call);

@@ -19,14 +19,9 @@ inline uint32_t unit_of(DType t) {
 }
 inline uint32_t stride(const Tensor& t, int i, uint32_t unit) { return static_cast<uint32_t>(t.nb[i] / unit); }
 
-inline Status f32_only(const Tensor& t, const char* what) {
-  if (t.type != DType::f32) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + what + " must be f32");
-  return Status::ok();
-}
-
-// An f32 tensor bound to a slot (the usual case), or why not.
+// An f32 tensor bound to a slot (the usual case), or why not. validate_op has checked that
+// the op's f32 tensors are f32.
 inline Status bind_f32(const VulkanBackend& b, const Tensor& t, const char* what, Bound* out) {
-  WT_TRY(f32_only(t, what));
   return b.bind_tensor(t, 4, what, out);
 }
 
@@ -55,6 +50,7 @@ inline Status record_elementwise(VulkanBackend& b, Kernel k, const Bound (&bind)
   return b.record(k, b.wg_size(), bind, p, gx, gy);
 }
 
+// Each encoder reads its op's argument struct (c.get<XxxOp>()); the call passed validate_op.
 using EncodeFn = Status (*)(VulkanBackend&, const OpCall&);
 
 // ops_dense.cpp

@@ -10,41 +10,44 @@ namespace {
 
 constexpr uint32_t kAttnWg = 64;  // attention.comp / block_scores.comp size their shared arrays for 64
 
-Status check_heads(const Tensor& q, const Tensor& k, const char* op) {
-  if (q.ne[0] > 4 * kAttnWg || q.ne[0] != k.ne[0])
-    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + ": head_dim must match and be <= 256");
-  if (k.ne[1] <= 0 || q.ne[1] % k.ne[1] != 0)
-    return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + op + ": n_head must be a multiple of n_head_kv");
+// What this backend's kernels cannot do; validate_op has checked that q and k agree in
+// head_dim and that n_head is a multiple of n_head_kv.
+Status check_heads(const Tensor& q, const char* op) {
+  if (q.ne[0] > 4 * kAttnWg) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + ": head_dim must be <= 256");
   return Status::ok();
 }
 
-Status encode_attention(VulkanBackend& b, const OpCall& c, bool decode) {
+// Both attention ops: ids are the prefill's per-row skip flags or the decode's key rows.
+template <typename Attention>
+Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const int32_t* ids, int64_t n_ids) {
   const char* op = decode ? "attention_decode" : "attention_prefill";
-  WT_TRY(check_heads(c.src[0], c.src[1], op));
-  const bool with_ids = c.ids != nullptr && c.n_ids > 0;
+  WT_TRY(check_heads(a.q, op));
+  // A given list holds even when it is empty: decode over no keys gives 0, as ops.h says
+  // (and as the CPU does), never the rows 0..pos0.
+  const bool with_ids = ids != nullptr;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "attention dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "attention q", &bind[b_src0]));
-  WT_TRY(bind_f32(b, c.src[1], "attention k", &bind[b_src1]));
-  WT_TRY(bind_f32(b, c.src[2], "attention v", &bind[b_src2]));
-  if (with_ids) WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(c.n_ids), &bind[b_aux]));
+  WT_TRY(bind_f32(b, a.dst, "attention dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.q, "attention q", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.k, "attention k", &bind[b_src1]));
+  WT_TRY(bind_f32(b, a.v, "attention v", &bind[b_src2]));
+  if (with_ids && n_ids > 0) WT_TRY(b.upload(ids, sizeof(int32_t) * static_cast<size_t>(n_ids), &bind[b_aux]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
-  p.ne[2] = static_cast<uint32_t>(decode ? 1 : c.src[0].ne[2]);
-  p.ne[3] = static_cast<uint32_t>(c.src[1].ne[1]);
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[1] = stride(c.dst, 2, 4);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.nb[3] = stride(c.src[0], 2, 4);
-  p.nb[4] = stride(c.src[1], 1, 4);
-  p.nb[5] = stride(c.src[1], 2, 4);
-  p.nb[6] = stride(c.src[2], 1, 4);
-  p.nb[7] = stride(c.src[2], 2, 4);
-  p.i[0] = c.i[0];
-  p.f[0] = c.f[0];
-  p.n_ids = with_ids ? static_cast<uint32_t>(c.n_ids) : 0;
+  p.ne[0] = static_cast<uint32_t>(a.q.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.q.ne[1]);
+  p.ne[2] = static_cast<uint32_t>(decode ? 1 : a.q.ne[2]);
+  p.ne[3] = static_cast<uint32_t>(a.k.ne[1]);
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[1] = stride(a.dst, 2, 4);
+  p.nb[2] = stride(a.q, 1, 4);
+  p.nb[3] = stride(a.q, 2, 4);
+  p.nb[4] = stride(a.k, 1, 4);
+  p.nb[5] = stride(a.k, 2, 4);
+  p.nb[6] = stride(a.v, 1, 4);
+  p.nb[7] = stride(a.v, 2, 4);
+  p.i[0] = a.pos0;
+  p.f[0] = a.scale;
+  p.n_ids = with_ids ? static_cast<uint32_t>(n_ids) : 0;
   p.flags = with_ids ? 1u : 0u;
   uint32_t gx, gy;
   grid(static_cast<uint64_t>(p.ne[1]) * p.ne[2], &gx, &gy);
@@ -53,39 +56,46 @@ Status encode_attention(VulkanBackend& b, const OpCall& c, bool decode) {
 
 }  // namespace
 
-Status encode_attention_prefill(VulkanBackend& b, const OpCall& c) { return encode_attention(b, c, false); }
-Status encode_attention_decode(VulkanBackend& b, const OpCall& c) { return encode_attention(b, c, true); }
+Status encode_attention_prefill(VulkanBackend& b, const OpCall& c) {
+  const AttentionPrefillOp& a = c.get<AttentionPrefillOp>();
+  return encode_attention(b, a, false, a.skip_rows, a.q.ne[2]);
+}
+Status encode_attention_decode(VulkanBackend& b, const OpCall& c) {
+  const AttentionDecodeOp& a = c.get<AttentionDecodeOp>();
+  return encode_attention(b, a, true, a.key_rows, a.n_key_rows);
+}
 
 Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(check_heads(c.src[0], c.src[1], "window_scores"));
-  const int64_t n = c.src[0].ne[2], n_keys = c.src[1].ne[2];
-  const int64_t w = c.i[0] < n ? (c.i[0] > 0 ? c.i[0] : 0) : n;
-  const int64_t n_cols = c.dst.ne[0] < n_keys ? c.dst.ne[0] : n_keys;
-  const bool softmax = (c.i[1] & 1) != 0;
+  const WindowScoresOp& a = c.get<WindowScoresOp>();
+  WT_TRY(check_heads(a.q, "window_scores"));
+  const int64_t n = a.q.ne[2], n_keys = a.k.ne[2];
+  const int64_t w = a.window < n ? (a.window > 0 ? a.window : 0) : n;
+  const int64_t n_cols = a.dst.ne[0] < n_keys ? a.dst.ne[0] : n_keys;
+  const bool softmax = a.softmax;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "window_scores dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "window_scores q", &bind[b_src0]));
-  WT_TRY(bind_f32(b, c.src[1], "window_scores k", &bind[b_src1]));
-  const size_t stats_bytes = sizeof(float) * 2 * static_cast<size_t>(c.src[0].ne[1] * (w > 0 ? w : 1));
+  WT_TRY(bind_f32(b, a.dst, "window_scores dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.q, "window_scores q", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.k, "window_scores k", &bind[b_src1]));
+  const size_t stats_bytes = sizeof(float) * 2 * static_cast<size_t>(a.q.ne[1] * (w > 0 ? w : 1));
   if (softmax) WT_TRY(b.bind_workspace(stats_bytes, "window_scores", &bind[b_aux]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
+  p.ne[0] = static_cast<uint32_t>(a.q.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.q.ne[1]);
   p.ne[2] = static_cast<uint32_t>(n);
-  p.ne[3] = static_cast<uint32_t>(c.src[1].ne[1]);
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[1] = stride(c.dst, 2, 4);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.nb[3] = stride(c.src[0], 2, 4);
-  p.nb[4] = stride(c.src[1], 1, 4);
-  p.nb[5] = stride(c.src[1], 2, 4);
+  p.ne[3] = static_cast<uint32_t>(a.k.ne[1]);
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[1] = stride(a.dst, 2, 4);
+  p.nb[2] = stride(a.q, 1, 4);
+  p.nb[3] = stride(a.q, 2, 4);
+  p.nb[4] = stride(a.k, 1, 4);
+  p.nb[5] = stride(a.k, 2, 4);
   p.i[0] = static_cast<int32_t>(w);
   p.i[1] = static_cast<int32_t>(n_cols);
-  p.i[2] = c.i[2] > 0 ? c.i[2] : static_cast<int32_t>(n_keys);
+  p.i[2] = a.n_visible > 0 ? a.n_visible : static_cast<int32_t>(n_keys);
   p.i[3] = static_cast<int32_t>(n_keys);
-  p.f[0] = c.f[0];
-  p.flags = static_cast<uint32_t>(c.i[1] & 3);
+  p.f[0] = a.scale;
+  p.flags = (a.softmax ? 1u : 0u) | (a.per_query ? 2u : 0u);
   uint32_t gx, gy;
   if (softmax && w > 0) {
     grid(static_cast<uint64_t>(p.ne[1]) * static_cast<uint64_t>(w), &gx, &gy);
@@ -95,35 +105,36 @@ Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
-  WT_TRY(check_heads(c.src[0], c.src[1], "block_scores"));
-  const int64_t n = c.src[0].ne[2];
-  const int64_t n_keys = c.ids ? c.n_ids : c.src[1].ne[2];
-  const int64_t n_last = c.i[2] > 0 && c.i[2] <= n ? c.i[2] : n;
-  const int64_t block = c.i[0] > 0 ? c.i[0] : 1, unit = c.i[1] > 0 ? c.i[1] : 1;
+  const BlockScoresOp& a = c.get<BlockScoresOp>();
+  WT_TRY(check_heads(a.q, "block_scores"));
+  const int64_t n = a.q.ne[2];
+  const int64_t n_keys = a.key_ids ? a.n_keys : a.k.ne[2];
+  const int64_t n_last = a.query_rows > 0 && a.query_rows <= n ? a.query_rows : n;
+  const int64_t block = a.block > 0 ? a.block : 1, unit = a.unit > 0 ? a.unit : 1;
+  const bool with_ids = a.key_ids && a.n_keys > 0;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "block_scores dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "block_scores q", &bind[b_src0]));
-  WT_TRY(bind_f32(b, c.src[1], "block_scores k", &bind[b_src1]));
-  WT_TRY(b.bind_workspace(sizeof(float) * static_cast<size_t>(c.src[0].ne[0] * c.src[0].ne[1]), "block_scores",
-                          &bind[b_src2]));
-  if (c.ids && c.n_ids > 0) WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(c.n_ids), &bind[b_aux]));
+  WT_TRY(bind_f32(b, a.dst, "block_scores dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.q, "block_scores q", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.k, "block_scores k", &bind[b_src1]));
+  WT_TRY(b.bind_workspace(sizeof(float) * static_cast<size_t>(a.q.ne[0] * a.q.ne[1]), "block_scores", &bind[b_src2]));
+  if (with_ids) WT_TRY(b.upload(a.key_ids, sizeof(int32_t) * static_cast<size_t>(a.n_keys), &bind[b_aux]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  p.ne[1] = static_cast<uint32_t>(c.src[0].ne[1]);
+  p.ne[0] = static_cast<uint32_t>(a.q.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.q.ne[1]);
   p.ne[2] = static_cast<uint32_t>(n_keys);
-  p.ne[3] = static_cast<uint32_t>(c.src[1].ne[1]);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.nb[3] = stride(c.src[0], 2, 4);
-  p.nb[4] = stride(c.src[1], 1, 4);
-  p.nb[5] = stride(c.src[1], 2, 4);
+  p.ne[3] = static_cast<uint32_t>(a.k.ne[1]);
+  p.nb[2] = stride(a.q, 1, 4);
+  p.nb[3] = stride(a.q, 2, 4);
+  p.nb[4] = stride(a.k, 1, 4);
+  p.nb[5] = stride(a.k, 2, 4);
   p.i[0] = static_cast<int32_t>(block);
   p.i[1] = static_cast<int32_t>(unit);
   p.i[2] = static_cast<int32_t>(n_last);
   p.i[3] = static_cast<int32_t>(n);
   p.f[0] = 1.0f / static_cast<float>(n_last);
-  p.f[1] = 1.0f / static_cast<float>(c.src[0].ne[1]);
-  p.flags = c.ids && c.n_ids > 0 ? 1u : 0u;
+  p.f[1] = 1.0f / static_cast<float>(a.q.ne[1]);
+  p.flags = with_ids ? 1u : 0u;
   WT_TRY(record_elementwise(b, Kernel::block_scores_qbar, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]));
   uint32_t gx, gy;
   grid(static_cast<uint64_t>((n_keys + block - 1) / block), &gx, &gy);

@@ -26,117 +26,118 @@ Status weight_variant(const VulkanBackend& b, DType t, Kernel f32, const char* o
 }  // namespace
 
 Status encode_add(VulkanBackend& b, const OpCall& c) {
+  const AddOp& a = c.get<AddOp>();
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "add dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "add src0", &bind[b_src0]));
-  WT_TRY(bind_f32(b, c.src[1], "add src1", &bind[b_src1]));
+  WT_TRY(bind_f32(b, a.dst, "add dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.a, "add src0", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.b, "add src1", &bind[b_src1]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.nb[4] = stride(c.src[1], 1, 4);
-  p.flags = c.src[1].n_rows() == 1 ? 1u : 0u;
+  p.ne[0] = static_cast<uint32_t>(a.a.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.a.n_rows());
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[2] = stride(a.a, 1, 4);
+  p.nb[4] = stride(a.b, 1, 4);
+  p.flags = a.b.n_rows() == 1 ? 1u : 0u;
   return record_elementwise(b, Kernel::add, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
 Status encode_rmsnorm(VulkanBackend& b, const OpCall& c) {
+  const RmsnormOp& a = c.get<RmsnormOp>();
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "rmsnorm dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "rmsnorm x", &bind[b_src0]));
-  WT_TRY(bind_f32(b, c.src[1], "rmsnorm weight", &bind[b_src1]));
+  WT_TRY(bind_f32(b, a.dst, "rmsnorm dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.x, "rmsnorm x", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.weight, "rmsnorm weight", &bind[b_src1]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.f[0] = c.f[0];
+  p.ne[0] = static_cast<uint32_t>(a.x.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.x.n_rows());
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[2] = stride(a.x, 1, 4);
+  p.f[0] = a.eps;
   uint32_t gx, gy;
   grid(p.ne[1], &gx, &gy);
   return b.record(Kernel::rmsnorm, b.wg_size(), bind, p, gx, gy);
 }
 
 Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
+  const SwigluOp& a = c.get<SwigluOp>();
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "swiglu dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "swiglu gate", &bind[b_src0]));
-  WT_TRY(bind_f32(b, c.src[1], "swiglu up", &bind[b_src1]));
+  WT_TRY(bind_f32(b, a.dst, "swiglu dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.gate, "swiglu gate", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.up, "swiglu up", &bind[b_src1]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.nb[4] = stride(c.src[1], 1, 4);
+  p.ne[0] = static_cast<uint32_t>(a.gate.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.gate.n_rows());
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[2] = stride(a.gate, 1, 4);
+  p.nb[4] = stride(a.up, 1, 4);
   return record_elementwise(b, Kernel::swiglu, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
 Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
-  const bool f16 = c.dst.type == DType::f16;
-  if (!f16 && c.dst.type != DType::f32)
-    return error(WT_ERR_UNSUPPORTED, "vulkan: copy_rows writes f32 or f16 rows only");
+  const CopyRowsOp& a = c.get<CopyRowsOp>();
+  const bool f16 = a.dst.type == DType::f16;  // else f32 (validate_op)
   if (f16 && !b.vk_caps().storage_16bit)
     return error(WT_ERR_UNSUPPORTED, "vulkan: copy_rows to f16 needs storageBuffer16BitAccess, which this device lacks");
-  if (c.i[0] < 0 || c.i[0] + c.src[0].n_rows() > c.dst.n_rows())
-    return error(WT_ERR_INVALID_ARGUMENT, "vulkan: copy_rows past the end of dst");
   const uint32_t du = f16 ? 2 : 4;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(c.dst, du, "copy_rows dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "copy_rows src", &bind[b_src0]));
+  WT_TRY(b.bind_tensor(a.dst, du, "copy_rows dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.src, "copy_rows src", &bind[b_src0]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
-  p.ne[1] = static_cast<uint32_t>(c.src[0].n_rows());
-  p.nb[0] = stride(c.dst, 1, du);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.i[0] = c.i[0];
+  p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.src.n_rows());
+  p.nb[0] = stride(a.dst, 1, du);
+  p.nb[2] = stride(a.src, 1, 4);
+  p.i[0] = a.row0;
   return record_elementwise(b, f16 ? Kernel::copy_rows_f16 : Kernel::copy_rows_f32, bind, p,
                             static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
 Status encode_embed(VulkanBackend& b, const OpCall& c) {
+  const EmbedOp& a = c.get<EmbedOp>();
   Kernel k;
-  WT_TRY(weight_variant(b, c.src[0].type, Kernel::embed_f32, "embed", &k));
-  const int64_t n = c.dst.ne[1];
-  if (!c.ids || n < 0) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: embed needs ids");
-  const uint32_t wu = unit_of(c.src[0].type);
+  WT_TRY(weight_variant(b, a.table.type, Kernel::embed_f32, "embed", &k));
+  const int64_t n = a.dst.ne[1];
+  const uint32_t wu = unit_of(a.table.type);
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "embed dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(c.src[0], wu, "embed table", &bind[b_src0]));
-  WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(n), &bind[b_aux]));
+  WT_TRY(bind_f32(b, a.dst, "embed dst", &bind[b_dst]));
+  WT_TRY(b.bind_tensor(a.table, wu, "embed table", &bind[b_src0]));
+  WT_TRY(b.upload(a.ids, sizeof(int32_t) * static_cast<size_t>(n), &bind[b_aux]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.dst.ne[0]);
+  p.ne[0] = static_cast<uint32_t>(a.dst.ne[0]);
   p.ne[1] = static_cast<uint32_t>(n);
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[2] = stride(c.src[0], 1, wu);
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[2] = stride(a.table, 1, wu);
   return record_elementwise(b, k, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
 Status encode_matmul(VulkanBackend& b, const OpCall& c) {
-  // Activations stay f32 whatever i0 asks: the product is the CPU's matmul_f32 (weights
-  // dequantized, f32 sums); int8 activation quantization is a CPU speed path.
-  const uint32_t k_dim = static_cast<uint32_t>(c.src[1].ne[0]);
+  const MatmulOp& a = c.get<MatmulOp>();
+  // Activations stay f32 whatever f32_activations asks: the product is the CPU's matmul_f32
+  // (weights dequantized, f32 sums); int8 activation quantization is a CPU speed path.
+  const uint32_t k_dim = static_cast<uint32_t>(a.w.ne[0]);
   const bool sg = b.subgroup_arith() && k_dim % 8 == 0;
   Kernel k;
-  WT_TRY(weight_variant(b, c.src[1].type, sg ? Kernel::matmul_sg_f32 : Kernel::matmul_f32, "matmul", &k));
-  const uint32_t wu = unit_of(c.src[1].type);
+  WT_TRY(weight_variant(b, a.w.type, sg ? Kernel::matmul_sg_f32 : Kernel::matmul_f32, "matmul", &k));
+  const uint32_t wu = unit_of(a.w.type);
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "matmul dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "matmul x", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(c.src[1], wu, "matmul weights", &bind[b_src1]));
+  WT_TRY(bind_f32(b, a.dst, "matmul dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.x, "matmul x", &bind[b_src0]));
+  WT_TRY(b.bind_tensor(a.w, wu, "matmul weights", &bind[b_src1]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[1].ne[0]);  // k
-  p.ne[1] = static_cast<uint32_t>(c.src[1].ne[1]);  // n_out
-  p.ne[2] = static_cast<uint32_t>(c.src[0].n_rows());
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.nb[4] = stride(c.src[1], 1, wu);
+  p.ne[0] = static_cast<uint32_t>(a.w.ne[0]);  // k
+  p.ne[1] = static_cast<uint32_t>(a.w.ne[1]);  // n_out
+  p.ne[2] = static_cast<uint32_t>(a.x.n_rows());
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[2] = stride(a.x, 1, 4);
+  p.nb[4] = stride(a.w, 1, wu);
   size_t block_bytes = 0;  // of a 32-weight block; every block starts on a word: plain loads
-  if (wu == 1 && dtype_row_bytes(c.src[1].type, 32, &block_bytes) && block_bytes % 4 == 0 &&
+  if (wu == 1 && dtype_row_bytes(a.w.type, 32, &block_bytes) && block_bytes % 4 == 0 &&
       bind[b_src1].first % 4 == 0 && p.nb[4] % 4 == 0)
     p.flags = 1u;
   constexpr uint64_t kRowsPerGroup = 4;  // matmul.comp kRows
@@ -159,20 +160,18 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
 }
 
 Status encode_rope(VulkanBackend& b, const OpCall& c) {
-  const Tensor& x = c.src[0];
-  const int32_t n_rot = c.i[0];
-  if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > x.ne[0] || n_rot > 512)
-    return error(WT_ERR_INVALID_ARGUMENT, "vulkan: rope n_rot must be even, > 0, <= head_dim and <= 512");
-  if (!c.ids) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: rope needs positions (ids)");
+  const RopeOp& a = c.get<RopeOp>();
+  const Tensor& x = a.x;
+  const int32_t n_rot = a.n_rot;  // even, in (0, min(head_dim, 512)] (validate_op)
   const int32_t half = n_rot / 2;
   const bool f64 = b.vk_caps().float64;
   // Frequencies exactly as the CPU computes them (double pow, then the divisor), once per
   // launch into the ring; divisors are read through their mapped (host) pointer.
-  const float* div = c.src[1].empty() ? nullptr : static_cast<const float*>(c.src[1].data);
+  const float* div = a.freq_divisors.empty() ? nullptr : static_cast<const float*>(a.freq_divisors.data);
   double freq_d[256];
   float freq_f[256];
   for (int32_t i = 0; i < half; ++i) {
-    double f = std::pow(static_cast<double>(c.f[0]), -2.0 * i / n_rot);
+    double f = std::pow(static_cast<double>(a.theta_base), -2.0 * i / n_rot);
     if (div) f /= div[i];
     freq_d[i] = f;
     freq_f[i] = static_cast<float>(f);
@@ -185,7 +184,7 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   } else {
     WT_TRY(b.upload(freq_f, sizeof(float) * half, &bind[b_src2]));
   }
-  WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(x.ne[2]), &bind[b_aux]));
+  WT_TRY(b.upload(a.positions, sizeof(int32_t) * static_cast<size_t>(x.ne[2]), &bind[b_aux]));
   Push p;
   p.ne[0] = static_cast<uint32_t>(x.ne[0]);
   p.ne[1] = static_cast<uint32_t>(x.ne[1]);
@@ -193,46 +192,46 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   p.nb[0] = stride(x, 1, 4);
   p.nb[1] = stride(x, 2, 4);
   p.i[0] = n_rot;
-  p.i[1] = c.i[1];
-  // The CPU multiplies the position by f1 (linear scaling); the engine sets it to 1 when unscaled.
-  p.f[1] = c.f[1];
+  p.i[1] = a.neox ? 1 : 0;
+  // The CPU multiplies the position by position_scale (linear scaling; 1 when unscaled).
+  p.f[1] = a.position_scale;
   return record_elementwise(b, f64 ? Kernel::rope_f64 : Kernel::rope, bind, p,
                             static_cast<uint64_t>(half) * p.ne[1] * p.ne[2]);
 }
 
 Status encode_argmax(VulkanBackend& b, const OpCall& c) {
-  if (!c.out_i) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: argmax needs out_i");
+  const ArgmaxOp& a = c.get<ArgmaxOp>();
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.src[0], "argmax x", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.x, "argmax x", &bind[b_src0]));
   void* host = nullptr;
   WT_TRY(b.readback_slot(sizeof(int32_t), &bind[b_aux], &host));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
+  p.ne[0] = static_cast<uint32_t>(a.x.ne[0]);
   WT_TRY(b.record(Kernel::argmax, b.wg_size(), bind, p, 1));
   WT_TRY(b.finish_host_result());
-  *c.out_i = *static_cast<const int32_t*>(host);
+  *a.out = *static_cast<const int32_t*>(host);
   return Status::ok();
 }
 
 Status encode_gather_rows(VulkanBackend& b, const OpCall& c) {
-  const bool src3 = c.src[0].n_dims >= 3, dst3 = c.dst.n_dims >= 3, per_head = c.i[0] == 1;
-  const int64_t heads = src3 ? c.src[0].ne[1] : 1;
-  const int64_t n_sel = per_head ? c.n_ids / heads : c.n_ids;
-  if (!c.ids || c.n_ids < 0) return error(WT_ERR_INVALID_ARGUMENT, "vulkan: gather_rows needs ids");
+  const GatherRowsOp& a = c.get<GatherRowsOp>();
+  const bool src3 = a.src.n_dims >= 3, dst3 = a.dst.n_dims >= 3, per_head = a.per_head;
+  const int64_t heads = src3 ? a.src.ne[1] : 1;
+  const int64_t n_sel = per_head ? a.n_ids / heads : a.n_ids;
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, c.dst, "gather_rows dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, c.src[0], "gather_rows src", &bind[b_src0]));
-  WT_TRY(b.upload(c.ids, sizeof(int32_t) * static_cast<size_t>(c.n_ids), &bind[b_aux]));
+  WT_TRY(bind_f32(b, a.dst, "gather_rows dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.src, "gather_rows src", &bind[b_src0]));
+  WT_TRY(b.upload(a.ids, sizeof(int32_t) * static_cast<size_t>(a.n_ids), &bind[b_aux]));
   Push p;
-  p.ne[0] = static_cast<uint32_t>(c.src[0].ne[0]);
+  p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
   p.ne[1] = static_cast<uint32_t>(heads);
   p.ne[2] = static_cast<uint32_t>(n_sel);
-  p.nb[0] = stride(c.dst, 1, 4);
-  p.nb[1] = stride(c.dst, 2, 4);
-  p.nb[2] = stride(c.src[0], 1, 4);
-  p.nb[3] = stride(c.src[0], 2, 4);
+  p.nb[0] = stride(a.dst, 1, 4);
+  p.nb[1] = stride(a.dst, 2, 4);
+  p.nb[2] = stride(a.src, 1, 4);
+  p.nb[3] = stride(a.src, 2, 4);
   p.flags = (src3 ? 1u : 0u) | (dst3 ? 2u : 0u) | (per_head ? 4u : 0u);
   return record_elementwise(b, Kernel::gather_rows, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1] * p.ne[2]);
 }

@@ -151,13 +151,16 @@ size_t VulkanBackend::workspace_bytes(const OpCall& c) const {
   switch (c.op) {
     case Op::window_scores: {
       // Running max and sum per (head, window query); the window is at most q's rows, the
-      // bound a sizing call that leaves i0 unset gets (as on the CPU).
-      const int64_t rows = c.src[0].ne[2];
-      const int64_t w = c.i[0] > 0 && c.i[0] < rows ? c.i[0] : rows;
-      return sizeof(float) * 2 * static_cast<size_t>(c.src[0].ne[1] * w);
+      // bound a sizing call that leaves the window unset gets (as on the CPU).
+      const WindowScoresOp& a = c.get<WindowScoresOp>();
+      const int64_t rows = a.q.ne[2];
+      const int64_t w = a.window > 0 && a.window < rows ? a.window : rows;
+      return sizeof(float) * 2 * static_cast<size_t>(a.q.ne[1] * w);
     }
-    case Op::block_scores:
-      return sizeof(float) * static_cast<size_t>(c.src[0].ne[0] * c.src[0].ne[1]);  // qbar [n_head][hd]
+    case Op::block_scores: {
+      const BlockScoresOp& a = c.get<BlockScoresOp>();
+      return sizeof(float) * static_cast<size_t>(a.q.ne[0] * a.q.ne[1]);  // qbar [n_head][hd]
+    }
     default:
       return 0;
   }

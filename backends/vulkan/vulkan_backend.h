@@ -40,7 +40,6 @@ class VulkanBackend final : public Backend {
   bool stream_times(StreamTimes* out) override;
   size_t workspace_bytes(const OpCall& call) const override;
   void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
-  Status launch(const OpCall& call) override;           // dispatch.cpp
   bool supports(Op op, const char** reason) const override;  // dispatch.cpp
 
   // ---- helpers for the op encoders ----
@@ -64,6 +63,9 @@ class VulkanBackend final : public Backend {
                 uint32_t n_groups_y = 1);
   // Submits and waits for the compute stream, for ops whose result the host reads.
   Status finish_host_result();
+
+ protected:
+  Status enqueue(const OpCall& call) override;  // dispatch.cpp
 
  private:
   Status ring_reserve(size_t bytes, Bound* out, void** host);

@@ -1,6 +1,7 @@
 // The CPU kernels of kernels/ops.def other than matmul (matmul.h). Each is called by every
 // worker of a launch with the same arguments and writes a disjoint part of dst. These are
-// the readable references the Vulkan and CUDA kernels are tested against.
+// the readable references the Vulkan and CUDA kernels are tested against. Shapes are
+// written outermost first (kernels/tensor.h): x[n, heads, hd] has ne = {hd, heads, n}.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 
 namespace wt::cpu {
 
-// dst[n, d] f32 = rows ids[0..n) of table [d, n_vocab].
+// dst[n, d] f32 = rows ids[0..n) of table [n_vocab, d].
 void embed(const ThreadCtx& tc, const Tensor& dst, const Tensor& table, const int32_t* ids);
 
 // dst[n, d] = x[n, d] / sqrt(mean(x^2) + eps) * w[d]. dst may alias x.
@@ -26,11 +27,11 @@ struct RopeParams {
   float position_scale;            // linear scaling: 1 / factor (1 otherwise)
   const float* freq_divisors;      // [n_rot/2] or nullptr (llama3 scaling)
 };
-// x[hd, n_heads, n] rotated in place; row r is at position positions[r].
+// x[n, n_heads, hd] rotated in place; row r is at position positions[r].
 void rope(const ThreadCtx& tc, const Tensor& x, const int32_t* positions, const RopeParams& p);
 
-// Causal GQA attention, flash-style (no n x n matrix). q/dst: [hd, n_head, n], k/v:
-// [hd, n_head_kv, >= pos0 + n]. Query row r sits at position pos0 + r and attends keys
+// Causal GQA attention, flash-style (no n x n matrix). q/dst: [n, n_head, hd], k/v:
+// [>= pos0 + n, n_head_kv, hd]. Query row r sits at position pos0 + r and attends keys
 // 0..pos0 + r. workspace: attention_workspace_bytes().
 // skip (optional, [n]): rows flagged nonzero get a zero output and cost nothing (Token
 // Filtering); the other rows get exactly the bits they would get without skip.
@@ -54,8 +55,7 @@ void copy_rows(const ThreadCtx& tc, const Tensor& dst, const Tensor& src, int64_
 // Index of the largest value of row 0 of x (the first on ties). Run by worker 0 only.
 int32_t argmax(const Tensor& x);
 
-// ---- KV-cache pruning (ops.def: window_scores .. kv_similarity). Shapes below are written
-// ne0 first, as in the rest of this file.
+// ---- KV-cache pruning (ops.def: window_scores .. kv_similarity).
 
 struct WindowScoresParams {
   int32_t window;     // W: the last W rows of q are the observation window
@@ -64,8 +64,8 @@ struct WindowScoresParams {
   int32_t n_visible;  // ops.def i2: key rows the last query sees (its row + 1); <= 0: all of k
   float scale;        // softmax mode: z = q.k * scale
 };
-// dst[n_cols, n_head, n_out]: how much each of the last W queries of q[hd, n_head, n]
-// attends to key columns 0..n_cols of k[hd, n_head_kv, n_keys] (SnapKV-style observation
+// dst[n_out, n_head, n_cols]: how much each of the last W queries of q[n, n_head, hd]
+// attends to key columns 0..n_cols of k[n_keys, n_head_kv, hd] (SnapKV-style observation
 // window). The softmax runs over every key the query sees, scored or not, so scores of a
 // column prefix are the same numbers a full-width call would give.
 // workspace: window_scores_workspace_bytes().
@@ -76,19 +76,19 @@ size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t w
 // CPU); nullptr restores the run-time choice. The three builds differ in vector width.
 bool set_window_scores_isa_for_testing(const char* name);
 
-// dst[n, rows] = x pooled along ne0 with an odd kernel, stride 1 and kernel/2 padding (same
+// dst[rows, n] = x pooled along the row with an odd kernel, stride 1 and kernel/2 padding (same
 // length). Average pooling counts the padding as zeros (divisor always `kernel`, as
 // PyTorch's avg_pool1d); max pooling ignores it. Smooths scores so that a kept key keeps
 // its neighbours. dst must not alias x.
 void pool1d(const ThreadCtx& tc, const Tensor& dst, const Tensor& x, int32_t kernel, bool max);
 
-// For each row r of x[n, rows]: the indices of its k largest values (ties: lower index
+// For each row r of x[rows, n]: the indices of its k largest values (ties: lower index
 // first), ascending, to out[r * k .. r * k + k). k > n fills the slots past n with -1.
 // workspace: topk_workspace_bytes().
 void topk(const ThreadCtx& tc, const Tensor& x, int32_t k, int32_t* out, void* workspace);
 size_t topk_workspace_bytes(int64_t n, int n_threads);
 
-// Selected rows of src[d, heads, n_src] (or a 2-D [d, n_src], heads = 1) into dst: shared
+// Selected rows of src[n_src, heads, d] (or a 2-D [n_src, d], heads = 1) into dst: shared
 // (one list for every head, dst row r = src row ids[r]) or per head (dst[r, h] =
 // src[ids[h * n_sel + r], h], n_sel = n_ids / heads) — compacting a pruned KV cache.
 // dst must not alias src.
@@ -109,8 +109,8 @@ void block_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const
                   const BlockScoresParams& p, void* workspace);
 size_t block_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int n_threads);
 
-// dst[2, n_head_kv, n]: per row t of k and v [hd, n_head_kv, n], in order, the cosine of
-// k_t and v_t with running anchors (anchors[hd, n_head_kv, 2]: k then v), then
+// dst[n, n_head_kv, 2]: per row t of k and v [n, n_head_kv, hd], in order, the cosine of
+// k_t and v_t with running anchors (anchors[2, n_head_kv, hd]: k then v), then
 // A = decay * A + (1 - decay) * x. An all-zero anchor (the state before the first row)
 // takes x as it is, so the EMA does not start biased toward 0; its cos, and a zero x's,
 // is 0. The anchors are updated in place so the state carries over to the next call

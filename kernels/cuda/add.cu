@@ -18,16 +18,14 @@ __global__ void add_kernel(float* dst, size_t dst_nb1, const float* a, size_t a_
 }  // namespace
 
 Status add(const OpCall& c, const Launch& l) {
-  WT_TRY(check_f32(c.dst, "add", "dst"));
-  WT_TRY(check_f32(c.src[0], "add", "src0"));
-  WT_TRY(check_f32(c.src[1], "add", "src1"));
-  const int64_t d = c.src[0].ne[0], n = c.src[0].n_rows();
-  const bool broadcast = c.src[1].n_rows() == 1;
+  const AddOp& a = c.get<AddOp>();
+  const int64_t d = a.a.ne[0], n = a.a.n_rows();
+  const bool broadcast = a.b.n_rows() == 1;
   if (d * n == 0) return Status::ok();
-  add_kernel<<<grid_for(d * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(c.dst.data), c.dst.nb[1],
-                                                          static_cast<const float*>(c.src[0].data), c.src[0].nb[1],
-                                                          static_cast<const float*>(c.src[1].data), c.src[1].nb[1], d,
-                                                          n, broadcast);
+  add_kernel<<<grid_for(d * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(a.dst.data), a.dst.nb[1],
+                                                          static_cast<const float*>(a.a.data), a.a.nb[1],
+                                                          static_cast<const float*>(a.b.data), a.b.nb[1], d, n,
+                                                          broadcast);
   return launch_status("add");
 }
 

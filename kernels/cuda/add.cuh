@@ -1,4 +1,4 @@
-// add on CUDA: dst[n, d] = src0[n, d] + src1 (src1 [n, d], or one row [d] broadcast to every row).
+// add on CUDA (AddOp): dst[n, d] = a[n, d] + b (b [n, d], or one row [d] broadcast to every row).
 #pragma once
 
 #include "launch.cuh"

@@ -51,12 +51,10 @@ __global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
 }  // namespace
 
 Status argmax(const OpCall& c, const Launch& l) {
-  WT_TRY(check_f32(c.src[0], "argmax", "src0"));
-  if (!c.out_i) return bad_arg("argmax", "needs out_i");
-  const int64_t n = c.src[0].ne[0];
-  if (n <= 0) return bad_arg("argmax", "empty row");
+  const ArgmaxOp& a = c.get<ArgmaxOp>();
+  const int64_t n = a.x.ne[0];
   const int block = l.max_threads_per_block >= kArgmaxBlock ? kArgmaxBlock : 256;
-  argmax_kernel<<<1, block, 0, l.stream>>>(static_cast<const float*>(c.src[0].data), n, c.out_i);
+  argmax_kernel<<<1, block, 0, l.stream>>>(static_cast<const float*>(a.x.data), n, a.out);
   return launch_status("argmax");
 }
 

@@ -1,4 +1,4 @@
-// argmax on CUDA: out_i[0] = the index of the largest value of src0 row 0 (the first on ties); out_i is
+// argmax on CUDA (ArgmaxOp): *out = the index of the largest value of x's row 0 (the first on ties); out is
 // the dispatcher's mapped slot (launch.cuh).
 #pragma once
 

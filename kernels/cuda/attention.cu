@@ -11,10 +11,10 @@
 // global memory (L1), once per warp for all its rows.
 //
 // Prefill: the grid is (row tiles, n_head_kv), the last (longest) tiles first. Row t sits
-// at position i0 + t and sees keys 0..i0 + t. With skip flags (ids) a first kernel packs
-// the kept rows into the workspace ([0] = count, then the rows), the tiles run over kept
-// rows only, and each block also zeroes the flagged rows of its stretch of all rows.
-// Decode: one query row; the keys (0..i0, or the rows ids[0..n_ids)) are split into chunks
+// at position pos0 + t and sees keys 0..pos0 + t. With skip flags (skip_rows) a first kernel
+// packs the kept rows into the workspace ([0] = count, then the rows), the tiles run over
+// kept rows only, and each block also zeroes the flagged rows of its stretch of all rows.
+// Decode: one query row; the keys (0..pos0, or key_rows[0..n_key_rows)) are split into chunks
 // of a multiple of 32; the grid is (chunks x row tiles, n_head_kv) and each block leaves a
 // partial (m, l, acc) per head in the workspace, which a second kernel merges per head.
 #include "attention.cuh"
@@ -265,29 +265,24 @@ __global__ void __launch_bounds__(kThreads) attention_decode_merge_kernel(AttnAr
   }
 }
 
-Status check_attention(const OpCall& c, const char* op) {
-  const Tensor* ts[4] = {&c.dst, &c.src[0], &c.src[1], &c.src[2]};
-  const char* names[4] = {"dst", "q", "k", "v"};
-  for (int i = 0; i < 4; ++i)
-    if (ts[i]->type != DType::f32)
-      return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + ": " + names[i] + " must be f32");
-  const Tensor &q = c.src[0], &k = c.src[1], &v = c.src[2];
-  if (q.ne[0] > kMaxHeadDim || q.ne[0] != k.ne[0] || q.ne[0] != v.ne[0])
-    return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + ": head_dim must match and be <= 256");
-  if (k.ne[1] <= 0 || q.ne[1] % k.ne[1] != 0)
-    return error(WT_ERR_INVALID_ARGUMENT, std::string("cuda: ") + op + ": n_head must be a multiple of n_head_kv");
+// What this backend cannot run (validate_op has checked the rest: types, matching head_dim,
+// n_head a multiple of n_head_kv).
+Status check_head_dim(const Tensor& q, const char* op) {
+  if (q.ne[0] > kMaxHeadDim)
+    return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + ": head_dim must be <= 256");
   return Status::ok();
 }
 
-AttnArgs base_args(const OpCall& c) {
+template <typename Attention>
+AttnArgs base_args(const Attention& op) {
   AttnArgs a{};
-  a.dst = view_of(c.dst);
-  a.q = view_of(c.src[0]);
-  a.k = view_of(c.src[1]);
-  a.v = view_of(c.src[2]);
-  a.hd = static_cast<int>(c.src[0].ne[0]);
-  a.group = static_cast<int>(c.src[0].ne[1] / c.src[1].ne[1]);
-  a.scale = c.f[0];
+  a.dst = view_of(op.dst);
+  a.q = view_of(op.q);
+  a.k = view_of(op.k);
+  a.v = view_of(op.v);
+  a.hd = static_cast<int>(op.q.ne[0]);
+  a.group = static_cast<int>(op.q.ne[1] / op.k.ne[1]);
+  a.scale = op.scale;
   return a;
 }
 
@@ -307,52 +302,60 @@ void decode_split(int64_t n_keys, int64_t* n_chunks, int64_t* per_chunk) {
   *n_chunks = (n_keys + *per_chunk - 1) / *per_chunk;
 }
 
-int64_t decode_n_keys(const OpCall& c) { return c.ids ? c.n_ids : static_cast<int64_t>(c.i[0]) + 1; }
+// The keys a decode call attends: its key rows, or 0..pos0. A prefill call counts as one
+// whose keys are its skip flags (one per query row), or 0..pos0 without them.
+int64_t decode_n_keys(const AttentionDecodeOp& op) {
+  return op.key_rows ? op.n_key_rows : static_cast<int64_t>(op.pos0) + 1;
+}
+int64_t decode_n_keys(const AttentionPrefillOp& op) {
+  return op.skip_rows ? op.q.ne[2] : static_cast<int64_t>(op.pos0) + 1;
+}
 
 // Decode partials for any key count up to max(this call's, the cache's rows). decode_split's
 // chunk count is not monotone in the key count (16384 keys: 128 chunks, 20000: 125), so the
 // bound is its cap ceil(keys / kDecodeChunk) (<= kMaxChunks), which is.
-size_t decode_partial_bytes(const OpCall& c) {
-  const int64_t n_keys = decode_n_keys(c), cache = c.src[1].ne[2];
+template <typename Attention>
+size_t decode_partial_bytes(const Attention& op) {
+  const int64_t n_keys = decode_n_keys(op), cache = op.k.ne[2];
   const int64_t keys = n_keys > cache ? n_keys : cache;
   if (keys <= 0) return 0;
   int64_t n_chunks = (keys + kDecodeChunk - 1) / kDecodeChunk;
   n_chunks = n_chunks < kMaxChunks ? n_chunks : kMaxChunks;
-  return sizeof(float) * static_cast<size_t>(n_chunks * c.src[0].ne[1] * (c.src[0].ne[0] + 2));
+  return sizeof(float) * static_cast<size_t>(n_chunks * op.q.ne[1] * (op.q.ne[0] + 2));
 }
 
 // The packed kept rows for skip flags: one int per query row and the count.
-size_t prefill_kept_bytes(const OpCall& c) {
-  const int64_t n = c.src[0].ne[2] > 0 ? c.src[0].ne[2] : 0;
+size_t prefill_kept_bytes(const AttentionPrefillOp& op) {
+  const int64_t n = op.q.ne[2] > 0 ? op.q.ne[2] : 0;
   return sizeof(int32_t) * static_cast<size_t>(n + 1);
 }
 
 }  // namespace
 
 size_t attention_prefill_workspace_bytes(const OpCall& c) {
-  // The kept rows, reserved with or without skip flags (a sizing call may leave ids unset).
+  // The kept rows, reserved with or without skip flags (a sizing call may leave them unset).
   // The engine sizes its workspace from an attention_prefill call only (the CPU's
   // attention_workspace_bytes serves both ops), so this also covers the decode partials
   // over the same cache.
-  const size_t kept = prefill_kept_bytes(c), decode = decode_partial_bytes(c);
+  const AttentionPrefillOp& p = c.get<AttentionPrefillOp>();
+  const size_t kept = prefill_kept_bytes(p), decode = decode_partial_bytes(p);
   return kept > decode ? kept : decode;
 }
 
 Status attention_prefill(const OpCall& c, const Launch& l) {
-  WT_TRY(check_attention(c, "attention_prefill"));
-  const int64_t n = c.src[0].ne[2], n_head_kv = c.src[1].ne[1];
+  const AttentionPrefillOp& p = c.get<AttentionPrefillOp>();
+  WT_TRY(check_head_dim(p.q, "attention_prefill"));
+  const int64_t n = p.q.ne[2], n_head_kv = p.k.ne[1];
   if (n <= 0) return Status::ok();
-  AttnArgs a = base_args(c);
+  AttnArgs a = base_args(p);
   a.n = n;
-  a.pos0 = c.i[0];
-  if (c.ids) {
-    if (c.n_ids < n)
-      return error(WT_ERR_INVALID_ARGUMENT, "cuda: attention_prefill: ids must hold one skip flag per query row");
-    if (l.workspace_bytes < prefill_kept_bytes(c))
+  a.pos0 = p.pos0;
+  if (p.skip_rows) {
+    if (l.workspace_bytes < prefill_kept_bytes(p))
       return error(WT_ERR_INTERNAL, "cuda: attention_prefill: workspace too small for the skip flags");
-    a.ids = c.ids;
+    a.ids = p.skip_rows;
     a.kept = static_cast<const int32_t*>(l.workspace);
-    attention_pack_rows_kernel<<<1, 1024, 0, l.stream>>>(c.ids, n, static_cast<int32_t*>(l.workspace));
+    attention_pack_rows_kernel<<<1, 1024, 0, l.stream>>>(p.skip_rows, n, static_cast<int32_t*>(l.workspace));
     WT_TRY(launch_status("attention_pack_rows_kernel"));
   }
   const int64_t tiles = (n * a.group + kRows - 1) / kRows;
@@ -367,16 +370,17 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
 size_t attention_decode_workspace_bytes(const OpCall& c) {
   // Sized for the larger of this call's key count and the cache's rows, so a call over a
   // longer cache never outgrows a workspace planned from it.
-  return decode_partial_bytes(c);
+  return decode_partial_bytes(c.get<AttentionDecodeOp>());
 }
 
 Status attention_decode(const OpCall& c, const Launch& l) {
-  WT_TRY(check_attention(c, "attention_decode"));
-  const int64_t n_head = c.src[0].ne[1], n_head_kv = c.src[1].ne[1];
+  const AttentionDecodeOp& d = c.get<AttentionDecodeOp>();
+  WT_TRY(check_head_dim(d.q, "attention_decode"));
+  const int64_t n_head = d.q.ne[1], n_head_kv = d.k.ne[1];
   if (n_head <= 0) return Status::ok();
-  AttnArgs a = base_args(c);
-  a.ids = c.ids;
-  a.n_keys = decode_n_keys(c);
+  AttnArgs a = base_args(d);
+  a.ids = d.key_rows;
+  a.n_keys = decode_n_keys(d);
   int64_t n_chunks, per_chunk;
   decode_split(a.n_keys, &n_chunks, &per_chunk);
   a.n_chunks = static_cast<int>(n_chunks);

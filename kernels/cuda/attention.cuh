@@ -1,5 +1,6 @@
-// attention_prefill / attention_decode (kernels/ops.def): causal GQA attention, flash-style
-// with an online softmax (no n x n matrix). One .cu for both, like cpu/attention.cpp.
+// attention_prefill / attention_decode (AttentionPrefillOp / AttentionDecodeOp, kernels/ops.h):
+// causal GQA attention, flash-style with an online softmax (no n x n matrix). One .cu for both,
+// like cpu/attention.cpp. head_dim <= 256 (above: WT_ERR_UNSUPPORTED).
 #pragma once
 
 #include "launch.cuh"

@@ -91,31 +91,27 @@ __global__ void __launch_bounds__(kThreads) block_scores_kernel(BsArgs a) {
 }  // namespace
 
 size_t block_scores_workspace_bytes(const OpCall& c) {
-  return sizeof(float) * static_cast<size_t>(c.src[0].ne[0] * c.src[0].ne[1]);  // qbar [n_head][hd]
+  const BlockScoresOp& b = c.get<BlockScoresOp>();
+  return sizeof(float) * static_cast<size_t>(b.q.ne[0] * b.q.ne[1]);  // qbar [n_head][hd]
 }
 
 Status block_scores(const OpCall& c, const Launch& l) {
-  const Tensor &dst = c.dst, &q = c.src[0], &k = c.src[1];
-  if (dst.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: block_scores: dst must be f32");
-  if (q.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: block_scores: q must be f32");
-  if (k.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: block_scores: k must be f32");
-  if (q.ne[0] > kMaxHeadDim || q.ne[0] != k.ne[0])
-    return error(WT_ERR_UNSUPPORTED, "cuda: block_scores: head_dim must match and be <= 256");
-  if (k.ne[1] <= 0 || q.ne[1] % k.ne[1] != 0)
-    return error(WT_ERR_INVALID_ARGUMENT, "cuda: block_scores: n_head must be a multiple of n_head_kv");
+  const BlockScoresOp& bs = c.get<BlockScoresOp>();
+  const Tensor &dst = bs.dst, &q = bs.q, &k = bs.k;
+  if (q.ne[0] > kMaxHeadDim) return error(WT_ERR_UNSUPPORTED, "cuda: block_scores: head_dim must be <= 256");
   const int64_t hd = q.ne[0], n_head = q.ne[1], n = q.ne[2];
   BsArgs a{};
   a.k = view_of(k);
   a.hd = static_cast<int>(hd);
   a.group = static_cast<int>(n_head / k.ne[1]);
   a.n_head_kv = k.ne[1];
-  a.n_keys = c.ids ? c.n_ids : k.ne[2];
-  a.block = c.i[0] > 0 ? c.i[0] : 1;
-  a.unit = c.i[1] > 0 ? c.i[1] : 1;
-  a.ids = c.ids;
+  a.n_keys = bs.key_ids ? bs.n_keys : k.ne[2];
+  a.block = bs.block > 0 ? bs.block : 1;
+  a.unit = bs.unit > 0 ? bs.unit : 1;
+  a.ids = bs.key_ids;
   a.qbar = static_cast<const float*>(l.workspace);
   a.dst = static_cast<float*>(dst.data);
-  const int64_t n_last = c.i[2] > 0 && c.i[2] <= n ? c.i[2] : n;
+  const int64_t n_last = bs.query_rows > 0 && bs.query_rows <= n ? bs.query_rows : n;
   const int64_t n_blocks = a.n_keys > 0 ? (a.n_keys + a.block - 1) / a.block : 0;
   if (n_blocks == 0) return Status::ok();
   if (l.workspace_bytes < block_scores_workspace_bytes(c))

@@ -1,5 +1,5 @@
-// block_scores (kernels/ops.def): SlimInfer block scores, max over a block's units of the
-// mean |qbar_h . unit key| over query heads.
+// block_scores (BlockScoresOp, kernels/ops.h): SlimInfer block scores, max over a block's units
+// of the mean |qbar_h . unit key| over query heads. head_dim <= 256 (above: WT_ERR_UNSUPPORTED).
 #pragma once
 
 #include "launch.cuh"

@@ -1,4 +1,5 @@
-// Helpers shared by the CUDA op kernels: host-side argument checks and grid sizes, warp
+// Helpers shared by the CUDA op kernels: host-side grid sizes and the weight types this
+// backend decodes (validate_op, kernels/ops.h, has checked every call's arguments), warp
 // and block reductions, and the weight decoders (block layouts of kernels/cpu/quant.h,
 // the same as kernels/vulkan/dequant.glsl) that embed and matmul read.
 #pragma once
@@ -8,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "kernels/dtype.h"
 #include "launch.cuh"
@@ -25,20 +25,6 @@ inline unsigned grid_for(int64_t n, const Launch& l, int block = kBlock) {
   const int64_t want = (n + block - 1) / block;
   const int64_t cap = static_cast<int64_t>(l.sm_count > 0 ? l.sm_count : 16) * 32;
   return static_cast<unsigned>(want < cap ? want : cap);
-}
-
-inline Status bad_arg(const char* op, const std::string& what) {
-  return error(WT_ERR_INVALID_ARGUMENT, std::string("cuda: ") + op + ": " + what);
-}
-
-// t is present, f32, and its row strides are whole floats.
-inline Status check_f32(const Tensor& t, const char* op, const char* what) {
-  if (t.empty()) return bad_arg(op, std::string(what) + " is missing");
-  if (t.type != DType::f32)
-    return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + ": " + what + " must be f32, not " + dtype_name(t.type));
-  for (int i = 1; i < 4; ++i)
-    if (t.nb[i] % sizeof(float) != 0) return bad_arg(op, std::string(what) + " has a stride that is not a whole float");
-  return Status::ok();
 }
 
 // Whether embed and matmul decode weights of type t.

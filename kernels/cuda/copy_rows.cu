@@ -26,22 +26,17 @@ __global__ void copy_rows_kernel(void* dst, size_t dst_nb1, int64_t row0, const 
 }  // namespace
 
 Status copy_rows(const OpCall& c, const Launch& l) {
-  WT_TRY(check_f32(c.src[0], "copy_rows", "src"));
-  const bool f16 = c.dst.type == DType::f16;
-  if (c.dst.empty()) return bad_arg("copy_rows", "dst is missing");
-  if (!f16 && c.dst.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: copy_rows writes f32 or f16 rows only");
-  if (c.dst.nb[1] % (f16 ? 2 : 4) != 0) return bad_arg("copy_rows", "dst has a stride that is not a whole element");
-  const int64_t d = c.src[0].ne[0], n = c.src[0].n_rows();
-  if (c.i[0] < 0 || c.i[0] + n > c.dst.n_rows()) return bad_arg("copy_rows", "rows past the end of dst");
-  if (d > c.dst.ne[0]) return bad_arg("copy_rows", "src rows are longer than dst rows");
+  const CopyRowsOp& a = c.get<CopyRowsOp>();
+  const bool f16 = a.dst.type == DType::f16;  // validate_op: f32 or f16
+  const int64_t d = a.src.ne[0], n = a.src.n_rows();
   if (d * n == 0) return Status::ok();
-  const float* src = static_cast<const float*>(c.src[0].data);
+  const float* src = static_cast<const float*>(a.src.data);
   if (f16) {
-    copy_rows_kernel<__half><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(c.dst.data, c.dst.nb[1], c.i[0], src,
-                                                                          c.src[0].nb[1], d, n);
+    copy_rows_kernel<__half><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(a.dst.data, a.dst.nb[1], a.row0, src,
+                                                                          a.src.nb[1], d, n);
   } else {
-    copy_rows_kernel<float><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(c.dst.data, c.dst.nb[1], c.i[0], src,
-                                                                         c.src[0].nb[1], d, n);
+    copy_rows_kernel<float><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(a.dst.data, a.dst.nb[1], a.row0, src,
+                                                                         a.src.nb[1], d, n);
   }
   return launch_status("copy_rows");
 }

@@ -1,4 +1,5 @@
-// copy_rows on CUDA: dst rows [i0, i0 + n) = src0 rows [0, n) (f32), dst f32 or f16 (round to nearest even).
+// copy_rows on CUDA (CopyRowsOp): dst rows [row0, row0 + n) = src rows [0, n) (f32), dst f32 or f16 (round to
+// nearest even).
 #pragma once
 
 #include "launch.cuh"

@@ -38,26 +38,23 @@ __global__ void gather_rows_kernel(GatherArgs a) {
 }  // namespace
 
 Status gather_rows(const OpCall& c, const Launch& l) {
-  WT_TRY(check_f32(c.dst, "gather_rows", "dst"));
-  WT_TRY(check_f32(c.src[0], "gather_rows", "src"));
-  if (c.n_ids < 0) return bad_arg("gather_rows", "negative n_ids");
-  if (c.n_ids == 0) return Status::ok();
-  if (!c.ids) return bad_arg("gather_rows", "needs ids");
+  const GatherRowsOp& g = c.get<GatherRowsOp>();
+  if (g.n_ids == 0) return Status::ok();
   GatherArgs a;
-  a.src3 = c.src[0].n_dims >= 3;
-  a.dst3 = c.dst.n_dims >= 3;
-  a.per_head = c.i[0] == 1;
-  a.heads = a.src3 ? c.src[0].ne[1] : 1;
-  a.n_sel = a.per_head ? c.n_ids / a.heads : c.n_ids;
-  a.n_src = a.src3 ? c.src[0].ne[2] : c.src[0].ne[1];
-  a.d = c.src[0].ne[0];
-  a.dst = static_cast<float*>(c.dst.data);
-  a.dst_nb1 = c.dst.nb[1];
-  a.dst_nb2 = c.dst.nb[2];
-  a.src = static_cast<const float*>(c.src[0].data);
-  a.src_nb1 = c.src[0].nb[1];
-  a.src_nb2 = c.src[0].nb[2];
-  a.ids = c.ids;
+  a.src3 = g.src.n_dims >= 3;
+  a.dst3 = g.dst.n_dims >= 3;
+  a.per_head = g.per_head;
+  a.heads = a.src3 ? g.src.ne[1] : 1;
+  a.n_sel = a.per_head ? g.n_ids / a.heads : g.n_ids;
+  a.n_src = a.src3 ? g.src.ne[2] : g.src.ne[1];
+  a.d = g.src.ne[0];
+  a.dst = static_cast<float*>(g.dst.data);
+  a.dst_nb1 = g.dst.nb[1];
+  a.dst_nb2 = g.dst.nb[2];
+  a.src = static_cast<const float*>(g.src.data);
+  a.src_nb1 = g.src.nb[1];
+  a.src_nb2 = g.src.nb[2];
+  a.ids = g.ids;
   const int64_t total = a.d * a.heads * a.n_sel;
   if (total == 0) return Status::ok();
   gather_rows_kernel<<<grid_for(total, l), kBlock, 0, l.stream>>>(a);

@@ -1,6 +1,6 @@
-// gather_rows on CUDA: dst[n_sel, heads, d] f32 from src0[n_src, heads, d] f32 (2-D: heads = 1); i0 = 0: dst row r
-// = src0 row ids[r]; i0 = 1: per head, dst[r, h] = src0[ids[h * n_sel + r], h]. Ids outside
-// src0 give zeros.
+// gather_rows on CUDA (GatherRowsOp): dst[n_sel, heads, d] f32 from src[n_src, heads, d] f32 (2-D: heads = 1);
+// per_head false: dst row r = src row ids[r]; true: dst[r, h] = src[ids[h * n_sel + r], h]. Ids
+// outside src give zeros.
 #pragma once
 
 #include "launch.cuh"

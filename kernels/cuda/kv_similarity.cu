@@ -100,16 +100,11 @@ __global__ void __launch_bounds__(64) kv_similarity_wide_kernel(KvArgs a) {
 size_t kv_similarity_workspace_bytes(const OpCall&) { return 0; }
 
 Status kv_similarity(const OpCall& c, const Launch& l) {
-  const Tensor* ts[4] = {&c.dst, &c.src[0], &c.src[1], &c.src[2]};
-  const char* what[4] = {"cuda: kv_similarity: dst must be f32", "cuda: kv_similarity: k must be f32",
-                         "cuda: kv_similarity: v must be f32", "cuda: kv_similarity: anchors must be f32"};
-  for (int i = 0; i < 4; ++i)
-    if (ts[i]->type != DType::f32) return error(WT_ERR_UNSUPPORTED, what[i]);
-  const Tensor& k = c.src[0];
+  const KvSimilarityOp& s = c.get<KvSimilarityOp>();
+  const Tensor& k = s.k;
   const int64_t n_head_kv = k.ne[1];
   if (n_head_kv <= 0) return Status::ok();
-  KvArgs a{view_of(c.dst), view_of(k), view_of(c.src[1]), view_of(c.src[2]), static_cast<int>(k.ne[0]), k.ne[2],
-           c.f[0]};
+  KvArgs a{view_of(s.dst), view_of(k), view_of(s.v), view_of(s.anchors), static_cast<int>(k.ne[0]), k.ne[2], s.decay};
   if (a.hd <= 32 * kMaxPer) {
     kv_similarity_kernel<<<static_cast<unsigned>(n_head_kv), 64, 0, l.stream>>>(a);
     return launch_status("kv_similarity_kernel");

@@ -1,5 +1,5 @@
-// kv_similarity (kernels/ops.def): per row, cosine of k and v with running EMA anchors per
-// KV head (anchors read and updated in place).
+// kv_similarity (KvSimilarityOp, kernels/ops.h): per row, cosine of k and v with running EMA
+// anchors per KV head (anchors read and updated in place, decay the EMA weight).
 #pragma once
 
 #include "launch.cuh"

@@ -4,16 +4,22 @@
 // stem) declaring
 //     wt::Status wt::cuda::<op>(const wt::OpCall& c, const wt::cuda::Launch& l);
 //     size_t wt::cuda::<op>_workspace_bytes(const wt::OpCall& c);   // 0 when it needs none
-// The first checks the call, launches its kernel(s) on l.stream and returns at once (no
-// sync); the second is the scratch that call needs (the engine sizes the workspace from it).
+// Both read the op's typed arguments, `const XxxOp& a = c.get<XxxOp>();` (kernels/ops.h).
+// The first gets a call validate_op has checked (Backend::launch): it refuses only what this
+// backend cannot run (a weight type, head_dim > 256, shared memory, a workspace too small),
+// launches its kernel(s) on l.stream and returns at once (no sync). The second is the scratch
+// that call needs (the engine sizes the workspace from it); it also gets unvalidated sizing
+// calls (tensors without data, fields at their defaults), so it only reads shapes.
 //
-// Memory model (backends/cuda/README.md): every tensor pointer in the OpCall (dst, src[],
-// their .data) is device-addressable (backend memory: managed, or mapped pinned host
-// memory). The backend's dispatcher makes host arrays device-visible before the call:
-// c.ids points at a device-visible copy of the caller's ids, and c.out_i at a mapped pinned
-// host slot the kernel writes (argmax, topk); the dispatcher synchronizes the stream and
-// copies that slot to the caller's out_i after the kernel returns. Kernels never allocate:
-// scratch comes from l.workspace (sized by Backend::workspace_bytes for the same call).
+// Memory model (backends/cuda/README.md): every tensor of the call (its .data) is
+// device-addressable (backend memory: managed, or mapped pinned host memory). The backend's
+// dispatcher makes host arrays device-visible before the call (op_host_arrays): the input
+// array (embed ids, rope positions, prefill skip_rows, decode key_rows, gather_rows ids,
+// block_scores key_ids) points at a device-visible copy of the caller's, and a host result
+// (argmax and topk `out`) at a mapped pinned host slot the kernel writes; the dispatcher
+// synchronizes the stream and copies that slot to the caller's `out` after the kernel
+// returns. Kernels never allocate: scratch comes from l.workspace (sized by
+// Backend::workspace_bytes for the same call).
 #pragma once
 
 #include <cuda_runtime.h>

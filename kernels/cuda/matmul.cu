@@ -7,6 +7,8 @@
 //    then cublasSgemm on the compute stream (l.cublas is bound to it).
 #include <cublas_v2.h>
 
+#include <string>
+
 #include "common.cuh"
 #include "matmul.cuh"
 
@@ -80,9 +82,9 @@ __global__ void dequantize_tile(float* dst, const uint8_t* w, size_t w_nb1, int6
 }
 
 // Weight rows per cuBLAS tile for this call (0: the call does not take the cuBLAS path).
-int64_t gemm_tile_rows(const OpCall& c) {
-  const int64_t k = c.src[1].ne[0], n_out = c.src[1].ne[1];
-  if (c.src[0].n_rows() < kGemmMinRows || k <= 0 || n_out <= 0) return 0;
+int64_t gemm_tile_rows(const MatmulOp& m) {
+  const int64_t k = m.w.ne[0], n_out = m.w.ne[1];
+  if (m.x.n_rows() < kGemmMinRows || k <= 0 || n_out <= 0) return 0;
   int64_t rows = static_cast<int64_t>(kGemmTileBytes / (sizeof(float) * static_cast<size_t>(k)));
   if (rows < 32) rows = 32;
   return rows < n_out ? rows : n_out;
@@ -122,8 +124,8 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows) {
 }
 
 template <typename W>
-Status run(const OpCall& c, const MatmulArgs& a, const Launch& l) {
-  const int64_t tile_rows = gemm_tile_rows(c);
+Status run(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
+  const int64_t tile_rows = gemm_tile_rows(m);
   const bool f32_weights = W::kBlockBytes == 4 && W::kBlockElems == 1;
   const bool strides_fit = a.x_nb1 / sizeof(float) <= INT32_MAX && a.y_nb1 / sizeof(float) <= INT32_MAX &&
                            a.k <= INT32_MAX && a.n_rows <= INT32_MAX && (!f32_weights || a.w_nb1 % sizeof(float) == 0);
@@ -146,44 +148,39 @@ Status run(const OpCall& c, const MatmulArgs& a, const Launch& l) {
 }  // namespace
 
 Status matmul(const OpCall& c, const Launch& l) {
-  // Activations stay f32 whatever i0 asks (the CPU's matmul_f32); int8 activation
-  // quantization is a CPU speed path.
-  WT_TRY(check_f32(c.dst, "matmul", "dst"));
-  WT_TRY(check_f32(c.src[0], "matmul", "x"));
-  const Tensor& w = c.src[1];
-  if (w.empty()) return bad_arg("matmul", "weights are missing");
+  // Activations stay f32 whatever f32_activations asks (the CPU's matmul_f32); int8
+  // activation quantization is a CPU speed path.
+  const MatmulOp& m = c.get<MatmulOp>();
+  const Tensor& w = m.w;
   if (!weight_type_ok(w.type))
     return error(WT_ERR_UNSUPPORTED, std::string("cuda: matmul of ") + dtype_name(w.type) +
                                          " weights is not implemented yet (K-quants, bf16: a later step)");
-  size_t row_bytes = 0;
-  if (!dtype_row_bytes(w.type, w.ne[0], &row_bytes)) return bad_arg("matmul", "weight rows are not whole blocks");
-  if (c.src[0].ne[0] != w.ne[0]) return bad_arg("matmul", "x rows and weight rows differ in length");
-  if (c.dst.ne[0] < w.ne[1]) return bad_arg("matmul", "dst rows are shorter than the weights' output count");
   MatmulArgs a;
-  a.y = static_cast<float*>(c.dst.data);
-  a.y_nb1 = c.dst.nb[1];
-  a.x = static_cast<const float*>(c.src[0].data);
-  a.x_nb1 = c.src[0].nb[1];
+  a.y = static_cast<float*>(m.dst.data);
+  a.y_nb1 = m.dst.nb[1];
+  a.x = static_cast<const float*>(m.x.data);
+  a.x_nb1 = m.x.nb[1];
   a.w = static_cast<const uint8_t*>(w.data);
   a.w_nb1 = w.nb[1];
   a.k = w.ne[0];
   a.n_out = w.ne[1];
-  a.n_rows = c.src[0].n_rows();
+  a.n_rows = m.x.n_rows();
   if (a.n_out * a.n_rows == 0) return Status::ok();
   switch (w.type) {
-    case DType::f32: return run<WF32>(c, a, l);
-    case DType::f16: return run<WF16>(c, a, l);
-    case DType::q8_0: return run<WQ8_0>(c, a, l);
-    case DType::q4_0: return run<WQ4_0>(c, a, l);
-    default: return run<WQ4_1>(c, a, l);
+    case DType::f32: return run<WF32>(m, a, l);
+    case DType::f16: return run<WF16>(m, a, l);
+    case DType::q8_0: return run<WQ8_0>(m, a, l);
+    case DType::q4_0: return run<WQ4_0>(m, a, l);
+    default: return run<WQ4_1>(m, a, l);
   }
 }
 
 size_t matmul_workspace_bytes(const OpCall& c) {
   // The cuBLAS path's weight tile (the engine sizes the workspace from this); f32 weights
   // are read in place. Given less, the call runs the warp kernel instead.
-  if (c.src[1].type == DType::f32) return 0;
-  return sizeof(float) * static_cast<size_t>(gemm_tile_rows(c) * c.src[1].ne[0]);
+  const MatmulOp& m = c.get<MatmulOp>();
+  if (m.w.type == DType::f32) return 0;
+  return sizeof(float) * static_cast<size_t>(gemm_tile_rows(m) * m.w.ne[0]);
 }
 
 }  // namespace wt::cuda

@@ -36,16 +36,14 @@ __global__ void __launch_bounds__(kThreads) pool1d_kernel(RowView dst, int64_t d
 size_t pool1d_workspace_bytes(const OpCall&) { return 0; }
 
 Status pool1d(const OpCall& c, const Launch& l) {
-  if (c.i[0] < 1 || c.i[0] % 2 == 0) return error(WT_ERR_INVALID_ARGUMENT, "cuda: pool1d: kernel must be odd and >= 1");
-  if (c.dst.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: pool1d: dst must be f32");
-  if (c.src[0].type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: pool1d: src must be f32");
-  const Tensor& x = c.src[0];
+  const Pool1dOp& a = c.get<Pool1dOp>();
+  const Tensor& x = a.src;
   const int64_t n = x.ne[0], n_rows = x.n_rows();
   if (n <= 0 || n_rows <= 0) return Status::ok();
   const int64_t blocks_needed = (n * n_rows + kThreads - 1) / kThreads;
   const unsigned blocks = static_cast<unsigned>(blocks_needed < (1 << 20) ? blocks_needed : (1 << 20));
-  pool1d_kernel<<<blocks, kThreads, 0, l.stream>>>(view_of(c.dst), c.dst.ne[1], view_of(x), x.ne[1], n, n_rows,
-                                                   c.i[0], c.i[1] == 1);
+  pool1d_kernel<<<blocks, kThreads, 0, l.stream>>>(view_of(a.dst), a.dst.ne[1], view_of(x), x.ne[1], n, n_rows,
+                                                   a.kernel, a.max);
   return launch_status("pool1d_kernel");
 }
 

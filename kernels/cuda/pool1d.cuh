@@ -1,4 +1,4 @@
-// pool1d (kernels/ops.def): same-length average or max pooling along ne0, odd kernel.
+// pool1d (Pool1dOp, kernels/ops.h): same-length average or max pooling along ne0, odd kernel.
 #pragma once
 
 #include "launch.cuh"

@@ -22,16 +22,13 @@ __global__ void rmsnorm_kernel(float* dst, size_t dst_nb1, const float* x, size_
 }  // namespace
 
 Status rmsnorm(const OpCall& c, const Launch& l) {
-  WT_TRY(check_f32(c.dst, "rmsnorm", "dst"));
-  WT_TRY(check_f32(c.src[0], "rmsnorm", "x"));
-  WT_TRY(check_f32(c.src[1], "rmsnorm", "weight"));
-  const int64_t d = c.src[0].ne[0], n = c.src[0].n_rows();
-  if (c.src[1].ne[0] < d) return bad_arg("rmsnorm", "weight is shorter than a row");
+  const RmsnormOp& a = c.get<RmsnormOp>();
+  const int64_t d = a.x.ne[0], n = a.x.n_rows();
   if (d * n == 0) return Status::ok();
   const unsigned blocks = static_cast<unsigned>(n < 65535 * 8 ? n : 65535 * 8);
-  rmsnorm_kernel<<<blocks, kBlock, 0, l.stream>>>(static_cast<float*>(c.dst.data), c.dst.nb[1],
-                                                  static_cast<const float*>(c.src[0].data), c.src[0].nb[1],
-                                                  static_cast<const float*>(c.src[1].data), d, n, c.f[0]);
+  rmsnorm_kernel<<<blocks, kBlock, 0, l.stream>>>(static_cast<float*>(a.dst.data), a.dst.nb[1],
+                                                  static_cast<const float*>(a.x.data), a.x.nb[1],
+                                                  static_cast<const float*>(a.weight.data), d, n, a.eps);
   return launch_status("rmsnorm");
 }
 

@@ -1,5 +1,5 @@
-// rmsnorm on CUDA: dst[n, d] = src0[n, d] * rsqrt(mean(src0^2) + f0) * src1[d]; one block per row, f32 sums.
-// dst may alias src0.
+// rmsnorm on CUDA (RmsnormOp): dst[n, d] = x[n, d] * rsqrt(mean(x^2) + eps) * weight[d]; one block per row,
+// f32 sums. dst may alias x.
 #pragma once
 
 #include "launch.cuh"

@@ -48,26 +48,21 @@ __global__ void rope_kernel(RopeArgs a) {
 }  // namespace
 
 Status rope(const OpCall& c, const Launch& l) {
-  const Tensor& x = c.src[0];
-  WT_TRY(check_f32(x, "rope", "x"));
-  const int32_t n_rot = c.i[0];
-  if (n_rot <= 0 || n_rot % 2 != 0 || n_rot > x.ne[0] || n_rot > 512)
-    return bad_arg("rope", "n_rot must be even, > 0, <= head_dim and <= 512");
-  if (!c.src[1].empty()) WT_TRY(check_f32(c.src[1], "rope", "frequency divisors"));
+  const RopeOp& r = c.get<RopeOp>();
+  const Tensor& x = r.x;
   RopeArgs a;
   a.x = static_cast<float*>(x.data);
   a.nb1 = x.nb[1];
   a.nb2 = x.nb[2];
-  a.positions = c.ids;
-  a.divisors = c.src[1].empty() ? nullptr : static_cast<const float*>(c.src[1].data);
+  a.positions = r.positions;
+  a.divisors = r.freq_divisors.empty() ? nullptr : static_cast<const float*>(r.freq_divisors.data);
   a.n_heads = x.ne[1];
   a.n = x.ne[2];
-  a.n_rot = n_rot;
-  a.neox = c.i[1] != 0;
-  a.theta_base = c.f[0];
-  a.position_scale = c.f[1];
+  a.n_rot = r.n_rot;
+  a.neox = r.neox;
+  a.theta_base = r.theta_base;
+  a.position_scale = r.position_scale;
   if (a.n * a.n_heads == 0) return Status::ok();
-  if (!c.ids) return bad_arg("rope", "needs positions (ids)");
   const unsigned blocks = static_cast<unsigned>(a.n < 65535 * 8 ? a.n : 65535 * 8);
   rope_kernel<<<blocks, kBlock, 0, l.stream>>>(a);
   return launch_status("rope");

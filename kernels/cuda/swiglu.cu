@@ -21,15 +21,12 @@ __global__ void swiglu_kernel(float* dst, size_t dst_nb1, const float* gate, siz
 }  // namespace
 
 Status swiglu(const OpCall& c, const Launch& l) {
-  WT_TRY(check_f32(c.dst, "swiglu", "dst"));
-  WT_TRY(check_f32(c.src[0], "swiglu", "gate"));
-  WT_TRY(check_f32(c.src[1], "swiglu", "up"));
-  const int64_t f = c.src[0].ne[0], n = c.src[0].n_rows();
+  const SwigluOp& a = c.get<SwigluOp>();
+  const int64_t f = a.gate.ne[0], n = a.gate.n_rows();
   if (f * n == 0) return Status::ok();
-  swiglu_kernel<<<grid_for(f * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(c.dst.data), c.dst.nb[1],
-                                                             static_cast<const float*>(c.src[0].data), c.src[0].nb[1],
-                                                             static_cast<const float*>(c.src[1].data), c.src[1].nb[1],
-                                                             f, n);
+  swiglu_kernel<<<grid_for(f * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(a.dst.data), a.dst.nb[1],
+                                                             static_cast<const float*>(a.gate.data), a.gate.nb[1],
+                                                             static_cast<const float*>(a.up.data), a.up.nb[1], f, n);
   return launch_status("swiglu");
 }
 

@@ -1,4 +1,5 @@
-// swiglu on CUDA: dst[n, f] = silu(src0[n, f]) * src1[n, f] (exp clamped as the CPU's fast_exp). dst may alias src0.
+// swiglu on CUDA (SwigluOp): dst[n, f] = silu(gate[n, f]) * up[n, f] (exp clamped as the CPU's fast_exp). dst may
+// alias gate.
 #pragma once
 
 #include "launch.cuh"

@@ -120,15 +120,14 @@ __global__ void __launch_bounds__(kThreads) topk_kernel(RowView x, int64_t ne1, 
 size_t topk_workspace_bytes(const OpCall&) { return 0; }
 
 Status topk(const OpCall& c, const Launch& l) {
-  if (c.i[0] <= 0) return Status::ok();  // nothing asked, nothing written (as on the CPU)
-  if (!c.out_i) return error(WT_ERR_INVALID_ARGUMENT, "cuda: topk: needs out_i");
-  const Tensor& x = c.src[0];
-  if (x.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: topk: src must be f32");
+  const TopkOp& a = c.get<TopkOp>();
+  if (a.k <= 0) return Status::ok();  // nothing asked, nothing written (as on the CPU)
+  const Tensor& x = a.scores;
   const int64_t n = x.ne[0] > 0 ? x.ne[0] : 0, rows = x.n_rows();
   if (rows <= 0) return Status::ok();
-  const int k = c.i[0];
+  const int k = a.k;
   const int64_t kk = k < n ? k : n;
-  topk_kernel<<<static_cast<unsigned>(rows), kThreads, 0, l.stream>>>(view_of(x), x.ne[1], n, k, kk, c.out_i);
+  topk_kernel<<<static_cast<unsigned>(rows), kThreads, 0, l.stream>>>(view_of(x), x.ne[1], n, k, kk, a.out);
   return launch_status("topk_kernel");
 }
 

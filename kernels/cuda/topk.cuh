@@ -1,5 +1,5 @@
-// topk (kernels/ops.def): per row, the indices of the i0 largest values (ties: lower index
-// first), ascending, into out_i (device-visible; the dispatcher synchronizes).
+// topk (TopkOp, kernels/ops.h): per row of scores, the indices of the k largest values (ties:
+// lower index first), ascending, into out (device-visible; the dispatcher synchronizes).
 #pragma once
 
 #include "launch.cuh"

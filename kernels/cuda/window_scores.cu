@@ -180,30 +180,26 @@ __global__ void __launch_bounds__(kThreads) window_scores_kernel(WsArgs a) {
   }
 }
 
-int64_t window_of(const OpCall& c) {
-  const int64_t n = c.src[0].ne[2];
-  return c.i[0] < n ? (c.i[0] > 0 ? c.i[0] : 0) : n;
+int64_t window_of(const WindowScoresOp& ws) {
+  const int64_t n = ws.q.ne[2];
+  return ws.window < n ? (ws.window > 0 ? ws.window : 0) : n;
 }
 
 }  // namespace
 
 size_t window_scores_workspace_bytes(const OpCall& c) {
-  // The stats of softmax mode; reserved in raw mode too (a sizing call may leave i1 unset),
-  // and for all of q's rows when i0 is unset, as the CPU does.
-  const int64_t rows = c.src[0].ne[2] > 0 ? c.src[0].ne[2] : 0;
-  const int64_t w = c.i[0] > 0 && c.i[0] < rows ? c.i[0] : rows;
-  return sizeof(float) * 2 * static_cast<size_t>(c.src[0].ne[1] * w);
+  // The stats of softmax mode; reserved in raw mode too (a sizing call may not ask for
+  // softmax), and for all of q's rows when the window is unset, as the CPU does.
+  const WindowScoresOp& ws = c.get<WindowScoresOp>();
+  const int64_t rows = ws.q.ne[2] > 0 ? ws.q.ne[2] : 0;
+  const int64_t w = ws.window > 0 && ws.window < rows ? ws.window : rows;
+  return sizeof(float) * 2 * static_cast<size_t>(ws.q.ne[1] * w);
 }
 
 Status window_scores(const OpCall& c, const Launch& l) {
-  const Tensor &dst = c.dst, &q = c.src[0], &k = c.src[1];
-  if (dst.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: dst must be f32");
-  if (q.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: q must be f32");
-  if (k.type != DType::f32) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: k must be f32");
-  if (q.ne[0] > kMaxHeadDim || q.ne[0] != k.ne[0])
-    return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: head_dim must match and be <= 256");
-  if (k.ne[1] <= 0 || q.ne[1] % k.ne[1] != 0)
-    return error(WT_ERR_INVALID_ARGUMENT, "cuda: window_scores: n_head must be a multiple of n_head_kv");
+  const WindowScoresOp& ws = c.get<WindowScoresOp>();
+  const Tensor &dst = ws.dst, &q = ws.q, &k = ws.k;
+  if (q.ne[0] > kMaxHeadDim) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: head_dim must be <= 256");
 
   WsArgs a{};
   a.dst = view_of(dst);
@@ -213,12 +209,12 @@ Status window_scores(const OpCall& c, const Launch& l) {
   a.group = static_cast<int>(q.ne[1] / k.ne[1]);
   a.n_keys = k.ne[2];
   a.n_cols = dst.ne[0] < a.n_keys ? dst.ne[0] : a.n_keys;
-  a.w = window_of(c);
+  a.w = window_of(ws);
   a.q_first = q.ne[2] - a.w;
-  a.i_vis = c.i[2] > 0 ? c.i[2] : a.n_keys;
-  a.scale = c.f[0];
-  a.softmax = (c.i[1] & 1) != 0;
-  a.per_query = (c.i[1] & 2) != 0;
+  a.i_vis = ws.n_visible > 0 ? ws.n_visible : a.n_keys;
+  a.scale = ws.scale;
+  a.softmax = ws.softmax;
+  a.per_query = ws.per_query;
   a.stats = static_cast<float*>(l.workspace);
   const int64_t n_head = q.ne[1], n_head_kv = k.ne[1];
   if (n_head <= 0) return Status::ok();

@@ -1,5 +1,6 @@
-// window_scores (kernels/ops.def): the attention of the last W queries to each key column,
-// per query or summed, as softmax probabilities or raw dot products.
+// window_scores (WindowScoresOp, kernels/ops.h): the attention of the last `window` queries to
+// each key column, per query or summed, as softmax probabilities or raw dot products.
+// head_dim <= 256 (above: WT_ERR_UNSUPPORTED).
 #pragma once
 
 #include "launch.cuh"

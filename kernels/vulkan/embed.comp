@@ -1,5 +1,5 @@
 #version 450
-// dst[n, d] f32 = rows ids[0..n) of the table [d, n_vocab] (type by WTYPE_* define),
+// dst[n, d] f32 = rows ids[0..n) of the table [n_vocab, d] (type by WTYPE_* define),
 // dequantized. One invocation per output element.
 #include "common.glsl"
 

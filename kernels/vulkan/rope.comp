@@ -1,5 +1,5 @@
 #version 450
-// x[hd, heads, n] (binding 0) rotated in place; row r at position ids[r] (binding 4).
+// x[n, heads, hd] (binding 0) rotated in place; row r at position ids[r] (binding 4).
 // The per-pair frequencies theta^(-2i/n_rot) / divisor_i are computed once per launch on
 // the host exactly as the CPU does (in double) and uploaded (binding 3). With ROPE_F64 the
 // angle pos * freq is formed and reduced to [-pi, pi] in double, so long positions keep

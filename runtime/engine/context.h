@@ -181,7 +181,7 @@ class Context {
   Buffer workspace_;  // a view of the arena, installed on the backend before each call
   float* topk_in_ = nullptr;  // [score_capacity_] staging for topk over host-side scores
   Activations act_;
-  std::vector<Tensor> k_cache_;  // per layer [head_dim, n_head_kv, n_ctx]; with the pager one:
+  std::vector<Tensor> k_cache_;  // per layer [n_ctx, n_head_kv, head_dim]; with the pager one:
                                  // the staging of multi-row passes
   std::vector<Tensor> v_cache_;
   int32_t* positions_ = nullptr; // [n_ctx] in the arena

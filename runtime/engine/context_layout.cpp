@@ -44,43 +44,32 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
   const int64_t n = in.n_ctx, hd = hp.head_dim;
   size_t need = 0;
   auto consider = [&](const Tensor& w, int64_t k) {
-    OpCall c;
-    c.op = Op::matmul;
-    c.i[0] = in.f32_activations ? 1 : 0;
-    c.src[0] = make_tensor_2d(nullptr, DType::f32, k, rows);
-    c.src[1] = w;
-    need = std::max(need, backend.workspace_bytes(c));
+    const MatmulOp mm{.dst = Tensor{}, .x = make_tensor_2d(nullptr, DType::f32, k, rows), .w = w,
+                      .f32_activations = in.f32_activations};
+    need = std::max(need, backend.workspace_bytes(mm));
   };
   for (const LayerWeights& lw : *in.layers) {
     for (const Tensor* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up}) consider(*w, w->ne[0]);
     consider(lw.w_down, lw.w_down.ne[0]);
   }
   consider(*in.output, hp.n_embd);
-  OpCall att;
-  att.op = Op::attention_prefill;
   const int64_t qne[3] = {hd, hp.n_head, rows};
   const int64_t kne[3] = {hd, hp.n_head_kv, n};
-  att.src[0] = make_tensor(nullptr, DType::f32, 3, qne);
-  att.src[1] = make_tensor(nullptr, DType::f32, 3, kne);
-  need = std::max(need, backend.workspace_bytes(att));
+  const Tensor q = make_tensor(nullptr, DType::f32, 3, qne);  // [rows, n_head, hd]
+  const Tensor k = make_tensor(nullptr, DType::f32, 3, kne);  // [n_ctx, n_head_kv, hd]
+  need = std::max(need, backend.workspace_bytes(AttentionPrefillOp{.dst = Tensor{}, .q = q, .k = k, .v = Tensor{}}));
   if (in.prune) {
     // The selection ops a policy may ask for, at their largest.
-    OpCall ws;
-    ws.op = Op::window_scores;
-    ws.src[0] = att.src[0];
-    ws.src[1] = att.src[1];
     const int64_t dne[3] = {n, hp.n_head, 1};
-    ws.dst = make_tensor(nullptr, DType::f32, 3, dne);
-    ws.i[0] = in.prune->window;  // the widest window any method asks for
-    need = std::max(need, backend.workspace_bytes(ws));
-    OpCall bs = ws;
-    bs.op = Op::block_scores;
-    need = std::max(need, backend.workspace_bytes(bs));
-    OpCall tk;  // top-k over a row of every head's scores
-    tk.op = Op::topk;
-    tk.src[0] = make_tensor_2d(nullptr, DType::f32, n, hp.n_head);
-    tk.i[0] = static_cast<int32_t>(n);
-    need = std::max(need, backend.workspace_bytes(tk));
+    const Tensor scores = make_tensor(nullptr, DType::f32, 3, dne);  // [1, n_head, n_ctx]
+    // The widest window any method asks for.
+    need = std::max(need, backend.workspace_bytes(WindowScoresOp{.dst = scores, .q = q, .k = k,
+                                                                 .window = in.prune->window, .softmax = false}));
+    need = std::max(need, backend.workspace_bytes(BlockScoresOp{.dst = scores, .q = q, .k = k,
+                                                                .block = in.prune->window}));
+    // top-k over a row of every head's scores
+    need = std::max(need, backend.workspace_bytes(TopkOp{.scores = make_tensor_2d(nullptr, DType::f32, n, hp.n_head),
+                                                         .k = static_cast<int32_t>(n)}));
   }
   return need;
 }

@@ -19,15 +19,15 @@ namespace wt {
 
 // Activations of the forward pass, each a view of the arena sized for n_ctx rows.
 struct ContextActivations {
-  Tensor x;         // [n_embd, n]          residual stream
-  Tensor xn;        // [n_embd, n]          normed input of a block / block output
-  Tensor q;         // [head_dim, n_head, n]
-  Tensor k;         // [head_dim, n_head_kv, n]
-  Tensor v;         // [head_dim, n_head_kv, n]
-  Tensor attn;      // [head_dim, n_head, n] attention output
-  Tensor gate;      // [n_ff, n]
-  Tensor up;        // [n_ff, n]
-  Tensor logits;    // [n_vocab, n_logit_rows]
+  Tensor x;         // [n, n_embd]          residual stream
+  Tensor xn;        // [n, n_embd]          normed input of a block / block output
+  Tensor q;         // [n, n_head, head_dim]
+  Tensor k;         // [n, n_head_kv, head_dim]
+  Tensor v;         // [n, n_head_kv, head_dim]
+  Tensor attn;      // [n, n_head, head_dim] attention output
+  Tensor gate;      // [n, n_ff]
+  Tensor up;        // [n, n_ff]
+  Tensor logits;    // [n_logit_rows, n_vocab]
 };
 
 // What the layout reads. Weight tensors need only type and shape (data may be null): the
@@ -35,7 +35,7 @@ struct ContextActivations {
 struct ArenaInputs {
   const Hparams* hp = nullptr;
   const std::vector<LayerWeights>* layers = nullptr;  // [n_layer]
-  const Tensor* output = nullptr;                     // [n_embd, n_vocab]
+  const Tensor* output = nullptr;                     // [n_vocab, n_embd]
   int32_t n_ctx = 0;            // resolved (> 0)
   int32_t n_logit_rows = 1;     // n_ctx with logits_all, else 1
   bool f32_activations = false;
@@ -51,7 +51,7 @@ struct ArenaInputs {
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {
   uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn, gate, up for n_ctx rows
-  uint64_t logits_bytes = 0;       // [n_vocab, n_logit_rows]
+  uint64_t logits_bytes = 0;       // [n_logit_rows, n_vocab]
   uint64_t kv_bytes = 0;           // f32 K and V, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)
   uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
@@ -67,7 +67,7 @@ struct ArenaBytes {
 // The placed views (only with a base address).
 struct ArenaViews {
   ContextActivations act;
-  std::vector<Tensor> k_cache, v_cache;  // per layer [head_dim, n_head_kv, kv_rows[l]] (paged: one
+  std::vector<Tensor> k_cache, v_cache;  // per layer [kv_rows[l], n_head_kv, head_dim] (paged: one
                                          // of n_ctx rows, the staging)
   int32_t* positions = nullptr;   // [n_ctx]
   int32_t* token_ids = nullptr;   // [n_ctx]

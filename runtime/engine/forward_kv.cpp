@@ -76,7 +76,8 @@ Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor&
                        const LayerKeys& keys, const Decision& d) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(model_.hp.head_dim));
   if (!keys.paged_step)
-    return run.attention(attn, q, keys.k, keys.v, keys.kv0, scale, d.skip_rows, d.attend_rows, d.n_attend_rows);
+    return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0, .scale = scale,
+                          .skip_rows = d.skip_rows, .key_rows = d.attend_rows, .n_key_rows = d.n_attend_rows});
   // Paged attention: the keys are device-pool rows slot * B + offset, in logical order.
   PagedKv* paged = pass.paged;
   const int32_t n_keys = d.attend_rows ? d.n_attend_rows : keys.kv0 + 1;
@@ -86,8 +87,8 @@ Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor&
   WT_TRY(paged->prefetch((l + 1) % model_.hp.n_layer));
   const int32_t* ids = paged->device_rows(l, d.attend_rows, n_keys);
   const bool skipped = d.skip_rows && d.skip_rows[0] != 0;  // nothing computed: no keys read
-  return run.attention(attn, q, paged->k_pool(), paged->v_pool(), keys.kv0, scale, skipped ? d.skip_rows : nullptr,
-                       ids, n_keys);
+  return run.attention({.dst = attn, .q = q, .k = paged->k_pool(), .v = paged->v_pool(), .pos0 = keys.kv0,
+                        .scale = scale, .skip_rows = skipped ? d.skip_rows : nullptr, .key_rows = ids, .n_key_rows = n_keys});
 }
 
 Status Context::keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v,

@@ -23,7 +23,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   Tensor x = first_rows(act_.x, n);    // [rows, n_embd] the residual stream
   Tensor xn = first_rows(act_.xn, n);  // [rows, n_embd] a block's normed input, then its output
 
-  WT_TRY(run.embed(x, model_.tok_embd, token_ids_, n));
+  WT_TRY(run.embed(x, model_.tok_embd, token_ids_));
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
     const Tensor q = first_rows(act_.q, rows);        // [rows, n_head, head_dim]
@@ -38,8 +38,8 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     WT_TRY(run.linear(flatten_heads(q), xn, w.wq, w.bq));
     WT_TRY(run.linear(flatten_heads(k), xn, w.wk, w.bk));
     WT_TRY(run.linear(flatten_heads(v), xn, w.wv, w.bv));
-    WT_TRY(run.rope(q, positions_, rows, hp, rope_divisors_));
-    WT_TRY(run.rope(k, positions_, rows, hp, rope_divisors_));
+    WT_TRY(run.rope(q, positions_, hp, rope_divisors_));
+    WT_TRY(run.rope(k, positions_, hp, rope_divisors_));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
     WT_TRY(append_kv(run, pass, l, k, v, &keys));
     Decision d;      // the policy's answer: KV rows to keep, rows to skip or attend, rows that go on

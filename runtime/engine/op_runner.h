@@ -31,146 +31,92 @@ inline Tensor flatten_heads(Tensor t) {
   return make_tensor(t.data, t.type, 2, ne);
 }
 
+// The engine's side of the ops: each call builds an op's argument struct (kernels/ops.h) on
+// the stack and launches it. Where a call adds something — a bias after a matmul, rope from
+// the model's hparams, the decode or prefill attention kernel, a policy's score request — it
+// is here; Backend::launch validates every call the same way.
 class OpRunner {
  public:
   OpRunner(Backend& b, bool f32_activations) : b_(b), f32_activations_(f32_activations) {}
 
-  Status embed(const Tensor& dst, const Tensor& table, const int32_t* ids, int32_t n) {
-    OpCall c = call(Op::embed, dst);
-    c.src[0] = table;
-    c.ids = ids;
-    c.n_ids = n;
-    return b_.launch(c);
+  Status launch(const OpCall& call) { return b_.launch(call); }
+
+  Status embed(const Tensor& dst, const Tensor& table, const int32_t* ids) {
+    return b_.launch(EmbedOp{.dst = dst, .table = table, .ids = ids});
   }
   Status rmsnorm(const Tensor& dst, const Tensor& x, const Tensor& w, float eps) {
-    OpCall c = call(Op::rmsnorm, dst);
-    c.src[0] = x;
-    c.src[1] = w;
-    c.f[0] = eps;
-    return b_.launch(c);
+    return b_.launch(RmsnormOp{.dst = dst, .x = x, .weight = w, .eps = eps});
   }
   // dst = x . w^T (+ bias when given)
   Status linear(const Tensor& dst, const Tensor& x, const Tensor& w, const Tensor& bias) {
-    OpCall c = call(Op::matmul, dst);
-    c.i[0] = f32_activations_ ? 1 : 0;
-    c.src[0] = x;
-    c.src[1] = w;
-    WT_TRY(b_.launch(c));
+    WT_TRY(b_.launch(MatmulOp{.dst = dst, .x = x, .w = w, .f32_activations = f32_activations_}));
     return bias.empty() ? Status::ok() : add(dst, dst, bias);
   }
   Status add(const Tensor& dst, const Tensor& a, const Tensor& b) {
-    OpCall c = call(Op::add, dst);
-    c.src[0] = a;
-    c.src[1] = b;
-    return b_.launch(c);
+    return b_.launch(AddOp{.dst = dst, .a = a, .b = b});
   }
-  Status rope(const Tensor& x, const int32_t* positions, int32_t n, const Hparams& hp, const float* divisors) {
-    OpCall c = call(Op::rope, x);
-    c.src[0] = x;
-    if (divisors) c.src[1] = make_tensor_2d(const_cast<float*>(divisors), DType::f32, hp.n_rot / 2, 1);
-    c.ids = positions;
-    c.n_ids = n;
-    c.i[0] = hp.n_rot;
-    c.i[1] = hp.rope_type == RopeType::neox ? 1 : 0;
-    c.f[0] = hp.rope_theta;
-    c.f[1] = hp.rope_scaling == RopeScaling::linear ? 1.0f / hp.rope_factor : 1.0f;
-    return b_.launch(c);
+  // x [rows, heads, head_dim] rotated at positions[0..rows) as the model's hparams say.
+  Status rope(const Tensor& x, const int32_t* positions, const Hparams& hp, const float* divisors) {
+    RopeOp r{.x = x,
+             .positions = positions,
+             .n_rot = hp.n_rot,
+             .neox = hp.rope_type == RopeType::neox,
+             .theta_base = hp.rope_theta,
+             .position_scale = hp.rope_scaling == RopeScaling::linear ? 1.0f / hp.rope_factor : 1.0f};
+    if (divisors) r.freq_divisors = make_tensor_2d(const_cast<float*>(divisors), DType::f32, hp.n_rot / 2, 1);
+    return b_.launch(r);
   }
   Status copy_rows(const Tensor& dst, const Tensor& src, int32_t row0) {
-    OpCall c = call(Op::copy_rows, dst);
-    c.src[0] = src;
-    c.i[0] = row0;
-    return b_.launch(c);
+    return b_.launch(CopyRowsOp{.dst = dst, .src = src, .row0 = row0});
   }
-  // Causal attention of q's rows at positions pos0.. against k/v rows 0..pos0 + n. ids: per
-  // query row skip flags, or (one row, skip == false) the key rows to attend.
-  Status attention(const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v, int32_t pos0, float scale,
-                   const int32_t* skip, const int32_t* key_rows, int32_t n_key_rows) {
-    if (skip && q.ne[2] == 1 && skip[0] == 0) skip = nullptr;  // one row that attends: the decode kernel
-    const bool decode = q.ne[2] == 1 && !skip;
-    OpCall c = call(decode ? Op::attention_decode : Op::attention_prefill, dst);
-    c.src[0] = q;
-    c.src[1] = k;
-    c.src[2] = v;
-    c.i[0] = pos0;
-    c.f[0] = scale;
-    if (skip) {
-      c.ids = skip;
-      c.n_ids = static_cast<int32_t>(q.ne[2]);
-    } else if (decode && key_rows) {
-      c.ids = key_rows;
-      c.n_ids = n_key_rows;
-    }
-    return b_.launch(c);
+  // Causal attention of q's rows, at positions pos0.., over k and v: a row that attends
+  // alone runs the decode kernel (over key_rows when given), every other call the prefill
+  // kernel (skipping the rows skip_rows flags).
+  struct Attention {
+    Tensor dst, q, k, v;                 // dst, q [rows, n_head, hd]; k, v [keys, n_head_kv, hd]
+    int32_t pos0 = 0;
+    float scale = 1.0f;
+    const int32_t* skip_rows = nullptr;  // [rows] or null
+    const int32_t* key_rows = nullptr;   // one row: the key rows it attends, or null (0..pos0)
+    int32_t n_key_rows = 0;
+  };
+  Status attention(const Attention& a) {
+    const bool one_row = a.q.ne[2] == 1;
+    const int32_t* skip = one_row && a.skip_rows && a.skip_rows[0] == 0 ? nullptr : a.skip_rows;
+    if (one_row && !skip)
+      return b_.launch(AttentionDecodeOp{.dst = a.dst, .q = a.q, .k = a.k, .v = a.v, .pos0 = a.pos0,
+                                         .scale = a.scale, .key_rows = a.key_rows, .n_key_rows = a.n_key_rows});
+    return b_.launch(AttentionPrefillOp{.dst = a.dst, .q = a.q, .k = a.k, .v = a.v, .pos0 = a.pos0,
+                                        .scale = a.scale, .skip_rows = skip});
   }
   Status swiglu(const Tensor& dst, const Tensor& gate, const Tensor& up) {
-    OpCall c = call(Op::swiglu, dst);
-    c.src[0] = gate;
-    c.src[1] = up;
-    return b_.launch(c);
+    return b_.launch(SwigluOp{.dst = dst, .gate = gate, .up = up});
   }
   // dst rows = src rows ids (per_head: ids[h * n_sel + r] per head h).
   Status gather_rows(const Tensor& dst, const Tensor& src, const int32_t* ids, int32_t n_ids, bool per_head) {
-    OpCall c = call(Op::gather_rows, dst);
-    c.src[0] = src;
-    c.ids = ids;
-    c.n_ids = n_ids;
-    c.i[0] = per_head ? 1 : 0;
-    return b_.launch(c);
+    return b_.launch(GatherRowsOp{.dst = dst, .src = src, .ids = ids, .n_ids = n_ids, .per_head = per_head});
   }
+  // A policy's window request over keys that n_keys rows are visible of.
   Status window_scores(const Tensor& dst, const Tensor& q, const Tensor& k, const ScoreRequest& r, int32_t n_keys,
                        float scale) {
-    OpCall c = call(Op::window_scores, dst);
-    c.src[0] = q;
-    c.src[1] = k;
-    c.i[0] = r.window;
-    c.i[1] = (r.softmax ? 1 : 0) | (r.per_query ? 2 : 0);
-    c.i[2] = n_keys;
-    c.f[0] = scale;
-    return b_.launch(c);
+    return b_.launch(WindowScoresOp{.dst = dst, .q = q, .k = k, .window = r.window, .softmax = r.softmax,
+                                    .per_query = r.per_query, .n_visible = n_keys, .scale = scale});
   }
   Status pool1d(const Tensor& dst, const Tensor& src, int32_t kernel, bool max) {
-    OpCall c = call(Op::pool1d, dst);
-    c.src[0] = src;
-    c.i[0] = kernel;
-    c.i[1] = max ? 1 : 0;
-    return b_.launch(c);
+    return b_.launch(Pool1dOp{.dst = dst, .src = src, .kernel = kernel, .max = max});
   }
-  // key_ids (optional): key row r is row key_ids[r] of k, for n_keys rows.
+  // A policy's block request; key_ids (optional): key row r is row key_ids[r] of k.
   Status block_scores(const Tensor& dst, const Tensor& q, const Tensor& k, const ScoreRequest& r,
                       const int32_t* key_ids = nullptr, int32_t n_keys = 0) {
-    OpCall c = call(Op::block_scores, dst);
-    c.src[0] = q;
-    c.src[1] = k;
-    c.ids = key_ids;
-    c.n_ids = key_ids ? n_keys : 0;
-    c.i[0] = r.block;
-    c.i[1] = r.unit;
-    c.i[2] = r.query_rows;
-    return b_.launch(c);
+    return b_.launch(BlockScoresOp{.dst = dst, .q = q, .k = k, .block = r.block, .unit = r.unit,
+                                   .query_rows = r.query_rows, .key_ids = key_ids, .n_keys = key_ids ? n_keys : 0});
   }
   Status kv_similarity(const Tensor& dst, const Tensor& k, const Tensor& v, const Tensor& anchors, float decay) {
-    OpCall c = call(Op::kv_similarity, dst);
-    c.src[0] = k;
-    c.src[1] = v;
-    c.src[2] = anchors;
-    c.f[0] = decay;
-    return b_.launch(c);
+    return b_.launch(KvSimilarityOp{.dst = dst, .k = k, .v = v, .anchors = anchors, .decay = decay});
   }
-  Status argmax(const Tensor& x, int32_t* out) {
-    OpCall c = call(Op::argmax, Tensor{});
-    c.src[0] = x;
-    c.out_i = out;
-    return b_.launch(c);
-  }
+  Status argmax(const Tensor& x, int32_t* out) { return b_.launch(ArgmaxOp{.x = x, .out = out}); }
 
  private:
-  static OpCall call(Op op, const Tensor& dst) {
-    OpCall c;
-    c.op = op;
-    c.dst = dst;
-    return c;
-  }
   Backend& b_;
   bool f32_activations_;
 };
@@ -196,12 +142,7 @@ class BackendSelector final : public Selector {
       std::memcpy(staging_, scores, sizeof(float) * floats);
       scores = staging_;
     }
-    OpCall c;
-    c.op = Op::topk;
-    c.src[0] = make_tensor_2d(const_cast<float*>(scores), DType::f32, n, rows);
-    c.i[0] = k;
-    c.out_i = out;
-    return b_.launch(c);
+    return b_.launch(TopkOp{.scores = make_tensor_2d(const_cast<float*>(scores), DType::f32, n, rows), .k = k, .out = out});
   }
 
  private:

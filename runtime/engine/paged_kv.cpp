@@ -11,7 +11,7 @@ int32_t n_blocks_for(const PagedKvParams& p, int32_t rows) { return (rows + p.bl
 
 uint64_t plane_row_bytes(const PagedKvParams& p) { return sizeof(float) * static_cast<uint64_t>(p.head_dim * p.n_head_kv); }
 
-// Rows [r0, r0 + n) of a [head_dim, heads, rows] tensor.
+// Rows [r0, r0 + n) of a [rows, heads, head_dim] tensor.
 Tensor rows_view(Tensor t, int64_t r0, int64_t n) {
   t.data = static_cast<char*>(t.data) + static_cast<size_t>(r0) * t.nb[2];
   t.ne[2] = n;

@@ -68,7 +68,7 @@ class PagedKv {
   void clear();
 
   const PagedKvParams& params() const { return p_; }
-  const Tensor& k_pool() const { return k_dev_; }   // [head_dim, n_head_kv, slots * B]
+  const Tensor& k_pool() const { return k_dev_; }   // [slots * B, n_head_kv, head_dim]
   const Tensor& v_pool() const { return v_dev_; }
   const Tensor& k_host() const { return k_host_; }  // the host tier, same layout
   int32_t n_rows(int32_t layer) const { return pager_.table(layer).n_tokens(); }
@@ -76,7 +76,7 @@ class PagedKv {
   PagerCounters counters() const;
   void reset_counters();
 
-  // Appends rows [0, n) of k and v ([head_dim, n_head_kv, >= n] f32) to the layer's KV.
+  // Appends rows [0, n) of k and v ([>= n, n_head_kv, head_dim] f32) to the layer's KV.
   Status append(OpRunner& run, int32_t layer, const Tensor& k, const Tensor& v, int32_t n);
   // Makes the blocks holding the given logical rows (ascending; nullptr: every row) resident
   // on the device; compute work queued after this call sees them.

@@ -45,15 +45,15 @@ struct Hparams {
 // Optional tensors (biases, a separate output matrix) have data == nullptr when absent.
 struct LayerWeights {
   Tensor attn_norm;  // [n_embd] f32
-  Tensor wq;         // [n_embd, n_head * head_dim]      (ne0 = input dim)
-  Tensor wk;         // [n_embd, n_head_kv * head_dim]
-  Tensor wv;         // [n_embd, n_head_kv * head_dim]
+  Tensor wq;         // [n_head * head_dim, n_embd]      (rows = outputs, ne0 = input dim)
+  Tensor wk;         // [n_head_kv * head_dim, n_embd]
+  Tensor wv;         // [n_head_kv * head_dim, n_embd]
   Tensor bq, bk, bv; // [out] f32, qwen2 only
   Tensor wo;         // [n_head * head_dim, n_embd]
   Tensor ffn_norm;   // [n_embd] f32
-  Tensor w_gate;     // [n_embd, n_ff]
-  Tensor w_up;       // [n_embd, n_ff]
-  Tensor w_down;     // [n_ff, n_embd]
+  Tensor w_gate;     // [n_ff, n_embd]
+  Tensor w_up;       // [n_ff, n_embd]
+  Tensor w_down;     // [n_embd, n_ff]
 };
 
 struct Model {
@@ -61,9 +61,9 @@ struct Model {
   Vocab vocab;
   std::string name;
   std::string arch_name;
-  Tensor tok_embd;     // [n_embd, n_vocab]
+  Tensor tok_embd;     // [n_vocab, n_embd]
   Tensor output_norm;  // [n_embd] f32
-  Tensor output;       // [n_embd, n_vocab]; aliases tok_embd when tied
+  Tensor output;       // [n_vocab, n_embd]; aliases tok_embd when tied
   Tensor rope_freqs;   // [n_rot/2] f32 per-frequency divisors (Llama 3.1 GGUFs), optional
   bool tied_output = false;
   std::vector<LayerWeights> layers;

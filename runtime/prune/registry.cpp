@@ -126,10 +126,11 @@ Status for_params(const PruneMethodSpec& m, F&& f) {
 
 std::string prune_range_interval(const PruneParamSpec& spec) {
   const PruneRange& r = spec.range;
-  if (r.lo == -kInf && r.hi == kInf) return "";
-  if (r.hi == kInf) return (r.lo_open ? "> " : ">= ") + num(r.lo);
-  if (r.lo == -kInf) return (r.hi_open ? "< " : "<= ") + num(r.hi);
-  return (r.lo_open ? "(" : "[") + num(r.lo) + ", " + num(r.hi) + (r.hi_open ? ")" : "]");
+  std::string s;
+  if (r.lo == -kInf && r.hi == kInf) return s;
+  if (r.hi == kInf) return s.append(r.lo_open ? "> " : ">= ").append(num(r.lo));
+  if (r.lo == -kInf) return s.append(r.hi_open ? "< " : "<= ").append(num(r.hi));
+  return s.append(r.lo_open ? "(" : "[").append(num(r.lo)).append(", ").append(num(r.hi)).append(r.hi_open ? ")" : "]");
 }
 
 std::span<const PruneMethodSpec* const> prune_methods() { return methods().sorted; }

@@ -70,6 +70,12 @@ struct PruneMethodSpec {
   std::unique_ptr<PrunePolicy> (*make)(const wt_prune_params& p, const PruneShape& s);
 };
 
+// The factory of a method whose policy class takes (params, shape).
+template <typename Policy>
+std::unique_ptr<PrunePolicy> make_policy_of(const wt_prune_params& p, const PruneShape& s) {
+  return std::make_unique<Policy>(p, s);
+}
+
 // Every registered method, ordered by id.
 std::span<const PruneMethodSpec* const> prune_methods();
 // The parameters every method reads.

@@ -180,13 +180,14 @@ Status run_case(Backend& b, const Case& c, const CaseData& data, size_t pad_byte
     }
   }
   if (c.dst_is_src0) tensors[0] = tensors[1];
-  OpCall call = c.call;
-  call.dst = tensors[0];
-  for (int i = 0; i < 3; ++i) call.src[i] = tensors[i + 1];
-  call.ids = c.ids.empty() ? nullptr : c.ids.data();
-  call.n_ids = static_cast<int32_t>(c.ids.size());
   out->ints.assign(static_cast<size_t>(c.n_out_i), -7);
-  call.out_i = c.n_out_i ? out->ints.data() : nullptr;
+  Slots slots;
+  slots.dst = tensors[0];
+  for (int i = 0; i < 3; ++i) slots.src[i] = tensors[i + 1];
+  slots.ids = c.ids.empty() ? nullptr : c.ids.data();
+  slots.n_ids = static_cast<int32_t>(c.ids.size());
+  slots.out = c.n_out_i ? out->ints.data() : nullptr;
+  const OpCall call = c.call(slots);
 
   // Workspace as the engine sizes it: one buffer of workspace_bytes() for the call.
   Buffer ws;

@@ -28,7 +28,7 @@ TensorSpec padded(TensorSpec s, int64_t pad) {
 }
 Case make(Op op, std::string label) {
   Case c;
-  c.call.op = op;
+  c.op = op;
   c.label = std::move(label);
   return c;
 }
@@ -69,6 +69,7 @@ void add_cases(std::vector<Case>& v) {
     c.src[0] = f32(2, d, n);
     c.src[1] = f32(2, d, bcast ? 1 : n);
     c.dst_is_src0 = alias;
+    c.call = [](const Slots& s) { return OpCall(AddOp{.dst = s.dst, .a = s.src[0], .b = s.src[1]}); };
     v.push_back(c);
   }
 }
@@ -79,14 +80,14 @@ void rmsnorm_cases(std::vector<Case>& v) {
     c.dst = f32(2, d, n);
     c.src[0] = padded(f32(2, d, n, 1, Fill::normal, 3.0f), pad);
     c.src[1] = f32(1, d);
-    c.call.f[0] = eps;
+    c.call = [eps](const Slots& s) { return OpCall(RmsnormOp{.dst = s.dst, .x = s.src[0], .weight = s.src[1], .eps = eps}); };
     v.push_back(c);
   }
   Case c = make(Op::rmsnorm, "d=300 n=4 in place");
   c.dst = f32(2, 300, 4);
   c.src[0] = c.dst;
   c.src[1] = f32(1, 300);
-  c.call.f[0] = 1e-5f;
+  c.call = [](const Slots& s) { return OpCall(RmsnormOp{.dst = s.dst, .x = s.src[0], .weight = s.src[1], .eps = 1e-5f}); };
   c.dst_is_src0 = true;
   v.push_back(c);
 }
@@ -99,7 +100,9 @@ Case matmul_case(DType t, int k, int out, int n, const char* why = "") {
   c.dst = f32(2, out, n);
   c.src[0] = f32(2, k, n);
   c.src[1] = typed(t, k, out, 0.1f);
-  c.call.i[0] = 1;
+  c.call = [](const Slots& s) {
+    return OpCall(MatmulOp{.dst = s.dst, .x = s.src[0], .w = s.src[1], .f32_activations = true});
+  };
   return c;
 }
 
@@ -130,10 +133,10 @@ void rope_cases(std::vector<Case>& v) {
     c.src[0] = f32(3, r.hd, r.heads, r.n);
     if (r.divisors) c.src[1] = f32(2, r.n_rot / 2, 1, 1, Fill::positive, 4.0f);
     c.ids = iota_ids(r.n, 1237, 3, 8192);  // positions up to 8k: the angles the CPU computes in double
-    c.call.i[0] = r.n_rot;
-    c.call.i[1] = r.neox;
-    c.call.f[0] = r.theta;
-    c.call.f[1] = r.pos_scale;
+    c.call = [r](const Slots& s) {
+      return OpCall(RopeOp{.x = s.src[0], .positions = s.ids, .n_rot = r.n_rot, .neox = r.neox != 0,
+                           .theta_base = r.theta, .position_scale = r.pos_scale, .freq_divisors = s.src[1]});
+    };
     c.results = result_src0;
     v.push_back(c);
   }
@@ -158,8 +161,18 @@ void attention_cases(std::vector<Case>& v, Op op) {
     c.src[0] = f32(3, a.hd, a.heads, a.n);
     c.src[1] = f32(3, a.hd, a.kv_heads, n_kv + 3);  // rows past the visible ones must not matter
     c.src[2] = f32(3, a.hd, a.kv_heads, n_kv + 3);
-    c.call.i[0] = a.pos0;
-    c.call.f[0] = 1.0f / 8.0f;
+    const int32_t pos0 = a.pos0;
+    if (decode) {
+      c.call = [pos0](const Slots& s) {
+        return OpCall(AttentionDecodeOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
+                                        .scale = 1.0f / 8.0f, .key_rows = s.ids, .n_key_rows = s.n_ids});
+      };
+    } else {
+      c.call = [pos0](const Slots& s) {
+        return OpCall(AttentionPrefillOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
+                                         .scale = 1.0f / 8.0f, .skip_rows = s.ids});
+      };
+    }
     if (a.ids && decode) c.ids = iota_ids(97, 3, 1, n_kv);  // ascending: 1, 4, 7, ...
     if (a.ids && !decode) {
       for (int i = 0; i < a.n; ++i) c.ids.push_back(i % 3 == 1 ? 1 : 0);
@@ -174,6 +187,7 @@ void swiglu_cases(std::vector<Case>& v) {
     c.dst = f32(2, f, n);
     c.src[0] = f32(2, f, n, 1, Fill::normal, 4.0f);
     c.src[1] = f32(2, f, n);
+    c.call = [](const Slots& s) { return OpCall(SwigluOp{.dst = s.dst, .gate = s.src[0], .up = s.src[1]}); };
     v.push_back(c);
   }
 }
@@ -185,7 +199,7 @@ void copy_rows_cases(std::vector<Case>& v) {
                                      std::to_string(n) + " row0=" + std::to_string(row0));
     c.dst = typed(t, d, rows);
     c.src[0] = f32(2, d, n);
-    c.call.i[0] = row0;
+    c.call = [row0 = row0](const Slots& s) { return OpCall(CopyRowsOp{.dst = s.dst, .src = s.src[0], .row0 = row0}); };
     v.push_back(c);
   }
 }
@@ -197,6 +211,7 @@ void embed_cases(std::vector<Case>& v) {
       c.dst = f32(2, d, n);
       c.src[0] = typed(t, d, vocab);
       c.ids = iota_ids(n, 7, 2, vocab);
+      c.call = [](const Slots& s) { return OpCall(EmbedOp{.dst = s.dst, .table = s.src[0], .ids = s.ids}); };
       v.push_back(c);
     }
   }
@@ -215,10 +230,11 @@ void window_scores_cases(std::vector<Case>& v) {
     c.dst = f32(3, w.n_cols, w.heads, n_out);
     c.src[0] = f32(3, w.hd, w.heads, w.n);
     c.src[1] = f32(3, w.hd, w.kv_heads, w.n_keys);
-    c.call.i[0] = w.window;
-    c.call.i[1] = w.mode;
-    c.call.i[2] = w.n_visible;
-    c.call.f[0] = 0.125f;
+    c.call = [w](const Slots& s) {
+      return OpCall(WindowScoresOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .window = w.window,
+                                   .softmax = (w.mode & 1) != 0, .per_query = (w.mode & 2) != 0,
+                                   .n_visible = w.n_visible, .scale = 0.125f});
+    };
     v.push_back(c);
   }
 }
@@ -230,8 +246,9 @@ void pool1d_cases(std::vector<Case>& v) {
                                   std::to_string(kernel) + (max ? " max" : " avg"));
     c.dst = f32(2, n, rows);
     c.src[0] = f32(2, n, rows, 1, Fill::positive);
-    c.call.i[0] = kernel;
-    c.call.i[1] = max;
+    c.call = [kernel = kernel, max = max](const Slots& s) {
+      return OpCall(Pool1dOp{.dst = s.dst, .src = s.src[0], .kernel = kernel, .max = max == 1});
+    };
     v.push_back(c);
   }
 }
@@ -242,7 +259,7 @@ void topk_cases(std::vector<Case>& v) {
     Case c = make(Op::topk, "n=" + std::to_string(n) + " rows=" + std::to_string(rows) + " k=" + std::to_string(k) +
                                 (fill == Fill::small_ints ? " ties" : ""));
     c.src[0] = f32(2, n, rows, 1, fill);
-    c.call.i[0] = k;
+    c.call = [k = k](const Slots& s) { return OpCall(TopkOp{.scores = s.src[0], .k = k, .out = s.out}); };
     c.results = result_out_i;
     c.n_out_i = rows * k;
     v.push_back(c);
@@ -255,6 +272,9 @@ void gather_rows_cases(std::vector<Case>& v) {
     c.dst = f32(2, 100, 7);
     c.src[0] = f32(2, 100, 20);
     c.ids = iota_ids(7, 3, 1, 20);
+    c.call = [](const Slots& s) {
+      return OpCall(GatherRowsOp{.dst = s.dst, .src = s.src[0], .ids = s.ids, .n_ids = s.n_ids, .per_head = false});
+    };
     v.push_back(c);
   }
   {
@@ -262,6 +282,9 @@ void gather_rows_cases(std::vector<Case>& v) {
     c.dst = f32(3, 64, 3, 4);
     c.src[0] = f32(3, 64, 3, 10);
     c.ids = {9, 0, 4, 5};
+    c.call = [](const Slots& s) {
+      return OpCall(GatherRowsOp{.dst = s.dst, .src = s.src[0], .ids = s.ids, .n_ids = s.n_ids, .per_head = false});
+    };
     v.push_back(c);
   }
   {
@@ -269,7 +292,9 @@ void gather_rows_cases(std::vector<Case>& v) {
     c.dst = f32(3, 64, 3, 4);
     c.src[0] = f32(3, 64, 3, 10);
     c.ids = {0, 2, 4, 6, 1, 3, 5, 7, 0, 1, 8, 9};
-    c.call.i[0] = 1;
+    c.call = [](const Slots& s) {
+      return OpCall(GatherRowsOp{.dst = s.dst, .src = s.src[0], .ids = s.ids, .n_ids = s.n_ids, .per_head = true});
+    };
     v.push_back(c);
   }
 }
@@ -289,9 +314,10 @@ void block_scores_cases(std::vector<Case>& v) {
     c.dst = f32(1, (n_keys + b.block - 1) / b.block);
     c.src[0] = f32(3, b.hd, b.heads, b.n);
     c.src[1] = f32(3, b.hd, b.kv_heads, b.n_keys);
-    c.call.i[0] = b.block;
-    c.call.i[1] = b.unit;
-    c.call.i[2] = b.n_last;
+    c.call = [b](const Slots& s) {
+      return OpCall(BlockScoresOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .block = b.block, .unit = b.unit,
+                                  .query_rows = b.n_last, .key_ids = s.ids, .n_keys = s.ids ? s.n_ids : 0});
+    };
     if (b.ids) c.ids = iota_ids(40, 1, 5, b.n_keys);
     v.push_back(c);
   }
@@ -306,7 +332,9 @@ void kv_similarity_cases(std::vector<Case>& v) {
     c.src[0] = f32(3, hd, kv_heads, n);
     c.src[1] = f32(3, hd, kv_heads, n);
     c.src[2] = f32(3, hd, kv_heads, 2, zero_anchor ? Fill::zeros : Fill::normal);
-    c.call.f[0] = 0.9f;
+    c.call = [](const Slots& s) {
+      return OpCall(KvSimilarityOp{.dst = s.dst, .k = s.src[0], .v = s.src[1], .anchors = s.src[2], .decay = 0.9f});
+    };
     c.results = result_dst | result_src2;
     v.push_back(c);
   }
@@ -317,6 +345,7 @@ void argmax_cases(std::vector<Case>& v) {
                          std::tuple{151936, Fill::normal}}) {
     Case c = make(Op::argmax, "n=" + std::to_string(n) + (fill == Fill::small_ints ? " ties" : ""));
     c.src[0] = f32(2, n, 1, 1, fill);
+    c.call = [](const Slots& s) { return OpCall(ArgmaxOp{.x = s.src[0], .out = s.out}); };
     c.results = result_out_i;
     c.n_out_i = 1;
     v.push_back(c);

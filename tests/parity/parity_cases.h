@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,19 @@ struct TensorSpec {
 // Where the result to compare lives: dst, or a tensor an in-place op updates.
 enum Result : uint32_t { result_dst = 1, result_src0 = 2, result_src2 = 4, result_out_i = 8 };
 
+// The tensors and arrays the harness made for a case (dst, src[] as their specs say), which
+// the case turns into its op's arguments.
+struct Slots {
+  Tensor dst, src[3];
+  const int32_t* ids = nullptr;  // the case's ids (null when it has none)
+  int32_t n_ids = 0;
+  int32_t* out = nullptr;        // the host result (argmax, topk)
+};
+
 struct Case {
   std::string label;       // shape summary printed with the numbers
-  OpCall call;             // op, i[], f[]; tensors and ids are filled in by the harness
+  Op op = Op::count;
+  std::function<OpCall(const Slots&)> call;  // the op's arguments over the harness's tensors
   TensorSpec dst, src[3];
   std::vector<int32_t> ids;
   bool dst_is_src0 = false;  // dst aliases src0 (in-place residual add, rmsnorm)

@@ -130,7 +130,7 @@ TEST_SUITE("parity") {
     if (n_ran == 0) g_skipped = true;
   }
 
-#define WT_OP(name) \
+#define WT_OP(name, Args) \
   TEST_CASE("parity: " #name) { run_op(Op::name); }
 #include "kernels/ops.def"
 #undef WT_OP

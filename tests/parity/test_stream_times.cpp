@@ -44,9 +44,8 @@ TEST_CASE("stream times: copy time and the compute stream's wait enclose the cop
     REQUIRE(b->alloc(4096 * 4, MemoryKind::device, &a).is_ok());
     std::memset(src.host, 1, n * 4);
     std::memset(a.host, 0, 4096 * 4);
-    OpCall add;
-    add.op = Op::add;
-    add.dst = add.src[0] = add.src[1] = make_tensor_2d(a.host, DType::f32, 4096, 1);
+    const Tensor t = make_tensor_2d(a.host, DType::f32, 4096, 1);
+    const OpCall add = AddOp{.dst = t, .a = t, .b = t};
 
     // Compute alone: no copy time, no wait.
     REQUIRE(b->launch(add).is_ok());

@@ -91,11 +91,8 @@ TEST_SUITE("vulkan") {
     Buffer wide;
     const size_t wide_bytes = b->caps().max_binding_bytes + 4096;
     if (wide_bytes <= b->caps().max_buffer_bytes && b->alloc(wide_bytes, MemoryKind::device, &wide).is_ok()) {
-      OpCall big;
-      big.op = Op::add;
-      big.dst = big.src[0] = big.src[1] =
-          make_tensor_2d(wide.host, DType::f32, static_cast<int64_t>(wide_bytes / 4), 1);
-      const Status range = b->launch(big);
+      const Tensor t = make_tensor_2d(wide.host, DType::f32, static_cast<int64_t>(wide_bytes / 4), 1);
+      const Status range = b->launch(AddOp{.dst = t, .a = t, .b = t});
       CHECK(range.code() == WT_ERR_UNSUPPORTED);
       CHECK(range.message().find("maxStorageBufferRange") != std::string::npos);
       b->free(&wide);
@@ -103,10 +100,8 @@ TEST_SUITE("vulkan") {
 
     // A tensor in plain host memory cannot be bound: a clear error, not a crash.
     std::vector<float> host(64, 1.0f);
-    OpCall bad;
-    bad.op = Op::add;
-    bad.dst = bad.src[0] = bad.src[1] = make_tensor_2d(host.data(), DType::f32, 64, 1);
-    const Status foreign = b->launch(bad);
+    const Tensor foreign_t = make_tensor_2d(host.data(), DType::f32, 64, 1);
+    const Status foreign = b->launch(AddOp{.dst = foreign_t, .a = foreign_t, .b = foreign_t});
     CHECK(foreign.code() == WT_ERR_INVALID_ARGUMENT);
     CHECK(foreign.message().find("not inside memory allocated by this backend") != std::string::npos);
 
@@ -122,11 +117,8 @@ TEST_SUITE("vulkan") {
     Event copied;
     REQUIRE(b->record_event(Stream::copy, &copied).is_ok());
     REQUIRE(b->wait_event(Stream::compute, copied).is_ok());
-    OpCall add;
-    add.op = Op::add;
-    add.dst = make_tensor_2d(out.host, DType::f32, n, 1);
-    add.src[0] = make_tensor_2d(mid.host, DType::f32, n, 1);
-    add.src[1] = make_tensor_2d(src.host, DType::f32, n, 1);
+    const AddOp add{.dst = make_tensor_2d(out.host, DType::f32, n, 1), .a = make_tensor_2d(mid.host, DType::f32, n, 1),
+                    .b = make_tensor_2d(src.host, DType::f32, n, 1)};
     REQUIRE(b->launch(add).is_ok());
     REQUIRE(b->synchronize(Stream::compute).is_ok());
     int wrong = 0;
@@ -164,9 +156,8 @@ TEST_SUITE("vulkan") {
     Buffer a;
     REQUIRE(b->alloc(1024 * 4, MemoryKind::device, &a).is_ok());
     std::memset(a.host, 0, 1024 * 4);
-    OpCall add;
-    add.op = Op::add;
-    add.dst = add.src[0] = add.src[1] = make_tensor_2d(a.host, DType::f32, 1024, 1);
+    const Tensor t = make_tensor_2d(a.host, DType::f32, 1024, 1);
+    const OpCall add = AddOp{.dst = t, .a = t, .b = t};
     constexpr int kHeld = vk::VkStream::kRing * static_cast<int>(vk::VkStream::kMaxBatchOps);
     constexpr int kQueued = 8192;
     static_assert(kQueued >= 8 * kHeld, "queue far more than the ring holds");

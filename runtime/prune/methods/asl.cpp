@@ -134,10 +134,6 @@ Status check(const wt_prune_params& p, const PruneShape& s) {
   return Status::ok();
 }
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<Asl>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -152,7 +148,7 @@ const PruneMethodSpec& asl() {
                                     .pool = WT_POOL_AVG,
                                     .resolve = resolve,
                                     .check = check,
-                                    .make = make};
+                                    .make = make_policy_of<Asl>};
   return spec;
 }
 

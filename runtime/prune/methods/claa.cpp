@@ -95,10 +95,6 @@ Status check(const wt_prune_params& p, const PruneShape& s) {
   return Status::ok();
 }
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<Claa>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -113,7 +109,7 @@ const PruneMethodSpec& claa() {
                                     .pool = WT_POOL_AVG,
                                     .resolve = nullptr,
                                     .check = check,
-                                    .make = make};
+                                    .make = make_policy_of<Claa>};
   return spec;
 }
 

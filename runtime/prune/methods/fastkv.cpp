@@ -78,10 +78,6 @@ Status check(const wt_prune_params& p, const PruneShape&) {
   return Status::ok();
 }
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<FastKV>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -96,7 +92,7 @@ const PruneMethodSpec& fastkv() {
                                     .pool = WT_POOL_MAX,
                                     .resolve = resolve,
                                     .check = check,
-                                    .make = make};
+                                    .make = make_policy_of<FastKV>};
   return spec;
 }
 

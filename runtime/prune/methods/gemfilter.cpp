@@ -74,10 +74,6 @@ void resolve(wt_prune_params* p, const PruneShape& s) {
   if (p->layer < 0) p->layer = static_cast<int32_t>(std::lround(0.4 * s.n_layer));
 }
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<GemFilter>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -92,7 +88,7 @@ const PruneMethodSpec& gemfilter() {
                                     .pool = WT_POOL_AVG,
                                     .resolve = resolve,
                                     .check = nullptr,
-                                    .make = make};
+                                    .make = make_policy_of<GemFilter>};
   return spec;
 }
 

@@ -126,10 +126,6 @@ constexpr PruneParamSpec kParams[] = {
      "answer tokens generated with full KV before selecting"},
 };
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<Oracle>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -144,7 +140,7 @@ const PruneMethodSpec& oracle() {
                                     .pool = WT_POOL_AVG,
                                     .resolve = nullptr,
                                     .check = nullptr,
-                                    .make = make};
+                                    .make = make_policy_of<Oracle>};
   return spec;
 }
 

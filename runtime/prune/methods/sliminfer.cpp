@@ -225,10 +225,6 @@ Status check(const wt_prune_params& p, const PruneShape& s) {
   return Status::ok();
 }
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<SlimInfer>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -243,7 +239,7 @@ const PruneMethodSpec& sliminfer() {
                                     .pool = WT_POOL_AVG,
                                     .resolve = resolve,
                                     .check = check,
-                                    .make = make};
+                                    .make = make_policy_of<SlimInfer>};
   return spec;
 }
 

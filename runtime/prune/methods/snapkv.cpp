@@ -33,10 +33,6 @@ class SnapKV final : public ScoredPolicy {
   int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
 };
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<SnapKV>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -51,7 +47,7 @@ const PruneMethodSpec& snapkv() {
                                     .pool = WT_POOL_MAX,
                                     .resolve = nullptr,
                                     .check = nullptr,
-                                    .make = make};
+                                    .make = make_policy_of<SnapKV>};
   return spec;
 }
 

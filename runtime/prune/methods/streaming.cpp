@@ -55,10 +55,6 @@ Status check(const wt_prune_params& p, const PruneShape&) {
   return Status::ok();
 }
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<Streaming>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -73,7 +69,7 @@ const PruneMethodSpec& streaming() {
                                     .pool = WT_POOL_AVG,
                                     .resolve = nullptr,
                                     .check = check,
-                                    .make = make};
+                                    .make = make_policy_of<Streaming>};
   return spec;
 }
 

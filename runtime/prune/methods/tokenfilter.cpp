@@ -107,10 +107,6 @@ constexpr PruneParamSpec kParams[] = {
      "tokens per layer before any skip (they set the threshold)"},
 };
 
-std::unique_ptr<PrunePolicy> make(const wt_prune_params& p, const PruneShape& s) {
-  return std::make_unique<TokenFilter>(p, s);
-}
-
 }  // namespace
 
 namespace prune_methods_registry {
@@ -125,7 +121,7 @@ const PruneMethodSpec& tokenfilter() {
                                     .pool = WT_POOL_AVG,
                                     .resolve = nullptr,
                                     .check = nullptr,
-                                    .make = make};
+                                    .make = make_policy_of<TokenFilter>};
   return spec;
 }
 
