@@ -7,7 +7,7 @@
 
 #include "backends/available_memory.h"
 #include "base/host_memory.h"
-#include "json_reader.h"
+#include "json_file.h"
 
 namespace wt {
 
@@ -19,45 +19,45 @@ Status field_error(const std::string& what, const std::string& board, const std:
   return error(WT_ERR_FORMAT, what + ": board '" + board + "': " + msg);
 }
 
-Status get_bytes(const JsonValue& b, const char* key, const std::string& what, const std::string& name,
+Status get_bytes(const Json& b, const char* key, const std::string& what, const std::string& name,
                  uint64_t* out) {
-  const JsonValue* v = b.find(key);
-  if (!v || v->kind != JsonValue::Kind::number)
+  const Json* v = json_find(b, key);
+  if (!v || !v->is_number())
     return field_error(what, name, std::string("'") + key + "' must be a number of bytes");
-  if (!(v->number >= 0) || v->number > 9.0e15 || std::floor(v->number) != v->number)
+  if (!(v->get<double>() >= 0) || v->get<double>() > 9.0e15 || std::floor(v->get<double>()) != v->get<double>())
     return field_error(what, name, std::string("'") + key + "' must be a whole number of bytes >= 0");
-  *out = static_cast<uint64_t>(v->number);
+  *out = static_cast<uint64_t>(v->get<double>());
   return Status::ok();
 }
 
-Status parse_board(const JsonValue& b, const std::string& what, BoardProfile* out) {
-  if (b.kind != JsonValue::Kind::object) return error(WT_ERR_FORMAT, what + ": a board must be an object");
-  const JsonValue* name = b.find("name");
-  if (!name || name->kind != JsonValue::Kind::string || name->string.empty())
+Status parse_board(const Json& b, const std::string& what, BoardProfile* out) {
+  if (!b.is_object()) return error(WT_ERR_FORMAT, what + ": a board must be an object");
+  const Json* name = json_find(b, "name");
+  if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
     return error(WT_ERR_FORMAT, what + ": a board has no 'name' string");
   BoardProfile p;
-  p.name = name->string;
-  const JsonValue* mem = b.find("memory");
-  if (!mem || mem->kind != JsonValue::Kind::string || (mem->string != "unified" && mem->string != "discrete"))
+  p.name = name->get_ref<const std::string&>();
+  const Json* mem = json_find(b, "memory");
+  if (!mem || !mem->is_string() || (mem->get_ref<const std::string&>() != "unified" && mem->get_ref<const std::string&>() != "discrete"))
     return field_error(what, p.name, "'memory' must be \"unified\" or \"discrete\"");
-  p.unified = mem->string == "unified";
+  p.unified = mem->get_ref<const std::string&>() == "unified";
   WT_TRY(get_bytes(b, "total_bytes", what, p.name, &p.total_bytes));
   WT_TRY(get_bytes(b, "reserve_bytes", what, p.name, &p.reserve_bytes));
   if (p.total_bytes == 0) return field_error(what, p.name, "'total_bytes' must be > 0");
   if (p.reserve_bytes >= p.total_bytes) return field_error(what, p.name, "'reserve_bytes' must be below 'total_bytes'");
   auto opt_number = [&](const char* key, double* dst) -> Status {
-    const JsonValue* v = b.find(key);
+    const Json* v = json_find(b, key);
     if (!v) return Status::ok();
-    if (v->kind != JsonValue::Kind::number || !(v->number >= 0))
+    if (!v->is_number() || !(v->get<double>() >= 0))
       return field_error(what, p.name, std::string("'") + key + "' must be a number >= 0");
-    *dst = v->number;
+    *dst = v->get<double>();
     return Status::ok();
   };
   WT_TRY(opt_number("bandwidth_gbps", &p.bandwidth_gbps));
   WT_TRY(opt_number("fp32_tflops", &p.fp32_tflops));
   WT_TRY(opt_number("fp16_tflops", &p.fp16_tflops));
-  if (const JsonValue* v = b.find("reserve_note"); v && v->kind == JsonValue::Kind::string) p.reserve_note = v->string;
-  if (const JsonValue* v = b.find("figures"); v && v->kind == JsonValue::Kind::string) p.figures = v->string;
+  if (const Json* v = json_find(b, "reserve_note"); v && v->is_string()) p.reserve_note = v->get_ref<const std::string&>();
+  if (const Json* v = json_find(b, "figures"); v && v->is_string()) p.figures = v->get_ref<const std::string&>();
   *out = std::move(p);
   return Status::ok();
 }
@@ -65,20 +65,20 @@ Status parse_board(const JsonValue& b, const std::string& what, BoardProfile* ou
 }  // namespace
 
 Status parse_board_profiles(const std::string& json_text, const std::string& what, std::vector<BoardProfile>* out) {
-  JsonValue doc;
+  Json doc;
   WT_TRY(parse_json(json_text, what, &doc));
   out->clear();
-  if (doc.kind != JsonValue::Kind::object) return error(WT_ERR_FORMAT, what + ": expected an object");
-  const JsonValue* boards = doc.find("boards");
+  if (!doc.is_object()) return error(WT_ERR_FORMAT, what + ": expected an object");
+  const Json* boards = json_find(doc, "boards");
   if (!boards) {
     BoardProfile p;
     WT_TRY(parse_board(doc, what, &p));
     out->push_back(std::move(p));
     return Status::ok();
   }
-  if (boards->kind != JsonValue::Kind::array || boards->array.empty())
+  if (!boards->is_array() || boards->empty())
     return error(WT_ERR_FORMAT, what + ": 'boards' must be a non-empty array");
-  for (const JsonValue& b : boards->array) {
+  for (const Json& b : *boards) {
     BoardProfile p;
     WT_TRY(parse_board(b, what, &p));
     out->push_back(std::move(p));

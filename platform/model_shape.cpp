@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/dtype.h"
-#include "json_reader.h"
+#include "json_file.h"
 
 namespace wt {
 
@@ -49,25 +49,25 @@ Status described_tensor(DType t, int64_t ne0, int64_t ne1, const std::string& wh
 }  // namespace
 
 Status parse_model_description(const std::string& json_text, const std::string& what, ModelShape* out) {
-  JsonValue doc;
+  Json doc;
   WT_TRY(parse_json(json_text, what, &doc));
-  if (doc.kind != JsonValue::Kind::object) return error(WT_ERR_FORMAT, what + ": expected an object");
+  if (!doc.is_object()) return error(WT_ERR_FORMAT, what + ": expected an object");
   ModelShape s;
   s.described = true;
   auto get_int = [&](const char* key, int32_t lo, int32_t hi, bool required, int32_t* dst) -> Status {
-    const JsonValue* v = doc.find(key);
+    const Json* v = json_find(doc, key);
     if (!v) return required ? error(WT_ERR_FORMAT, what + ": missing '" + key + "'") : Status::ok();
-    if (v->kind != JsonValue::Kind::number || std::floor(v->number) != v->number || v->number < lo || v->number > hi)
+    if (!v->is_number() || std::floor(v->get<double>()) != v->get<double>() || v->get<double>() < lo || v->get<double>() > hi)
       return error(WT_ERR_FORMAT, what + ": '" + key + "' must be a whole number in [" + std::to_string(lo) + ", " +
                                       std::to_string(hi) + "]");
-    *dst = static_cast<int32_t>(v->number);
+    *dst = static_cast<int32_t>(v->get<double>());
     return Status::ok();
   };
   auto get_string = [&](const char* key, std::string* dst) -> Status {
-    const JsonValue* v = doc.find(key);
+    const Json* v = json_find(doc, key);
     if (!v) return Status::ok();
-    if (v->kind != JsonValue::Kind::string) return error(WT_ERR_FORMAT, what + ": '" + key + "' must be a string");
-    *dst = v->string;
+    if (!v->is_string()) return error(WT_ERR_FORMAT, what + ": '" + key + "' must be a string");
+    *dst = v->get_ref<const std::string&>();
     return Status::ok();
   };
   Hparams& hp = s.hp;
@@ -96,9 +96,9 @@ Status parse_model_description(const std::string& json_text, const std::string& 
     return error(WT_ERR_FORMAT, what + ": 'n_head' " + std::to_string(hp.n_head) + " is not a multiple of 'n_head_kv' " +
                                     std::to_string(hp.n_head_kv));
   bool tied = false;
-  if (const JsonValue* v = doc.find("tied_output")) {
-    if (v->kind != JsonValue::Kind::boolean) return error(WT_ERR_FORMAT, what + ": 'tied_output' must be true or false");
-    tied = v->boolean;
+  if (const Json* v = json_find(doc, "tied_output")) {
+    if (!v->is_boolean()) return error(WT_ERR_FORMAT, what + ": 'tied_output' must be true or false");
+    tied = v->get<bool>();
   }
   WT_TRY(get_string("weight_type", &weight_type));
   if (weight_type.empty()) return error(WT_ERR_FORMAT, what + ": missing 'weight_type'");

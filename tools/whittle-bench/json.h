@@ -58,7 +58,8 @@ class Json {
   std::vector<std::pair<std::string, Json>> items_;
 };
 
-// Reads one JSON document (json_parse.cpp); false with *error naming the byte offset.
+// Reads one JSON document (json_parse.cpp: nlohmann's parser); false with *error naming the
+// byte offset.
 bool parse_json(const std::string& text, Json* out, std::string* error);
 bool read_json_file(const std::string& path, Json* out, std::string* error);
 
