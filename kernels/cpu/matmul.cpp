@@ -3,6 +3,7 @@
 // workers (phase 2). The kernels themselves live in matmul_{scalar,avx2,avx512,neon}.cpp.
 #include "matmul.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -219,3 +220,31 @@ int matmul_isa_list(const char** out_names, int max_names) {
 }
 
 }  // namespace wt::cpu
+
+namespace wt::cpu::mm {
+
+void fmatmul_tiled(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1, const FTileFn* tiles, int mr_max,
+                   int nr_max) {
+  // Columns in panels of x rows whose k floats fill about 512 KiB.
+  const int64_t jc = std::max<int64_t>(nr_max, (int64_t{1} << 19) / (job.k * 4) / nr_max * nr_max);
+  const uint8_t* w[8];
+  const float* x[8];
+  float* y[8];
+  for (int64_t ja = j0; ja < j1; ja += jc) {
+    const int64_t jb = std::min(j1, ja + jc);
+    for (int64_t it = i0; it < i1; it += mr_max) {
+      const int mr = static_cast<int>(std::min<int64_t>(mr_max, i1 - it));
+      for (int i = 0; i < mr; ++i) w[i] = job.w + (it + i) * job.w_stride;
+      for (int64_t jt = ja; jt < jb; jt += nr_max) {
+        const int nr = static_cast<int>(std::min<int64_t>(nr_max, jb - jt));
+        for (int j = 0; j < nr; ++j) {
+          x[j] = reinterpret_cast<const float*>(job.x.row(jt + j));
+          y[j] = reinterpret_cast<float*>(job.y.row(jt + j)) + it;
+        }
+        tiles[(mr - 1) * nr_max + (nr - 1)](w, x, y, job.k);
+      }
+    }
+  }
+}
+
+}  // namespace wt::cpu::mm

@@ -37,6 +37,14 @@ struct Job {
   Rows y;               // f32 outputs
 };
 
+// The f32-activation matmul's blocking, one loop for every ISA: column panels of x that
+// stay in a 512 KiB cache, weight rows by tiles of up to mr_max, x rows by tiles of up to
+// nr_max; tiles[(mr - 1) * nr_max + (nr - 1)] is the ISA's register kernel for an mr x nr
+// tile, which computes y[j][i] for its weight rows w[i] and x rows x[j] over k.
+using FTileFn = void (*)(const uint8_t* const* w, const float* const* x, float* const* y, int64_t k);
+void fmatmul_tiled(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1, const FTileFn* tiles, int mr_max,
+                   int nr_max);
+
 // A SIMD path. qmatmul / fmatmul compute the outputs of weight rows [i0, i1) for
 // activation rows [j0, j1); every output's summation order depends only on k (never on
 // the ranges), which keeps results independent of the thread split.

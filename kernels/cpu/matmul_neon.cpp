@@ -213,7 +213,6 @@ void ftile(const uint8_t* const* w, const float* const* x, float* const* y, int6
     for (int i = 0; i < MR; ++i) y[j][i] = vaddvq_f32(acc[i][j]);
 }
 
-using FTileFn = void (*)(const uint8_t* const*, const float* const*, float* const*, int64_t);
 template <DType T, int MR, int... N>
 constexpr std::array<FTileFn, sizeof...(N)> ftile_row(std::integer_sequence<int, N...>) {
   return {&ftile<T, MR, N + 1>...};
@@ -225,25 +224,9 @@ constexpr std::array<std::array<FTileFn, kNR>, kMR> kFTiles = {
 
 template <DType T>
 void fmatmul_t(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 19) / (job.k * 4) / kNR * kNR);
-  const uint8_t* w[kMR];
-  const float* x[kNR];
-  float* y[kNR];
-  for (int64_t ja = j0; ja < j1; ja += jc) {
-    const int64_t jb = std::min(j1, ja + jc);
-    for (int64_t it = i0; it < i1; it += kMR) {
-      const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - it));
-      for (int i = 0; i < mr; ++i) w[i] = job.w + (it + i) * job.w_stride;
-      for (int64_t jt = ja; jt < jb; jt += kNR) {
-        const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
-        for (int j = 0; j < nr; ++j) {
-          x[j] = reinterpret_cast<const float*>(job.x.row(jt + j));
-          y[j] = reinterpret_cast<float*>(job.y.row(jt + j)) + it;
-        }
-        kFTiles<T>[mr - 1][nr - 1](w, x, y, job.k);
-      }
-    }
-  }
+  static_assert(sizeof(kFTiles<T>) == sizeof(FTileFn) * kMR * kNR && kMR <= 8 && kNR <= 8,
+                "the tile table is one array of kMR x kNR, as fmatmul_tiled reads it");
+  fmatmul_tiled(job, i0, i1, j0, j1, &kFTiles<T>[0][0], kMR, kNR);
 }
 
 void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
