@@ -11,14 +11,6 @@
 
 namespace wt {
 namespace cuda {
-namespace {
-
-constexpr size_t kRingBytes = 4u << 20;  // ids and host results of the launches between two syncs
-constexpr size_t kRingAlign = 256;
-
-size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-}  // namespace
 
 Status CudaBackend::init(const BackendOptions& options) {
   {
@@ -129,23 +121,14 @@ Status CudaBackend::synchronize(Stream stream) {
   WT_TRY(bind_thread());
   if (stream == Stream::copy) WT_TRY(copy_busy_.close(streams_[1].get()));
   WT_TRY(streams_[static_cast<int>(stream)].synchronize());
-  if (stream == Stream::compute) ring_head_ = 0;  // no queued kernel reads the ring any more
+  if (stream == Stream::compute) ring_slots_.clear();  // no queued kernel reads the ring any more
   return Status::ok();
 }
 
 Status CudaBackend::ring_reserve(size_t bytes, size_t* out_offset) {
-  const size_t size = align_up(bytes == 0 ? 4 : bytes, kRingAlign);
-  if (size > kRingBytes)
-    return error(WT_ERR_UNSUPPORTED, "cuda: " + std::to_string(bytes) + " bytes of host data in one op, the ring holds " +
-                                         std::to_string(kRingBytes));
-  if (ring_head_ + size > kRingBytes) {
-    // Full: let the queued kernels that read the ring finish, then start over.
-    WT_TRY(streams_[0].synchronize());
-    ring_head_ = 0;
-  }
-  *out_offset = ring_head_;
-  ring_head_ += size;
-  return Status::ok();
+  size_t size = 0;
+  // Full: the queued kernels that read the ring finish first.
+  return ring_slots_.reserve(bytes, kRingAlign, "cuda", [&] { return streams_[0].synchronize(); }, out_offset, &size);
 }
 
 Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const {

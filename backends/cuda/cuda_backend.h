@@ -9,6 +9,7 @@
 
 #include "kernels/cuda/launch.cuh"
 #include "backends/backend.h"
+#include "backends/upload_ring.h"
 #include "device.h"
 #include "interval_timer.h"
 #include "memory.h"
@@ -65,8 +66,12 @@ class CudaBackend final : public Backend {
   BackendCaps caps_;
   std::string simd_;     // "sm_87"; caps_.simd points here
   Buffer workspace_;
-  Buffer ring_;          // pinned mapped upload/readback ring, made at init
-  size_t ring_head_ = 0;
+  // The pinned mapped upload/readback ring, made at init: ids and host results of the
+  // launches between two syncs.
+  static constexpr size_t kRingBytes = 4u << 20;
+  static constexpr size_t kRingAlign = 256;
+  Buffer ring_;
+  UploadRing ring_slots_{kRingBytes};
 };
 
 }  // namespace wt::cuda

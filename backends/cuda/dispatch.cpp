@@ -111,7 +111,7 @@ Status CudaBackend::enqueue(const OpCall& call) {
   if (out) {
     // A host result: wait for it, then hand it over (the ring is free again after the wait).
     WT_TRY(streams_[0].synchronize());
-    ring_head_ = 0;
+    ring_slots_.clear();
     if (out_bytes) std::memcpy(out, ring_host() + slot + align_up(ids_bytes, 256), out_bytes);
   }
   return Status::ok();

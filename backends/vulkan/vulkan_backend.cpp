@@ -18,7 +18,6 @@ namespace {
 // ops in one batch held 12.8 MiB), rounded up for drivers not measured.
 constexpr uint64_t kDriverBytesPerOp = 2048;
 
-constexpr size_t kRingBytes = 4u << 20;  // ids and host results of one batch
 constexpr size_t kDummyBytes = 256;
 
 size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -143,7 +142,7 @@ bool VulkanBackend::stream_times(StreamTimes* out) {
 
 Status VulkanBackend::synchronize(Stream stream) {
   WT_TRY(streams_[static_cast<int>(stream)].synchronize());
-  if (stream == Stream::compute) ring_head_ = 0;  // no submitted work reads the ring any more
+  if (stream == Stream::compute) ring_slots_.clear();  // no submitted work reads the ring any more
   return check_validation();
 }
 
@@ -209,18 +208,11 @@ Status VulkanBackend::ring_reserve(size_t bytes, Bound* out, void** host) {
   const size_t align = static_cast<size_t>(device_.caps.min_storage_buffer_offset_alignment) > 16
                            ? static_cast<size_t>(device_.caps.min_storage_buffer_offset_alignment)
                            : 16;
-  const size_t size = align_up(bytes == 0 ? 4 : bytes, align);
-  if (size > kRingBytes)
-    return error(WT_ERR_UNSUPPORTED, "vulkan: " + std::to_string(bytes) + " bytes of host data in one op, the ring holds " +
-                                         std::to_string(kRingBytes));
-  if (ring_head_ + size > kRingBytes) {
-    // Full: let the queued work that reads the ring finish, then start over.
-    WT_TRY(streams_[0].synchronize());
-    ring_head_ = 0;
-  }
-  *host = static_cast<char*>(ring_.host) + ring_head_;
-  *out = Bound{reinterpret_cast<VkBuffer>(ring_.handle), ring_head_, size, 0};
-  ring_head_ += size;
+  size_t offset = 0, size = 0;
+  // Full: the queued work that reads the ring finishes first.
+  WT_TRY(ring_slots_.reserve(bytes, align, "vulkan", [&] { return streams_[0].synchronize(); }, &offset, &size));
+  *host = static_cast<char*>(ring_.host) + offset;
+  *out = Bound{reinterpret_cast<VkBuffer>(ring_.handle), offset, size, 0};
   return Status::ok();
 }
 

@@ -6,6 +6,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backends/backend.h"
+#include "backends/upload_ring.h"
 #include "device.h"
 #include "memory.h"
 #include "pipeline.h"
@@ -77,8 +78,9 @@ class VulkanBackend final : public Backend {
   VkStream streams_[2];
   BackendCaps caps_;
   Buffer workspace_;
+  static constexpr size_t kRingBytes = 4u << 20;  // ids and host results of one batch
   Buffer ring_;        // host-visible upload/readback ring, made at creation
-  size_t ring_head_ = 0;
+  UploadRing ring_slots_{kRingBytes};
   Buffer dummy_;       // bound to the slots a kernel does not use
   uint32_t wg_size_ = 256;
   bool subgroup_arith_ = false;
