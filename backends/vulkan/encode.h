@@ -19,6 +19,15 @@ inline uint32_t unit_of(DType t) {
 }
 inline uint32_t stride(const Tensor& t, int i, uint32_t unit) { return static_cast<uint32_t>(t.nb[i] / unit); }
 
+// The push block's strides in floats: tensor slot s (0 dst, 1 src0, 2 src1, 3 src2, as the
+// kernels read them, kernels/vulkan/common.glsl) has its row stride (dimension 1) at
+// nb[2s] and, for 3-D tensors, its dimension-2 stride at nb[2s + 1].
+inline void push_row_stride(Push* p, int slot, const Tensor& t) { p->nb[2 * slot] = stride(t, 1, 4); }
+inline void push_strides(Push* p, int slot, const Tensor& t) {
+  p->nb[2 * slot] = stride(t, 1, 4);
+  p->nb[2 * slot + 1] = stride(t, 2, 4);
+}
+
 // An f32 tensor bound to a slot (the usual case), or why not. validate_op has checked that
 // the op's f32 tensors are f32.
 inline Status bind_f32(const VulkanBackend& b, const Tensor& t, const char* what, Bound* out) {

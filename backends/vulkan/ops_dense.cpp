@@ -35,9 +35,9 @@ Status encode_add(VulkanBackend& b, const OpCall& c) {
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.a.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.a.n_rows());
-  p.nb[0] = stride(a.dst, 1, 4);
-  p.nb[2] = stride(a.a, 1, 4);
-  p.nb[4] = stride(a.b, 1, 4);
+  push_row_stride(&p, 0, a.dst);
+  push_row_stride(&p, 1, a.a);
+  push_row_stride(&p, 2, a.b);
   p.flags = a.b.n_rows() == 1 ? 1u : 0u;
   return record_elementwise(b, Kernel::add, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
@@ -52,8 +52,8 @@ Status encode_rmsnorm(VulkanBackend& b, const OpCall& c) {
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.x.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.x.n_rows());
-  p.nb[0] = stride(a.dst, 1, 4);
-  p.nb[2] = stride(a.x, 1, 4);
+  push_row_stride(&p, 0, a.dst);
+  push_row_stride(&p, 1, a.x);
   p.f[0] = a.eps;
   uint32_t gx, gy;
   grid(p.ne[1], &gx, &gy);
@@ -70,9 +70,9 @@ Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.gate.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.gate.n_rows());
-  p.nb[0] = stride(a.dst, 1, 4);
-  p.nb[2] = stride(a.gate, 1, 4);
-  p.nb[4] = stride(a.up, 1, 4);
+  push_row_stride(&p, 0, a.dst);
+  push_row_stride(&p, 1, a.gate);
+  push_row_stride(&p, 2, a.up);
   return record_elementwise(b, Kernel::swiglu, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
@@ -90,7 +90,7 @@ Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
   p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.src.n_rows());
   p.nb[0] = stride(a.dst, 1, du);
-  p.nb[2] = stride(a.src, 1, 4);
+  push_row_stride(&p, 1, a.src);
   p.i[0] = a.row0;
   return record_elementwise(b, f16 ? Kernel::copy_rows_f16 : Kernel::copy_rows_f32, bind, p,
                             static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
@@ -110,7 +110,7 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.dst.ne[0]);
   p.ne[1] = static_cast<uint32_t>(n);
-  p.nb[0] = stride(a.dst, 1, 4);
+  push_row_stride(&p, 0, a.dst);
   p.nb[2] = stride(a.table, 1, wu);
   return record_elementwise(b, k, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
@@ -133,8 +133,8 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   p.ne[0] = static_cast<uint32_t>(a.w.ne[0]);  // k
   p.ne[1] = static_cast<uint32_t>(a.w.ne[1]);  // n_out
   p.ne[2] = static_cast<uint32_t>(a.x.n_rows());
-  p.nb[0] = stride(a.dst, 1, 4);
-  p.nb[2] = stride(a.x, 1, 4);
+  push_row_stride(&p, 0, a.dst);
+  push_row_stride(&p, 1, a.x);
   p.nb[4] = stride(a.w, 1, wu);
   size_t block_bytes = 0;  // of a 32-weight block; every block starts on a word: plain loads
   if (wu == 1 && dtype_row_bytes(a.w.type, 32, &block_bytes) && block_bytes % 4 == 0 &&
@@ -189,8 +189,7 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   p.ne[0] = static_cast<uint32_t>(x.ne[0]);
   p.ne[1] = static_cast<uint32_t>(x.ne[1]);
   p.ne[2] = static_cast<uint32_t>(x.ne[2]);
-  p.nb[0] = stride(x, 1, 4);
-  p.nb[1] = stride(x, 2, 4);
+  push_strides(&p, 0, x);
   p.i[0] = n_rot;
   p.i[1] = a.neox ? 1 : 0;
   // The CPU multiplies the position by position_scale (linear scaling; 1 when unscaled).
@@ -228,10 +227,8 @@ Status encode_gather_rows(VulkanBackend& b, const OpCall& c) {
   p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
   p.ne[1] = static_cast<uint32_t>(heads);
   p.ne[2] = static_cast<uint32_t>(n_sel);
-  p.nb[0] = stride(a.dst, 1, 4);
-  p.nb[1] = stride(a.dst, 2, 4);
-  p.nb[2] = stride(a.src, 1, 4);
-  p.nb[3] = stride(a.src, 2, 4);
+  push_strides(&p, 0, a.dst);
+  push_strides(&p, 1, a.src);
   p.flags = (src3 ? 1u : 0u) | (dst3 ? 2u : 0u) | (per_head ? 4u : 0u);
   return record_elementwise(b, Kernel::gather_rows, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1] * p.ne[2]);
 }

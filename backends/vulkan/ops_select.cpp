@@ -18,10 +18,8 @@ Status encode_pool1d(VulkanBackend& b, const OpCall& c) {
   p.ne[1] = static_cast<uint32_t>(a.src.ne[1]);
   p.ne[2] = static_cast<uint32_t>(a.src.n_rows());
   p.ne[3] = static_cast<uint32_t>(a.dst.ne[1]);
-  p.nb[0] = stride(a.dst, 1, 4);
-  p.nb[1] = stride(a.dst, 2, 4);
-  p.nb[2] = stride(a.src, 1, 4);
-  p.nb[3] = stride(a.src, 2, 4);
+  push_strides(&p, 0, a.dst);
+  push_strides(&p, 1, a.src);
   p.i[0] = a.kernel;
   p.f[0] = 1.0f / static_cast<float>(a.kernel);
   p.flags = a.max ? 1u : 0u;
@@ -42,8 +40,7 @@ Status encode_topk(VulkanBackend& b, const OpCall& c) {
   p.ne[0] = static_cast<uint32_t>(a.scores.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.scores.ne[1]);
   p.ne[2] = static_cast<uint32_t>(rows);
-  p.nb[2] = stride(a.scores, 1, 4);
-  p.nb[3] = stride(a.scores, 2, 4);
+  push_strides(&p, 1, a.scores);
   p.i[0] = a.k;
   uint32_t gx, gy;
   grid(static_cast<uint64_t>(rows), &gx, &gy);
@@ -65,14 +62,10 @@ Status encode_kv_similarity(VulkanBackend& b, const OpCall& c) {
   p.ne[0] = static_cast<uint32_t>(a.k.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.k.ne[1]);
   p.ne[2] = static_cast<uint32_t>(a.k.ne[2]);
-  p.nb[0] = stride(a.dst, 1, 4);
-  p.nb[1] = stride(a.dst, 2, 4);
-  p.nb[2] = stride(a.k, 1, 4);
-  p.nb[3] = stride(a.k, 2, 4);
-  p.nb[4] = stride(a.v, 1, 4);
-  p.nb[5] = stride(a.v, 2, 4);
-  p.nb[6] = stride(a.anchors, 1, 4);
-  p.nb[7] = stride(a.anchors, 2, 4);
+  push_strides(&p, 0, a.dst);
+  push_strides(&p, 1, a.k);
+  push_strides(&p, 2, a.v);
+  push_strides(&p, 3, a.anchors);
   p.f[0] = a.decay;
   // One workgroup per (kv head, k or v) stream; 64 threads cover a head dimension <= 256
   // with a few elements each.
