@@ -21,6 +21,7 @@
 #include "prune_bench.h"
 #include "speed.h"
 #include "suite.h"
+#include "tools/common/flags.h"
 #include "tools/common/prune_methods.h"
 
 #ifndef WHITTLE_BENCH_PLOT_SCRIPT
@@ -88,8 +89,9 @@ int usage_error(const std::string& what) {
 // 0 on success, else the exit code.
 int parse(int argc, char** argv, Args* a) {
   for (int i = 0; i < argc; ++i) a->command += (i ? " " : "") + std::string(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
+  wt_tools::Flags f(argc, argv);
+  while (f.next()) {
+    const std::string k = f.flag();
     if (k == "-h" || k == "--help") {
       std::fputs(kUsage, stdout);
       return -1;
@@ -106,8 +108,8 @@ int parse(int argc, char** argv, Args* a) {
       a->mode = Args::Mode::pager;
       continue;
     }
-    if (i + 1 >= argc) return usage_error(k + " needs a value");
-    const std::string v = argv[++i];
+    std::string v;  // every other flag takes a value
+    if (!f.text(&v)) return std::fputs(kUsage, stderr), 2;
     if (k == "-m") a->model = v;
     else if (k == "-p") {
       if (!parse_ints(v, &a->p)) return usage_error("-p expects a list of token counts, e.g. 512,2048");

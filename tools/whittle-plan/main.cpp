@@ -16,6 +16,7 @@
 #include "platform/board.h"
 #include "platform/planner.h"
 #include "runtime/model/model.h"
+#include "tools/common/flags.h"
 #include "tools/common/prune_methods.h"
 #include "whittle.h"
 
@@ -65,104 +66,50 @@ void usage(const char* argv0) {
                argv0, argv0, wt_tools::prune_method_list().c_str());
 }
 
-bool parse_int(const char* s, int lo, int hi, int* out) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
 bool parse_args(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "error: %s needs a value\n", name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto int_flag = [&](const char* name, int lo, int hi, int* dst) {
-      const char* v = value(name);
-      if (!v) return false;
-      if (!parse_int(v, lo, hi, dst)) {
-        std::fprintf(stderr, "error: %s '%s' is not a whole number in [%d, %d]\n", name, v, lo, hi);
-        return false;
-      }
-      return true;
-    };
-    if (a == "--board") {
-      const char* v = value("--board");
-      if (!v) return false;
-      o->board = v;
-    } else if (a == "--board-file") {
-      const char* v = value("--board-file");
-      if (!v) return false;
-      o->board_file = v;
-    } else if (a == "--model" || a == "-m") {
-      const char* v = value("--model");
-      if (!v) return false;
-      o->model = v;
-    } else if (a == "--ctx" || a == "-c") {
-      if (!int_flag("--ctx", 1, 1 << 20, &o->n_ctx)) return false;
-    } else if (a == "--new" || a == "-n") {
-      if (!int_flag("--new", 0, 1 << 20, &o->n_new)) return false;
-    } else if (a == "--kv-device-blocks") {
-      if (!int_flag("--kv-device-blocks", 0, 1 << 24, &o->kv_device_blocks)) return false;
-    } else if (a == "--kv-block") {
-      if (!int_flag("--kv-block", 1, 4096, &o->kv_block_tokens)) return false;
-    } else if (a == "-t" || a == "--threads") {
-      if (!int_flag("-t", 0, 1024, &o->n_threads)) return false;
-    } else if (a == "--method" || a == "--prune") {
-      const char* v = value("--method");
-      if (!v) return false;
-      o->method = v;
-    } else if (a == "--keep") {
-      const char* v = value("--keep");
-      if (!v) return false;
-      char* end = nullptr;
-      o->keep = std::strtof(v, &end);
-      if (end == v || *end != '\0' || !(o->keep > 0.0f && o->keep <= 1.0f)) {
-        std::fprintf(stderr, "error: --keep '%s' must be a number in (0, 1]\n", v);
-        return false;
-      }
-    } else if (a == "--prune-param") {
-      const char* v = value("--prune-param");
-      if (!v) return false;
-      const char* eq = std::strchr(v, '=');
-      if (!eq) {
-        std::fprintf(stderr, "error: --prune-param '%s' is not KEY=VALUE\n", v);
-        return false;
-      }
-      o->prune_params.emplace_back(std::string(v, eq), std::string(eq + 1));
-    } else if (a == "--backend") {
-      const char* v = value("--backend");
-      if (!v) return false;
-      const std::string b = v;
-      if (b == "cpu") o->backend = WT_BACKEND_CPU;
-      else if (b == "vulkan") o->backend = WT_BACKEND_VULKAN;
-      else if (b == "cuda") o->backend = WT_BACKEND_CUDA;
-      else {
-        std::fprintf(stderr, "error: --backend '%s' is not cpu, vulkan or cuda\n", v);
-        return false;
-      }
+  wt_tools::Flags f(argc, argv);
+  while (f.next()) {
+    if (f.is("--board")) {
+      if (!f.text(&o->board)) return false;
+    } else if (f.is("--board-file")) {
+      if (!f.text(&o->board_file)) return false;
+    } else if (f.is("--model", "-m")) {
+      if (!f.text(&o->model)) return false;
+    } else if (f.is("--ctx", "-c")) {
+      if (!f.whole(1, 1 << 20, &o->n_ctx)) return false;
+    } else if (f.is("--new", "-n")) {
+      if (!f.whole(0, 1 << 20, &o->n_new)) return false;
+    } else if (f.is("--kv-device-blocks")) {
+      if (!f.whole(0, 1 << 24, &o->kv_device_blocks)) return false;
+    } else if (f.is("--kv-block")) {
+      if (!f.whole(1, 4096, &o->kv_block_tokens)) return false;
+    } else if (f.is("-t", "--threads")) {
+      if (!f.whole(0, 1024, &o->n_threads)) return false;
+    } else if (f.is("--method", "--prune")) {
+      if (!f.text(&o->method)) return false;
+    } else if (f.is("--keep")) {
+      double keep = 0;
+      if (!f.number(&keep)) return false;
+      if (!(keep > 0.0 && keep <= 1.0)) return wt_tools::Flags::fail("--keep must be a number in (0, 1]");
+      o->keep = static_cast<float>(keep);
+    } else if (f.is("--prune-param")) {
+      std::pair<std::string, std::string> kv;
+      if (!f.key_value(&kv)) return false;
+      o->prune_params.push_back(kv);
+    } else if (f.is("--backend")) {
+      if (!f.backend(&o->backend)) return false;
       o->backend_set = true;
-    } else if (a == "--logits-all") {
+    } else if (f.is("--logits-all")) {
       o->logits_all = true;
-    } else if (a == "--json") {
-      const char* v = value("--json");
-      if (!v) return false;
-      o->json = v;
-    } else if (a == "--list-boards") {
+    } else if (f.is("--json")) {
+      if (!f.text(&o->json)) return false;
+    } else if (f.is("--list-boards")) {
       o->list = true;
-    } else if (a == "-h" || a == "--help") {
+    } else if (f.is("-h", "--help")) {
       usage(argv[0]);
       std::exit(0);
     } else {
-      std::fprintf(stderr, "error: unknown argument '%s'\n", a.c_str());
-      return false;
+      return wt_tools::Flags::fail("unknown argument '" + f.flag() + "'");
     }
   }
   if (o->list) return true;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/common/flags.h"
 #include "tools/common/prune_methods.h"
 #include "whittle.h"
 
@@ -51,113 +52,67 @@ void usage(const char* argv0) {
 }
 
 bool parse_args(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "error: %s needs a value\n", name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto number = [&](const char* name, double* out) {
-      const char* v = value(name);
-      if (!v) return false;
-      char* end = nullptr;
-      *out = std::strtod(v, &end);
-      if (end == v || *end != '\0') {
-        std::fprintf(stderr, "error: %s expects a number, got '%s'\n", name, v);
-        return false;
-      }
-      return true;
-    };
+  wt_tools::Flags f(argc, argv);
+  while (f.next()) {
     double d = 0;
-    if (a == "-m" || a == "--model") {
-      const char* v = value("-m");
-      if (!v) return false;
-      o->model = v;
-    } else if (a == "-p" || a == "--prompt") {
-      const char* v = value("-p");
-      if (!v) return false;
-      o->prompt = v;
-    } else if (a == "--system") {
-      const char* v = value("--system");
-      if (!v) return false;
-      o->system = v;
-    } else if (a == "-f" || a == "--file") {
-      const char* v = value("-f");
-      if (!v) return false;
-      FILE* f = std::fopen(v, "rb");
-      if (!f) {
-        std::fprintf(stderr, "error: cannot open %s\n", v);
-        return false;
-      }
+    if (f.is("-m", "--model")) {
+      if (!f.text(&o->model)) return false;
+    } else if (f.is("-p", "--prompt")) {
+      if (!f.text(&o->prompt)) return false;
+    } else if (f.is("--system")) {
+      if (!f.text(&o->system)) return false;
+    } else if (f.is("-f", "--file")) {
+      const char* v = nullptr;
+      if (!f.text(&v)) return false;
+      FILE* file = std::fopen(v, "rb");
+      if (!file) return wt_tools::Flags::fail(std::string("cannot open ") + v);
       char chunk[65536];
       size_t got = 0;
       o->prompt.clear();
-      while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) o->prompt.append(chunk, got);
-      std::fclose(f);
-    } else if (a == "--prune") {
-      const char* v = value("--prune");
-      if (!v) return false;
-      o->prune_method = v;
-    } else if (a == "--prune-param") {
-      const char* v = value("--prune-param");
-      if (!v) return false;
-      const char* eq = std::strchr(v, '=');
-      if (!eq) {
-        std::fprintf(stderr, "error: --prune-param expects KEY=VALUE, got '%s'\n", v);
-        return false;
-      }
-      o->prune_params.emplace_back(std::string(v, eq), std::string(eq + 1));
-    } else if (a == "-v" || a == "--verbose") {
+      while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0) o->prompt.append(chunk, got);
+      std::fclose(file);
+    } else if (f.is("--prune")) {
+      if (!f.text(&o->prune_method)) return false;
+    } else if (f.is("--prune-param")) {
+      std::pair<std::string, std::string> kv;
+      if (!f.key_value(&kv)) return false;
+      o->prune_params.push_back(kv);
+    } else if (f.is("-v", "--verbose")) {
       o->verbose = true;
-    } else if (a == "--backend") {
-      const char* v = value("--backend");
-      if (!v) return false;
-      if (std::strcmp(v, "cpu") == 0) {
-        o->backend = WT_BACKEND_CPU;
-      } else if (std::strcmp(v, "vulkan") == 0) {
-        o->backend = WT_BACKEND_VULKAN;
-      } else if (std::strcmp(v, "cuda") == 0) {
-        o->backend = WT_BACKEND_CUDA;
-      } else {
-        std::fprintf(stderr, "error: --backend expects cpu, vulkan or cuda, got '%s'\n", v);
-        return false;
-      }
-    } else if (a == "--chat") {
+    } else if (f.is("--backend")) {
+      if (!f.backend(&o->backend)) return false;
+    } else if (f.is("--chat")) {
       o->chat = true;
-    } else if (a == "--f32-activations") {
+    } else if (f.is("--f32-activations")) {
       o->f32_activations = true;
-    } else if (a == "-n" || a == "--n-predict") {
-      if (!number("-n", &d)) return false;
+    } else if (f.is("-n", "--n-predict")) {
+      if (!f.number(&d)) return false;
       o->n_predict = static_cast<int>(d);
-    } else if (a == "-t" || a == "--threads") {
-      if (!number("-t", &d)) return false;
+    } else if (f.is("-t", "--threads")) {
+      if (!f.number(&d)) return false;
       o->n_threads = static_cast<int>(d);
-    } else if (a == "-c" || a == "--ctx") {
-      if (!number("-c", &d)) return false;
+    } else if (f.is("-c", "--ctx")) {
+      if (!f.number(&d)) return false;
       o->n_ctx = static_cast<int>(d);
-    } else if (a == "--temp") {
-      if (!number("--temp", &d)) return false;
+    } else if (f.is("--temp")) {
+      if (!f.number(&d)) return false;
       o->temp = static_cast<float>(d);
-    } else if (a == "--top-k") {
-      if (!number("--top-k", &d)) return false;
+    } else if (f.is("--top-k")) {
+      if (!f.number(&d)) return false;
       o->top_k = static_cast<int>(d);
-    } else if (a == "--top-p") {
-      if (!number("--top-p", &d)) return false;
+    } else if (f.is("--top-p")) {
+      if (!f.number(&d)) return false;
       o->top_p = static_cast<float>(d);
-    } else if (a == "--seed") {
-      if (!number("--seed", &d)) return false;
+    } else if (f.is("--seed")) {
+      if (!f.number(&d)) return false;
       o->seed = static_cast<unsigned long long>(d);
-    } else if (a == "--list-methods") {
+    } else if (f.is("--list-methods")) {
       wt_tools::print_prune_methods(stdout);
       std::exit(0);
-    } else if (a == "-h" || a == "--help") {
+    } else if (f.is("-h", "--help")) {
       return false;
     } else {
-      std::fprintf(stderr, "error: unknown argument '%s'\n", a.c_str());
-      return false;
+      return wt_tools::Flags::fail("unknown argument '" + f.flag() + "'");
     }
   }
   if (o->model.empty() || o->prompt.empty()) {
