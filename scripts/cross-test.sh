@@ -20,7 +20,7 @@ start=$(date +%s)
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 need=()
-for p in g++-aarch64-linux-gnu qemu-user cmake doctest-dev glslc; do
+for p in g++-aarch64-linux-gnu qemu-user cmake doctest-dev nlohmann-json3-dev glslc; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 # The arm64 libraries Whittle links (Debian multiarch; a few MB, no recommends): the Vulkan

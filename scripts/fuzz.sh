@@ -40,6 +40,7 @@ need=()
 command -v clang++ >/dev/null 2>&1 || need+=(clang)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v make >/dev/null 2>&1 || need+=(build-essential)
+dpkg -s nlohmann-json3-dev >/dev/null 2>&1 || need+=(nlohmann-json3-dev)  # the planner's JSON reader
 # libFuzzer's runtime: Debian ships it with the versioned compiler-rt package.
 if ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-$(uname -m).a" >/dev/null; then
   need+=(libclang-rt-14-dev)
