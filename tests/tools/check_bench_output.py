@@ -17,6 +17,7 @@ import argparse
 import csv
 import json
 import math
+import subprocess
 import sys
 
 REL_TOL = 1e-6
@@ -305,6 +306,23 @@ def check_schema(args, records, bad):
             bad(f"no summary for method={m}")
 
 
+def listed_methods(tool):
+    """The method names of the first table TOOL --list-methods prints (| name | summary |)."""
+    text = subprocess.run([tool, "--list-methods"], check=True, capture_output=True, text=True).stdout
+    names = []
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            if names:
+                break
+            continue
+        cell = line.split("|")[1].strip()
+        if cell not in ("method", "") and not cell.startswith("-"):
+            names.append(cell)
+    if not names:
+        raise SystemExit(f"{tool} --list-methods listed no method")
+    return names
+
+
 def split(text):
     return [x for x in (text or "").split(",") if x]
 
@@ -315,9 +333,13 @@ def main():
     ap.add_argument("--jsonl", required=True)
     ap.add_argument("--csv", required=True)
     ap.add_argument("--expect-methods", type=split, default=[])
+    ap.add_argument("--methods-of", metavar="TOOL",
+                    help="expect every method TOOL --list-methods prints (the library's own list)")
     ap.add_argument("--expect-lengths", type=lambda t: [int(x) for x in split(t)], default=[])
     ap.add_argument("--expect-tasks", type=split, default=[])
     args = ap.parse_args()
+    if args.methods_of:
+        args.expect_methods += listed_methods(args.methods_of)
     problems = []
     records = check(args, problems)
     if problems:
