@@ -11,7 +11,7 @@
 #include "support/logits_fixture.h"
 #include "support/real_model.h"
 
-TEST_CASE("logits: bit-identical to the fixture of the code before the refactor, every method at keep 0.2" *
+TEST_CASE("logits: bit-identical to the fixture of the code before the refactor for every method at keep 0.2" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   const std::string path = std::string(WT_TEST_DATA_DIR) + "/logits/smollm2_keep02.txt";
