@@ -1,4 +1,5 @@
-// Causal GQA attention, flash-style (the design of cpu/attention_impl.h on a GPU).
+// attention_prefill: causal GQA attention, flash-style (the design of cpu/attention_impl.h on
+// a GPU). attention_decode is attention_decode.cu.
 //
 // A block (4 warps) owns up to 16 query rows of one KV head g: the rows are (position,
 // head of g's group) pairs numbered L = t * G + h, dealt to the warps round-robin (row L of
@@ -14,9 +15,6 @@
 // at position pos0 + t and sees keys 0..pos0 + t. With skip flags (skip_rows) a first kernel
 // packs the kept rows into the workspace ([0] = count, then the rows), the tiles run over
 // kept rows only, and each block also zeroes the flagged rows of its stretch of all rows.
-// Decode: one query row; the keys (0..pos0, or key_rows[0..n_key_rows)) are split into chunks
-// of a multiple of 32; the grid is (chunks x row tiles, n_head_kv) and each block leaves a
-// partial (m, l, acc) per head in the workspace, which a second kernel merges per head.
 #include "attention.cuh"
 
 #include <cmath>
@@ -35,22 +33,16 @@ constexpr int kBK = 32;                      // keys per tile: one per lane
 constexpr int kKtStride = kBK + 1;
 constexpr int kMaxPer = 8;                   // head dims per lane
 constexpr int kMaxHeadDim = 32 * kMaxPer;    // 256
-constexpr int64_t kDecodeChunk = 128;        // decode: keys per chunk, at least
-constexpr int64_t kMaxChunks = 128;          // decode: chunks per KV head, at most
 
 struct AttnArgs {
   RowView dst, q, k, v;
   int hd;
   int group;           // G = n_head / n_head_kv
-  int64_t n;           // prefill: query rows
-  int64_t pos0;        // prefill: position of row 0
+  int64_t n;           // query rows
+  int64_t pos0;        // position of row 0
   float scale;
-  const int32_t* ids;  // prefill: skip flags [n]; decode: key rows [n_keys] (or null)
-  const int32_t* kept; // prefill with flags: [0] = n_kept, [1 + r] = kept row r
-  int64_t n_keys;      // decode
-  int64_t per_chunk;   // decode
-  int n_chunks;        // decode
-  float* partial;      // decode: [n_head_kv][n_chunks][G][hd + 2]
+  const int32_t* ids;  // skip flags [n] (or null)
+  const int32_t* kept; // with flags: [0] = n_kept, [1 + r] = kept row r
 };
 
 // Packs the rows whose flag is 0 (ascending) into kept[1..], their count into kept[0].
@@ -78,7 +70,6 @@ __global__ void __launch_bounds__(1024) attention_pack_rows_kernel(const int32_t
   if (tid == 0) kept[0] = base;
 }
 
-template <bool kDecode>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
   extern __shared__ float kt[];  // [hdp][kKtStride]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -86,32 +77,21 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
   const int hd = a.hd, hdp = (hd + 31) & ~31, nper = hdp / 32;
   const int64_t group = a.group;
 
-  int64_t row_base, n_rows, ja, jb;
-  int chunk = 0;
-  if constexpr (kDecode) {
-    const int n_rt = static_cast<int>((group + kRows - 1) / kRows);
-    chunk = static_cast<int>(blockIdx.x) / n_rt;
-    row_base = static_cast<int64_t>(blockIdx.x % n_rt) * kRows;
-    n_rows = group;
-    ja = chunk * a.per_chunk;
-    jb = ja + a.per_chunk < a.n_keys ? ja + a.per_chunk : a.n_keys;
-  } else {
-    row_base = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * kRows;  // long tiles first
-    if (a.ids) {
-      // Zero the flagged rows among all rows [row_base, row_base + kRows) of this KV head.
-      for (int e = threadIdx.x; e < kRows * hd; e += kThreads) {
-        const int64_t L = row_base + e / hd;
-        if (L >= a.n * group) break;
-        const int64_t t = L / group;
-        if (a.ids[t] != 0) row_at(a.dst.data, a.dst.nb1, a.dst.nb2, g * group + L % group, t)[e % hd] = 0.0f;
-      }
+  const int64_t row_base = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * kRows;  // long tiles first
+  if (a.ids) {
+    // Zero the flagged rows among all rows [row_base, row_base + kRows) of this KV head.
+    for (int e = threadIdx.x; e < kRows * hd; e += kThreads) {
+      const int64_t L = row_base + e / hd;
+      if (L >= a.n * group) break;
+      const int64_t t = L / group;
+      if (a.ids[t] != 0) row_at(a.dst.data, a.dst.nb1, a.dst.nb2, g * group + L % group, t)[e % hd] = 0.0f;
     }
-    n_rows = (a.kept ? a.kept[0] : a.n) * group;
-    if (row_base >= n_rows) return;  // block-uniform
-    const int64_t last = (row_base + kRows < n_rows ? row_base + kRows : n_rows) - 1;
-    ja = 0;
-    jb = a.pos0 + (a.kept ? a.kept[1 + last / group] : last / group) + 1;
   }
+  const int64_t n_rows = (a.kept ? a.kept[0] : a.n) * group;
+  if (row_base >= n_rows) return;  // block-uniform
+  const int64_t last = (row_base + kRows < n_rows ? row_base + kRows : n_rows) - 1;
+  const int64_t ja = 0;
+  const int64_t jb = a.pos0 + (a.kept ? a.kept[1 + last / group] : last / group) + 1;
 
   // This warp's rows: query registers (pre-scaled), last visible key, output state.
   bool active[kSlots];
@@ -122,16 +102,10 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
   for (int s = 0; s < kSlots; ++s) {
     const int64_t L = row_base + s * kWarps + warp;
     active[s] = L < n_rows;
-    if constexpr (kDecode) {
-      head[s] = g * group + L;
-      qrow[s] = 0;
-      last_key[s] = jb - 1;
-    } else {
-      const int64_t t = active[s] ? (a.kept ? a.kept[1 + L / group] : L / group) : 0;
-      head[s] = g * group + L % group;
-      qrow[s] = t;
-      last_key[s] = a.pos0 + t;
-    }
+    const int64_t t = active[s] ? (a.kept ? a.kept[1 + L / group] : L / group) : 0;
+    head[s] = g * group + L % group;
+    qrow[s] = t;
+    last_key[s] = a.pos0 + t;
     if (active[s] && last_key[s] > warp_last) warp_last = last_key[s];
     const float* q = active[s] ? row_at(a.q.data, a.q.nb1, a.q.nb2, head[s], qrow[s]) : nullptr;
 #pragma unroll
@@ -151,8 +125,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
       const int jj = e / hdp, d = e - jj * hdp;
       float x = 0.0f;
       if (jj < nk && d < hd) {
-        const int64_t r = (kDecode && a.ids) ? a.ids[j0 + jj] : j0 + jj;
-        x = row_at(a.k.data, a.k.nb1, a.k.nb2, g, r)[d];
+        x = row_at(a.k.data, a.k.nb1, a.k.nb2, g, j0 + jj)[d];
       }
       kt[d * kKtStride + jj] = x;
     }
@@ -191,8 +164,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
     // Keys of the tile some row of the warp sees; the others have p = 0.
     const int nv = warp_last - j0 + 1 < nk ? static_cast<int>(warp_last - j0 + 1) : nk;
     for (int jj = 0; jj < nv; ++jj) {
-      const int64_t r = (kDecode && a.ids) ? a.ids[j0 + jj] : j0 + jj;
-      const float* vr = row_at(a.v.data, a.v.nb1, a.v.nb2, g, r);
+      const float* vr = row_at(a.v.data, a.v.nb1, a.v.nb2, g, j0 + jj);
       float vv[kMaxPer];
 #pragma unroll
       for (int i = 0; i < kMaxPer; ++i) {
@@ -211,57 +183,13 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
 #pragma unroll
   for (int s = 0; s < kSlots; ++s) {
     if (!active[s]) continue;
-    if constexpr (kDecode) {
-      const int64_t L = row_base + s * kWarps + warp;
-      float* out = a.partial + ((g * a.n_chunks + chunk) * group + L) * (hd + 2);
-      if (lane == 0) {
-        out[0] = m[s];
-        out[1] = lsum[s];
-      }
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i) {
-        const int d = i * 32 + lane;
-        if (d < hd) out[2 + d] = acc[s][i];
-      }
-    } else {
-      float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head[s], qrow[s]);
-      const float inv = 1.0f / lsum[s];
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i) {
-        const int d = i * 32 + lane;
-        if (d < hd) out[d] = acc[s][i] * inv;
-      }
-    }
-  }
-}
-
-// Decode merge: one warp per head over its chunks' partials (no chunks: the output is 0).
-__global__ void __launch_bounds__(kThreads) attention_decode_merge_kernel(AttnArgs a, int n_head) {
-  const int lane = threadIdx.x & 31;
-  const int head = blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (head >= n_head) return;
-  const int64_t g = head / a.group, h = head % a.group, stride = a.hd + 2;
-  float m = -1e30f;
-  for (int c = 0; c < a.n_chunks; ++c) m = fmaxf(m, a.partial[((g * a.n_chunks + c) * a.group + h) * stride]);
-  float l = 0.0f;
-  float acc[kMaxPer] = {};
-  for (int c = 0; c < a.n_chunks; ++c) {
-    const float* p = a.partial + ((g * a.n_chunks + c) * a.group + h) * stride;
-    if (p[1] == 0.0f) continue;
-    const float w = expf(p[0] - m);
-    l += p[1] * w;
+    float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head[s], qrow[s]);
+    const float inv = 1.0f / lsum[s];
 #pragma unroll
     for (int i = 0; i < kMaxPer; ++i) {
       const int d = i * 32 + lane;
-      if (d < a.hd) acc[i] += p[2 + d] * w;
+      if (d < hd) out[d] = acc[s][i] * inv;
     }
-  }
-  float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head, 0);
-  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-#pragma unroll
-  for (int i = 0; i < kMaxPer; ++i) {
-    const int d = i * 32 + lane;
-    if (d < a.hd) out[d] = acc[i] * inv;
   }
 }
 
@@ -288,40 +216,11 @@ AttnArgs base_args(const Attention& op) {
 
 size_t kt_bytes(int hd) { return sizeof(float) * static_cast<size_t>((hd + 31) / 32 * 32) * kKtStride; }
 
-// Decode chunking: at most kMaxChunks chunks of at least kDecodeChunk keys, a multiple of
-// kBK each, none empty.
-void decode_split(int64_t n_keys, int64_t* n_chunks, int64_t* per_chunk) {
-  if (n_keys <= 0) {
-    *n_chunks = 0;
-    *per_chunk = kBK;
-    return;
-  }
-  int64_t nc = (n_keys + kDecodeChunk - 1) / kDecodeChunk;
-  nc = nc < kMaxChunks ? nc : kMaxChunks;
-  *per_chunk = ((n_keys + nc - 1) / nc + kBK - 1) / kBK * kBK;
-  *n_chunks = (n_keys + *per_chunk - 1) / *per_chunk;
-}
-
-// The keys a decode call attends: its key rows, or 0..pos0. A prefill call counts as one
-// whose keys are its skip flags (one per query row), or 0..pos0 without them.
-int64_t decode_n_keys(const AttentionDecodeOp& op) {
-  return op.key_rows ? op.n_key_rows : static_cast<int64_t>(op.pos0) + 1;
-}
-int64_t decode_n_keys(const AttentionPrefillOp& op) {
-  return op.skip_rows ? op.q.ne[2] : static_cast<int64_t>(op.pos0) + 1;
-}
-
-// Decode partials for any key count up to max(this call's, the cache's rows). decode_split's
-// chunk count is not monotone in the key count (16384 keys: 128 chunks, 20000: 125), so the
-// bound is its cap ceil(keys / kDecodeChunk) (<= kMaxChunks), which is.
-template <typename Attention>
-size_t decode_partial_bytes(const Attention& op) {
-  const int64_t n_keys = decode_n_keys(op), cache = op.k.ne[2];
-  const int64_t keys = n_keys > cache ? n_keys : cache;
-  if (keys <= 0) return 0;
-  int64_t n_chunks = (keys + kDecodeChunk - 1) / kDecodeChunk;
-  n_chunks = n_chunks < kMaxChunks ? n_chunks : kMaxChunks;
-  return sizeof(float) * static_cast<size_t>(n_chunks * op.q.ne[1] * (op.q.ne[0] + 2));
+// The decode partials a cache of this call's rows needs (attention_decode.cu): the engine
+// sizes one workspace from a prefill call for both ops.
+size_t prefill_decode_bytes(const AttentionPrefillOp& op) {
+  const int64_t keys = op.skip_rows ? op.q.ne[2] : static_cast<int64_t>(op.pos0) + 1;
+  return decode_partial_bytes(keys > op.k.ne[2] ? keys : op.k.ne[2], op.q.ne[1], op.q.ne[0]);
 }
 
 // The packed kept rows for skip flags: one int per query row and the count.
@@ -338,7 +237,7 @@ size_t attention_prefill_workspace_bytes(const OpCall& c) {
   // attention_workspace_bytes serves both ops), so this also covers the decode partials
   // over the same cache.
   const AttentionPrefillOp& p = c.get<AttentionPrefillOp>();
-  const size_t kept = prefill_kept_bytes(p), decode = decode_partial_bytes(p);
+  const size_t kept = prefill_kept_bytes(p), decode = prefill_decode_bytes(p);
   return kept > decode ? kept : decode;
 }
 
@@ -362,44 +261,9 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
   const size_t smem = kt_bytes(a.hd);
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: attention_prefill: head_dim needs more shared memory than a block has");
-  attention_kernel<false><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem,
+  attention_kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem,
                             l.stream>>>(a);
   return launch_status("attention_kernel<prefill>");
-}
-
-size_t attention_decode_workspace_bytes(const OpCall& c) {
-  // Sized for the larger of this call's key count and the cache's rows, so a call over a
-  // longer cache never outgrows a workspace planned from it.
-  return decode_partial_bytes(c.get<AttentionDecodeOp>());
-}
-
-Status attention_decode(const OpCall& c, const Launch& l) {
-  const AttentionDecodeOp& d = c.get<AttentionDecodeOp>();
-  WT_TRY(check_head_dim(d.q, "attention_decode"));
-  const int64_t n_head = d.q.ne[1], n_head_kv = d.k.ne[1];
-  if (n_head <= 0) return Status::ok();
-  AttnArgs a = base_args(d);
-  a.ids = d.key_rows;
-  a.n_keys = decode_n_keys(d);
-  int64_t n_chunks, per_chunk;
-  decode_split(a.n_keys, &n_chunks, &per_chunk);
-  a.n_chunks = static_cast<int>(n_chunks);
-  a.per_chunk = per_chunk;
-  a.partial = static_cast<float*>(l.workspace);
-  if (n_chunks > 0) {
-    const size_t need = sizeof(float) * static_cast<size_t>(n_chunks * n_head * (a.hd + 2));
-    if (l.workspace_bytes < need) return error(WT_ERR_INTERNAL, "cuda: attention_decode: workspace too small");
-    const size_t smem = kt_bytes(a.hd);
-    if (smem > l.max_shared_per_block)
-      return error(WT_ERR_UNSUPPORTED, "cuda: attention_decode: head_dim needs more shared memory than a block has");
-    const int64_t n_rt = (a.group + kRows - 1) / kRows;
-    attention_kernel<true><<<dim3(static_cast<unsigned>(n_chunks * n_rt), static_cast<unsigned>(n_head_kv)), kThreads,
-                             smem, l.stream>>>(a);
-    WT_TRY(launch_status("attention_kernel<decode>"));
-  }
-  attention_decode_merge_kernel<<<static_cast<unsigned>((n_head + kWarps - 1) / kWarps), kThreads, 0, l.stream>>>(
-      a, static_cast<int>(n_head));
-  return launch_status("attention_decode_merge_kernel");
 }
 
 }  // namespace wt::cuda

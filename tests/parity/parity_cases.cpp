@@ -1,5 +1,6 @@
 #include "parity_cases.h"
 
+#include <cmath>
 #include <tuple>
 
 
@@ -142,6 +143,48 @@ void rope_cases(std::vector<Case>& v) {
   }
 }
 
+// attention_decode shapes that a GPU splits differently (CUDA: splits from the SM count,
+// head tiles of 4 or 8 query heads, float4 rows when hd % 4 == 0 and the binding is aligned,
+// which the harness's pads make true for every fourth case): the models' groups (9/3, 14/2,
+// 12/2), a group wider than one head tile (20/1), ragged head sizes, 1 key, 8k+ keys, key
+// lists (SlimInfer's ascending blocks) and the pager's pool rows (blocks of 16 rows in slot
+// order, not ascending).
+void decode_split_cases(std::vector<Case>& v) {
+  enum class Keys { all, every_third, paged };
+  struct D {
+    int hd, heads, kv_heads, pos0;
+    Keys keys;
+  };
+  for (const D& d : {D{64, 9, 3, 936, Keys::all}, D{64, 14, 2, 8200, Keys::all}, D{128, 12, 2, 2047, Keys::every_third},
+                     D{80, 20, 1, 500, Keys::all}, D{64, 9, 3, 8300, Keys::all}, D{256, 4, 2, 130, Keys::all},
+                     D{32, 8, 8, 0, Keys::all}, D{64, 9, 3, 1100, Keys::paged}, D{128, 12, 2, 700, Keys::paged},
+                     D{36, 6, 3, 77, Keys::every_third}}) {
+    const char* what = d.keys == Keys::all ? "" : d.keys == Keys::paged ? " pool rows" : " key subset";
+    Case c = make(Op::attention_decode, "hd=" + std::to_string(d.hd) + " heads=" + std::to_string(d.heads) + "/" +
+                                            std::to_string(d.kv_heads) + " pos0=" + std::to_string(d.pos0) + what);
+    const int n_kv = d.pos0 + 1;
+    c.dst = f32(3, d.hd, d.heads, 1);
+    c.src[0] = f32(3, d.hd, d.heads, 1);
+    c.src[1] = f32(3, d.hd, d.kv_heads, n_kv + 5);
+    c.src[2] = f32(3, d.hd, d.kv_heads, n_kv + 5);
+    if (d.keys == Keys::every_third) c.ids = iota_ids((n_kv + 2) / 3, 3, 0, n_kv);
+    if (d.keys == Keys::paged) {
+      // n_kv logical rows in blocks of 16, block b in pool slot (b * 7 + 3) % n_blocks.
+      const int n_blocks = (n_kv + 15) / 16;
+      for (int r = 0; r < n_kv; ++r) c.ids.push_back(((r / 16) * 7 + 3) % n_blocks * 16 + r % 16);
+      c.src[1] = f32(3, d.hd, d.kv_heads, n_blocks * 16);
+      c.src[2] = f32(3, d.hd, d.kv_heads, n_blocks * 16);
+    }
+    const int32_t pos0 = d.pos0;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d.hd));
+    c.call = [pos0, scale](const Slots& s) {
+      return OpCall(AttentionDecodeOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
+                                      .scale = scale, .key_rows = s.ids, .n_key_rows = s.n_ids});
+    };
+    v.push_back(c);
+  }
+}
+
 void attention_cases(std::vector<Case>& v, Op op) {
   struct A {
     int hd, heads, kv_heads, n, pos0;
@@ -179,6 +222,7 @@ void attention_cases(std::vector<Case>& v, Op op) {
     }
     v.push_back(c);
   }
+  if (decode) decode_split_cases(v);
 }
 
 void swiglu_cases(std::vector<Case>& v) {
