@@ -78,8 +78,9 @@ struct AttentionDecodeOp {
   int32_t pos0 = 0;
   float scale = 1.0f;
   const int32_t* key_rows = nullptr;  // optional [n_key_rows]: attend only these rows of k, v
-  int32_t n_key_rows = 0;             // (ascending; SlimInfer's active blocks, the pager's
-                                      // pool rows); pos0 is then ignored; none: dst = 0
+  int32_t n_key_rows = 0;             // (any order, repeats allowed: SlimInfer's active blocks
+                                      // ascending, the pager's pool rows in logical order);
+                                      // pos0 is then ignored; none: dst = 0
 };
 
 // dst[n, f] = silu(gate[n, f]) * up[n, f]. dst may alias gate.

@@ -219,7 +219,7 @@ size_t kt_bytes(int hd) { return sizeof(float) * static_cast<size_t>((hd + 31) /
 // The decode partials a cache of this call's rows needs (attention_decode.cu): the engine
 // sizes one workspace from a prefill call for both ops.
 size_t prefill_decode_bytes(const AttentionPrefillOp& op) {
-  const int64_t keys = op.skip_rows ? op.q.ne[2] : static_cast<int64_t>(op.pos0) + 1;
+  const int64_t keys = static_cast<int64_t>(op.pos0) + op.q.ne[2];  // what the last query row sees
   return decode_partial_bytes(keys > op.k.ne[2] ? keys : op.k.ne[2], op.q.ne[1], op.q.ne[0]);
 }
 

@@ -322,7 +322,7 @@ Status attention_decode(const OpCall& c, const Launch& l) {
     if (!a.partial || l.workspace_bytes < need)
       return error(WT_ERR_INTERNAL, "cuda: attention_decode: workspace too small");
     // Vectorized: lpk lanes of 4 floats cover the row (hd <= 128: kPer 4; up to 256: 8).
-    // Scalar: a warp per key row, up to 8 dims per lane.
+    // Scalar: a warp per key row, 4 dims per lane up to hd 128, else 8.
     if (vector_rows(d)) {
       const int vecs = a.hd / 4;
       a.lpk = pow2_at_least(vecs < 32 ? vecs : 32);
@@ -333,7 +333,11 @@ Status attention_decode(const OpCall& c, const Launch& l) {
       }
     } else {
       a.lpk = 32;
-      WT_TRY((launch_split<1, 8>(a, s, n_head_kv, l)));
+      if (a.hd <= 32 * 4) {
+        WT_TRY((launch_split<1, 4>(a, s, n_head_kv, l)));
+      } else {
+        WT_TRY((launch_split<1, 8>(a, s, n_head_kv, l)));
+      }
     }
   }
   attention_decode_merge_kernel<<<static_cast<unsigned>((n_head + kWarps - 1) / kWarps), kThreads, 0, l.stream>>>(a);

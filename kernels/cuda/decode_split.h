@@ -32,9 +32,10 @@ inline int64_t decode_max_splits(int64_t keys) {
   return by_keys < kDecodeMaxSplits ? by_keys : kDecodeMaxSplits;
 }
 
-// Splits for n_keys keys on sm_count SMs: enough that the grid (splits x n_head_kv x head
-// tiles) covers kDecodeBlocksPerSm blocks per SM, never more than decode_max_splits, none
-// empty. A short context on a small GPU gets one split per KV head.
+// Splits for n_keys keys on sm_count SMs: about enough that the grid (splits x n_head_kv x
+// head tiles) covers kDecodeBlocksPerSm blocks per SM (equal splits, rounded up, may leave a
+// few percent fewer), never more than decode_max_splits, none empty. A short context on a
+// small GPU gets one split per KV head.
 inline DecodeSplit decode_split(int64_t n_keys, int64_t n_head_kv, int64_t group, int sm_count) {
   DecodeSplit s;
   if (n_keys <= 0 || n_head_kv <= 0) return s;
