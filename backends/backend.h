@@ -23,10 +23,16 @@ enum class MemoryKind {
   device,       // device-local (for the CPU backend: ordinary host memory)
   host_pinned,  // page-locked host memory the device can reach (pager's host tier)
   host,         // pageable host memory
+  device_only,  // device-local memory the host cannot address: Buffer::host == nullptr, filled
+                // only through copy_async (the weights on a discrete GPU). A backend without
+                // such memory (CPU, Vulkan, an integrated GPU) returns the same as for device,
+                // host address and Buffer::kind == device included; so a caller writes through
+                // Buffer::host when it is set and stages through copy_async when it is not.
 };
 
 // A view of backend memory. host is the host address when the memory is mappable
-// (always on the CPU), device the address kernels use. Views never own memory.
+// (always on the CPU; nullptr for device_only memory that really is device-only), device
+// the address kernels use. Views never own memory.
 struct Buffer {
   void* host = nullptr;
   void* device = nullptr;

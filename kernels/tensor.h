@@ -14,6 +14,7 @@ namespace wt {
 
 struct Tensor {
   void* data = nullptr;  // host-addressable for the CPU backend; device address otherwise
+                         // (a placed weight on a discrete GPU: the host must never dereference it)
   DType type = DType::f32;
   int32_t n_dims = 0;
   int64_t ne[4] = {1, 1, 1, 1};

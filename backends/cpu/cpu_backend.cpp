@@ -143,6 +143,7 @@ class CpuBackend final : public Backend {
   }
 
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out) override {
+    if (kind == MemoryKind::device_only) kind = MemoryKind::device;  // ordinary memory too (backend.h)
     if (bytes > SIZE_MAX - 64)
       return error(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
     const size_t rounded = (bytes + 63) / 64 * 64;

@@ -1,5 +1,7 @@
-// Allocations (memory.h). Managed memory is advised to live on the GPU so kernels read it
-// at device bandwidth; the host's first touches (weight upload) migrate pages on demand.
+// Allocations (memory.h). Managed memory (the engine's arena on a discrete GPU) is advised
+// to live on the GPU so kernels read it at device bandwidth; the host's touches migrate pages
+// on demand. The weights are device_only: plain cudaMalloc on a discrete GPU, never touched
+// by the host (ModelDevice::place uploads them through pinned staging).
 #include "memory.h"
 
 #include <new>
@@ -19,21 +21,28 @@ Memory::~Memory() {
 
 void Memory::release(void* base, Method m) {
   // Errors here are ignored: free runs in destructors and after a lost device.
-  if (m == Method::managed) {
-    (void)cudaFree(base);
-  } else {
+  if (m == Method::host_mapped) {
     (void)cudaFreeHost(base);
+  } else {
+    (void)cudaFree(base);  // managed and cudaMalloc'd memory alike
   }
 }
 
 Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   if (!caps_) return error(WT_ERR_INTERNAL, "cuda: memory used before the device was opened");
   const size_t n = bytes == 0 ? 1 : bytes;
-  const bool managed = kind == MemoryKind::device && !caps_->integrated;
+  // An integrated GPU's device memory is host DRAM: device_only is device there, one mapped
+  // allocation both sides address (backend.h: a backend without device-only memory).
+  if (kind == MemoryKind::device_only && caps_->integrated) kind = MemoryKind::device;
+  const Method m = kind == MemoryKind::device_only                      ? Method::device
+                   : kind == MemoryKind::device && !caps_->integrated ? Method::managed
+                                                                      : Method::host_mapped;
   if (fault::should_fail(fault::Site::alloc))
     return error(WT_ERR_OUT_OF_MEMORY, "cuda: cannot allocate " + std::to_string(bytes) + " bytes (injected fault)");
   void* p = nullptr;
-  if (managed) {
+  if (m == Method::device) {
+    WT_TRY(cuda_status(cudaMalloc(&p, n), ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str()));
+  } else if (m == Method::managed) {
     WT_TRY(cuda_status(cudaMallocManaged(&p, n, cudaMemAttachGlobal),
                        ("cudaMallocManaged of " + std::to_string(bytes) + " bytes").c_str()));
     cudaMemLocation loc{};
@@ -46,14 +55,13 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
                        ("cudaHostAlloc of " + std::to_string(bytes) + " bytes").c_str()));
   }
   void* dev = p;
-  if (!managed) {
+  if (m == Method::host_mapped) {
     const cudaError_t e = cudaHostGetDevicePointer(&dev, p, 0);
     if (e != cudaSuccess) {
       (void)cudaFreeHost(p);
       return cuda_status(e, "cudaHostGetDevicePointer");
     }
   }
-  const Method m = managed ? Method::managed : Method::host_mapped;
   if (dev != p) {
     // Tensor views are made by host-pointer arithmetic (Tensor::data) and handed to kernels
     // as they are, which needs one address for both sides (unified virtual addressing,
@@ -63,7 +71,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
                                      "(no unified virtual addressing); the backend needs them equal");
   }
   try {
-    live_.emplace(p, Allocation{n, m});
+    live_.emplace(p, Allocation{n, m});  // p: the device address of cudaMalloc'd memory
   } catch (const std::bad_alloc&) {
     release(p, m);
     return error(WT_ERR_OUT_OF_MEMORY, "cuda: cannot record an allocation");
@@ -71,7 +79,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   allocated_bytes_ += n;
   fault::note_alloc();
   Buffer b;
-  b.host = p;
+  b.host = m == Method::device ? nullptr : p;  // device-only: the host never addresses it
   b.device = dev;
   b.handle = static_cast<uint64_t>(m);
   b.offset = 0;
@@ -82,8 +90,11 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
 }
 
 void Memory::free(Buffer* buffer) {
-  if (!buffer || !buffer->host) return;
-  auto it = live_.find(buffer->host);
+  if (!buffer) return;
+  // The base address: host == device for managed and mapped memory, device for cudaMalloc.
+  void* base = buffer->host ? buffer->host : buffer->device;
+  if (!base) return;
+  auto it = live_.find(base);
   if (it == live_.end()) return;  // a view, or memory of another backend: not ours to free
   allocated_bytes_ -= it->second.bytes;
   release(it->first, it->second.method);

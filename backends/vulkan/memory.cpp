@@ -41,6 +41,7 @@ Status Memory::pick_type(uint32_t type_bits, MemoryKind kind, uint32_t* out) con
 }
 
 Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
+  if (kind == MemoryKind::device_only) kind = MemoryKind::device;  // every allocation is mapped (backend.h)
   const size_t size = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
   const VulkanCaps& c = d_->caps;
   if (size > c.max_memory_allocation_bytes || size > c.max_buffer_bytes)

@@ -1,4 +1,4 @@
-// A model whose weights live on a device backend (Vulkan today): the backend — one device,
+// A model whose weights live on a device backend (Vulkan, CUDA): the backend — one device,
 // shared by every context of the model — the memory the weights were uploaded to, and the
 // lock that hands the backend to one context at a time.
 #pragma once
@@ -15,11 +15,15 @@ namespace wt {
 
 class ModelDevice {
  public:
-  // Uploads every weight of *model into `backend` memory of kind device, points the model's
-  // weight tensors there and makes *model own the backend (model->device). The file's pages
-  // of tensor data are then released, so the weights are not resident twice after load.
-  // Errors: a tensor wider than one binding or allocation may reach (WT_ERR_UNSUPPORTED,
-  // naming it), out of device memory, or whatever the backend reports.
+  // Uploads every weight of *model into `backend` memory of kind device_only (a memcpy where
+  // that memory has a host address, else through transient pinned staging on the copy
+  // stream), points the model's weight tensors there and makes *model own the backend
+  // (model->device). Their Tensor::data are then device addresses the host must never
+  // dereference; rope_freqs, which only the host reads, points at a host copy instead. The
+  // file's pages of tensor data are then released, so the weights are not resident twice
+  // after load. Errors: a tensor wider than one binding or allocation may reach
+  // (WT_ERR_UNSUPPORTED, naming it), out of device or pinned host memory, or whatever the
+  // backend reports.
   static Status place(std::unique_ptr<Backend> backend, Model* model);
 
   ModelDevice() = default;
@@ -41,6 +45,7 @@ class ModelDevice {
  private:
   std::unique_ptr<Backend> backend_;
   std::vector<Buffer> buffers_;  // the weight chunks, freed before the backend goes
+  std::unique_ptr<char[]> host_rope_freqs_;  // the model's rope_freqs, when it has them
   std::mutex mutex_;
 };
 
