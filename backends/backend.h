@@ -115,6 +115,16 @@ class Backend {
   // Whether the backend implements an op; if not, reason says why.
   virtual bool supports(Op op, const char** reason) const = 0;
 
+  // Optional: the engine marks the launches of a decode step (on at its start, off at its
+  // end), the same ops token after token with other lengths and positions. A backend may
+  // gather them and launch them as one unit (CUDA: a graph updated in place each step); it
+  // still honours every synchronize, event and host result in order. Turning it off
+  // launches what was gathered. The default launches op by op.
+  virtual Status set_step_replay(bool on) {
+    (void)on;
+    return Status::ok();
+  }
+
  protected:
   // launch() after the checks: the call holds its op's arguments, consistent as ops.h says.
   virtual Status enqueue(const OpCall& call) = 0;

@@ -43,6 +43,7 @@ Status CudaBackend::init(const BackendOptions& options) {
 
 CudaBackend::~CudaBackend() {
   (void)bind_thread();
+  graphs_.abandon(streams_[0].get());
   (void)streams_[0].synchronize();
   (void)streams_[1].synchronize();
   if (cublas_) (void)cublasDestroy(cublas_);
@@ -69,6 +70,7 @@ Status CudaBackend::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
 void CudaBackend::free(Buffer* buffer) {
   // Freeing is never in the hot path; waiting keeps a buffer alive while queued work uses it.
   (void)bind_thread();
+  (void)flush_graph();
   (void)streams_[0].synchronize();
   (void)streams_[1].synchronize();
   memory_.free(buffer);
@@ -80,6 +82,7 @@ Status CudaBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& s
   if (bytes == 0) return Status::ok();
   if (!dst.device || !src.device) return error(WT_ERR_INVALID_ARGUMENT, "cuda: copy_async of a buffer without an address");
   WT_TRY(bind_thread());
+  if (stream == Stream::compute) WT_TRY(flush_graph());
   char* d = static_cast<char*>(dst.device) + dst.offset;
   const char* s = static_cast<const char*>(src.device) + src.offset;
   if (stream == Stream::copy) WT_TRY(copy_busy_.open(streams_[1].get()));
@@ -90,6 +93,7 @@ Status CudaBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& s
 Status CudaBackend::record_event(Stream stream, Event* out) {
   WT_TRY(bind_thread());
   uint64_t value = 0;
+  if (stream == Stream::compute) WT_TRY(flush_graph());
   if (stream == Stream::copy) WT_TRY(copy_busy_.close(streams_[1].get()));
   WT_TRY(streams_[static_cast<int>(stream)].record(&value));
   *out = Event{value, stream};
@@ -105,6 +109,7 @@ Status CudaBackend::wait_event(Stream stream, const Event& event) {
     WT_TRY(copy_busy_.close(s.get()));
     return s.wait(streams_[static_cast<int>(event.stream)], event.value);
   }
+  WT_TRY(flush_graph());
   WT_TRY(compute_wait_.open(s.get()));
   WT_TRY(s.wait(streams_[static_cast<int>(event.stream)], event.value));
   return compute_wait_.close(s.get());
@@ -119,6 +124,7 @@ bool CudaBackend::stream_times(StreamTimes* out) {
 
 Status CudaBackend::synchronize(Stream stream) {
   WT_TRY(bind_thread());
+  if (stream == Stream::compute) WT_TRY(flush_graph());
   if (stream == Stream::copy) WT_TRY(copy_busy_.close(streams_[1].get()));
   WT_TRY(streams_[static_cast<int>(stream)].synchronize());
   if (stream == Stream::compute) ring_slots_.clear();  // no queued kernel reads the ring any more
@@ -128,7 +134,26 @@ Status CudaBackend::synchronize(Stream stream) {
 Status CudaBackend::ring_reserve(size_t bytes, size_t* out_offset) {
   size_t size = 0;
   // Full: the queued kernels that read the ring finish first.
-  return ring_slots_.reserve(bytes, kRingAlign, "cuda", [&] { return streams_[0].synchronize(); }, out_offset, &size);
+  // A step graph being captured holds kernels that read the ring: it is launched first.
+  return ring_slots_.reserve(
+      bytes, kRingAlign, "cuda",
+      [&]() -> Status {
+        WT_TRY(flush_graph());
+        return streams_[0].synchronize();
+      },
+      out_offset, &size);
+}
+
+Status CudaBackend::set_step_replay(bool on) {
+  step_replay_ = on;
+  if (on) return Status::ok();
+  WT_TRY(bind_thread());
+  return flush_graph();
+}
+
+Status CudaBackend::flush_graph() {
+  if (!graphs_.capturing()) return Status::ok();
+  return graphs_.finish(streams_[0].get());
 }
 
 Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const {

@@ -13,6 +13,7 @@
 #include "device.h"
 #include "interval_timer.h"
 #include "memory.h"
+#include "step_graphs.h"
 #include "stream.h"
 
 namespace wt::cuda {
@@ -37,8 +38,12 @@ class CudaBackend final : public Backend {
   size_t workspace_bytes(const OpCall& call) const override;   // dispatch.cpp
   void set_workspace(const Buffer& workspace) override { workspace_ = workspace; }
   bool supports(Op op, const char** reason) const override;    // dispatch.cpp
+  // On: the compute stream's launches are captured into step graphs (step_graphs.h) until
+  // the next point the host must see; off: what was captured is launched.
+  Status set_step_replay(bool on) override;
 
   const CudaCaps& cuda_caps() const { return dev_; }
+  const GraphBook::Counters& graph_counters() const { return graphs_.counters(); }
 
  protected:
   Status enqueue(const OpCall& call) override;                 // dispatch.cpp
@@ -47,6 +52,11 @@ class CudaBackend final : public Backend {
   // Makes this backend's device current on the calling thread (contexts of one model may
   // run on several threads, one at a time; the current device is per thread in CUDA).
   Status bind_thread() const;
+  // Launches the step graph being captured, if any: before anything on the compute stream
+  // that the host or the other stream must see (synchronize, events, copies, host results).
+  Status flush_graph();
+  // Whether a launch of this call may go into a step graph: no host result, no cuBLAS.
+  bool capturable(const OpCall& call, bool host_result) const;
   // `bytes` of the pinned mapped ring for this launch's host arrays; when the ring is full,
   // waits for the compute stream (whose queued kernels read it) and starts over.
   // The slot is at ring_host() + offset for the host, ring_device() + offset for kernels.
@@ -63,6 +73,8 @@ class CudaBackend final : public Backend {
   IntervalTimer copy_busy_;     // copies between two copy-stream events or waits
   IntervalTimer compute_wait_;  // the compute stream stalled on copy events
   cublasHandle_t cublas_ = nullptr;
+  StepGraphs graphs_;
+  bool step_replay_ = false;
   BackendCaps caps_;
   std::string simd_;     // "sm_87"; caps_.simd points here
   Buffer workspace_;

@@ -94,6 +94,10 @@ Status CudaBackend::enqueue(const OpCall& call) {
   // One reservation for both arrays, so a wrap of the ring cannot separate them.
   const size_t ids_bytes = sizeof(int32_t) * static_cast<size_t>(n_ids);
   const size_t out_bytes = sizeof(int32_t) * static_cast<size_t>(n_out);
+  // In a decode step the launch joins the step graph being captured; one that cannot (a host
+  // result, cuBLAS) first launches what was captured, then runs on its own.
+  const bool capture = step_replay_ && capturable(c, out != nullptr);
+  if (!capture) WT_TRY(flush_graph());
   size_t slot = 0;
   if (ids || out) {
     WT_TRY(ring_reserve(align_up(ids_bytes, 256) + (out ? out_bytes : 0), &slot));
@@ -106,7 +110,11 @@ Status CudaBackend::enqueue(const OpCall& call) {
 
   Launch l;
   WT_TRY(launch_args(e.workspace(c), name, &l));
-  WT_TRY(e.launch(c, l));
+  if (capture && !graphs_.capturing()) WT_TRY(graphs_.begin(streams_[0].get()));
+  if (capture) graphs_.add(c.op);
+  const Status launched = e.launch(c, l);
+  if (!launched && graphs_.capturing()) graphs_.abandon(streams_[0].get());  // the capture is unusable now
+  WT_TRY(launched);
 
   if (out) {
     // A host result: wait for it, then hand it over (the ring is free again after the wait).
@@ -115,6 +123,11 @@ Status CudaBackend::enqueue(const OpCall& call) {
     if (out_bytes) std::memcpy(out, ring_host() + slot + align_up(ids_bytes, 256), out_bytes);
   }
   return Status::ok();
+}
+
+bool CudaBackend::capturable(const OpCall& call, bool host_result) const {
+  if (host_result) return false;
+  return call.op != Op::matmul || !matmul_may_use_cublas(call);
 }
 
 bool CudaBackend::supports(Op op, const char** reason) const {

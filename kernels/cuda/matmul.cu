@@ -183,4 +183,6 @@ size_t matmul_workspace_bytes(const OpCall& c) {
   return sizeof(float) * static_cast<size_t>(gemm_tile_rows(m) * m.w.ne[0]);
 }
 
+bool matmul_may_use_cublas(const OpCall& c) { return gemm_tile_rows(c.get<MatmulOp>()) > 0; }
+
 }  // namespace wt::cuda

@@ -12,5 +12,8 @@ namespace wt::cuda {
 
 Status matmul(const OpCall& c, const Launch& l);
 size_t matmul_workspace_bytes(const OpCall& c);
+// Whether the call may take the cuBLAS path (many rows): the backend does not capture those
+// in a step graph (cuBLAS may set itself up on first use, which a capture forbids).
+bool matmul_may_use_cublas(const OpCall& c);
 
 }  // namespace wt::cuda

@@ -13,12 +13,39 @@
 #include "op_runner.h"
 
 namespace wt {
+namespace {
+
+// Marks a decode step's launches for the backend (Backend::set_step_replay: the CUDA backend
+// replays them as one graph) and ends the mark on every way out of forward, so nothing
+// launched after the step is gathered with it.
+class StepReplayMark {
+ public:
+  StepReplayMark(Backend& b, bool decode_step) : b_(decode_step ? &b : nullptr) {}
+  StepReplayMark(const StepReplayMark&) = delete;
+  StepReplayMark& operator=(const StepReplayMark&) = delete;
+  ~StepReplayMark() {
+    if (b_) (void)b_->set_step_replay(false);
+  }
+  Status start() { return b_ ? b_->set_step_replay(true) : Status::ok(); }
+  Status end() {
+    Backend* b = b_;
+    b_ = nullptr;
+    return b ? b->set_step_replay(false) : Status::ok();
+  }
+
+ private:
+  Backend* b_;
+};
+
+}  // namespace
 
 Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy,
                         Decision* restart) {
   const Hparams& hp = model_.hp;
   OpRunner run(*backend_, options_.f32_activations);
   const Pass pass = begin_pass(tokens, pos, n, policy);
+  StepReplayMark step(*backend_, n == 1 && !pass.fresh);  // one token: the same ops every step
+  WT_TRY(step.start());
   int32_t rows = n;                    // hidden rows still alive (a policy may shrink them)
   Tensor x = first_rows(act_.x, n);    // [rows, n_embd] the residual stream
   Tensor xn = first_rows(act_.xn, n);  // [rows, n_embd] a block's normed input, then its output
@@ -74,6 +101,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   const Tensor logits = first_rows(act_.logits, all ? rows : 1);  // [out rows, n_vocab]
   WT_TRY(run.rmsnorm(out_xn, out_x, model_.output_norm, hp.rms_eps));
   WT_TRY(run.linear(logits, out_xn, model_.output, Tensor{}));
+  WT_TRY(step.end());
   WT_TRY(backend_->synchronize(Stream::compute));
   if (pass.paged && n > 1) WT_TRY(pass.paged->finish_prefill());
   last_rows_ = n;
