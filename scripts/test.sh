@@ -17,14 +17,18 @@ python3 "$root/scripts/check-deps.py"
 # WHITTLE_TESTS=ON explicitly: run.sh and bench.sh configure the same build dir without
 # tests, and a cached OFF would otherwise leave nothing to run. The CUDA backend is built
 # where nvcc is found (its tests skip visibly without a GPU); the ASan build stays without.
+# Device code for both GPU kinds we measure on: sm_87 (Jetson Orin) and sm_90 (H100), so
+# ptxas checks every kernel for both (registers, shared memory) even where none can run.
 cuda=OFF
+cuda_archs=()
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
 if [ "$cuda" = ON ]; then
-  echo "test.sh: nvcc found: building the CUDA backend (-DWHITTLE_CUDA=ON)"
+  echo "test.sh: nvcc found: building the CUDA backend (-DWHITTLE_CUDA=ON) for sm_87 and sm_90"
+  cuda_archs=(-DCMAKE_CUDA_ARCHITECTURES="87;90")
 else
   echo "test.sh: no nvcc: building without the CUDA backend"
 fi
-"$root/scripts/build.sh" "$root/build" -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON -DWHITTLE_CUDA="$cuda"
+"$root/scripts/build.sh" "$root/build" -DWHITTLE_TESTS=ON -DWHITTLE_VULKAN=ON -DWHITTLE_CUDA="$cuda" "${cuda_archs[@]}"
 (cd "$root/build" && ctest --output-on-failure --no-tests=error -j "$jobs" -LE slow)
 
 "$root/scripts/build.sh" "$root/build-asan" -DWHITTLE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
