@@ -585,7 +585,7 @@ TEST_CASE("alloc failure: loading the default model" * doctest::test_suite("mode
 
 // A model placed on a device and its contexts, whose arenas and pager pools are device
 // memory (the Vulkan or CUDA backend's alloc). Skipped where the build or the machine has
-// no such device. Each load starts the device, so loads are swept at 128 points (all 1247
+// no such device. Each load starts the device, so loads are swept at 128 points (all 1248
 // pass on lavapipe, in 16 s), contexts at every allocation. The driver's own allocations
 // are left alone (fault::ForeignCode), and the device backends' launches do not ask the
 // hook.
