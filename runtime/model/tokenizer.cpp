@@ -239,6 +239,9 @@ Status Tokenizer::encode(std::string_view text, bool add_special, bool parse_spe
     seg = pos;
   }
   encode_plain(text.substr(seg), &s, out);
+  // A text that begins with the BOS token itself (a chat template that writes it, as
+  // Llama 3's does) already has the one BOS the model wants: the added one would make two.
+  if (add_special && add_bos_ && out->size() >= 2 && (*out)[1] == bos_) out->erase(out->begin());
   if (add_special && add_eos_) out->push_back(eos_);
   return Status::ok();
 }

@@ -29,7 +29,8 @@ class Tokenizer {
 
   // Replaces *out with the tokens of text. Any bytes are accepted: ill-formed UTF-8 is
   // encoded byte by byte, and a byte with no token in the vocabulary is dropped.
-  // add_special: BOS/EOS as vocab.add_bos/add_eos ask. parse_special: control tokens
+  // add_special: BOS/EOS as vocab.add_bos/add_eos ask; a text whose first token is BOS
+  // (a chat template that writes it) keeps that one only. parse_special: control tokens
   // written in the text ("<|im_start|>") become their ids. User-defined tokens are always
   // matched, as HF tokenizers and llama.cpp do.
   Status encode(std::string_view text, bool add_special, bool parse_special, std::vector<int32_t>* out) const;

@@ -281,6 +281,15 @@ TEST_CASE("tokenizer: special token matching") {
   const auto t2 = make_tokenizer(v);
   CHECK(encode(*t2, "", true) == std::vector<int32_t>{s1, s2});
   CHECK(encode(*t2, "q", true) == std::vector<int32_t>{s1, 'q', s2});
+  // A text that starts with BOS (a chat template that writes it, as Llama 3's does) keeps
+  // that one: the model gets one BOS, not "0 0". Parsed as text, the added one stays.
+  CHECK(encode(*t2, "<|a|>q", true) == std::vector<int32_t>{s1, 'q', s2});
+  CHECK(encode(*t2, "<|a|>", true) == std::vector<int32_t>{s1, s2});
+  CHECK(encode(*t2, "<|a|>q", true, /*parse_special=*/false).front() == s1);
+  CHECK(encode(*t2, "<|a|>q", true, false).size() == 8);  // BOS, 6 bytes, EOS
+  // A BOS written later, or twice by the caller, is the caller's text and stays.
+  CHECK(encode(*t2, "q<|a|>", true) == std::vector<int32_t>{s1, 'q', s1, s2});
+  CHECK(encode(*t2, "<|a|><|a|>", true) == std::vector<int32_t>{s1, s1, s2});
 }
 
 TEST_CASE("tokenizer: create rejects what it cannot run") {
