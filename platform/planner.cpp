@@ -2,6 +2,7 @@
 // reads runtime/: the arena layout and the pruning budgets are the engine's own code.
 #include "planner.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -168,6 +169,14 @@ Status solve_max_ctx(const BoardProfile& board, const ModelShape& model, const P
   };
   // Steps lo fit (or lo = the smallest context that holds n_new), hi do not.
   int32_t lo = request.n_new / kPlanCtxStep + 1, hi = (1 << 20) / kPlanCtxStep + 1;
+  const int32_t train = model.hp.n_ctx_train;
+  if (train > 0 && !request.beyond_train_ctx) {
+    hi = std::min(hi, train / kPlanCtxStep + 1);  // steps up to the training context
+    if (lo >= hi) {
+      *out_n_ctx = 0;  // n_new alone reaches the training context
+      return Status::ok();
+    }
+  }
   bool ok = false;
   WT_TRY(fits(lo, &ok));
   if (!ok) {

@@ -30,6 +30,10 @@ struct PlanRequest {
   // pinned host pool then holds every block of every layer at n_ctx.
   int32_t kv_device_blocks = 0;
   int32_t kv_block_tokens = 64;
+  // solve_max_ctx stops at the model's training context (Hparams::n_ctx_train, when the
+  // model states one): past it the model was never trained and its answers degrade. True
+  // lifts the cap (the user's explicit choice).
+  bool beyond_train_ctx = false;
 };
 
 // Host runtime overhead the planner adds (an estimate, not a measurement): the process's
@@ -79,8 +83,9 @@ struct Plan {
 // field); WT_ERR_UNSUPPORTED when the model cannot run (head_dim > 256).
 Status plan(const BoardProfile& board, const ModelShape& model, const PlanRequest& request, Plan* out);
 
-// The largest n_ctx (a multiple of kPlanCtxStep, <= 1048576) whose plan fits, with
-// request.n_new generated tokens; 0 when none does.
+// The largest n_ctx (a multiple of kPlanCtxStep, <= 1048576, and <= the model's training
+// context unless request.beyond_train_ctx) whose plan fits, with request.n_new generated
+// tokens; 0 when none does.
 Status solve_max_ctx(const BoardProfile& board, const ModelShape& model, const PlanRequest& request,
                      int32_t* out_n_ctx);
 // For a pruned method at request.n_ctx: the largest keep (in steps of 0.001, <= 1) whose

@@ -241,6 +241,7 @@ TEST_CASE("planner: solve mode finds the largest context and keep that fit") {
   r.n_threads = 2;
   r.n_new = 64;
   r.prune = prune_params(WT_PRUNE_SNAPKV, 0.2f);
+  r.beyond_train_ctx = true;  // the board is the bound here, not the tiny model's 1024 tokens
   // A board that holds a context of about 3000 rows.
   r.n_ctx = 3000;
   Plan at3000;
@@ -277,6 +278,29 @@ TEST_CASE("planner: solve mode finds the largest context and keep that fit") {
   CHECK(max_ctx == 0);
   r.prune.method = WT_PRUNE_FULL;
   CHECK(solve_max_keep(board, shape, r, &keep).code() == WT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("planner: the solved context stops at the model's training context unless asked") {
+  ModelShape shape = model_shape_from_model(*tiny().model);
+  PlanRequest r;
+  r.n_threads = 2;
+  r.n_new = 64;
+  const BoardProfile roomy = synthetic_board(uint64_t{1} << 36, 0);
+  shape.hp.n_ctx_train = 1000;  // not a multiple of the step
+  int32_t capped = 0, free = 0;
+  REQUIRE(solve_max_ctx(roomy, shape, r, &capped).is_ok());
+  CHECK(capped == 1000 / kPlanCtxStep * kPlanCtxStep);
+  r.beyond_train_ctx = true;
+  REQUIRE(solve_max_ctx(roomy, shape, r, &free).is_ok());
+  CHECK(free > 1000);
+  // A model that states no training context is not capped; n_new past the cap leaves none.
+  r.beyond_train_ctx = false;
+  shape.hp.n_ctx_train = 0;
+  REQUIRE(solve_max_ctx(roomy, shape, r, &capped).is_ok());
+  CHECK(capped == free);
+  shape.hp.n_ctx_train = 32;
+  REQUIRE(solve_max_ctx(roomy, shape, r, &capped).is_ok());
+  CHECK(capped == 0);
 }
 
 TEST_CASE("planner: built-in boards and model descriptions parse") {

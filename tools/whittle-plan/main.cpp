@@ -39,6 +39,7 @@ struct Options {
   int kv_block_tokens = 64;
   std::string json;
   bool list = false;
+  bool beyond_train_ctx = false;
 };
 
 void usage(const char* argv0) {
@@ -62,6 +63,9 @@ void usage(const char* argv0) {
                "  -t            CPU threads (their workspace is planned; default all cores)\n"
                "  --kv-device-blocks  the KV pager's device pool in blocks (default 0: no pager)\n"
                "  --kv-block    tokens per pager block (default 64)\n"
+               "  --beyond-train-ctx  plan (and solve for) a context past the model's training\n"
+               "                context; without it such a --ctx is refused and the solved\n"
+               "                context stops there\n"
                "exit status: 0 fits, 1 does not fit, 2 bad arguments or input\n",
                argv0, argv0, wt_tools::prune_method_list().c_str());
 }
@@ -101,6 +105,8 @@ bool parse_args(int argc, char** argv, Options* o) {
       o->backend_set = true;
     } else if (f.is("--logits-all")) {
       o->logits_all = true;
+    } else if (f.is("--beyond-train-ctx")) {
+      o->beyond_train_ctx = true;
     } else if (f.is("--json")) {
       if (!f.text(&o->json)) return false;
     } else if (f.is("--list-boards")) {
@@ -223,8 +229,20 @@ int main(int argc, char** argv) {
     shape = wt::model_shape_from_model(*model);
   }
 
+  // Past the training context the model was never trained: say so, plan it only on request.
+  const int32_t train = shape.hp.n_ctx_train;
+  if (train > 0 && o.n_ctx > train && !o.beyond_train_ctx) {
+    std::fprintf(stderr,
+                 "error: --ctx %d is beyond the model's training context (%d tokens); the model was never "
+                 "trained on positions past it. Ask for --ctx %d or less, or add --beyond-train-ctx to plan it "
+                 "anyway\n",
+                 o.n_ctx, train, train);
+    return 2;
+  }
+
   wt::PlanRequest req;
   req.n_ctx = o.n_ctx;
+  req.beyond_train_ctx = o.beyond_train_ctx;
   req.n_new = o.n_new;
   req.n_threads = o.n_threads;
   req.backend = o.backend;
@@ -287,7 +305,9 @@ int main(int argc, char** argv) {
     std::printf("verdict: does not fit by %.1f MiB\n", to_mib(static_cast<uint64_t>(-p.spare_bytes)));
   }
   if (max_ctx > 0) {
-    std::printf("solve:   largest context that fits = %d (steps of %d)\n", max_ctx, wt::kPlanCtxStep);
+    std::printf("solve:   largest context that fits = %d (steps of %d", max_ctx, wt::kPlanCtxStep);
+    if (train > 0 && !o.beyond_train_ctx) std::printf("; at most the training context %d", train);
+    std::printf(")\n");
   } else {
     std::printf("solve:   no context fits (the weights and fixed parts alone exceed the board)\n");
   }
