@@ -10,6 +10,8 @@ constexpr DTypeTraits kTraits[] = {
     {DType::bf16, "BF16", 1, 2},
     {DType::q4_0, "Q4_0", 32, 18},   // f16 d, 16 bytes of nibbles
     {DType::q4_1, "Q4_1", 32, 20},   // f16 d, f16 m, 16 bytes of nibbles
+    {DType::q5_0, "Q5_0", 32, 22},   // f16 d, u32 high bits, 16 bytes of nibbles
+    {DType::q5_1, "Q5_1", 32, 24},   // f16 d, f16 m, u32 high bits, 16 bytes of nibbles
     {DType::q8_0, "Q8_0", 32, 34},   // f16 d, 32 int8
     {DType::q4_k, "Q4_K", 256, 144}, // f16 d, f16 dmin, 12 scale bytes, 128 nibble bytes
     {DType::q5_k, "Q5_K", 256, 176}, // as Q4_K + 32 bytes of high bits

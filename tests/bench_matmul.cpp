@@ -247,6 +247,10 @@ int main(int argc, char** argv) {
       items.push_back({{DType::q4_1, 1536, 576, "Q4_1 1536x576 (down)"}, 2048});
       items.push_back({{DType::q4_0, 576, 1536, "Q4_0 576x1536"}, 1});
       items.push_back({{DType::q4_0, 576, 1536, "Q4_0 576x1536"}, 512});
+      items.push_back({{DType::q5_0, 576, 1536, "Q5_0 576x1536"}, 1});
+      items.push_back({{DType::q5_0, 576, 1536, "Q5_0 576x1536"}, 512});
+      items.push_back({{DType::q5_1, 576, 1536, "Q5_1 576x1536"}, 1});
+      items.push_back({{DType::q5_1, 576, 1536, "Q5_1 576x1536"}, 512});
       items.push_back({{DType::q4_k, 1536, 576, "Q4_K 1536x576"}, 1});
       items.push_back({{DType::q4_k, 1536, 576, "Q4_K 1536x576"}, 512});
       items.push_back({{DType::q6_k, 1536, 576, "Q6_K 1536x576"}, 1});

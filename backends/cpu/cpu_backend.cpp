@@ -125,8 +125,8 @@ class CpuBackend final : public Backend {
     caps_.reads_any_host_pointer = true;
     caps_.max_buffer_bytes = SIZE_MAX / 2;
     caps_.max_binding_bytes = SIZE_MAX / 2;
-    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::q4_0, DType::q4_1, DType::q8_0, DType::q4_k,
-                    DType::q5_k, DType::q6_k})
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
+                    DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k})
       caps_.weight_types |= dtype_bit(t);
     caps_.n_threads = pool_.n_threads();
     caps_.simd = cpu::matmul_isa();

@@ -5,7 +5,7 @@
 // time, and every activation row is run against it. A 64-byte layout vector is processed
 // as two 32-byte halves (lanes 0..7 and 8..15). The int8 dot product is maddubs (u8 x s8
 // -> pairs summed to s16) and madd with ones (-> s32); as many maddubs results are summed
-// in 16 bits as cannot overflow (8 for 4-bit weights, 4 for Q5_K, 2 for Q6_K). Q8_0 keeps
+// in 16 bits as cannot overflow (8 for 4-bit weights, 4 for 5-bit ones, 2 for Q6_K). Q8_0 keeps
 // signed weights and uses the sign trick, maddubs(|w|, sign(x, w)), since w + 128 times
 // x could overflow 16 bits. Decode is the same code with one activation row, so results
 // never depend on the batch or the thread split.
@@ -84,6 +84,52 @@ WT_INLINE Group group_q4(const uint8_t* row, int64_t g, int nv) {
   return o;
 }
 
+// Q5_0 / Q5_1: as Q4_0 / Q4_1 (qs at byte 6 / 8) plus bit 4 of element j from bit j of the
+// block's 32-bit qh (at byte 2 / 4): a byte shuffle spreads qh bytes 0, 1 (elements 0..15)
+// or 2, 3 (16..31) over each 128-bit lane and a compare against each byte's bit selects 16.
+// u8 q = value (Q5_0: + 16), m = -16 d (Q5_0) or the stored min.
+template <bool kMin>
+WT_INLINE Group group_q5(const uint8_t* row, int64_t g, int nv) {
+  constexpr int bb = kMin ? 24 : 22, hq = kMin ? 4 : 2, hs = kMin ? 8 : 6;
+  const uint8_t* p = row + g * 4 * bb;
+  alignas(16) uint8_t tmp[4][16] = {};
+  uint16_t d[4] = {0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
+  uint32_t qh[4] = {0, 0, 0, 0};
+  const uint8_t* qs[4];
+  for (int b = 0; b < 4; ++b) {
+    if (b < nv) {
+      qs[b] = p + b * bb + hs;
+      d[b] = load_u16(p + b * bb);
+      if (kMin) m[b] = load_u16(p + b * bb + 2);
+      std::memcpy(&qh[b], p + b * bb + hq, 4);
+    } else {
+      qs[b] = tmp[b];  // zero weights for padding blocks
+    }
+  }
+  const __m256i mask = _mm256_set1_epi8(0x0F);
+  const __m256i sel = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  const __m256i idx_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+                                          1, 1, 1, 1, 1, 1, 1);
+  const __m256i idx_hi = _mm256_add_epi8(idx_lo, _mm256_set1_epi8(2));
+  const __m256i sixteen = _mm256_set1_epi8(16);
+  Group o;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = load2x128(qs[2 * h], qs[2 * h + 1]);
+    const __m256i hv = _mm256_setr_epi32(static_cast<int>(qh[2 * h]), 0, 0, 0, static_cast<int>(qh[2 * h + 1]), 0, 0, 0);
+    const __m256i blo = _mm256_and_si256(_mm256_shuffle_epi8(hv, idx_lo), sel);
+    const __m256i bhi = _mm256_and_si256(_mm256_shuffle_epi8(hv, idx_hi), sel);
+    o.lo[h] = _mm256_or_si256(_mm256_and_si256(v, mask), _mm256_and_si256(_mm256_cmpeq_epi8(blo, sel), sixteen));
+    o.hi[h] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask),
+                              _mm256_and_si256(_mm256_cmpeq_epi8(bhi, sel), sixteen));
+  }
+  o.d = _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(d[0]), static_cast<short>(d[1]), static_cast<short>(d[2]),
+                                    static_cast<short>(d[3]), 0, 0, 0, 0));
+  o.m = kMin ? _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(m[0]), static_cast<short>(m[1]), static_cast<short>(m[2]),
+                                           static_cast<short>(m[3]), 0, 0, 0, 0))
+             : _mm_mul_ps(o.d, _mm_set1_ps(-16.0f));
+  return o;
+}
+
 // Q8_0: signed weights as stored (m = 0); the kernel applies the sign trick.
 WT_INLINE Group group_q8(const uint8_t* row, int64_t g, int nv) {
   const uint8_t* p = row + g * 136;
@@ -114,7 +160,7 @@ WT_INLINE void transpose4(__m256i a, __m256i b, __m256i c, __m256i d, __m256i* o
 }
 
 // Chunk c of a row into the cache, in the layout of chunk_map (see quant.h).
-template <int kType>  // 0: Q4_0, 1: Q4_1, 2: Q8_0
+template <int kType>  // 0: Q4_0, 1: Q4_1, 2: Q8_0, 3: Q5_0, 4: Q5_1
 void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
   const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
   const int64_t g0 = c * 4;  // 16 blocks = 4 groups per full chunk
@@ -123,7 +169,9 @@ void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t*
   alignas(32) float d[16] = {}, m[16] = {};
   for (int t = 0; t < ng; ++t) {
     const int nv = static_cast<int>(std::min<int64_t>(4, l.n_blocks - 4 * (g0 + t)));
-    g[t] = kType == 2 ? group_q8(row, g0 + t, nv) : group_q4<kType == 1>(row, g0 + t, nv);
+    if constexpr (kType == 2) g[t] = group_q8(row, g0 + t, nv);
+    else if constexpr (kType >= 3) g[t] = group_q5<kType == 4>(row, g0 + t, nv);
+    else g[t] = group_q4<kType == 1>(row, g0 + t, nv);
     _mm_store_ps(d + 4 * t, g[t].d);
     _mm_store_ps(m + 4 * t, g[t].m);
   }
@@ -171,6 +219,8 @@ void fill_cache(const uint8_t* row, const ActLayout& l, int64_t c0, int64_t c1, 
     if constexpr (T == DType::q4_0) fill_chunk_fast<0>(row, l, c, dst);
     else if constexpr (T == DType::q4_1) fill_chunk_fast<1>(row, l, c, dst);
     else if constexpr (T == DType::q8_0) fill_chunk_fast<2>(row, l, c, dst);
+    else if constexpr (T == DType::q5_0) fill_chunk_fast<3>(row, l, c, dst);
+    else if constexpr (T == DType::q5_1) fill_chunk_fast<4>(row, l, c, dst);
     else weight_chunk_ref(T, row, l, c, unsigned_offset(T), dst);  // K-quants: portable unpack
   }
 }
@@ -179,7 +229,10 @@ void fill_cache(const uint8_t* row, const ActLayout& l, int64_t c0, int64_t c1, 
 
 // 16-bit sums of maddubs results that cannot overflow: 2 * 127 * qmax per result.
 template <DType T>
-constexpr int kDepth = T == DType::q8_0 ? 1 : T == DType::q6_k ? 2 : T == DType::q5_k ? 4 : 8;
+constexpr int kDepth = T == DType::q8_0                                            ? 1
+                       : T == DType::q6_k                                          ? 2
+                       : T == DType::q5_k || T == DType::q5_0 || T == DType::q5_1 ? 4
+                                                                                   : 8;
 
 // One chunk for a MR x NR tile, both 32-byte halves.
 template <DType T, int MR, int NR, int NV>
@@ -292,6 +345,8 @@ void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   switch (job.wtype) {
     case DType::q4_0: return qmatmul_t<DType::q4_0>(job, i0, i1, j0, j1);
     case DType::q4_1: return qmatmul_t<DType::q4_1>(job, i0, i1, j0, j1);
+    case DType::q5_0: return qmatmul_t<DType::q5_0>(job, i0, i1, j0, j1);
+    case DType::q5_1: return qmatmul_t<DType::q5_1>(job, i0, i1, j0, j1);
     case DType::q8_0: return qmatmul_t<DType::q8_0>(job, i0, i1, j0, j1);
     case DType::q4_k: return qmatmul_t<DType::q4_k>(job, i0, i1, j0, j1);
     case DType::q5_k: return qmatmul_t<DType::q5_k>(job, i0, i1, j0, j1);

@@ -3,8 +3,8 @@
 // Quantized weights are unpacked into the chunk layout of the activations (quant.h):
 // n_vec vectors of unsigned 8-bit weights whose int32 lane L belongs to one unit (block or
 // half block) in every vector, plus per-lane scale d16 and offset m16, such that
-//   w = d q + m,  q in [0, 255]   (Q4_0: m = -8 d; Q8_0: q = w + 128, m = -128 d; Q6_K:
-//   q = value + 32, m = -32 d).
+//   w = d q + m,  q in [0, 255]   (Q4_0: m = -8 d; Q5_0: q = value + 16, m = -16 d; Q8_0:
+//   q = w + 128, m = -128 d; Q6_K: q = value + 32, m = -32 d).
 // A chunk of 16 blocks then costs, per (weight row, activation row) pair, 8 vpdpbusd
 // (u8 x s8 -> 16 per-block int32 sums) and four 16-lane float ops:
 //   acc += cvt(isum) * (d16 dx16);  acc += m16 sx16.
@@ -66,6 +66,7 @@ struct Group {
 
 struct RawGroup {
   __m512i qs, hdr;
+  __m512i qh;  // Q5_0 / Q5_1: the qh word of block t in dword t
 };
 
 inline __mmask64 bytes_mask(int n) { return n >= 64 ? ~0ull : (n <= 0 ? 0ull : (1ull << n) - 1); }
@@ -106,7 +107,7 @@ struct UnpackQ4_0 {
     const uint8_t* p = row + g * 72;
     const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + 8);
     return RawGroup{_mm512_permutex2var_epi16(v0, _mm512_load_si512(kQs), v1),
-                    _mm512_permutexvar_epi16(_mm512_load_si512(kHdr), v0)};
+                    _mm512_permutexvar_epi16(_mm512_load_si512(kHdr), v0), _mm512_setzero_si512()};
   }
   static void headers(__m512i h, __m512* d, __m512* m) {  // 16 header dwords -> d, m
     *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
@@ -143,7 +144,7 @@ struct UnpackQ4_1 {
     const uint8_t* p = row + g * 80;
     const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + 16);
     return RawGroup{_mm512_permutex2var_epi32(v0, _mm512_load_si512(kQs), v1),
-                    _mm512_permutexvar_epi32(_mm512_load_si512(kHdr), v0)};
+                    _mm512_permutexvar_epi32(_mm512_load_si512(kHdr), v0), _mm512_setzero_si512()};
   }
   static void headers(__m512i h, __m512* d, __m512* m) {  // dwords d | m << 16
     alignas(64) static constexpr uint16_t kSplit[32] = {0,  2,  4,  6,  8,  10, 12, 14, 16, 18, 20,
@@ -153,6 +154,106 @@ struct UnpackQ4_1 {
     *d = _mm512_cvtph_ps(_mm512_castsi512_si256(dm));
     *m = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(dm, 1));
   }
+};
+
+// Q5_0 / Q5_1: Q4_0 / Q4_1 nibbles plus a 32-bit word qh per block whose bit j is bit 4
+// of element j. Block t's qh is gathered into dword 0 of 128-bit lane t; a byte shuffle
+// spreads its bytes 0, 1 (elements 0..15) or 2, 3 (16..31) over the lane's 16 bytes, and a
+// test against each byte's bit turns it into 16 where set. Q5_0 keeps q = value + 16 (as
+// stored), m = -16 d.
+WT_INLINE void add_high_bits(__m512i qh, __m512i* lo, __m512i* hi) {
+  const __m512i sel = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));
+  const __m512i idx_lo = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+  const __m512i idx_hi = _mm512_broadcast_i32x4(_mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  // The nibbles have bit 4 clear, so adding 16 sets it.
+  *lo = _mm512_mask_add_epi8(*lo, _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, idx_lo), sel), *lo, sixteen);
+  *hi = _mm512_mask_add_epi8(*hi, _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, idx_hi), sel), *hi, sixteen);
+}
+
+struct UnpackQ5_0 {
+  static constexpr bool kHalf = false;
+  static constexpr bool kHighBit = true;
+  // 4 blocks of 22 bytes = 11 words: d at word 11b, qh at 11b+1..2, qs at 11b+3..10. v0
+  // holds words 0..31, v1 words 12..43 (indices 32.. of the two-source permutes).
+  alignas(64) static constexpr uint16_t kQs[32] = {3,  4,  5,  6,  7,  8,  9,  10, 14, 15, 16,
+                                                   17, 18, 19, 20, 21, 25, 26, 27, 28, 29, 30,
+                                                   31, 52, 56, 57, 58, 59, 60, 61, 62, 63};
+  static Group group(const uint8_t* row, int64_t g, int nv) {
+    alignas(64) static constexpr uint16_t kQh[32] = {1, 2, 0, 0, 0, 0, 0, 0, 12, 13, 0, 0, 0, 0, 0, 0,
+                                                     23, 24, 0, 0, 0, 0, 0, 0, 54, 55, 0, 0, 0, 0, 0, 0};
+    alignas(64) static constexpr uint16_t kHdr[32] = {0, 11, 22, 53};
+    if (nv <= 0) return zero_group();
+    const uint8_t* p = row + g * 88;
+    __m512i v0, v1;
+    if (nv == 4) {
+      v0 = _mm512_loadu_si512(p);
+      v1 = _mm512_loadu_si512(p + 24);
+    } else {
+      v0 = _mm512_maskz_loadu_epi8(bytes_mask(22 * nv), p);
+      v1 = _mm512_maskz_loadu_epi8(bytes_mask(22 * nv - 24), p + 24);
+    }
+    const __m512i qs = _mm512_permutex2var_epi16(v0, _mm512_load_si512(kQs), v1);
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    __m512i lo = _mm512_and_si512(qs, mask), hi = _mm512_and_si512(_mm512_srli_epi16(qs, 4), mask);
+    add_high_bits(_mm512_permutex2var_epi16(v0, _mm512_load_si512(kQh), v1), &lo, &hi);
+    const __m128 d =
+        _mm_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi16(v0, _mm512_load_si512(kHdr), v1)));
+    return Group{lo, hi, _mm256_castps128_ps256(d), _mm256_castps128_ps256(_mm_mul_ps(d, _mm_set1_ps(-16.0f)))};
+  }
+  static RawGroup raw(const uint8_t* row, int64_t g) {
+    alignas(64) static constexpr uint16_t kQh[32] = {1, 2, 12, 13, 23, 24, 54, 55};  // dword t = qh of block t
+    alignas(64) static constexpr uint16_t kHdr[32] = {0, 0, 11, 0, 22, 0, 53, 0};  // high halves unused
+    const uint8_t* p = row + g * 88;
+    const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + 24);
+    return RawGroup{_mm512_permutex2var_epi16(v0, _mm512_load_si512(kQs), v1),
+                    _mm512_permutex2var_epi16(v0, _mm512_load_si512(kHdr), v1),
+                    _mm512_permutex2var_epi16(v0, _mm512_load_si512(kQh), v1)};
+  }
+  static void headers(__m512i h, __m512* d, __m512* m) {  // 16 header dwords -> d, m
+    *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
+    *m = _mm512_mul_ps(*d, _mm512_set1_ps(-16.0f));
+  }
+};
+
+struct UnpackQ5_1 {
+  static constexpr bool kHalf = false;
+  static constexpr bool kHighBit = true;
+  // 4 blocks of 6 dwords: d|m at dword 6b, qh at 6b+1, qs at 6b+2..5. v0 holds dwords
+  // 0..15, v1 dwords 8..23 (indices 16.. of the two-source permutes).
+  alignas(64) static constexpr int32_t kQs[16] = {2, 3, 4, 5, 8, 9, 10, 11, 14, 15, 24, 25, 28, 29, 30, 31};
+  alignas(64) static constexpr int32_t kHdr[16] = {0, 6, 12, 26};  // d | m << 16 of block t in dword t
+  static Group group(const uint8_t* row, int64_t g, int nv) {
+    alignas(64) static constexpr int32_t kQh[16] = {1, 0, 0, 0, 7, 0, 0, 0, 13, 0, 0, 0, 27, 0, 0, 0};
+    if (nv <= 0) return zero_group();
+    const uint8_t* p = row + g * 96;
+    __m512i v0, v1;
+    if (nv == 4) {
+      v0 = _mm512_loadu_si512(p);
+      v1 = _mm512_loadu_si512(p + 32);
+    } else {
+      v0 = _mm512_maskz_loadu_epi8(bytes_mask(24 * nv), p);
+      v1 = _mm512_maskz_loadu_epi8(bytes_mask(24 * nv - 32), p + 32);
+    }
+    const __m512i qs = _mm512_permutex2var_epi32(v0, _mm512_load_si512(kQs), v1);
+    const __m512i mask = _mm512_set1_epi8(0x0F);
+    __m512i lo = _mm512_and_si512(qs, mask), hi = _mm512_and_si512(_mm512_srli_epi16(qs, 4), mask);
+    add_high_bits(_mm512_permutex2var_epi32(v0, _mm512_load_si512(kQh), v1), &lo, &hi);
+    // [d0 m0 d1 m1 d2 m2 d3 m3] -> d and m in lanes 0..3
+    const __m256 dm =
+        _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_permutex2var_epi32(v0, _mm512_load_si512(kHdr), v1)));
+    return Group{lo, hi, _mm256_permutevar8x32_ps(dm, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)),
+                 _mm256_permutevar8x32_ps(dm, _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7))};
+  }
+  static RawGroup raw(const uint8_t* row, int64_t g) {
+    alignas(64) static constexpr int32_t kQh[16] = {1, 7, 13, 27};  // dword t = qh of block t
+    const uint8_t* p = row + g * 96;
+    const __m512i v0 = _mm512_loadu_si512(p), v1 = _mm512_loadu_si512(p + 32);
+    return RawGroup{_mm512_permutex2var_epi32(v0, _mm512_load_si512(kQs), v1),
+                    _mm512_permutex2var_epi32(v0, _mm512_load_si512(kHdr), v1),
+                    _mm512_permutex2var_epi32(v0, _mm512_load_si512(kQh), v1)};
+  }
+  static void headers(__m512i h, __m512* d, __m512* m) { UnpackQ4_1::headers(h, d, m); }  // dwords d | m << 16
 };
 
 struct UnpackQ8_0 {
@@ -293,6 +394,28 @@ WT_INLINE void assemble16(const Group& g0, const Group& g1, const Group& g2, con
 // Formats whose groups can also come packed (RawGroup) for the faster 16-block assembly.
 template <class U>
 constexpr bool has_raw = requires(const uint8_t* p) { U::raw(p, int64_t{0}); };
+// Q5_0 / Q5_1: a 5th bit per element from the blocks' qh words (RawGroup::qh).
+template <class U>
+constexpr bool has_high_bit = requires { requires U::kHighBit; };
+
+// The 5th bits of a transposed 16-block chunk: qh holds, in lane L, the qh word of the
+// lane's block. Vector q (elements 4q..4q+3 of each block) takes bits 4q..4q+3, i.e. half
+// q % 2 of byte q / 2; vector q + 4 (elements 16 + 4q..) the same of byte 2 + q / 2. A byte
+// shuffle spreads that byte over the lane's 4 bytes, a test against 1, 2, 4, 8 (or 16 ..
+// 128) picks each element's bit, and adding 16 sets it (the nibbles have bit 4 clear).
+WT_INLINE void add_high_bits16(__m512i qh, __m512i* v) {
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  #pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const int byte = q / 2;
+    const __m512i idx = _mm512_broadcast_i32x4(
+        _mm_setr_epi32(0x01010101 * byte, 0x01010101 * (4 + byte), 0x01010101 * (8 + byte), 0x01010101 * (12 + byte)));
+    const __m512i sel = _mm512_set1_epi32(q % 2 ? static_cast<int>(0x80402010u) : 0x08040201);
+    v[q] = _mm512_mask_add_epi8(v[q], _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, idx), sel), v[q], sixteen);
+    const __m512i idx2 = _mm512_add_epi8(idx, _mm512_set1_epi8(2));
+    v[q + 4] = _mm512_mask_add_epi8(v[q + 4], _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, idx2), sel), v[q + 4], sixteen);
+  }
+}
 
 // Unpacks the chunk of nb (layout) blocks starting at block b0 of a row.
 template <class U, int NV>
@@ -307,9 +430,10 @@ WT_INLINE Chunk<NV> unpack_chunk(const uint8_t* row, int64_t b0, int64_t n_block
     c.m = _mm512_permutexvar_ps(idx, _mm512_insertf32x8(_mm512_castps256_ps512(a.m), b.m, 1));
   } else if constexpr (NV == 8 && has_raw<U>) {
     if (b0 + 16 <= n_blocks) {
-      // Q4_0 / Q4_1, all 16 blocks present: transpose the packed nibble bytes once (the low
-      // nibbles give vectors 0..3, the high ones 4..7) and gather the 16 headers in lane
-      // order (lane 4a + t = block 4t + a, see chunk_map) with two permutes and a blend.
+      // Q4_0 / Q4_1 / Q5_0 / Q5_1, all 16 blocks present: transpose the packed nibble
+      // bytes once (the low nibbles give vectors 0..3, the high ones 4..7) and gather the
+      // 16 headers in lane order (lane 4a + t = block 4t + a, see chunk_map) with two
+      // permutes and a blend.
       alignas(64) static constexpr int32_t kH01[16] = {0, 16, 0, 0, 1, 17, 0, 0, 2, 18, 0, 0, 3, 19, 0, 0};
       alignas(64) static constexpr int32_t kH23[16] = {0, 0, 0, 16, 0, 0, 1, 17, 0, 0, 2, 18, 0, 0, 3, 19};
       const RawGroup r0 = U::raw(row, g0), r1 = U::raw(row, g0 + 1), r2 = U::raw(row, g0 + 2), r3 = U::raw(row, g0 + 3);
@@ -323,6 +447,11 @@ WT_INLINE Chunk<NV> unpack_chunk(const uint8_t* row, int64_t b0, int64_t n_block
       const __m512i h01 = _mm512_permutex2var_epi32(r0.hdr, _mm512_load_si512(kH01), r1.hdr);
       const __m512i h23 = _mm512_permutex2var_epi32(r2.hdr, _mm512_load_si512(kH23), r3.hdr);
       U::headers(_mm512_mask_blend_epi32(0xCCCC, h01, h23), &c.d, &c.m);
+      if constexpr (has_high_bit<U>) {  // the qh words, gathered into lane order the same way
+        const __m512i q01 = _mm512_permutex2var_epi32(r0.qh, _mm512_load_si512(kH01), r1.qh);
+        const __m512i q23 = _mm512_permutex2var_epi32(r2.qh, _mm512_load_si512(kH23), r3.qh);
+        add_high_bits16(_mm512_mask_blend_epi32(0xCCCC, q01, q23), c.v);
+      }
     } else {
       assemble16(U::group(row, g0, nv(g0)), U::group(row, g0 + 1, nv(g0 + 1)), U::group(row, g0 + 2, nv(g0 + 2)),
                  U::group(row, g0 + 3, nv(g0 + 3)), idx, c);
@@ -580,6 +709,8 @@ void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   switch (job.wtype) {
     case DType::q4_0: return qmatmul_t<UnpackQ4_0>(job, i0, i1, j0, j1);
     case DType::q4_1: return qmatmul_t<UnpackQ4_1>(job, i0, i1, j0, j1);
+    case DType::q5_0: return qmatmul_t<UnpackQ5_0>(job, i0, i1, j0, j1);
+    case DType::q5_1: return qmatmul_t<UnpackQ5_1>(job, i0, i1, j0, j1);
     case DType::q8_0: return qmatmul_t<UnpackQ8_0>(job, i0, i1, j0, j1);
     case DType::q4_k: return qmatmul_t<UnpackQK<false>>(job, i0, i1, j0, j1);
     case DType::q5_k: return qmatmul_t<UnpackQK<true>>(job, i0, i1, j0, j1);

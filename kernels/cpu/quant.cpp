@@ -86,6 +86,22 @@ void unpack_block(DType t, const uint8_t* row, int64_t b, WBlock* o) {
       o->m = f16_to_f32(load_u16(p + 2));
       return;
     }
+    case DType::q5_0:
+    case DType::q5_1: {
+      const bool min = t == DType::q5_1;
+      const uint8_t* p = row + b * (min ? 24 : 22);
+      const uint8_t* qs = p + (min ? 8 : 6);
+      uint32_t qh;
+      std::memcpy(&qh, p + (min ? 4 : 2), 4);  // little-endian, as the hosts Whittle runs on
+      const int bias = min ? 0 : 16;
+      for (int j = 0; j < 16; ++j) {
+        o->q[j] = static_cast<int8_t>(((qs[j] & 0xF) | (((qh >> j) & 1) << 4)) - bias);
+        o->q[j + 16] = static_cast<int8_t>(((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4)) - bias);
+      }
+      o->d[0] = o->d[1] = f16_to_f32(load_u16(p));
+      o->m = min ? f16_to_f32(load_u16(p + 2)) : 0.0f;
+      return;
+    }
     case DType::q8_0: {
       const uint8_t* p = row + b * 34;
       std::memcpy(o->q, p + 2, 32);
@@ -198,6 +214,57 @@ void quantize_q4_1(const float* x, uint8_t* dst, int64_t n) {
       const int c = std::min(15, static_cast<int>((x[j + 16] - lo) * id + 0.5f));
       dst[4 + j] = static_cast<uint8_t>(a | (c << 4));
     }
+  }
+}
+
+// Q5_0: as Q4_0 with 32 levels (the largest magnitude maps to -16).
+void quantize_q5_0(const float* x, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, x += 32, dst += 22) {
+    float amax = 0.0f, vmax = 0.0f;
+    for (int j = 0; j < 32; ++j) {
+      if (std::fabs(x[j]) > amax) {
+        amax = std::fabs(x[j]);
+        vmax = x[j];
+      }
+    }
+    const float d = vmax / -16.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const uint16_t dh = f32_to_f16(d);
+    std::memcpy(dst, &dh, 2);
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; ++j) {
+      const int lo = std::min(31, static_cast<int>(x[j] * id + 16.5f));
+      const int hi = std::min(31, static_cast<int>(x[j + 16] * id + 16.5f));
+      dst[6 + j] = static_cast<uint8_t>((lo & 0xF) | ((hi & 0xF) << 4));
+      qh |= static_cast<uint32_t>(lo >> 4) << j;
+      qh |= static_cast<uint32_t>(hi >> 4) << (j + 16);
+    }
+    std::memcpy(dst + 2, &qh, 4);
+  }
+}
+
+// Q5_1: as Q4_1 with 32 levels.
+void quantize_q5_1(const float* x, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, x += 32, dst += 24) {
+    float lo = x[0], hi = x[0];
+    for (int j = 1; j < 32; ++j) {
+      lo = std::min(lo, x[j]);
+      hi = std::max(hi, x[j]);
+    }
+    const float d = (hi - lo) / 31.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const uint16_t dh = f32_to_f16(d), mh = f32_to_f16(lo);
+    std::memcpy(dst, &dh, 2);
+    std::memcpy(dst + 2, &mh, 2);
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; ++j) {
+      const int a = std::min(31, static_cast<int>((x[j] - lo) * id + 0.5f));
+      const int c = std::min(31, static_cast<int>((x[j + 16] - lo) * id + 0.5f));
+      dst[8 + j] = static_cast<uint8_t>((a & 0xF) | ((c & 0xF) << 4));
+      qh |= static_cast<uint32_t>(a >> 4) << j;
+      qh |= static_cast<uint32_t>(c >> 4) << (j + 16);
+    }
+    std::memcpy(dst + 4, &qh, 4);
   }
 }
 

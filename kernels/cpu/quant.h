@@ -30,6 +30,9 @@ inline uint16_t load_u16(const uint8_t* p) {
 // Byte layouts (offsets within one block):
 //   Q4_0  18 B / 32: d f16 @0, qs[16] @2      x[j] = (lo(qs[j]) - 8) d, x[j+16] = (hi(qs[j]) - 8) d
 //   Q4_1  20 B / 32: d @0, m @2, qs[16] @4    x = q d + m (same nibble order)
+//   Q5_0  22 B / 32: d @0, qh u32 @2, qs[16] @6: Q4_0's nibbles plus bit j of qh as bit 4 of
+//        element j (j = 0..31); x = (q - 16) d
+//   Q5_1  24 B / 32: d @0, m @2, qh u32 @4, qs[16] @8   x = q d + m (q = 0..31, as Q5_0)
 //   Q8_0  34 B / 32: d @0, qs[32] int8 @2     x = q d
 //   Q4_K 144 B / 256: d @0, dmin @2, scales[12] @4, qs[128] @16. Sub-block s (32 elems)
 //        has a 6-bit scale sc and min mn (k_scale_min); x = d sc q - dmin mn, where q is the
@@ -52,7 +55,8 @@ inline void k_scale_min(const uint8_t* scales, int s, int* sc, int* mn) {
 }
 
 // One 32-element block of a weight row in integer form: x[e] = d[e / 16] q[e] + m.
-// q is the format's signed integer (Q4_0: nibble - 8, Q6_K: value - 32, Q4_1/K: nibble).
+// q is the format's signed integer (Q4_0: nibble - 8, Q5_0: value - 16, Q6_K: value - 32,
+// Q4_1/Q5_1/K: the stored value).
 // d differs between the halves only for Q6_K (16-element scales); m is 0 for the symmetric
 // formats. This is the form every matmul path works with, in SIMD-friendly variants.
 struct WBlock {
@@ -72,6 +76,8 @@ void dequantize(DType t, const void* src, float* dst, int64_t n);
 // n is a multiple of 32.
 void quantize_q4_0(const float* x, uint8_t* dst, int64_t n);
 void quantize_q4_1(const float* x, uint8_t* dst, int64_t n);
+void quantize_q5_0(const float* x, uint8_t* dst, int64_t n);
+void quantize_q5_1(const float* x, uint8_t* dst, int64_t n);
 void quantize_q8_0(const float* x, uint8_t* dst, int64_t n);
 
 // ---- quantized activations -------------------------------------------------------------
@@ -132,13 +138,13 @@ void act_store_chunk(const ActLayout& l, int64_t c, const int8_t (*q)[32], const
 
 // Chunk c of a weight row in the same lane layout: n_vec vectors of (q + offset) as bytes,
 // then d16 and m16 (f32) such that w = d16 (q + offset) + m16 per lane. offset 0 keeps the
-// format's signed integers (Q4_0 q - 8, Q6_K q - 32, Q8_0 as stored); unsigned_offset()
+// format's signed integers (Q4_0 q - 8, Q5_0 q - 16, Q6_K q - 32, Q8_0 as stored); unsigned_offset()
 // makes every format's q non-negative, as vpdpbusd / maddubs want their first operand.
 // Padding blocks are all zero. (Portable paths and K-quant fallbacks; the AVX-512 path
 // builds the same bytes with shuffles.)
 void weight_chunk_ref(DType t, const uint8_t* row, const ActLayout& l, int64_t c, int offset, uint8_t* dst);
 inline int unsigned_offset(DType t) {
-  return t == DType::q4_0 ? 8 : t == DType::q6_k ? 32 : t == DType::q8_0 ? 128 : 0;
+  return t == DType::q4_0 ? 8 : t == DType::q5_0 ? 16 : t == DType::q6_k ? 32 : t == DType::q8_0 ? 128 : 0;
 }
 
 // Scalar reference quantizer of one row (k a multiple of 32) into the layout above.

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Fixtures for tests/unit/test_matmul.cpp: random blocks of every weight type Whittle
 reads and their dequantization by the `gguf` PyPI package (its NumPy dequantizers are an
-implementation independent of ours).
+implementation independent of ours), and its quantization of Q5_0 / Q5_1 blocks.
 
 Writes tests/data/quant/<type>.raw (block bytes as GGUF stores them) and <type>.f32
 (little-endian float32 values), plus f32_to_f16.{f32,u16} and f32_to_bf16.{f32,u16} for
-the rounding conversions. Deterministic (fixed seed); rerun only to change the fixtures:
+the rounding conversions and q5_0_quant / q5_1_quant.{f32,raw} for the quantizers. Deterministic (fixed seed); rerun only to change the fixtures:
 
     python3 tests/reference/make_quant_fixture.py
 """
@@ -30,7 +30,9 @@ def random_blocks(qtype, n_blocks):
     scale = lambda: f16_bytes(rng.uniform(1e-3, 2e-2, n_blocks) * rng.choice([-1, 1], n_blocks))
     if qtype in (T.Q4_0, T.Q8_0):
         raw[:, 0:2] = scale().reshape(n_blocks, 2)
-    elif qtype == T.Q4_1:
+    elif qtype == T.Q5_0:
+        raw[:, 0:2] = scale().reshape(n_blocks, 2)
+    elif qtype in (T.Q4_1, T.Q5_1):
         raw[:, 0:2] = scale().reshape(n_blocks, 2)
         raw[:, 2:4] = f16_bytes(rng.uniform(-0.2, 0.2, n_blocks)).reshape(n_blocks, 2)
     elif qtype in (T.Q4_K, T.Q5_K):
@@ -71,6 +73,25 @@ def main():
         x.astype(np.float16).view("<u2").tofile(os.path.join(OUT, "f32_to_f16.u16"))
     x.astype("<f4").tofile(os.path.join(OUT, "f32_to_bf16.f32"))
     quantize(x, T.BF16).view("<u2").tofile(os.path.join(OUT, "f32_to_bf16.u16"))
+
+    # Added later, after everything above so that the earlier fixtures keep their bytes.
+    for qtype, name in [(T.Q5_0, "q5_0"), (T.Q5_1, "q5_1")]:
+        raw = random_blocks(qtype, 16)
+        write(name, raw, dequantize(raw, qtype).reshape(-1))
+    # The reference quantizers (quantize_q5_0 / _q5_1): blocks of N(0,1) values with 5%
+    # outliers, a constant block, an all-zero block and one holding a single nonzero value;
+    # <type>_quant.f32 is the input, <type>_quant.raw the gguf package's quantization.
+    xq = rng.standard_normal((64, 32)).astype(np.float32)
+    xq[rng.random((64, 32)) < 0.05] *= np.float32(20.0)
+    xq *= (np.float32(10.0) ** rng.integers(-3, 3, (64, 1))).astype(np.float32)
+    xq[60] = np.float32(0.75)
+    xq[61] = np.float32(0.0)
+    xq[62] = np.float32(0.0)
+    xq[62, 17] = np.float32(-3.0)
+    xq = xq.reshape(-1)
+    for qtype, name in [(T.Q5_0, "q5_0"), (T.Q5_1, "q5_1")]:
+        xq.astype("<f4").tofile(os.path.join(OUT, name + "_quant.f32"))
+        quantize(xq, qtype).astype(np.uint8).reshape(-1).tofile(os.path.join(OUT, name + "_quant.raw"))
 
 
 if __name__ == "__main__":

@@ -183,6 +183,22 @@ TEST_CASE("gguf: quantized matrices bind with their block-based sizes") {
   CHECK(l.model->layers[0].w_up.nb[1] == 2 * 34);
   CHECK(l.model->layers[1].wq.type == DType::q4_1);
 
+  // Q5_0 and Q5_1 (what a Q4_K_M file of a model whose width is not a multiple of 256
+  // stores most matrices as).
+  w.remove_tensor("blk.0.attn_q.weight");
+  w.add_tensor("blk.0.attn_q.weight", ggml::q5_0, {64, 64}, std::vector<uint8_t>(2 * 22 * 64, 0));
+  w.remove_tensor("blk.1.ffn_down.weight");
+  w.add_tensor("blk.1.ffn_down.weight", ggml::q5_1, {128, 64}, std::vector<uint8_t>(4 * 24 * 64, 0));
+  {
+    Loaded l5 = load_bytes(w.build());
+    INFO(l5.status.message());
+    REQUIRE(l5.status.is_ok());
+    CHECK(l5.model->layers[0].wq.type == DType::q5_0);
+    CHECK(l5.model->layers[0].wq.nb[1] == 2 * 22);
+    CHECK(l5.model->layers[1].w_down.type == DType::q5_1);
+    CHECK(l5.model->layers[1].w_down.nb[1] == 4 * 24);
+  }
+
   // A Q4_K row must hold whole 256-element blocks; 64 does not.
   w.remove_tensor("blk.0.ffn_up.weight");
   w.add_tensor("blk.0.ffn_up.weight", ggml::q4_k, {64, 128}, std::vector<uint8_t>(144 * 32, 0));
@@ -441,8 +457,8 @@ TEST_CASE("gguf: malformed tensors") {
   }
   SUBCASE("a ggml type Whittle lacks is unsupported") {
     w.remove_tensor("output.weight");
-    w.add_tensor("output.weight", ggml::q5_0, {64, kTinyVocab}, std::vector<uint8_t>(2 * 22 * kTinyVocab, 0));
-    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "tensor 'output.weight' has type Q5_0");
+    w.add_tensor("output.weight", ggml::iq4_nl, {64, kTinyVocab}, std::vector<uint8_t>(2 * 18 * kTinyVocab, 0));
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "tensor 'output.weight' has type IQ4_NL");
   }
   SUBCASE("n_dims > 4") {
     GgufWriter::TensorEntry* t = w.find_tensor("output_norm.weight");

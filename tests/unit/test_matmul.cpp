@@ -28,6 +28,7 @@
 #include "support/run_workers.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_impl.h"
+#include "kernels/cpu/ops_cpu.h"
 #include "kernels/cpu/quant.h"
 
 namespace {
@@ -80,8 +81,10 @@ std::vector<uint8_t> random_weights(DType t, int64_t n_out, int64_t k, std::mt19
     const float sign = (rng() & 1) ? 1.0f : -1.0f;
     switch (t) {
       case DType::q4_0:
+      case DType::q5_0:
       case DType::q8_0: put16(p, f16(sign * scale(rng))); break;
-      case DType::q4_1: put16(p, f16(scale(rng))); put16(p + 2, f16(off(rng))); break;
+      case DType::q4_1:
+      case DType::q5_1: put16(p, f16(scale(rng))); put16(p + 2, f16(off(rng))); break;
       case DType::q4_k:
       case DType::q5_k: put16(p, f16(scale(rng))); put16(p + 2, f16(scale(rng))); break;
       case DType::q6_k: put16(p + 208, f16(sign * scale(rng))); break;
@@ -120,8 +123,9 @@ Problem make_problem(DType t, int64_t k, int64_t n_out, int64_t n_rows, uint32_t
   return p;
 }
 
-// y rows have y_stride floats; the padding after n_out must stay untouched.
-std::vector<float> run(const Problem& p, int nth, int64_t row0 = 0, int64_t n_rows = -1) {
+// y rows have y_stride floats; the padding after n_out must stay untouched. f32_x: through
+// matmul_f32 (f32 activations) instead of matmul.
+std::vector<float> run(const Problem& p, int nth, int64_t row0 = 0, int64_t n_rows = -1, bool f32_x = false) {
   if (n_rows < 0) n_rows = p.n_rows;
   Tensor w = wt::make_tensor_2d(const_cast<uint8_t*>(p.w.data()), p.t, p.k, p.n_out);
   Tensor x = wt::make_tensor_2d(const_cast<float*>(&p.x[row0 * p.x_stride]), DType::f32, p.k, n_rows);
@@ -129,12 +133,18 @@ std::vector<float> run(const Problem& p, int nth, int64_t row0 = 0, int64_t n_ro
   std::vector<float> y(static_cast<size_t>(n_rows * p.y_stride), -12345.0f);
   Tensor yt = wt::make_tensor_2d(y.data(), DType::f32, p.n_out, n_rows);
   yt.nb[1] = yt.nb[2] = yt.nb[3] = static_cast<size_t>(p.y_stride) * 4;
-  AlignedBuf ws(wt::cpu::matmul_workspace_bytes(p.t, p.k, n_rows));
-  run_workers(nth, [&](const ThreadCtx& tc) { wt::cpu::matmul(tc, yt, w, x, ws.p); });
+  AlignedBuf ws(f32_x ? wt::cpu::matmul_f32_workspace_bytes(p.k, nth) : wt::cpu::matmul_workspace_bytes(p.t, p.k, n_rows));
+  run_workers(nth, [&](const ThreadCtx& tc) {
+    if (f32_x) wt::cpu::matmul_f32(tc, yt, w, x, ws.p);
+    else wt::cpu::matmul(tc, yt, w, x, ws.p);
+  });
   return y;
 }
 
-void check_against_reference(const Problem& p, const std::vector<float>& y) {
+// f32_x: the activations were used as f32 (float weights, or matmul_f32): only the f32
+// accumulation's bound applies.
+void check_against_reference(const Problem& p, const std::vector<float>& y, bool f32_x = false) {
+  const bool int8_x = is_quant(p.t) && !f32_x;
   double err2 = 0, ref2 = 0;
   for (int64_t j = 0; j < p.n_rows; ++j) {
     const float* x = &p.x[j * p.x_stride];
@@ -153,7 +163,7 @@ void check_against_reference(const Problem& p, const std::vector<float>& y) {
         bound += std::fabs(w[e]) * dx[e / 32] / 2;
       }
       const double got = y[j * p.y_stride + i];
-      const double tol = (is_quant(p.t) ? 1.01 * bound : 0.0) + 1e-5 * absdot + 1e-30;
+      const double tol = (int8_x ? 1.01 * bound : 0.0) + 1e-5 * absdot + 1e-30;
       if (!(std::fabs(got - ref) <= tol)) {
         CAPTURE(j);
         CAPTURE(i);
@@ -168,7 +178,7 @@ void check_against_reference(const Problem& p, const std::vector<float>& y) {
     }
     for (int64_t i = p.n_out; i < p.y_stride; ++i) REQUIRE(y[j * p.y_stride + i] == -12345.0f);
   }
-  CHECK(err2 / std::max(ref2, 1e-300) < (is_quant(p.t) ? 2e-3 : 1e-10));
+  CHECK(err2 / std::max(ref2, 1e-300) < (int8_x ? 2e-3 : 1e-10));
 }
 
 std::vector<const char*> isas() {
@@ -247,9 +257,10 @@ TEST_CASE("matmul: f16 and bf16 conversions match numpy / gguf") {
 }
 
 TEST_CASE("matmul: dequantizers match the gguf package") {
-  const std::pair<DType, const char*> types[] = {{DType::q4_0, "q4_0"}, {DType::q4_1, "q4_1"}, {DType::q8_0, "q8_0"},
-                                                 {DType::q4_k, "q4_k"}, {DType::q5_k, "q5_k"}, {DType::q6_k, "q6_k"},
-                                                 {DType::f16, "f16"},   {DType::bf16, "bf16"}};
+  const std::pair<DType, const char*> types[] = {{DType::q4_0, "q4_0"}, {DType::q4_1, "q4_1"}, {DType::q5_0, "q5_0"},
+                                                 {DType::q5_1, "q5_1"}, {DType::q8_0, "q8_0"}, {DType::q4_k, "q4_k"},
+                                                 {DType::q5_k, "q5_k"}, {DType::q6_k, "q6_k"}, {DType::f16, "f16"},
+                                                 {DType::bf16, "bf16"}};
   for (const auto& entry : types) {
     const DType t = entry.first;
     const std::string name = entry.second;  // (clang 14 cannot capture structured bindings)
@@ -298,6 +309,8 @@ TEST_CASE("matmul: every path quantizes activations identically") {
 
 TEST_CASE("matmul: Q4_0 on every path") { check_type(DType::q4_0); }
 TEST_CASE("matmul: Q4_1 on every path") { check_type(DType::q4_1); }
+TEST_CASE("matmul: Q5_0 on every path") { check_type(DType::q5_0); }
+TEST_CASE("matmul: Q5_1 on every path") { check_type(DType::q5_1); }
 TEST_CASE("matmul: Q8_0 on every path") { check_type(DType::q8_0); }
 TEST_CASE("matmul: Q4_K on every path") { check_type(DType::q4_k); }
 TEST_CASE("matmul: Q5_K on every path") { check_type(DType::q5_k); }
@@ -311,8 +324,8 @@ TEST_CASE("matmul: BF16 on every path") { check_type(DType::bf16); }
 TEST_CASE("matmul: small shapes on every path") {
   IsaGuard guard;
   uint32_t seed = 7000;
-  for (DType t : {DType::q4_0, DType::q4_1, DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k, DType::f32,
-                  DType::f16, DType::bf16}) {
+  for (DType t : {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0, DType::q4_k, DType::q5_k,
+                  DType::q6_k, DType::f32, DType::f16, DType::bf16}) {
     const bool kq = t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
     for (int64_t k : kq ? std::vector<int64_t>{256} : std::vector<int64_t>{96, 576}) {
       for (int64_t n_rows : {1, 5}) {
@@ -386,5 +399,100 @@ TEST_CASE("matmul: a decode row too long for the on-stack activation buffer") {
     check_against_reference(p, both);
     const std::vector<float> one = run(p, 3, 1, 1);
     CHECK(std::memcmp(one.data(), &both[p.y_stride], 9 * 4) == 0);
+  }
+}
+
+// Every weight type Whittle reads (the matmul and embed tests below).
+const DType kAllTypes[] = {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0, DType::q4_k,
+                           DType::q5_k, DType::q6_k, DType::f32,  DType::f16,  DType::bf16};
+
+TEST_CASE("matmul: the Q5_0 and Q5_1 quantizers match the gguf package and round-trip") {
+  for (DType t : {DType::q5_0, DType::q5_1}) {
+    const std::string name = t == DType::q5_0 ? "q5_0" : "q5_1";
+    CAPTURE(name);
+    const std::vector<uint8_t> in = read_file(name + "_quant.f32"), want = read_file(name + "_quant.raw");
+    REQUIRE(!in.empty());
+    const int64_t n = static_cast<int64_t>(in.size() / 4);
+    REQUIRE(row_bytes(t, n) == want.size());
+    std::vector<float> x(static_cast<size_t>(n));
+    std::memcpy(x.data(), in.data(), in.size());
+    std::vector<uint8_t> got(want.size());
+    if (t == DType::q5_0) wt::cpu::quantize_q5_0(x.data(), got.data(), n);
+    else wt::cpu::quantize_q5_1(x.data(), got.data(), n);
+    const size_t bb = wt::traits(t).block_bytes;
+    for (size_t b = 0; b < got.size() / bb; ++b) {
+      CAPTURE(b);
+      REQUIRE(std::memcmp(&got[b * bb], &want[b * bb], bb) == 0);  // bit-exact, as ggml's reference
+    }
+    // Round trip: within half a step, or one step where Q5_0 clips the largest level
+    // (+16 d is not representable), plus the f16 rounding of d and m.
+    std::vector<float> back(static_cast<size_t>(n));
+    wt::cpu::dequantize(t, got.data(), back.data(), n);
+    for (int64_t b = 0; b < n / 32; ++b) {
+      float lo = x[32 * b], hi = x[32 * b], amax = 0;
+      for (int e = 0; e < 32; ++e) {
+        lo = std::min(lo, x[32 * b + e]);
+        hi = std::max(hi, x[32 * b + e]);
+        amax = std::max(amax, std::fabs(x[32 * b + e]));
+      }
+      const double d = t == DType::q5_0 ? amax / 16.0 : (hi - lo) / 31.0;
+      const double tol = (t == DType::q5_0 ? 1.0 : 0.5) * d + 32 * d / 1024 + std::fabs(lo) / 1024 + 1e-6 * amax;
+      for (int e = 0; e < 32; ++e) {
+        CAPTURE(b);
+        CAPTURE(e);
+        REQUIRE(std::fabs(back[32 * b + e] - x[32 * b + e]) <= tol);
+      }
+    }
+  }
+}
+
+// matmul_f32 (f32 activations; the float reference path of the model and of the parity
+// suite): weight tiles dequantized, then each path's f32 kernel. Only f32 rounding remains.
+TEST_CASE("matmul: f32 activations for every weight type on every path") {
+  IsaGuard guard;
+  uint32_t seed = 9000;
+  for (DType t : kAllTypes) {
+    const bool kq = t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
+    for (int64_t k : kq ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{96, 576}) {
+      for (int64_t n_rows : {1, 5}) {
+        const Problem p = make_problem(t, k, 21, n_rows, ++seed);
+        for (const char* isa : isas()) {
+          const std::string tname = wt::dtype_name(t), isa_name = isa;
+          CAPTURE(tname);
+          CAPTURE(k);
+          CAPTURE(n_rows);
+          CAPTURE(isa_name);
+          REQUIRE(wt::cpu::set_matmul_isa_for_testing(isa));
+          const std::vector<float> y1 = run(p, 1, 0, -1, true);
+          check_against_reference(p, y1, true);
+          CHECK(run(p, 3, 0, -1, true) == y1);
+        }
+      }
+    }
+  }
+}
+
+// embed: rows of a table of every weight type, dequantized exactly as the reference does.
+TEST_CASE("matmul: embed reads every weight type") {
+  uint32_t seed = 9500;
+  const std::vector<int32_t> ids = {5, 0, 12, 5, 7, 3, 1};
+  for (DType t : kAllTypes) {
+    const bool kq = t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
+    const int64_t d = kq ? 512 : 96, vocab = 13, n = static_cast<int64_t>(ids.size());
+    const Problem p = make_problem(t, d, vocab, 1, ++seed);
+    Tensor table = wt::make_tensor_2d(const_cast<uint8_t*>(p.w.data()), t, d, vocab);
+    for (int nth : {1, 2, 3}) {
+      const std::string tname = wt::dtype_name(t);
+      CAPTURE(tname);
+      CAPTURE(nth);
+      std::vector<float> out(static_cast<size_t>(d * n), -1.0f);
+      Tensor dst = wt::make_tensor_2d(out.data(), DType::f32, d, n);
+      run_workers(nth, [&](const ThreadCtx& tc) { wt::cpu::embed(tc, dst, table, ids.data()); });
+      for (int64_t r = 0; r < n; ++r) {
+        CAPTURE(r);
+        CHECK(std::memcmp(&out[static_cast<size_t>(r * d)], &p.wf[static_cast<size_t>(ids[r] * d)],
+                          static_cast<size_t>(d) * 4) == 0);
+      }
+    }
   }
 }
