@@ -92,6 +92,8 @@ class Model:
     token_types: list | None = None
     merges: list | None = None
     pre: str | None = None
+    add_bos: bool | None = None           # tokenizer.ggml.add_bos_token (None when absent)
+    bos_id: int | None = None
 
 
 def _tensor_f64(t) -> np.ndarray:
@@ -109,6 +111,7 @@ def _tensor_f64(t) -> np.ndarray:
 # mode (everything except F32/F16/BF16).
 QUANTIZED_WEIGHT_TYPES = frozenset({
     gguf.GGMLQuantizationType.Q4_0, gguf.GGMLQuantizationType.Q4_1,
+    gguf.GGMLQuantizationType.Q5_0, gguf.GGMLQuantizationType.Q5_1,
     gguf.GGMLQuantizationType.Q8_0, gguf.GGMLQuantizationType.Q4_K,
     gguf.GGMLQuantizationType.Q5_K, gguf.GGMLQuantizationType.Q6_K,
 })
@@ -202,6 +205,10 @@ def load_model(path: str | Path) -> Model:
     m.token_types = _field_value(reader, "tokenizer.ggml.token_type")
     m.merges = _field_value(reader, "tokenizer.ggml.merges")
     m.pre = _field_value(reader, "tokenizer.ggml.pre")
+    add_bos = _field_value(reader, "tokenizer.ggml.add_bos_token")
+    m.add_bos = None if add_bos is None else bool(add_bos)
+    bos = _field_value(reader, "tokenizer.ggml.bos_token_id")
+    m.bos_id = None if bos is None else int(bos)
     return m
 
 
@@ -301,11 +308,14 @@ def act_int8_roundtrip(x: np.ndarray) -> np.ndarray:
     return (q.astype(np.float64) * d.astype(np.float64)).reshape(shape)
 
 
-def forward(m: Model, tokens, act_quant: str | None = None) -> np.ndarray:
+def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.ndarray:
     """Logits (N, n_vocab) float64 for every position of `tokens` (positions 0..N-1).
 
+    rows: only these positions' logits (len(rows), n_vocab) -- the final norm and the
+    output matrix are applied to those rows alone (perplexity needs half of them).
+
     act_quant="int8" emulates the engine's fast matmul mode: the input rows of every
-    matmul whose weight is block-quantized (Q4_0/Q4_1/Q8_0/Q4_K/Q5_K/Q6_K, not
+    matmul whose weight is block-quantized (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q5_K/Q6_K, not
     F32/F16/BF16) are replaced by their int8 round trip (act_int8_roundtrip) first.
     """
     if act_quant not in ACT_QUANT_MODES:
@@ -361,6 +371,8 @@ def forward(m: Model, tokens, act_quant: str | None = None) -> np.ndarray:
         u = mm(h, L["ffn_up"], L["ffn_up.quantized"])
         x = x + mm(silu(g) * u, L["ffn_down"], L["ffn_down.quantized"])
 
+    if rows is not None:
+        x = x[np.asarray(rows, dtype=np.int64)]
     x = rms_norm(x, m.output_norm, c.rms_eps)
     return mm(x, m.output, m.output_quantized)
 

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Regenerate tests/data/reference_qwen2/: the NumPy reference for qwen2 and the Q5_0/Q5_1
+weight types (issue 25), checked by tests/unit/test_qwen2_reference.cpp.
+
+  * tiny_qwen2_q5.gguf + .ref: a random-weight qwen2 (q/k/v biases, neox rope, base 1e6,
+    UNTIED output) whose width (320) is not a multiple of 256, so its matrices are
+    Q5_0/Q5_1/Q8_0 except ffn_down (Q6_K/Q4_K), as in a real Q4_K_M file of such a model;
+    the token embedding is Q5_0. About 1.2 MB; the C++ test runs it everywhere.
+  * qwen2_{chat,code,prose}.ref: logits of Qwen2.5-Coder-0.5B-Instruct Q4_K_M
+    (models/, `scripts/fetch-model.sh qwen2.5-0.5b`) for three short prompts.
+  * qwen2_ppl_apache.ppl: that model's perplexity on the Apache 2.0 license text
+    (apache-2.0.txt), as llama.cpp's perplexity tool measures it: 512-token chunks, the
+    second half of each chunk scored, BOS only where the model adds one (Qwen: no).
+
+Every weight is dequantized by the `gguf` package (reference_forward.py); nothing here
+comes from Whittle's code except the token ids. The NumPy side has no qwen2 tokenizer, so
+the prompts and the perplexity text are tokenized by Whittle's tokenizer through the C API
+(tests/tools/tokenize_text.cpp, built as build/tests/tokenize_text); the test checks that
+Whittle still gives the same ids. Without that tool the ids already in the fixtures are
+reused (a message says so).
+
+Usage: make_qwen2_fixtures.py [--models-dir DIR] [--out-dir DIR] [--only tiny|logits|ppl]
+                              [--tokenizer PATH] [--ppl-chunks N] [--ppl-int8]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from gguf import GGMLQuantizationType as QT
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import reference_forward as rf  # noqa: E402
+import make_fixtures as mf  # noqa: E402
+
+QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+PPL_MAGIC = "whittle-perplexity 1"
+PPL_CASE = "qwen2_ppl_apache"
+PPL_TEXT = "apache-2.0.txt"
+# Debian's /usr/share/common-licenses/Apache-2.0 (base-files), copied to PPL_TEXT.
+PPL_TEXT_SOURCE = Path("/usr/share/common-licenses/Apache-2.0")
+PPL_TEXT_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+PPL_N_CTX = 512
+
+# ============================================================================ tiny model
+
+_TINY_Q5_TYPES = {
+    "token_embd": QT.Q5_0, "output": QT.Q8_0,
+    "0.attn_q": QT.Q5_0, "0.attn_k": QT.Q5_1, "0.attn_v": QT.Q8_0, "0.attn_output": QT.Q5_1,
+    "0.ffn_gate": QT.Q5_0, "0.ffn_up": QT.Q5_1, "0.ffn_down": QT.Q6_K,
+    "1.attn_q": QT.Q5_1, "1.attn_k": QT.Q5_0, "1.attn_v": QT.Q5_1, "1.attn_output": QT.Q5_0,
+    "1.ffn_gate": QT.Q5_1, "1.ffn_up": QT.Q5_0, "1.ffn_down": QT.Q4_K,
+}
+# 5 heads over 1 kv head (Qwen2.5-0.5B: 14 over 2), head_dim 64, width 320 = 10 blocks of 32.
+TINY_Q5_SPEC = dict(n_embd=320, n_ff=512, n_layer=2, n_head=5, n_head_kv=1, n_vocab=300,
+                    seed=1004, arch="qwen2", pre="qwen2", eps=1e-6, rope_base=1000000.0,
+                    qkv_bias=True, types=_TINY_Q5_TYPES, embd_std=0.15, n_tokens=28,
+                    token_seed=1171)
+
+
+def gen_tiny(out_dir: Path) -> None:
+    case = "tiny_qwen2_q5"
+    gpath = out_dir / f"{case}.gguf"
+    mf.write_tiny_model(gpath, TINY_Q5_SPEC)
+    m = rf.load_model(gpath)
+    assert not m.tied_output
+    rng = np.random.default_rng(TINY_Q5_SPEC["token_seed"])
+    ids = [int(t) for t in rng.integers(0, TINY_Q5_SPEC["n_vocab"], size=TINY_Q5_SPEC["n_tokens"])]
+    logits = rf.forward(m, ids)
+    rf.write_fixture(out_dir / f"{case}.ref", gpath.name, ids, logits)
+    print(f"{case}: {gpath.stat().st_size} bytes gguf, {len(ids)} tokens, "
+          f"min margin {mf.min_margin(logits):.3e}, logit std {logits.std():.2f}")
+
+
+# ============================================================================ Qwen2.5-0.5B
+
+QWEN_CHAT = ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+             "assistant.<|im_end|>\n<|im_start|>user\nWrite a Python function that reverses a "
+             "string.<|im_end|>\n<|im_start|>assistant\n")
+
+QWEN_CODE = (
+    "def binary_search(items: list[int], target: int) -> int:\n"
+    "    lo, hi = 0, len(items) - 1\n"
+    "    while lo <= hi:\n"
+    "        mid = (lo + hi) // 2\n"
+)
+
+QWEN_PROSE = ("The old lighthouse stood at the edge of the cliff, its white paint peeling after "
+              "decades of salt and wind.")
+
+# case -> (text, parse_special)
+QWEN_CASES = {
+    "qwen2_chat": (QWEN_CHAT, True),
+    "qwen2_code": (QWEN_CODE, False),
+    "qwen2_prose": (QWEN_PROSE, False),
+}
+
+
+def default_tokenizer() -> Path:
+    return REPO / "build" / "tests" / "tokenize_text"
+
+
+def tokenize(tool: Path | None, model: Path, text_file: Path, special: bool,
+             fallback: Path, fallback_kind: str) -> list[int]:
+    """Whittle's ids of text_file, or those already stored in `fallback` without the tool."""
+    if tool is not None and tool.exists():
+        cmd = [str(tool), str(model), str(text_file)] + (["--parse-special"] if special else [])
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        return [int(t) for t in out.split()]
+    if not fallback.exists():
+        raise SystemExit(f"no tokenizer tool ({tool}) and no earlier fixture {fallback}: build "
+                         f"the tokenize_text target first")
+    print(f"  {text_file.name}: no tokenizer tool at {tool}; reusing the ids in {fallback.name}")
+    if fallback_kind == "ref":
+        return mf.read_fixture_header(fallback)[1]
+    return read_ppl_fixture(fallback)["tokens"]
+
+
+def gen_logits(m: rf.Model, model_path: Path, out_dir: Path, tool: Path | None) -> None:
+    for case, (text, special) in QWEN_CASES.items():
+        txt = out_dir / f"{case}.txt"
+        txt.write_text(text)
+        ids = tokenize(tool, model_path, txt, special, out_dir / f"{case}.ref", "ref")
+        t0 = time.time()
+        logits = rf.forward(m, ids)
+        rf.write_fixture(out_dir / f"{case}.ref", QWEN_FILE, ids, logits)
+        print(f"{case}: {len(ids)} tokens, forward {time.time() - t0:.1f}s, "
+              f"min margin {mf.min_margin(logits):.3e}, last argmax {int(np.argmax(logits[-1]))}")
+
+
+def chunk_nll(m: rf.Model, chunk: list[int], act_quant: str | None = None) -> tuple[float, int]:
+    """Sum of -log p(chunk[j+1] | chunk[..j]) over j = n/2 .. n-2, as llama.cpp's perplexity
+    scores a chunk (first = n_ctx/2; the last row predicts nothing inside the chunk)."""
+    n = len(chunk)
+    first = n // 2
+    rows = list(range(first, n - 1))
+    logits = rf.forward(m, chunk, act_quant, rows=rows)            # (len(rows), V) float64
+    mx = logits.max(axis=-1, keepdims=True)
+    lse = (mx[:, 0] + np.log(np.exp(logits - mx).sum(axis=-1)))
+    tgt = np.asarray(chunk[first + 1:n], dtype=np.int64)
+    nll = lse - logits[np.arange(len(rows)), tgt]
+    return float(nll.sum()), len(rows)
+
+
+def read_ppl_fixture(path: Path) -> dict:
+    d = {"chunks": []}
+    for line in path.read_text().splitlines():
+        k, _, rest = line.partition(" ")
+        if k == "tokens":
+            d["tokens"] = [int(t) for t in rest.split()]
+        elif k == "chunk":
+            f = rest.split()
+            d["chunks"].append((int(f[0]), int(f[2]), float(f[4])))
+        elif k in ("n_ctx", "n_chunks", "n_tokens", "add_bos"):
+            d[k] = int(rest)
+        elif k == "ppl":
+            d[k] = float(rest)
+    return d
+
+
+def gen_ppl(m: rf.Model, model_path: Path, out_dir: Path, tool: Path | None, n_chunks: int,
+            int8: bool) -> None:
+    txt = out_dir / PPL_TEXT
+    if PPL_TEXT_SOURCE.exists():
+        data = PPL_TEXT_SOURCE.read_bytes()
+        if hashlib.sha256(data).hexdigest() != PPL_TEXT_SHA256:
+            raise SystemExit(f"{PPL_TEXT_SOURCE} is not the text the fixture was made from")
+        txt.write_bytes(data)
+    elif hashlib.sha256(txt.read_bytes()).hexdigest() != PPL_TEXT_SHA256:
+        raise SystemExit(f"{txt} changed")
+    ids = tokenize(tool, model_path, txt, False, out_dir / f"{PPL_CASE}.ppl", "ppl")
+    # BOS only where the model adds one: then, as llama.cpp does, the first token of every
+    # chunk is replaced by BOS. Qwen2.5 has add_bos_token = false, so its ids are the text's.
+    if m.add_bos is None:
+        raise SystemExit(f"{QWEN_FILE} has no tokenizer.ggml.add_bos_token: say what BOS to use")
+    add_bos = m.add_bos
+    avail = len(ids) // PPL_N_CTX
+    n_chunks = min(n_chunks, avail)
+    lines = [PPL_MAGIC, f"model {QWEN_FILE}", f"text {PPL_TEXT}", f"n_ctx {PPL_N_CTX}",
+             f"add_bos {int(add_bos)}", f"n_chunks {n_chunks}",
+             f"n_tokens {n_chunks * PPL_N_CTX}",
+             "tokens " + " ".join(str(t) for t in ids[:n_chunks * PPL_N_CTX])]
+    total, count = 0.0, 0
+    total8 = 0.0
+    for c in range(n_chunks):
+        chunk = ids[c * PPL_N_CTX:(c + 1) * PPL_N_CTX]
+        if add_bos:
+            chunk = [m.bos_id] + chunk[1:]
+        t0 = time.time()
+        nll, n = chunk_nll(m, chunk)
+        total += nll
+        count += n
+        lines.append(f"chunk {c} n_scored {n} nll {nll:.9e}")
+        msg = f"chunk {c}: nll/token {nll / n:.6f}, ppl so far {math.exp(total / count):.6f}"
+        if int8:
+            nll8, _ = chunk_nll(m, chunk, "int8")
+            total8 += nll8
+            msg += f"; int8-activation emulation nll/token {nll8 / n:.6f}"
+        print(f"{msg} ({time.time() - t0:.1f}s)")
+    ppl = math.exp(total / count)
+    lines.append(f"ppl {ppl:.9e}")
+    (out_dir / f"{PPL_CASE}.ppl").write_text("\n".join(lines) + "\n")
+    print(f"{PPL_CASE}: {len(ids)} tokens in the text, {n_chunks} chunks of {PPL_N_CTX}, "
+          f"{count} scored, ppl {ppl:.6f}")
+    if int8:
+        print(f"  int8-activation emulation: ppl {math.exp(total8 / count):.6f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models-dir", type=Path, default=REPO / "models")
+    ap.add_argument("--out-dir", type=Path, default=REPO / "tests" / "data" / "reference_qwen2")
+    ap.add_argument("--only", choices=("tiny", "logits", "ppl"))
+    ap.add_argument("--tokenizer", type=Path, default=default_tokenizer(),
+                    help="Whittle's tokenize_text tool (default build/tests/tokenize_text)")
+    ap.add_argument("--ppl-chunks", type=int, default=4, help="at most this many 512-token chunks")
+    ap.add_argument("--ppl-int8", action="store_true",
+                    help="also print the perplexity with the int8-activation emulation (not stored)")
+    args = ap.parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.only in (None, "tiny"):
+        mf.self_test_quantizers()
+        gen_tiny(args.out_dir)
+    if args.only == "tiny":
+        return 0
+    model_path = args.models_dir / QWEN_FILE
+    if not model_path.exists():
+        print(f"skip the Qwen2.5-0.5B fixtures: {model_path} not found "
+              f"(scripts/fetch-model.sh qwen2.5-0.5b)")
+        return 0
+    t0 = time.time()
+    m = rf.load_model(model_path)
+    print(f"loaded {QWEN_FILE} in {time.time() - t0:.1f}s (tied output: {m.tied_output})")
+    if args.only in (None, "logits"):
+        gen_logits(m, model_path, args.out_dir, args.tokenizer)
+    if args.only in (None, "ppl"):
+        gen_ppl(m, model_path, args.out_dir, args.tokenizer, args.ppl_chunks, args.ppl_int8)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
