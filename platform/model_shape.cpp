@@ -13,6 +13,7 @@ ModelShape model_shape_from_model(const Model& model) {
   s.name = model.name;
   s.hp = model.hp;
   s.layers = model.layers;
+  s.tok_embd = model.tok_embd;
   s.output = model.output;
   s.weight_bytes = model.weight_bytes;
   s.n_params = model.n_params;
@@ -130,6 +131,7 @@ Status parse_model_description(const std::string& json_text, const std::string& 
   Tensor embd, norm;
   WT_TRY(described_tensor(emb_type, e, hp.n_vocab, what, "token_embd", &s, &embd));
   WT_TRY(described_tensor(DType::f32, e, 1, what, "output_norm", &s, &norm));
+  s.tok_embd = embd;
   if (tied) {
     s.output = embd;
   } else {

@@ -16,7 +16,8 @@ struct ModelShape {
   std::string name;
   Hparams hp;
   std::vector<LayerWeights> layers;  // [n_layer]; the matrices' type and shape
-  Tensor output;                     // [n_vocab, n_embd]
+  Tensor tok_embd;                   // [n_vocab, n_embd]
+  Tensor output;                     // [n_vocab, n_embd] (tok_embd when tied)
   uint64_t weight_bytes = 0;         // every tensor the model places (tied output counted once)
   uint64_t n_params = 0;
   bool described = false;            // from a description (types assumed), not a file

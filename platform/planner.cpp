@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <utility>
 
+#include "backends/weight_types.h"
 #include "runtime/engine/paged_kv.h"
 #include "runtime/prune/registry.h"
 
@@ -21,9 +24,38 @@ std::string mib(uint64_t bytes) {
   return buf;
 }
 
+const char* backend_name(wt_backend_kind kind) {
+  return kind == WT_BACKEND_CUDA ? "cuda" : kind == WT_BACKEND_VULKAN ? "vulkan" : "cpu";
+}
+
+// A model the backend cannot read does not fit, however much memory there is: the first
+// tensor whose type the backend's kernels do not decode, by name.
+Status check_weight_types(const ModelShape& model, wt_backend_kind backend) {
+  const uint64_t readable = weight_types_of(backend);
+  auto check = [&](const std::string& name, const Tensor& t) -> Status {
+    if (t.empty() || (readable & dtype_bit(t.type))) return Status::ok();
+    return error(WT_ERR_UNSUPPORTED, "weight '" + name + "' is " + dtype_name(t.type) + ", which the " +
+                                         backend_name(backend) + " backend does not read (it reads " +
+                                         weight_type_names(readable) + ")");
+  };
+  WT_TRY(check("token_embd", model.tok_embd));
+  for (size_t l = 0; l < model.layers.size(); ++l) {
+    const LayerWeights& w = model.layers[l];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const std::pair<const char*, const Tensor*> named[] = {
+        {"attn_q", &w.wq},        {"attn_k", &w.wk},   {"attn_v", &w.wv},       {"attn_output", &w.wo},
+        {"ffn_gate", &w.w_gate},  {"ffn_up", &w.w_up}, {"ffn_down", &w.w_down}, {"attn_norm", &w.attn_norm},
+        {"ffn_norm", &w.ffn_norm},
+    };
+    for (const auto& [name, t] : named) WT_TRY(check(p + name, *t));
+  }
+  return check("output", model.output);
+}
+
 Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanRequest& req, const Backend& sizing,
                Plan* out) {
   const Hparams& hp = model.hp;
+  WT_TRY(check_weight_types(model, req.backend));
   if (req.n_ctx < 1 || req.n_ctx > (1 << 20))
     return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(req.n_ctx) + " is outside [1, 1048576]");
   if (req.n_new < 0 || req.n_new >= req.n_ctx)

@@ -80,7 +80,8 @@ struct Plan {
 };
 
 // WT_ERR_INVALID_ARGUMENT for a bad request (n_ctx, n_new, prune parameters, naming the
-// field); WT_ERR_UNSUPPORTED when the model cannot run (head_dim > 256).
+// field); WT_ERR_UNSUPPORTED when the model cannot run: head_dim > 256, or a weight whose type
+// the request's backend does not read (named, with the types it reads).
 Status plan(const BoardProfile& board, const ModelShape& model, const PlanRequest& request, Plan* out);
 
 // The largest n_ctx (a multiple of kPlanCtxStep, <= 1048576, and <= the model's training

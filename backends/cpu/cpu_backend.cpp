@@ -15,6 +15,7 @@
 #include "kernels/cpu/ops_cpu.h"
 #include "base/fault_injection.h"
 #include "backends/backend.h"
+#include "backends/weight_types.h"
 #include "copy_worker.h"
 #include "thread_pool.h"
 
@@ -125,9 +126,7 @@ class CpuBackend final : public Backend {
     caps_.reads_any_host_pointer = true;
     caps_.max_buffer_bytes = SIZE_MAX / 2;
     caps_.max_binding_bytes = SIZE_MAX / 2;
-    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
-                    DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k})
-      caps_.weight_types |= dtype_bit(t);
+    caps_.weight_types = weight_types_of(WT_BACKEND_CPU);
     caps_.n_threads = pool_.n_threads();
     caps_.simd = cpu::matmul_isa();
   }

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "backends/weight_types.h"
 #include "base/fault_injection.h"
 #include "cuda_status.h"
 
@@ -32,9 +33,7 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.reads_any_host_pointer = false;
   caps_.max_buffer_bytes = dev_.total_memory_bytes;
   caps_.max_binding_bytes = SIZE_MAX / 2;
-  // kernels/cuda/common.cuh decodes these; K-quants and bf16 are not written yet.
-  caps_.weight_types = dtype_bit(DType::f32) | dtype_bit(DType::f16) | dtype_bit(DType::q8_0) |
-                       dtype_bit(DType::q4_0) | dtype_bit(DType::q4_1);
+  caps_.weight_types = weight_types_of(WT_BACKEND_CUDA);  // what kernels/cuda/common.cuh decodes
   caps_.n_threads = 1;
   simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
   caps_.simd = simd_.c_str();

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 
+#include "backends/weight_types.h"
 #include "base/fault_injection.h"
 #include "vk_status.h"
 
@@ -54,8 +55,8 @@ Status VulkanBackend::init(const BackendOptions& options) {
                                                    : c.max_buffer_bytes);
   caps_.max_binding_bytes = static_cast<size_t>(c.max_storage_buffer_range);
   // kernels/vulkan/dequant.glsl; K-quants and bf16 are not written yet.
-  caps_.weight_types = dtype_bit(DType::f32) | dtype_bit(DType::q8_0) | dtype_bit(DType::q4_0) | dtype_bit(DType::q4_1);
-  if (c.storage_16bit) caps_.weight_types |= dtype_bit(DType::f16);
+  caps_.weight_types = weight_types_of(WT_BACKEND_VULKAN);
+  if (!c.storage_16bit) caps_.weight_types &= ~kVulkanFeatureTypes;
   caps_.n_threads = 1;
   caps_.simd = "spirv";
   caps_.queued_work_bytes = uint64_t{std::size(streams_)} * VkStream::kRing * VkStream::kMaxBatchOps * kDriverBytesPerOp;

@@ -29,6 +29,7 @@
 #include <string>
 #include <utility>
 
+#include "backends/weight_types.h"
 #include "runtime/model/gguf.h"
 
 namespace wt {
@@ -51,14 +52,6 @@ struct WeightRef {
   size_t chunk;
   size_t offset;
 };
-
-std::string supported_types(uint64_t bits) {
-  std::string s;
-  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::q4_0, DType::q4_1, DType::q8_0, DType::q4_k,
-                  DType::q5_k, DType::q6_k})
-    if (bits & dtype_bit(t)) s += (s.empty() ? "" : ", ") + std::string(dtype_name(t));
-  return s;
-}
 
 Status collect(Model& m, std::vector<WeightRef>* out) {
   auto add = [&](const std::string& name, Tensor& t) -> Status {
@@ -152,7 +145,7 @@ Status ModelDevice::place(std::unique_ptr<Backend> backend, Model* model) {
     if (!(caps.weight_types & dtype_bit(w.t->type)))
       return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' is " + dtype_name(w.t->type) + "; the " +
                                            std::string(caps.name) + " backend does not read that type yet (" +
-                                           supported_types(caps.weight_types) + " only)");
+                                           weight_type_names(caps.weight_types) + " only)");
     if (caps.max_binding_bytes > 0 && w.bytes > caps.max_binding_bytes)
       return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' is " + std::to_string(w.bytes) + " bytes, " +
                                            std::string(caps.name) + " binds at most " +

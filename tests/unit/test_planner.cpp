@@ -303,6 +303,32 @@ TEST_CASE("planner: the solved context stops at the model's training context unl
   CHECK(capped == 0);
 }
 
+TEST_CASE("planner: a backend that cannot read a weight's type is refused, naming the tensor") {
+  ModelShape shape = model_shape_from_model(*tiny().model);
+  PlanRequest r;
+  r.n_threads = 2;
+  r.n_ctx = 256;
+  r.n_new = 16;
+  const BoardProfile roomy = synthetic_board(uint64_t{1} << 36, 0);
+  Plan p;
+  REQUIRE(plan(roomy, shape, r, &p).is_ok());  // the tiny model's types: every backend reads them
+  shape.layers[1].w_down.type = DType::q5_0;   // as a Qwen2.5-0.5B Q4_K_M file stores most matrices
+  shape.tok_embd.type = DType::q4_k;
+  CHECK(plan(roomy, shape, r, &p).is_ok());  // the CPU reads both
+  int32_t max_ctx = 0;
+  for (wt_backend_kind b : {WT_BACKEND_VULKAN, WT_BACKEND_CUDA}) {
+    r.backend = b;
+    const Status st = plan(roomy, shape, r, &p);
+    CHECK(st.code() == WT_ERR_UNSUPPORTED);
+    CHECK(st.message().find("weight 'token_embd' is Q4_K") != std::string::npos);
+    CHECK(st.message().find("(it reads F32, F16, Q4_0, Q4_1, Q8_0)") != std::string::npos);
+    CHECK(solve_max_ctx(roomy, shape, r, &max_ctx).code() == WT_ERR_UNSUPPORTED);
+    shape.tok_embd.type = DType::q8_0;
+    CHECK(plan(roomy, shape, r, &p).message().find("weight 'blk.1.ffn_down' is Q5_0") != std::string::npos);
+    shape.tok_embd.type = DType::q4_k;
+  }
+}
+
 TEST_CASE("planner: built-in boards and model descriptions parse") {
   const std::vector<BoardProfile>& boards = builtin_boards();
   CHECK(boards.size() == 9);

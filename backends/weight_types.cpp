@@ -1,0 +1,41 @@
+// Weight types per backend (weight_types.h).
+#include "backends/weight_types.h"
+
+#include <initializer_list>
+
+namespace wt {
+
+namespace {
+
+uint64_t bits(std::initializer_list<DType> types) {
+  uint64_t b = 0;
+  for (DType t : types) b |= dtype_bit(t);
+  return b;
+}
+
+}  // namespace
+
+uint64_t weight_types_of(wt_backend_kind kind) {
+  switch (kind) {
+    case WT_BACKEND_CPU:  // kernels/cpu/quant.h
+      return bits({DType::f32, DType::f16, DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
+                   DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k});
+    case WT_BACKEND_VULKAN:  // kernels/vulkan/dequant.glsl
+      return bits({DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1});
+    case WT_BACKEND_CUDA:  // kernels/cuda/common.cuh
+      return bits({DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1});
+  }
+  return 0;
+}
+
+std::string weight_type_names(uint64_t types) {
+  std::string s;
+  for (uint32_t id = 0; id < 64; ++id) {
+    if (!(types & (uint64_t{1} << id))) continue;
+    const DTypeTraits* t = dtype_traits(id);
+    if (t) s += (s.empty() ? "" : ", ") + std::string(t->name);
+  }
+  return s;
+}
+
+}  // namespace wt

@@ -1,0 +1,24 @@
+// The weight types each backend's embed and matmul decode (BackendCaps::weight_types), as
+// data: the backends set their caps from here, and the planner refuses a model a backend
+// cannot read without making the backend (planning needs no device).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backends/backend.h"
+#include "whittle.h"
+
+namespace wt {
+
+// The types the backend's kernels decode on a device with every feature they use.
+uint64_t weight_types_of(wt_backend_kind kind);
+
+// Vulkan reads F16 weights only where the device has 16-bit storage buffers; the backend
+// clears the bit on devices without them. Nothing else depends on the device.
+inline constexpr uint64_t kVulkanFeatureTypes = dtype_bit(DType::f16);
+
+// "F32, F16, Q8_0": the types of a bit set, in DType order, for messages.
+std::string weight_type_names(uint64_t types);
+
+}  // namespace wt
