@@ -10,10 +10,18 @@
 namespace wt::vk {
 namespace {
 
-// The kernel variant reading weights of type t (embed and matmul), or an error.
+constexpr bool follows(Kernel f32, Kernel k, uint32_t delta) {
+  return static_cast<uint32_t>(k) == static_cast<uint32_t>(f32) + delta;
+}
+static_assert(follows(Kernel::embed_f32, Kernel::embed_q5_1, 6) && follows(Kernel::matmul_f32, Kernel::matmul_q5_1, 6)
+                  && follows(Kernel::matmul_sg_f32, Kernel::matmul_sg_q5_1, 6),
+              "weight_variant: the type variants of embed and matmul are consecutive");
+
+// The kernel variant reading weights of type t (embed and matmul), or an error. Each op's
+// variants are consecutive in WT_VK_KERNELS (f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1).
 Status weight_variant(const VulkanBackend& b, DType t, Kernel f32, const char* op, Kernel* out) {
   const int delta = t == DType::f32 ? 0 : t == DType::f16 ? 1 : t == DType::q8_0 ? 2 : t == DType::q4_0 ? 3
-                  : t == DType::q4_1 ? 4 : -1;
+                  : t == DType::q4_1 ? 4 : t == DType::q5_0 ? 5 : t == DType::q5_1 ? 6 : -1;
   if (delta < 0)
     return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + " of " + dtype_name(t) +
                                          " weights is not implemented yet (K-quants, bf16: a later step)");

@@ -17,9 +17,10 @@ namespace wt::vk {
 // Kernel variants; names match the SPIR-V blobs the build embeds (kernels/vulkan/CMakeLists.txt).
 #define WT_VK_KERNELS(X)                                                                           \
   X(add) X(rmsnorm) X(swiglu) X(copy_rows_f32) X(copy_rows_f16) X(embed_f32) X(embed_f16)         \
-  X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(rope) X(rope_f64) X(matmul_f32) X(matmul_f16)       \
-  X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0) \
-  X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(argmax) X(gather_rows) X(pool1d) X(topk)            \
+  X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(embed_q5_0) X(embed_q5_1) X(rope) X(rope_f64)       \
+  X(matmul_f32) X(matmul_f16) X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0)          \
+  X(matmul_q5_1) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0) X(matmul_sg_q4_0)             \
+  X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(argmax) X(gather_rows) X(pool1d) X(topk) \
   X(kv_similarity) X(attention_prefill) X(attention_decode) X(window_scores_stats) X(window_scores)  \
   X(block_scores_qbar) X(block_scores)
 

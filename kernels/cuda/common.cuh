@@ -29,7 +29,8 @@ inline unsigned grid_for(int64_t n, const Launch& l, int block = kBlock) {
 
 // Whether embed and matmul decode weights of type t.
 inline bool weight_type_ok(DType t) {
-  return t == DType::f32 || t == DType::f16 || t == DType::q8_0 || t == DType::q4_0 || t == DType::q4_1;
+  return t == DType::f32 || t == DType::f16 || t == DType::q8_0 || t == DType::q4_0 || t == DType::q4_1 ||
+         t == DType::q5_0 || t == DType::q5_1;
 }
 
 // ---- device side ------------------------------------------------------------------------
@@ -74,7 +75,8 @@ __device__ __forceinline__ float f16_at(const uint8_t* p) {
 
 // Weight decoders. load1(row, i): element i of a row. load8(row, u, a, b, ea, eb): the 8
 // weights of unit u (k / 8 units per row) as a = elements ea..ea+3, b = eb..eb+3 — whole
-// bytes of one block (Q4: a are the low nibbles of 4 bytes, b their high nibbles).
+// bytes of one block (Q4, Q5: a are the low nibbles of 4 bytes, b their high nibbles; Q5
+// adds the 5th bits from qh).
 struct WF32 {
   static constexpr size_t kBlockBytes = 4, kBlockElems = 1;
   __device__ static float load1(const uint8_t* row, int64_t i) { return reinterpret_cast<const float*>(row)[i]; }
@@ -162,5 +164,45 @@ struct WQ4 {
 };
 using WQ4_0 = WQ4<false>;
 using WQ4_1 = WQ4<true>;
+
+// Q5_0, 22 bytes per 32: d @0, qh u32 @2, qs[16] @6; q[j] = lo(qs[j]) | (bit j of qh) << 4,
+//   q[j + 16] = hi(qs[j]) | (bit j + 16 of qh) << 4; x = (q - 16) d.
+// Q5_1, 24 bytes per 32: d @0, m @2, qh u32 @4, qs[16] @8; x = q d + m.
+// Blocks are read byte by byte (Q5_0 blocks start on any even byte; qh is little-endian).
+template <bool kWithMin>
+struct WQ5 {
+  static constexpr size_t kBlockBytes = kWithMin ? 24 : 22, kBlockElems = 32;
+  static constexpr int kQh = kWithMin ? 4 : 2, kQs = kWithMin ? 8 : 6;
+  __device__ static float value(int q, float d, float m) {
+    return kWithMin ? static_cast<float>(q) * d + m : static_cast<float>(q - 16) * d;
+  }
+  __device__ static float load1(const uint8_t* row, int64_t i) {
+    const uint8_t* blk = row + (i >> 5) * kBlockBytes;
+    const int j = static_cast<int>(i & 31);
+    const int byte = blk[kQs + (j & 15)];
+    const int hi = (blk[kQh + (j >> 3)] >> (j & 7)) & 1;
+    const float m = kWithMin ? f16_at(blk + 2) : 0.0f;
+    return value((j < 16 ? (byte & 0xF) : (byte >> 4)) | (hi << 4), f16_at(blk), m);
+  }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const uint8_t* blk = row + (u >> 2) * kBlockBytes;
+    const int q = static_cast<int>(u & 3);
+    const float d = f16_at(blk);
+    const float m = kWithMin ? f16_at(blk + 2) : 0.0f;
+    const uint8_t* qs = blk + kQs + 4 * q;
+    // Bits 4q..4q+3 of qh (byte q / 2) belong to a, bits 16+4q.. (byte 2 + q / 2) to b.
+    const int sh = 4 * (q & 1);
+    const int ha = blk[kQh + (q >> 1)] >> sh, hb = blk[kQh + 2 + (q >> 1)] >> sh;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      a[j] = value((qs[j] & 0xF) | (((ha >> j) & 1) << 4), d, m);
+      b[j] = value((qs[j] >> 4) | (((hb >> j) & 1) << 4), d, m);
+    }
+    *ea = (u >> 2) * 32 + 4 * q;
+    *eb = *ea + 16;
+  }
+};
+using WQ5_0 = WQ5<false>;
+using WQ5_1 = WQ5<true>;
 
 }  // namespace wt::cuda

@@ -43,7 +43,9 @@ Status embed(const OpCall& c, const Launch& l) {
     case DType::f16: return run<WF16>(a, l, d, n);
     case DType::q8_0: return run<WQ8_0>(a, l, d, n);
     case DType::q4_0: return run<WQ4_0>(a, l, d, n);
-    default: return run<WQ4_1>(a, l, d, n);
+    case DType::q4_1: return run<WQ4_1>(a, l, d, n);
+    case DType::q5_0: return run<WQ5_0>(a, l, d, n);
+    default: return run<WQ5_1>(a, l, d, n);
   }
 }
 

@@ -171,7 +171,9 @@ Status matmul(const OpCall& c, const Launch& l) {
     case DType::f16: return run<WF16>(m, a, l);
     case DType::q8_0: return run<WQ8_0>(m, a, l);
     case DType::q4_0: return run<WQ4_0>(m, a, l);
-    default: return run<WQ4_1>(m, a, l);
+    case DType::q4_1: return run<WQ4_1>(m, a, l);
+    case DType::q5_0: return run<WQ5_0>(m, a, l);
+    default: return run<WQ5_1>(m, a, l);
   }
 }
 

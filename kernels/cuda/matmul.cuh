@@ -1,5 +1,5 @@
-// matmul on CUDA (MatmulOp): dst[n, out] = x[n, k] f32 . w[out, k]^T, weights f32, f16, Q8_0, Q4_0 or Q4_1
-// (others: WT_ERR_UNSUPPORTED) with f32 activations whatever f32_activations says (the CPU's
+// matmul on CUDA (MatmulOp): dst[n, out] = x[n, k] f32 . w[out, k]^T, weights f32, f16, Q8_0, Q4_0, Q4_1,
+// Q5_0 or Q5_1 (others: WT_ERR_UNSUPPORTED) with f32 activations whatever f32_activations says (the CPU's
 // matmul_f32: dequantize, f32 sums). One warp
 // per output, lanes over 8-weight units, shuffle reduction, 4 activation rows per weight
 // decode. Many rows (a prefill) go to cuBLAS instead when the workspace allows: weight

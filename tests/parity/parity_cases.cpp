@@ -108,14 +108,21 @@ Case matmul_case(DType t, int k, int out, int n, const char* why = "") {
 }
 
 void matmul_cases(std::vector<Case>& v) {
-  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1})
+  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1})
     for (auto [k, out, n] : {std::tuple{256, 67, 1}, std::tuple{96, 130, 5}, std::tuple{512, 33, 9}})
       v.push_back(matmul_case(t, k, out, n));
   // k not a multiple of 8: the subgroup kernel's 8-weight units do not apply (fallback).
   for (DType t : {DType::f32, DType::f16}) v.push_back(matmul_case(t, 100, 40, 6, "k % 8 != 0"));
   // Prefill-sized row counts: backends switch paths on many rows (CUDA: cuBLAS on
   // dequantized weight tiles from 64 rows).
-  for (DType t : {DType::f32, DType::q4_1}) v.push_back(matmul_case(t, 128, 40, 70, "prefill rows"));
+  for (DType t : {DType::f32, DType::q4_1, DType::q5_0, DType::q5_1})
+    v.push_back(matmul_case(t, 128, 40, 70, "prefill rows"));
+  // Qwen2.5-0.5B's width (896 = 28 blocks, not a multiple of 256; Q5_0 rows of 616 bytes,
+  // whose blocks alternate between word and half-word offsets): decode and prefill.
+  for (DType t : {DType::q5_0, DType::q5_1}) {
+    v.push_back(matmul_case(t, 896, 72, 1, "Qwen2.5-0.5B width, decode"));
+    v.push_back(matmul_case(t, 896, 72, 66, "Qwen2.5-0.5B width, prefill rows"));
+  }
   // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
   v.push_back(matmul_case(DType::q4_0, 64, 70001, 1, "grid spills into y"));
 }
@@ -249,7 +256,7 @@ void copy_rows_cases(std::vector<Case>& v) {
 }
 
 void embed_cases(std::vector<Case>& v) {
-  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1}) {
+  for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1}) {
     for (auto [d, vocab, n] : {std::tuple{256, 50, 7}, std::tuple{96, 13, 1}}) {
       Case c = make(Op::embed, std::string(dtype_name(t)) + " d=" + std::to_string(d) + " n=" + std::to_string(n));
       c.dst = f32(2, d, n);
@@ -258,6 +265,14 @@ void embed_cases(std::vector<Case>& v) {
       c.call = [](const Slots& s) { return OpCall(EmbedOp{.dst = s.dst, .table = s.src[0], .ids = s.ids}); };
       v.push_back(c);
     }
+  }
+  for (DType t : {DType::q5_0, DType::q5_1}) {  // Qwen2.5-0.5B's width (896: rows of 28 blocks)
+    Case c = make(Op::embed, std::string(dtype_name(t)) + " d=896 n=5");
+    c.dst = f32(2, 896, 5);
+    c.src[0] = typed(t, 896, 40);
+    c.ids = iota_ids(5, 11, 3, 40);
+    c.call = [](const Slots& s) { return OpCall(EmbedOp{.dst = s.dst, .table = s.src[0], .ids = s.ids}); };
+    v.push_back(c);
   }
 }
 
