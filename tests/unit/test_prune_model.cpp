@@ -88,7 +88,9 @@ TEST_CASE("prune: a budget covering the prompt gives exactly the full-KV logits 
   }
 }
 
-TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model" * doctest::test_suite("model")) {
+// Label long: five minutes under ASan, where every method's host code already runs in the
+// allocation and full-budget tests; the Release stage runs it (qemu leaves long and model out).
+TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model" * doctest::test_suite("long")) {
   if (!have_model()) return;
   const int32_t L = 330;  // five full 64-token blocks and a partial one
   const std::vector<wt_token> prompt = fixture().prompt(static_cast<size_t>(L));

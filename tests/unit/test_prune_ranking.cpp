@@ -232,7 +232,9 @@ TEST_CASE("prune ranking: SnapKV's ranking at every layer is the KV it kept (one
   wt_context_free(ctx);
 }
 
-TEST_CASE("prune ranking: every method on the real model (600 tokens at 20% keep)" * doctest::test_suite("model")) {
+// Label long: five minutes under ASan, where every method's host code already runs in the
+// allocation and full-budget tests; the Release stage runs it (qemu leaves long and model out).
+TEST_CASE("prune ranking: every method on the real model (600 tokens at 20% keep)" * doctest::test_suite("long")) {
   if (!wt::test::have_real_model()) return;
   const int32_t L = 600, n_ctx = 700;
   const std::vector<wt_token> prompt = wt::test::real_model().prompt(static_cast<size_t>(L));
