@@ -15,7 +15,7 @@
 # tables, the top 25 kernels), OUT_DIR/bench-*.json and OUT_DIR/logs/<step>.log.
 #
 #   scripts/gpu-check.sh OUT_DIR [--build DIR] [--model PATH] [--quick] [--arch NN]
-#                        [--no-vulkan] [--dry-run]
+#                        [--no-vulkan] [--skip STEPS] [--dry-run]
 #   --build DIR  build directory (default $HOME/whittle-gpu-build: outside the checkout, so
 #                a copied checkout stays small); reused by later runs
 #   --model PATH the GGUF for whittle-bench and ncu (default models/SmolLM2-135M-Instruct.Q4_1.gguf;
@@ -24,6 +24,10 @@
 #   --quick      small bench sizes (-p 512 -n 32 -r 1) for a first look
 #   --arch NN    CMAKE_CUDA_ARCHITECTURES instead of the one nvidia-smi's compute_cap gives
 #   --no-vulkan  leave the Vulkan backend out
+#   --skip STEPS comma-separated steps not to run (parity, model-tests, compute-sanitizer,
+#                bench-full, bench-prune, ncu), reported as skipped: splits the check over two
+#                calls of a machine that takes the model in halves (configure and build always
+#                run; with the same --build they are quick the second time)
 #   --dry-run    print what would run (and write a report of the plan); runs no cmake, ctest
 #                or benchmark. Without nvidia-smi, WT_GPU_CHECK_FAKE_GPU="NAME, CC, DRIVER"
 #                (nvidia-smi's csv line) stands in for the GPU in a dry run only.
@@ -68,7 +72,8 @@ usage() {  # the header's usage block, up to the next empty comment line
 say() { echo "gpu-check: $*"; }
 die() { echo "gpu-check: $*" >&2; exit 2; }
 
-out="" build="${HOME:-/tmp}/whittle-gpu-build" model="" quick=0 dry=0 arch_opt="" vulkan_opt=auto
+out="" build="${HOME:-/tmp}/whittle-gpu-build" model="" quick=0 dry=0 arch_opt="" vulkan_opt=auto skip=","
+all_steps=",parity,model-tests,compute-sanitizer,bench-full,bench-prune,ncu,"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die "--build needs a directory"; build="$2"; shift 2 ;;
@@ -76,6 +81,14 @@ while [ $# -gt 0 ]; do
     --arch) [ $# -ge 2 ] || die "--arch needs a number (e.g. 90)"; arch_opt="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     --no-vulkan) vulkan_opt=OFF; shift ;;
+    --skip)
+      [ $# -ge 2 ] || die "--skip needs a list of steps"
+      IFS=, read -r -a skip_list <<<"$2"
+      for s in "${skip_list[@]}"; do
+        [[ "$all_steps" == *",$s,"* ]] || die "--skip: no step '$s' (steps: ${all_steps:1:${#all_steps}-2})"
+        skip+="$s,"
+      done
+      shift 2 ;;
     --dry-run) dry=1; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) usage >&2; die "unknown option $1" ;;
@@ -301,7 +314,12 @@ jobs="$(nproc 2>/dev/null || echo 4)"
 default_model="$root/models/$model_name"
 fetch_model=0
 model_problem=""
-if [ -n "$model" ]; then
+skipped() { [[ "$skip" == *",$1,"* ]]; }
+needs_model=0
+for s in bench-full bench-prune ncu; do skipped "$s" || needs_model=1; done
+if [ "$needs_model" = 0 ]; then
+  [ -n "$model" ] || model="$default_model"
+elif [ -n "$model" ]; then
   [ -f "$model" ] || model_problem="--model $model: no such file"
 elif [ -f "$default_model" ]; then
   model="$default_model"
@@ -350,6 +368,7 @@ ctest_summary() {
 run_step() {
   local name="$1" kind="$2" log="$out/logs/$1.log" t0 rc
   shift 2
+  if skipped "$name"; then skip_step "$name" "--skip"; return 0; fi
   current_step="$name"
   echo
   say "[$name] $(quote "$@")"
@@ -594,7 +613,7 @@ elif [ "$have_model" = 0 ]; then
 else
   [ "$dry" = 1 ] || { mkdir -p "$out/ncu" && head -c 4800 "$ncu_prompt_src" >"$out/ncu/prompt.txt"; }
   extra_check=ncu_log_failed
-  run_step ncu plain env LC_ALL=C "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel -f -o "$out/ncu/profile" \
+  run_step ncu plain env LC_ALL=C "$ncu" --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel -f -o "$out/ncu/profile" \
     "$build/tools/whittle-run" -m "$model" -f "$out/ncu/prompt.txt" -n 16 --backend cuda
   extra_check=""
   if [ "$dry" = 1 ] || [ -f "$out/ncu/profile.ncu-rep" ]; then
