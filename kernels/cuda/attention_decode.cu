@@ -11,7 +11,7 @@
 //   3. the same lanes read the V rows and add weight x value to registers, rescaled first by
 //      exp(old max - new max).
 // The block's partial (max, sum, weighted values) per head goes to the workspace, and a
-// merge kernel (one warp per head) combines the splits. Rows of a key list are read through
+// merge kernel (one block per head) combines the splits. Rows of a key list are read through
 // a copy of the tile's indices in shared memory (the list itself lives in mapped host memory).
 #include <cmath>
 #include <string>
@@ -27,7 +27,8 @@ constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 constexpr int kTile = 64;          // keys per tile (shared scores: kDecodeHeads x kTile floats)
 constexpr int kMaxHeadDim = 256;
-constexpr int kMergePer = kMaxHeadDim / 32;
+constexpr int kMergeThreads = 256;  // the merge: one block per head, its splits spread over the threads
+constexpr int kMergeWarps = kMergeThreads / 32;
 
 struct DecodeArgs {
   RowView dst, q, k, v;
@@ -83,6 +84,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
   float* red = alpha + kH;              // [kWarps][kH][hdp]
   int* rows = reinterpret_cast<int*>(red + kWarps * kH * hdp);  // [kTile]
 
+  constexpr int kU = 16 / kPer;  // key rows per slot in flight at once (16 registers of them)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int slot = tid / lpk, sub = tid % lpk, n_slots = kThreads / lpk;
   const int64_t g = blockIdx.y;
@@ -111,32 +113,40 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
     for (int jj = tid; jj < nk; jj += kThreads) rows[jj] = a.ids ? a.ids[t0 + jj] : static_cast<int>(t0 + jj);
     __syncthreads();  // rows, queries and (first tile) the running stats are in place
 
-    // 1. Scores of the tile.
+    // 1. Scores of the tile, kU key rows per slot loaded before any is used (the loads of a
+    // block are then in flight together: decode is latency-bound, not bandwidth-bound).
     // The loop is uniform over the block (slots past nk load zeros): the shuffles need every lane.
-    for (int j0 = 0; j0 < nk; j0 += n_slots) {
-      const int jj = j0 + slot;
-      float kv[kPer];
-      if (jj < nk) {
-        load_row<kVec, kPer>(row_at(a.k.data, a.k.nb1, a.k.nb2, g, rows[jj]), hd, lpk, sub, kv);
-      } else {
+    for (int j0 = 0; j0 < nk; j0 += n_slots * kU) {
+      float kv[kU][kPer];
 #pragma unroll
-        for (int i = 0; i < kPer; ++i) kv[i] = 0.0f;
-      }
-      float dot[kH];
+      for (int u = 0; u < kU; ++u) {
+        const int jj = j0 + u * n_slots + slot;
+        if (jj < nk) {
+          load_row<kVec, kPer>(row_at(a.k.data, a.k.nb1, a.k.nb2, g, rows[jj]), hd, lpk, sub, kv[u]);
+        } else {
 #pragma unroll
-      for (int h = 0; h < kH; ++h) {
-        float s = 0.0f;
-#pragma unroll
-        for (int i = 0; i < kPer; ++i) s += qs[h * hdp + dim_of<kVec>(i, lpk, sub)] * kv[i];
-        dot[h] = s;
+          for (int i = 0; i < kPer; ++i) kv[u][i] = 0.0f;
+        }
       }
 #pragma unroll
-      for (int h = 0; h < kH; ++h)
-        for (int off = lpk >> 1; off > 0; off >>= 1) dot[h] += __shfl_xor_sync(kFullMask, dot[h], off);
-      if (sub == 0 && jj < nk)
+      for (int u = 0; u < kU; ++u) {
+        const int jj = j0 + u * n_slots + slot;
+        float dot[kH];
+#pragma unroll
+        for (int h = 0; h < kH; ++h) {
+          float s = 0.0f;
+#pragma unroll
+          for (int i = 0; i < kPer; ++i) s += qs[h * hdp + dim_of<kVec>(i, lpk, sub)] * kv[u][i];
+          dot[h] = s;
+        }
 #pragma unroll
         for (int h = 0; h < kH; ++h)
-          if (h < nh) sc[h * kTile + jj] = dot[h];
+          for (int off = lpk >> 1; off > 0; off >>= 1) dot[h] += __shfl_xor_sync(kFullMask, dot[h], off);
+        if (sub == 0 && jj < nk)
+#pragma unroll
+          for (int h = 0; h < kH; ++h)
+            if (h < nh) sc[h * kTile + jj] = dot[h];
+      }
     }
     __syncthreads();
 
@@ -168,14 +178,27 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
 #pragma unroll
       for (int i = 0; i < kPer; ++i) acc[h][i] *= r;
     }
-    for (int jj = slot; jj < nk; jj += n_slots) {
-      float vv[kPer];
-      load_row<kVec, kPer>(row_at(a.v.data, a.v.nb1, a.v.nb2, g, rows[jj]), hd, lpk, sub, vv);
+    for (int j0 = 0; j0 < nk; j0 += n_slots * kU) {
+      float vv[kU][kPer];
 #pragma unroll
-      for (int h = 0; h < kH; ++h) {
-        const float p = h < nh ? sc[h * kTile + jj] : 0.0f;
+      for (int u = 0; u < kU; ++u) {
+        const int jj = j0 + u * n_slots + slot;
+        if (jj < nk) {
+          load_row<kVec, kPer>(row_at(a.v.data, a.v.nb1, a.v.nb2, g, rows[jj]), hd, lpk, sub, vv[u]);
+        } else {
 #pragma unroll
-        for (int i = 0; i < kPer; ++i) acc[h][i] += p * vv[i];
+          for (int i = 0; i < kPer; ++i) vv[u][i] = 0.0f;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int jj = j0 + u * n_slots + slot;
+#pragma unroll
+        for (int h = 0; h < kH; ++h) {
+          const float p = h < nh && jj < nk ? sc[h * kTile + jj] : 0.0f;
+#pragma unroll
+          for (int i = 0; i < kPer; ++i) acc[h][i] += p * vv[u][i];
+        }
       }
     }
     __syncthreads();  // the next tile overwrites rows and scores
@@ -208,35 +231,63 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
   }
 }
 
-// One warp per head: the splits' partials combined (no splits: the output is 0).
-__global__ void __launch_bounds__(kThreads) attention_decode_merge_kernel(DecodeArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int head = blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (head >= a.n_head) return;
-  const int64_t stride = a.hd + 2;
+// One block per head: the splits' partials combined (no splits: the output is 0). Every
+// split's max and sum are read at once (a split's weight exp(max - global max) goes to shared
+// memory); then thread groups take every groups-th split for a dim each, unrolled so that
+// many loads are in flight, and the groups' sums meet in shared memory.
+__global__ void __launch_bounds__(kMergeThreads) attention_decode_merge_kernel(DecodeArgs a) {
+  __shared__ float weight[kDecodeMaxSplits];
+  __shared__ float part[kMergeThreads];
+  __shared__ float red[kMergeWarps];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int head = blockIdx.x;
+  const int hd = a.hd, n_splits = a.n_splits;
+  const int64_t stride = hd + 2;
   const float* base = a.partial + head * stride;
-  const int64_t split_stride = a.n_head * stride;
+  const int64_t split_stride = static_cast<int64_t>(a.n_head) * stride;
+
   float m = -1e30f;
-  for (int s = lane; s < a.n_splits; s += 32) m = fmaxf(m, base[s * split_stride]);
+  for (int s = tid; s < n_splits; s += kMergeThreads) m = fmaxf(m, base[s * split_stride]);
   m = warp_max(m);
+  if (lane == 0) red[warp] = m;
+  __syncthreads();
+  m = red[0];
+#pragma unroll
+  for (int w = 1; w < kMergeWarps; ++w) m = fmaxf(m, red[w]);
+  __syncthreads();  // red is reused for the sums
   float l = 0.0f;
-  float acc[kMergePer] = {};
-  for (int s = 0; s < a.n_splits; ++s) {
-    const float* p = base + s * split_stride;
-    const float w = expf(p[0] - m);
-    l += p[1] * w;
-#pragma unroll
-    for (int i = 0; i < kMergePer; ++i) {
-      const int d = i * 32 + lane;
-      if (d < a.hd) acc[i] += p[2 + d] * w;
-    }
+  for (int s = tid; s < n_splits; s += kMergeThreads) {
+    const float w = expf(base[s * split_stride] - m);
+    weight[s] = w;
+    l += base[s * split_stride + 1] * w;
   }
-  float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head, 0);
-  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+  l = warp_sum(l);
+  if (lane == 0) red[warp] = l;
+  __syncthreads();  // weights and the warps' sums are in place
+  l = 0.0f;
 #pragma unroll
-  for (int i = 0; i < kMergePer; ++i) {
-    const int d = i * 32 + lane;
-    if (d < a.hd) out[d] = acc[i] * inv;
+  for (int w = 0; w < kMergeWarps; ++w) l += red[w];
+  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+
+  const int groups = hd < kMergeThreads ? kMergeThreads / hd : 1;
+  const int dims = kMergeThreads / groups;  // dims per pass: hd or more
+  const int grp = tid / dims, dd = tid - grp * dims;
+  float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head, 0);
+  for (int d0 = 0; d0 < hd; d0 += dims) {
+    const int d = d0 + dd;
+    float acc = 0.0f;
+    if (d < hd && grp < groups) {
+#pragma unroll 8
+      for (int s = grp; s < n_splits; s += groups) acc += weight[s] * base[s * split_stride + 2 + d];
+    }
+    part[tid] = acc;
+    __syncthreads();
+    if (grp == 0 && d < hd) {
+      float sum = 0.0f;
+      for (int k = 0; k < groups; ++k) sum += part[k * dims + dd];
+      out[d] = sum * inv;
+    }
+    __syncthreads();  // part is rewritten by the next pass
   }
 }
 
@@ -340,7 +391,7 @@ Status attention_decode(const OpCall& c, const Launch& l) {
       }
     }
   }
-  attention_decode_merge_kernel<<<static_cast<unsigned>((n_head + kWarps - 1) / kWarps), kThreads, 0, l.stream>>>(a);
+  attention_decode_merge_kernel<<<static_cast<unsigned>(n_head), kMergeThreads, 0, l.stream>>>(a);
   return launch_status("attention_decode_merge_kernel");
 }
 

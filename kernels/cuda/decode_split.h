@@ -12,7 +12,10 @@ namespace wt::cuda {
 inline constexpr int kDecodeHeads = 8;            // query heads per block (registers: 2 x 8 x head dims / lane)
 inline constexpr int64_t kDecodeMinKeys = 32;     // keys per split at least: below, launch cost dominates
 inline constexpr int64_t kDecodeMaxSplits = 256;  // splits at most: bounds the partials' workspace
-inline constexpr int64_t kDecodeBlocksPerSm = 2;  // blocks wanted per SM (latency hiding)
+// Blocks wanted per SM: decode is latency-bound, so many short blocks whose loads are in
+// flight together beat few long ones (an H200 at 2 per SM spent 18 us per layer on 960 keys,
+// ncu); 4 keeps the merge's splits (and its loop) short enough too.
+inline constexpr int64_t kDecodeBlocksPerSm = 4;
 
 struct DecodeSplit {
   int64_t n_splits = 0;   // 0 when there are no keys (the merge then writes zeros)
