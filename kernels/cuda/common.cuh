@@ -27,10 +27,11 @@ inline unsigned grid_for(int64_t n, const Launch& l, int block = kBlock) {
   return static_cast<unsigned>(want < cap ? want : cap);
 }
 
-// Whether embed and matmul decode weights of type t.
+// Whether embed and matmul decode weights of type t (backends/weight_types.cpp lists the same).
 inline bool weight_type_ok(DType t) {
-  return t == DType::f32 || t == DType::f16 || t == DType::q8_0 || t == DType::q4_0 || t == DType::q4_1 ||
-         t == DType::q5_0 || t == DType::q5_1;
+  return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::q8_0 || t == DType::q4_0 ||
+         t == DType::q4_1 || t == DType::q5_0 || t == DType::q5_1 || t == DType::q4_k || t == DType::q5_k ||
+         t == DType::q6_k;
 }
 
 // ---- device side ------------------------------------------------------------------------
@@ -204,5 +205,115 @@ struct WQ5 {
 };
 using WQ5_0 = WQ5<false>;
 using WQ5_1 = WQ5<true>;
+
+// BF16: the high half of an f32.
+struct WBF16 {
+  static constexpr size_t kBlockBytes = 2, kBlockElems = 1;
+  __device__ static float bf16(uint16_t h) { return __uint_as_float(static_cast<uint32_t>(h) << 16); }
+  __device__ static float load1(const uint8_t* row, int64_t i) { return bf16(reinterpret_cast<const uint16_t*>(row)[i]); }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const uint16_t* w = reinterpret_cast<const uint16_t*>(row) + 8 * u;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      a[j] = bf16(w[j]);
+      b[j] = bf16(w[4 + j]);
+    }
+    *ea = 8 * u;
+    *eb = 8 * u + 4;
+  }
+};
+
+// The 6-bit scale and min of sub-block s (0..7) of a Q4_K / Q5_K block (kernels/cpu/quant.h).
+__device__ __forceinline__ void k_scale_min(const uint8_t* scales, int s, int* sc, int* mn) {
+  if (s < 4) {
+    *sc = scales[s] & 63;
+    *mn = scales[s + 4] & 63;
+  } else {
+    *sc = (scales[s + 4] & 0xF) | ((scales[s - 4] >> 6) << 4);
+    *mn = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
+  }
+}
+
+// Q4_K, 144 bytes per 256: d @0, dmin @2, scales[12] @4, qs[128] @16. Chunk j (64 elements)
+// holds sub-blocks 2j (the low nibbles of qs[32j .. 32j+31]) and 2j+1 (their high nibbles);
+// x = d sc q - dmin mn. Q5_K, 176 bytes: qh[32] @16 adds bit s of qh[i] as bit 4 of element
+// i of sub-block s, and qs moves to @48. A unit is 4 bytes of a chunk: a = 4 elements of
+// sub-block 2j, b = the 4 of sub-block 2j+1 at the same places.
+template <bool kHigh>
+struct WQK {
+  static constexpr size_t kBlockBytes = kHigh ? 176 : 144, kBlockElems = 256;
+  static constexpr int kQs = kHigh ? 48 : 16;
+  __device__ static float load1(const uint8_t* row, int64_t i) {
+    const uint8_t* blk = row + (i >> 8) * kBlockBytes;
+    const int e = static_cast<int>(i & 255), j = e >> 6, hi = (e >> 5) & 1, l = e & 31, s = 2 * j + hi;
+    const int byte = blk[kQs + 32 * j + l];
+    int q = hi ? byte >> 4 : byte & 0xF;
+    if (kHigh) q |= ((blk[16 + l] >> s) & 1) << 4;
+    int sc, mn;
+    k_scale_min(blk + 4, s, &sc, &mn);
+    return f16_at(blk) * static_cast<float>(sc) * static_cast<float>(q) - f16_at(blk + 2) * static_cast<float>(mn);
+  }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const uint8_t* blk = row + (u >> 5) * kBlockBytes;
+    const int ub = static_cast<int>(u & 31), j = ub >> 3, l0 = (ub & 7) * 4;
+    const float d = f16_at(blk), dmin = f16_at(blk + 2);
+    int sa, ma, sb, mb;
+    k_scale_min(blk + 4, 2 * j, &sa, &ma);
+    k_scale_min(blk + 4, 2 * j + 1, &sb, &mb);
+    const float da = d * static_cast<float>(sa), oa = dmin * static_cast<float>(ma);
+    const float db = d * static_cast<float>(sb), ob = dmin * static_cast<float>(mb);
+    const uint8_t* qs = blk + kQs + 32 * j + l0;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      int qa = qs[t] & 0xF, qb = qs[t] >> 4;
+      if (kHigh) {
+        const int h = blk[16 + l0 + t];
+        qa |= ((h >> (2 * j)) & 1) << 4;
+        qb |= ((h >> (2 * j + 1)) & 1) << 4;
+      }
+      a[t] = da * static_cast<float>(qa) - oa;
+      b[t] = db * static_cast<float>(qb) - ob;
+    }
+    *ea = (u >> 5) * 256 + 64 * j + l0;
+    *eb = *ea + 32;
+  }
+};
+using WQ4_K = WQK<false>;
+using WQ5_K = WQK<true>;
+
+// Q6_K, 210 bytes per 256: ql[128] @0, qh[64] @128, scales[16] int8 @192, d @208. Element
+// p = 128 h + r: low 4 bits from ql[64 h + r % 64] >> 4 (r / 64), high 2 bits from
+// qh[32 h + r % 32] >> 2 (r / 32); x = d scales[p / 16] (q - 32). A unit: 4 bytes of ql,
+// a = their low nibbles (r = r0 .. r0+3), b = their high nibbles (r + 64).
+struct WQ6_K {
+  static constexpr size_t kBlockBytes = 210, kBlockElems = 256;
+  __device__ static float load1(const uint8_t* row, int64_t i) {
+    const uint8_t* blk = row + (i >> 8) * kBlockBytes;
+    const int p = static_cast<int>(i & 255), h = p >> 7, r = p & 127;
+    const int lo = (blk[64 * h + (r & 63)] >> (4 * (r >> 6))) & 0xF;
+    const int hi = (blk[128 + 32 * h + (r & 31)] >> (2 * (r >> 5))) & 3;
+    return f16_at(blk + 208) * static_cast<float>(static_cast<int8_t>(blk[192 + (p >> 4)])) *
+           static_cast<float>((lo | (hi << 4)) - 32);
+  }
+  __device__ static void load8(const uint8_t* row, int64_t u, float* a, float* b, int64_t* ea, int64_t* eb) {
+    const uint8_t* blk = row + (u >> 5) * kBlockBytes;
+    const int ub = static_cast<int>(u & 31), h = ub >> 4, v = ub & 15, c = v >> 3;
+    const int r0 = (v & 7) * 4 + 32 * c;  // a: r0..r0+3 (r / 32 == c), b: r0+64.. (r / 32 == c + 2)
+    const float d = f16_at(blk + 208);
+    const float da = d * static_cast<float>(static_cast<int8_t>(blk[192 + ((128 * h + r0) >> 4)]));
+    const float db = d * static_cast<float>(static_cast<int8_t>(blk[192 + ((128 * h + r0 + 64) >> 4)]));
+    const uint8_t* ql = blk + 64 * h + r0;
+    const uint8_t* qh = blk + 128 + 32 * h + (r0 & 31);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const int qa = (ql[t] & 0xF) | (((qh[t] >> (2 * c)) & 3) << 4);
+      const int qb = (ql[t] >> 4) | (((qh[t] >> (2 * c + 4)) & 3) << 4);
+      a[t] = da * static_cast<float>(qa - 32);
+      b[t] = db * static_cast<float>(qb - 32);
+    }
+    *ea = (u >> 5) * 256 + 128 * h + r0;
+    *eb = *ea + 64;
+  }
+};
 
 }  // namespace wt::cuda

@@ -35,7 +35,7 @@ Status embed(const OpCall& c, const Launch& l) {
   const Tensor& t = a.table;
   if (!weight_type_ok(t.type))
     return error(WT_ERR_UNSUPPORTED, std::string("cuda: embed of ") + dtype_name(t.type) +
-                                         " weights is not implemented yet (K-quants, bf16: a later step)");
+                                         " weights is not implemented");
   const int64_t d = a.dst.ne[0], n = a.dst.ne[1];
   if (d * n == 0) return Status::ok();
   switch (t.type) {
@@ -45,7 +45,11 @@ Status embed(const OpCall& c, const Launch& l) {
     case DType::q4_0: return run<WQ4_0>(a, l, d, n);
     case DType::q4_1: return run<WQ4_1>(a, l, d, n);
     case DType::q5_0: return run<WQ5_0>(a, l, d, n);
-    default: return run<WQ5_1>(a, l, d, n);
+    case DType::q5_1: return run<WQ5_1>(a, l, d, n);
+    case DType::bf16: return run<WBF16>(a, l, d, n);
+    case DType::q4_k: return run<WQ4_K>(a, l, d, n);
+    case DType::q5_k: return run<WQ5_K>(a, l, d, n);
+    default: return run<WQ6_K>(a, l, d, n);
   }
 }
 

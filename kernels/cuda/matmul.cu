@@ -154,7 +154,7 @@ Status matmul(const OpCall& c, const Launch& l) {
   const Tensor& w = m.w;
   if (!weight_type_ok(w.type))
     return error(WT_ERR_UNSUPPORTED, std::string("cuda: matmul of ") + dtype_name(w.type) +
-                                         " weights is not implemented yet (K-quants, bf16: a later step)");
+                                         " weights is not implemented");
   MatmulArgs a;
   a.y = static_cast<float*>(m.dst.data);
   a.y_nb1 = m.dst.nb[1];
@@ -173,7 +173,11 @@ Status matmul(const OpCall& c, const Launch& l) {
     case DType::q4_0: return run<WQ4_0>(m, a, l);
     case DType::q4_1: return run<WQ4_1>(m, a, l);
     case DType::q5_0: return run<WQ5_0>(m, a, l);
-    default: return run<WQ5_1>(m, a, l);
+    case DType::q5_1: return run<WQ5_1>(m, a, l);
+    case DType::bf16: return run<WBF16>(m, a, l);
+    case DType::q4_k: return run<WQ4_K>(m, a, l);
+    case DType::q5_k: return run<WQ5_K>(m, a, l);
+    default: return run<WQ6_K>(m, a, l);
   }
 }
 

@@ -123,6 +123,15 @@ void matmul_cases(std::vector<Case>& v) {
     v.push_back(matmul_case(t, 896, 72, 1, "Qwen2.5-0.5B width, decode"));
     v.push_back(matmul_case(t, 896, 72, 66, "Qwen2.5-0.5B width, prefill rows"));
   }
+  // BF16 and the K-quants (rows of 256-element super-blocks): decode, a few rows, prefill
+  // rows (CUDA: the cuBLAS path's dequantized tiles), Qwen2.5-1.5B's width (1536 = 6 blocks).
+  // Backends whose weight_types_of lacks a type skip its cases, visibly (test_parity.cpp).
+  for (DType t : {DType::bf16, DType::q4_k, DType::q5_k, DType::q6_k}) {
+    v.push_back(matmul_case(t, 256, 67, 1));
+    v.push_back(matmul_case(t, 512, 33, 9));
+    v.push_back(matmul_case(t, 256, 40, 70, "prefill rows"));
+    v.push_back(matmul_case(t, 1536, 24, 1, "Qwen2.5-1.5B width, decode"));
+  }
   // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
   v.push_back(matmul_case(DType::q4_0, 64, 70001, 1, "grid spills into y"));
 }
@@ -255,25 +264,27 @@ void copy_rows_cases(std::vector<Case>& v) {
   }
 }
 
+Case embed_case(DType t, int64_t d, int32_t vocab, int32_t n, int32_t step, int32_t start) {
+  Case c = make(Op::embed, std::string(dtype_name(t)) + " d=" + std::to_string(d) + " n=" + std::to_string(n));
+  c.dst = f32(2, d, n);
+  c.src[0] = typed(t, d, vocab);
+  c.ids = iota_ids(n, step, start, vocab);
+  c.call = [](const Slots& s) { return OpCall(EmbedOp{.dst = s.dst, .table = s.src[0], .ids = s.ids}); };
+  return c;
+}
+
 void embed_cases(std::vector<Case>& v) {
   for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1}) {
-    for (auto [d, vocab, n] : {std::tuple{256, 50, 7}, std::tuple{96, 13, 1}}) {
-      Case c = make(Op::embed, std::string(dtype_name(t)) + " d=" + std::to_string(d) + " n=" + std::to_string(n));
-      c.dst = f32(2, d, n);
-      c.src[0] = typed(t, d, vocab);
-      c.ids = iota_ids(n, 7, 2, vocab);
-      c.call = [](const Slots& s) { return OpCall(EmbedOp{.dst = s.dst, .table = s.src[0], .ids = s.ids}); };
-      v.push_back(c);
-    }
+    v.push_back(embed_case(t, 256, 50, 7, 7, 2));
+    v.push_back(embed_case(t, 96, 13, 1, 7, 2));
   }
-  for (DType t : {DType::q5_0, DType::q5_1}) {  // Qwen2.5-0.5B's width (896: rows of 28 blocks)
-    Case c = make(Op::embed, std::string(dtype_name(t)) + " d=896 n=5");
-    c.dst = f32(2, 896, 5);
-    c.src[0] = typed(t, 896, 40);
-    c.ids = iota_ids(5, 11, 3, 40);
-    c.call = [](const Slots& s) { return OpCall(EmbedOp{.dst = s.dst, .table = s.src[0], .ids = s.ids}); };
-    v.push_back(c);
+  // BF16 and the K-quants: rows of 256-element super-blocks.
+  for (DType t : {DType::bf16, DType::q4_k, DType::q5_k, DType::q6_k}) {
+    v.push_back(embed_case(t, 256, 50, 7, 7, 2));
+    v.push_back(embed_case(t, 768, 13, 3, 7, 2));
   }
+  // Qwen2.5-0.5B's width (896: rows of 28 blocks).
+  for (DType t : {DType::q5_0, DType::q5_1}) v.push_back(embed_case(t, 896, 40, 5, 11, 3));
 }
 
 void window_scores_cases(std::vector<Case>& v) {

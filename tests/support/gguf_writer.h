@@ -17,7 +17,7 @@ enum class KvType : uint32_t {
 
 // Tensor type ids used by the tests (ggml numbering).
 namespace ggml {
-constexpr uint32_t f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8, q2_k = 10, q4_k = 12,
+constexpr uint32_t f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8, q2_k = 10, q4_k = 12, q5_k = 13, q6_k = 14,
                    iq4_nl = 20, bf16 = 30;
 }
 
