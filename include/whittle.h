@@ -164,6 +164,14 @@ WT_API wt_model_params wt_model_default_params(void);
  * WT_ERR_ABORTED: the progress callback returned false. */
 WT_API wt_status wt_model_load(const char* path, const wt_model_params* params,
                                wt_model** out_model);
+/* Frees the model and its device memory; free its contexts first. The recommended order is
+ * to free every context and model before the process exits. Freeing them while it exits is
+ * safe too: from the destructor of a static or global object, or an atexit handler, even
+ * one constructed or registered before the first Vulkan use (exit() then runs it after the
+ * Vulkan driver's own teardown). From the point where exit() may have torn the driver down,
+ * a WT_BACKEND_VULKAN model or context frees only its host memory and makes no call into
+ * the driver; the device memory goes with the process. (WT_BACKEND_CUDA: the CUDA runtime
+ * answers calls made after its own teardown with an error, which a free ignores.) */
 WT_API void wt_model_free(wt_model* model);
 
 typedef struct wt_model_info {
@@ -459,6 +467,8 @@ WT_API wt_context_params wt_context_default_params(void);
  * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
 WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
                                    wt_context** out_ctx);
+/* Frees the context; before its model (which must outlive it). Safe at exit, from a static
+ * destructor too: see wt_model_free. */
 WT_API void wt_context_free(wt_context* ctx);
 
 /* What wt_context_create(model, params) would allocate, without allocating: the plan it

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "process_exit.h"
 #include "vk_status.h"
 
 namespace wt::vk {
@@ -110,6 +111,9 @@ void fill_caps(VkPhysicalDevice pd, Device* d) {
 }  // namespace
 
 Device::~Device() {
+  // At exit the driver may be gone already (process_exit.h): leave everything to the OS,
+  // the validation log too (the messenger still points at it).
+  if (process_exiting()) return;
   if (device) {
     vkDeviceWaitIdle(device);
     vkDestroyDevice(device, nullptr);
@@ -262,6 +266,7 @@ Status create_device(const DeviceOptions& options, Device* d) {
   d->cmd_push_descriptor_set =
       reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(vkGetDeviceProcAddr(d->device, "vkCmdPushDescriptorSetKHR"));
   if (!d->cmd_push_descriptor_set) return error(WT_ERR_UNSUPPORTED, "vulkan: vkCmdPushDescriptorSetKHR is missing");
+  watch_process_exit();  // after the driver registered its teardown (process_exit.h)
   return Status::ok();
 }
 

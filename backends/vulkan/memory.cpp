@@ -4,14 +4,18 @@
 #include <string>
 
 #include "base/fault_injection.h"
+#include "process_exit.h"
 #include "vk_status.h"
 
 namespace wt::vk {
 
 Memory::~Memory() {
-  table_.for_each([this](void*, const Allocation& a) {
-    vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
-    vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);  // unmaps too
+  const bool driver_up = !process_exiting();  // else the driver may be gone (process_exit.h)
+  table_.for_each([&](void*, const Allocation& a) {
+    if (driver_up) {
+      vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
+      vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);  // unmaps too
+    }
     fault::note_free();
   });
 }
@@ -107,8 +111,10 @@ void Memory::free(Buffer* buffer) {
   Allocation a;
   if (table_.erase(buffer->host, &a)) {
     allocated_bytes_ -= a.size_bytes;
-    vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
-    vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);
+    if (!process_exiting()) {  // else the driver may be gone (process_exit.h)
+      vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
+      vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);
+    }
     fault::note_free();
   }
   *buffer = Buffer{};

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/vulkan/spirv_blobs.h"
+#include "process_exit.h"
 #include "vk_status.h"
 
 namespace wt::vk {
@@ -18,7 +19,7 @@ const char* kernel_name(Kernel k) {
 }
 
 PipelineCache::~PipelineCache() {
-  if (!d_ || !d_->device) return;
+  if (!d_ || !d_->device || process_exiting()) return;  // at exit the driver may be gone (process_exit.h)
   for (auto& row : pipelines_)
     for (auto& e : row)
       if (e.pipeline) vkDestroyPipeline(d_->device, e.pipeline, nullptr);

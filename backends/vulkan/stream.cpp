@@ -1,11 +1,12 @@
 #include "stream.h"
 
+#include "process_exit.h"
 #include "vk_status.h"
 
 namespace wt::vk {
 
 VkStream::~VkStream() {
-  if (!d_ || !d_->device) return;
+  if (!d_ || !d_->device || process_exiting()) return;  // at exit the driver may be gone (process_exit.h)
   if (semaphore_) {
     (void)wait(submitted_);  // nothing may still run on what we destroy
     vkDestroySemaphore(d_->device, semaphore_, nullptr);
@@ -80,7 +81,7 @@ Status VkStream::add_wait(VkStream& other, uint64_t value) {
 }
 
 Status VkStream::flush(uint64_t* out_value) {
-  if (!open_ && n_waits_ == 0) {
+  if ((!open_ && n_waits_ == 0) || process_exiting()) {  // nothing to submit, or no driver to submit to
     if (out_value) *out_value = submitted_;
     return Status::ok();
   }
@@ -114,6 +115,7 @@ Status VkStream::flush(uint64_t* out_value) {
   si.signalSemaphoreCount = 1;
   si.pSignalSemaphores = &semaphore_;
   WT_TRY(vk_check(vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit"));
+  if (value == 1) watch_process_exit();  // a driver may register its teardown at the first submit
   for (int i = 0; i < n_waits_; ++i) slot_wait_[slot_][i] = SlotWait{wait_stream_[i], wait_value_[i]};
   slot_n_waits_[slot_] = n_waits_;
   n_waits_ = 0;
@@ -125,12 +127,15 @@ Status VkStream::flush(uint64_t* out_value) {
 }
 
 Status VkStream::wait(uint64_t value) {
-  if (value == 0) return Status::ok();
+  if (value == 0 || process_exiting()) return Status::ok();  // at exit the work dies with the process
   auto wi = vk_info<VkSemaphoreWaitInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO);
   wi.semaphoreCount = 1;
   wi.pSemaphores = &semaphore_;
   wi.pValues = &value;
-  return vk_check(vkWaitSemaphores(d_->device, &wi, UINT64_MAX), "vkWaitSemaphores");
+  WT_TRY(vk_check(vkWaitSemaphores(d_->device, &wi, UINT64_MAX), "vkWaitSemaphores"));
+  if (!waited_) watch_process_exit();  // a driver may register its teardown at the first wait
+  waited_ = true;
+  return Status::ok();
 }
 
 Status VkStream::collect_times() {

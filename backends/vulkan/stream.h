@@ -83,6 +83,7 @@ class VkStream {
   uint32_t n_ops_ = 0;  // recorded into the open command buffer
   VkSemaphore semaphore_ = VK_NULL_HANDLE;
   uint64_t submitted_ = 0;
+  bool waited_ = false;  // a wait returned (process_exit.h: the exit handler is registered again)
   VkSemaphore wait_sem_[kMaxWaits] = {};
   uint64_t wait_value_[kMaxWaits] = {};
   VkStream* wait_stream_[kMaxWaits] = {};
