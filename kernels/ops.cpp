@@ -91,6 +91,10 @@ Status check(const Check& c, const RmsnormOp& a) {
   WT_TRY(c.floats(a.x, "x"));
   WT_TRY(c.floats(a.weight, "weight"));
   WT_TRY(c.that(a.weight.ne[0] >= a.x.ne[0], "weight is shorter than a row"));
+  if (!a.residual.empty()) {
+    WT_TRY(c.floats(a.residual, "residual"));
+    WT_TRY(c.holds(a.residual, a.x.n_rows(), a.x.ne[0], "residual"));
+  }
   return c.holds(a.dst, a.x.n_rows(), a.x.ne[0], "dst");
 }
 

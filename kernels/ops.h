@@ -34,9 +34,12 @@ struct EmbedOp {
 };
 
 // dst[n, d] = x[n, d] * rsqrt(mean(x^2) + eps) * weight[d]. dst may alias x.
+// With a residual: x += residual first (x is written), then the norm of the sum; dst may
+// alias the residual (the block's output becomes the next block's normed input in one op).
 struct RmsnormOp {
   Tensor dst{}, x{}, weight{};
   float eps = 0;
+  Tensor residual{};  // empty: none
 };
 
 // dst[n, out] = x[n, k] . w[out, k]^T (w any weight type).

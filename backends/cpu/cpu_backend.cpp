@@ -35,7 +35,7 @@ void run_embed(const ThreadCtx& tc, const Launch& l) {
 }
 void run_rmsnorm(const ThreadCtx& tc, const Launch& l) {
   const RmsnormOp& a = l.call->get<RmsnormOp>();
-  cpu::rmsnorm(tc, a.dst, a.x, a.weight, a.eps);
+  cpu::rmsnorm(tc, a.dst, a.x, a.weight, a.eps, a.residual);
 }
 void run_matmul(const ThreadCtx& tc, const Launch& l) {
   const MatmulOp& a = l.call->get<MatmulOp>();

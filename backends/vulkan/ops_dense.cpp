@@ -58,6 +58,11 @@ Status encode_rmsnorm(VulkanBackend& b, const OpCall& c) {
   WT_TRY(bind_f32(b, a.x, "rmsnorm x", &bind[b_src0]));
   WT_TRY(bind_f32(b, a.weight, "rmsnorm weight", &bind[b_src1]));
   Push p;
+  if (!a.residual.empty()) {
+    WT_TRY(bind_f32(b, a.residual, "rmsnorm residual", &bind[b_src2]));
+    push_row_stride(&p, 3, a.residual);
+    p.flags = 1u;
+  }
   p.ne[0] = static_cast<uint32_t>(a.x.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.x.n_rows());
   push_row_stride(&p, 0, a.dst);

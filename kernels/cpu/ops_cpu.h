@@ -15,7 +15,8 @@ namespace wt::cpu {
 void embed(const ThreadCtx& tc, const Tensor& dst, const Tensor& table, const int32_t* ids);
 
 // dst[n, d] = x[n, d] / sqrt(mean(x^2) + eps) * w[d]. dst may alias x.
-void rmsnorm(const ThreadCtx& tc, const Tensor& dst, const Tensor& x, const Tensor& w, float eps);
+// res non-empty: x += res first (RmsnormOp's residual; dst may alias res).
+void rmsnorm(const ThreadCtx& tc, const Tensor& dst, const Tensor& x, const Tensor& w, float eps, const Tensor& res);
 
 // dst[n, d] = a[n, d] + b; b is [n, d] or a single row [d] broadcast to every row.
 void add(const ThreadCtx& tc, const Tensor& dst, const Tensor& a, const Tensor& b);

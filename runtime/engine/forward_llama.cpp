@@ -51,6 +51,10 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   Tensor xn = first_rows(act_.xn, n);  // [rows, n_embd] a block's normed input, then its output
 
   WT_TRY(run.embed(x, model_.tok_embd, token_ids_));
+  // A block's output is added into the residual stream by the norm that reads the sum
+  // (RmsnormOp's residual): one op instead of add + rmsnorm. `pending`: x still lacks the
+  // last feed-forward output, which waits in xn for the next norm.
+  bool pending = false;
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
     const Tensor q = first_rows(act_.q, rows);        // [rows, n_head, head_dim]
@@ -61,7 +65,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     const Tensor up = first_rows(act_.up, rows);      // [rows, n_ff]
 
     // Attention block.
-    WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps));
+    WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
     WT_TRY(run.linear(flatten_heads(q), xn, w.wq, w.bq));
     WT_TRY(run.linear(flatten_heads(k), xn, w.wk, w.bk));
     WT_TRY(run.linear(flatten_heads(v), xn, w.wv, w.bv));
@@ -79,18 +83,22 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     WT_TRY(attend(run, pass, l, attn, q, keys, d));
     if (pass.fresh) WT_TRY(keep_kv(run, pass, l, k, v, d));
     WT_TRY(run.linear(xn, flatten_heads(attn), w.wo, Tensor{}));
-    WT_TRY(run.add(x, x, xn));
 
-    // Feed-forward block.
-    WT_TRY(run.rmsnorm(xn, x, w.ffn_norm, hp.rms_eps));
+    // Feed-forward block (its norm adds the attention output into x first).
+    WT_TRY(run.rmsnorm(xn, x, w.ffn_norm, hp.rms_eps, xn));
     WT_TRY(run.linear(gate, xn, w.w_gate, Tensor{}));
     WT_TRY(run.linear(up, xn, w.w_up, Tensor{}));
     WT_TRY(run.swiglu(gate, gate, up));
     WT_TRY(run.linear(xn, gate, w.w_down, Tensor{}));
-    WT_TRY(run.add(x, x, xn));
+    pending = true;
 
-    // Token-selective propagation: later layers see only the rows the policy keeps.
-    if (pass.fresh && d.keep_rows && d.n_keep_rows < rows) WT_TRY(keep_rows(run, d, &x, &xn, &rows));
+    // Token-selective propagation: later layers see only the rows the policy keeps (of the
+    // whole residual stream: the pending output is added first).
+    if (pass.fresh && d.keep_rows && d.n_keep_rows < rows) {
+      WT_TRY(run.add(x, x, xn));
+      pending = false;
+      WT_TRY(keep_rows(run, d, &x, &xn, &rows));
+    }
     WT_TRY(check_continue(n, l));
   }
 
@@ -99,7 +107,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   const Tensor out_x = all ? x : row_view(x, rows - 1);           // [out rows, n_embd]
   const Tensor out_xn = all ? xn : row_view(xn, rows - 1);
   const Tensor logits = first_rows(act_.logits, all ? rows : 1);  // [out rows, n_vocab]
-  WT_TRY(run.rmsnorm(out_xn, out_x, model_.output_norm, hp.rms_eps));
+  WT_TRY(run.rmsnorm(out_xn, out_x, model_.output_norm, hp.rms_eps, pending ? out_xn : Tensor{}));
   WT_TRY(run.linear(logits, out_xn, model_.output, Tensor{}));
   WT_TRY(step.end());
   WT_TRY(backend_->synchronize(Stream::compute));

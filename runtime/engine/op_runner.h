@@ -44,8 +44,9 @@ class OpRunner {
   Status embed(const Tensor& dst, const Tensor& table, const int32_t* ids) {
     return b_.launch(EmbedOp{.dst = dst, .table = table, .ids = ids});
   }
-  Status rmsnorm(const Tensor& dst, const Tensor& x, const Tensor& w, float eps) {
-    return b_.launch(RmsnormOp{.dst = dst, .x = x, .weight = w, .eps = eps});
+  // residual non-empty: x += residual first (RmsnormOp), dst may be the residual.
+  Status rmsnorm(const Tensor& dst, const Tensor& x, const Tensor& w, float eps, const Tensor& residual = Tensor{}) {
+    return b_.launch(RmsnormOp{.dst = dst, .x = x, .weight = w, .eps = eps, .residual = residual});
   }
   // dst = x . w^T (+ bias when given)
   Status linear(const Tensor& dst, const Tensor& x, const Tensor& w, const Tensor& bias) {

@@ -91,6 +91,28 @@ void rmsnorm_cases(std::vector<Case>& v) {
   c.call = [](const Slots& s) { return OpCall(RmsnormOp{.dst = s.dst, .x = s.src[0], .weight = s.src[1], .eps = 1e-5f}); };
   c.dst_is_src0 = true;
   v.push_back(c);
+  // With a residual (x += residual, then the norm): into its own dst, and into the residual
+  // itself as the engine calls it; both x and the output are compared.
+  for (auto [d, n, pad, alias] : {std::tuple{576, 5, 0, false}, std::tuple{1001, 3, 5, true}, std::tuple{576, 1, 0, true}}) {
+    Case r = make(Op::rmsnorm, "d=" + std::to_string(d) + " n=" + std::to_string(n) + " + residual" +
+                                   (alias ? " into the residual" : "") + (pad ? " strided rows" : ""));
+    r.dst = f32(2, d, n);
+    r.src[0] = padded(f32(2, d, n, 1, Fill::normal, 3.0f), pad);
+    r.src[1] = f32(1, d);
+    r.src[2] = padded(f32(2, d, n, 1, Fill::normal, 2.0f), pad);
+    if (alias) {
+      r.call = [](const Slots& s) {
+        return OpCall(RmsnormOp{.dst = s.src[2], .x = s.src[0], .weight = s.src[1], .eps = 1e-5f, .residual = s.src[2]});
+      };
+      r.results = result_src0 | result_src2;
+    } else {
+      r.call = [](const Slots& s) {
+        return OpCall(RmsnormOp{.dst = s.dst, .x = s.src[0], .weight = s.src[1], .eps = 1e-5f, .residual = s.src[2]});
+      };
+      r.results = result_dst | result_src0;
+    }
+    v.push_back(r);
+  }
 }
 
 // dst[n, out] = x[n, k] . W[out, k]^T with f32 activations (the product the device

@@ -138,12 +138,33 @@ TEST_CASE("ops: rmsnorm, swiglu, add, copy_rows, argmax follow their definitions
   const Tensor tx = wt::make_tensor_2d(x.data(), wt::DType::f32, d, n);
   const Tensor ty = wt::make_tensor_2d(y.data(), wt::DType::f32, d, n);
   const Tensor tw = wt::make_tensor_2d(w.data(), wt::DType::f32, d, 1);
-  run_workers(3, [&](const ThreadCtx& tc) { wt::cpu::rmsnorm(tc, ty, tx, tw, 1e-5f); });
+  run_workers(3, [&](const ThreadCtx& tc) { wt::cpu::rmsnorm(tc, ty, tx, tw, 1e-5f, Tensor{}); });
   for (int64_t r = 0; r < n; ++r) {
     double ss = 0;
     for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(x[r * d + i]) * x[r * d + i];
     const double s = 1.0 / std::sqrt(ss / d + 1e-5);
     for (int64_t i = 0; i < d; ++i) CHECK(y[r * d + i] == doctest::Approx(x[r * d + i] * s * w[i]).epsilon(1e-5));
+  }
+  {
+    // With a residual aliasing dst (the engine's use): x becomes x + res, dst the norm of it.
+    std::vector<float> xs = x, res = random_vec(static_cast<size_t>(d * n), 9, 2.0f);
+    const std::vector<float> res0 = res;
+    const Tensor txs = wt::make_tensor_2d(xs.data(), wt::DType::f32, d, n);
+    const Tensor tres = wt::make_tensor_2d(res.data(), wt::DType::f32, d, n);
+    run_workers(3, [&](const ThreadCtx& tc) { wt::cpu::rmsnorm(tc, tres, txs, tw, 1e-5f, tres); });
+    for (int64_t r = 0; r < n; ++r) {
+      double ss = 0;
+      for (int64_t i = 0; i < d; ++i) {
+        const size_t e = static_cast<size_t>(r * d + i);
+        CHECK(xs[e] == x[e] + res0[e]);
+        ss += static_cast<double>(xs[e]) * xs[e];
+      }
+      const double s = 1.0 / std::sqrt(ss / d + 1e-5);
+      for (int64_t i = 0; i < d; ++i) {
+        const size_t e = static_cast<size_t>(r * d + i);
+        CHECK(res[e] == doctest::Approx((x[e] + res0[e]) * s * w[i]).epsilon(1e-5));
+      }
+    }
   }
 
   auto g = random_vec(static_cast<size_t>(d * n), 7, 4.0f);
