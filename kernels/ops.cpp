@@ -99,11 +99,16 @@ Status check(const Check& c, const RmsnormOp& a) {
 }
 
 Status check(const Check& c, const MatmulOp& a) {
-  WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.x, "x"));
-  WT_TRY(c.weights(a.w, "weights"));
-  WT_TRY(c.that(a.x.ne[0] == a.w.ne[0], "x rows and weight rows differ in length"));
-  return c.holds(a.dst, a.x.n_rows(), a.w.ne[1], "dst");
+  WT_TRY(c.that(a.w3.empty() || !a.w2.empty(), "w3 without w2"));
+  const MatmulProducts p = matmul_products(a);
+  for (int i = 0; i < p.n; ++i) {
+    WT_TRY(c.floats(*p.dst[i], i == 0 ? "dst" : i == 1 ? "dst2" : "dst3"));
+    WT_TRY(c.weights(*p.w[i], i == 0 ? "weights" : i == 1 ? "weights w2" : "weights w3"));
+    WT_TRY(c.that(a.x.ne[0] == p.w[i]->ne[0], "x rows and weight rows differ in length"));
+    WT_TRY(c.holds(*p.dst[i], a.x.n_rows(), p.w[i]->ne[1], i == 0 ? "dst" : i == 1 ? "dst2" : "dst3"));
+  }
+  return Status::ok();
 }
 
 Status check(const Check& c, const AddOp& a) {

@@ -42,11 +42,36 @@ struct RmsnormOp {
   Tensor residual{};  // empty: none
 };
 
-// dst[n, out] = x[n, k] . w[out, k]^T (w any weight type).
+// dst[n, out] = x[n, k] . w[out, k]^T (w any weight type). Up to two more products of the
+// same x (dst2 = x . w2^T, dst3 = x . w3^T; empty: none), which a GPU backend computes in
+// one launch where it can: a layer's Q, K and V, or its gate and up projections.
 struct MatmulOp {
   Tensor dst{}, x{}, w{};
   bool f32_activations = false;  // no int8 rounding of x (the CPU's fast path rounds it)
+  Tensor dst2{}, w2{}, dst3{}, w3{};
 };
+
+// The products of a matmul call, in order: (dst, w), then (dst2, w2) and (dst3, w3) where set.
+struct MatmulProducts {
+  int n = 0;
+  const Tensor* dst[3] = {};
+  const Tensor* w[3] = {};
+};
+inline MatmulProducts matmul_products(const MatmulOp& m) {
+  MatmulProducts p;
+  p.dst[0] = &m.dst;
+  p.w[0] = &m.w;
+  p.n = 1;
+  if (!m.w2.empty()) {
+    p.dst[p.n] = &m.dst2;
+    p.w[p.n++] = &m.w2;
+  }
+  if (!m.w3.empty()) {
+    p.dst[p.n] = &m.dst3;
+    p.w[p.n++] = &m.w3;
+  }
+  return p;
+}
 
 // dst[n, d] = a[n, d] + b, b [n, d] or [1, d] added to every row. dst may alias a.
 struct AddOp {

@@ -6,6 +6,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -39,10 +40,16 @@ void run_rmsnorm(const ThreadCtx& tc, const Launch& l) {
 }
 void run_matmul(const ThreadCtx& tc, const Launch& l) {
   const MatmulOp& a = l.call->get<MatmulOp>();
-  if (a.f32_activations) {
-    cpu::matmul_f32(tc, a.dst, a.w, a.x, l.workspace);
-  } else {
-    cpu::matmul(tc, a.dst, a.w, a.x, l.workspace);
+  const MatmulProducts p = matmul_products(a);
+  for (int i = 0; i < p.n; ++i) {
+    // Several rows quantize x into the shared workspace: every worker must be done reading
+    // the previous product's copy first (one row quantizes into each worker's own buffer).
+    if (i > 0 && !a.f32_activations && a.x.n_rows() > 1) tc.sync();
+    if (a.f32_activations) {
+      cpu::matmul_f32(tc, *p.dst[i], *p.w[i], a.x, l.workspace);
+    } else {
+      cpu::matmul(tc, *p.dst[i], *p.w[i], a.x, l.workspace);
+    }
   }
 }
 void run_add(const ThreadCtx& tc, const Launch& l) {
@@ -202,7 +209,10 @@ class CpuBackend final : public Backend {
       case Op::matmul: {
         const MatmulOp& a = c.get<MatmulOp>();
         if (a.f32_activations) return cpu::matmul_f32_workspace_bytes(a.x.ne[0], nth);
-        return cpu::matmul_workspace_bytes(a.w.type, a.x.ne[0], a.x.n_rows());
+        const MatmulProducts p = matmul_products(a);
+        size_t most = 0;  // the products run one after another in the one workspace
+        for (int i = 0; i < p.n; ++i) most = std::max(most, cpu::matmul_workspace_bytes(p.w[i]->type, a.x.ne[0], a.x.n_rows()));
+        return most;
       }
       case Op::attention_prefill: {
         const AttentionPrefillOp& a = c.get<AttentionPrefillOp>();

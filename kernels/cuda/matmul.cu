@@ -1,5 +1,6 @@
 // matmul on CUDA (matmul.cuh). Two paths, the same numbers up to f32 summation order:
 //  - warp kernel: one warp per output column o, kRows activation rows per weight decode;
+//    the products of a call with w2 / w3 of the same weight type run as one grid;
 //    each lane decodes 8-weight units (whole bytes of one block), multiplies them into its
 //    kRows partial sums, and one shuffle reduction per row ends it. Eight warps per block.
 //  - cuBLAS (prefill-sized calls, when the workspace holds a weight tile): tiles of
@@ -19,6 +20,15 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int64_t kGemmMinRows = 64;                  // fewer rows: the warp kernel
 constexpr size_t kGemmTileBytes = size_t{8} << 20;    // f32 weight tile in the workspace
 
+// Up to three products of one x (MatmulOp's w, w2, w3) of one weight type: the warp kernel
+// runs them as one grid, output columns of the products one after another.
+struct MatmulSeg {
+  float* y;
+  size_t y_nb1;
+  const uint8_t* w;
+  size_t w_nb1;
+  int64_t n_out;
+};
 struct MatmulArgs {
   float* y;
   size_t y_nb1;
@@ -27,14 +37,27 @@ struct MatmulArgs {
   const uint8_t* w;
   size_t w_nb1;
   int64_t k, n_out, n_rows;
+  int n_seg;            // the warp kernel: segments of seg (y, w, n_out above are seg[0]'s)
+  MatmulSeg seg[3];
 };
 
 template <typename W, int kRows>
 __global__ void matmul_warp(MatmulArgs a) {
   const int lane = threadIdx.x & 31;
-  const int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (o >= a.n_out) return;  // the whole warp leaves together
-  const uint8_t* wrow = a.w + o * static_cast<int64_t>(a.w_nb1);
+  int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  // The warp's product and column (uniform over the warp; constant indices keep the
+  // parameters out of local memory).
+  MatmulSeg g = a.seg[0];
+  if (o >= g.n_out && a.n_seg > 1) {
+    o -= g.n_out;
+    g = a.seg[1];
+    if (o >= g.n_out && a.n_seg > 2) {
+      o -= g.n_out;
+      g = a.seg[2];
+    }
+  }
+  if (o >= g.n_out) return;  // the whole warp leaves together
+  const uint8_t* wrow = g.w + o * static_cast<int64_t>(g.w_nb1);
   const int64_t n_units = a.k / 8;
   const int64_t n_tiles = (a.n_rows + kRows - 1) / kRows;
   for (int64_t tile = blockIdx.y; tile < n_tiles; tile += gridDim.y) {
@@ -65,7 +88,7 @@ __global__ void matmul_warp(MatmulArgs a) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const float s = warp_sum(acc[r]);
-      if (lane == 0 && r0 + r < a.n_rows) row_at<float>(a.y, r0 + r, a.y_nb1)[o] = s;
+      if (lane == 0 && r0 + r < a.n_rows) row_at<float>(g.y, r0 + r, g.y_nb1)[o] = s;
     }
   }
 }
@@ -127,13 +150,29 @@ template <typename W>
 Status run(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
   const int64_t tile_rows = gemm_tile_rows(m);
   const bool f32_weights = W::kBlockBytes == 4 && W::kBlockElems == 1;
-  const bool strides_fit = a.x_nb1 / sizeof(float) <= INT32_MAX && a.y_nb1 / sizeof(float) <= INT32_MAX &&
-                           a.k <= INT32_MAX && a.n_rows <= INT32_MAX && (!f32_weights || a.w_nb1 % sizeof(float) == 0);
+  bool strides_fit = a.x_nb1 / sizeof(float) <= INT32_MAX && a.k <= INT32_MAX && a.n_rows <= INT32_MAX;
+  int64_t all_out = 0;
+  for (int s = 0; s < a.n_seg; ++s) {
+    strides_fit = strides_fit && a.seg[s].y_nb1 / sizeof(float) <= INT32_MAX &&
+                  (!f32_weights || a.seg[s].w_nb1 % sizeof(float) == 0);
+    all_out += a.seg[s].n_out;
+  }
   bool workspace_fits = true;  // f32 weights need no tile
   if constexpr (!(W::kBlockBytes == 4 && W::kBlockElems == 1))
     workspace_fits = l.workspace && l.workspace_bytes >= sizeof(float) * static_cast<size_t>(tile_rows * a.k);
-  if (tile_rows > 0 && l.cublas && strides_fit && workspace_fits) return run_gemm<W>(a, l, tile_rows);
-  const unsigned gx = static_cast<unsigned>((a.n_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  if (tile_rows > 0 && l.cublas && strides_fit && workspace_fits) {
+    for (int s = 0; s < a.n_seg; ++s) {  // one after another through the one weight tile
+      MatmulArgs b = a;
+      b.y = a.seg[s].y;
+      b.y_nb1 = a.seg[s].y_nb1;
+      b.w = a.seg[s].w;
+      b.w_nb1 = a.seg[s].w_nb1;
+      b.n_out = a.seg[s].n_out;
+      WT_TRY(run_gemm<W>(b, l, tile_rows));
+    }
+    return Status::ok();
+  }
+  const unsigned gx = static_cast<unsigned>((all_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
   if (a.n_rows == 1) {
     matmul_warp<W, 1><<<dim3(gx, 1), 32 * kWarpsPerBlock, 0, l.stream>>>(a);
   } else {
@@ -155,17 +194,38 @@ Status matmul(const OpCall& c, const Launch& l) {
   if (!weight_type_ok(w.type))
     return error(WT_ERR_UNSUPPORTED, std::string("cuda: matmul of ") + dtype_name(w.type) +
                                          " weights is not implemented");
+  const MatmulProducts p = matmul_products(m);
+  bool one_type = true;
+  for (int i = 1; i < p.n; ++i) {
+    if (!weight_type_ok(p.w[i]->type))
+      return error(WT_ERR_UNSUPPORTED, std::string("cuda: matmul of ") + dtype_name(p.w[i]->type) +
+                                           " weights is not implemented");
+    one_type = one_type && p.w[i]->type == w.type;
+  }
+  if (!one_type) {  // mixed weight types (a Q4_K_M file's V may be Q6_K): one launch per product
+    for (int i = 0; i < p.n; ++i) {
+      MatmulOp one{.dst = *p.dst[i], .x = m.x, .w = *p.w[i], .f32_activations = m.f32_activations};
+      WT_TRY(matmul(OpCall(one), l));
+    }
+    return Status::ok();
+  }
   MatmulArgs a;
-  a.y = static_cast<float*>(m.dst.data);
-  a.y_nb1 = m.dst.nb[1];
   a.x = static_cast<const float*>(m.x.data);
   a.x_nb1 = m.x.nb[1];
-  a.w = static_cast<const uint8_t*>(w.data);
-  a.w_nb1 = w.nb[1];
   a.k = w.ne[0];
-  a.n_out = w.ne[1];
   a.n_rows = m.x.n_rows();
-  if (a.n_out * a.n_rows == 0) return Status::ok();
+  a.n_seg = 0;
+  for (int i = 0; i < p.n; ++i) {
+    if (p.w[i]->ne[1] == 0) continue;
+    a.seg[a.n_seg++] = MatmulSeg{static_cast<float*>(p.dst[i]->data), p.dst[i]->nb[1],
+                                 static_cast<const uint8_t*>(p.w[i]->data), p.w[i]->nb[1], p.w[i]->ne[1]};
+  }
+  if (a.n_seg == 0 || a.n_rows == 0) return Status::ok();
+  a.y = a.seg[0].y;
+  a.y_nb1 = a.seg[0].y_nb1;
+  a.w = a.seg[0].w;
+  a.w_nb1 = a.seg[0].w_nb1;
+  a.n_out = a.seg[0].n_out;
   switch (w.type) {
     case DType::f32: return run<WF32>(m, a, l);
     case DType::f16: return run<WF16>(m, a, l);

@@ -66,9 +66,12 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
 
     // Attention block.
     WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
-    WT_TRY(run.linear(flatten_heads(q), xn, w.wq, w.bq));
-    WT_TRY(run.linear(flatten_heads(k), xn, w.wk, w.bk));
-    WT_TRY(run.linear(flatten_heads(v), xn, w.wv, w.bv));
+    {
+      const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
+      const Tensor wts[3] = {w.wq, w.wk, w.wv};
+      const Tensor bias[3] = {w.bq, w.bk, w.bv};
+      WT_TRY(run.linears(3, dst, xn, wts, bias));
+    }
     WT_TRY(run.rope(q, positions_, hp, rope_divisors_));
     WT_TRY(run.rope(k, positions_, hp, rope_divisors_));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
@@ -86,8 +89,12 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
 
     // Feed-forward block (its norm adds the attention output into x first).
     WT_TRY(run.rmsnorm(xn, x, w.ffn_norm, hp.rms_eps, xn));
-    WT_TRY(run.linear(gate, xn, w.w_gate, Tensor{}));
-    WT_TRY(run.linear(up, xn, w.w_up, Tensor{}));
+    {
+      const Tensor dst[2] = {gate, up};
+      const Tensor wts[2] = {w.w_gate, w.w_up};
+      const Tensor bias[2] = {};
+      WT_TRY(run.linears(2, dst, xn, wts, bias));
+    }
     WT_TRY(run.swiglu(gate, gate, up));
     WT_TRY(run.linear(xn, gate, w.w_down, Tensor{}));
     pending = true;

@@ -53,6 +53,23 @@ class OpRunner {
     WT_TRY(b_.launch(MatmulOp{.dst = dst, .x = x, .w = w, .f32_activations = f32_activations_}));
     return bias.empty() ? Status::ok() : add(dst, dst, bias);
   }
+  // dst[i] = x . w[i]^T (+ bias[i] when given) for i < n (1..3), as one matmul call (a GPU
+  // backend runs same-typed products in one launch): Q, K and V; gate and up.
+  Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias) {
+    MatmulOp m{.dst = dst[0], .x = x, .w = w[0], .f32_activations = f32_activations_};
+    if (n > 1) {
+      m.dst2 = dst[1];
+      m.w2 = w[1];
+    }
+    if (n > 2) {
+      m.dst3 = dst[2];
+      m.w3 = w[2];
+    }
+    WT_TRY(b_.launch(m));
+    for (int i = 0; i < n; ++i)
+      if (!bias[i].empty()) WT_TRY(add(dst[i], dst[i], bias[i]));
+    return Status::ok();
+  }
   Status add(const Tensor& dst, const Tensor& a, const Tensor& b) {
     return b_.launch(AddOp{.dst = dst, .a = a, .b = b});
   }
