@@ -21,7 +21,8 @@ uint64_t weight_types_of(wt_backend_kind kind) {
       return bits({DType::f32, DType::f16, DType::bf16, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1,
                    DType::q8_0, DType::q4_k, DType::q5_k, DType::q6_k});
     case WT_BACKEND_VULKAN:  // kernels/vulkan/dequant.glsl
-      return bits({DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1});
+      return bits({DType::f32, DType::f16, DType::bf16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0,
+                   DType::q5_1, DType::q4_k, DType::q5_k, DType::q6_k});
     case WT_BACKEND_CUDA:  // kernels/cuda/common.cuh
       return bits({DType::f32, DType::f16, DType::bf16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0,
                    DType::q5_1, DType::q4_k, DType::q5_k, DType::q6_k});

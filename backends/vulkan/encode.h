@@ -13,7 +13,8 @@ inline constexpr uint32_t kMaxGroupsX = 65535;  // the guaranteed minimum of max
 inline uint32_t unit_of(DType t) {
   switch (t) {
     case DType::f32: return 4;
-    case DType::f16: return 2;
+    case DType::f16:
+    case DType::bf16: return 2;  // read as words, addressed in elements
     default: return 1;  // quantized rows are addressed in bytes
   }
 }

@@ -13,18 +13,30 @@ namespace {
 constexpr bool follows(Kernel f32, Kernel k, uint32_t delta) {
   return static_cast<uint32_t>(k) == static_cast<uint32_t>(f32) + delta;
 }
-static_assert(follows(Kernel::embed_f32, Kernel::embed_q5_1, 6) && follows(Kernel::matmul_f32, Kernel::matmul_q5_1, 6)
-                  && follows(Kernel::matmul_sg_f32, Kernel::matmul_sg_q5_1, 6),
+static_assert(follows(Kernel::embed_f32, Kernel::embed_q6_k, 10) && follows(Kernel::matmul_f32, Kernel::matmul_q6_k, 10)
+                  && follows(Kernel::matmul_sg_f32, Kernel::matmul_sg_q6_k, 10),
               "weight_variant: the type variants of embed and matmul are consecutive");
 
 // The kernel variant reading weights of type t (embed and matmul), or an error. Each op's
-// variants are consecutive in WT_VK_KERNELS (f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1).
+// variants are consecutive in WT_VK_KERNELS (f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, bf16,
+// q4_k, q5_k, q6_k).
 Status weight_variant(const VulkanBackend& b, DType t, Kernel f32, const char* op, Kernel* out) {
-  const int delta = t == DType::f32 ? 0 : t == DType::f16 ? 1 : t == DType::q8_0 ? 2 : t == DType::q4_0 ? 3
-                  : t == DType::q4_1 ? 4 : t == DType::q5_0 ? 5 : t == DType::q5_1 ? 6 : -1;
+  int delta = -1;
+  switch (t) {
+    case DType::f32: delta = 0; break;
+    case DType::f16: delta = 1; break;
+    case DType::q8_0: delta = 2; break;
+    case DType::q4_0: delta = 3; break;
+    case DType::q4_1: delta = 4; break;
+    case DType::q5_0: delta = 5; break;
+    case DType::q5_1: delta = 6; break;
+    case DType::bf16: delta = 7; break;
+    case DType::q4_k: delta = 8; break;
+    case DType::q5_k: delta = 9; break;
+    case DType::q6_k: delta = 10; break;
+  }
   if (delta < 0)
-    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + " of " + dtype_name(t) +
-                                         " weights is not implemented yet (K-quants, bf16: a later step)");
+    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + " of " + dtype_name(t) + " weights is not implemented");
   if (t == DType::f16 && !b.vk_caps().storage_16bit)
     return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + " of f16 weights needs storageBuffer16BitAccess");
   *out = static_cast<Kernel>(static_cast<uint32_t>(f32) + static_cast<uint32_t>(delta));
@@ -149,9 +161,9 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   push_row_stride(&p, 0, a.dst);
   push_row_stride(&p, 1, a.x);
   p.nb[4] = stride(a.w, 1, wu);
-  size_t block_bytes = 0;  // of a 32-weight block; every block starts on a word: plain loads
-  if (wu == 1 && dtype_row_bytes(a.w.type, 32, &block_bytes) && block_bytes % 4 == 0 &&
-      bind[b_src1].first % 4 == 0 && p.nb[4] % 4 == 0)
+  // Every quantized block starts on a word (whole-word blocks, row starts and strides on
+  // words): plain loads.
+  if (wu == 1 && traits(a.w.type).block_bytes % 4 == 0 && bind[b_src1].first % 4 == 0 && p.nb[4] % 4 == 0)
     p.flags = 1u;
   constexpr uint64_t kRowsPerGroup = 4;  // matmul.comp kRows
   const uint64_t row_tiles = (p.ne[2] + kRowsPerGroup - 1) / kRowsPerGroup;

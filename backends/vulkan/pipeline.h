@@ -17,10 +17,12 @@ namespace wt::vk {
 // Kernel variants; names match the SPIR-V blobs the build embeds (kernels/vulkan/CMakeLists.txt).
 #define WT_VK_KERNELS(X)                                                                           \
   X(add) X(rmsnorm) X(swiglu) X(copy_rows_f32) X(copy_rows_f16) X(embed_f32) X(embed_f16)         \
-  X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(embed_q5_0) X(embed_q5_1) X(rope) X(rope_f64)       \
-  X(matmul_f32) X(matmul_f16) X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0)          \
-  X(matmul_q5_1) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0) X(matmul_sg_q4_0)             \
-  X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(argmax) X(gather_rows) X(pool1d) X(topk) \
+  X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(embed_q5_0) X(embed_q5_1) X(embed_bf16)             \
+  X(embed_q4_k) X(embed_q5_k) X(embed_q6_k) X(rope) X(rope_f64) X(matmul_f32) X(matmul_f16)       \
+  X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0) X(matmul_q5_1) X(matmul_bf16)        \
+  X(matmul_q4_k) X(matmul_q5_k) X(matmul_q6_k) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0) \
+  X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(matmul_sg_bf16)        \
+  X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk) \
   X(kv_similarity) X(attention_prefill) X(attention_decode) X(window_scores_stats) X(window_scores)  \
   X(block_scores_qbar) X(block_scores)
 
@@ -37,7 +39,7 @@ enum Binding : uint32_t { b_dst = 0, b_src0 = 1, b_src1 = 2, b_src2 = 3, b_aux =
 
 // The push-constant block every kernel declares (kernels/vulkan/common.glsl). Offsets and
 // strides are in units of the binding's view: 4-byte words for f32/int32 and for the
-// quantized types' uint view (whose offsets/strides are in bytes), 2 bytes for f16.
+// quantized types' uint view (whose offsets/strides are in bytes), 2 bytes for f16 and bf16.
 struct Push {
   uint32_t off[kBindings] = {};  // first element of each tensor within its binding (set by record)
   uint32_t ne[4] = {};           // op-specific sizes

@@ -54,7 +54,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
                                                    ? c.max_memory_allocation_bytes
                                                    : c.max_buffer_bytes);
   caps_.max_binding_bytes = static_cast<size_t>(c.max_storage_buffer_range);
-  // kernels/vulkan/dequant.glsl; K-quants and bf16 are not written yet.
+  // What kernels/vulkan/dequant.glsl decodes; F16 only with 16-bit storage buffers.
   caps_.weight_types = weight_types_of(WT_BACKEND_VULKAN);
   if (!c.storage_16bit) caps_.weight_types &= ~kVulkanFeatureTypes;
   caps_.n_threads = 1;

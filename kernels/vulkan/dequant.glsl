@@ -1,16 +1,18 @@
-// Weight loads for one type, chosen by a -D define (WTYPE_F32, WTYPE_F16, WTYPE_Q8_0,
-// WTYPE_Q4_0, WTYPE_Q4_1, WTYPE_Q5_0, WTYPE_Q5_1) on the including kernel, which sets W_BINDING first. Rows start
-// at `row`: in elements for f32/f16, in bytes for the quantized types (GGUF rows of blocks
-// need not be 4-byte aligned). Block layouts are those of kernels/cpu/quant.h, read from
-// a uint view so no 8-bit storage feature is needed.
+// Weight loads for one type, chosen by a -D define (WTYPE_F32, WTYPE_F16, WTYPE_BF16,
+// WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q4_1, WTYPE_Q5_0, WTYPE_Q5_1, WTYPE_Q4_K, WTYPE_Q5_K,
+// WTYPE_Q6_K) on the including kernel, which sets W_BINDING first. Rows start at `row`: in
+// elements for f32/f16/bf16, in bytes for the quantized types (GGUF rows of blocks need not
+// be 4-byte aligned). Block layouts are those of kernels/cpu/quant.h, read from a uint view
+// (bf16 too) so no 8-bit or 16-bit storage feature is needed.
 //   load_w(row, i): element i.
 //   load_w8(row, u, a, b, ea, eb): the 8 weights of unit u (k / 8 units per row) as
 //     a = elements ea..ea+3 and b = elements eb..eb+3. A unit is 4 bytes of nibbles (Q4, Q5:
-//     low nibbles are elements 4q.., high ones 16+4q..; Q5 adds their 5th bits from qh),
-//     8 bytes of int8 (Q8_0) or 8
-//     consecutive elements, so a lane decodes whole words, not single bytes.
-// Set by a kernel whose quantized blocks all start on a word (Q4_1, Q5_1 rows at word offsets):
-// a uniform branch then skips the per-lane alignment test.
+//     low nibbles are elements 4q.., high ones 16+4q..; Q5 adds their 5th bits from qh;
+//     Q4_K, Q5_K: the low nibbles are 4 elements of sub-block 2j, the high ones the same 4 of
+//     sub-block 2j+1; Q6_K: 4 bytes of ql, low nibbles r.., high ones r+64..), 8 bytes of
+//     int8 (Q8_0) or 8 consecutive elements, so a lane decodes whole words, not single bytes.
+// Set by a kernel whose quantized blocks all start on a word (Q4_1, Q5_1, Q4_K, Q5_K rows at
+// word offsets): a uniform branch then skips the per-lane alignment test.
 bool w_aligned = false;
 
 #if defined(WTYPE_F32)
@@ -33,6 +35,31 @@ void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb)
   a = vec4(float(w[i]), float(w[i + 1u]), float(w[i + 2u]), float(w[i + 3u]));
   b = vec4(float(w[i + 4u]), float(w[i + 5u]), float(w[i + 6u]), float(w[i + 7u]));
 }
+#elif defined(WTYPE_BF16)
+// bf16: the high half of an f32. Read as words (two elements each), so no 16-bit storage.
+layout(binding = W_BINDING) readonly buffer WBuf { uint w[]; };
+float bf16_lo(uint v) { return uintBitsToFloat(v << 16); }
+float bf16_hi(uint v) { return uintBitsToFloat(v & 0xFFFF0000u); }
+float load_w(uint row, uint i) {
+  const uint e = row + i;
+  const uint v = w[e >> 1];
+  return (e & 1u) == 0u ? bf16_lo(v) : bf16_hi(v);
+}
+void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+  ea = 8u * u;
+  eb = ea + 4u;
+  const uint e = row + ea, i = e >> 1;
+  uint v0 = w[i], v1 = w[i + 1u], v2 = w[i + 2u], v3 = w[i + 3u];
+  if ((e & 1u) != 0u) {  // a row at an odd element (the same for a whole row): shift by one
+    const uint v4 = w[i + 4u];
+    v0 = (v0 >> 16) | (v1 << 16);
+    v1 = (v1 >> 16) | (v2 << 16);
+    v2 = (v2 >> 16) | (v3 << 16);
+    v3 = (v3 >> 16) | (v4 << 16);
+  }
+  a = vec4(bf16_lo(v0), bf16_hi(v0), bf16_lo(v1), bf16_hi(v1));
+  b = vec4(bf16_lo(v2), bf16_hi(v2), bf16_lo(v3), bf16_hi(v3));
+}
 #else
 layout(binding = W_BINDING) readonly buffer WBuf { uint w[]; };
 uint load_u8(uint b) { return (w[b >> 2] >> ((b & 3u) * 8u)) & 0xFFu; }
@@ -45,6 +72,14 @@ uint load_u32(uint b) {
   if (s == 0u) return w[i];
   return (w[i] >> s) | (w[i + 1u] << (32u - s));
 }
+// Two bytes from an even byte offset (one word load); an odd one (a row at an odd address,
+// which no loader produces) is read byte by byte.
+uint load_u16(uint b) {
+  if ((b & 1u) != 0u) return load_u8(b) | (load_u8(b + 1u) << 8);
+  return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xFFFFu;
+}
+// The bytes of v as four floats, byte 0 first.
+vec4 u8x4(uint v) { return vec4(v & 0xFFu, (v >> 8) & 0xFFu, (v >> 16) & 0xFFu, v >> 24); }
 
 #if defined(WTYPE_Q8_0)
 // 34 bytes / 32: d f16 @0, qs[32] int8 @2; x = q d
@@ -117,12 +152,6 @@ const uint kBlockBytes = 22u, kQh = 2u, kQs = 6u;
 #else
 const uint kBlockBytes = 24u, kQh = 4u, kQs = 8u;
 #endif
-// Two bytes from an even byte offset (one word load); an odd one (a row at an odd address,
-// which no loader produces) is read byte by byte.
-uint load_u16(uint b) {
-  if ((b & 1u) != 0u) return load_u8(b) | (load_u8(b + 1u) << 8);
-  return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xFFFFu;
-}
 uint load_q5_word(uint b) {
 #if defined(WTYPE_Q5_0)
   return load_u16(b) | (load_u16(b + 2u) << 16);
@@ -174,7 +203,95 @@ void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb)
   a = dequant5(q5x4(v & 0x0F0F0F0Fu, qh >> (4u * q)), dm);
   b = dequant5(q5x4((v >> 4) & 0x0F0F0F0Fu, qh >> (16u + 4u * q)), dm);
 }
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+// Q4_K 144 bytes / 256: d @0, dmin @2, scales[12] @4, qs[128] @16. Chunk j (64 elements)
+// holds sub-blocks 2j (the low nibbles of qs[32j .. 32j+31]) and 2j+1 (their high nibbles);
+// sub-block s has a 6-bit scale sc and min mn (k_scale_min of cpu/quant.h); x = d sc q - dmin mn.
+// Q5_K 176 bytes / 256: qh[32] @16 adds bit s of qh[i] as bit 4 of element i of sub-block s,
+// and qs moves to @48. Both block sizes are whole words: a row's blocks share its alignment.
+#if defined(WTYPE_Q4_K)
+const uint kBlockBytes = 144u, kQs = 16u;
 #else
-#error "dequant.glsl: define one of WTYPE_F32, WTYPE_F16, WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q4_1, WTYPE_Q5_0, WTYPE_Q5_1"
+const uint kBlockBytes = 176u, kQs = 48u;
+#endif
+const uint kQh = 16u;
+// The scale (x) and min (y) of sub-block s, byte by byte as k_scale_min reads them.
+uvec2 scale_min(uint blk, uint s) {
+  const uint sc = blk + 4u;
+  if (s < 4u) return uvec2(load_u8(sc + s) & 63u, load_u8(sc + s + 4u) & 63u);
+  const uint b = load_u8(sc + s + 4u);
+  return uvec2((b & 0xFu) | ((load_u8(sc + s - 4u) >> 6) << 4), (b >> 4) | ((load_u8(sc + s) >> 6) << 4));
+}
+float load_w(uint row, uint i) {
+  const uint blk = row + (i >> 8) * kBlockBytes;
+  const uint e = i & 255u, j = e >> 6, hi = (e >> 5) & 1u, l = e & 31u, s = 2u * j + hi;
+  const uint byte = load_u8(blk + kQs + 32u * j + l);
+  uint q = hi != 0u ? byte >> 4 : byte & 0xFu;
+#if defined(WTYPE_Q5_K)
+  q |= ((load_u8(blk + kQh + l) >> s) & 1u) << 4;
+#endif
+  const uvec2 sm = scale_min(blk, s);
+  return load_f16(blk) * float(sm.x) * float(q) - load_f16(blk + 2u) * float(sm.y);
+}
+// Unit u: chunk j = (u % 32) / 8, bytes l0 .. l0+3 of it (l0 = 4 (u % 8)); a = sub-block 2j,
+// b = sub-block 2j+1, each at elements l0 ..
+void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+  const uint blk = row + (u >> 5) * kBlockBytes, j = (u >> 3) & 3u, l0 = (u & 7u) * 4u;
+  const vec2 dm = unpackHalf2x16(load_u32(blk));  // d, dmin
+  // The 6-bit scales and mins of the 8 sub-blocks, a byte each: sub-blocks 0..3 from the
+  // low 6 bits of scales[0..3] and [4..7]; 4..7 from the nibbles of scales[8..11] with the
+  // top two bits of scales[0..3] (scales) and [4..7] (mins) as bits 4, 5.
+  const uint s0 = load_u32(blk + 4u), s1 = load_u32(blk + 8u), s2 = load_u32(blk + 12u);
+  const uint sc = j < 2u ? s0 & 0x3F3F3F3Fu : (s2 & 0x0F0F0F0Fu) | ((s0 >> 2) & 0x30303030u);
+  const uint mn = j < 2u ? s1 & 0x3F3F3F3Fu : ((s2 >> 4) & 0x0F0F0F0Fu) | ((s1 >> 2) & 0x30303030u);
+  const uint sh = 16u * (j & 1u);  // sub-block 2j is byte 2j % 4 of its word, 2j+1 the next
+  const vec2 da = dm.x * vec2((sc >> sh) & 0xFFu, (sc >> (sh + 8u)) & 0xFFu);
+  const vec2 ma = dm.y * vec2((mn >> sh) & 0xFFu, (mn >> (sh + 8u)) & 0xFFu);
+  const uint v = load_u32(blk + kQs + 32u * j + l0);
+  uint qa = v & 0x0F0F0F0Fu, qb = (v >> 4) & 0x0F0F0F0Fu;
+#if defined(WTYPE_Q5_K)
+  const uint h = load_u32(blk + kQh + l0);
+  qa |= ((h >> (2u * j)) & 0x01010101u) << 4;
+  qb |= ((h >> (2u * j + 1u)) & 0x01010101u) << 4;
+#endif
+  ea = (u >> 5) * 256u + 64u * j + l0;
+  eb = ea + 32u;
+  a = da.x * u8x4(qa) - ma.x;
+  b = da.y * u8x4(qb) - ma.y;
+}
+#elif defined(WTYPE_Q6_K)
+// Q6_K 210 bytes / 256: ql[128] @0, qh[64] @128, scales[16] int8 @192, d @208. Element
+// p = 128 h + r: low 4 bits from ql[64 h + r % 64] >> 4 (r / 64), high 2 bits from
+// qh[32 h + r % 32] >> 2 (r / 32); x = d scales[p / 16] (q - 32). Blocks of 210 bytes
+// alternate between word and half-word offsets, so words are read as two 16-bit halves
+// (one word load each, the same code in every lane), as Q5_0's.
+const uint kBlockBytes = 210u;
+uint load_q6_word(uint b) { return load_u16(b) | (load_u16(b + 2u) << 16); }
+float load_scale(uint blk, uint p) { return float(bitfieldExtract(int(load_u8(blk + 192u + (p >> 4))), 0, 8)); }
+float load_w(uint row, uint i) {
+  const uint blk = row + (i >> 8) * kBlockBytes;
+  const uint p = i & 255u, h = p >> 7, r = p & 127u;
+  const uint lo = (load_u8(blk + 64u * h + (r & 63u)) >> (4u * (r >> 6))) & 0xFu;
+  const uint hi = (load_u8(blk + 128u + 32u * h + (r & 31u)) >> (2u * (r >> 5))) & 3u;
+  return load_f16(blk + 208u) * load_scale(blk, p) * (float(lo | (hi << 4)) - 32.0);
+}
+// Unit u: half h = (u % 32) / 16 of the block, ql bytes r0 .. r0+3 of it (r0 = 4 (u % 8) +
+// 32 c, c = (u % 16) / 8); a = their low nibbles (elements r0 ..), b = their high nibbles
+// (r0 + 64 ..); the 2-bit highs come from the same qh bytes, bits 2c (a) and 2c + 4 (b).
+void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+  const uint blk = row + (u >> 5) * kBlockBytes, h = (u >> 4) & 1u, c = (u >> 3) & 1u;
+  const uint r0 = (u & 7u) * 4u + 32u * c, p = 128u * h + r0;
+  const float d = unpackHalf2x16(load_u16(blk + 208u)).x;
+  const uint ql = load_q6_word(blk + 64u * h + r0);
+  const uint qh = load_q6_word(blk + 128u + 32u * h + (r0 & 31u));
+  const uint qa = (ql & 0x0F0F0F0Fu) | (((qh >> (2u * c)) & 0x03030303u) << 4);
+  const uint qb = ((ql >> 4) & 0x0F0F0F0Fu) | (((qh >> (2u * c + 4u)) & 0x03030303u) << 4);
+  ea = (u >> 5) * 256u + p;
+  eb = ea + 64u;
+  a = (d * load_scale(blk, p)) * (u8x4(qa) - 32.0);
+  b = (d * load_scale(blk, p + 64u)) * (u8x4(qb) - 32.0);
+}
+#else
+#error "dequant.glsl: define one of WTYPE_F32, WTYPE_F16, WTYPE_BF16, WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q4_1, WTYPE_Q5_0, WTYPE_Q5_1, WTYPE_Q4_K, WTYPE_Q5_K, WTYPE_Q6_K"
 #endif
 #endif

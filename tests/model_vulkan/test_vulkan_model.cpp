@@ -458,9 +458,9 @@ std::string write_kquant_model(const char* name) {
 }
 
 TEST_CASE(WT_MODEL_BACKEND " model: K-quant weights run where the backend reads them, else are refused at load") {
-  // Where weight_types_of lists the K-quants (CUDA), the model's logits match the CPU's;
-  // where not (Vulkan), the device must say so when the model is loaded, naming the tensor,
-  // not at the first matmul.
+  // Where weight_types_of lists the K-quants (CUDA and Vulkan now), the model's logits match
+  // the CPU's; where not, the device must say so when the model is loaded, naming the
+  // tensor, not at the first matmul.
   const bool reads = (wt::weight_types_of(kBackend) & wt::dtype_bit(wt::DType::q4_k)) != 0;
   const std::string path = write_kquant_model(WT_MODEL_BACKEND "_kquant.gguf");
   wt_model* cpu = nullptr;

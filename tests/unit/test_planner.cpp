@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/weight_types.h"
 #include "platform/board.h"
 #include "platform/planner.h"
 #include "runtime/api/handles.h"
@@ -312,24 +313,40 @@ TEST_CASE("planner: a backend that cannot read a weight's type is refused, namin
   const BoardProfile roomy = synthetic_board(uint64_t{1} << 36, 0);
   Plan p;
   REQUIRE(plan(roomy, shape, r, &p).is_ok());  // the tiny model's types: every backend reads them
-  // As a Qwen2.5-0.5B Q4_K_M file stores them: most matrices Q5_0 (every backend reads it),
-  // half the ffn_down matrices Q6_K (CUDA reads the K-quants, Vulkan does not yet).
+  // The types of the Qwen2.5 Q4_K_M files (most matrices Q5_0 or Q4_K, half the ffn_down
+  // matrices Q6_K, the output Q8_0 or Q6_K) and the others Whittle loads: every backend
+  // reads them all.
   shape.layers[0].wq.type = DType::q5_0;
+  shape.layers[0].wk.type = DType::q4_k;
+  shape.layers[0].wv.type = DType::bf16;
+  shape.layers[0].wo.type = DType::q5_k;
   shape.layers[1].w_up.type = DType::q5_1;
   shape.layers[1].w_down.type = DType::q6_k;
-  shape.tok_embd.type = DType::q4_k;
-  CHECK(plan(roomy, shape, r, &p).is_ok());  // the CPU reads them all
-  r.backend = WT_BACKEND_CUDA;
-  CHECK(plan(roomy, shape, r, &p).is_ok());
+  shape.tok_embd.type = DType::q6_k;
+  for (wt_backend_kind b : {WT_BACKEND_CPU, WT_BACKEND_VULKAN, WT_BACKEND_CUDA}) {
+    r.backend = b;
+    const Status st = plan(roomy, shape, r, &p);
+    CHECK_MESSAGE(st.is_ok(), st.message());
+  }
+  // Every DType is now read by every backend, so the refusal is checked with a type none
+  // reads: ggml's Q2_K (id 10), which the GGUF reader sizes but the model loader refuses
+  // before any plan; the planner's own check must still name the tensor and the types read.
+  const DType unread = static_cast<DType>(10);
+  REQUIRE(dtype_traits(10) == nullptr);
+  shape.layers[1].w_down.type = unread;
   int32_t max_ctx = 0;
-  r.backend = WT_BACKEND_VULKAN;
-  const Status st = plan(roomy, shape, r, &p);
-  CHECK(st.code() == WT_ERR_UNSUPPORTED);
-  CHECK(st.message().find("weight 'token_embd' is Q4_K") != std::string::npos);
-  CHECK(st.message().find("(it reads F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)") != std::string::npos);
-  CHECK(solve_max_ctx(roomy, shape, r, &max_ctx).code() == WT_ERR_UNSUPPORTED);
-  shape.tok_embd.type = DType::q8_0;
-  CHECK(plan(roomy, shape, r, &p).message().find("weight 'blk.1.ffn_down' is Q6_K") != std::string::npos);
+  for (wt_backend_kind b : {WT_BACKEND_CPU, WT_BACKEND_VULKAN, WT_BACKEND_CUDA}) {
+    r.backend = b;
+    REQUIRE((weight_types_of(b) & dtype_bit(unread)) == 0);
+    const Status st = plan(roomy, shape, r, &p);
+    CHECK(st.code() == WT_ERR_UNSUPPORTED);
+    CHECK(st.message().find("weight 'blk.1.ffn_down' is ") != std::string::npos);
+    CHECK(st.message().find("(it reads " + weight_type_names(weight_types_of(b)) + ")") != std::string::npos);
+    CHECK(solve_max_ctx(roomy, shape, r, &max_ctx).code() == WT_ERR_UNSUPPORTED);
+  }
+  // The list the message names: the Vulkan backend's, K-quants and BF16 included.
+  CHECK(weight_type_names(weight_types_of(WT_BACKEND_VULKAN)) ==
+        "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, BF16");
 }
 
 TEST_CASE("planner: built-in boards and model descriptions parse") {
