@@ -16,7 +16,10 @@
  *   threads. A wt_context (and a wt_sampler) is used by one thread at a time: a call on
  *   it while another thread is inside a call on it returns WT_ERR_BUSY (wt_context_abort
  *   excepted; wt_context_reset and the *_free calls cannot report it and must not race).
- *   Calls made from a callback on the thread already inside a call pass.
+ *   Calls made from a callback on the thread already inside a call pass, except those that
+ *   run the model on the same context: wt_context_prefill, wt_context_decode and
+ *   wt_generate return WT_ERR_BUSY there (they would change the KV and logits under the
+ *   running call), and wt_context_reset does nothing there.
  *   Contexts of a model loaded for a device (WT_BACKEND_VULKAN, WT_BACKEND_CUDA) share its
  *   one device and take turns on it: a prefill or decode holds the device for its whole
  *   duration.
@@ -521,7 +524,8 @@ WT_API wt_status wt_context_logits(const wt_context* ctx, int32_t row, const flo
 
 /* Tokens currently in the context. */
 WT_API int32_t wt_context_n_past(const wt_context* ctx);
-/* Forgets every token (keeps the allocation). */
+/* Forgets every token (keeps the allocation). Does nothing when called from a callback of a
+ * prefill, decode or generate running on ctx. */
 WT_API void wt_context_reset(wt_context* ctx);
 
 typedef struct wt_context_stats {

@@ -117,6 +117,8 @@ wt_status wt_context_prefill(wt_context* ctx, const wt_token* tokens, size_t n_t
     WT_TRY(require(ctx, "ctx"));
     const wt::api::Claim claim(ctx->user, "ctx");
     WT_TRY(claim.status());
+    const wt::api::RunGuard run(*ctx, "wt_context_prefill");
+    WT_TRY(run.status());
     WT_TRY(require(tokens, "tokens"));
     if (n_tokens == 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_tokens is 0");
     if (n_tokens > static_cast<size_t>(INT32_MAX))
@@ -130,6 +132,8 @@ wt_status wt_context_decode(wt_context* ctx, wt_token token) {
     WT_TRY(require(ctx, "ctx"));
     const wt::api::Claim claim(ctx->user, "ctx");
     WT_TRY(claim.status());
+    const wt::api::RunGuard run(*ctx, "wt_context_decode");
+    WT_TRY(run.status());
     return ctx->ctx->decode(token);
   });
 }
@@ -161,7 +165,8 @@ void wt_context_abort(wt_context* ctx) {
 int32_t wt_context_n_past(const wt_context* ctx) { return ctx ? ctx->ctx->n_past() : 0; }
 
 void wt_context_reset(wt_context* ctx) {
-  if (ctx) ctx->ctx->reset();
+  // From a callback of a running call it would pull the KV from under it: ignored (whittle.h).
+  if (ctx && !ctx->running) ctx->ctx->reset();
 }
 
 wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats) {
@@ -327,6 +332,8 @@ wt_status wt_generate(wt_context* ctx, wt_sampler* sampler, int32_t n_max, wt_to
     const wt::api::Claim claim(ctx->user, "ctx"), sampler_claim(sampler->user, "sampler");
     WT_TRY(claim.status());
     WT_TRY(sampler_claim.status());
+    const wt::api::RunGuard run(*ctx, "wt_generate");
+    WT_TRY(run.status());
     if (n_max < 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "n_max must be >= 0, got " + std::to_string(n_max));
     WT_TRY(check_sampler(*sampler, *ctx));
     const float* logits = ctx->ctx->logits(-1);

@@ -29,6 +29,7 @@ struct wt_context {
   const wt_model* owner = nullptr;
   std::unique_ptr<wt::Context> ctx;
   mutable std::atomic<std::thread::id> user{};  // the thread inside a call on it, if any
+  bool running = false;  // a prefill, decode or generate is running (on the holding thread)
 };
 
 struct wt_sampler {
@@ -112,6 +113,33 @@ class Claim {
 
  private:
   std::atomic<std::thread::id>& user_;
+  bool held_ = false;
+  Status status_;
+};
+
+// Marks a context as running the model for one call (prefill, decode, generate), after its
+// Claim: a call of that kind nested on the same thread (from the progress or token callback
+// of the running one) is refused with WT_ERR_BUSY, since it would change the KV and logits
+// under the outer call. Reading calls nested there (logits, stats) still pass.
+class RunGuard {
+ public:
+  RunGuard(wt_context& ctx, const char* what) : ctx_(ctx) {
+    if (ctx_.running) {
+      status_ = error(WT_ERR_BUSY, std::string(what) + " was called from a callback of a call running on the same "
+                                                        "context: a callback may read the context, not run it");
+    } else {
+      ctx_.running = held_ = true;
+    }
+  }
+  ~RunGuard() {
+    if (held_) ctx_.running = false;
+  }
+  RunGuard(const RunGuard&) = delete;
+  RunGuard& operator=(const RunGuard&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  wt_context& ctx_;
   bool held_ = false;
   Status status_;
 };

@@ -6,8 +6,10 @@
 // for TSan and for qemu, run by the native stages.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -257,4 +259,84 @@ TEST_CASE("concurrency: a call on a context or sampler another thread is inside 
   wt_context_free(second);
   wt_sampler_free(sampler);
   wt_context_free(sh.ctx);
+}
+
+// Issue 29 item 5: a prefill's progress callback (or generate's token callback) that runs
+// the same context again on its own thread used to pass and silently change the outer
+// call's result. Those calls are now WT_ERR_BUSY (reset does nothing), and the outer call's
+// logits are those of the same prompt run with no callback.
+TEST_CASE("concurrency: running a context from its own callback is WT_ERR_BUSY and changes nothing" *
+          doctest::test_suite("concurrency")) {
+  TinyModel tiny;
+  wt_model_info info{};
+  REQUIRE(wt_model_get_info(tiny.model, &info) == WT_OK);
+  const std::vector<wt_token> prompt = prompt_of(16, wt::test::kTinyVocab, 5);
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 64;
+  cp.n_threads = 1;
+
+  // The reference: the prompt and one decode, no callback.
+  wt_context* ref = nullptr;
+  REQUIRE(wt_context_create(tiny.model, &cp, &ref) == WT_OK);
+  REQUIRE(wt_context_prefill(ref, prompt.data(), prompt.size()) == WT_OK);
+  const float* lr = nullptr;
+  REQUIRE(wt_context_logits(ref, -1, &lr) == WT_OK);
+  const std::vector<float> after_prefill(lr, lr + info.n_vocab);
+
+  struct Nested {
+    wt_context* ctx = nullptr;
+    std::vector<wt_token> prompt;
+    wt_status prefill = WT_OK, decode = WT_OK, logits = WT_ERR_INTERNAL;
+    std::string message;
+    int calls = 0;
+  } nest;
+  nest.prompt = prompt;
+  cp.progress = [](float, void* user) {
+    Nested* n = static_cast<Nested*>(user);
+    if (++n->calls == 2) {
+      n->prefill = wt_context_prefill(n->ctx, n->prompt.data(), 3);
+      n->message = wt_last_error();
+      n->decode = wt_context_decode(n->ctx, 1);
+      wt_context_reset(n->ctx);
+      const float* l = nullptr;
+      n->logits = wt_context_logits(n->ctx, -1, &l);  // reading passes (no logits yet: refused as such)
+    }
+    return true;
+  };
+  cp.progress_user = &nest;
+  REQUIRE(wt_context_create(tiny.model, &cp, &nest.ctx) == WT_OK);
+  REQUIRE(wt_context_prefill(nest.ctx, prompt.data(), prompt.size()) == WT_OK);
+  CHECK(nest.calls >= 2);
+  CHECK(nest.prefill == WT_ERR_BUSY);
+  CHECK(nest.decode == WT_ERR_BUSY);
+  CHECK(nest.message.find("called from a callback of a call running on the same context") != std::string::npos);
+  CHECK(nest.logits == WT_ERR_INVALID_ARGUMENT);  // not BUSY: a read from a callback is served
+  CHECK(wt_context_n_past(nest.ctx) == static_cast<int32_t>(prompt.size()));
+  const float* ln = nullptr;
+  REQUIRE(wt_context_logits(nest.ctx, -1, &ln) == WT_OK);
+  float worst = 0;
+  for (int32_t i = 0; i < info.n_vocab; ++i) worst = std::max(worst, std::fabs(ln[i] - after_prefill[static_cast<size_t>(i)]));
+  CHECK(worst == 0.0f);
+
+  // generate's token callback: a decode on the same context is refused, generate goes on.
+  wt_sampler* sampler = nullptr;
+  REQUIRE(wt_sampler_create(tiny.model, nullptr, &sampler) == WT_OK);
+  struct Gen {
+    wt_context* ctx;
+    wt_status decode = WT_OK;
+  } g{nest.ctx};
+  auto on_token = [](wt_token, void* user) {
+    Gen* gen = static_cast<Gen*>(user);
+    gen->decode = wt_context_decode(gen->ctx, 1);
+    return true;
+  };
+  int32_t n = 0;
+  CHECK(wt_generate(nest.ctx, sampler, 3, on_token, &g, &n) == WT_OK);
+  CHECK(n == 3);
+  CHECK(g.decode == WT_ERR_BUSY);
+  CHECK(wt_context_n_past(nest.ctx) == static_cast<int32_t>(prompt.size()) + 2);
+
+  wt_sampler_free(sampler);
+  wt_context_free(nest.ctx);
+  wt_context_free(ref);
 }
