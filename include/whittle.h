@@ -424,7 +424,11 @@ WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, co
 typedef struct wt_context_params {
   size_t struct_size; /* sizeof(wt_context_params): set by wt_context_default_params     */
   int32_t n_ctx;     /* tokens the context holds (prompt + generated), at most
-                        1048576; 0 = model's training context                           */
+                        1048576; 0 = model's training context. More than the training
+                        context (wt_model_info.n_ctx_train) is accepted, as other
+                        runtimes do: positions past it were never trained and quality
+                        may fall (whittle-run warns; whittle-plan's largest-context
+                        answer stops there unless --beyond-train-ctx)                  */
   int32_t n_threads; /* CPU worker threads; 0 = all cores                               */
   bool logits_all;   /* keep logits of every prompt row of the last prefill (costs
                         n_ctx * n_vocab floats); otherwise only the last row           */
