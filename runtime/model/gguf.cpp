@@ -404,7 +404,11 @@ Status GgufFile::parse() {
       return format_error(what + ": row of " + std::to_string(t.ne[0]) + " elements is not a multiple of the " +
                           info->name + " block size " + str(info->block_elems));
     }
-    uint64_t bytes = static_cast<uint64_t>(t.ne[0] / info->block_elems) * info->block_bytes;
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(t.ne[0] / info->block_elems), uint64_t{info->block_bytes},
+                               &bytes)) {
+      return format_error(what + ": byte size of " + shape_string(t) + " overflows");
+    }
     for (int d = 1; d < 4; ++d) {
       if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(t.ne[d]), &bytes)) {
         return format_error(what + ": byte size of " + shape_string(t) + " overflows");

@@ -474,6 +474,12 @@ TEST_CASE("gguf: malformed tensors") {
     w.find_tensor("output_norm.weight")->dims = {1ull << 31, 1ull << 31};
     expect_error(parse_bytes(w.build()), WT_ERR_FORMAT, "tensor 'output_norm.weight': byte size of");
   }
+  SUBCASE("byte size that overflows in the first dimension") {
+    // (2^62 + 576) F32 elements are 2^64 + 2304 bytes: wrapped, that is 2304, as many bytes
+    // as the file holds for it (issue 29 item 6).
+    w.add_tensor("huge.weight", ggml::f32, {(1ull << 62) + 576}, std::vector<uint8_t>(2304, 0));
+    expect_error(parse_bytes(w.build()), WT_ERR_FORMAT, "tensor 'huge.weight': byte size of");
+  }
   SUBCASE("dimension out of int64 range") {
     w.find_tensor("output_norm.weight")->dims = {UINT64_MAX};
     expect_error(parse_bytes(w.build()), WT_ERR_FORMAT, "dimension 0 = 18446744073709551615 is out of range");
