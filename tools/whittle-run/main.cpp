@@ -1,10 +1,15 @@
 // whittle-run: load a model, run a prompt, stream the answer, report speed.
 #include <atomic>
+#include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "tools/common/flags.h"
@@ -13,9 +18,18 @@
 
 namespace {
 
+// The most a context holds (wt_context_params.n_ctx), so the most -c and -n can ask for.
+constexpr int kMaxContext = 1 << 20;
+// A prompt file past this is refused before it is read whole: 16 MiB of text is millions of
+// tokens, more than any context holds (and /dev/zero never ends).
+constexpr size_t kMaxPromptFileBytes = size_t{16} << 20;
+// The most CPU workers a context takes (wt_context_create refuses more).
+constexpr int kMaxThreads = 1024;
+
 struct Options {
   std::string model;
   std::string prompt;
+  std::string prompt_source;  // "-p" or "-f FILE": where the prompt came from, for errors
   bool chat = false;
   std::string system;
   int n_predict = 128;
@@ -32,14 +46,17 @@ struct Options {
   wt_backend_kind backend = WT_BACKEND_CPU;
 };
 
-void usage(const char* argv0) {
-  std::fprintf(stderr,
+void usage(FILE* out, const char* argv0) {
+  std::fprintf(out,
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
                "          [--backend cpu|vulkan|cuda]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
-               "  -f FILE    read the prompt from a file\n"
+               "  -n N       most tokens to generate, 0 to %d (default 128)\n"
+               "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default)\n"
+               "  -c N_CTX   tokens the context holds, 1 to %d; 0 or absent = prompt + N + 1\n"
+               "  -f FILE    read the prompt from a file (at most %zu MiB)\n"
                "  --prune    %s\n"
                "  --prune-param  a pruning parameter (--list-methods), e.g. keep=0.2, layer=12, pool=max\n"
                "  -v         print what the pruning policy did\n"
@@ -48,29 +65,73 @@ void usage(const char* argv0) {
                "  --backend  where the weights live and the model runs (default cpu); vulkan and\n"
                "             cuda always use f32 activations\n"
                "  --temp 0   greedy decoding (the default)\n",
-               argv0, argv0, wt_tools::prune_method_list().c_str());
+               argv0, argv0, kMaxContext, kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
+               wt_tools::prune_method_list().c_str());
 }
 
-bool parse_args(int argc, char** argv, Options* o) {
+// Reads -f's file into *out, refusing a directory, a read error and a file larger than
+// kMaxPromptFileBytes (a device such as /dev/zero included) with what went wrong.
+bool read_prompt_file(const char* path, std::string* out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return wt_tools::Flags::fail(std::string("-f ") + path + " is a directory");
+  FILE* file = std::fopen(path, "rb");
+  if (!file) return wt_tools::Flags::fail(std::string("-f cannot open ") + path + ": " + std::strerror(errno));
+  std::vector<char> chunk(65536);
+  out->clear();
+  size_t got = 0;
+  while ((got = std::fread(chunk.data(), 1, chunk.size(), file)) > 0) {
+    if (out->size() + got > kMaxPromptFileBytes) {
+      std::fclose(file);
+      return wt_tools::Flags::fail(std::string("-f ") + path + " is larger than " +
+                                   std::to_string(kMaxPromptFileBytes >> 20) + " MiB, more than any context holds");
+    }
+    out->append(chunk.data(), got);
+  }
+  const bool read_failed = std::ferror(file) != 0;
+  const int read_errno = errno;
+  std::fclose(file);
+  if (read_failed) return wt_tools::Flags::fail(std::string("-f cannot read ") + path + ": " + std::strerror(read_errno));
+  return true;
+}
+
+// A number strtod reads whole that is finite as a float (not nan, inf or 1e39).
+bool finite_number(wt_tools::Flags& f, float* out) {
+  const std::string name = f.flag();
+  double d = 0;
+  if (!f.number(&d)) return false;
+  if (!std::isfinite(static_cast<float>(d))) return wt_tools::Flags::fail(name + " expects a finite number");
+  *out = static_cast<float>(d);
+  return true;
+}
+
+// A whole number in [0, 2^64 - 1], all digits (no sign, no exponent).
+bool seed_number(wt_tools::Flags& f, unsigned long long* out) {
+  const std::string name = f.flag();
+  const char* v = nullptr;
+  if (!f.text(&v)) return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || v[0] < '0' || v[0] > '9')
+    return wt_tools::Flags::fail(name + " '" + v + "' is not a whole number in [0, 18446744073709551615]");
+  *out = x;
+  return true;
+}
+
+bool parse_args(int argc, char** argv, Options* o, bool* help) {
   wt_tools::Flags f(argc, argv);
   while (f.next()) {
-    double d = 0;
     if (f.is("-m", "--model")) {
       if (!f.text(&o->model)) return false;
     } else if (f.is("-p", "--prompt")) {
       if (!f.text(&o->prompt)) return false;
+      o->prompt_source = "-p";
     } else if (f.is("--system")) {
       if (!f.text(&o->system)) return false;
     } else if (f.is("-f", "--file")) {
       const char* v = nullptr;
-      if (!f.text(&v)) return false;
-      FILE* file = std::fopen(v, "rb");
-      if (!file) return wt_tools::Flags::fail(std::string("cannot open ") + v);
-      char chunk[65536];
-      size_t got = 0;
-      o->prompt.clear();
-      while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0) o->prompt.append(chunk, got);
-      std::fclose(file);
+      if (!f.text(&v) || !read_prompt_file(v, &o->prompt)) return false;
+      o->prompt_source = std::string("-f ") + v;
     } else if (f.is("--prune")) {
       if (!f.text(&o->prune_method)) return false;
     } else if (f.is("--prune-param")) {
@@ -86,46 +147,52 @@ bool parse_args(int argc, char** argv, Options* o) {
     } else if (f.is("--f32-activations")) {
       o->f32_activations = true;
     } else if (f.is("-n", "--n-predict")) {
-      if (!f.number(&d)) return false;
-      o->n_predict = static_cast<int>(d);
+      if (!f.whole(0, kMaxContext, &o->n_predict)) return false;
     } else if (f.is("-t", "--threads")) {
-      if (!f.number(&d)) return false;
-      o->n_threads = static_cast<int>(d);
+      if (!f.whole(0, kMaxThreads, &o->n_threads)) return false;
     } else if (f.is("-c", "--ctx")) {
-      if (!f.number(&d)) return false;
-      o->n_ctx = static_cast<int>(d);
+      if (!f.whole(0, kMaxContext, &o->n_ctx)) return false;
     } else if (f.is("--temp")) {
-      if (!f.number(&d)) return false;
-      o->temp = static_cast<float>(d);
+      if (!finite_number(f, &o->temp)) return false;
     } else if (f.is("--top-k")) {
-      if (!f.number(&d)) return false;
-      o->top_k = static_cast<int>(d);
+      if (!f.whole(0, INT32_MAX, &o->top_k)) return false;
     } else if (f.is("--top-p")) {
-      if (!f.number(&d)) return false;
-      o->top_p = static_cast<float>(d);
+      if (!finite_number(f, &o->top_p)) return false;
+      if (!(o->top_p > 0 && o->top_p <= 1)) return wt_tools::Flags::fail("--top-p must be in (0, 1] (1 is off)");
     } else if (f.is("--seed")) {
-      if (!f.number(&d)) return false;
-      o->seed = static_cast<unsigned long long>(d);
+      if (!seed_number(f, &o->seed)) return false;
     } else if (f.is("--list-methods")) {
       wt_tools::print_prune_methods(stdout);
       std::exit(0);
     } else if (f.is("-h", "--help")) {
-      return false;
+      *help = true;
+      return true;
     } else {
       return wt_tools::Flags::fail("unknown argument '" + f.flag() + "'");
     }
   }
-  if (o->model.empty() || o->prompt.empty()) {
-    std::fprintf(stderr, "error: -m and -p are required\n");
-    return false;
+  if (o->model.empty()) return wt_tools::Flags::fail("-m MODEL is required");
+  if (o->prompt_source.empty()) return wt_tools::Flags::fail("a prompt is required: -p PROMPT or -f FILE");
+  if (o->prompt.empty()) {
+    return wt_tools::Flags::fail(o->prompt_source == "-p" ? "-p is empty: the prompt needs at least one character"
+                                                          : o->prompt_source + " is empty: the prompt needs at least one character");
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && static_cast<unsigned>(o->n_threads) > cores) {
+    std::fprintf(stderr,
+                 "warning: -t %d is more threads than this machine's %u cores: the workers wait on each other, "
+                 "which can be many times slower (-t 0 uses all cores)\n",
+                 o->n_threads, cores);
   }
   return true;
 }
 
-int fail(const char* what, wt_status st) {
-  std::fprintf(stderr, "error: %s: %s: %s\n", what, wt_status_string(st), wt_last_error());
+int fail(const char* what, wt_status st, const char* detail) {
+  std::fprintf(stderr, "error: %s: %s: %s\n", what, wt_status_string(st), detail);
   return 1;
 }
+// wt_last_error() is the detail of this thread's last failed call: read it before any other call.
+int fail(const char* what, wt_status st) { return fail(what, st, wt_last_error()); }
 
 struct StreamState {
   wt_detokenizer* detok;
@@ -183,9 +250,14 @@ void print_prune_stats(const wt_context* ctx) {
 
 int main(int argc, char** argv) {
   Options o;
-  if (!parse_args(argc, argv, &o)) {
-    usage(argv[0]);
+  bool help = false;
+  if (!parse_args(argc, argv, &o, &help)) {
+    usage(stderr, argv[0]);
     return 2;
+  }
+  if (help) {
+    usage(stdout, argv[0]);
+    return 0;
   }
 
   wt_model* model = nullptr;
@@ -252,11 +324,12 @@ int main(int argc, char** argv) {
   if (st != WT_OK) return fail("creating the detokenizer", st);
   int32_t n_generated = 0;
   st = wt_generate(ctx, sampler, o.n_predict, on_token, &stream, &n_generated);
+  const std::string generate_error = st != WT_OK ? wt_last_error() : "";  // before the flush resets it
   size_t len = 0;
   if (wt_detokenizer_flush(stream.detok, stream.buf.data(), stream.buf.size(), &len) == WT_OK)
     std::fwrite(stream.buf.data(), 1, len, stdout);
   std::printf("\n");
-  if (st != WT_OK) return fail("generation", st);
+  if (st != WT_OK) return fail("generation", st, generate_error.c_str());
 
   if (o.verbose && cp.prune.method != WT_PRUNE_FULL) print_prune_stats(ctx);
 
