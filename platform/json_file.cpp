@@ -1,7 +1,9 @@
 #include "json_file.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 namespace wt {
 
@@ -31,6 +33,9 @@ const Json* json_find(const Json& j, const char* key) {
 }
 
 Status read_text_file(const std::string& path, std::string* out) {
+  // A directory opens as a stream that reads nothing: say what it is, not "unexpected end".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return error(WT_ERR_IO, "'" + path + "' is a directory, not a file");
   std::ifstream f(path, std::ios::binary);
   if (!f) return error(WT_ERR_IO, "cannot open '" + path + "'");
   std::ostringstream ss;

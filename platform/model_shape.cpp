@@ -90,8 +90,18 @@ Status parse_model_description(const std::string& json_text, const std::string& 
   WT_TRY(get_int("n_head_kv", 1, 1024, true, &hp.n_head_kv));
   WT_TRY(get_int("n_vocab", 1, 1 << 24, true, &hp.n_vocab));
   WT_TRY(get_int("n_ctx_train", 0, 1 << 24, false, &hp.n_ctx_train));
-  hp.head_dim = hp.n_embd / hp.n_head;
+  // Without 'head_dim' the heads split n_embd evenly; a split that leaves a remainder (or
+  // no dimensions at all, n_head > n_embd) is no model this planner can size.
+  hp.head_dim = 0;
   WT_TRY(get_int("head_dim", 1, 1024, false, &hp.head_dim));
+  if (hp.head_dim == 0) {
+    const std::string heads = "'n_head' " + std::to_string(hp.n_head) + " and 'n_embd' " + std::to_string(hp.n_embd);
+    if (hp.n_head > hp.n_embd)
+      return error(WT_ERR_FORMAT, what + ": " + heads + " would give heads of 0 dimensions; give 'head_dim'");
+    if (hp.n_embd % hp.n_head != 0)
+      return error(WT_ERR_FORMAT, what + ": " + heads + " do not split evenly into heads; give 'head_dim'");
+    hp.head_dim = hp.n_embd / hp.n_head;
+  }
   hp.n_rot = hp.head_dim;
   if (hp.n_head % hp.n_head_kv != 0)
     return error(WT_ERR_FORMAT, what + ": 'n_head' " + std::to_string(hp.n_head) + " is not a multiple of 'n_head_kv' " +

@@ -425,6 +425,14 @@ TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
   model_error("{" + base + ", \"n_head_kv\": 2.5, \"weight_type\": \"F16\"}", "'n_head_kv'");
   model_error("{" + base + ", \"n_head_kv\": 2, \"weight_type\": \"F16\", \"arch\": \"gpt2\"}", "'arch'");
   model_error("[1, 2", "m.json:1:");
+  // Without head_dim the heads split n_embd: more heads than dimensions (head_dim 0) or a
+  // remainder is refused, naming head_dim; given head_dim, n_head * head_dim may exceed n_embd.
+  const std::string heads = "\"n_layer\": 2, \"n_ff\": 128, \"n_vocab\": 100, \"weight_type\": \"F16\"";
+  model_error("{" + heads + ", \"n_embd\": 16, \"n_head\": 32, \"n_head_kv\": 32}", "heads of 0 dimensions; give 'head_dim'");
+  model_error("{" + heads + ", \"n_embd\": 64, \"n_head\": 6, \"n_head_kv\": 6}", "do not split evenly");
+  REQUIRE(parse_model_description("{" + heads + ", \"n_embd\": 16, \"n_head\": 32, \"n_head_kv\": 32, \"head_dim\": 8}",
+                                  "m.json", &s).is_ok());
+  CHECK(s.hp.head_dim == 8);
   REQUIRE(parse_model_description("{" + base + ", \"n_head_kv\": 2, \"weight_type\": \"F16\"}", "m.json", &s).is_ok());
   // F16 matrices (2 bytes) and f32 norms: exact bytes.
   const uint64_t per_layer = 2 * (64 * 64 * 2 + 64 * 32 * 2 + 3 * 64 * 128) + 4 * (64 + 64);
