@@ -5,6 +5,9 @@ reader and writer).
     check_bench_resume.py truncate SOURCE.json OUT.json L   # drop every record of length L,
                                                             # as if the run stopped before it
     check_bench_resume.py check SOURCE.json RESUMED.json L  # RESUMED = --resume OUT.json
+    check_bench_resume.py corrupt SOURCE.json OUTDIR       # OUTDIR/bad_kept_rows.json: the first
+                                                           # run's kept_rows one entry long;
+                                                           # OUTDIR/bad_n_decode.json: its n_decode 1e12
 
 Invariants: the runs kept from the earlier file come back unchanged; the runs of length L,
 run again, give the same answers, kept rows and fidelity as the source run (the engine is
@@ -40,9 +43,21 @@ def key(r):
 
 
 def main():
-    mode, src_path, out_path, length = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    mode, src_path, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
+    length = int(sys.argv[4]) if len(sys.argv) > 4 else None
     with open(src_path) as f:
         src = json.load(f)
+    if mode == "corrupt":
+        # Records --resume must refuse (naming the field), not read past or allocate from.
+        for name, field, bad in (("bad_kept_rows", "kept_rows", lambda r: r["kept_rows"][:1]),
+                                 ("bad_n_decode", "n_decode", lambda r: 1e12)):
+            doc = json.loads(json.dumps(src))
+            first = next(r for r in doc["records"] if r["kind"] == "run")
+            first[field] = bad(first)
+            with open(f"{out_path}/{name}.json", "w") as f:
+                json.dump(doc, f)
+        print(f"ok: {out_path}/bad_kept_rows.json, {out_path}/bad_n_decode.json")
+        return 0
     if mode == "truncate":
         src["meta"]["complete"] = False
         src["records"] = [r for r in src["records"] if r.get("L") != length]

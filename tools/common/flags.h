@@ -11,6 +11,11 @@
 
 namespace wt_tools {
 
+// The most CPU worker threads the library takes: wt_context_create refuses n_threads above
+// it (runtime/engine/context.cpp). whittle.h does not state it yet, so the tools keep it here
+// and refuse a larger -t as a usage error before they start anything.
+constexpr int kMaxThreads = 1024;
+
 class Flags {
  public:
   Flags(int argc, char** argv) : argc_(argc), argv_(argv) {}

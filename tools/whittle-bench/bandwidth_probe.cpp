@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,12 +41,17 @@ double measure_read_bandwidth_gbs(int n_threads, size_t bytes, int repetitions) 
     std::vector<uint64_t> partial(static_cast<size_t>(n_threads), 0);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
-    for (int t = 0; t < n_threads; ++t) {
-      threads.emplace_back([&, t] {
-        const size_t begin = n * static_cast<size_t>(t) / static_cast<size_t>(n_threads);
-        const size_t end = n * static_cast<size_t>(t + 1) / static_cast<size_t>(n_threads);
-        partial[static_cast<size_t>(t)] = sum_range(buf.data() + begin, end - begin);
-      });
+    try {
+      for (int t = 0; t < n_threads; ++t) {
+        threads.emplace_back([&, t] {
+          const size_t begin = n * static_cast<size_t>(t) / static_cast<size_t>(n_threads);
+          const size_t end = n * static_cast<size_t>(t + 1) / static_cast<size_t>(n_threads);
+          partial[static_cast<size_t>(t)] = sum_range(buf.data() + begin, end - begin);
+        });
+      }
+    } catch (const std::system_error&) {
+      for (auto& th : threads) th.join();  // a joinable thread destroyed would terminate
+      throw;
     }
     for (auto& th : threads) th.join();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -10,11 +10,19 @@
 #include <vector>
 
 #include "compute_probe.h"
-#include "json.h"
 #include "tasks.h"
+#include "tools/common/json.h"
 #include "whittle.h"
 
 namespace bench {
+
+// The tools' JSON value and its readers and writers (tools/common/json.h).
+using wt_tools::Json;
+using wt_tools::read_json_file;
+using wt_tools::valid_utf8;
+using wt_tools::write_csv;
+using wt_tools::write_json_document;
+using wt_tools::write_jsonl;
 
 struct BenchModel {
   wt_model* model = nullptr;
@@ -37,6 +45,7 @@ struct Machine {
   ComputePeak peak;
   int threads = 2;
 };
+// Throws std::system_error when the machine cannot start `threads` threads.
 Machine probe_machine(int threads);
 
 // A method and its parameter settings (one point of the cross product).

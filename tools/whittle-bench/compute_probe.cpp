@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -76,7 +77,12 @@ double rate(int n_threads, int64_t iters, double ops_per_iter, float (*fn)(int64
     std::vector<float> out(static_cast<size_t>(n_threads));
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> th;
-    for (int t = 0; t < n_threads; ++t) th.emplace_back([&, t] { out[static_cast<size_t>(t)] = fn(iters); });
+    try {
+      for (int t = 0; t < n_threads; ++t) th.emplace_back([&, t] { out[static_cast<size_t>(t)] = fn(iters); });
+    } catch (const std::system_error&) {
+      for (auto& x : th) x.join();  // a joinable thread destroyed would terminate
+      throw;
+    }
     for (auto& x : th) x.join();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (float v : out) sink = sink + v;

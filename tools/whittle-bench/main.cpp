@@ -9,11 +9,13 @@
 // Lists run as a cross product; pruned figures are also ratios to full KV from the same run.
 // Ctrl-C stops after writing what is done.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "bench_common.h"
@@ -118,15 +120,20 @@ int parse(int argc, char** argv, Args* a) {
       if (!parse_ints(v, &a->n)) return usage_error("-n expects a list of token counts, e.g. 16,128");
       a->n_given = true;
     } else if (k == "-t") {
-      if (!parse_ints(v, &a->threads) || std::count(a->threads.begin(), a->threads.end(), 0))
-        return usage_error("-t expects a list of thread counts >= 1");
+      if (!parse_ints(v, &a->threads) || std::count(a->threads.begin(), a->threads.end(), 0) ||
+          *std::max_element(a->threads.begin(), a->threads.end()) > wt_tools::kMaxThreads)
+        return usage_error("-t expects a list of thread counts in [1, " + std::to_string(wt_tools::kMaxThreads) +
+                           "] (the library's limit), got " + v);
     } else if (k == "-r") {
       a->reps = std::atoi(v.c_str());
       if (a->reps < 1) return usage_error("-r expects a repetition count >= 1");
     } else if (k == "--seed") {
+      // strtoull takes "-1" as 2^64 - 1: only digits are a seed.
       char* end = nullptr;
+      errno = 0;
       a->seed = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0') return usage_error("--seed expects a non-negative integer");
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || errno == ERANGE)
+        return usage_error("--seed expects a whole number in [0, 2^64 - 1], got " + v);
     } else if (k == "--backend") {
       const std::pair<const char*, wt_backend_kind> kinds[] = {
           {"cpu", WT_BACKEND_CPU}, {"vulkan", WT_BACKEND_VULKAN}, {"cuda", WT_BACKEND_CUDA}};
@@ -276,7 +283,7 @@ int run_older_mode(const Args& a, wt_model* model) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   Args a;
   if (const int rc = parse(argc, argv, &a); rc != 0) return rc < 0 ? 0 : rc;
   BenchModel m;
@@ -297,7 +304,13 @@ int main(int argc, char** argv) {
 
   std::vector<Machine> machines;
   for (int t : a.threads) {
-    machines.push_back(probe_machine(t));
+    try {
+      machines.push_back(probe_machine(t));
+    } catch (const std::system_error& e) {
+      std::fprintf(stderr, "error: -t %d: the machine probe cannot start %d threads here (%s)\n", t, t, e.what());
+      wt_model_free(m.model);
+      return 1;
+    }
     machines.back().backend = a.backend;
     if (m.info.device && m.info.device[0]) machines.back().device = m.info.device;
   }
@@ -380,4 +393,16 @@ int main(int argc, char** argv) {
   wt_model_free(m.model);
   if (g_stop) return 130;
   return ok && written ? 0 : 1;
+}
+
+// Nothing thrown leaves the program: what escapes the run is an error line and exit 1.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "error: an unknown exception\n");
+  }
+  return 1;
 }

@@ -256,32 +256,78 @@ Json run_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, i
 }
 
 // An earlier run's record back as a RunResult: what aggregate() reads. The per-step decode
-// times are not kept in records, only their mean, which is all the summary uses.
-RunResult run_from_record(const Json& j) {
+// times are not kept in records, only their mean, which is all the summary uses. A record is
+// another program's text: every count in it is checked against what this suite produces for
+// prompt p at length L on m's layers before it sizes or indexes anything; false with *error
+// naming the record and the field otherwise.
+bool run_from_record(const BenchModel& m, const Json& j, const Prompt& p, int32_t L, const SuiteOptions& o,
+                     RunResult* out, std::string* error) {
+  const int32_t n_layer = m.info.n_layer;
+  const std::string what = "--resume: the run record of L " + std::to_string(L) + ", prompt seed " +
+                           std::to_string(p.seed) + ", method " + (j.find("method") ? j.find("method")->str() : "?");
+  auto bad = [&](const char* key, const std::string& why) {
+    *error = what + ": '" + key + "' " + why;
+    return false;
+  };
   auto num = [&](const char* k) {
     const Json* v = j.find(k);
     return v ? v->number() : kNaN;
   };
+  // A whole number in [lo, hi]; an absent or null field is `missing` when null_ok.
+  auto whole = [&](const char* k, double lo, double hi, bool null_ok, double missing, double* dst) {
+    const Json* v = j.find(k);
+    if (null_ok && (!v || v->type() == Json::Type::null)) {
+      *dst = missing;
+      return true;
+    }
+    const double x = v ? v->number() : kNaN;
+    if (!(x >= lo && x <= hi) || std::floor(x) != x)
+      return bad(k, "is " + (v ? v->dump() : std::string("missing")) + ", not a whole number in [" + fmt(lo, "%.0f") +
+                        ", " + fmt(hi, "%.0f") + "]");
+    *dst = x;
+    return true;
+  };
   RunResult r;
   r.ttft_ms = num("ttft_ms");
-  const double tpot = num("tpot_ms"), n_decode = num("n_decode");
+  const double tpot = num("tpot_ms");
+  double n_decode = 0;
+  if (!whole("n_decode", 0, p.max_new, false, 0, &n_decode)) return false;
   if (std::isfinite(tpot) && n_decode > 0) r.decode_ms.assign(static_cast<size_t>(n_decode), tpot);
-  if (const Json* o = j.find("output")) r.output = o->str();
+  if (const Json* v = j.find("output")) r.output = v->str();
   if (const Json* c = j.find("correct"); c && c->type() == Json::Type::boolean) r.correct = c->boolean() ? 1 : 0;
-  if (const Json* k = j.find("kept_rows"))
-    for (const Json& x : k->elems()) r.kept_rows.push_back(static_cast<int32_t>(x.number()));
-  r.kv_bytes = static_cast<uint64_t>(std::max(0.0, num("kv_bytes")));
-  const double sel = num("selection_layer");
-  r.selection_layer = std::isfinite(sel) ? static_cast<int32_t>(sel) : -1;
+  const Json* k = j.find("kept_rows");
+  if (!k || k->type() != Json::Type::array || k->elems().size() != static_cast<size_t>(n_layer))
+    return bad("kept_rows", "has " + (k && k->type() == Json::Type::array ? std::to_string(k->elems().size()) + " entries"
+                                                                          : std::string("no array")) +
+                                ", the model has " + std::to_string(n_layer) + " layers");
+  for (const Json& x : k->elems()) {
+    const double rows = x.number();
+    if (!(rows >= 0 && rows <= L) || std::floor(rows) != rows)
+      return bad("kept_rows", "holds " + x.dump() + ", not a row count in [0, " + std::to_string(L) + "]");
+    r.kept_rows.push_back(static_cast<int32_t>(rows));
+  }
+  double kv = 0;
+  const double full_kv = static_cast<double>(m.kv_row_bytes()) * L * n_layer;
+  if (!whole("kv_bytes", 0, full_kv, false, 0, &kv)) return false;
+  r.kv_bytes = static_cast<uint64_t>(kv);
+  double sel = -1;
+  if (!whole("selection_layer", -1, n_layer - 1, false, -1, &sel)) return false;
+  r.selection_layer = static_cast<int32_t>(sel);
   if (const Json* t = j.find("triggered")) r.triggered = t->boolean();
   r.spearman_selection = num("spearman_selection");
-  if (const Json* s = j.find("spearman_layers"))
-    for (const Json& x : s->elems()) r.spearman_layers.push_back(x.number());
-  const double agree = num("top1_agree");
-  r.agree = std::isfinite(agree) ? static_cast<int>(agree) : -1;
+  const Json* s = j.find("spearman_layers");
+  if (!s || s->type() != Json::Type::array || s->elems().size() != static_cast<size_t>(n_layer))
+    return bad("spearman_layers", "has " + (s && s->type() == Json::Type::array ? std::to_string(s->elems().size()) + " entries"
+                                                                                : std::string("no array")) +
+                                      ", the model has " + std::to_string(n_layer) + " layers");
+  for (const Json& x : s->elems()) r.spearman_layers.push_back(x.number());
+  double agree = -1;
+  if (!whole("top1_agree", 0, o.n_agree, true, -1, &agree)) return false;
+  r.agree = static_cast<int>(agree);
   r.kl = num("kl_mean");
   r.nll = num("nll_delta");  // full's is 0, so nll - full's nll stays the recorded delta
-  return r;
+  *out = std::move(r);
+  return true;
 }
 
 // Earlier runs by (length, prompt seed, method, parameters).
@@ -293,7 +339,10 @@ std::map<ResumeKey, const Json*> index_resume(const std::vector<Json>& records) 
     const Json *kind = r.find("kind"), *L = r.find("L"), *seed = r.find("prompt_seed"), *method = r.find("method"),
                *params = r.find("params");
     if (!kind || kind->str() != "run" || !L || !seed || !method || !params) continue;
-    idx[{static_cast<int64_t>(L->number()), static_cast<int64_t>(seed->number()), method->str(), params->dump()}] = &r;
+    // Only whole numbers a prompt can have are cast (a cast of any other double is undefined).
+    const double l = L->number(), sd = seed->number();
+    if (!(l >= 0 && l <= 1 << 30 && std::floor(l) == l) || !(sd >= -0x1p63 && sd < 0x1p63 && std::floor(sd) == sd)) continue;
+    idx[{static_cast<int64_t>(l), static_cast<int64_t>(sd), method->str(), params->dump()}] = &r;
   }
   return idx;
 }
@@ -567,7 +616,12 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
       }
       if (earlier.size() == methods.size()) {
         for (size_t k = 0; k < methods.size(); ++k) {
-          methods[k].runs.push_back(run_from_record(*earlier[k]));
+          RunResult r;
+          if (!run_from_record(m, *earlier[k], prompts[pi], L, o, &r, error)) {
+            for (MethodState& x : methods) wt_context_free(x.ctx);
+            return false;
+          }
+          methods[k].runs.push_back(std::move(r));
           out->records.push_back(*earlier[k]);
         }
         progress.skip(prefill_units(L) * static_cast<double>(methods.size()));

@@ -17,6 +17,7 @@
 #include "platform/planner.h"
 #include "runtime/model/model.h"
 #include "tools/common/flags.h"
+#include "tools/common/json.h"
 #include "tools/common/prune_methods.h"
 #include "whittle.h"
 
@@ -88,7 +89,7 @@ bool parse_args(int argc, char** argv, Options* o) {
     } else if (f.is("--kv-block")) {
       if (!f.whole(1, 4096, &o->kv_block_tokens)) return false;
     } else if (f.is("-t", "--threads")) {
-      if (!f.whole(0, 1024, &o->n_threads)) return false;
+      if (!f.whole(0, wt_tools::kMaxThreads, &o->n_threads)) return false;
     } else if (f.is("--method", "--prune")) {
       if (!f.text(&o->method)) return false;
     } else if (f.is("--keep")) {
@@ -142,45 +143,48 @@ int fail(const wt::Status& st) {
   return 2;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += ' ';
-      continue;
-    }
-    out += c;
-  }
-  return out;
+// v rounded to `digits` significant digits, as the text shows it (a float keep ratio of 0.1
+// would otherwise be written 0.10000000149011612).
+double rounded(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return std::strtod(buf, nullptr);
 }
 
-void write_json(FILE* f, const wt::Plan& p, int32_t max_ctx, float max_keep, bool have_keep) {
-  std::fprintf(f, "{\n  \"board\": \"%s\",\n  \"usable_bytes\": %llu,\n  \"model\": \"%s\",\n",
-               json_escape(p.board.name).c_str(), static_cast<unsigned long long>(p.usable_bytes),
-               json_escape(p.model_name).c_str());
-  std::fprintf(f, "  \"n_ctx\": %d,\n  \"n_new\": %d,\n  \"method\": \"%s\",\n  \"keep\": %.4g,\n", p.request.n_ctx,
-               p.request.n_new, wt_prune_method_name(p.prune.method), p.prune.keep);
-  std::fprintf(f, "  \"components\": [\n");
-  for (size_t i = 0; i < p.components.size(); ++i) {
-    const wt::PlanComponent& c = p.components[i];
-    std::fprintf(f, "    {\"name\": \"%s\", \"bytes\": %llu, \"note\": \"%s\"}%s\n", c.name.c_str(),
-                 static_cast<unsigned long long>(c.bytes), json_escape(c.note).c_str(),
-                 i + 1 < p.components.size() ? "," : "");
+// The plan as one JSON document (tools/common/json.h, the writer whittle-bench uses: names
+// from a GGUF can hold any bytes, and the file is valid UTF-8 whatever they are).
+wt_tools::Json plan_json(const wt::Plan& p, int32_t max_ctx, float max_keep, bool have_keep) {
+  using wt_tools::Json;
+  Json j = Json::object();
+  j.set("board", p.board.name);
+  j.set("usable_bytes", p.usable_bytes);
+  j.set("model", p.model_name);
+  j.set("n_ctx", p.request.n_ctx);
+  j.set("n_new", p.request.n_new);
+  j.set("method", wt_prune_method_name(p.prune.method));
+  j.set("keep", rounded(p.prune.keep, 4));
+  Json components = Json::array();
+  for (const wt::PlanComponent& c : p.components) {
+    Json cj = Json::object();
+    cj.set("name", c.name);
+    cj.set("bytes", c.bytes);
+    cj.set("note", c.note);
+    components.push(std::move(cj));
   }
-  std::fprintf(f, "  ],\n  \"kv_rows\": [");
-  for (size_t l = 0; l < p.kv_rows.size(); ++l) std::fprintf(f, "%s%d", l ? ", " : "", p.kv_rows[l]);
-  std::fprintf(f, "],\n  \"total_bytes\": %llu,\n  \"fits\": %s,\n  \"spare_bytes\": %lld,\n",
-               static_cast<unsigned long long>(p.total_bytes), p.fits ? "true" : "false",
-               static_cast<long long>(p.spare_bytes));
-  std::fprintf(f, "  \"arena_bytes\": %llu,\n  \"allocated_total_bytes\": %llu,\n  \"allocated_fits\": %s,\n",
-               static_cast<unsigned long long>(p.arena.total_bytes),
-               static_cast<unsigned long long>(p.allocated_total_bytes), p.allocated_fits ? "true" : "false");
-  std::fprintf(f, "  \"solve\": {\"max_ctx\": %d", max_ctx);
-  if (have_keep) std::fprintf(f, ", \"max_keep\": %.3f", max_keep);
-  std::fprintf(f, "},\n  \"notes\": [");
-  for (size_t i = 0; i < p.notes.size(); ++i) std::fprintf(f, "%s\"%s\"", i ? ", " : "", json_escape(p.notes[i]).c_str());
-  std::fprintf(f, "]\n}\n");
+  j.set("components", std::move(components));
+  j.set("kv_rows", Json::array_of(p.kv_rows));
+  j.set("total_bytes", p.total_bytes);
+  j.set("fits", p.fits);
+  j.set("spare_bytes", static_cast<int64_t>(p.spare_bytes));
+  j.set("arena_bytes", p.arena.total_bytes);
+  j.set("allocated_total_bytes", p.allocated_total_bytes);
+  j.set("allocated_fits", p.allocated_fits);
+  Json solve = Json::object();
+  solve.set("max_ctx", max_ctx);
+  if (have_keep) solve.set("max_keep", rounded(max_keep, 3));
+  j.set("solve", std::move(solve));
+  j.set("notes", Json::array_of(p.notes));
+  return j;
 }
 
 }  // namespace
@@ -318,13 +322,17 @@ int main(int argc, char** argv) {
   for (const std::string& n : p.notes) std::printf("note:    %s\n", n.c_str());
 
   if (!o.json.empty()) {
+    const std::string text = plan_json(p, max_ctx, max_keep, have_keep).dump() + "\n";
     FILE* f = std::fopen(o.json.c_str(), "w");
-    if (!f) {
+    bool written = f != nullptr;
+    if (f) {
+      written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+      written = std::fclose(f) == 0 && written;
+    }
+    if (!written) {
       std::fprintf(stderr, "error: cannot write '%s'\n", o.json.c_str());
       return 2;
     }
-    write_json(f, p, max_ctx, max_keep, have_keep);
-    std::fclose(f);
   }
   return p.fits ? 0 : 1;
 }

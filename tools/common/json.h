@@ -1,6 +1,8 @@
-// A small JSON value for benchmark records: built in memory, written as one JSON document,
-// as JSON lines, or as CSV (one row per record, nested values as JSON text in the cell).
-// Object keys keep their insertion order so files diff cleanly between runs.
+// The tools' one JSON writer (and reader): a small JSON value built in memory, written as one
+// JSON document, as JSON lines, or as CSV (one row per record, nested values as JSON text in
+// the cell). Strings are written as valid UTF-8 whatever they hold (a model's name or output
+// can hold any bytes). Object keys keep their insertion order so files diff cleanly between
+// runs. whittle-bench writes its records with it, whittle-plan its --json plan.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace bench {
+namespace wt_tools {
 
 class Json {
  public:
@@ -71,4 +73,4 @@ bool write_json_document(const std::string& path, const Json& meta, const std::v
 bool write_jsonl(const std::string& path, const std::vector<Json>& records, std::string* error);
 bool write_csv(const std::string& path, const std::vector<Json>& records, std::string* error);
 
-}  // namespace bench
+}  // namespace wt_tools

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-namespace bench {
+namespace wt_tools {
 
 Json::Json(double v) {
   if (std::isfinite(v)) {
@@ -218,4 +218,4 @@ bool write_csv(const std::string& path, const std::vector<Json>& records, std::s
   return finish(f, path, error);
 }
 
-}  // namespace bench
+}  // namespace wt_tools

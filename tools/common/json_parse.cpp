@@ -1,17 +1,19 @@
 // The reader for what json.cpp writes (and any other valid JSON): --resume reads the
 // records of an earlier, interrupted run back. nlohmann's parser (the project's one JSON
-// reader) reads the text; the result becomes a bench::Json with a depth limit, so a hostile
+// reader) reads the text; the result becomes a wt_tools::Json with a depth limit, so a hostile
 // file cannot exhaust the stack.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <system_error>
 
 #include "json.h"
 
-namespace bench {
+namespace wt_tools {
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -74,6 +76,12 @@ bool parse_json(const std::string& text, Json* out, std::string* error) {
 }
 
 bool read_json_file(const std::string& path, Json* out, std::string* error) {
+  // A directory opens as a stream that reads nothing: say what it is, not "unexpected end".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    *error = path + " is a directory, not a JSON file";
+    return false;
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) {
     *error = "cannot read " + path;
@@ -88,4 +96,4 @@ bool read_json_file(const std::string& path, Json* out, std::string* error) {
   return true;
 }
 
-}  // namespace bench
+}  // namespace wt_tools
