@@ -301,6 +301,14 @@ int main(int argc, char** argv) {
     if (st != WT_OK) return fail("--prune-param", st);
   }
   if (cp.prune.method == WT_PRUNE_ORACLE) cp.n_ctx += cp.prune.oracle_tokens;
+  // Beyond the training context the library runs (whittle.h, n_ctx), but the positions there
+  // were never trained: say so rather than let the answers degrade unexplained.
+  wt_model_info info{};
+  if (wt_model_get_info(model, &info) == WT_OK && info.n_ctx_train > 0 && cp.n_ctx > info.n_ctx_train)
+    std::fprintf(stderr,
+                 "warning: the context holds %d tokens, more than the model's training context (%d): positions "
+                 "past it were never trained and the output may degrade\n",
+                 cp.n_ctx, info.n_ctx_train);
   wt_context* ctx = nullptr;
   st = wt_context_create(model, &cp, &ctx);
   if (st != WT_OK) return fail("creating the context", st);
