@@ -36,7 +36,8 @@ Status weight_variant(const VulkanBackend& b, DType t, Kernel f32, const char* o
     case DType::q6_k: delta = 10; break;
   }
   if (delta < 0)
-    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + " of " + dtype_name(t) + " weights is not implemented");
+    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + " cannot decode " + dtype_name(t) +
+                                         " weights (backends/weight_types.cpp lists the types Vulkan reads)");
   if (t == DType::f16 && !b.vk_caps().storage_16bit)
     return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + " of f16 weights needs storageBuffer16BitAccess");
   *out = static_cast<Kernel>(static_cast<uint32_t>(f32) + static_cast<uint32_t>(delta));

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/dtype.h"
 #include "launch.cuh"
@@ -32,6 +33,13 @@ inline bool weight_type_ok(DType t) {
   return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::q8_0 || t == DType::q4_0 ||
          t == DType::q4_1 || t == DType::q5_0 || t == DType::q5_1 || t == DType::q4_k || t == DType::q5_k ||
          t == DType::q6_k;
+}
+
+// The refusal of a weight type no decoder below reads (the model loader and the planner
+// refuse such a model first, by backends/weight_types.cpp; this is a direct op call).
+inline Status unread_weight_type(const char* op, DType t) {
+  return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + op + " cannot decode " + dtype_name(t) +
+                                       " weights (backends/weight_types.cpp lists the types CUDA reads)");
 }
 
 // ---- device side ------------------------------------------------------------------------

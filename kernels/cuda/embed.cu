@@ -34,8 +34,7 @@ Status embed(const OpCall& c, const Launch& l) {
   const EmbedOp& a = c.get<EmbedOp>();
   const Tensor& t = a.table;
   if (!weight_type_ok(t.type))
-    return error(WT_ERR_UNSUPPORTED, std::string("cuda: embed of ") + dtype_name(t.type) +
-                                         " weights is not implemented");
+    return unread_weight_type("embed", t.type);
   const int64_t d = a.dst.ne[0], n = a.dst.ne[1];
   if (d * n == 0) return Status::ok();
   switch (t.type) {

@@ -192,14 +192,12 @@ Status matmul(const OpCall& c, const Launch& l) {
   const MatmulOp& m = c.get<MatmulOp>();
   const Tensor& w = m.w;
   if (!weight_type_ok(w.type))
-    return error(WT_ERR_UNSUPPORTED, std::string("cuda: matmul of ") + dtype_name(w.type) +
-                                         " weights is not implemented");
+    return unread_weight_type("matmul", w.type);
   const MatmulProducts p = matmul_products(m);
   bool one_type = true;
   for (int i = 1; i < p.n; ++i) {
     if (!weight_type_ok(p.w[i]->type))
-      return error(WT_ERR_UNSUPPORTED, std::string("cuda: matmul of ") + dtype_name(p.w[i]->type) +
-                                           " weights is not implemented");
+      return unread_weight_type("matmul", p.w[i]->type);
     one_type = one_type && p.w[i]->type == w.type;
   }
   if (!one_type) {  // mixed weight types (a Q4_K_M file's V may be Q6_K): one launch per product
