@@ -232,6 +232,12 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
   expect_status(ranked, {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_get_token_ranking");
   if (ranked == WT_OK)
     for (int32_t i = 0; i < n_scores; ++i) g_sink = g_sink + std::isnan(scores[i]);  // ASan: the floats are there
+  const int32_t* kv_pos = nullptr;
+  int32_t n_kv = 0;
+  const wt_status kv_listed = wt_context_get_kv_positions(ctx, pick_int(fdp, g_n_layer), pick_int(fdp, 4), &kv_pos, &n_kv);
+  expect_status(kv_listed, {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_get_kv_positions");
+  if (kv_listed == WT_OK)
+    for (int32_t i = 0; i < n_kv; ++i) g_sink = g_sink + (kv_pos[i] < 0);  // ASan: the rows are there
 
   // An abort request stops the next prefill of two tokens or more. (A one-token prefill runs
   // the decode path, which never checks the request, and only consumes it.)

@@ -605,6 +605,17 @@ WT_API wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stat
 WT_API wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer,
                                               const float** out_scores, int32_t* out_n);
 
+/* Which tokens' KV a layer holds (an evaluation tap; any context, pruned or not): the
+ * original position of each KV row that `layer`, KV head `kv_head` holds now, in the order
+ * the rows are stored. A prompt token's position is its index in the prompt (also after
+ * GemFilter's re-indexed re-prefill, whose rotary positions are 0..K-1); the t-th token after
+ * a prompt of L tokens is at L + t. *out_n is the number of rows (0 on a fresh or reset
+ * context). The pointer stays valid until the next prefill, decode, reset or free.
+ * WT_ERR_INVALID_ARGUMENT: NULL arguments, layer outside [0, n_layer), kv_head outside
+ * [0, n_head_kv). */
+WT_API wt_status wt_context_get_kv_positions(const wt_context* ctx, int32_t layer, int32_t kv_head,
+                                             const int32_t** out_positions, int32_t* out_n);
+
 /* ==== Sampling ======================================================================== */
 
 typedef struct wt_sampler_params {

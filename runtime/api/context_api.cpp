@@ -283,6 +283,29 @@ wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer, con
   });
 }
 
+wt_status wt_context_get_kv_positions(const wt_context* ctx, int32_t layer, int32_t kv_head,
+                                      const int32_t** out_positions, int32_t* out_n) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
+    WT_TRY(require(out_positions, "out_positions"));
+    WT_TRY(require(out_n, "out_n"));
+    const wt::Context& c = *ctx->ctx;
+    const int32_t n_layer = c.model().hp.n_layer;
+    const int32_t n_head_kv = static_cast<int32_t>(c.model().hp.n_head_kv);
+    if (layer < 0 || layer >= n_layer)
+      return wt::error(WT_ERR_INVALID_ARGUMENT,
+                       "layer " + std::to_string(layer) + " is outside [0, " + std::to_string(n_layer) + ")");
+    if (kv_head < 0 || kv_head >= n_head_kv)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_head " + std::to_string(kv_head) + " is outside [0, " +
+                                                    std::to_string(n_head_kv) + ")");
+    *out_positions = c.kv_positions(layer, kv_head);
+    *out_n = c.kv_len(layer);
+    return Status::ok();
+  });
+}
+
 wt_sampler_params wt_sampler_default_params(void) {
   wt_sampler_params p;
   p.struct_size = sizeof p;

@@ -163,6 +163,7 @@ Status Context::allocate() {
   row_tmp_ = v.row_tmp;
   tok_tmp_ = v.tok_tmp;
   kv_pos_ = v.kv_pos;
+  origin_ = v.origin;
   scores_ = v.scores;
   pooled_ = v.pooled;
   topk_in_ = v.topk_in;
@@ -303,6 +304,8 @@ const int32_t* Context::kv_positions(int32_t l, int32_t h) const {
 
 void Context::reset() {
   n_past_ = 0;
+  reindexed_ = 0;
+  reindexed_from_ = 0;
   last_rows_ = 0;
   last_row_only_ = false;
   policy_decoding_ = false;

@@ -94,7 +94,9 @@ class Context {
   const wt_prune_params& prune_params() const { return prune_; }
   const PruneStats& prune_stats() const { return prune_stats_; }
   const PrunePolicy* policy() const { return policy_.get(); }
-  // KV rows layer l holds, and the original position of each row of KV head h.
+  // KV rows layer l holds, and the original position of each row of KV head h (a prompt
+  // token's index in the prompt, L + t for the t-th token after a prompt of L; also after a
+  // re-indexed re-prefill).
   int32_t kv_len(int32_t l) const { return kv_len_[static_cast<size_t>(l)]; }
   const int32_t* kv_positions(int32_t l, int32_t h) const;
   // Without the pager: layer l's KV cache. With it, the pager holds the KV.
@@ -189,6 +191,13 @@ class Context {
   int32_t* row_tmp_ = nullptr;   // [n_ctx] scratch for gathered positions / tokens
   int32_t* tok_tmp_ = nullptr;   // [n_ctx]
   int32_t* kv_pos_ = nullptr;    // [n_layer][n_head_kv][n_ctx] original position of each KV row
+  // A re-indexed re-prefill (GemFilter) rotates its K kept tokens at 0..K-1 and decodes at K..:
+  // origin_[p] is the prompt position of rotary position p < K, and p >= K is the token that
+  // came (p - K) after the prompt of n: n + (p - K). reindexed_ = K (0: positions are
+  // original), reindexed_from_ = n.
+  int32_t* origin_ = nullptr;    // [n_ctx]
+  int32_t reindexed_ = 0;
+  int32_t reindexed_from_ = 0;
   float* scores_ = nullptr;      // [n_head][n_ctx] window / block scores, before pooling
   float* pooled_ = nullptr;      // [n_head][n_ctx] after pooling; kv similarities
   size_t score_capacity_ = 0;    // floats in scores_ and in pooled_

@@ -135,6 +135,7 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   v.row_tmp = a.take_n<int32_t>(n_sz);
   v.tok_tmp = a.take_n<int32_t>(n_sz);
   v.kv_pos = a.take_n<int32_t>(n_sz * static_cast<size_t>(hp.n_layer * hp.n_head_kv));
+  v.origin = a.take_n<int32_t>(n_sz);
   part(&b.index_bytes);
   if (in.prune) {
     v.score_capacity = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));

@@ -75,6 +75,7 @@ struct ArenaViews {
   int32_t* row_tmp = nullptr;     // [n_ctx]
   int32_t* tok_tmp = nullptr;     // [n_ctx]
   int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][n_ctx]
+  int32_t* origin = nullptr;      // [n_ctx] a re-indexed prompt's original positions
   float* scores = nullptr;        // [score_capacity]
   float* pooled = nullptr;        // [score_capacity]
   float* topk_in = nullptr;       // [score_capacity] or null (backend reads host pointers)

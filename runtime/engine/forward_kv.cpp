@@ -123,7 +123,10 @@ void Context::set_kv_positions(int32_t l, int32_t row0, const int32_t* positions
   int32_t* kv_pos = kv_pos_ + static_cast<size_t>(l) * static_cast<size_t>(model_.hp.n_head_kv) * n_ctx_;
   for (int64_t h = 0; h < model_.hp.n_head_kv; ++h) {
     const int32_t* s = sel ? sel + h * head_stride : nullptr;
-    for (int32_t i = 0; i < n; ++i) kv_pos[h * n_ctx_ + row0 + i] = positions[s ? s[i] : i];
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t p = positions[s ? s[i] : i];
+      kv_pos[h * n_ctx_ + row0 + i] = p < reindexed_ ? origin_[p] : p + (reindexed_from_ - reindexed_);
+    }
   }
 }
 

@@ -25,6 +25,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
   const size_t anchor_floats = static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hp.head_dim);
   std::memset(anchors_, 0, sizeof(float) * anchor_floats);
   for (int32_t& len : kv_len_) len = 0;
+  reindexed_ = reindexed_from_ = 0;
 
   begin_ranking(n);
   policy_->begin(n, 0);
@@ -65,6 +66,11 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
       row_tmp_[i] = restart.reindex ? i : restart.keep_rows[i];
     }
     std::memmove(positions_, row_tmp_, sizeof(int32_t) * static_cast<size_t>(k));
+    if (restart.reindex) {
+      std::memcpy(origin_, restart.keep_rows, sizeof(int32_t) * static_cast<size_t>(k));
+      reindexed_ = k;
+      reindexed_from_ = n;
+    }
     std::memset(anchors_, 0, sizeof(float) * anchor_floats);
     policy_->begin(k, 1);
     Decision unused;

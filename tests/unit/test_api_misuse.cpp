@@ -271,6 +271,7 @@ TEST_CASE("api misuse: context and sampling entry points refuse NULL and out-of-
   const float* logits = nullptr;
   const float* scores = nullptr;
   int32_t n_scores = 0;
+  const int32_t* kv_pos = nullptr;
   uint64_t dev = 0, host = 0;
   wt_sampler* out_sampler = nullptr;
   wt_token tok = 0;
@@ -389,6 +390,16 @@ TEST_CASE("api misuse: context and sampling entry points refuse NULL and out-of-
        [&] { return wt_context_get_token_ranking(f.pruned, f.n_layer, &scores, &n_scores); }},
       {"token_ranking: a context that does not record", WT_ERR_INVALID_ARGUMENT, "record_ranking",
        [&] { return wt_context_get_token_ranking(f.ctx, -1, &scores, &n_scores); }},
+      {"kv_positions: NULL ctx", WT_ERR_INVALID_ARGUMENT, "ctx",
+       [&] { return wt_context_get_kv_positions(nullptr, 0, 0, &kv_pos, &n_scores); }},
+      {"kv_positions: NULL out_positions", WT_ERR_INVALID_ARGUMENT, "out_positions",
+       [&] { return wt_context_get_kv_positions(f.ctx, 0, 0, nullptr, &n_scores); }},
+      {"kv_positions: NULL out_n", WT_ERR_INVALID_ARGUMENT, "out_n",
+       [&] { return wt_context_get_kv_positions(f.ctx, 0, 0, &kv_pos, nullptr); }},
+      {"kv_positions: layer n_layer", WT_ERR_INVALID_ARGUMENT, "outside",
+       [&] { return wt_context_get_kv_positions(f.ctx, f.n_layer, 0, &kv_pos, &n_scores); }},
+      {"kv_positions: kv_head -1", WT_ERR_INVALID_ARGUMENT, "kv_head -1",
+       [&] { return wt_context_get_kv_positions(f.ctx, 0, -1, &kv_pos, &n_scores); }},
 
       {"sampler_create: NULL model", WT_ERR_INVALID_ARGUMENT, "model",
        [&] { return wt_sampler_create(nullptr, nullptr, &out_sampler); }},

@@ -232,6 +232,70 @@ TEST_CASE("prune ranking: SnapKV's ranking at every layer is the KV it kept (one
   wt_context_free(ctx);
 }
 
+// The C tap wt_context_get_kv_positions: statuses, a plain context's prompt and decode rows,
+// SnapKV's per-KV-head rows, and GemFilter's re-indexed re-prefill reported at the original
+// positions (the same tokens as GemFilter at original positions keeps, read independently).
+std::vector<int32_t> kv_positions(const wt_context* ctx, int32_t l, int32_t h) {
+  const int32_t* pos = nullptr;
+  int32_t n = -1;
+  REQUIRE_MESSAGE(wt_context_get_kv_positions(ctx, l, h, &pos, &n) == WT_OK, wt_last_error());
+  REQUIRE(n >= 0);
+  return n ? std::vector<int32_t>(pos, pos + n) : std::vector<int32_t>{};
+}
+
+TEST_CASE("kv positions tap: statuses, full KV, SnapKV per KV head, GemFilter re-indexed") {
+  TinyModel tiny;
+  const int32_t L = 200;
+  const std::vector<wt_token> prompt = byte_tokens(L);
+  const int32_t* pos = nullptr;
+  int32_t n = 0;
+
+  wt_context* full = make_ctx(tiny.model, params(WT_PRUNE_FULL, 1.0f, 0), 256);
+  CHECK(kv_positions(full, 0, 0).empty());
+  CHECK(wt_context_get_kv_positions(nullptr, 0, 0, &pos, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_kv_positions(full, 0, 0, nullptr, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_kv_positions(full, 0, 0, &pos, nullptr) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_kv_positions(full, 4, 0, &pos, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(error_mentions("layer 4 is outside [0, 4)"));
+  CHECK(wt_context_get_kv_positions(full, 0, 1, &pos, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(error_mentions("kv_head 1 is outside [0, 1)"));
+  CHECK(wt_context_get_kv_positions(full, -1, 0, &pos, &n) == WT_ERR_INVALID_ARGUMENT);
+  prefill(full, prompt);
+  REQUIRE(wt_context_decode(full, 42) == WT_OK);
+  std::vector<int32_t> expect(static_cast<size_t>(L + 1));
+  std::iota(expect.begin(), expect.end(), 0);
+  for (int32_t l = 0; l < 4; ++l) CHECK(kv_positions(full, l, 0) == expect);
+  wt_context_reset(full);
+  CHECK(kv_positions(full, 3, 0).empty());
+  wt_context_free(full);
+
+  wt_context* snap = make_ctx(tiny.model, params(WT_PRUNE_SNAPKV, 0.2f, 0), 256);
+  prefill(snap, prompt);
+  for (int32_t l = 0; l < 4; ++l) {
+    const std::vector<int32_t> p = kv_positions(snap, l, 0);
+    CHECK(p.size() == static_cast<size_t>(L / 5));
+    CHECK(Positions(p.begin(), p.end()) == kv_set(snap, l));
+  }
+  wt_context_free(snap);
+
+  // GemFilter rotates its K tokens at 0..K-1 and decodes at K; the tap says which prompt
+  // tokens they were, and puts the decoded token at L.
+  wt_prune_params op = params(WT_PRUNE_GEMFILTER, 0.2f, 0);
+  op.gemfilter_original_positions = true;
+  wt_context* orig = make_ctx(tiny.model, op, 256);
+  prefill(orig, prompt);
+  const std::vector<int32_t> chosen = kv_positions(orig, 3, 0);
+  REQUIRE(chosen.size() == static_cast<size_t>(L / 5));
+  wt_context_free(orig);
+  wt_context* gem = make_ctx(tiny.model, params(WT_PRUNE_GEMFILTER, 0.2f, 0), 256);
+  prefill(gem, prompt);
+  REQUIRE(wt_context_decode(gem, 42) == WT_OK);
+  std::vector<int32_t> with_decode = chosen;
+  with_decode.push_back(L);
+  for (int32_t l = 0; l < 4; ++l) CHECK(kv_positions(gem, l, 0) == with_decode);
+  wt_context_free(gem);
+}
+
 // Label long: five minutes under ASan, where every method's host code already runs in the
 // allocation and full-budget tests; the Release stage runs it (qemu leaves long and model out).
 TEST_CASE("prune ranking: every method on the real model (600 tokens at 20% keep)" * doctest::test_suite("long")) {
