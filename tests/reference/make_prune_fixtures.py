@@ -19,11 +19,17 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# One BLAS thread: the same summation order on every run, so the printed gaps and margins
+# are byte-identical between runs (set before numpy loads its BLAS).
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -141,6 +147,8 @@ def method_block(res: pr.PruneResult) -> list[str]:
         lg = res.info["last_logits"]
         o = np.argsort(-lg, kind="stable")
         lines.append(f"next {int(o[0])} {float(lg[o[0]] - lg[o[1]]):.6e}")
+    if "ratios" in res.info:   # ASL: V_l / V_init at every evaluated layer
+        lines.append("ratios " + " ".join(f"{l}:{r:.6e}" for l, r in sorted(res.info["ratios"].items())))
     prev = None
     for il, heads in enumerate(res.kv):
         for h, pos in enumerate(heads):
