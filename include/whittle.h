@@ -318,7 +318,8 @@ typedef struct wt_prune_params {
                           SlimInfer's last stage, streaming's total)                      */
   int32_t budget;      /* > 0: constant budget C in tokens instead of keep * L            */
   int32_t window;      /* W, the observation window; 0 = method default (SnapKV/ASL 32,
-                          FastKV/CLAA/oracle 8)                                           */
+                          FastKV/CLAA/oracle 8). SnapKV, FastKV, CLAA and ASL use at
+                          most half the budget of each prompt (at least 1)               */
   int32_t pool_kernel; /* odd; 0 = method default (7; GemFilter 5; oracle 13)            */
   wt_pool_kind pool;   /* default: max for SnapKV/FastKV, avg for the others             */
   int32_t layer;       /* FastKV TSP / CLAA pruning / GemFilter filter layer; -1 = default

@@ -11,6 +11,10 @@ int32_t prune_budget(const wt_prune_params& p, int32_t n, int32_t floor_tokens) 
   return std::max(c, floor_tokens);
 }
 
+int32_t prune_window(const wt_prune_params& p, int32_t n) {
+  return std::max(1, std::min(p.window, prune_budget(p, n, 0) / 2));
+}
+
 ScoredPolicy::ScoredPolicy(const wt_prune_params& p, const PruneShape& s) : p_(p), shape_(s) {
   const size_t n = static_cast<size_t>(s.n_ctx);
   kv_scores_.assign(n * static_cast<size_t>(s.n_head_kv), 0.0f);

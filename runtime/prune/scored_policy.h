@@ -14,6 +14,11 @@ namespace wt {
 // floor(keep * n), or the constant budget; never below `floor_tokens`.
 int32_t prune_budget(const wt_prune_params& p, int32_t n, int32_t floor_tokens);
 
+// The observation window W for a prompt of n tokens: the parameter, but at most half the
+// budget (at least 1), so that a short prompt's budget is not all window: at 150 tokens
+// and keep 0.2, SnapKV's W 32 would keep the last 32 tokens and nothing the window chose.
+int32_t prune_window(const wt_prune_params& p, int32_t n);
+
 class ScoredPolicy : public PrunePolicy {
  public:
   ScoredPolicy(const wt_prune_params& p, const PruneShape& s);
@@ -21,6 +26,7 @@ class ScoredPolicy : public PrunePolicy {
   void begin(int32_t n_prompt, int pass) override {
     n_prompt_ = n_prompt;
     pass_ = pass;
+    window_ = prune_window(p_, n_prompt);
     if (pass == 0) {
       report_ = PolicyReport{};
       report_.n_selected = n_prompt;
@@ -47,6 +53,7 @@ class ScoredPolicy : public PrunePolicy {
   PruneShape shape_;
   int32_t n_prompt_ = 0;
   int pass_ = 0;
+  int32_t window_ = 0;  // prune_window of this prompt
   std::vector<float> kv_scores_;    // [n_kv][n_ctx]
   std::vector<float> token_scores_; // [n_ctx]
   std::vector<int32_t> kv_rows_;    // [n_kv][n_ctx]

@@ -12,7 +12,7 @@ It also measures how far the authors' per-query-head SnapKV is from the per-KV-h
 variant Whittle documents and writes that to `snapkv_gqa.txt` next to the fixtures.
 
   python3 tests/reference/make_prune_fixtures.py [--models-dir models] [--out-dir DIR]
-        [--only p0_256,...] [--methods snapkv,fastkv,...] [--no-check]
+        [--only p0_256,...] [--methods snapkv,fastkv,...] [--append] [--no-check]
 """
 from __future__ import annotations
 
@@ -52,9 +52,12 @@ METHOD_PARAMS = {
     "claa": dict(keep=KEEP, prune_layer=15, n_agg=4, min_layer=4, window=8, pool_kernel=7, pool="avg"),
     "asl": dict(keep=KEEP, tau=0.3, min_layer=10, obs_layers=8, window=32, pool_kernel=7, pool="avg",
                 kv_topk=True),
+    "streaming": dict(keep=KEEP, n_sink=4, window=8),
+    "sliminfer": dict(keep=KEEP, block=64, unit=8, query=4, layer0=10, layer1=20, layer2=28, window=8,
+                      abs_score=True),
 }
 METHOD_FUNCS = {"snapkv": pr.snapkv, "fastkv": pr.fastkv, "gemfilter": pr.gemfilter,
-                "claa": pr.claa, "asl": pr.asl}
+                "claa": pr.claa, "asl": pr.asl, "streaming": pr.streaming, "sliminfer": pr.sliminfer}
 
 # The filler texts (Debian's /usr/share/common-licenses), pinned so that a regeneration on
 # another machine either reproduces the same ids or fails loudly.
@@ -149,6 +152,8 @@ def method_block(res: pr.PruneResult) -> list[str]:
         lines.append(f"next {int(o[0])} {float(lg[o[0]] - lg[o[1]]):.6e}")
     if "ratios" in res.info:   # ASL: V_l / V_init at every evaluated layer
         lines.append("ratios " + " ".join(f"{l}:{r:.6e}" for l, r in sorted(res.info["ratios"].items())))
+    if "stages" in res.info:   # SlimInfer: every stage that dropped blocks, rows after it, its gap
+        lines.append("stages " + (" ".join(f"{l}:{n}:{fmt_gap(g)}" for l, n, g in res.info["stages"]) or "none"))
     prev = None
     for il, heads in enumerate(res.kv):
         for h, pos in enumerate(heads):
@@ -158,6 +163,29 @@ def method_block(res: pr.PruneResult) -> list[str]:
             prev = body
     lines.append("end")
     return lines
+
+
+def read_blocks(path: Path, header: list[str]) -> dict:
+    """An existing fixture's method blocks (name -> its lines, `method` to `end`), after
+    checking that its header lines are `header` (same model, case, tokens, next token)."""
+    old = path.read_text().split("\n")
+    if old[-1] == "":
+        old.pop()
+    if old[:len(header)] != header:
+        raise SystemExit(f"{path}: the header differs from this run's; regenerate without --append")
+    blocks, cur = {}, None
+    for line in old[len(header):]:
+        if line.startswith("method "):
+            cur = line.split(" ")[1]
+            if cur not in METHOD_PARAMS or cur in blocks:
+                raise SystemExit(f"{path}: unexpected block {cur!r}")
+            blocks[cur] = []
+        if cur is None:
+            raise SystemExit(f"{path}: a line outside a method block: {line!r}")
+        blocks[cur].append(line)
+        if line == "end":
+            cur = None
+    return blocks
 
 
 # ----------------------------------------------------------------------------- SnapKV GQA
@@ -195,6 +223,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out-dir", default=str(ROOT / "tests/data/reference/prune"))
     ap.add_argument("--only", help="comma-separated cases, e.g. p0_256,p2_1024")
     ap.add_argument("--methods", default=",".join(METHOD_PARAMS), help="comma-separated methods")
+    ap.add_argument("--append", action="store_true",
+                    help="add/replace only the named methods' blocks in the existing files (whose header must be "
+                         "what this run computes), keeping the other blocks byte for byte")
     ap.add_argument("--no-check", action="store_true", help="skip the layer-step vs forward() check")
     ap.add_argument("--no-gqa-stats", action="store_true", help="skip the SnapKV per-query-head comparison")
     args = ap.parse_args(argv)
@@ -244,11 +275,17 @@ def main(argv=None) -> int:
                      "tokens " + " ".join(str(t) for t in ids),
                      f"next {int(fo[0])} {float(full_logits[fo[0]] - full_logits[fo[1]]):.6e}"]
             summary = []
+            blocks = {}
             for name in methods:
                 res = METHOD_FUNCS[name](m, trace, **METHOD_PARAMS[name])
-                lines += method_block(res)
+                blocks[name] = method_block(res)
                 kept = sum(np.isin(np.arange(needle[0], needle[1] + 1), res.kv[-1][0]))
                 summary.append(f"{name}: sel@{res.selection_layer} needle {kept}/{needle[1] - needle[0] + 1}")
+            if args.append:
+                for name, blk in read_blocks(out / f"{case}.ref", lines).items():
+                    blocks.setdefault(name, blk)
+            for name in METHOD_PARAMS:   # the documented block order
+                lines += blocks.get(name, [])
             (out / f"{case}.ref").write_text("\n".join(lines) + "\n")
             if not args.no_gqa_stats and "snapkv" in methods:
                 st = snapkv_gqa_stats(m, trace, METHOD_PARAMS["snapkv"])

@@ -25,6 +25,11 @@ The algorithms follow the authors' published code (see /work/shared/METHODS.md):
   ASL        TANIGUCHIREI/ASL  baseline/asl/customized_cache.py (sum_attn_cache,
              compress_kv, selecting_select_layer), baseline/asl/adaptive_select_layer_utils.py
              (get_rank_descending, relative_normalized_variance), baseline/asl/llama_hijack.py
+  StreamingLLM  the first n_sink tokens plus the most recent ones (kvpress StreamingLLMPress;
+             METHODS.md §4); no scores
+  SlimInfer  no public code: the paper (arXiv 2508.06447, §4.1-4.2, eq. 1-2), METHODS.md §8
+             and the choices runtime/prune/README.md documents where those are silent
+             ("Decisions where the sources are silent or disagree": SlimInfer)
 
 Conventions shared by every method:
   * Arithmetic is float64 throughout (the authors cast softmax probabilities to fp16/bf16
@@ -53,7 +58,7 @@ from reference_forward import (  # noqa: E402
 __all__ = [
     "load_model", "LayerState", "layer_qkv", "layer_finish", "full_trace", "run_from",
     "window_scores", "pool1d", "topk_lower_first", "snapkv", "fastkv", "gemfilter",
-    "claa", "asl", "PruneResult",
+    "claa", "asl", "streaming", "sliminfer", "PruneResult",
 ]
 
 
@@ -567,4 +572,125 @@ def asl(m: Model, trace: FullTrace, *, keep: float, tau: float, min_layer: int, 
             res.kv.append(_keep_all(st, n_kv)[0])
             res.gap.append([math.inf] * n_kv)
     assert len(res.kv) == c.n_layer
+    return res
+
+
+# ----------------------------------------------------------------------------- StreamingLLM
+
+def streaming(m: Model, trace: FullTrace, *, keep: float, n_sink: int, window: int) -> PruneResult:
+    """StreamingLLM (Xiao et al.; kvpress StreamingLLMPress, METHODS.md §4): every layer
+    keeps the first n_sink prompt positions and the most recent (C - n_sink), C =
+    floor(keep * L) raised to n_sink + window (Whittle's rule, so the recent part always
+    covers the window; kvpress: n = int(L * (1 - compression_ratio)), no floor). Nothing
+    is scored and no hidden row is dropped; L <= C keeps everything."""
+    c = m.cfg
+    L = len(trace.tokens)
+    C = max(floor_budget(keep, L), n_sink + window)
+    res = PruneResult("streaming", dict(keep=keep, n_sink=n_sink, window=window, budget=C), L)
+    if L <= C:
+        pos = np.arange(L)
+    else:
+        pos = np.concatenate([np.arange(n_sink), np.arange(L - (C - n_sink), L)])
+    for _ in range(c.n_layer):
+        res.kv.append([pos.copy() for _ in range(c.n_head_kv)])
+        res.gap.append([math.inf] * c.n_head_kv)
+    return res
+
+
+# ----------------------------------------------------------------------------- SlimInfer
+
+def slim_block_scores(st: LayerState, block: int, unit: int, query: int, abs_score: bool) -> np.ndarray:
+    """SlimInfer's block importance (paper §4.2, eq. 1-2), over the layer's current rows
+    cut into blocks of `block` rows (the last one may be short) made of units of `unit`
+    rows: k_rep(j, m) = mean of the (post-RoPE) keys of unit m of block j, per KV head;
+    q_l = mean of the (post-RoPE) queries of the last `query` rows, per query head;
+    r(B_j) = max_m (1/H) sum_h f(q_l[h] . k_rep[h // G](j, m)), f = |.| (METHODS.md §8,
+    Whittle) or the identity (the paper's eq. 2 as printed). No 1/sqrt(d), no softmax
+    (a constant scale would not change the ranking)."""
+    q, k = st.q, st.k
+    n, H, D = q.shape
+    G = H // k.shape[1]
+    ql = q[n - min(query, n):].mean(axis=0)                     # (H, D)
+    nb = -(-n // block)
+    out = np.empty(nb)
+    for b in range(nb):
+        best = -np.inf
+        for u0 in range(b * block, min(n, (b + 1) * block), unit):
+            krep = k[u0:min(n, (b + 1) * block, u0 + unit)].mean(axis=0)   # (Hkv, D)
+            d = np.einsum("hd,hd->h", ql, np.repeat(krep, G, axis=0))
+            best = max(best, float(np.mean(np.abs(d) if abs_score else d)))
+        out[b] = best
+    return out
+
+
+def sliminfer(m: Model, trace: FullTrace, *, keep: float, block: int, unit: int, query: int,
+              layer0: int, layer1: int, layer2: int, window: int, abs_score: bool = True) -> PruneResult:
+    """SlimInfer's prefill (paper §4.1-4.2; METHODS.md §8; runtime/prune/README.md,
+    "Decisions ...: SlimInfer"). Hidden-state pruning in three stages: layer p_i
+    (p = layer0, layer1, layer2) runs on its current rows (its KV holds all of them); its
+    block scores (slim_block_scores) then choose the blocks whose rows continue, after the
+    layer's MLP, into the layers after it at their original positions. Stage i keeps
+    T_i = ceil(min(1, keep * 2^(2-i)) * L / block) blocks of the ORIGINAL length L (4 keep,
+    2 keep, keep of the prompt, rounded up to whole blocks). Forced, and counted in T_i:
+    the first block (attention sink) and every block holding one of the newest `window`
+    rows; the other blocks by score, ties to the lower index, fill up to T_i (when the
+    forced blocks alone reach T_i, only they are kept). A stage that keeps every current
+    block (its block count <= max(T_i, forced)) drops nothing and is no selection.
+    `selected` is the last dropping stage's kept positions (its layer: selection_layer);
+    every layer's KV holds the rows it computed. The gap of a kv line (and of `selected`)
+    is the smallest gap of the stages before it (its rows depend on each); a stage that
+    kept only forced blocks chose nothing by score (gap inf)."""
+    c = m.cfg
+    L = len(trace.tokens)
+    layers = (layer0, layer1, layer2)
+    if not (0 <= layer0 < layer1 < layer2 < c.n_layer):
+        raise ValueError(f"pruning layers {layers} must increase inside the model")
+    rates = [min(1.0, keep * 2 ** (2 - i)) for i in range(3)]
+    target = [int(math.ceil(r * L / block)) for r in rates]
+    res = PruneResult("sliminfer", dict(keep=keep, block=block, unit=unit, query=query, layer0=layer0,
+                                        layer1=layer1, layer2=layer2, window=window, abs_score=int(abs_score),
+                                        stage_blocks=",".join(str(t) for t in target)), L)
+    pos = np.arange(L)
+    x = m.tok_embd[trace.tokens].copy()
+    gap_so_far = math.inf
+    stages = []
+    pruned = False
+    for il in range(c.n_layer):
+        if pruned:
+            q, k, v = layer_qkv(m, il, x, pos)
+            st = LayerState(q=q, k=k, positions=pos)
+            x = layer_finish(m, il, x, q, k, v)
+        else:   # the full prompt so far: reuse the unpruned trace
+            st = trace.states[il]
+            x = trace.hidden[il]
+        n = pos.shape[0]
+        res.kv.append([pos.copy() for _ in range(c.n_head_kv)])
+        res.gap.append([gap_so_far] * c.n_head_kv)
+        if il not in layers:
+            continue
+        t = target[layers.index(il)]
+        nb = -(-n // block)
+        if nb <= t:
+            continue
+        r = slim_block_scores(st, block, unit, query, abs_score)
+        forced = {0} | {j // block for j in range(max(0, n - window), n)}
+        others = np.array([b for b in range(nb) if b not in forced], dtype=np.int64)
+        k_fill = max(0, t - len(forced))
+        top = others[topk_lower_first(r[others], k_fill)]
+        kept = np.sort(np.concatenate([np.array(sorted(forced), dtype=np.int64), top]))
+        if len(kept) == nb:   # the forced blocks are all there is: nothing dropped, no selection
+            continue
+        g = topk_gap(r[others], k_fill) if k_fill > 0 else math.inf
+        rows = np.concatenate([np.arange(b * block, min(n, (b + 1) * block)) for b in kept])
+        gap_so_far = min(gap_so_far, g)
+        pos = pos[rows]
+        x = x[rows]
+        pruned = True
+        stages.append((il, len(rows), g))
+        res.selected = pos.copy()
+        res.selected_gap = gap_so_far
+        res.selection_layer = il
+    res.info["stages"] = stages
+    if pruned:
+        res.info["last_logits"] = logits_of(m, x[-1:])[0]
     return res

@@ -1,9 +1,11 @@
 // Whittle's pruning methods against an independent NumPy reference written from the
-// authors' code (tests/reference/prune_reference.py; the fixtures and their format are in
+// authors' code (SnapKV, FastKV, GemFilter, CLAA, ASL), from the paper, METHODS.md and
+// runtime/prune/README.md where there is no code (SlimInfer), and StreamingLLM
+// (tests/reference/prune_reference.py; the fixtures and their format are in
 // tests/reference/README.md, "Pruning reference"): on 3 needle prompts x 256/512/1024
 // tokens of the default model, the KV positions every layer and KV head keeps
 // (wt_context_get_kv_positions), the tokens a selection propagates, ASL's variance ratios
-// and the next token. Whittle runs with f32 activations (the reference is float64); a
+// and the next token; per layer the KV rows wt_prune_stats reports. Whittle runs with f32 activations (the reference is float64); a
 // near-tie may flip, so the figure is the fraction of kept positions the two agree on, and
 // a line with a decided cut-off (a score gap above kDecidedGap) must agree exactly.
 #include <doctest/doctest.h>
@@ -94,7 +96,7 @@ Case read_case(const std::string& path) {
       in >> layer;
       if (layer != "none") {
         int32_t count = 0;
-        double gap = 0;
+        std::string gap;  // "inf" (SlimInfer when only forced blocks were kept) is no double to >>
         in >> count >> gap;
         m->selected = true;
         m->sel_layer = std::stoi(layer);
@@ -128,7 +130,8 @@ Case read_case(const std::string& path) {
 }
 
 // The fixture's parameter names -> Whittle's (wt_prune_set_param); derived values
-// (budget, top_k, tsp_len) and the reference-only switch are checked, not set.
+// (budget, top_k, tsp_len, stage_blocks) are not set, and the reference-only switches
+// (per_query_head, abs_score) must name Whittle's variant.
 const std::map<std::string, std::string>& param_names(const std::string& method) {
   static const std::map<std::string, std::map<std::string, std::string>> names = {
       {"snapkv", {{"keep", "keep"}, {"window", "window"}, {"pool_kernel", "pool_kernel"}, {"pool", "pool"}}},
@@ -157,6 +160,16 @@ const std::map<std::string, std::string>& param_names(const std::string& method)
         {"pool_kernel", "pool_kernel"},
         {"pool", "pool"},
         {"kv_topk", "asl_kv_topk"}}},
+      {"streaming", {{"keep", "keep"}, {"n_sink", "n_sink"}, {"window", "window"}}},
+      {"sliminfer",
+       {{"keep", "keep"},
+        {"block", "slim_block"},
+        {"unit", "slim_unit"},
+        {"query", "slim_query"},
+        {"layer0", "slim_layer0"},
+        {"layer1", "slim_layer1"},
+        {"layer2", "slim_layer2"},
+        {"window", "window"}}},
   };
   return names.at(method);
 }
@@ -184,6 +197,7 @@ void run_case(wt_model* model, const Case& c) {
                       wt_last_error());
     }
     if (m.params.count("per_query_head")) REQUIRE(m.params.at("per_query_head") == "0");
+    if (m.params.count("abs_score")) REQUIRE(m.params.at("abs_score") == "1");
     wt_context_params cp = wt_context_default_params();
     cp.n_ctx = static_cast<int32_t>(c.tokens.size()) + 8;
     cp.n_threads = 2;
@@ -207,8 +221,10 @@ void run_case(wt_model* model, const Case& c) {
       a.identical += ours == k.pos ? 1 : 0;
       // The first layers and every head before a selection choose from the same inputs: a
       // decided cut-off there must agree. (After a selection that differs, later layers
-      // see other rows: their lines count in the share only.)
-      if (k.gap > kDecidedGap && (!m.selected || k.layer <= m.sel_layer)) {
+      // see other rows: their lines count in the share only.) SlimInfer's lines carry the
+      // smallest gap of the stages before them, so a decided line there is decided at
+      // every layer.
+      if (k.gap > kDecidedGap && (!m.selected || k.layer <= m.sel_layer || m.name == "sliminfer")) {
         ++a.decided;
         a.decided_identical += ours == k.pos ? 1 : 0;
         CHECK_MESSAGE(ours.size() == k.pos.size(), "layer " << k.layer << " head " << k.head);
@@ -216,6 +232,15 @@ void run_case(wt_model* model, const Case& c) {
     }
     wt_prune_stats st{};
     REQUIRE(wt_context_get_prune_stats(ctx, &st) == WT_OK);
+    // Per layer, the prompt KV rows Whittle reports (kv_rows) against the reference's count
+    // for KV head 0; SlimInfer's layers also compute exactly the rows they keep.
+    for (const KvLine& k : m.kv) {
+      if (k.head != 0) continue;
+      REQUIRE(k.layer < st.n_layer);
+      CAPTURE(k.layer);
+      CHECK(st.kv_rows[k.layer] == static_cast<int32_t>(k.pos.size()));
+      if (m.name == "sliminfer") CHECK(st.hidden_rows[k.layer] == static_cast<int32_t>(k.pos.size()));
+    }
     if (m.name == "asl") {
       CHECK(st.triggered == m.selected);
       if (m.min_ratio_layer >= 0) {
@@ -250,7 +275,7 @@ TEST_CASE("prune reference: kept KV per layer and KV head vs the NumPy reference
   for (const char* p : {"p0", "p1", "p2"})
     for (const char* n : {"256", "512", "1024"}) {
       const Case c = read_case(std::string(WT_TEST_DATA_DIR) + "/reference/prune/" + p + "_" + n + ".ref");
-      REQUIRE(c.methods.size() == 5);
+      REQUIRE(c.methods.size() == 7);
       run_case(model, c);
     }
 

@@ -35,12 +35,12 @@ class Asl final : public ScoredPolicy {
   ScoreRequest request(int32_t, int32_t n) override {
     if (pass_ != 0 || n <= budget(n_prompt_)) return {};  // everything fits the budget
     if (selected_ && !p_.asl_kv_topk) return {};
-    return window_request(n, p_.window);
+    return window_request(n, window_);
   }
 
   Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
-    const int32_t n = obs.n_rows, w = p_.window, c = budget(n_prompt_);
+    const int32_t n = obs.n_rows, w = window_, c = budget(n_prompt_);
     sum_groups(obs);
     if (selected_) record_summed(obs);  // asl_kv_topk: the layers after it still score their KV
     if (!selected_) {
@@ -90,7 +90,7 @@ class Asl final : public ScoredPolicy {
   }
 
  private:
-  int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
+  int32_t budget(int32_t n) const { return prune_budget(p_, n, prune_window(p_, n)); }
 
   void rank(int32_t n) {
     int32_t* slot = ranks_.data() + static_cast<size_t>(n_ranked_ % p_.asl_obs_layers) * n;

@@ -29,12 +29,12 @@ class Claa final : public ScoredPolicy {
     const int32_t c = budget(n_prompt_);
     const bool compress = l >= p_.claa_min_layer && n > c;
     const bool aggregate = l <= p_.layer && l > p_.layer - p_.claa_n_layers && n > c;
-    return compress || aggregate ? window_request(n, p_.window) : ScoreRequest{};
+    return compress || aggregate ? window_request(n, window_) : ScoreRequest{};
   }
 
   Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
-    const int32_t n = obs.n_rows, w = p_.window, c = budget(n_prompt_), n_cols = obs.n_cols;
+    const int32_t n = obs.n_rows, w = window_, c = budget(n_prompt_), n_cols = obs.n_cols;
     const int32_t n_kv = shape_.n_head_kv;
     sum_groups(obs);
     const bool buffered = l <= p_.layer && l > p_.layer - p_.claa_n_layers;
@@ -61,7 +61,7 @@ class Claa final : public ScoredPolicy {
   }
 
  private:
-  int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
+  int32_t budget(int32_t n) const { return prune_budget(p_, n, prune_window(p_, n)); }
 
   // The ranking tap: in the aggregation range, the aggregate the layer would select by were
   // it the pruning layer; elsewhere the layer's own score.

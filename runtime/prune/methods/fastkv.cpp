@@ -17,17 +17,17 @@ class FastKV final : public ScoredPolicy {
 
   ScoreRequest request(int32_t l, int32_t n) override {
     if (pass_ != 0) return {};
-    const bool compress = n > kv_cap(l, n);
+    const bool compress = n > kv_cap(l, n, window_);
     const bool select = l == p_.layer && n > tsp_len(n_prompt_);
-    return compress || select ? window_request(n, p_.window) : ScoreRequest{};
+    return compress || select ? window_request(n, window_) : ScoreRequest{};
   }
 
   Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
-    const int32_t n = obs.n_rows, w = p_.window;
+    const int32_t n = obs.n_rows, w = window_;
     sum_groups(obs);
     record_summed(obs);
-    WT_TRY(keep_kv_per_head(sel, n, kv_cap(l, n), w, d));
+    WT_TRY(keep_kv_per_head(sel, n, kv_cap(l, n, w), w, d));
     if (l == p_.layer && n > tsp_len(n_prompt_)) {
       sum_kv_heads(obs.n_cols);
       record(-1, obs.positions, token_scores_.data(), obs.n_cols);
@@ -41,7 +41,7 @@ class FastKV final : public ScoredPolicy {
 
   int32_t kv_budget(int32_t l, int32_t n_prompt) const override {
     const int32_t n = l <= p_.layer ? n_prompt : std::min(n_prompt, tsp_len(n_prompt));
-    return std::min(n, kv_cap(l, n));
+    return std::min(n, kv_cap(l, n, prune_window(p_, n_prompt)));
   }
 
  private:
@@ -49,13 +49,13 @@ class FastKV final : public ScoredPolicy {
   int32_t tsp_len(int32_t n_prompt) const {
     const int32_t t = constant() ? p_.fastkv_tsp_len
                                  : static_cast<int32_t>(std::floor(static_cast<double>(p_.fastkv_tsp_rate) * n_prompt));
-    return std::max(t, p_.window);
+    return std::max(t, prune_window(p_, n_prompt));
   }
-  // KV budget of layer l whose current length is n.
-  int32_t kv_cap(int32_t l, int32_t n) const {
-    if (constant()) return std::max(p_.budget, p_.window);
+  // KV budget of layer l whose current length is n, for a prompt whose window is w.
+  int32_t kv_cap(int32_t l, int32_t n, int32_t w) const {
+    if (constant()) return std::max(p_.budget, w);
     const double r = l <= p_.layer ? p_.keep : static_cast<double>(p_.keep) / p_.fastkv_tsp_rate;
-    return std::max(static_cast<int32_t>(std::floor(r * n)), p_.window);
+    return std::max(static_cast<int32_t>(std::floor(r * n)), w);
   }
 };
 

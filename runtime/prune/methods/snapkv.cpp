@@ -15,7 +15,7 @@ class SnapKV final : public ScoredPolicy {
 
   ScoreRequest request(int32_t, int32_t n) override {
     if (pass_ != 0 || n <= budget(n_prompt_)) return {};
-    return window_request(n, p_.window);
+    return window_request(n, window_);
   }
 
   Status decide(int32_t, const Observation& obs, Selector& sel, Decision* d) override {
@@ -24,13 +24,13 @@ class SnapKV final : public ScoredPolicy {
     record_summed(obs);
     // No shared selection: the last layer's ranking stands for the method's.
     record_final(obs.positions, token_scores_.data(), obs.n_cols);
-    return keep_kv_per_head(sel, obs.n_rows, budget(n_prompt_), p_.window, d);
+    return keep_kv_per_head(sel, obs.n_rows, budget(n_prompt_), window_, d);
   }
 
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, budget(n_prompt)); }
 
  private:
-  int32_t budget(int32_t n) const { return prune_budget(p_, n, p_.window); }
+  int32_t budget(int32_t n) const { return prune_budget(p_, n, prune_window(p_, n)); }
 };
 
 }  // namespace
