@@ -320,7 +320,8 @@ typedef struct wt_prune_params {
   int32_t window;      /* W, the observation window; 0 = method default (SnapKV/ASL 32,
                           FastKV/CLAA/oracle 8). SnapKV, FastKV, CLAA and ASL use at
                           most half the budget of each prompt (at least 1)               */
-  int32_t pool_kernel; /* odd; 0 = method default (7; GemFilter 5; oracle 13)            */
+  int32_t pool_kernel; /* odd; 0 = method default (SnapKV/FastKV/CLAA/ASL 31: keeps whole
+                          spans; GemFilter 5; oracle 13; 7 elsewhere)                    */
   wt_pool_kind pool;   /* default: max for SnapKV/FastKV, avg for the others             */
   int32_t layer;       /* FastKV TSP / CLAA pruning / GemFilter filter layer; -1 = default
                           (the paper's layer scaled to the model depth: 15/32, 13/32)     */

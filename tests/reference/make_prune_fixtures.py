@@ -3,7 +3,7 @@
 
 For each of 3 needle-in-a-haystack prompts at 256, 512 and 1024 tokens, runs the float64
 NumPy reference of prune_reference.py (SnapKV in Whittle's per-KV-head variant, FastKV,
-GemFilter, CLAA, ASL) with Whittle's defaults for SmolLM2-135M at keep 0.2, and writes one
+GemFilter, CLAA, ASL, StreamingLLM, SlimInfer, Token Filtering) with Whittle's defaults for SmolLM2-135M at keep 0.2, and writes one
 text file per case, `<prompt>_<n>.ref`, holding the token ids and, per method, layer and
 KV head, the sorted original positions that layer/head keeps. The format is documented
 in tests/reference/README.md ("Pruning reference").
@@ -45,19 +45,21 @@ KEEP = 0.2
 # Whittle's defaults for SmolLM2-135M (30 layers) at keep 0.2 -- runtime/prune/methods/*.cpp,
 # runtime/prune/registry.cpp. Every value is passed explicitly and written into the fixture.
 METHOD_PARAMS = {
-    "snapkv": dict(keep=KEEP, window=32, pool_kernel=7, pool="max", per_query_head=False),
-    "fastkv": dict(keep=KEEP, tsp_layer=15, window=8, pool_kernel=7, pool="max",
+    "snapkv": dict(keep=KEEP, window=32, pool_kernel=31, pool="max", per_query_head=False),
+    "fastkv": dict(keep=KEEP, tsp_layer=15, window=8, pool_kernel=31, pool="max",
                    retain_rate=KEEP, tsp_rate=2 * KEEP),
     "gemfilter": dict(keep=KEEP, filter_layer=12, pool_kernel=5),
-    "claa": dict(keep=KEEP, prune_layer=15, n_agg=4, min_layer=4, window=8, pool_kernel=7, pool="avg"),
-    "asl": dict(keep=KEEP, tau=0.3, min_layer=10, obs_layers=8, window=32, pool_kernel=7, pool="avg",
+    "claa": dict(keep=KEEP, prune_layer=15, n_agg=4, min_layer=4, window=8, pool_kernel=31, pool="avg"),
+    "asl": dict(keep=KEEP, tau=0.3, min_layer=10, obs_layers=8, window=32, pool_kernel=31, pool="avg",
                 kv_topk=True),
     "streaming": dict(keep=KEEP, n_sink=4, window=8),
     "sliminfer": dict(keep=KEEP, block=64, unit=8, query=4, layer0=10, layer1=20, layer2=28, window=8,
                       abs_score=True),
+    "tokenfilter": dict(target=0.5, start=0.5, anchor_decay=0.9, key_weight=0.5, warmup=16, window=8),
 }
 METHOD_FUNCS = {"snapkv": pr.snapkv, "fastkv": pr.fastkv, "gemfilter": pr.gemfilter,
-                "claa": pr.claa, "asl": pr.asl, "streaming": pr.streaming, "sliminfer": pr.sliminfer}
+                "claa": pr.claa, "asl": pr.asl, "streaming": pr.streaming, "sliminfer": pr.sliminfer,
+                "tokenfilter": pr.tokenfilter}
 
 # The filler texts (Debian's /usr/share/common-licenses), pinned so that a regeneration on
 # another machine either reproduces the same ids or fails loudly.
@@ -154,6 +156,9 @@ def method_block(res: pr.PruneResult) -> list[str]:
         lines.append("ratios " + " ".join(f"{l}:{r:.6e}" for l, r in sorted(res.info["ratios"].items())))
     if "stages" in res.info:   # SlimInfer: every stage that dropped blocks, rows after it, its gap
         lines.append("stages " + (" ".join(f"{l}:{n}:{fmt_gap(g)}" for l, n, g in res.info["stages"]) or "none"))
+    if "skipped" in res.info:   # Token Filtering: rows whose attention was skipped, per tail layer
+        sk = res.info["skipped"]
+        lines.append(f"skipped {sum(sk.values())} " + " ".join(f"{l}:{n}" for l, n in sorted(sk.items())))
     prev = None
     for il, heads in enumerate(res.kv):
         for h, pos in enumerate(heads):

@@ -241,6 +241,14 @@ def floor_budget(keep: float, n: int) -> int:
     return int(math.floor(keep * n))
 
 
+def whittle_window(keep: float, n: int, window: int) -> int:
+    """The observation window of a prompt of n tokens under Whittle's documented rule
+    (runtime/prune/README.md, "Budgets below the window"; SnapKV, FastKV, CLAA, ASL): the
+    parameter W, but at most half the budget floor(keep * n), at least 1. The authors use
+    W as given (and assert C > W); the two agree whenever floor(keep * n) >= 2 W."""
+    return max(1, min(window, floor_budget(keep, n) // 2))
+
+
 # ----------------------------------------------------------------------------- results
 
 @dataclass
@@ -298,9 +306,10 @@ def snapkv(m: Model, trace: FullTrace, *, keep: float, window: int, pool_kernel:
     per KV head; `kv` has Hkv entries per layer."""
     c_model = m.cfg
     L = len(trace.tokens)
+    w_param, window = window, whittle_window(keep, L, window)
     C = max(floor_budget(keep, L), window)
     res = PruneResult("snapkv" if not per_query_head else "snapkv_qhead",
-                      dict(keep=keep, window=window, pool_kernel=pool_kernel, pool=pool,
+                      dict(keep=keep, window=w_param, pool_kernel=pool_kernel, pool=pool,
                            per_query_head=int(per_query_head), budget=C), L)
     n_heads = c_model.n_head if per_query_head else c_model.n_head_kv
     for st in trace.states:
@@ -333,8 +342,9 @@ def fastkv(m: Model, trace: FullTrace, *, keep: float, tsp_layer: int, window: i
     c = m.cfg
     L = len(trace.tokens)
     n_kv = c.n_head_kv
+    w_param, window = window, whittle_window(retain_rate, L, window)
     T = max(floor_budget(tsp_rate, L), window)   # Whittle raises T to W; authors: int(L t)
-    res = PruneResult("fastkv", dict(keep=keep, tsp_layer=tsp_layer, window=window, pool_kernel=pool_kernel,
+    res = PruneResult("fastkv", dict(keep=keep, tsp_layer=tsp_layer, window=w_param, pool_kernel=pool_kernel,
                                      pool=pool, retain_rate=retain_rate, tsp_rate=tsp_rate, tsp_len=T), L)
     states = list(trace.states[: tsp_layer + 1])
     sel_rows = None
@@ -442,10 +452,11 @@ def claa(m: Model, trace: FullTrace, *, keep: float, prune_layer: int, n_agg: in
     c = m.cfg
     L = len(trace.tokens)
     n_kv = c.n_head_kv
+    w_param, window = window, whittle_window(keep, L, window)
     C = max(floor_budget(keep, L), window)
     T = C
     res = PruneResult("claa", dict(keep=keep, prune_layer=prune_layer, n_agg=n_agg, min_layer=min_layer,
-                                   window=window, pool_kernel=pool_kernel, pool=pool, budget=C), L)
+                                   window=w_param, pool_kernel=pool_kernel, pool=pool, budget=C), L)
     buf = []
     sel_rows = None
     for il in range(prune_layer + 1):
@@ -519,8 +530,9 @@ def asl(m: Model, trace: FullTrace, *, keep: float, tau: float, min_layer: int, 
     c = m.cfg
     L = len(trace.tokens)
     n_kv = c.n_head_kv
+    w_param, window = window, whittle_window(keep, L, window)
     K = max(floor_budget(keep, L), window)
-    res = PruneResult("asl", dict(keep=keep, tau=tau, min_layer=min_layer, obs_layers=obs_layers, window=window,
+    res = PruneResult("asl", dict(keep=keep, tau=tau, min_layer=min_layer, obs_layers=obs_layers, window=w_param,
                                   pool_kernel=pool_kernel, pool=pool, kv_topk=int(kv_topk), budget=K), L)
     ranks = []
     v_init = None
@@ -693,4 +705,89 @@ def sliminfer(m: Model, trace: FullTrace, *, keep: float, block: int, unit: int,
     res.info["stages"] = stages
     if pruned:
         res.info["last_logits"] = logits_of(m, x[-1:])[0]
+    return res
+
+
+# ----------------------------------------------------------------------------- Token Filtering
+
+def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine along the last axis (0 where a norm is 0)."""
+    den = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+    return np.where(den > 0, np.sum(a * b, axis=-1) / np.where(den > 0, den, 1.0), 0.0)
+
+
+def tokenfilter(m: Model, trace: FullTrace, *, target: float, start: float, anchor_decay: float,
+                key_weight: float, warmup: int, window: int, step: float = 0.05) -> PruneResult:
+    """Token Filtering's prefill (arXiv 2512.07090, secondary sources only: METHODS.md §9;
+    the choices of runtime/prune/README.md "Decisions ...: Token Filtering" and
+    runtime/prune/selection_math.h SkipController). Every KV row stays; in the tail layers
+    l >= floor(start * n_layer) some rows' attention is skipped (their attention output is
+    zero before the output projection; the residual and the FFN run).
+
+    Per tail layer, rows 0..n-W-1 in order (the newest W rows are never skipped): per KV
+    head h, s_h = a cos(k_h, Ak_h) + (1 - a) cos(v_h, Av_h) against the anchors (the layer's
+    post-RoPE keys and values); redundancy = mean_h s - std_h s (population std). Anchors:
+    an EMA A <- d A + (1 - d) x over every row (skipped or not), so row i is compared with
+    the anchor of rows 0..i-1; the anchor starts at zero, and cos against a zero anchor is
+    0, so row 0 scores 0 (kernels/ops.h, the kv_similarity op: "an all-zero anchor just
+    takes x, cos 0"). The first `warmup` rows (from row 0) are never skipped and set the
+    threshold at their (1 - target) quantile, taken as the sorted scores' element
+    floor((1 - target) * warmup) (selection_math.h documents only "quantile"); every later
+    row is skipped when its redundancy > threshold, and then threshold +=
+    step * (skipped - target). Also chosen where the sources are silent: post-RoPE keys,
+    no feedback during the warm-up. The fixture holds the skipped counts per layer
+    (`info["skipped"]`); kv lines are every row."""
+    c = m.cfg
+    L = len(trace.tokens)
+    first = int(math.floor(start * c.n_layer))
+    res = PruneResult("tokenfilter", dict(target=target, start=start, anchor_decay=anchor_decay,
+                                          key_weight=key_weight, warmup=warmup, window=window,
+                                          first_layer=first), L)
+    pos = np.arange(L)
+    x = trace.hidden[first - 1].copy() if first > 0 else m.tok_embd[trace.tokens].copy()
+    skipped = {}
+    G = c.n_head // c.n_head_kv
+    for il in range(first, c.n_layer):
+        q, k, v = layer_qkv(m, il, x, pos)
+        ak, av = np.zeros_like(k[0]), np.zeros_like(v[0])
+        warm, thr = [], 0.0
+        skip = np.zeros(L, dtype=bool)
+        for i in range(L):
+            if i < L - window:
+                s = key_weight * _cos(k[i], ak) + (1 - key_weight) * _cos(v[i], av)   # (Hkv,)
+                red = float(s.mean() - s.std())
+                if len(warm) < warmup:
+                    warm.append(red)
+                    if len(warm) == warmup:
+                        srt = sorted(warm)
+                        thr = srt[min(len(srt) - 1, int(math.floor((1 - target) * len(srt))))]
+                else:
+                    if warmup == 0 and i == 0:   # no warm-up: the first score is the threshold
+                        thr = red
+                    skip[i] = red > thr
+                    thr += step * (float(skip[i]) - target)
+            ak = anchor_decay * ak + (1 - anchor_decay) * k[i]
+            av = anchor_decay * av + (1 - anchor_decay) * v[i]
+        skipped[il] = int(skip.sum())
+        # the layer with the skipped rows' attention output zeroed
+        Lw = m.layers[il]
+        qg = q.reshape(L, c.n_head_kv, G, c.head_dim_k)
+        z = np.einsum("qhgd,khd->hgqk", qg, k) / math.sqrt(c.head_dim_k)
+        z = np.where(np.triu(np.ones((L, L), dtype=bool), k=1)[None, None], -np.inf, z)
+        z = z - z.max(axis=-1, keepdims=True)
+        p = np.exp(z)
+        p = p / p.sum(axis=-1, keepdims=True)
+        o = np.einsum("hgqk,khd->qhgd", p, v).reshape(L, c.n_head * c.head_dim_v)
+        o[skip] = 0.0
+        o = o @ Lw["attn_output"].T
+        if "attn_output.bias" in Lw:
+            o = o + Lw["attn_output.bias"]
+        x = x + o
+        h = rms_norm(x, Lw["ffn_norm"], c.rms_eps)
+        x = x + (silu(h @ Lw["ffn_gate"].T) * (h @ Lw["ffn_up"].T)) @ Lw["ffn_down"].T
+    for _ in range(c.n_layer):
+        res.kv.append([pos.copy() for _ in range(c.n_head_kv)])
+        res.gap.append([math.inf] * c.n_head_kv)
+    res.info["skipped"] = skipped
+    res.info["last_logits"] = logits_of(m, x[-1:])[0]
     return res

@@ -33,17 +33,24 @@ int32_t argmax(const float* v, int32_t n) {
 
 std::vector<LogitsCase> logits_cases() {
   std::vector<LogitsCase> cases;
+  // The parameters are those of b83939d, which made the fixture: SnapKV, FastKV, ASL and
+  // CLAA pooled with a kernel of 7 then (their default is 31 since issue 26).
+  const std::string old_pool = "7";
+  const auto with_old_pool = [&](const std::string& m, LogitsCase c) {
+    if (m == "snapkv" || m == "fastkv" || m == "asl" || m == "claa") c.params.push_back({"pool_kernel", old_pool});
+    return c;
+  };
   for (const char* m : {"full", "streaming", "snapkv", "fastkv", "gemfilter", "asl", "claa", "sliminfer",
                         "tokenfilter", "oracle"})
-    cases.push_back({m, {{"method", m}, {"keep", "0.2"}}, 0});
+    cases.push_back(with_old_pool(m, {m, {{"method", m}, {"keep", "0.2"}}, 0}));
   // The forward loop's other modes: decode re-selection (SlimInfer's active blocks), ASL's
   // second pass, and KV in the pager's blocks (a device pool of three layers' blocks).
   cases.push_back({"sliminfer+decode_keep", {{"method", "sliminfer"}, {"keep", "0.2"}, {"slim_decode_keep", "0.25"}}, 0});
-  cases.push_back({"asl+two_pass", {{"method", "asl"}, {"keep", "0.2"}, {"asl_two_pass", "1"}}, 0});
+  cases.push_back(with_old_pool("asl", {"asl+two_pass", {{"method", "asl"}, {"keep", "0.2"}, {"asl_two_pass", "1"}}, 0}));
   cases.push_back({"full+pager", {{"method", "full"}}, 3});
   cases.push_back({"sliminfer+decode_keep+pager",
                    {{"method", "sliminfer"}, {"keep", "0.2"}, {"slim_decode_keep", "0.25"}}, 3});
-  cases.push_back({"fastkv+pager", {{"method", "fastkv"}, {"keep", "0.2"}}, 3});
+  cases.push_back(with_old_pool("fastkv", {"fastkv+pager", {{"method", "fastkv"}, {"keep", "0.2"}}, 3}));
   return cases;
 }
 

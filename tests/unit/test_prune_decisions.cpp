@@ -106,6 +106,7 @@ TEST_CASE("prune decisions: SnapKV's window-score chain matches a double-precisi
   p.method = WT_PRUNE_SNAPKV;
   p.budget = c;
   p.window = w;
+  p.pool_kernel = pool_k;
   auto pol = make(p, {4, n_head, n_kv, hd, 256});
   pol->begin(n, 0);
   const ScoreRequest req = pol->request(0, n);

@@ -144,7 +144,7 @@ const PruneMethodSpec& asl() {
                                     .summary = "ASL: adaptive selection layer, where the token ranks settle (rank-variance trigger)",
                                     .params = kParams,
                                     .window = 32,
-                                    .pool_kernel = 7,
+                                    .pool_kernel = 31,
                                     .pool = WT_POOL_AVG,
                                     .resolve = resolve,
                                     .check = check,

@@ -105,7 +105,7 @@ const PruneMethodSpec& claa() {
                                     .summary = "CLAA: FastKV with cross-layer aggregated scores (z-score, then max)",
                                     .params = kParams,
                                     .window = 8,
-                                    .pool_kernel = 7,
+                                    .pool_kernel = 31,
                                     .pool = WT_POOL_AVG,
                                     .resolve = nullptr,
                                     .check = check,

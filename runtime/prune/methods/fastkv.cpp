@@ -88,7 +88,7 @@ const PruneMethodSpec& fastkv() {
                                     .summary = "FastKV: SnapKV-style KV + token-selective propagation at one layer",
                                     .params = kParams,
                                     .window = 8,
-                                    .pool_kernel = 7,
+                                    .pool_kernel = 31,
                                     .pool = WT_POOL_MAX,
                                     .resolve = resolve,
                                     .check = check,

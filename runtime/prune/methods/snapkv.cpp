@@ -43,7 +43,7 @@ const PruneMethodSpec& snapkv() {
                                     .summary = "SnapKV: window scores in every layer keep the top (C - W) KV rows per KV head + W",
                                     .params = {},
                                     .window = 32,
-                                    .pool_kernel = 7,
+                                    .pool_kernel = 31,
                                     .pool = WT_POOL_MAX,
                                     .resolve = nullptr,
                                     .check = nullptr,

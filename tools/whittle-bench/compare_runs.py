@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Pools whittle-bench suite runs (--json files, e.g. several seeds) into one markdown table
+per configuration (method + parameters): retrieval accuracy over every prompt, greedy top-1
+agreement with full KV, the TTFT ratio to full KV and accuracy points lost per 10% of TTFT
+saved; full KV beside every method. docs/results/fidelity-*.md are made with it.
+
+  python3 tools/whittle-bench/compare_runs.py RUN.json [RUN.json ...]
+"""
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+
+def config_name(rec):
+    params = " ".join(f"{k}={v}" for k, v in sorted(rec.get("params", {}).items()))
+    return rec["method"] + (" " + params if params else "")
+
+
+def main(paths):
+    runs = defaultdict(lambda: {"correct": 0, "tasks": 0, "agree": 0, "agree_n": 0})
+    ratios = defaultdict(list)
+    seeds, lengths = set(), set()
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        seeds.add(doc["meta"]["seed"])
+        for rec in doc["records"]:
+            if rec["kind"] == "run":
+                r = runs[config_name(rec)]
+                lengths.add(rec["L"])
+                if rec["task"].startswith("fidelity"):
+                    if rec.get("top1_agree") is not None:  # of n_agree teacher-forced tokens
+                        r["agree"] += rec["top1_agree"]
+                        r["agree_n"] += rec["n_agree"]
+                elif rec.get("correct") is not None:
+                    r["correct"] += int(rec["correct"])
+                    r["tasks"] += 1
+            elif rec["kind"] == "summary" and rec.get("ttft_ratio") is not None:
+                ratios[config_name(rec)].append(rec["ttft_ratio"])
+    print(f"seeds {sorted(seeds)}, lengths {sorted(lengths)}\n")
+    print("| configuration | retrieval correct | accuracy | greedy top-1 agreement with full KV "
+          "| TTFT ratio (median) | points lost per 10% TTFT saved |")
+    print("|---|---|---|---|---|---|")
+    full = runs.get("full")
+    full_acc = full["correct"] / full["tasks"] if full and full["tasks"] else None
+    for name, r in runs.items():
+        acc = r["correct"] / r["tasks"] if r["tasks"] else float("nan")
+        agree = f"{r['agree']}/{r['agree_n']} ({100 * r['agree'] / r['agree_n']:.0f}%)" if r["agree_n"] else "-"
+        ratio = statistics.median(ratios[name]) if ratios[name] else float("nan")
+        lost = "-"
+        if full_acc is not None and name != "full" and ratio < 1:
+            lost = f"{100 * (full_acc - acc) / ((1 - ratio) * 10):.1f}"
+        print(f"| {name} | {r['correct']}/{r['tasks']} | {100 * acc:.0f}% | {agree} | {ratio:.2f} | {lost} |")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1:]))
