@@ -38,11 +38,13 @@ if [ -n "$extra" ]; then
 fi
 echo "example-test: libwhittle.so exports $(nm -D --defined-only "$so" | grep -c ' wt_') wt_ symbols and nothing else"
 
-run() {  # run NAME BINARY: a few tokens on the default model; the answer must not be empty
+run() {  # run NAME BINARY: a few tokens on the default model; the answer must be full KV's: Paris
   local out
-  out="$("$2" "$model" 8)"
+  out="$("$2" "$model" 12)"
   echo "$out" | sed "s/^/  [$1] /"
   echo "$out" | grep '^embed-c: answer: .\+' >/dev/null || { echo "example-test: $1: empty answer" >&2; exit 1; }
+  echo "$out" | grep '^embed-c: answer: .*Paris' >/dev/null || {
+    echo "example-test: $1: the pruned answer lost Paris (full KV answers it)" >&2; exit 1; }
 }
 
 # 1. CMake: find_package(whittle COMPONENTS cpu), static library.
