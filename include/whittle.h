@@ -216,10 +216,11 @@ typedef struct wt_tokenize_params {
 WT_API wt_tokenize_params wt_tokenize_default_params(void);
 
 /* Tokenizes text_len bytes of UTF-8 text (invalid bytes are encoded as bytes); params may
- * be NULL (the defaults). out_n_tokens receives the token count. WT_ERR_BUFFER_TOO_SMALL:
- * capacity < count, and out_n_tokens still receives the needed count.
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, a struct_size the library does not read, a
- * text_len larger than any object can be (> PTRDIFF_MAX). */
+ * be NULL (the defaults). out_n_tokens receives the token count; tokens may be NULL with
+ * capacity 0 to ask for it. WT_ERR_BUFFER_TOO_SMALL: capacity < count, and out_n_tokens
+ * still receives the needed count. WT_ERR_INVALID_ARGUMENT: NULL arguments (also tokens
+ * NULL with a capacity above 0), a struct_size the library does not read, a text_len
+ * larger than any object can be (> PTRDIFF_MAX). */
 WT_API wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len,
                              const wt_tokenize_params* params, wt_token* tokens,
                              size_t capacity, size_t* out_n_tokens);

@@ -81,6 +81,10 @@ Status parse_board_profiles(const std::string& json_text, const std::string& wha
   for (const Json& b : *boards) {
     BoardProfile p;
     WT_TRY(parse_board(b, what, &p));
+    // Two entries of one name: which one a --board picks would be an accident of order.
+    for (const BoardProfile& earlier : *out)
+      if (earlier.name == p.name)
+        return error(WT_ERR_FORMAT, what + ": two boards are named '" + p.name + "'");
     out->push_back(std::move(p));
   }
   return Status::ok();

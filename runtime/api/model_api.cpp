@@ -147,6 +147,9 @@ wt_status wt_tokenize(const wt_model* model, const char* text, size_t text_len, 
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_n_tokens, "out_n_tokens"));
     if (!text && text_len > 0) return wt::error(WT_ERR_INVALID_ARGUMENT, "text is NULL");
+    if (!tokens && capacity > 0)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "tokens is NULL with a capacity of " + std::to_string(capacity) +
+                                                    " (pass capacity 0 to ask for the count)");
     if (text_len > static_cast<size_t>(PTRDIFF_MAX))
       return wt::error(WT_ERR_INVALID_ARGUMENT, "text_len " + std::to_string(text_len) + " is larger than any text can be");
     wt_tokenize_params p;

@@ -61,18 +61,6 @@ const GgmlTypeInfo* ggml_type_info(uint32_t id) {
   return nullptr;
 }
 
-// Names from a malformed file may hold any bytes; keep messages printable and short.
-std::string quoted(std::string_view s) {
-  constexpr size_t kMaxShown = 96;
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < kMaxShown; ++i) {
-    const unsigned char ch = static_cast<unsigned char>(s[i]);
-    out += (ch < 0x20 || ch == 0x7f) ? '?' : static_cast<char>(ch);
-  }
-  if (s.size() > kMaxShown) out += "...";
-  return out + "'";
-}
-
 std::string str(uint64_t v) { return std::to_string(v); }
 
 Status format_error(std::string message) { return error(WT_ERR_FORMAT, "gguf: " + message); }
@@ -216,6 +204,19 @@ std::string shape_string(const GgufTensorInfo& t) {
 
 }  // namespace
 
+// Names from a malformed file may hold any bytes; keep messages printable and short.
+std::string gguf_quoted(std::string_view s) {
+  constexpr size_t kMaxShown = 96;
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < kMaxShown; ++i) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    out += (ch < 0x20 || ch == 0x7f) ? '?' : static_cast<char>(ch);
+  }
+  if (s.size() > kMaxShown) out += "...";
+  return out + "'";
+}
+
+
 const char* gguf_type_name(GgufType t) {
   switch (t) {
     case GgufType::u8: return "u8";
@@ -347,14 +348,14 @@ Status GgufFile::parse() {
     GgufKv kv;
     WT_TRY(c.read_string(&kv.key, "key of kv " + str(i)));
     if (kv.key.empty()) return format_error("kv " + str(i) + " has an empty key");
-    const std::string what = "key " + quoted(kv.key);
+    const std::string what = "key " + gguf_quoted(kv.key);
     uint32_t type = 0;
     WT_TRY(c.read_or_fail(&type, what + ": value type"));
     if (!is_value_type(type)) return format_error(what + ": unknown value type " + str(type));
     kv.type = static_cast<GgufType>(type);
     WT_TRY(parse_value(c, what, kv.type, 0, &kv));
     if (!kv_index_.emplace(kv.key, kvs_.size()).second) {
-      return format_error("duplicate key " + quoted(kv.key));
+      return format_error("duplicate key " + gguf_quoted(kv.key));
     }
     kvs_.push_back(kv);
   }
@@ -363,10 +364,13 @@ Status GgufFile::parse() {
   if (const GgufKv* kv = find_kv("general.alignment")) {
     int64_t a = 0;
     const bool is_int = get_i64("general.alignment", &a, true).is_ok();
-    if (!is_int || a <= 0 || a > INT32_MAX || (a & (a - 1)) != 0) {
+    if (!is_int || a <= 0 || (a & (a - 1)) != 0) {
       const std::string shown = is_int ? " = " + std::to_string(a) : std::string(" of type ") + gguf_type_name(kv->type);
       return format_error("general.alignment" + shown + " is not a nonzero power of two");
     }
+    if (a > INT32_MAX)
+      return format_error("general.alignment = " + std::to_string(a) +
+                          " is larger than 1073741824 (2^30), the largest alignment this reader takes");
     alignment_ = static_cast<uint32_t>(a);
   }
 
@@ -375,9 +379,9 @@ Status GgufFile::parse() {
     GgufTensorInfo t;
     WT_TRY(c.read_string(&t.name, "name of tensor " + str(i)));
     if (t.name.empty()) return format_error("tensor " + str(i) + " has an empty name");
-    const std::string what = "tensor " + quoted(t.name);
+    const std::string what = "tensor " + gguf_quoted(t.name);
     if (!tensor_index_.emplace(t.name, tensors_.size()).second) {
-      return format_error("duplicate tensor name " + quoted(t.name));
+      return format_error("duplicate tensor name " + gguf_quoted(t.name));
     }
     uint32_t n_dims = 0;
     WT_TRY(c.read_or_fail(&n_dims, what + ": n_dims"));
@@ -441,7 +445,7 @@ Status GgufFile::check_tensor_data() {
     uint64_t begin = 0, end = 0;
     if (__builtin_add_overflow(static_cast<uint64_t>(data_offset_), t.offset, &begin) ||
         __builtin_add_overflow(begin, static_cast<uint64_t>(t.n_bytes), &end) || end > size_) {
-      return format_error("tensor " + quoted(t.name) + ": data [offset " + str(t.offset) + ", " + str(t.n_bytes) +
+      return format_error("tensor " + gguf_quoted(t.name) + ": data [offset " + str(t.offset) + ", " + str(t.n_bytes) +
                           " bytes] runs past end of file (data section at " + str(data_offset_) +
                           ", file size " + str(size_) + ")");
     }
@@ -458,8 +462,8 @@ Status GgufFile::check_tensor_data() {
     const GgufTensorInfo& a = *order[i - 1];
     const GgufTensorInfo& b = *order[i];
     if (a.offset + a.n_bytes > b.offset) {
-      return format_error("tensor " + quoted(a.name) + " [offset " + str(a.offset) + ", " + str(a.n_bytes) +
-                          " bytes] overlaps tensor " + quoted(b.name) + " [offset " + str(b.offset) + "]");
+      return format_error("tensor " + gguf_quoted(a.name) + " [offset " + str(a.offset) + ", " + str(a.n_bytes) +
+                          " bytes] overlaps tensor " + gguf_quoted(b.name) + " [offset " + str(b.offset) + "]");
     }
   }
   return Status::ok();
@@ -474,12 +478,12 @@ const GgufKv* GgufFile::find_kv(std::string_view key) const {
 
 namespace {
 
-Status missing_key(std::string_view key) { return format_error("missing required key " + quoted(key)); }
+Status missing_key(std::string_view key) { return format_error("missing required key " + gguf_quoted(key)); }
 
 Status wrong_type(const GgufKv& kv, const char* expected) {
   std::string found = gguf_type_name(kv.type);
   if (kv.type == GgufType::array) found = std::string("array of ") + gguf_type_name(kv.elem_type);
-  return format_error("key " + quoted(kv.key) + " has type " + found + ", expected " + expected);
+  return format_error("key " + gguf_quoted(kv.key) + " has type " + found + ", expected " + expected);
 }
 
 // Any integer value as sign and magnitude, so every target range can be checked exactly.
@@ -518,7 +522,7 @@ Status get_integer(const GgufFile& f, std::string_view key, bool required, const
   if (!is_integer(kv->type)) return wrong_type(*kv, "an integer");
   read_integer(*kv, negative, magnitude);
   if ((*negative && *magnitude > max_negative) || (!*negative && *magnitude > max_positive)) {
-    return format_error("key " + quoted(key) + " = " + (*negative ? "-" : "") + str(*magnitude) +
+    return format_error("key " + gguf_quoted(key) + " = " + (*negative ? "-" : "") + str(*magnitude) +
                         " does not fit " + target);
   }
   *found = true;
@@ -570,7 +574,7 @@ Status GgufFile::get_f32(std::string_view key, float* out, bool required) const 
   double v = 0;
   std::memcpy(&v, kv->value, 8);
   if (!std::isfinite(v) || std::fabs(v) > FLT_MAX) {
-    return format_error("key " + quoted(key) + " = " + std::to_string(v) + " does not fit f32");
+    return format_error("key " + gguf_quoted(key) + " = " + std::to_string(v) + " does not fit f32");
   }
   *out = static_cast<float>(v);
   return Status::ok();
@@ -635,9 +639,9 @@ const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
 
 Status GgufFile::get_tensor(std::string_view name, Tensor* out, size_t* out_bytes) const {
   const GgufTensorInfo* t = find_tensor(name);
-  if (!t) return format_error("tensor " + quoted(name) + " not found");
+  if (!t) return format_error("tensor " + gguf_quoted(name) + " not found");
   if (!dtype_traits(t->type)) {
-    return error(WT_ERR_UNSUPPORTED, "gguf: tensor " + quoted(name) + " has type " + ggml_type_name(t->type) +
+    return error(WT_ERR_UNSUPPORTED, "gguf: tensor " + gguf_quoted(name) + " has type " + ggml_type_name(t->type) +
                                          ", which Whittle does not support");
   }
   *out = make_tensor(const_cast<uint8_t*>(t->data), static_cast<DType>(t->type), t->n_dims, t->ne);

@@ -39,6 +39,10 @@ enum class GgufType : uint32_t {
 };
 
 const char* gguf_type_name(GgufType t);
+// A name from a file, for a message: quoted, control bytes (NUL too) shown as '?', at most
+// 96 bytes (a malformed file's names may hold any bytes, and a NUL would end the C string
+// wt_last_error returns).
+std::string gguf_quoted(std::string_view s);
 // Name of a ggml tensor type id ("Q5_0"), or nullptr when the id is no ggml type. Covers
 // types Whittle cannot compute with, so the reader can size them and name them in errors.
 const char* ggml_type_name(uint32_t type);

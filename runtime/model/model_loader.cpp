@@ -83,8 +83,8 @@ class Loader {
       hp.arch = Arch::qwen2;
       hp.rope_type = RopeType::neox;
     } else {
-      return model_error(WT_ERR_UNSUPPORTED, "unsupported architecture '" + std::string(arch) +
-                                                 "' (supported: llama, qwen2)");
+      return model_error(WT_ERR_UNSUPPORTED,
+                         "unsupported architecture " + gguf_quoted(arch) + " (supported: llama, qwen2)");
     }
     m_.arch_name = std::string(arch);
     std::string_view name;

@@ -181,8 +181,10 @@ TEST_CASE("api misuse: model and tokenizer entry points refuse NULL and out-of-r
        [&] { return wt_tokenize(m, "a", past_any_object, nullptr, toks, 64, &n); }},
       {"tokenize: capacity 0", WT_ERR_BUFFER_TOO_SMALL, "fit",
        [&] { return wt_tokenize(m, "hello", 5, nullptr, toks, 0, &n); }},
-      {"tokenize: NULL tokens", WT_ERR_BUFFER_TOO_SMALL, "fit",
+      {"tokenize: NULL tokens with a capacity", WT_ERR_INVALID_ARGUMENT, "tokens is NULL with a capacity of 64",
        [&] { return wt_tokenize(m, "hello", 5, nullptr, nullptr, 64, &n); }},
+      {"tokenize: NULL tokens, capacity 0 (asks for the count)", WT_ERR_BUFFER_TOO_SMALL, "fit",
+       [&] { return wt_tokenize(m, "hello", 5, nullptr, nullptr, 0, &n); }},
       {"tokenize: NULL text of length 0 is the empty text", WT_OK, "",
        [&] { return wt_tokenize(m, nullptr, 0, nullptr, toks, 64, &n); }},
 

@@ -416,6 +416,12 @@ TEST_CASE("gguf: malformed metadata") {
     set_u32(w, "general.alignment", 3);
     expect_error(parse_bytes(w.build()), WT_ERR_FORMAT, "general.alignment = 3 is not a nonzero power of two");
   }
+  SUBCASE("general.alignment = 2^31: a power of two, but too large") {
+    GgufWriter w = make_tiny_llama();
+    set_u32(w, "general.alignment", 0x80000000u);
+    expect_error(parse_bytes(w.build()), WT_ERR_FORMAT,
+                 "general.alignment = 2147483648 is larger than 1073741824 (2^30), the largest alignment");
+  }
   SUBCASE("general.alignment of the wrong type") {
     GgufWriter w = make_tiny_llama();
     w.remove_kv("general.alignment");
@@ -504,6 +510,11 @@ TEST_CASE("gguf: model validation") {
     w.remove_kv("general.architecture");
     w.add_string("general.architecture", "gpt2");
     expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'gpt2'");
+  }
+  SUBCASE("an architecture name with a NUL is shown whole, the NUL as '?'") {
+    w.remove_kv("general.architecture");
+    w.add_string("general.architecture", std::string("lla\0ma", 6));
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2)");
   }
   SUBCASE("missing required key") {
     w.remove_kv("llama.block_count");

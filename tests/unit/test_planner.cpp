@@ -402,6 +402,10 @@ TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
   board_error("{\"name\": \"x\", \"memory\": \"shared\", \"total_bytes\": 10, \"reserve_bytes\": 0}", "'memory'");
   board_error("{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 10, \"reserve_bytes\": 10}", "below");
   board_error("{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": -1, \"reserve_bytes\": 0}", "whole number");
+  // Two entries of one name: which one --board picks would depend on the order.
+  board_error("{\"boards\": [{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 10, \"reserve_bytes\": 0}, "
+              "{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 20, \"reserve_bytes\": 0}]}",
+              "two boards are named 'x'");
   REQUIRE(parse_board_profiles("{\"name\": \"mine\", \"memory\": \"discrete\", \"total_bytes\": 1000, "
                                "\"reserve_bytes\": 10}", "mine.json", &boards).is_ok());
   REQUIRE(boards.size() == 1);

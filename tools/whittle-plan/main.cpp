@@ -217,6 +217,10 @@ int main(int argc, char** argv) {
       found = true;
     }
   }
+  wt::BoardProfile builtin;
+  if (found && wt::find_board(o.board, &builtin).is_ok())
+    std::fprintf(stderr, "note: board '%s' from %s replaces the built-in profile of that name\n", o.board.c_str(),
+                 o.board_file.c_str());
   if (!found) {
     const wt::Status st = o.board == "detect" ? wt::detect_host_board(&board) : wt::find_board(o.board, &board);
     if (!st.is_ok()) return fail(st);
