@@ -324,6 +324,18 @@ def snapkv(m: Model, trace: FullTrace, *, keep: float, window: int, pool_kernel:
     return res
 
 
+def _append_budgeted(res, st, n_kv: int, C: int, window: int, pool_kernel: int, pool: str) -> None:
+    """A layer after a selection (FastKV, CLAA): per KV head the top (C - W) + window rows by
+    the group-summed pooled window score when it holds more than C rows, else every row."""
+    if st.positions.shape[0] > C:
+        S = group_sum(window_scores(st, window, pool_kernel, pool), n_kv)
+        kv, gaps = _kv_topk_plus_window(st, S, C, window)
+    else:
+        kv, gaps = _keep_all(st, n_kv)
+    res.kv.append(kv)
+    res.gap.append(gaps)
+
+
 # ----------------------------------------------------------------------------- FastKV
 
 def fastkv(m: Model, trace: FullTrace, *, keep: float, tsp_layer: int, window: int, pool_kernel: int,
@@ -375,15 +387,8 @@ def fastkv(m: Model, trace: FullTrace, *, keep: float, tsp_layer: int, window: i
         res.info["last_logits"] = logits_of(m, run_from(m, x, res.selected, tsp_layer + 1, c.n_layer - 1, later)[-1:])[0]
     ratio = retain_rate / tsp_rate
     for st in later:
-        n = st.positions.shape[0]
-        C = max(floor_budget(ratio, n), window)
-        if n > C:
-            S = group_sum(window_scores(st, window, pool_kernel, pool), n_kv)
-            kv, gaps = _kv_topk_plus_window(st, S, C, window)
-        else:
-            kv, gaps = _keep_all(st, n_kv)
-        res.kv.append(kv)
-        res.gap.append(gaps)
+        _append_budgeted(res, st, n_kv, max(floor_budget(ratio, st.positions.shape[0]), window), window,
+                         pool_kernel, pool)
     return res
 
 
@@ -486,14 +491,7 @@ def claa(m: Model, trace: FullTrace, *, keep: float, prune_layer: int, n_agg: in
         x = trace.hidden[prune_layer][sel_rows]
         res.info["last_logits"] = logits_of(m, run_from(m, x, res.selected, prune_layer + 1, c.n_layer - 1, later)[-1:])[0]
     for st in later:
-        n = st.positions.shape[0]
-        if n > C:
-            S = group_sum(window_scores(st, window, pool_kernel, pool), n_kv)
-            kv, gaps = _kv_topk_plus_window(st, S, C, window)
-        else:
-            kv, gaps = _keep_all(st, n_kv)
-        res.kv.append(kv)
-        res.gap.append(gaps)
+        _append_budgeted(res, st, n_kv, C, window, pool_kernel, pool)
     return res
 
 
