@@ -97,9 +97,12 @@ def layer_qkv(m: Model, il: int, x: np.ndarray, positions: np.ndarray):
     return q, k, v
 
 
-def layer_finish(m: Model, il: int, x: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+def layer_finish(m: Model, il: int, x: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                 skip: np.ndarray | None = None) -> np.ndarray:
     """Causal GQA attention over the current rows (array order = original order), output
-    projection, residual, SwiGLU FFN, residual. Returns the layer's output rows."""
+    projection, residual, SwiGLU FFN, residual. Returns the layer's output rows. `skip`
+    (bool per row, Token Filtering): those rows' attention output is zero before the
+    projection, so only the residual (and the projection's bias) passes."""
     c = m.cfg
     L = m.layers[il]
     n = x.shape[0]
@@ -111,6 +114,8 @@ def layer_finish(m: Model, il: int, x: np.ndarray, q: np.ndarray, k: np.ndarray,
     p = np.exp(s)
     p = p / p.sum(axis=-1, keepdims=True)
     o = np.einsum("hgqk,khd->qhgd", p, v).reshape(n, c.n_head * c.head_dim_v)
+    if skip is not None:
+        o[skip] = 0.0
     o = o @ L["attn_output"].T
     if "attn_output.bias" in L:
         o = o + L["attn_output.bias"]
@@ -744,7 +749,6 @@ def tokenfilter(m: Model, trace: FullTrace, *, target: float, start: float, anch
     pos = np.arange(L)
     x = trace.hidden[first - 1].copy() if first > 0 else m.tok_embd[trace.tokens].copy()
     skipped = {}
-    G = c.n_head // c.n_head_kv
     for il in range(first, c.n_layer):
         q, k, v = layer_qkv(m, il, x, pos)
         ak, av = np.zeros_like(k[0]), np.zeros_like(v[0])
@@ -767,22 +771,7 @@ def tokenfilter(m: Model, trace: FullTrace, *, target: float, start: float, anch
             ak = anchor_decay * ak + (1 - anchor_decay) * k[i]
             av = anchor_decay * av + (1 - anchor_decay) * v[i]
         skipped[il] = int(skip.sum())
-        # the layer with the skipped rows' attention output zeroed
-        Lw = m.layers[il]
-        qg = q.reshape(L, c.n_head_kv, G, c.head_dim_k)
-        z = np.einsum("qhgd,khd->hgqk", qg, k) / math.sqrt(c.head_dim_k)
-        z = np.where(np.triu(np.ones((L, L), dtype=bool), k=1)[None, None], -np.inf, z)
-        z = z - z.max(axis=-1, keepdims=True)
-        p = np.exp(z)
-        p = p / p.sum(axis=-1, keepdims=True)
-        o = np.einsum("hgqk,khd->qhgd", p, v).reshape(L, c.n_head * c.head_dim_v)
-        o[skip] = 0.0
-        o = o @ Lw["attn_output"].T
-        if "attn_output.bias" in Lw:
-            o = o + Lw["attn_output.bias"]
-        x = x + o
-        h = rms_norm(x, Lw["ffn_norm"], c.rms_eps)
-        x = x + (silu(h @ Lw["ffn_gate"].T) * (h @ Lw["ffn_up"].T)) @ Lw["ffn_down"].T
+        x = layer_finish(m, il, x, q, k, v, skip=skip)  # skipped rows: attention output zero
     for _ in range(c.n_layer):
         res.kv.append([pos.copy() for _ in range(c.n_head_kv)])
         res.gap.append([math.inf] * c.n_head_kv)
