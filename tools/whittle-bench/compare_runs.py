@@ -22,10 +22,15 @@ def main(paths):
     ratios = defaultdict(list)
     seeds, lengths = set(), set()
     for path in paths:
-        with open(path) as f:
-            doc = json.load(f)
-        seeds.add(doc["meta"]["seed"])
-        for rec in doc["records"]:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            seeds.add(doc["meta"]["seed"])
+            records = doc["records"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"error: {path}: not a whittle-bench --json file ({type(e).__name__}: {e})", file=sys.stderr)
+            return 2
+        for rec in records:
             if rec["kind"] == "run":
                 r = runs[config_name(rec)]
                 lengths.add(rec["L"])
