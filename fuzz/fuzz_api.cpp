@@ -11,6 +11,7 @@
 // whittle.h names; a wt_context_abort request stops the next prefill.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -239,6 +240,18 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
   if (kv_listed == WT_OK)
     for (int32_t i = 0; i < n_kv; ++i) g_sink = g_sink + (kv_pos[i] < 0);  // ASan: the rows are there
 
+  // An output struct's struct_size from the input (API 5): the library writes no byte past
+  // it, and refuses (writing nothing) one below the struct's first layout.
+  const size_t size = fdp.ConsumeBool() ? sizeof(wt_context_stats) : fdp.ConsumeIntegralInRange<size_t>(0, 512);
+  std::vector<unsigned char> buf(std::max(size, sizeof(wt_context_stats)) + 16, 0xAB);
+  std::memcpy(buf.data(), &size, sizeof size);
+  const wt_status got = wt_context_get_stats(ctx, reinterpret_cast<wt_context_stats*>(buf.data()));
+  // wt_context_stats has one layout so far, so every size below its own is refused.
+  expect_status(got, {size >= sizeof(wt_context_stats) ? WT_OK : WT_ERR_INVALID_ARGUMENT}, "wt_context_get_stats");
+  const size_t written = got == WT_OK ? sizeof(wt_context_stats) : sizeof(size_t);
+  for (size_t i = written; i < buf.size(); ++i)
+    if (buf[i] != 0xAB) fail("wt_context_get_stats with struct_size %zu wrote byte %zu", size, i);
+
   // An abort request stops the next prefill of two tokens or more. (A one-token prefill runs
   // the decode path, which never checks the request, and only consumes it.)
   wt_context_reset(ctx);
@@ -257,16 +270,14 @@ void fuzz_context(FuzzedDataProvider& fdp) {
   const bool accepted = size_accepted(context_params_sizes(prune_shift(p.prune.struct_size)), p.struct_size);
   CallerContext caller(p);
 
-  wt_context_plan_info plan;
-  std::memset(&plan, 0, sizeof plan);
+  wt_context_plan_info plan{};  // zero, struct_size its size (whittle.h: C++ sets it)
   const wt_status planned = wt_context_plan(g_model, caller.get(), &plan);
   expect_status(planned, {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_plan");
   if (!accepted) expect_status(planned, {WT_ERR_INVALID_ARGUMENT}, "wt_context_plan with a bad struct_size");
   if (accepted && p.struct_size < sizeof p - prune_shift(p.prune.struct_size)) {
     // An older layout reads as the newest with the later fields at their defaults.
     const wt_context_params full = as_read(p);
-    wt_context_plan_info plan_full;
-    std::memset(&plan_full, 0, sizeof plan_full);
+    wt_context_plan_info plan_full{};
     const wt_status st = wt_context_plan(g_model, &full, &plan_full);
     if (st != planned || (st == WT_OK && !same_plan(plan, plan_full)))
       fail("struct_size %zu is not read as its layout with default later fields", p.struct_size);

@@ -39,9 +39,18 @@
  *   library accepts. wt_prune_params inside wt_context_params carries its own struct_size,
  *   and the context fields after it are read where the caller's prune layout puts them.
  *   WT_API_VERSION grows by one whenever a params struct gains fields; the fields added
- *   after version 1 say since when they exist. The structs the library fills
- *   (wt_model_info, wt_context_stats, wt_prune_stats) carry no size yet: an application
- *   must be rebuilt when one of them grows.
+ *   after version 1 say since when they exist.
+ * - The structs the library fills (wt_model_info, wt_context_plan_info, wt_context_stats,
+ *   wt_prune_stats) start with `size_t struct_size` too (since API 5), which the caller
+ *   sets to the struct's size before the call: `wt_context_stats st = {sizeof st};` in C
+ *   (in C++ the member's initializer sets it). The library writes no byte beyond it: an
+ *   application built against an older header gets the fields its struct has, the newer
+ *   ones left out. A caller's struct larger than the library's (a newer header) gets the
+ *   library's fields and the rest untouched. On return struct_size is the number of bytes
+ *   written, so a caller can tell which fields were filled. A struct_size smaller than the
+ *   oldest layout (0: not set) or between two layouts is WT_ERR_INVALID_ARGUMENT, nothing
+ *   written. Before API 5 these structs had no size: an application built against an
+ *   API 1-4 header must be rebuilt for API 5.
  */
 #ifndef WHITTLE_H
 #define WHITTLE_H
@@ -76,13 +85,15 @@ extern "C" {
  * 1: the first layouts; 2: wt_context_params.memory_budget_bytes; 3: the KV pager fields of
  * wt_context_params (kv_device_blocks, kv_block_tokens, kv_sync_swaps); 4:
  * wt_prune_params.extra (the parameters of methods added later), and the calls that list
- * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...). */
-#define WT_API_VERSION 4
+ * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size
+ * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
+ * wt_context_stats, wt_prune_stats). */
+#define WT_API_VERSION 5
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
 /* WT_API_VERSION of the linked library: it reads params structs of every version from 1 up
- * to this one. */
+ * to this one, and fills output structs of every version from 5 up. */
 WT_API int32_t wt_api_version(void);
 
 /* ==== Status ========================================================================== */
@@ -123,6 +134,15 @@ typedef void (*wt_log_callback)(wt_log_level level, const char* text, void* user
 /* Routes the library's log lines (process-wide). NULL restores the default, which prints
  * warnings and errors to stderr. */
 WT_API void wt_set_log_callback(wt_log_callback callback, void* user);
+
+/* The first member of a struct the library fills: in C++ it initializes itself to the
+ * struct's size (a default member initializer keeps the struct an aggregate with the same
+ * layout); in C the caller sets it. */
+#ifdef __cplusplus
+#  define WT_OUT_STRUCT_SIZE(type) size_t struct_size = sizeof(type)
+#else
+#  define WT_OUT_STRUCT_SIZE(type) size_t struct_size
+#endif
 
 /* ==== Handles and basic types ========================================================= */
 
@@ -178,6 +198,7 @@ WT_API wt_status wt_model_load(const char* path, const wt_model_params* params,
 WT_API void wt_model_free(wt_model* model);
 
 typedef struct wt_model_info {
+  WT_OUT_STRUCT_SIZE(wt_model_info); /* set by the caller; since API 5 */
   const char* architecture; /* "llama", "qwen2"                                          */
   const char* name;         /* general.name, or "" when absent                            */
   int32_t n_layer;
@@ -196,7 +217,8 @@ typedef struct wt_model_info {
                                "" for the CPU backend. Strings live as long as the model.  */
 } wt_model_info;
 
-/* WT_ERR_INVALID_ARGUMENT: NULL model or out_info. */
+/* WT_ERR_INVALID_ARGUMENT: NULL model or out_info, or an out_info->struct_size the
+ * library does not write (see Binary compatibility). */
 WT_API wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info);
 
 /* ==== Tokenizer ======================================================================= */
@@ -484,6 +506,7 @@ WT_API void wt_context_free(wt_context* ctx);
 /* What wt_context_create(model, params) would allocate, without allocating: the plan it
  * makes first. Every byte of a context is one of these parts; none is allocated later. */
 typedef struct wt_context_plan_info {
+  WT_OUT_STRUCT_SIZE(wt_context_plan_info); /* set by the caller; since API 5 */
   int32_t n_ctx;               /* resolved (0 in params: the model's training context)    */
   uint64_t weights_bytes;      /* the model's weights (already placed; not the context's) */
   uint64_t arena_bytes;        /* the context's arena: activations, KV, scratch, workspace */
@@ -496,7 +519,8 @@ typedef struct wt_context_plan_info {
                                   its contexts, so not in context_bytes. 0 on the CPU       */
 } wt_context_plan_info;
 
-/* WT_ERR_INVALID_ARGUMENT as wt_context_create for a bad parameter; no budget check. */
+/* WT_ERR_INVALID_ARGUMENT as wt_context_create for a bad parameter, or an
+ * out_plan->struct_size the library does not write; no budget check. */
 WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params* params,
                                  wt_context_plan_info* out_plan);
 
@@ -536,6 +560,7 @@ WT_API int32_t wt_context_n_past(const wt_context* ctx);
 WT_API void wt_context_reset(wt_context* ctx);
 
 typedef struct wt_context_stats {
+  WT_OUT_STRUCT_SIZE(wt_context_stats); /* set by the caller; since API 5 */
   int32_t n_prefill_tokens; /* tokens in prefill calls since the last reset            */
   double prefill_ms;
   int32_t n_decode_tokens;  /* decode calls since the last reset                       */
@@ -559,6 +584,8 @@ typedef struct wt_context_stats {
   double pager_wait_ms;
 } wt_context_stats;
 
+/* WT_ERR_INVALID_ARGUMENT: NULL arguments, or an out_stats->struct_size the library does
+ * not write. */
 WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats);
 
 /* Where layer `layer`'s KV is now: bytes of its rows with a valid copy in the pager's device
@@ -570,6 +597,7 @@ WT_API wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t laye
 /* What the pruning policy did in the last pruned prefill (and the decodes after it). The
  * arrays have n_layer entries and stay valid until the next prefill, reset or free. */
 typedef struct wt_prune_stats {
+  WT_OUT_STRUCT_SIZE(wt_prune_stats); /* set by the caller; since API 5 */
   wt_prune_method method;
   int32_t n_prompt;          /* L, prompt tokens of the pruned prefill                       */
   int32_t n_layer;
@@ -590,7 +618,8 @@ typedef struct wt_prune_stats {
   double prefill_ms;         /* the whole pruned prefill, both passes                       */
 } wt_prune_stats;
 
-/* WT_ERR_INVALID_ARGUMENT: NULL arguments. */
+/* WT_ERR_INVALID_ARGUMENT: NULL arguments, or an out_stats->struct_size the library does
+ * not write. */
 WT_API wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_stats);
 
 /* The importance by which the method of the last pruned prefill ranked the prompt's tokens

@@ -74,15 +74,16 @@ wt_status wt_context_plan(const wt_model* model, const wt_context_params* params
     WT_TRY(read_options(params, &p, &o));
     wt::ContextPlan cp;
     WT_TRY(wt::Context::plan(*model->model, o, &cp));
-    out_plan->n_ctx = cp.n_ctx;
-    out_plan->weights_bytes = cp.weights_bytes;
-    out_plan->arena_bytes = cp.arena.total_bytes;
-    out_plan->kv_bytes = cp.arena.kv_bytes;
-    out_plan->pager_device_bytes = cp.arena.pager_device_bytes;
-    out_plan->pager_host_bytes = cp.arena.pager_host_bytes;
-    out_plan->context_bytes = cp.arena.all_bytes();
-    out_plan->driver_bytes = cp.driver_bytes;
-    return Status::ok();
+    wt_context_plan_info plan{};
+    plan.n_ctx = cp.n_ctx;
+    plan.weights_bytes = cp.weights_bytes;
+    plan.arena_bytes = cp.arena.total_bytes;
+    plan.kv_bytes = cp.arena.kv_bytes;
+    plan.pager_device_bytes = cp.arena.pager_device_bytes;
+    plan.pager_host_bytes = cp.arena.pager_host_bytes;
+    plan.context_bytes = cp.arena.all_bytes();
+    plan.driver_bytes = cp.driver_bytes;
+    return wt::api::write_output(plan, out_plan);
   });
 }
 
@@ -176,25 +177,26 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
     WT_TRY(claim.status());
     WT_TRY(require(out_stats, "out_stats"));
     const wt::ContextStats& s = ctx->ctx->stats();
-    out_stats->n_prefill_tokens = s.n_prefill_tokens;
-    out_stats->prefill_ms = s.prefill_ms;
-    out_stats->n_decode_tokens = s.n_decode_tokens;
-    out_stats->decode_ms = s.decode_ms;
-    out_stats->arena_bytes = s.arena_bytes;
-    out_stats->kv_bytes = s.kv_bytes;
-    out_stats->pager_device_bytes = s.pager_device_bytes;
-    out_stats->pager_host_bytes = s.pager_host_bytes;
+    wt_context_stats o{};
+    o.n_prefill_tokens = s.n_prefill_tokens;
+    o.prefill_ms = s.prefill_ms;
+    o.n_decode_tokens = s.n_decode_tokens;
+    o.decode_ms = s.decode_ms;
+    o.arena_bytes = s.arena_bytes;
+    o.kv_bytes = s.kv_bytes;
+    o.pager_device_bytes = s.pager_device_bytes;
+    o.pager_host_bytes = s.pager_host_bytes;
     const wt::PagedKv* kv = ctx->ctx->paged_kv();
     const wt::PagerCounters c = kv ? kv->counters() : wt::PagerCounters{};
-    out_stats->pager_bytes_to_device = c.bytes_to_device;
-    out_stats->pager_bytes_to_host = c.bytes_to_host;
-    out_stats->pager_blocks_in = c.n_blocks_in;
-    out_stats->pager_blocks_on_demand = c.n_blocks_on_demand;
-    out_stats->pager_blocks_evicted = c.n_blocks_evicted;
-    out_stats->pager_sync_wait_ms = c.sync_wait_ms;
-    out_stats->pager_copy_ms = kv ? c.copy_ms : 0;
-    out_stats->pager_wait_ms = kv ? c.wait_ms : 0;
-    return Status::ok();
+    o.pager_bytes_to_device = c.bytes_to_device;
+    o.pager_bytes_to_host = c.bytes_to_host;
+    o.pager_blocks_in = c.n_blocks_in;
+    o.pager_blocks_on_demand = c.n_blocks_on_demand;
+    o.pager_blocks_evicted = c.n_blocks_evicted;
+    o.pager_sync_wait_ms = c.sync_wait_ms;
+    o.pager_copy_ms = kv ? c.copy_ms : 0;
+    o.pager_wait_ms = kv ? c.wait_ms : 0;
+    return wt::api::write_output(o, out_stats);
   });
 }
 
@@ -235,7 +237,7 @@ wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_
     WT_TRY(claim.status());
     WT_TRY(require(out_stats, "out_stats"));
     const wt::PruneStats& s = ctx->ctx->prune_stats();
-    wt_prune_stats o;
+    wt_prune_stats o{};
     o.method = ctx->ctx->prune_params().method;
     o.n_prompt = s.n_prompt;
     o.n_layer = static_cast<int32_t>(s.kv_rows.size());
@@ -252,8 +254,7 @@ wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_
     o.score_ms = s.score_ms;
     o.pass1_ms = s.pass1_ms;
     o.prefill_ms = s.prefill_ms;
-    *out_stats = o;
-    return Status::ok();
+    return wt::api::write_output(o, out_stats);
   });
 }
 

@@ -105,7 +105,7 @@ wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info) {
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_info, "out_info"));
     const wt::Model& m = *model->model;
-    wt_model_info info;
+    wt_model_info info{};
     info.architecture = m.arch_name.c_str();
     info.name = m.name.c_str();
     info.n_layer = m.hp.n_layer;
@@ -120,8 +120,7 @@ wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info) {
     info.weight_bytes = m.weight_bytes;
     info.backend = m.device ? m.device->backend().caps().name : "cpu";
     info.device = m.device ? m.device->backend().caps().device_name.c_str() : "";
-    *out_info = info;
-    return Status::ok();
+    return wt::api::write_output(info, out_info);
   });
 }
 

@@ -1,6 +1,7 @@
-// Params structs by layout. Each struct has a table of its layouts, oldest first; a layout
-// is the group of fields one WT_API_VERSION appended. A caller's struct_size names its
-// layout, and only that layout's fields (and the older ones') are read.
+// Params structs and output structs by layout. Each struct has a table of its layouts,
+// oldest first; a layout is the group of fields one WT_API_VERSION appended. A caller's
+// struct_size names its layout, and only that layout's fields (and the older ones') are
+// read from a params struct or written to an output struct.
 //
 // Growing a params struct: append the fields at its end, add a layout to its table that
 // begins at the first new field, raise WT_API_VERSION in whittle.h and say "since" next to
@@ -18,12 +19,6 @@
 namespace wt::api {
 
 namespace {
-
-struct Layout {
-  int32_t api;   // the WT_API_VERSION that added these fields
-  size_t begin;  // offset of the first field of the layout (0, struct_size, for the first)
-  size_t end;    // end of its last field
-};
 
 // One struct's layouts. A struct_size s is layout k when end_k <= s <= begin_{k+1} (for the
 // newest layout, s <= sizeof): sizeof in an older header is its last field's end rounded up
@@ -73,6 +68,19 @@ constexpr Layout kContextLayouts[] = {
 constexpr Layout kSamplerLayouts[] = {
     {1, 0, offsetof(wt_sampler_params, seed) + sizeof(uint64_t)},
 };
+// The structs the library fills: struct_size since API 5, which is their first layout.
+constexpr Layout kModelInfoLayouts[] = {
+    {5, 0, offsetof(wt_model_info, device) + sizeof(const char*)},
+};
+constexpr Layout kPlanInfoLayouts[] = {
+    {5, 0, offsetof(wt_context_plan_info, driver_bytes) + sizeof(uint64_t)},
+};
+constexpr Layout kContextStatsLayouts[] = {
+    {5, 0, offsetof(wt_context_stats, pager_wait_ms) + sizeof(double)},
+};
+constexpr Layout kPruneStatsLayouts[] = {
+    {5, 0, offsetof(wt_prune_stats, prefill_ms) + sizeof(double)},
+};
 
 static_assert(offsetof(wt_model_params, struct_size) == 0 && offsetof(wt_tokenize_params, struct_size) == 0 &&
               offsetof(wt_prune_params, struct_size) == 0 && offsetof(wt_context_params, struct_size) == 0 &&
@@ -82,9 +90,17 @@ static_assert(sound(kTokenizeLayouts, sizeof(wt_tokenize_params), alignof(wt_tok
 static_assert(sound(kPruneLayouts, sizeof(wt_prune_params), alignof(wt_prune_params)), "kPruneLayouts");
 static_assert(sound(kContextLayouts, sizeof(wt_context_params), alignof(wt_context_params)), "kContextLayouts");
 static_assert(sound(kSamplerLayouts, sizeof(wt_sampler_params), alignof(wt_sampler_params)), "kSamplerLayouts");
+static_assert(offsetof(wt_model_info, struct_size) == 0 && offsetof(wt_context_plan_info, struct_size) == 0 &&
+              offsetof(wt_context_stats, struct_size) == 0 && offsetof(wt_prune_stats, struct_size) == 0);
+static_assert(sound(kModelInfoLayouts, sizeof(wt_model_info), alignof(wt_model_info)), "kModelInfoLayouts");
+static_assert(sound(kPlanInfoLayouts, sizeof(wt_context_plan_info), alignof(wt_context_plan_info)), "kPlanInfoLayouts");
+static_assert(sound(kContextStatsLayouts, sizeof(wt_context_stats), alignof(wt_context_stats)), "kContextStatsLayouts");
+static_assert(sound(kPruneStatsLayouts, sizeof(wt_prune_stats), alignof(wt_prune_stats)), "kPruneStatsLayouts");
 static_assert(std::max({std::end(kModelLayouts)[-1].api, std::end(kTokenizeLayouts)[-1].api,
                         std::end(kPruneLayouts)[-1].api, std::end(kContextLayouts)[-1].api,
-                        std::end(kSamplerLayouts)[-1].api}) == WT_API_VERSION,
+                        std::end(kSamplerLayouts)[-1].api, std::end(kModelInfoLayouts)[-1].api,
+                        std::end(kPlanInfoLayouts)[-1].api, std::end(kContextStatsLayouts)[-1].api,
+                        std::end(kPruneStatsLayouts)[-1].api}) == WT_API_VERSION,
               "WT_API_VERSION is the version of the newest layout");
 // wt_context_params holds a wt_prune_params by value, so a prune layout of another size moves
 // every context field after `prune`: read_params(context) takes them at offsetof(prune) +
@@ -101,6 +117,12 @@ constexpr Abi kContextPruneAbi{"wt_context_params.prune", "wt_prune_default_para
                                sizeof(wt_prune_params), alignof(wt_prune_params)};
 constexpr Abi kContextAbi{"wt_context_params", "wt_context_default_params", kContextLayouts,
                           sizeof(wt_context_params), alignof(wt_context_params), &kContextPruneAbi};
+constexpr Abi kModelInfoAbi{"wt_model_info", nullptr, kModelInfoLayouts, sizeof(wt_model_info), alignof(wt_model_info)};
+constexpr Abi kPlanInfoAbi{"wt_context_plan_info", nullptr, kPlanInfoLayouts, sizeof(wt_context_plan_info),
+                           alignof(wt_context_plan_info)};
+constexpr Abi kContextStatsAbi{"wt_context_stats", nullptr, kContextStatsLayouts, sizeof(wt_context_stats),
+                               alignof(wt_context_stats)};
+constexpr Abi kPruneStatsAbi{"wt_prune_stats", nullptr, kPruneStatsLayouts, sizeof(wt_prune_stats), alignof(wt_prune_stats)};
 constexpr Abi kSamplerAbi{"wt_sampler_params", "wt_sampler_default_params", kSamplerLayouts, sizeof(wt_sampler_params), alignof(wt_sampler_params)};
 
 size_t upper(const Abi& abi, size_t k) { return k + 1 < abi.layouts.size() ? abi.layouts[k + 1].begin : abi.size; }
@@ -146,8 +168,10 @@ Status find_layout(const Abi& abi, size_t struct_size, const Layout** out, size_
     }
   }
   std::string why;
-  if (struct_size == 0) {
+  if (struct_size == 0 && abi.default_fn) {
     why = "fill the struct with " + std::string(abi.default_fn) + "()";
+  } else if (struct_size == 0) {
+    why = "set it to sizeof(" + std::string(abi.name) + ") before the call";
   } else if (struct_size + shift < abi.layouts[0].end) {
     why = "smaller than the oldest layout this library reads";
   } else if (struct_size + shift > abi.size) {
@@ -173,7 +197,42 @@ Status read_struct(const Abi& abi, const T* in, const T& defaults, T* out) {
   return Status::ok();
 }
 
+// An output struct: the caller's struct_size (at least the oldest layout, not between two)
+// bounds what is written; a size above the library's takes the library's fields. Writes
+// `filled` with struct_size set to the bytes written.
+Status write_struct(const Abi& abi, const void* filled, void* out) {
+  size_t struct_size = 0;
+  std::memcpy(&struct_size, out, sizeof struct_size);
+  const size_t n = std::min(struct_size, abi.size);
+  if (struct_size < abi.size) {
+    const Layout* layout = nullptr;
+    WT_TRY(find_layout(abi, struct_size, &layout));
+  }
+  // Bytes between the caller's last field and n are its padding (or the library's, when n
+  // is the library's size).
+  std::memcpy(out, filled, n);
+  std::memcpy(out, &n, sizeof n);
+  return Status::ok();
+}
+
 }  // namespace
+
+Status write_output(const wt_model_info& filled, wt_model_info* out) { return write_struct(kModelInfoAbi, &filled, out); }
+Status write_output(const wt_context_plan_info& filled, wt_context_plan_info* out) {
+  return write_struct(kPlanInfoAbi, &filled, out);
+}
+Status write_output(const wt_context_stats& filled, wt_context_stats* out) {
+  return write_struct(kContextStatsAbi, &filled, out);
+}
+Status write_output(const wt_prune_stats& filled, wt_prune_stats* out) {
+  return write_struct(kPruneStatsAbi, &filled, out);
+}
+
+Status write_output_bytes(const char* name, std::span<const Layout> layouts, size_t size, size_t align, const void* filled,
+                          void* out) {
+  if (!sound(layouts, size, align)) return error(WT_ERR_INTERNAL, std::string(name) + ": the layout table is not sound");
+  return write_struct(Abi{name, nullptr, layouts, size, align}, filled, out);
+}
 
 Status read_params(const wt_model_params* in, wt_model_params* out) {
   return read_struct(kModelAbi, in, wt_model_default_params(), out);

@@ -507,7 +507,7 @@ TEST_CASE("api: a struct_size of 0, too small, too large or between layouts is r
   INFO(msg);
   CHECK(msg.find("wt_context_default_params()") != std::string::npos);
   CHECK(msg.find(std::to_string(sizeof(context_params_api1)) + " (API 1)") != std::string::npos);
-  CHECK(msg.find("(API " + std::to_string(WT_API_VERSION) + ")") != std::string::npos);
+  CHECK(msg.find("(API 4)") != std::string::npos);  // the newest params layout (API 5 grew output structs)
   cp.struct_size = sizeof cp + 8;
   REQUIRE(wt_context_create(m, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
   CHECK(contains(wt_last_error(), "newer whittle.h"));

@@ -2,11 +2,14 @@
 // "Binary compatibility"): API 4 grew wt_prune_params (extra), so an API 1-3 application's
 // wt_context_params holds a shorter prune struct and every field after it sits earlier.
 // The library must read those fields where that application put them.
+// The structs the library fills carry a struct_size since API 5 that bounds what it writes.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "runtime/api/params_abi.h"
 #include "whittle.h"
 
 namespace {
@@ -125,4 +128,172 @@ TEST_CASE("api: an API 3 wt_prune_params takes every parameter of the methods it
   float keep = 0;
   std::memcpy(&keep, old.bytes + offsetof(wt_prune_params, keep), sizeof keep);
   CHECK(keep == 0.3f);
+}
+
+namespace {
+
+// Makes each of the four calls that fill an output struct on a caller buffer of the
+// struct's size plus `extra` bytes, all 0xAB but the struct_size: `struct_size`, or
+// (kOwnSize) the struct's own size. Keeps the statuses and buffers for inspection.
+constexpr size_t kOwnSize = ~size_t{0};
+
+struct OutputCalls {
+  wt_model* model = nullptr;
+  wt_context* ctx = nullptr;
+  std::vector<unsigned char> info, plan, stats, prune;
+  wt_status st[4] = {};
+
+  void run(size_t struct_size, size_t extra) {
+    auto fresh = [&](std::vector<unsigned char>& b, size_t size) -> void* {
+      b.assign(size + extra, 0xAB);
+      const size_t n = struct_size == kOwnSize ? size : struct_size;
+      std::memcpy(b.data(), &n, sizeof n);
+      return b.data();
+    };
+    st[0] = wt_model_get_info(model, static_cast<wt_model_info*>(fresh(info, sizeof(wt_model_info))));
+    st[1] = wt_context_plan(model, nullptr, static_cast<wt_context_plan_info*>(fresh(plan, sizeof(wt_context_plan_info))));
+    st[2] = wt_context_get_stats(ctx, static_cast<wt_context_stats*>(fresh(stats, sizeof(wt_context_stats))));
+    st[3] = wt_context_get_prune_stats(ctx, static_cast<wt_prune_stats*>(fresh(prune, sizeof(wt_prune_stats))));
+  }
+};
+
+size_t size_field(const std::vector<unsigned char>& b) {
+  size_t n = 0;
+  std::memcpy(&n, b.data(), sizeof n);
+  return n;
+}
+
+// Bytes from `from` on are all still 0xAB.
+bool untouched(const std::vector<unsigned char>& b, size_t from) {
+  for (size_t i = from; i < b.size(); ++i)
+    if (b[i] != 0xAB) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("api: output structs: struct_size set by C++ itself, bounds what the library writes") {
+  OutputCalls c;
+  REQUIRE_MESSAGE(wt_model_load(kTinyModel.c_str(), nullptr, &c.model) == WT_OK, wt_last_error());
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 32;
+  cp.n_threads = 1;
+  REQUIRE(wt_context_create(c.model, &cp, &c.ctx) == WT_OK);
+
+  // C++: the member initializer sets struct_size, value- or default-initialized alike.
+  wt_model_info info;
+  wt_context_stats stats{};
+  CHECK(info.struct_size == sizeof(wt_model_info));
+  CHECK(stats.struct_size == sizeof(wt_context_stats));
+  REQUIRE(wt_model_get_info(c.model, &info) == WT_OK);
+  CHECK(info.struct_size == sizeof(wt_model_info));
+  CHECK(info.n_layer > 0);
+
+  SUBCASE("this header's size: every field, nothing after it") {
+    const size_t sizes[4] = {sizeof(wt_model_info), sizeof(wt_context_plan_info), sizeof(wt_context_stats),
+                             sizeof(wt_prune_stats)};
+    c.run(kOwnSize, 64);
+    for (int k = 0; k < 4; ++k) CHECK(c.st[k] == WT_OK);
+    CHECK(size_field(c.stats) == sizeof(wt_context_stats));
+    CHECK(reinterpret_cast<const wt_model_info*>(c.info.data())->n_layer == info.n_layer);
+    CHECK(reinterpret_cast<const wt_context_plan_info*>(c.plan.data())->n_ctx > 0);
+    CHECK(reinterpret_cast<const wt_context_stats*>(c.stats.data())->arena_bytes > 0);
+    CHECK(reinterpret_cast<const wt_prune_stats*>(c.prune.data())->n_layer == info.n_layer);
+    CHECK(untouched(c.info, sizes[0]));
+    CHECK(untouched(c.plan, sizes[1]));
+    CHECK(untouched(c.stats, sizes[2]));
+    CHECK(untouched(c.prune, sizes[3]));
+  }
+
+  SUBCASE("a newer header's larger struct: the library's fields, struct_size the bytes written, the rest untouched") {
+    c.run(4096, 4096);
+    for (int k = 0; k < 4; ++k) CHECK(c.st[k] == WT_OK);
+    CHECK(size_field(c.info) == sizeof(wt_model_info));
+    CHECK(size_field(c.plan) == sizeof(wt_context_plan_info));
+    CHECK(size_field(c.stats) == sizeof(wt_context_stats));
+    CHECK(size_field(c.prune) == sizeof(wt_prune_stats));
+    CHECK(reinterpret_cast<const wt_model_info*>(c.info.data())->n_layer == info.n_layer);
+    CHECK(untouched(c.info, sizeof(wt_model_info)));
+    CHECK(untouched(c.plan, sizeof(wt_context_plan_info)));
+    CHECK(untouched(c.stats, sizeof(wt_context_stats)));
+    CHECK(untouched(c.prune, sizeof(wt_prune_stats)));
+  }
+
+  SUBCASE("struct_size 0 (not set, or a C caller of an API 1-4 header) and too small: refused, nothing written") {
+    for (size_t size : {size_t{0}, sizeof(size_t), size_t{12}}) {
+      CAPTURE(size);
+      c.run(size, 0);
+      for (int k = 0; k < 4; ++k) CHECK(c.st[k] == WT_ERR_INVALID_ARGUMENT);
+      CHECK(untouched(c.info, sizeof(size_t)));
+      CHECK(untouched(c.plan, sizeof(size_t)));
+      CHECK(untouched(c.stats, sizeof(size_t)));
+      CHECK(untouched(c.prune, sizeof(size_t)));
+      CHECK(size_field(c.stats) == size);
+    }
+    c.run(0, 0);
+    const std::string msg = wt_last_error();  // the last call's: wt_context_get_prune_stats
+    CHECK(msg.find("wt_prune_stats.struct_size is 0: set it to sizeof(wt_prune_stats)") != std::string::npos);
+  }
+  wt_context_free(c.ctx);
+  wt_model_free(c.model);
+}
+
+namespace {
+
+// A struct that grew: one API version had `a`, the next appended `b` (at an aligned offset
+// after a's padding), as the layout table of a real output struct will record it (the
+// versions must not be newer than this header's: the table is checked like the real ones).
+struct grown_old {
+  size_t struct_size;
+  int32_t a;
+};
+struct grown_new {
+  size_t struct_size;
+  int32_t a;
+  double b;
+};
+constexpr wt::api::Layout kGrown[] = {
+    {WT_API_VERSION - 1, 0, offsetof(grown_new, a) + sizeof(int32_t)},
+    {WT_API_VERSION, offsetof(grown_new, b), offsetof(grown_new, b) + sizeof(double)},
+};
+
+wt::Status write_grown(void* out) {
+  grown_new filled{};
+  filled.a = 7;
+  filled.b = 2.5;
+  return wt::api::write_output_bytes("grown", kGrown, sizeof(grown_new), alignof(grown_new), &filled, out);
+}
+
+}  // namespace
+
+TEST_CASE("api: an output struct of an older layout gets its own fields and nothing past them") {
+  static_assert(sizeof(grown_old) < offsetof(grown_new, b) + sizeof(double));
+  // The older caller: its struct then bytes it owns for something else.
+  struct {
+    grown_old s;
+    unsigned char after[16];
+  } old;
+  std::memset(&old, 0xAB, sizeof old);
+  old.s.struct_size = sizeof(grown_old);
+  REQUIRE(write_grown(&old).is_ok());
+  CHECK(old.s.a == 7);
+  CHECK(old.s.struct_size == sizeof(grown_old));
+  for (unsigned char byte : old.after) CHECK(byte == 0xAB);
+
+  // The current caller: both fields.
+  grown_new now{};
+  now.struct_size = sizeof now;
+  REQUIRE(write_grown(&now).is_ok());
+  CHECK(now.a == 7);
+  CHECK(now.b == 2.5);
+
+  // A size between the layouts (within b) is no layout's: refused, nothing written.
+  unsigned char between[sizeof(grown_new)];
+  std::memset(between, 0xAB, sizeof between);
+  const size_t size = offsetof(grown_new, b) + 4;
+  std::memcpy(between, &size, sizeof size);
+  const wt::Status st = write_grown(between);
+  CHECK(st.code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(st.message().find("no layout of the struct has this size") != std::string::npos);
+  for (size_t i = sizeof(size_t); i < sizeof between; ++i) CHECK(between[i] == 0xAB);
 }
