@@ -5,6 +5,8 @@ reader and writer).
     check_bench_resume.py truncate SOURCE.json OUT.json L   # drop every record of length L,
                                                             # as if the run stopped before it
     check_bench_resume.py check SOURCE.json RESUMED.json L  # RESUMED = --resume OUT.json
+    check_bench_resume.py summarized CUT.json SUMMARY.json L  # SUMMARY = --resume CUT.json --summarize:
+                                                            # CUT's records as they were, nothing of L
     check_bench_resume.py corrupt SOURCE.json OUTDIR       # OUTDIR/bad_kept_rows.json: the first
                                                            # run's kept_rows one entry long;
                                                            # OUTDIR/bad_n_decode.json: its n_decode 1e12
@@ -69,6 +71,31 @@ def main():
     with open(out_path) as f:
         res = json.load(f)
     problems = []
+    if mode == "summarized":
+        # Nothing was run: the runs are the cut file's, the summaries recomputed from them equal
+        # its summaries, length L (not in the cut file) is absent, and the run says it is not
+        # complete.
+        if res["meta"].get("complete") is not False:
+            problems.append("a --summarize run with a length left out says meta.complete is not false")
+        want = {key(r): r for r in src["records"] if r["kind"] in ("run", "summary")}
+        got = {key(r): r for r in res["records"] if r["kind"] in ("run", "summary")}
+        if want.keys() != got.keys():
+            problems.append(f"records differ: {sorted(want.keys() ^ got.keys())[:5]}")
+        for k, r in got.items():
+            if r.get("L") == length:
+                problems.append(f"a record of length {length}, which --summarize must not run: {k}")
+            elif k in want and r["kind"] == "run" and r != want[k]:
+                problems.append(f"run changed: {k}")
+            elif k in want and r["kind"] == "summary":
+                for f in SUMMARY:
+                    if not close(r[f], want[k][f]):
+                        problems.append(f"summary {k}: {f} {r[f]!r} != {want[k][f]!r}")
+        for p in problems[:40]:
+            print(p)
+        if problems:
+            return 1
+        print(f"ok: {len(got)} records, none run")
+        return 0
     meta = res["meta"]
     if meta.get("complete") is not True:
         problems.append("resumed meta.complete is not true")

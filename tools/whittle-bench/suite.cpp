@@ -581,6 +581,7 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
     all_prompts.push_back(std::move(ps));
   }
   const std::map<ResumeKey, const Json*> resumed = index_resume(o.resume);
+  bool skipped = false;  // a prompt left out (run_missing false): the output is not complete
   Progress progress(total_units);
   std::vector<std::string> task_names;
   for (const TaskSpec& t : o.tasks) task_names.push_back(task_name(t.kind));
@@ -628,6 +629,10 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
         ++n_done;
         continue;
       }
+      if (!o.run_missing) {  // --summarize: this length's summary covers the prompts before
+        skipped = true;
+        break;
+      }
       FullReference ref;
       for (MethodState& ms : methods) {
         progress.show("L " + std::to_string(L) + " " + prompts[pi].task + " " + ms.spec.label());
@@ -664,7 +669,7 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
   const std::string head = "Over all lengths:\n\n" + headline(out->records) + "\n";
   out->markdown += head;
   std::fputs(head.c_str(), stdout);
-  out->complete = !g_stop;
+  out->complete = !g_stop && !skipped;
   return true;
 }
 

@@ -29,6 +29,9 @@ struct SuiteOptions {
   // --resume: the "run" records of an earlier run of the same suite. A prompt whose runs are
   // there for every method is taken from them (records kept as they were) instead of run.
   std::vector<Json> resume;
+  // false (--summarize): run no prompt; each length's summary covers the prompts before the
+  // first one not in `resume`.
+  bool run_missing = true;
 };
 
 // The built-in suites: "quick" (1k, 2k; passkey + NIAH at 5 depths; agreement), "full"

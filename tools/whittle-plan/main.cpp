@@ -16,120 +16,12 @@
 #include "platform/board.h"
 #include "platform/planner.h"
 #include "runtime/model/model.h"
-#include "tools/common/flags.h"
+#include "args.h"
 #include "tools/common/json.h"
 #include "tools/common/prune_methods.h"
 #include "whittle.h"
 
 namespace {
-
-struct Options {
-  std::string board;
-  std::string board_file;
-  std::string model;
-  int n_ctx = 0;
-  int n_new = 256;
-  int n_threads = 0;
-  std::string method = "full";
-  float keep = -1.0f;
-  std::vector<std::pair<std::string, std::string>> prune_params;
-  wt_backend_kind backend = WT_BACKEND_CPU;
-  bool backend_set = false;
-  bool logits_all = false;
-  int kv_device_blocks = 0;
-  int kv_block_tokens = 64;
-  std::string json;
-  bool list = false;
-  bool beyond_train_ctx = false;
-};
-
-void usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s --board NAME|detect [--board-file FILE] --model GGUF|MODEL.json --ctx N\n"
-               "          [--new N] [--method METHOD] [--keep R] [--prune-param KEY=VALUE]...\n"
-               "          [--backend cpu|vulkan|cuda] [-t THREADS] [--logits-all] [--json OUT]\n"
-               "          [--kv-device-blocks N] [--kv-block T]\n"
-               "       %s --list-boards [--board-file FILE]\n"
-               "  --board       a built-in profile (platform/boards/boards.json), one from\n"
-               "                --board-file, or detect (this machine's available memory)\n"
-               "  --model       a GGUF file (exact tensor types) or a description without\n"
-               "                weights (platform/models/*.json)\n"
-               "  --ctx         context rows: prompt + generated\n"
-               "  --new         generated tokens (default 256); the prompt is ctx - new\n"
-               "  --method      %s\n"
-               "                (default full; whittle-run --list-methods says what each does)\n"
-               "  --keep        the method's keep ratio (default 0.1)\n"
-               "  --backend     default cpu (Jetson boards: cuda for the GPU); a device backend\n"
-               "                plans f32 activations, as it runs\n"
-               "  -t            CPU threads (their workspace is planned; default all cores)\n"
-               "  --kv-device-blocks  the KV pager's device pool in blocks (default 0: no pager)\n"
-               "  --kv-block    tokens per pager block (default 64)\n"
-               "  --beyond-train-ctx  plan (and solve for) a context past the model's training\n"
-               "                context; without it such a --ctx is refused and the solved\n"
-               "                context stops there\n"
-               "exit status: 0 fits, 1 does not fit, 2 bad arguments or input\n",
-               argv0, argv0, wt_tools::prune_method_list().c_str());
-}
-
-bool parse_args(int argc, char** argv, Options* o) {
-  wt_tools::Flags f(argc, argv);
-  while (f.next()) {
-    if (f.is("--board")) {
-      if (!f.text(&o->board)) return false;
-    } else if (f.is("--board-file")) {
-      if (!f.text(&o->board_file)) return false;
-    } else if (f.is("--model", "-m")) {
-      if (!f.text(&o->model)) return false;
-    } else if (f.is("--ctx", "-c")) {
-      if (!f.whole(1, 1 << 20, &o->n_ctx)) return false;
-    } else if (f.is("--new", "-n")) {
-      if (!f.whole(0, 1 << 20, &o->n_new)) return false;
-    } else if (f.is("--kv-device-blocks")) {
-      if (!f.whole(0, 1 << 24, &o->kv_device_blocks)) return false;
-    } else if (f.is("--kv-block")) {
-      if (!f.whole(1, 4096, &o->kv_block_tokens)) return false;
-    } else if (f.is("-t", "--threads")) {
-      if (!f.whole(0, wt_tools::kMaxThreads, &o->n_threads)) return false;
-    } else if (f.is("--method", "--prune")) {
-      if (!f.text(&o->method)) return false;
-    } else if (f.is("--keep")) {
-      double keep = 0;
-      if (!f.number(&keep)) return false;
-      if (!(keep > 0.0 && keep <= 1.0)) return wt_tools::Flags::fail("--keep must be a number in (0, 1]");
-      o->keep = static_cast<float>(keep);
-    } else if (f.is("--prune-param")) {
-      std::pair<std::string, std::string> kv;
-      if (!f.key_value(&kv)) return false;
-      o->prune_params.push_back(kv);
-    } else if (f.is("--backend")) {
-      if (!f.backend(&o->backend)) return false;
-      o->backend_set = true;
-    } else if (f.is("--logits-all")) {
-      o->logits_all = true;
-    } else if (f.is("--beyond-train-ctx")) {
-      o->beyond_train_ctx = true;
-    } else if (f.is("--json")) {
-      if (!f.text(&o->json)) return false;
-    } else if (f.is("--list-boards")) {
-      o->list = true;
-    } else if (f.is("-h", "--help")) {
-      usage(argv[0]);
-      std::exit(0);
-    } else {
-      return wt_tools::Flags::fail("unknown argument '" + f.flag() + "'");
-    }
-  }
-  if (o->list) return true;
-  if (o->board.empty() || o->model.empty() || o->n_ctx == 0) {
-    std::fprintf(stderr, "error: --board, --model and --ctx are required\n");
-    return false;
-  }
-  if (o->n_new >= o->n_ctx) {
-    std::fprintf(stderr, "error: --new %d must be below --ctx %d\n", o->n_new, o->n_ctx);
-    return false;
-  }
-  return true;
-}
 
 bool ends_with(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
@@ -190,10 +82,15 @@ wt_tools::Json plan_json(const wt::Plan& p, int32_t max_ctx, float max_keep, boo
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  if (!parse_args(argc, argv, &o)) {
-    usage(argv[0]);
+  wt_plan::Options o;
+  bool help = false;
+  if (!wt_plan::parse_args(argc, argv, &o, &help)) {
+    wt_plan::usage(stderr, argv[0]);
     return 2;
+  }
+  if (help) {
+    wt_plan::usage(stdout, argv[0]);
+    return 0;
   }
   std::vector<wt::BoardProfile> file_boards;
   if (!o.board_file.empty()) {
@@ -260,7 +157,7 @@ int main(int argc, char** argv) {
   req.kv_block_tokens = o.kv_block_tokens;
   if (wt_prune_method_from_name(o.method.c_str(), &req.prune.method) != WT_OK) {
     std::fprintf(stderr, "error: unknown --method '%s'\n", o.method.c_str());
-    usage(argv[0]);
+    wt_plan::usage(stderr, argv[0]);
     return 2;
   }
   if (o.keep > 0.0f) req.prune.keep = o.keep;

@@ -1,0 +1,193 @@
+// whittle-bench's command line (args.h).
+#include "args.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/common/flags.h"
+#include "tools/common/prune_methods.h"
+
+namespace bench {
+
+namespace {
+
+const char* const kUsage =
+    "usage: whittle-bench -m MODEL [options]\n"
+    "  speed:  -p 512,2048 (prompt tokens; 0 = decode only)  -n 16,128 (new tokens)  -r 5  -t 2,4\n"
+    "  backend: --backend cpu|vulkan|cuda (where the weights and the run go; default cpu)\n"
+    "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
+    "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
+    "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
+    "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
+    "          --list-methods (the library's methods and parameters)\n"
+    "  pager:  --pager (resident vs pager async vs sync swaps)  --kv-device 0.25 (device pool share of\n"
+    "          the KV)  --kv-block 64  (-p lengths, -n one count, --method/--prune-param as above)\n"
+    "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
+    "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+bool parse_ints(const std::string& s, std::vector<int32_t>* out) {
+  out->clear();
+  for (const std::string& x : split(s)) {
+    char* end = nullptr;
+    const long v = std::strtol(x.c_str(), &end, 10);
+    if (*end != '\0' || v < 0 || v > (1 << 20)) return false;
+    out->push_back(static_cast<int32_t>(v));
+  }
+  return !out->empty();
+}
+
+// A whole number in [lo, hi], all of v (no sign, no exponent, no trailing text).
+bool whole_in(const std::string& v, long lo, long hi, int* out) {
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  const long x = std::strtol(v.c_str(), nullptr, 10);
+  if (errno == ERANGE || x < lo || x > hi) return false;
+  *out = static_cast<int>(x);
+  return true;
+}
+
+}  // namespace
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr, "error: %s\n%s", what.c_str(), kUsage);
+  return 2;
+}
+
+// 0 on success, else the exit code.
+int parse(int argc, char** argv, Args* a) {
+  for (int i = 0; i < argc; ++i) a->command += (i ? " " : "") + std::string(argv[i]);
+  wt_tools::Flags f(argc, argv);
+  while (f.next()) {
+    const std::string k = f.flag();
+    if (k == "-h" || k == "--help") {
+      std::fputs(kUsage, stdout);
+      return -1;
+    }
+    if (k == "--list-methods") {
+      wt_tools::print_prune_methods(stdout);
+      return -1;
+    }
+    if (k == "--asl-compare") {
+      a->mode = Args::Mode::asl;
+      continue;
+    }
+    if (k == "--pager") {
+      a->mode = Args::Mode::pager;
+      continue;
+    }
+    if (k == "--summarize") {
+      a->summarize = true;
+      continue;
+    }
+    std::string v;  // every other flag takes a value
+    if (!f.text(&v)) return std::fputs(kUsage, stderr), 2;
+    if (k == "-m") a->model = v;
+    else if (k == "-p") {
+      if (!parse_ints(v, &a->p)) return usage_error("-p expects a list of token counts, e.g. 512,2048");
+      a->p_given = true;
+    } else if (k == "-n") {
+      if (!parse_ints(v, &a->n)) return usage_error("-n expects a list of token counts, e.g. 16,128");
+      a->n_given = true;
+    } else if (k == "-t") {
+      if (!parse_ints(v, &a->threads) || std::count(a->threads.begin(), a->threads.end(), 0) ||
+          *std::max_element(a->threads.begin(), a->threads.end()) > wt_tools::kMaxThreads)
+        return usage_error("-t expects a list of thread counts in [1, " + std::to_string(wt_tools::kMaxThreads) +
+                           "] (the library's limit), got " + v);
+    } else if (k == "-r") {
+      if (!whole_in(v, 1, 1 << 20, &a->reps)) return usage_error("-r expects a repetition count in [1, 1048576], got " + v);
+    } else if (k == "--seed") {
+      // strtoull takes "-1" as 2^64 - 1: only digits are a seed.
+      char* end = nullptr;
+      errno = 0;
+      a->seed = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || errno == ERANGE)
+        return usage_error("--seed expects a whole number in [0, 2^64 - 1], got " + v);
+    } else if (k == "--backend") {
+      const std::pair<const char*, wt_backend_kind> kinds[] = {
+          {"cpu", WT_BACKEND_CPU}, {"vulkan", WT_BACKEND_VULKAN}, {"cuda", WT_BACKEND_CUDA}};
+      const auto* it = std::find_if(std::begin(kinds), std::end(kinds), [&](const auto& x) { return v == x.first; });
+      if (it == std::end(kinds)) return usage_error("--backend expects cpu, vulkan or cuda");
+      a->backend = it->first;
+      a->backend_kind = it->second;
+    } else if (k == "--suite") {
+      a->suite = v;
+      a->mode = Args::Mode::suite;
+    } else if (k == "--method") a->methods = split(v);
+    else if (k == "--prune") {
+      a->mode = Args::Mode::prune;
+      a->methods = split(v);
+    } else if (k == "--keep") a->keeps = split(v);
+    else if (k == "--prune-param") {
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return usage_error("--prune-param expects KEY=VALUE[,VALUE...]");
+      a->params.emplace_back(v.substr(0, eq), split(v.substr(eq + 1)));
+    } else if (k == "--json") a->json = v;
+    else if (k == "--jsonl") a->jsonl = v;
+    else if (k == "--csv") a->csv = v;
+    else if (k == "--plot") a->plot_dir = v;
+    else if (k == "--plot-script") a->plot_script = v;
+    else if (k == "--resume") a->resume = v;
+    else if (k == "--kv-device") {
+      a->kv_device = std::atof(v.c_str());
+      if (!(a->kv_device > 0 && a->kv_device <= 1)) return usage_error("--kv-device expects a fraction in (0, 1]");
+    } else if (k == "--kv-block") {
+      if (!whole_in(v, 1, 1 << 20, &a->kv_block)) return usage_error("--kv-block expects tokens in [1, 1048576], got " + v);
+    }
+    else return usage_error("unknown argument " + k);
+  }
+  if (a->model.empty()) return usage_error("-m MODEL is required");
+  // Every method x keep x parameter value is a run: a product past kMaxMethodSpecs is a
+  // typo, not a benchmark (and would exhaust memory before the first run).
+  double points = a->keeps.empty() ? 1.0 : static_cast<double>(a->keeps.size());
+  for (const auto& axis : a->params) points *= static_cast<double>(std::max<size_t>(axis.second.size(), 1));
+  const bool all = a->methods.empty() || (a->methods.size() == 1 && a->methods[0] == "all");
+  points *= static_cast<double>(all ? wt_tools::prune_method_names(/*without_full=*/true).size() : a->methods.size());
+  if (points > kMaxMethodSpecs)
+    return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
+                       " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));
+  if (!a->resume.empty() && a->mode != Args::Mode::suite) return usage_error("--resume goes with --suite");
+  if (a->summarize && a->resume.empty()) return usage_error("--summarize goes with --resume");
+  return 0;
+}
+
+// Methods x keep values x every --prune-param's values: one MethodSpec per point.
+std::vector<MethodSpec> cross_product(const Args& a) {
+  std::vector<std::string> methods = a.methods;
+  if (methods.empty() || (methods.size() == 1 && methods[0] == "all"))
+    methods = wt_tools::prune_method_names(/*without_full=*/true);
+  std::vector<std::vector<std::pair<std::string, std::string>>> points = {{}};
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes = a.params;
+  if (!a.keeps.empty()) axes.insert(axes.begin(), {"keep", a.keeps});
+  for (const auto& [key, values] : axes) {
+    std::vector<std::vector<std::pair<std::string, std::string>>> next;
+    for (const auto& pt : points)
+      for (const std::string& v : values) {
+        auto q = pt;
+        q.emplace_back(key, v);
+        next.push_back(q);
+      }
+    points = next;
+  }
+  std::vector<MethodSpec> out;
+  for (const std::string& m : methods) {
+    if (m == "full") continue;  // the baseline is added once, without parameters
+    for (const auto& pt : points) out.push_back(MethodSpec{m, pt});
+  }
+  return out;
+}
+
+}  // namespace bench

@@ -1,0 +1,172 @@
+// whittle-run's command line (args.h).
+#include "args.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "tools/common/flags.h"
+#include "tools/common/prune_methods.h"
+
+namespace wt_run {
+
+namespace {
+
+// The most a context holds (wt_context_params.n_ctx), so the most -c and -n can ask for.
+constexpr int kMaxContext = 1 << 20;
+// A prompt file past this is refused before it is read whole: 16 MiB of text is millions of
+// tokens, more than any context holds (and /dev/zero never ends).
+constexpr size_t kMaxPromptFileBytes = size_t{16} << 20;
+
+// Reads -f's file into *out, refusing a directory, a read error and a file larger than
+// kMaxPromptFileBytes (a device such as /dev/zero included) with what went wrong.
+bool read_prompt_file(const char* path, std::string* out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return wt_tools::Flags::fail(std::string("-f ") + path + " is a directory");
+  FILE* file = std::fopen(path, "rb");
+  if (!file) return wt_tools::Flags::fail(std::string("-f cannot open ") + path + ": " + std::strerror(errno));
+  std::vector<char> chunk(65536);
+  out->clear();
+  size_t got = 0;
+  while ((got = std::fread(chunk.data(), 1, chunk.size(), file)) > 0) {
+    if (out->size() + got > kMaxPromptFileBytes) {
+      std::fclose(file);
+      return wt_tools::Flags::fail(std::string("-f ") + path + " is larger than " +
+                                   std::to_string(kMaxPromptFileBytes >> 20) + " MiB, more than any context holds");
+    }
+    out->append(chunk.data(), got);
+  }
+  const bool read_failed = std::ferror(file) != 0;
+  const int read_errno = errno;
+  std::fclose(file);
+  if (read_failed) return wt_tools::Flags::fail(std::string("-f cannot read ") + path + ": " + std::strerror(read_errno));
+  return true;
+}
+
+// A number strtod reads whole that is finite as a float (not nan, inf or 1e39).
+bool finite_number(wt_tools::Flags& f, float* out) {
+  const std::string name = f.flag();
+  double d = 0;
+  if (!f.number(&d)) return false;
+  if (!std::isfinite(static_cast<float>(d))) return wt_tools::Flags::fail(name + " expects a finite number");
+  *out = static_cast<float>(d);
+  return true;
+}
+
+// A whole number in [0, 2^64 - 1], all digits (no sign, no exponent).
+bool seed_number(wt_tools::Flags& f, unsigned long long* out) {
+  const std::string name = f.flag();
+  const char* v = nullptr;
+  if (!f.text(&v)) return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || v[0] < '0' || v[0] > '9')
+    return wt_tools::Flags::fail(name + " '" + v + "' is not a whole number in [0, 18446744073709551615]");
+  *out = x;
+  return true;
+}
+
+}  // namespace
+
+void usage(FILE* out, const char* argv0) {
+  std::fprintf(out,
+               "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
+               "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
+               "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
+               "          [--backend cpu|vulkan|cuda]\n"
+               "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
+               "  -n N       most tokens to generate, 0 to %d (default 128)\n"
+               "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default)\n"
+               "  -c N_CTX   tokens the context holds, 1 to %d; 0 or absent = prompt + N + 1\n"
+               "  -f FILE    read the prompt from a file (at most %zu MiB)\n"
+               "  --prune    %s\n"
+               "  --prune-param  a pruning parameter (--list-methods), e.g. keep=0.2, layer=12, pool=max\n"
+               "  -v         print what the pruning policy did\n"
+               "  --chat     format PROMPT as a user turn with the model's chat template\n"
+               "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
+               "  --backend  where the weights live and the model runs (default cpu); vulkan and\n"
+               "             cuda always use f32 activations\n"
+               "  --temp 0   greedy decoding (the default)\n",
+               argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
+               wt_tools::prune_method_list().c_str());
+}
+
+bool parse_args(int argc, char** argv, Options* o, Action* action) {
+  *action = Action::run;
+  wt_tools::Flags f(argc, argv);
+  while (f.next()) {
+    if (f.is("-m", "--model")) {
+      if (!f.text(&o->model)) return false;
+    } else if (f.is("-p", "--prompt")) {
+      if (!f.text(&o->prompt)) return false;
+      o->prompt_source = "-p";
+    } else if (f.is("--system")) {
+      if (!f.text(&o->system)) return false;
+    } else if (f.is("-f", "--file")) {
+      const char* v = nullptr;
+      if (!f.text(&v) || !read_prompt_file(v, &o->prompt)) return false;
+      o->prompt_source = std::string("-f ") + v;
+    } else if (f.is("--prune")) {
+      if (!f.text(&o->prune_method)) return false;
+    } else if (f.is("--prune-param")) {
+      std::pair<std::string, std::string> kv;
+      if (!f.key_value(&kv)) return false;
+      o->prune_params.push_back(kv);
+    } else if (f.is("-v", "--verbose")) {
+      o->verbose = true;
+    } else if (f.is("--backend")) {
+      if (!f.backend(&o->backend)) return false;
+    } else if (f.is("--chat")) {
+      o->chat = true;
+    } else if (f.is("--f32-activations")) {
+      o->f32_activations = true;
+    } else if (f.is("-n", "--n-predict")) {
+      if (!f.whole(0, kMaxContext, &o->n_predict)) return false;
+    } else if (f.is("-t", "--threads")) {
+      if (!f.whole(0, wt_tools::kMaxThreads, &o->n_threads)) return false;
+    } else if (f.is("-c", "--ctx")) {
+      if (!f.whole(0, kMaxContext, &o->n_ctx)) return false;
+    } else if (f.is("--temp")) {
+      if (!finite_number(f, &o->temp)) return false;
+    } else if (f.is("--top-k")) {
+      if (!f.whole(0, INT32_MAX, &o->top_k)) return false;
+    } else if (f.is("--top-p")) {
+      if (!finite_number(f, &o->top_p)) return false;
+      if (!(o->top_p > 0 && o->top_p <= 1)) return wt_tools::Flags::fail("--top-p must be in (0, 1] (1 is off)");
+    } else if (f.is("--seed")) {
+      if (!seed_number(f, &o->seed)) return false;
+    } else if (f.is("--list-methods")) {
+      *action = Action::list_methods;
+      return true;
+    } else if (f.is("-h", "--help")) {
+      *action = Action::help;
+      return true;
+    } else {
+      return wt_tools::Flags::fail("unknown argument '" + f.flag() + "'");
+    }
+  }
+  if (o->model.empty()) return wt_tools::Flags::fail("-m MODEL is required");
+  if (o->prompt_source.empty()) return wt_tools::Flags::fail("a prompt is required: -p PROMPT or -f FILE");
+  if (o->prompt.empty()) {
+    return wt_tools::Flags::fail(o->prompt_source == "-p" ? "-p is empty: the prompt needs at least one character"
+                                                          : o->prompt_source + " is empty: the prompt needs at least one character");
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && static_cast<unsigned>(o->n_threads) > cores) {
+    std::fprintf(stderr,
+                 "warning: -t %d is more threads than this machine's %u cores: the workers wait on each other, "
+                 "which can be many times slower (-t 0 uses all cores)\n",
+                 o->n_threads, cores);
+  }
+  return true;
+}
+
+}  // namespace wt_run

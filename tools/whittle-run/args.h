@@ -1,0 +1,44 @@
+// whittle-run's command line: the options and the one function that reads them (apart from
+// main so that fuzz/fuzz_tool_args.cpp runs the same reader).
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "whittle.h"
+
+namespace wt_run {
+
+struct Options {
+  std::string model;
+  std::string prompt;
+  std::string prompt_source;  // "-p" or "-f FILE": where the prompt came from, for errors
+  bool chat = false;
+  std::string system;
+  int n_predict = 128;
+  int n_threads = 0;
+  int n_ctx = 0;
+  float temp = 0.0f;
+  int top_k = 40;
+  float top_p = 0.95f;
+  unsigned long long seed = 0;
+  bool f32_activations = false;
+  std::string prune_method = "full";
+  std::vector<std::pair<std::string, std::string>> prune_params;
+  bool verbose = false;
+  wt_backend_kind backend = WT_BACKEND_CPU;
+};
+
+enum class Action { run, help, list_methods };
+
+// Prints the usage text to `out`.
+void usage(FILE* out, const char* argv0);
+
+// Reads argv into *o (and -f's file into o->prompt); *action says what main does next: run,
+// or print the help or the methods (the other options then unchecked). False after printing
+// "error: ..." for a bad or missing argument.
+bool parse_args(int argc, char** argv, Options* o, Action* action);
+
+}  // namespace wt_run
