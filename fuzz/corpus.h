@@ -16,6 +16,8 @@ Seeds gguf_seeds(const std::string& real_model_path);  // real model: a header p
 Seeds tokenizer_seeds(const std::string& fixture_path);  // tests/data/tokenizer/smollm.txt
 Seeds chat_seeds();
 Seeds api_seeds();
+Seeds tool_args_seeds();  // corpus_tools.cpp
+Seeds resume_seeds();     // runs the fuzzed suite (bench_setup.h) for real
 
 // Builds an input for FuzzedDataProvider (LLVM's fuzzer/FuzzedDataProvider.h): it takes
 // integers from the end of the data, the last byte first and most significant first, and

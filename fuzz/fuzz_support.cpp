@@ -7,13 +7,19 @@
 
 namespace wt::fuzz {
 
+namespace {
+FILE* g_report = nullptr;  // where fail() writes: the real stderr, also after silence_stdio()
+}  // namespace
+
 void fail(const char* format, ...) {
+  FILE* out = g_report ? g_report : stderr;
   std::va_list args;
   va_start(args, format);
-  std::fputs("fuzz check failed: ", stderr);
-  std::vfprintf(stderr, format, args);
-  std::fputc('\n', stderr);
+  std::fputs("fuzz check failed: ", out);
+  std::vfprintf(out, format, args);
+  std::fputc('\n', out);
   va_end(args);
+  std::fflush(out);
   std::abort();
 }
 
@@ -26,6 +32,17 @@ void expect_status(wt_status status, std::initializer_list<wt_status> allowed, c
 
 void quiet_logs() {
   wt_set_log_callback([](wt_log_level, const char*, void*) {}, nullptr);
+}
+
+void silence_stdio() {
+  // glibc's stdout and stderr are assignable variables; libFuzzer took its own copy of the
+  // stderr pointer at start-up and the sanitizers write to descriptor 2, so their reports
+  // still reach the log while the tools' printing goes to /dev/null.
+  FILE* null_out = std::fopen("/dev/null", "w");
+  if (!null_out) fail("cannot open /dev/null");
+  if (!g_report) g_report = stderr;
+  stdout = null_out;
+  stderr = null_out;
 }
 
 test::TinyModelOptions seed_model_options() {

@@ -26,6 +26,10 @@ void expect_status(wt_status status, std::initializer_list<wt_status> allowed, c
 // flood the output libFuzzer's own report has to be read from.
 void quiet_logs();
 
+// Sends what the code under test prints with stdio (the tools' usage, errors and tables) to
+// /dev/null; libFuzzer's and the sanitizers' reports still go to the log.
+void silence_stdio();
+
 // The small model shapes the harnesses and the seed corpora use (a few KB to a few hundred).
 test::TinyModelOptions seed_model_options();  // 1 layer, n_embd 8, n_ff 32, tied output: ~12 KB
 test::TinyModelOptions api_model_options();     // 8 layers (every pruning method's defaults fit), n_embd 32

@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
       {"fuzz_tokenizer", wt::fuzz::tokenizer_seeds((source / "tests/data/tokenizer/smollm.txt").string())},
       {"fuzz_chat", wt::fuzz::chat_seeds()},
       {"fuzz_api", wt::fuzz::api_seeds()},
+      {"fuzz_tool_args", wt::fuzz::tool_args_seeds()},
+      {"fuzz_resume", wt::fuzz::resume_seeds()},
   };
   size_t total = 0, files = 0;
   for (const auto& [harness, seeds] : sets) {

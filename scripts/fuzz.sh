@@ -3,7 +3,7 @@
 # them, each from its committed seed corpus fuzz/corpus/<harness>/:
 #
 #   scripts/fuzz.sh [--seconds N] [--jobs N] [--build-only] [harness...]   (default: all, 300 s each)
-#   scripts/fuzz.sh --smoke                                                 (CI: all, 25 s each)
+#   scripts/fuzz.sh --smoke                                                 (CI: all, 20 s each)
 #
 # New corpus entries go to a scratch corpus outside the repository ($FUZZ_OUT/corpus/<harness>,
 # FUZZ_OUT defaults to ${TMPDIR:-/tmp}/whittle-fuzz), crash, leak, timeout and out-of-memory
@@ -15,7 +15,7 @@
 # fuzz_tokenizer reads.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-all_harnesses=(fuzz_gguf fuzz_tokenizer fuzz_chat fuzz_api)
+all_harnesses=(fuzz_gguf fuzz_tokenizer fuzz_chat fuzz_api fuzz_tool_args fuzz_resume)
 
 seconds=300
 jobs="$(nproc)"
@@ -23,7 +23,7 @@ build_only=0
 harnesses=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --smoke) seconds=25 ;;  # 4 x 25 s plus start-up: the CI budget is 2 minutes of fuzzing
+    --smoke) seconds=20 ;;  # 6 x 20 s plus start-up: the CI budget is 2 minutes of fuzzing
     --seconds) seconds="$2"; shift ;;
     --jobs) jobs="$2"; shift ;;
     --build-only) build_only=1 ;;
@@ -57,7 +57,7 @@ fi
 build="$root/build-fuzz"
 start=$(date +%s)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DWHITTLE_FUZZ=ON -DWHITTLE_VULKAN=OFF -DWHITTLE_CUDA=OFF -DWHITTLE_TOOLS=OFF -DWHITTLE_TESTS=OFF >/dev/null
+  -DWHITTLE_FUZZ=ON -DWHITTLE_VULKAN=OFF -DWHITTLE_CUDA=OFF -DWHITTLE_TOOLS=ON -DWHITTLE_TESTS=OFF >/dev/null
 cmake --build "$build" -j "$jobs" --target "${harnesses[@]}" >/dev/null
 echo "fuzz.sh: build of ${harnesses[*]} took $(( $(date +%s) - start )) s (in $build)"
 [ "$build_only" -eq 1 ] && exit 0
@@ -76,6 +76,7 @@ max_len() {
   case "$1" in
     fuzz_gguf) echo 32768 ;;
     fuzz_api) echo 2048 ;;
+    fuzz_resume) echo 65536 ;;  # a real document of the fuzzed suite is ~20 KB
     *) echo 4096 ;;
   esac
 }
