@@ -23,6 +23,10 @@ Status parse_json(const std::string& text, const std::string& what, Json* out) {
       }
     }
     return error(WT_ERR_FORMAT, what + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + e.what());
+  } catch (const Json::exception& e) {
+    // The grammar holds but a value does not fit (a number such as 1e999: out_of_range),
+    // found by fuzz_resume in the tools' copy of this reader.
+    return error(WT_ERR_FORMAT, what + ": " + e.what());
   }
 }
 

@@ -64,5 +64,8 @@ TEST_CASE("bench json: malformed and hostile documents are errors") {
                           "\"a\nb\""})
     CHECK(parse_fails(bad));
   CHECK(parse_fails(std::string(100000, '[')));  // nesting past the limit, not a stack overflow
+  // Grammatical, but the number does not fit a double: false, not an exception (fuzz_resume).
+  CHECK(parse_fails("{\"ttft_ms\": 121E2416}"));
+  CHECK(parse_fails("[1e999]"));
   CHECK(!parse_fails(std::string(60, '[') + std::string(60, ']')));
 }

@@ -71,6 +71,10 @@ bool parse_json(const std::string& text, Json* out, std::string* error) {
   } catch (const Parsed::parse_error& e) {
     *error = std::string(e.what()) + " (byte " + std::to_string(e.byte) + ")";
     return false;
+  } catch (const Parsed::exception& e) {
+    // The grammar holds but a value does not fit (a number such as 1e999: out_of_range).
+    *error = e.what();
+    return false;
   }
   return convert(j, 0, out, error);
 }
