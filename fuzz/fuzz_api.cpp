@@ -128,6 +128,9 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
     p.kv_block_tokens = pick_int(fdp, 64);
     p.kv_sync_swaps = fdp.ConsumeBool();
   }
+  // The KV type (API 6): f16 mostly, now and then any int.
+  if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
+    set_raw_enum(&p.kv_type, fdp.ConsumeBool() ? static_cast<int32_t>(WT_KV_F16) : pick_int(fdp, 2));
   const size_t shift = prune_shift(p.prune.struct_size);
   p.struct_size = pick_struct_size(fdp, context_params_sizes(shift), sizeof p - shift);
   return p;
@@ -272,7 +275,8 @@ void fuzz_context(FuzzedDataProvider& fdp) {
 
   wt_context_plan_info plan{};  // zero, struct_size its size (whittle.h: C++ sets it)
   const wt_status planned = wt_context_plan(g_model, caller.get(), &plan);
-  expect_status(planned, {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_plan");
+  // WT_ERR_UNSUPPORTED: an f16 KV cache with the pager (whittle.h, kv_type).
+  expect_status(planned, {WT_OK, WT_ERR_INVALID_ARGUMENT, WT_ERR_UNSUPPORTED}, "wt_context_plan");
   if (!accepted) expect_status(planned, {WT_ERR_INVALID_ARGUMENT}, "wt_context_plan with a bad struct_size");
   if (accepted && p.struct_size < sizeof p - prune_shift(p.prune.struct_size)) {
     // An older layout reads as the newest with the later fields at their defaults.

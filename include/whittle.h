@@ -87,8 +87,8 @@ extern "C" {
  * wt_prune_params.extra (the parameters of methods added later), and the calls that list
  * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size
  * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
- * wt_context_stats, wt_prune_stats). */
-#define WT_API_VERSION 5
+ * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type. */
+#define WT_API_VERSION 6
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -446,6 +446,14 @@ WT_API wt_status wt_prune_param_get(int32_t index, wt_prune_param_info* out_info
  * are checked when the context is created. */
 WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, const char* value);
 
+/* The element type of a context's KV cache (wt_context_params.kv_type, since API 6). Keys
+ * and values are rounded to it as they are stored; attention reads them directly (no
+ * dequantized copy) and computes in f32. */
+typedef enum wt_kv_type {
+  WT_KV_F32 = 0,
+  WT_KV_F16 = 1  /* IEEE half, round to nearest even */
+} wt_kv_type;
+
 typedef struct wt_context_params {
   size_t struct_size; /* sizeof(wt_context_params): set by wt_context_default_params     */
   int32_t n_ctx;     /* tokens the context holds (prompt + generated), at most
@@ -483,6 +491,11 @@ typedef struct wt_context_params {
   int32_t kv_block_tokens;       /* tokens per block; default 64                            */
   bool kv_sync_swaps;            /* wait for every swap on the host instead of prefetching
                                     (the async-vs-sync ablation); default false           */
+  /* Since WT_API_VERSION 6. */
+  wt_kv_type kv_type;            /* the KV cache's element type; default WT_KV_F32. f16
+                                    halves the KV's bytes (and what decode reads per
+                                    token); for now on the CPU backend with resident KV
+                                    (kv_device_blocks 0): elsewhere WT_ERR_UNSUPPORTED  */
 } wt_context_params;
 
 WT_API wt_context_params wt_context_default_params(void);
@@ -492,7 +505,9 @@ WT_API wt_context_params wt_context_default_params(void);
  * WT_ERR_INVALID_ARGUMENT: a parameter out of range (named in the message), including the
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
  * (0, 1], a count of tokens above 1048576, the largest n_ctx, ...), or a struct_size (of
- * params or params->prune) the library does not read.
+ * params or params->prune) the library does not read, a kv_type that is not a wt_kv_type.
+ * WT_ERR_UNSUPPORTED: kv_type WT_KV_F16 with the pager (kv_device_blocks > 0) or for a
+ * model on a device backend (for now).
  * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
  * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
  * allocated.

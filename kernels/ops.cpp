@@ -135,8 +135,10 @@ template <typename Attention>
 Status check_attention(const Check& c, const Attention& a, int64_t keys_needed) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.q, "q"));
-  WT_TRY(c.floats(a.k, "k"));
-  WT_TRY(c.floats(a.v, "v"));
+  // k and v: the KV cache, f32 or f16 (the same for both).
+  WT_TRY(c.floats(a.k, "k", /*f16_too=*/true));
+  WT_TRY(c.floats(a.v, "v", /*f16_too=*/true));
+  WT_TRY(c.that(a.k.type == a.v.type, "k and v differ in type"));
   WT_TRY(c.heads(a.q, a.k, a.v));
   WT_TRY(c.that(a.dst.ne[0] >= a.q.ne[0] && a.dst.ne[1] >= a.q.ne[1] && a.dst.ne[2] >= a.q.ne[2],
                 "dst is smaller than q"));
@@ -175,7 +177,7 @@ Status check(const Check& c, const CopyRowsOp& a) {
 Status check(const Check& c, const WindowScoresOp& a) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.q, "q"));
-  WT_TRY(c.floats(a.k, "k"));
+  WT_TRY(c.floats(a.k, "k", /*f16_too=*/true));  // the KV cache's keys at decode (the oracle)
   WT_TRY(c.heads(a.q, a.k, Tensor{}));
   WT_TRY(c.that(a.window >= 1 && a.window <= a.q.ne[2], "the window must be in [1, q rows]"));
   WT_TRY(c.that(a.n_visible <= a.k.ne[2], "n_visible is past k's rows"));
@@ -200,8 +202,10 @@ Status check(const Check& c, const TopkOp& a) {
 }
 
 Status check(const Check& c, const GatherRowsOp& a) {
-  WT_TRY(c.floats(a.dst, "dst"));
-  WT_TRY(c.floats(a.src, "src"));
+  // f32 or f16 rows into the same type, or f32 into f16 (rounded: a half-precision cache).
+  WT_TRY(c.floats(a.dst, "dst", /*f16_too=*/true));
+  WT_TRY(c.floats(a.src, "src", /*f16_too=*/true));
+  WT_TRY(c.that(a.src.type == a.dst.type || a.src.type == DType::f32, "f16 rows gathered into an f32 dst"));
   WT_TRY(c.that(a.dst.data != a.src.data, "dst aliases src"));
   // A 3-D tensor is [rows, heads, d]; a 2-D one [rows, d] with one head.
   const bool src3 = a.src.n_dims >= 3, dst3 = a.dst.n_dims >= 3;
@@ -218,7 +222,7 @@ Status check(const Check& c, const GatherRowsOp& a) {
 Status check(const Check& c, const BlockScoresOp& a) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.q, "q"));
-  WT_TRY(c.floats(a.k, "k"));
+  WT_TRY(c.floats(a.k, "k", /*f16_too=*/true));  // the KV cache's keys at decode
   WT_TRY(c.heads(a.q, a.k, Tensor{}));
   WT_TRY(c.that(a.block >= 1 && a.unit >= 1, "block and unit must be >= 1"));
   const int64_t keys = a.key_ids ? a.n_keys : a.k.ne[2];
@@ -259,6 +263,30 @@ Status validate_op(const OpCall& call) {
       break;
   }
   return error(WT_ERR_INVALID_ARGUMENT, "unknown op");
+}
+
+const char* f16_kv_tensor(const OpCall& call) {
+  auto f16 = [](const Tensor& t) { return t.type == DType::f16; };
+  switch (call.op) {
+    case Op::attention_prefill: {
+      const AttentionPrefillOp& a = call.get<AttentionPrefillOp>();
+      return f16(a.k) || f16(a.v) ? "k/v" : "";
+    }
+    case Op::attention_decode: {
+      const AttentionDecodeOp& a = call.get<AttentionDecodeOp>();
+      return f16(a.k) || f16(a.v) ? "k/v" : "";
+    }
+    case Op::gather_rows: {
+      const GatherRowsOp& a = call.get<GatherRowsOp>();
+      return f16(a.src) || f16(a.dst) ? "src/dst" : "";
+    }
+    case Op::block_scores:
+      return f16(call.get<BlockScoresOp>().k) ? "k" : "";
+    case Op::window_scores:
+      return f16(call.get<WindowScoresOp>().k) ? "k" : "";
+    default:
+      return "";
+  }
 }
 
 OpHostArrays op_host_arrays(OpCall& call) {

@@ -238,6 +238,12 @@ class OpCall {
 // ranges: O(n) next to the kernels' work, never an allocation on success.
 Status validate_op(const OpCall& call);
 
+// The tensors of a call that hold a half-precision KV cache (attention's k and v;
+// gather_rows, block_scores and window_scores over the cache), by name: the CPU backend
+// runs such calls; a device backend whose kernels read only f32 refuses them with this
+// name rather than misread the bytes. "" when the call has no f16 KV tensor.
+const char* f16_kv_tensor(const OpCall& call);
+
 // The host int arrays a call reads, and the one it writes (a host result): pointers into
 // the call, so a device backend can point them at device-visible copies it makes.
 struct OpHostArrays {

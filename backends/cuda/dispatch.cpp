@@ -80,6 +80,9 @@ Status CudaBackend::enqueue(const OpCall& call) {
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   const char* name = op_name(call.op);
   if (!e.launch) return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + name + ": " + e.reason);
+  if (const char* t = f16_kv_tensor(call); t[0])
+    return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + name + ": " + t +
+                                         " of f16 (a half-precision KV cache) are read by the CPU backend only");
   WT_TRY(bind_thread());
 
   OpCall c = call;

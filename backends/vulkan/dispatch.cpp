@@ -62,6 +62,9 @@ static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::count),
 Status VulkanBackend::enqueue(const OpCall& call) {
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   if (!e.encode) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op_name(call.op) + ": " + e.reason);
+  if (const char* t = f16_kv_tensor(call); t[0])
+    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op_name(call.op) + ": " + t +
+                                         " of f16 (a half-precision KV cache) are read by the CPU backend only");
   return e.encode(*this, call);
 }
 

@@ -5,6 +5,7 @@
 
 #include "fast_math.h"
 #include "ops_cpu.h"
+#include "quant.h"
 #include "vector_isa.h"
 
 namespace wt::cpu {

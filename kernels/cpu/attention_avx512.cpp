@@ -1,4 +1,6 @@
 // attention_impl.h compiled for avx512; attention.cpp calls it when the CPU has it.
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -6,6 +8,7 @@
 
 #include "fast_math.h"
 #include "ops_cpu.h"
+#include "quant.h"
 
 // The target is set after the includes so inline functions of the headers stay baseline
 // code (the linker could otherwise pick a avx512 copy for the portable parts).
@@ -17,7 +20,9 @@
 #endif
 
 namespace wt::cpu::attn_avx512 {
+#define WT_ATTN_F16C 1  // the target has F16C: f16 KV converts eight values at a time
 #include "attention_impl.h"
+#undef WT_ATTN_F16C
 
 void prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
              int32_t pos0, float scale, void* workspace, const int32_t* skip) {

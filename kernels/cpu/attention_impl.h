@@ -14,6 +14,7 @@
 
 #include "kernels/tensor.h"
 #include "fast_math.h"
+#include "quant.h"
 #include "thread_ctx.h"
 
 constexpr int64_t kBK = 64;        // keys per block
@@ -34,9 +35,26 @@ static inline F16v load16(const float* p) {
 }
 static inline void store16(float* p, F16v v) { std::memcpy(p, &v, sizeof v); }
 
+// KV of f16 (the half-precision cache) as f32: n values from src into dst. The rest of the
+// kernel then runs exactly as over an f32 cache holding the same (rounded) values, so its
+// results are the f32 kernel's on those values, bit for bit. With F16C (the AVX2 and
+// AVX-512 builds define WT_ATTN_F16C) eight at a time; else one by one.
+static inline void kv_to_f32(const float* src, float* dst, int64_t n) {
+  std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
+}
+static inline void kv_to_f32(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+#if defined(WT_ATTN_F16C)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+#endif
+  for (; i < n; ++i) dst[i] = wt::cpu::f16_to_f32(src[i]);
+}
+
 // Per-worker scratch for one tile.
 struct TileScratch {
   float kt[kMaxHeadDim * kBK];  // key block transposed: [hd][BK]
+  float vb[kBK * kMaxHeadDim];  // value block as f32 when the cache is f16: [BK][hd]
   float s[kMaxRows * kBK];      // scores / probabilities of the block
   float acc[kMaxRows * kMaxHeadDim];
   float m[kMaxRows];
@@ -51,17 +69,35 @@ struct TileRows {
 
 // Accumulates keys [ja, jb) of KV head g into the running state of the tile's rows. With
 // kIds, key j is cache row ids[j] (a sparse key set, decode); rows.pos then counts in j too.
-// A template rather than a run-time test so the dense path keeps its loops as they were.
-template <bool kIds>
+// T: the cache's element, float or uint16_t (f16 bits; each block is converted once into
+// the scratch). Templates rather than run-time tests so the dense f32 path keeps its loops.
+template <bool kIds, typename T>
 static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
                                  int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids) {
+  constexpr bool kF32 = sizeof(T) == sizeof(float);
   const int64_t hd = k.ne[0];
   for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
     for (int64_t jj = 0; jj < nb; ++jj) {
-      const float* kr = k.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
+      const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
+      const float* kr = nullptr;
+      if constexpr (kF32) {
+        kr = k.row<float>(g, j);
+      } else {
+        float* vrow = ts->vb + jj * hd;  // a staging row for the key, overwritten by V below
+        kv_to_f32(k.row<T>(g, j), vrow, hd);
+        kr = vrow;
+      }
       for (int64_t d = 0; d < hd; ++d) ts->kt[d * kBK + jj] = kr[d];
     }
+    if constexpr (!kF32) {
+      for (int64_t jj = 0; jj < nb; ++jj) kv_to_f32(v.row<T>(g, kIds ? ids[j0 + jj] : j0 + jj), ts->vb + jj * hd, hd);
+    }
+    // Row jj of the block's values as f32: the cache row itself, or its converted copy.
+    auto vrow = [&](int64_t jj) -> const float* {
+      if constexpr (kF32) return v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
+      else return ts->vb + jj * hd;
+    };
     for (int64_t r = 0; r < rows.n; ++r) {
       const int64_t visible = rows.pos[r] - j0 + 1;  // keys of this block the row may see
       if (visible <= 0) continue;
@@ -100,7 +136,7 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
           F16v a2 = load16(acc + d0 + 32) * alpha, a3 = load16(acc + d0 + 48) * alpha;
           for (int64_t jj = 0; jj < nv; ++jj) {
             const float p = s[jj];
-            const float* vr = v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj) + d0;
+            const float* vr = vrow(jj) + d0;
             a0 += p * load16(vr);
             a1 += p * load16(vr + 16);
             a2 += p * load16(vr + 32);
@@ -115,7 +151,7 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
         for (int64_t d = 0; d < hd; ++d) acc[d] *= alpha;
         for (int64_t jj = 0; jj < nv; ++jj) {
           const float p = s[jj];
-          const float* vr = v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
+          const float* vr = vrow(jj);
           for (int64_t d = 0; d < hd; ++d) acc[d] += p * vr[d];
         }
       }
@@ -123,9 +159,16 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
   }
 }
 
+// Dense keys [ja, jb) of an f32 or f16 cache.
 static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
-                               int64_t ja, int64_t jb, float scale, TileScratch* ts) {
-  attend_keys_t<false>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+                               int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids = nullptr) {
+  if (k.type == wt::DType::f16) {
+    if (ids) attend_keys_t<true, uint16_t>(rows, k, v, g, ja, jb, scale, ts, ids);
+    else attend_keys_t<false, uint16_t>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+  } else {
+    if (ids) attend_keys_t<true, float>(rows, k, v, g, ja, jb, scale, ts, ids);
+    else attend_keys_t<false, float>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+  }
 }
 
 static inline void reset_rows(int64_t n_rows, int64_t hd, TileScratch* ts) {
@@ -242,13 +285,7 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
       ++rows.n;
     }
     reset_rows(rows.n, hd, ts);
-    if (ja < jb) {
-      if (ids) {
-        attend_keys_t<true>(rows, k, v, g, ja, jb, scale, ts, ids);
-      } else {
-        attend_keys(rows, k, v, g, ja, jb, scale, ts);
-      }
-    }
+    if (ja < jb) attend_keys(rows, k, v, g, ja, jb, scale, ts, ids);
     for (int64_t h = 0; h < group; ++h) {
       float* p = partial + (u * group + h) * stride;
       p[0] = ts->m[h];

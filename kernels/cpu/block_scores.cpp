@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "ops_cpu.h"
+#include "quant.h"
 
 namespace wt::cpu {
 
@@ -64,8 +65,14 @@ void block_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const
       for (int64_t g = 0; g < n_head_kv; ++g) {
         for (int64_t d = 0; d < hd; ++d) ukey[d] = 0.0f;
         for (int64_t r = us; r < ue; ++r) {
-          const float* kr = k.row<float>(g, p.ids ? p.ids[r] : r);
-          for (int64_t d = 0; d < hd; ++d) ukey[d] += kr[d];
+          const int64_t row = p.ids ? p.ids[r] : r;
+          if (k.type == DType::f16) {  // a half-precision KV cache (decode-time re-selection)
+            const uint16_t* kr = k.row<uint16_t>(g, row);
+            for (int64_t d = 0; d < hd; ++d) ukey[d] += f16_to_f32(kr[d]);
+          } else {
+            const float* kr = k.row<float>(g, row);
+            for (int64_t d = 0; d < hd; ++d) ukey[d] += kr[d];
+          }
         }
         for (int64_t d = 0; d < hd; ++d) ukey[d] *= inv;
         for (int64_t h = 0; h < group; ++h) score += std::fabs(dot(qbar + (g * group + h) * hd, ukey, hd));

@@ -4,6 +4,7 @@
 
 #include "fast_math.h"
 #include "ops_cpu.h"
+#include "quant.h"
 
 // The target is set after the includes so inline functions of the headers stay baseline
 // code (the linker could otherwise pick a avx2 copy for the portable parts).

@@ -33,8 +33,13 @@ static inline void storeN(float* p, const FNv& v) { std::memcpy(p, &v, sizeof v)
 static inline void load_block(const wt::Tensor& k, int64_t g, int64_t j0, int64_t nb, float* kt) {
   const int64_t hd = k.ne[0];
   for (int64_t jj = 0; jj < nb; ++jj) {
-    const float* kr = k.row<float>(g, j0 + jj);
-    for (int64_t d = 0; d < hd; ++d) kt[d * kBK + jj] = kr[d];
+    if (k.type == wt::DType::f16) {  // a half-precision KV cache (the oracle's decode-time scores)
+      const uint16_t* kr = k.row<uint16_t>(g, j0 + jj);
+      for (int64_t d = 0; d < hd; ++d) kt[d * kBK + jj] = wt::cpu::f16_to_f32(kr[d]);
+    } else {
+      const float* kr = k.row<float>(g, j0 + jj);
+      for (int64_t d = 0; d < hd; ++d) kt[d * kBK + jj] = kr[d];
+    }
   }
   if (nb < kBK)
     for (int64_t d = 0; d < hd; ++d) std::memset(kt + d * kBK + nb, 0, sizeof(float) * static_cast<size_t>(kBK - nb));

@@ -29,6 +29,10 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
   o.kv_device_blocks = p.kv_device_blocks;
   o.kv_block_tokens = p.kv_block_tokens;
   o.kv_sync_swaps = p.kv_sync_swaps;
+  const int32_t kv_type = wt::api::raw_value(p.kv_type);
+  if (kv_type != WT_KV_F32 && kv_type != WT_KV_F16)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_type " + std::to_string(kv_type) + " is not a wt_kv_type (WT_KV_F32 0, WT_KV_F16 1)");
+  o.kv_type = kv_type == WT_KV_F16 ? wt::DType::f16 : wt::DType::f32;
   return Status::ok();
 }
 
@@ -62,6 +66,7 @@ wt_context_params wt_context_default_params(void) {
   p.kv_device_blocks = 0;
   p.kv_block_tokens = 64;
   p.kv_sync_swaps = false;
+  p.kv_type = WT_KV_F32;
   return p;
 }
 
@@ -213,7 +218,7 @@ wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t layer, uint
     if (layer < 0 || layer >= hp.n_layer)
       return wt::error(WT_ERR_INVALID_ARGUMENT, "layer " + std::to_string(layer) + " outside [0, " +
                                                     std::to_string(hp.n_layer) + ")");
-    const uint64_t row_bytes = 2 * sizeof(float) * static_cast<uint64_t>(hp.n_head_kv) * static_cast<uint64_t>(hp.head_dim);
+    const uint64_t row_bytes = c.kv_row_bytes();
     uint64_t dev_rows = 0, host_rows = 0;
     if (const wt::PagedKv* kv = c.paged_kv()) {
       const wt::BlockTable& t = kv->pager().table(layer);

@@ -30,7 +30,8 @@ struct ContextOptions {
   // The KV pager (paged_kv.h): > 0 bounds the device pool to this many blocks.
   int32_t kv_device_blocks = 0;
   int32_t kv_block_tokens = 64;
-  bool kv_sync_swaps = false;  // wait for each swap on the host (the ablation)  // the arena may not exceed it (0: only the free memory)
+  bool kv_sync_swaps = false;  // wait for each swap on the host (the ablation)
+  DType kv_type = DType::f32;  // the KV cache's element: f32 or f16 (the CPU backend, resident KV)
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();
@@ -98,6 +99,11 @@ class Context {
   // token's index in the prompt, L + t for the t-th token after a prompt of L; also after a
   // re-indexed re-prefill).
   int32_t kv_len(int32_t l) const { return kv_len_[static_cast<size_t>(l)]; }
+  // Bytes of one token's K and V in one layer (all KV heads), in the cache's type.
+  uint64_t kv_row_bytes() const {
+    const uint64_t elem = options_.kv_type == DType::f16 ? sizeof(uint16_t) : sizeof(float);
+    return 2 * elem * static_cast<uint64_t>(model_.hp.n_head_kv) * static_cast<uint64_t>(model_.hp.head_dim);
+  }
   const int32_t* kv_positions(int32_t l, int32_t h) const;
   // Without the pager: layer l's KV cache. With it, the pager holds the KV.
   const Tensor& k_cache(int32_t l) const { return k_cache_[static_cast<size_t>(l)]; }

@@ -31,10 +31,15 @@ class ArenaCursor {
   size_t used_ = 0;
 };
 
-Tensor f32_tensor(ArenaCursor& a, int32_t n_dims, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
+Tensor typed_tensor(ArenaCursor& a, DType type, int32_t n_dims, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
   const int64_t ne[3] = {ne0, ne1, ne2};
-  const size_t bytes = sizeof(float) * static_cast<size_t>(ne0 * ne1 * ne2);
-  return make_tensor(a.take(bytes), DType::f32, n_dims, ne);
+  // f32 or f16 (the KV cache): plain types, no blocks.
+  const size_t bytes = (type == DType::f16 ? sizeof(uint16_t) : sizeof(float)) * static_cast<size_t>(ne0 * ne1 * ne2);
+  return make_tensor(a.take(bytes), type, n_dims, ne);
+}
+
+Tensor f32_tensor(ArenaCursor& a, int32_t n_dims, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
+  return typed_tensor(a, DType::f32, n_dims, ne0, ne1, ne2);
 }
 
 // The largest workspace any op of a prefill of `rows` rows over n_ctx keys asks for.
@@ -124,8 +129,8 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   v.v_cache.assign(kv_layers, Tensor{});
   for (size_t l = 0; l < kv_layers; ++l) {
     const int64_t rows = in.kv_device_blocks > 0 || !in.kv_rows ? n : (*in.kv_rows)[l];
-    v.k_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, rows);
-    v.v_cache[l] = f32_tensor(a, 3, hd, hp.n_head_kv, rows);
+    v.k_cache[l] = typed_tensor(a, in.kv_type, 3, hd, hp.n_head_kv, rows);
+    v.v_cache[l] = typed_tensor(a, in.kv_type, 3, hd, hp.n_head_kv, rows);
   }
   part(&b.kv_bytes);
   v.positions = a.take_n<int32_t>(n_sz);

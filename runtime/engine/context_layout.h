@@ -46,13 +46,14 @@ struct ArenaInputs {
   int32_t kv_block_tokens = 64;
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
+  DType kv_type = DType::f32;  // the KV cache's element: f32 or f16
 };
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {
   uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn, gate, up for n_ctx rows
   uint64_t logits_bytes = 0;       // [n_logit_rows, n_vocab]
-  uint64_t kv_bytes = 0;           // f32 K and V, kv_rows[l] rows in every layer (paged: one
+  uint64_t kv_bytes = 0;           // K and V of kv_type, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)
   uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows

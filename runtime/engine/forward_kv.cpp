@@ -62,7 +62,10 @@ Status Context::ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Ten
   obs.positions = positions_;
   const int32_t* key_ids = nullptr;
   if (keys->paged_step) WT_TRY(paged_observe_keys(run, l, req, k, v, &keys->k, &keys->v, &key_ids));
-  WT_TRY(observe(req, l, rows, n_keys, q, keys->k, keys->v, key_ids, &obs));
+  // Token Filtering's similarity reads this pass's own rows: the f32 values it computed,
+  // not the cache's copy (the same bits in an f32 cache, rounded in an f16 one).
+  const bool own_rows = req.kind == ScoreRequest::Kind::kv_similarity;
+  WT_TRY(observe(req, l, rows, n_keys, q, own_rows ? k : keys->k, own_rows ? v : keys->v, key_ids, &obs));
   // The policy reads the observation on the host: on a device backend the score ops are
   // only queued until the compute stream is synchronized.
   if (req.kind != ScoreRequest::Kind::none) WT_TRY(backend_->synchronize(Stream::compute));

@@ -80,7 +80,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
   }
   policy_decoding_ = true;
 
-  const size_t row_bytes = 2 * sizeof(float) * static_cast<size_t>(hp.n_head_kv * hp.head_dim);
+  const uint64_t row_bytes = kv_row_bytes();
   for (size_t l = 0; l < kv_len_.size(); ++l) {
     prune_stats_.kv_rows[l] = kv_len_[l];
     prune_stats_.kv_bytes[l] = row_bytes * static_cast<uint64_t>(kv_len_[l]);

@@ -17,6 +17,7 @@ namespace wt::test {
 struct MeasureCase {
   wt_prune_method method;
   bool pager;
+  wt_kv_type kv_type = WT_KV_F32;
 };
 // Full KV, three methods, and full KV paged.
 inline constexpr MeasureCase kMeasureCases[] = {{WT_PRUNE_FULL, false},
@@ -24,9 +25,18 @@ inline constexpr MeasureCase kMeasureCases[] = {{WT_PRUNE_FULL, false},
                                                 {WT_PRUNE_SNAPKV, false},
                                                 {WT_PRUNE_SLIMINFER, false},
                                                 {WT_PRUNE_FULL, true}};
+// The CPU backend's: those, and full KV and SlimInfer with an f16 cache.
+inline constexpr MeasureCase kMeasureCasesCpu[] = {{WT_PRUNE_FULL, false},
+                                                   {WT_PRUNE_FASTKV, false},
+                                                   {WT_PRUNE_SNAPKV, false},
+                                                   {WT_PRUNE_SLIMINFER, false},
+                                                   {WT_PRUNE_FULL, true},
+                                                   {WT_PRUNE_FULL, false, WT_KV_F16},
+                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_F16}};
 
 inline std::string case_name(MeasureCase c) {
-  return std::string(wt_prune_method_name(c.method)) + (c.pager ? " (pager)" : "");
+  return std::string(wt_prune_method_name(c.method)) + (c.pager ? " (pager)" : "") +
+         (c.kv_type == WT_KV_F16 ? " (f16 KV)" : "");
 }
 
 // Keep 0.3, the KV sized by the plan (max_new_tokens 16), and for the pager a device pool of
@@ -40,6 +50,7 @@ inline wt_context_params measure_params(MeasureCase c, int32_t n_ctx, int32_t n_
   cp.prune.keep = 0.3f;
   cp.max_new_tokens = 16;
   cp.kv_device_blocks = c.pager ? std::max(n_ctx / 64, n_layer * (n_ctx / 64) / 4) : 0;
+  cp.kv_type = c.kv_type;
   return cp;
 }
 

@@ -61,8 +61,10 @@ BoardProfile synthetic_board(uint64_t total, uint64_t reserve) {
   return b;
 }
 
-Plan plan_for(const ModelShape& shape, int32_t n_ctx, int32_t n_new, const wt_prune_params& pp, bool logits_all = false) {
+Plan plan_for(const ModelShape& shape, int32_t n_ctx, int32_t n_new, const wt_prune_params& pp, bool logits_all = false,
+              DType kv_type = DType::f32) {
   PlanRequest r;
+  r.kv_type = kv_type;
   r.n_ctx = n_ctx;
   r.n_new = n_new;
   r.prune = pp;
@@ -99,6 +101,43 @@ TEST_CASE("planner: the plan's arena is the context's arena_bytes, tiny model") 
       CHECK(p.arena.kv_bytes == ctx->stats().kv_bytes);
     }
   }
+}
+
+TEST_CASE("planner: an f16 KV cache is planned at half the f32 KV bytes, as the context allocates it") {
+  const Model& m = *tiny().model;
+  const ModelShape shape = model_shape_from_model(m);
+  for (wt_prune_method method : kPlanned) {
+    const std::string name = wt_prune_method_name(method);
+    CAPTURE(name);
+    ContextOptions co;
+    co.n_ctx = 384;
+    co.n_threads = 2;
+    co.prune = prune_params(method, 0.2f);
+    co.max_new_tokens = 16;
+    co.kv_type = DType::f16;
+    std::unique_ptr<Context> ctx;
+    REQUIRE(Context::create(m, co, &ctx).is_ok());
+    const Plan half = plan_for(shape, 384, 16, co.prune, false, DType::f16);
+    const Plan full = plan_for(shape, 384, 16, co.prune, false, DType::f32);
+    CHECK(half.arena.total_bytes == ctx->stats().arena_bytes);
+    CHECK(half.arena.kv_bytes == ctx->stats().kv_bytes);
+    CHECK(half.kv_bytes * 2 == full.kv_bytes);
+    // 64-byte aligned slices per layer: the arena's KV part is half, give or take alignment.
+    CHECK(half.arena.kv_bytes * 2 <= full.arena.kv_bytes + 128 * static_cast<uint64_t>(shape.hp.n_layer));
+    CHECK(half.arena.kv_bytes * 2 + 128 * static_cast<uint64_t>(shape.hp.n_layer) >= full.arena.kv_bytes);
+  }
+  // What wt_context_create refuses, the planner refuses: f16 with the pager or on a device.
+  PlanRequest r;
+  r.n_ctx = 256;
+  r.n_new = 16;
+  r.n_threads = 1;
+  r.kv_type = DType::f16;
+  r.kv_device_blocks = 64;
+  Plan p;
+  CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
+  r.kv_device_blocks = 0;
+  r.backend = WT_BACKEND_VULKAN;
+  CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
 }
 
 TEST_CASE("planner: the plan's arena is the context's arena_bytes, default model") {
@@ -402,6 +441,9 @@ TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
   board_error("{\"name\": \"x\", \"memory\": \"shared\", \"total_bytes\": 10, \"reserve_bytes\": 0}", "'memory'");
   board_error("{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 10, \"reserve_bytes\": 10}", "below");
   board_error("{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": -1, \"reserve_bytes\": 0}", "whole number");
+  // A number past a double's range: a status naming the file, not an uncaught exception.
+  board_error("{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 1e999, \"reserve_bytes\": 0}",
+              "test.json: [json.exception.out_of_range.406] number overflow");
   // Two entries of one name: which one --board picks would depend on the order.
   board_error("{\"boards\": [{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 10, \"reserve_bytes\": 0}, "
               "{\"name\": \"x\", \"memory\": \"unified\", \"total_bytes\": 20, \"reserve_bytes\": 0}]}",
@@ -485,7 +527,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
     REQUIRE(wt_context_prefill(warm, text.data(), 32) == WT_OK);
     wt_context_free(warm);
   }
-  for (const test::MeasureCase c : test::kMeasureCases) {
+  for (const test::MeasureCase c : test::kMeasureCasesCpu) {
     const std::string name = test::case_name(c);
     CAPTURE(name);
     const wt_context_params cp = test::measure_params(c, n_ctx, shape.hp.n_layer);
@@ -501,7 +543,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
     // arena for the same request (n_new 16) is that allocation.
     CHECK(r.peak_growth <= r.plan.context_bytes);
     CHECK(static_cast<double>(r.peak_growth) >= 0.9 * static_cast<double>(r.plan.context_bytes));
-    const Plan p = plan_for(shape, n_ctx, 16, cp.prune);
+    const Plan p = plan_for(shape, n_ctx, 16, cp.prune, false, c.kv_type == WT_KV_F16 ? DType::f16 : DType::f32);
     if (!c.pager) CHECK(p.arena.total_bytes == r.plan.arena_bytes);
   }
 }

@@ -69,4 +69,14 @@ bool Flags::backend(wt_backend_kind* out) {
   return true;
 }
 
+bool Flags::kv_type(wt_kv_type* out) {
+  const std::string name = flag();
+  const char* v = nullptr;
+  if (!text(&v)) return false;
+  if (!std::strcmp(v, "f32")) *out = WT_KV_F32;
+  else if (!std::strcmp(v, "f16")) *out = WT_KV_F16;
+  else return fail(name + " expects f32 or f16, got '" + v + "'");
+  return true;
+}
+
 }  // namespace wt_tools

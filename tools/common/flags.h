@@ -39,6 +39,8 @@ class Flags {
   bool key_value(std::pair<std::string, std::string>* out);
   // cpu, vulkan or cuda.
   bool backend(wt_backend_kind* out);
+  // f32 or f16 (wt_kv_type).
+  bool kv_type(wt_kv_type* out);
 
   // Prints "error: <message>" and returns false.
   static bool fail(const std::string& message);

@@ -24,6 +24,7 @@ const char* const kUsage =
     "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
+    "  KV:     --kv-type f32,f16 (the KV cache's type: every method in each; f16 on the CPU backend)\n"
     "          --list-methods (the library's methods and parameters)\n"
     "  pager:  --pager (resident vs pager async vs sync swaps)  --kv-device 0.25 (device pool share of\n"
     "          the KV)  --kv-block 64  (-p lengths, -n one count, --method/--prune-param as above)\n"
@@ -131,6 +132,12 @@ int parse(int argc, char** argv, Args* a) {
       a->mode = Args::Mode::prune;
       a->methods = split(v);
     } else if (k == "--keep") a->keeps = split(v);
+    else if (k == "--kv-type") {
+      a->kv_types = split(v);
+      for (const std::string& t : a->kv_types)
+        if (t != "f32" && t != "f16") return usage_error("--kv-type expects a list of f32 and f16, got " + v);
+      if (a->kv_types.empty()) return usage_error("--kv-type expects a list of f32 and f16, got " + v);
+    }
     else if (k == "--prune-param") {
       const size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0) return usage_error("--prune-param expects KEY=VALUE[,VALUE...]");
@@ -156,6 +163,7 @@ int parse(int argc, char** argv, Args* a) {
   for (const auto& axis : a->params) points *= static_cast<double>(std::max<size_t>(axis.second.size(), 1));
   const bool all = a->methods.empty() || (a->methods.size() == 1 && a->methods[0] == "all");
   points *= static_cast<double>(all ? wt_tools::prune_method_names(/*without_full=*/true).size() : a->methods.size());
+  points *= static_cast<double>(std::max<size_t>(a->kv_types.size(), 1));
   if (points > kMaxMethodSpecs)
     return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
                        " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));

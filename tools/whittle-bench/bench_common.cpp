@@ -38,7 +38,7 @@ std::string BenchModel::text_of(const Tokens& tokens) const {
   return valid_utf8(out);
 }
 
-uint64_t BenchModel::kv_row_bytes() const {
+uint64_t BenchModel::kv_row_bytes() const {  // f32: the most any KV type takes
   return 2ull * sizeof(float) * static_cast<uint64_t>(info.n_head_kv) * static_cast<uint64_t>(info.head_dim);
 }
 
@@ -65,13 +65,29 @@ Machine probe_machine(int threads) {
 std::string MethodSpec::label() const {
   std::string s = method;
   for (const auto& [k, v] : params) s += " " + k + "=" + v;
+  if (kv_type != "f32") s += " kv=" + kv_type;
   return s;
 }
 
 Json MethodSpec::params_json() const {
   Json j = Json::object();
   for (const auto& [k, v] : params) j.set(k, v);
+  if (kv_type != "f32") j.set("kv_type", kv_type);  // absent for f32: earlier records stay comparable
   return j;
+}
+
+std::vector<MethodSpec> with_kv_types(const std::vector<MethodSpec>& specs, const std::vector<std::string>& kv_types) {
+  if (kv_types.empty()) return specs;
+  std::vector<MethodSpec> out;
+  for (const std::string& t : kv_types) {
+    if (t != "f32") out.push_back(MethodSpec{"full", {}, t});
+    for (MethodSpec s : specs) {
+      if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
+      s.kv_type = t;
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -85,6 +101,7 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
   cp.kv_device_blocks = o.kv_device_blocks;
   cp.kv_block_tokens = o.kv_block_tokens;
   cp.kv_sync_swaps = o.kv_sync_swaps;
+  cp.kv_type = spec.kv_type == "f16" ? WT_KV_F16 : WT_KV_F32;
   auto fail = [&](const std::string& what) {
     *error = spec.label() + ": " + what + ": " + wt_last_error();
     return false;
@@ -141,8 +158,18 @@ uint64_t kept_kv(const BenchModel& m, wt_context* ctx, bool is_full, int32_t L, 
   const int32_t n_layer = m.info.n_layer;
   if (rows) rows->assign(static_cast<size_t>(n_layer), L);
   wt_prune_stats st;
-  if (is_full || wt_context_get_prune_stats(ctx, &st) != WT_OK)
-    return m.kv_row_bytes() * static_cast<uint64_t>(L) * static_cast<uint64_t>(n_layer);
+  if (is_full || wt_context_get_prune_stats(ctx, &st) != WT_OK) {
+    // Every row of every layer, in the cache's type: what the layers hold now (the prompt's
+    // L rows right after the prefill).
+    uint64_t bytes = 0;
+    for (int32_t l = 0; l < n_layer; ++l) {
+      uint64_t device = 0, host = 0;
+      if (wt_context_get_kv_residency(ctx, l, &device, &host) != WT_OK)
+        return m.kv_row_bytes() * static_cast<uint64_t>(L) * static_cast<uint64_t>(n_layer);
+      bytes += device > host ? device : host;
+    }
+    return bytes;
+  }
   uint64_t bytes = 0;
   for (int32_t l = 0; l < st.n_layer; ++l) {
     if (rows) (*rows)[static_cast<size_t>(l)] = st.kv_rows[l];

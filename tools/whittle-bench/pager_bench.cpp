@@ -73,7 +73,7 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
   PagerOptions o = o_in;
   if (o.methods.empty()) o.methods = {MethodSpec{"sliminfer", {{"slim_decode_keep", "0.125"}}}};
   // Full KV first: the pager's baseline (every block needed every step).
-  if (o.methods[0].method != "full") o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
+  if (!o.methods[0].is_baseline()) o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
   const Filler filler = make_filler(debian_filler_text(), m.tokenizer());
   Tokens text;
   for (const Tokens& s : filler.sentences) text.insert(text.end(), s.begin(), s.end());

@@ -31,7 +31,7 @@ std::string pm(const Summary& s) {
 bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const SpeedOptions& o_in, SpeedOutput* out,
                std::string* error) {
   SpeedOptions o = o_in;
-  if (o.methods.empty() || o.methods[0].method != "full") o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
+  if (o.methods.empty() || !o.methods[0].is_baseline()) o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
   const Filler filler = make_filler(debian_filler_text(), m.tokenizer());
   Tokens text;  // real text for prompts and teacher-forced decode tokens
   for (const Tokens& s : filler.sentences) text.insert(text.end(), s.begin(), s.end());

@@ -131,7 +131,8 @@ bool run_prompt(const BenchModel& m, MethodState& ms, const Prompt& p, FullRefer
                 std::string* error) {
   const int32_t L = static_cast<int32_t>(p.tokens.size());
   const int32_t n_vocab = m.info.n_vocab, n_layer = m.info.n_layer;
-  const bool is_full = ms.spec.method == "full";
+  const bool is_full = ms.spec.method == "full";  // no pruning (any KV type)
+  const bool is_ref = ms.spec.is_baseline();      // fills *ref: the first method of every prompt
   wt_context* ctx = ms.ctx;
   auto fail = [&](const char* what) {
     *error = g_stop ? "stopped" : ms.spec.label() + ": " + what + ": " + wt_last_error();
@@ -161,7 +162,7 @@ bool run_prompt(const BenchModel& m, MethodState& ms, const Prompt& p, FullRefer
     r->agree = 0;
     for (int32_t i = 0; i < p.max_new; ++i) {
       const int32_t best = argmax(last_logits(ctx), n_vocab);
-      if (is_full) ref->greedy.push_back(best);
+      if (is_ref) ref->greedy.push_back(best);
       const int32_t next = ref->greedy[static_cast<size_t>(i)];  // teacher-forced: full's token
       r->agree += best == next ? 1 : 0;
       gen.push_back(best);
@@ -172,7 +173,7 @@ bool run_prompt(const BenchModel& m, MethodState& ms, const Prompt& p, FullRefer
     double kl = 0, nll = 0;
     for (size_t i = 0; i < p.continuation.size(); ++i) {
       log_softmax(last_logits(ctx), n_vocab, &lp);
-      if (is_full) ref->logp.push_back(lp);
+      if (is_ref) ref->logp.push_back(lp);
       kl += kl_divergence(ref->logp[i], lp);
       nll += -lp[static_cast<size_t>(p.continuation[i])];
       if (i + 1 < p.continuation.size() && !timed_decode(ctx, p.continuation[i], r)) return fail("decode");
@@ -562,7 +563,7 @@ std::string headline(const std::vector<Json>& records) {
 
 bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in, SuiteOutput* out, std::string* error) {
   SuiteOptions o = o_in;
-  if (o.methods.empty() || o.methods[0].method != "full") o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
+  if (o.methods.empty() || !o.methods[0].is_baseline()) o.methods.insert(o.methods.begin(), MethodSpec{"full", {}});
   const Filler filler = make_filler(debian_filler_text(), m.tokenizer());
   if (filler.sentences.empty()) {
     *error = "no filler text: /usr/share/common-licenses is empty or missing (Debian's base-files installs it)";

@@ -81,7 +81,7 @@ void usage(FILE* out, const char* argv0) {
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
-               "          [--backend cpu|vulkan|cuda]\n"
+               "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
                "  -n N       most tokens to generate, 0 to %d (default 128)\n"
                "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default)\n"
@@ -94,6 +94,8 @@ void usage(FILE* out, const char* argv0) {
                "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
                "  --backend  where the weights live and the model runs (default cpu); vulkan and\n"
                "             cuda always use f32 activations\n"
+               "  --kv-type  the KV cache's type (default f32); f16 halves the KV's memory and what\n"
+               "             decode reads per token (the CPU backend, for now)\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str());
@@ -124,6 +126,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       o->verbose = true;
     } else if (f.is("--backend")) {
       if (!f.backend(&o->backend)) return false;
+    } else if (f.is("--kv-type")) {
+      if (!f.kv_type(&o->kv_type)) return false;
     } else if (f.is("--chat")) {
       o->chat = true;
     } else if (f.is("--f32-activations")) {

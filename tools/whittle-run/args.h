@@ -29,6 +29,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> prune_params;
   bool verbose = false;
   wt_backend_kind backend = WT_BACKEND_CPU;
+  wt_kv_type kv_type = WT_KV_F32;
 };
 
 enum class Action { run, help, list_methods };

@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
   wt_context_params cp = wt_context_default_params();
   cp.n_threads = o.n_threads;
   cp.matmul_mode = o.f32_activations ? WT_MATMUL_F32 : WT_MATMUL_FAST;
+  cp.kv_type = o.kv_type;
   cp.n_ctx = o.n_ctx > 0 ? o.n_ctx : static_cast<int>(n_tokens) + o.n_predict + 1;
   st = wt_prune_method_from_name(o.prune_method.c_str(), &cp.prune.method);
   if (st != WT_OK) return fail("--prune", st);
