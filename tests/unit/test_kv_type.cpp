@@ -74,7 +74,7 @@ Agreement agreement(const wt_model* m, wt_prune_method method, const std::vector
 // full KV agrees on 186/192 tokens with KL 3e-3 — docs/results/kv-type.md — as it would
 // for any change of the last bits; tests/reference/README.md measures that chaos.)
 TEST_CASE("kv type: an f16 KV cache keeps the f32 cache's greedy tokens, full KV and every method" *
-          doctest::test_suite("model") * doctest::test_suite("long")) {
+          doctest::test_suite("long")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;
