@@ -281,7 +281,7 @@ TEST_CASE("ops: attention over an f16 KV cache is the f32 kernel over the rounde
   }
 }
 
-TEST_CASE("ops: gather_rows rounds f32 rows into an f16 cache; block and window scores read one") {
+TEST_CASE("ops: gather_rows rounds f32 rows into an f16 cache and block and window scores read one") {
   const int64_t hd = 64, n_head = 6, n_head_kv = 2, n = 40;
   auto src = random_vec(static_cast<size_t>(hd * n_head_kv * n), 21);
   const std::vector<int32_t> ids = {3, 0, 39, 17, 17};  // shared by the heads

@@ -73,7 +73,8 @@ Agreement agreement(const wt_model* m, wt_prune_method method, const std::vector
 // contexts. (In the fast mode, int8 activation rounding amplifies any perturbation: there
 // full KV agrees on 186/192 tokens with KL 3e-3 — docs/results/kv-type.md — as it would
 // for any change of the last bits; tests/reference/README.md measures that chaos.)
-TEST_CASE("kv type: an f16 KV cache keeps the f32 cache's greedy tokens, full KV and every method" *
+// No comma or semicolon in the names: doctest_discover_tests drops the labels of such a test.
+TEST_CASE("kv type: an f16 KV cache keeps the f32 cache's greedy tokens for full KV and every method" *
           doctest::test_suite("long")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
@@ -98,7 +99,7 @@ TEST_CASE("kv type: an f16 KV cache keeps the f32 cache's greedy tokens, full KV
   }
 }
 
-TEST_CASE("kv type: f16 halves the KV bytes; an unknown type, the pager with f16 are refused" *
+TEST_CASE("kv type: f16 halves the KV bytes and an unknown type or the pager with f16 is refused" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
