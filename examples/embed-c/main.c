@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   wt_model_params mp = wt_model_default_params();
   st = wt_model_load(model_path, &mp, &model);
   if (st != WT_OK) return fail("loading the model", st);
-  wt_model_info info = {sizeof info}; /* struct_size: the library writes no more */
+  wt_model_info info;
+  info.struct_size = sizeof info; /* the library writes no more than this */
   if ((st = wt_model_get_info(model, &info)) != WT_OK) {
     fail("model info", st);
     goto done;
@@ -137,7 +138,8 @@ int main(int argc, char** argv) {
     fail("creating the context", st);
     goto done;
   }
-  wt_context_stats cs = {sizeof cs};
+  wt_context_stats cs;
+  cs.struct_size = sizeof cs;
   if (wt_context_get_stats(ctx, &cs) == WT_OK)
     printf("embed-c: context of %d tokens, arena %.1f MiB (KV %.1f MiB)\n", cp.n_ctx,
            cs.arena_bytes / 1048576.0, cs.kv_bytes / 1048576.0);
@@ -147,7 +149,8 @@ int main(int argc, char** argv) {
     fail("prefill", st);
     goto done;
   }
-  wt_prune_stats ps = {sizeof ps};
+  wt_prune_stats ps;
+  ps.struct_size = sizeof ps;
   if (wt_context_get_prune_stats(ctx, &ps) == WT_OK)
     printf("embed-c: prefill of %d tokens with %s: %d rows after layer %d\n", ps.n_prompt,
            wt_prune_method_name(ps.method), ps.n_selected, ps.selection_layer);
