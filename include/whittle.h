@@ -42,7 +42,7 @@
  *   after version 1 say since when they exist.
  * - The structs the library fills (wt_model_info, wt_context_plan_info, wt_context_stats,
  *   wt_prune_stats) start with `size_t struct_size` too (since API 5), which the caller
- *   sets to the struct's size before the call: `wt_context_stats st = {sizeof st};` in C
+ *   sets to the struct's size before the call: `st.struct_size = sizeof st;` in C
  *   (in C++ the member's initializer sets it). The library writes no byte beyond it: an
  *   application built against an older header gets the fields its struct has, the newer
  *   ones left out. A caller's struct larger than the library's (a newer header) gets the
