@@ -286,9 +286,13 @@ WT_API wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* mes
 /* ==== Context ========================================================================= */
 
 typedef enum wt_matmul_mode {
-  WT_MATMUL_FAST = 0, /* activations quantized to int8 per block of 32 (like llama.cpp)   */
-  WT_MATMUL_F32 = 1   /* f32 activations times dequantized weights: slower, no activation
-                         rounding; for checking against float references               */
+  WT_MATMUL_FAST = 0, /* CPU: activations quantized to int8 per block of 32 (like
+                         llama.cpp). CUDA (compute capability 8+): prompts of 64 tokens
+                         or more run on tensor cores, matmuls in TF32 and attention with
+                         f16 q, k, v (sums in f32). Vulkan: as WT_MATMUL_F32            */
+  WT_MATMUL_F32 = 1   /* f32 activations times dequantized weights, f32 attention inputs:
+                         slower, no rounding below f32; for checking against float
+                         references                                                   */
 } wt_matmul_mode;
 
 /* ==== Pruning ========================================================================= */
@@ -467,8 +471,8 @@ typedef struct wt_context_params {
                         n_ctx * n_vocab floats); otherwise only the last row           */
   wt_progress_callback progress; /* per layer during prefill; may be NULL; false aborts */
   void* progress_user;
-  wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST; a Vulkan or CUDA model always
-                                    runs WT_MATMUL_F32 (f32 activations)                */
+  wt_matmul_mode matmul_mode;    /* default WT_MATMUL_FAST (what each backend rounds:
+                                    wt_matmul_mode above)                               */
   wt_prune_params prune;         /* default: WT_PRUNE_FULL                               */
   /* Since WT_API_VERSION 2. */
   uint64_t memory_budget_bytes;  /* most bytes the context may allocate (its arena:

@@ -97,6 +97,8 @@ struct AttentionPrefillOp {
   float scale = 1.0f;
   const int32_t* skip_rows = nullptr;  // optional [n]: nonzero = the row's output is 0 and
                                        // nothing is computed for it (Token Filtering)
+  bool f32_inputs = false;  // no rounding of q, k, v below f32 (CUDA's tensor-core kernel
+                            // rounds them to f16 otherwise; the CPU and Vulkan never do)
 };
 
 // dst[1, n_head, hd] for one query row at position pos0 over keys 0..pos0 of k, v

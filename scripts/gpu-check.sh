@@ -7,7 +7,8 @@
 #                      "vulkan model: ...": logits, greedy tokens per method, pager, threads)
 #   compute-sanitizer  ctest parity_cuda_compute_sanitizer (memcheck + racecheck; skipped,
 #                      visibly, without compute-sanitizer)
-#   bench-full         whittle-bench --backend cuda, full KV at -p 512,2048,8192 -n 128 -r 3
+#   bench-full         whittle-bench --backend cuda, full KV at -p 512,2048,8192 -n 128 -r 3, in
+#                      both matmul modes (fast: tensor cores; f32: none) in the same run
 #   bench-prune        whittle-bench --method all --keep 0.1 at -p 8192 -n 128 -r 3
 #   ncu                per-kernel GPU time of whittle-run (a ~900-token prompt + 16 tokens)
 #                      under Nsight Compute, where ncu exists
@@ -585,7 +586,7 @@ elif [ "$have_model" = 0 ]; then
   skip_step bench-full "no model"; skip_step bench-prune "no model"
 else
   run_step bench-full plain stdout_tee "$out/bench-full.md" \
-    "$bench" -m "$model" "${full_sizes[@]}" --backend cuda --json "$out/bench-full.json"
+    "$bench" -m "$model" "${full_sizes[@]}" --backend cuda --matmul fast,f32 --json "$out/bench-full.json"
   run_step bench-prune plain stdout_tee "$out/bench-prune.md" \
     "$bench" -m "$model" "${prune_sizes[@]}" --backend cuda --method all --keep 0.1 --json "$out/bench-prune.json"
 fi

@@ -165,6 +165,7 @@ Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const 
   l.workspace_bytes = workspace_.device ? workspace_.size_bytes : 0;
   l.cublas = cublas_;
   l.sm_count = dev_.sm_count;
+  l.cc_major = dev_.cc_major;
   l.max_threads_per_block = dev_.max_threads_per_block;
   l.max_shared_per_block = dev_.max_shared_per_block;
   *out = l;

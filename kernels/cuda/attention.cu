@@ -20,7 +20,9 @@
 #include <cmath>
 #include <string>
 
-#include "warp.cuh"
+#include "attention_mma.cuh"
+#include "attention_rows.cuh"
+#include "tensor_core_paths.h"
 
 namespace wt::cuda {
 namespace {
@@ -33,17 +35,6 @@ constexpr int kBK = 32;                      // keys per tile: one per lane
 constexpr int kKtStride = kBK + 1;
 constexpr int kMaxPer = 8;                   // head dims per lane
 constexpr int kMaxHeadDim = 32 * kMaxPer;    // 256
-
-struct AttnArgs {
-  RowView dst, q, k, v;
-  int hd;
-  int group;           // G = n_head / n_head_kv
-  int64_t n;           // query rows
-  int64_t pos0;        // position of row 0
-  float scale;
-  const int32_t* ids;  // skip flags [n] (or null)
-  const int32_t* kept; // with flags: [0] = n_kept, [1 + r] = kept row r
-};
 
 // Packs the rows whose flag is 0 (ascending) into kept[1..], their count into kept[0].
 // One block of 1024 threads walks the flags a chunk at a time.
@@ -78,20 +69,12 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
   const int64_t group = a.group;
 
   const int64_t row_base = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * kRows;  // long tiles first
-  if (a.ids) {
-    // Zero the flagged rows among all rows [row_base, row_base + kRows) of this KV head.
-    for (int e = threadIdx.x; e < kRows * hd; e += kThreads) {
-      const int64_t L = row_base + e / hd;
-      if (L >= a.n * group) break;
-      const int64_t t = L / group;
-      if (a.ids[t] != 0) row_at(a.dst.data, a.dst.nb1, a.dst.nb2, g * group + L % group, t)[e % hd] = 0.0f;
-    }
-  }
-  const int64_t n_rows = (a.kept ? a.kept[0] : a.n) * group;
+  zero_skipped_rows(a, g, row_base, kRows);
+  const int64_t n_rows = prefill_rows(a);
   if (row_base >= n_rows) return;  // block-uniform
   const int64_t last = (row_base + kRows < n_rows ? row_base + kRows : n_rows) - 1;
   const int64_t ja = 0;
-  const int64_t jb = a.pos0 + (a.kept ? a.kept[1 + last / group] : last / group) + 1;
+  const int64_t jb = a.pos0 + prefill_row_t(a, last) + 1;
 
   // This warp's rows: query registers (pre-scaled), last visible key, output state.
   bool active[kSlots];
@@ -102,7 +85,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
   for (int s = 0; s < kSlots; ++s) {
     const int64_t L = row_base + s * kWarps + warp;
     active[s] = L < n_rows;
-    const int64_t t = active[s] ? (a.kept ? a.kept[1 + L / group] : L / group) : 0;
+    const int64_t t = active[s] ? prefill_row_t(a, L) : 0;
     head[s] = g * group + L % group;
     qrow[s] = t;
     last_key[s] = a.pos0 + t;
@@ -257,6 +240,7 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
     attention_pack_rows_kernel<<<1, 1024, 0, l.stream>>>(p.skip_rows, n, static_cast<int32_t*>(l.workspace));
     WT_TRY(launch_status("attention_pack_rows_kernel"));
   }
+  if (!p.f32_inputs && prefill_on_tensor_cores(l.cc_major, a.hd, n)) return attention_prefill_mma(a, n_head_kv, l);
   const int64_t tiles = (n * a.group + kRows - 1) / kRows;
   const size_t smem = kt_bytes(a.hd);
   if (smem > l.max_shared_per_block)

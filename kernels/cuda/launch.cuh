@@ -38,6 +38,7 @@ struct Launch {
   size_t workspace_bytes = 0;
   void* cublas = nullptr;         // cublasHandle_t bound to `stream` (matmul on many rows)
   int sm_count = 0;               // multiprocessors, to size grids
+  int cc_major = 0;               // compute capability (8: mma.sync, tensor_core_paths.h)
   int max_threads_per_block = 1024;
   size_t max_shared_per_block = 48 * 1024;
 };

@@ -1,23 +1,24 @@
-// matmul on CUDA (matmul.cuh). Two paths, the same numbers up to f32 summation order:
+// matmul on CUDA (matmul.cuh). Two paths:
 //  - warp kernel: one warp per output column o, kRows activation rows per weight decode;
 //    the products of a call with w2 / w3 of the same weight type run as one grid;
 //    each lane decodes 8-weight units (whole bytes of one block), multiplies them into its
 //    kRows partial sums, and one shuffle reduction per row ends it. Eight warps per block.
 //  - cuBLAS (prefill-sized calls, when the workspace holds a weight tile): tiles of
 //    weight rows dequantized to f32 into the workspace (f32 weights are used in place),
-//    then cublasSgemm on the compute stream (l.cublas is bound to it).
+//    then a TF32 tensor-core GEMM with f32 sums on the compute stream (l.cublas is bound to
+//    it); tensor_core_paths.h says which calls.
 #include <cublas_v2.h>
 
 #include <string>
 
 #include "common.cuh"
 #include "matmul.cuh"
+#include "tensor_core_paths.h"
 
 namespace wt::cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
-constexpr int64_t kGemmMinRows = 64;                  // fewer rows: the warp kernel
 constexpr size_t kGemmTileBytes = size_t{8} << 20;    // f32 weight tile in the workspace
 
 // Up to three products of one x (MatmulOp's w, w2, w3) of one weight type: the warp kernel
@@ -107,7 +108,7 @@ __global__ void dequantize_tile(float* dst, const uint8_t* w, size_t w_nb1, int6
 // Weight rows per cuBLAS tile for this call (0: the call does not take the cuBLAS path).
 int64_t gemm_tile_rows(const MatmulOp& m) {
   const int64_t k = m.w.ne[0], n_out = m.w.ne[1];
-  if (m.x.n_rows() < kGemmMinRows || k <= 0 || n_out <= 0) return 0;
+  if (!matmul_on_tensor_cores(m.x.n_rows()) || k <= 0 || n_out <= 0) return 0;
   int64_t rows = static_cast<int64_t>(kGemmTileBytes / (sizeof(float) * static_cast<size_t>(k)));
   if (rows < 32) rows = 32;
   return rows < n_out ? rows : n_out;
@@ -121,7 +122,7 @@ Status cublas_check(cublasStatus_t s, const char* what) {
 }
 
 template <typename W>
-Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows) {
+Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf32) {
   auto handle = static_cast<cublasHandle_t>(l.cublas);
   const float one = 1.0f, zero = 0.0f;
   // Column-major view: Y^T [n_out, n_rows] (ld y_nb1/4) = W [k, n_out]^T . X^T [k, n_rows] (ld x_nb1/4).
@@ -139,9 +140,13 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows) {
       WT_TRY(launch_status("matmul dequantize_tile"));
       wt = ws;
     }
-    WT_TRY(cublas_check(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(a.n_rows),
-                                    static_cast<int>(a.k), &one, wt, ldw, a.x, ldx, &zero, a.y + o0, ldy),
-                        "cublasSgemm"));
+    // TF32 tensor cores with f32 sums (tensor_core_paths.h: within the CPU fast path's
+    // rounding), or plain f32 when the call asks for f32 activations.
+    WT_TRY(cublas_check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(a.n_rows),
+                                     static_cast<int>(a.k), &one, wt, CUDA_R_32F, ldw, a.x, CUDA_R_32F, ldx, &zero,
+                                     a.y + o0, CUDA_R_32F, ldy, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT),
+                        tf32 ? "cublasGemmEx (TF32)" : "cublasGemmEx (f32)"));
   }
   return Status::ok();
 }
@@ -168,7 +173,7 @@ Status run(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
       b.w = a.seg[s].w;
       b.w_nb1 = a.seg[s].w_nb1;
       b.n_out = a.seg[s].n_out;
-      WT_TRY(run_gemm<W>(b, l, tile_rows));
+      WT_TRY(run_gemm<W>(b, l, tile_rows, !m.f32_activations));
     }
     return Status::ok();
   }
@@ -187,8 +192,8 @@ Status run(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
 }  // namespace
 
 Status matmul(const OpCall& c, const Launch& l) {
-  // Activations stay f32 whatever f32_activations asks (the CPU's matmul_f32); int8
-  // activation quantization is a CPU speed path.
+  // Activations stay f32 (int8 activation quantization is a CPU speed path); f32_activations
+  // (WT_MATMUL_F32) also keeps the cuBLAS path off TF32 tensor cores.
   const MatmulOp& m = c.get<MatmulOp>();
   const Tensor& w = m.w;
   if (!weight_type_ok(w.type))

@@ -105,7 +105,7 @@ class OpRunner {
       return b_.launch(AttentionDecodeOp{.dst = a.dst, .q = a.q, .k = a.k, .v = a.v, .pos0 = a.pos0,
                                          .scale = a.scale, .key_rows = a.key_rows, .n_key_rows = a.n_key_rows});
     return b_.launch(AttentionPrefillOp{.dst = a.dst, .q = a.q, .k = a.k, .v = a.v, .pos0 = a.pos0,
-                                        .scale = a.scale, .skip_rows = skip});
+                                        .scale = a.scale, .skip_rows = skip, .f32_inputs = f32_activations_});
   }
   Status swiglu(const Tensor& dst, const Tensor& gate, const Tensor& up) {
     return b_.launch(SwigluOp{.dst = dst, .gate = gate, .up = up});

@@ -14,11 +14,12 @@
 // (about half a minute per case). WT_VULKAN_MODEL_FULL=1 runs logits prompts of 100-160
 // tokens and 64 greedy tokens after 240 (about 10 minutes on lavapipe, seconds on a GPU).
 //
-// Like with like: the device matmuls (Vulkan, CUDA) always use f32 activations, so the CPU
-// side runs WT_MATMUL_F32 (the CPU default quantizes activations to int8 per block of 32, which moves
-// logits by up to ~2 on this model, tests/unit/test_reference_logits.cpp). What remains is
-// float summation order (dot products, attention's online softmax, rmsnorm reductions)
-// through 30 layers.
+// Like with like: both sides run WT_MATMUL_F32 (the CPU default quantizes activations to int8
+// per block of 32, which moves logits by up to ~2 on this model,
+// tests/unit/test_reference_logits.cpp; CUDA's default puts prompts of 64 tokens or more on
+// tensor cores, TF32 and f16, checked by its own case below). What remains is float
+// summation order (dot products, attention's online softmax, rmsnorm reductions) through
+// 30 layers.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -134,12 +135,13 @@ wt_model* device_model() {
   return model;
 }
 
-wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t n_ctx, bool logits_all) {
+wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t n_ctx, bool logits_all,
+                     wt_matmul_mode mode = WT_MATMUL_F32) {
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = static_cast<int32_t>(n_ctx);
   cp.n_threads = 2;
   cp.logits_all = logits_all;
-  cp.matmul_mode = WT_MATMUL_F32;
+  cp.matmul_mode = mode;
   cp.prune = pp;
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
@@ -278,6 +280,56 @@ TEST_CASE(WT_MODEL_BACKEND " model: logits of three prompts match the CPU with f
     wt_context_free(b);
   }
 }
+
+#if defined(WT_MODEL_TEST_CUDA)
+// CUDA's default mode runs prompts of 64 tokens or more on tensor cores (TF32 matmuls, f16
+// attention inputs: kernels/cuda/tensor_core_paths.h). The bound is measured, not assumed:
+// over every row of a 300-token prompt, CUDA's distance from the CPU's f32 logits (max abs,
+// and root mean square) stays within the distance of the CPU's own default (int8
+// activations) from them.
+TEST_CASE("cuda model: tensor-core prompts stay as close to f32 logits as the CPU's fast path") {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  const wt_model* cpu = real_model().model;
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(cpu, &info) == WT_OK);
+  const std::vector<wt_token> prompt = real_model().prompt(300);
+  const wt_prune_params full = wt_prune_default_params();
+  wt_context* ref = make_ctx(cpu, full, prompt.size() + 4, true, WT_MATMUL_F32);
+  wt_context* fast = make_ctx(cpu, full, prompt.size() + 4, true, WT_MATMUL_FAST);
+  wt_context* tc = make_ctx(dev, full, prompt.size() + 4, true, WT_MATMUL_FAST);
+  for (wt_context* c : {ref, fast, tc})
+    REQUIRE_MESSAGE(wt_context_prefill(c, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+  double cpu_max = 0, tc_max = 0, cpu_sq = 0, tc_sq = 0;
+  int cpu_argmax = 0, tc_argmax = 0, non_finite = 0;
+  for (int32_t r = 0; r < static_cast<int32_t>(prompt.size()); ++r) {
+    const float *lr = nullptr, *lf = nullptr, *lt = nullptr;
+    REQUIRE(wt_context_logits(ref, r, &lr) == WT_OK);
+    REQUIRE(wt_context_logits(fast, r, &lf) == WT_OK);
+    REQUIRE(wt_context_logits(tc, r, &lt) == WT_OK);
+    for (int32_t i = 0; i < info.n_vocab; ++i) {
+      non_finite += !std::isfinite(lt[i]);
+      const double df = std::fabs(double{lf[i]} - lr[i]), dt = std::fabs(double{lt[i]} - lr[i]);
+      cpu_max = std::max(cpu_max, df);
+      tc_max = std::max(tc_max, dt);
+      cpu_sq += df * df;
+      tc_sq += dt * dt;
+    }
+    const int32_t want = argmax(lr, info.n_vocab);
+    cpu_argmax += argmax(lf, info.n_vocab) != want;
+    tc_argmax += argmax(lt, info.n_vocab) != want;
+  }
+  const double n = static_cast<double>(prompt.size()) * info.n_vocab;
+  const double cpu_rms = std::sqrt(cpu_sq / n), tc_rms = std::sqrt(tc_sq / n);
+  MESSAGE(prompt.size() << " rows against the CPU's f32 logits: CUDA tensor cores max abs " << tc_max << ", rms " << tc_rms
+                        << ", argmax differs at " << tc_argmax << " rows; CPU int8 activations max abs " << cpu_max
+                        << ", rms " << cpu_rms << ", argmax differs at " << cpu_argmax << " rows");
+  CHECK(non_finite == 0);
+  CHECK(tc_max <= cpu_max);
+  CHECK(tc_rms <= cpu_rms);
+  for (wt_context* c : {ref, fast, tc}) wt_context_free(c);
+}
+#endif
 
 namespace {
 

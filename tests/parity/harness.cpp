@@ -201,6 +201,7 @@ Status run_case(Backend& b, const Case& c, const CaseData& data, size_t pad_byte
   slots.ids = c.ids.empty() ? nullptr : c.ids.data();
   slots.n_ids = static_cast<int32_t>(c.ids.size());
   slots.out = c.n_out_i ? out->ints.data() : nullptr;
+  slots.reference = std::string(b.caps().name) == "cpu";
   const OpCall call = c.call(slots);
 
   // Workspace as the engine sizes it: one buffer of workspace_bytes() for the call.

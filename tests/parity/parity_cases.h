@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/ops.h"
@@ -38,6 +39,9 @@ struct Slots {
   const int32_t* ids = nullptr;  // the case's ids (null when it has none)
   int32_t n_ids = 0;
   int32_t* out = nullptr;        // the host result (argmax, topk)
+  bool reference = false;        // the CPU reference run: it asks for f32 everywhere, while a
+                                 // device runs what the engine asks by default (tensor cores
+                                 // on CUDA), unless the case sets Case::f32_inputs
 };
 
 struct Case {
@@ -49,16 +53,26 @@ struct Case {
   bool dst_is_src0 = false;  // dst aliases src0 (in-place residual add, rmsnorm)
   uint32_t results = result_dst;
   int32_t n_out_i = 0;       // host results (argmax 1, topk rows * k)
+  // The CUDA backend runs this call on tensor cores (kernels/cuda/tensor_core_paths.h, on a
+  // GPU of compute capability 8 or more): its inputs are rounded below f32.
+  bool tensor_cores = false;
+  bool f32_inputs = false;  // the device call, too, asks for f32 (WT_MATMUL_F32): no tensor cores
 };
 
 struct Tolerance {
   Op op;
   double nmse;     // sum (x - ref)^2 / sum ref^2
   double max_abs;  // max |x - ref|
+  // For the CUDA backend's tensor-core calls (Case::tensor_cores); 0 where the op has none.
+  double tc_nmse = 0.0, tc_max_abs = 0.0;
 };
 
 // The declared tolerance of op, or nullptr when the table lacks it (a test failure).
 const Tolerance* tolerance(Op op);
+// Whether the named backend ("cuda", "vulkan") runs case c on tensor cores.
+bool on_tensor_cores(const Case& c, const std::string& backend);
+// The limits (nmse, max-abs) for case c on that backend.
+std::pair<double, double> limits(const Tolerance& t, const Case& c, const std::string& backend);
 // The cases of op (several shapes, ragged sizes, GQA where the op has heads).
 std::vector<Case> cases(Op op);
 

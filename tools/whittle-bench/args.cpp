@@ -25,6 +25,8 @@ const char* const kUsage =
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
     "  KV:     --kv-type f32,f16 (the KV cache's type: every method in each; f16 on the CPU backend)\n"
+    "  matmul: --matmul fast,f32 (wt_matmul_mode: every method in each; fast = the CPU's int8\n"
+    "          activations, CUDA's tensor cores from 64 prompt tokens; f32 = neither)\n"
     "          --list-methods (the library's methods and parameters)\n"
     "  pager:  --pager (resident vs pager async vs sync swaps)  --kv-device 0.25 (device pool share of\n"
     "          the KV)  --kv-block 64  (-p lengths, -n one count, --method/--prune-param as above)\n"
@@ -137,6 +139,11 @@ int parse(int argc, char** argv, Args* a) {
       for (const std::string& t : a->kv_types)
         if (t != "f32" && t != "f16") return usage_error("--kv-type expects a list of f32 and f16, got " + v);
       if (a->kv_types.empty()) return usage_error("--kv-type expects a list of f32 and f16, got " + v);
+    } else if (k == "--matmul") {
+      a->matmuls = split(v);
+      for (const std::string& t : a->matmuls)
+        if (t != "fast" && t != "f32") return usage_error("--matmul expects a list of fast and f32, got " + v);
+      if (a->matmuls.empty()) return usage_error("--matmul expects a list of fast and f32, got " + v);
     }
     else if (k == "--prune-param") {
       const size_t eq = v.find('=');
@@ -164,6 +171,7 @@ int parse(int argc, char** argv, Args* a) {
   const bool all = a->methods.empty() || (a->methods.size() == 1 && a->methods[0] == "all");
   points *= static_cast<double>(all ? wt_tools::prune_method_names(/*without_full=*/true).size() : a->methods.size());
   points *= static_cast<double>(std::max<size_t>(a->kv_types.size(), 1));
+  points *= static_cast<double>(std::max<size_t>(a->matmuls.size(), 1));
   if (points > kMaxMethodSpecs)
     return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
                        " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));

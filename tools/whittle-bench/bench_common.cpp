@@ -66,25 +66,34 @@ std::string MethodSpec::label() const {
   std::string s = method;
   for (const auto& [k, v] : params) s += " " + k + "=" + v;
   if (kv_type != "f32") s += " kv=" + kv_type;
+  if (matmul != "fast") s += " mm=" + matmul;
   return s;
 }
 
 Json MethodSpec::params_json() const {
   Json j = Json::object();
   for (const auto& [k, v] : params) j.set(k, v);
-  if (kv_type != "f32") j.set("kv_type", kv_type);  // absent for f32: earlier records stay comparable
+  if (kv_type != "f32") j.set("kv_type", kv_type);  // absent at the defaults: earlier records stay comparable
+  if (matmul != "fast") j.set("matmul", matmul);
   return j;
 }
 
-std::vector<MethodSpec> with_kv_types(const std::vector<MethodSpec>& specs, const std::vector<std::string>& kv_types) {
-  if (kv_types.empty()) return specs;
+std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, const std::vector<std::string>& kv_types,
+                                      const std::vector<std::string>& matmuls) {
+  if (kv_types.empty() && matmuls.empty()) return specs;
+  const std::vector<std::string> kvs = kv_types.empty() ? std::vector<std::string>{"f32"} : kv_types;
+  const std::vector<std::string> mms = matmuls.empty() ? std::vector<std::string>{"fast"} : matmuls;
   std::vector<MethodSpec> out;
-  for (const std::string& t : kv_types) {
-    if (t != "f32") out.push_back(MethodSpec{"full", {}, t});
-    for (MethodSpec s : specs) {
-      if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
-      s.kv_type = t;
-      out.push_back(std::move(s));
+  for (const std::string& t : kvs) {
+    for (const std::string& mm : mms) {
+      const MethodSpec full{"full", {}, t, mm};
+      if (!full.is_baseline()) out.push_back(full);
+      for (MethodSpec s : specs) {
+        if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
+        s.kv_type = t;
+        s.matmul = mm;
+        out.push_back(std::move(s));
+      }
     }
   }
   return out;
@@ -102,6 +111,7 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
   cp.kv_block_tokens = o.kv_block_tokens;
   cp.kv_sync_swaps = o.kv_sync_swaps;
   cp.kv_type = spec.kv_type == "f16" ? WT_KV_F16 : WT_KV_F32;
+  cp.matmul_mode = spec.matmul == "f32" ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   auto fail = [&](const std::string& what) {
     *error = spec.label() + ": " + what + ": " + wt_last_error();
     return false;

@@ -53,15 +53,17 @@ struct MethodSpec {
   std::string method;
   std::vector<std::pair<std::string, std::string>> params;
   std::string kv_type = "f32";  // the KV cache's element (--kv-type): f32 or f16
-  std::string label() const;  // "snapkv", "snapkv keep=0.2 window=16", "full kv=f16"
-  Json params_json() const;   // the params, and kv_type when it is not f32
-  // The reference every run is compared with: full KV in f32, no parameters.
-  bool is_baseline() const { return method == "full" && kv_type == "f32" && params.empty(); }
+  std::string matmul = "fast";  // the context's matmul_mode (--matmul): fast or f32
+  std::string label() const;  // "snapkv", "snapkv keep=0.2 window=16", "full kv=f16 mm=f32"
+  Json params_json() const;   // the params, and kv_type / matmul when not the defaults
+  // The reference every run is compared with: full KV in f32, the fast matmul, no parameters.
+  bool is_baseline() const { return method == "full" && kv_type == "f32" && matmul == "fast" && params.empty(); }
 };
 
-// specs x kv types: each spec once per type, and full KV for each type but f32 (the
-// baseline, which the modes add themselves). No types: specs as they are.
-std::vector<MethodSpec> with_kv_types(const std::vector<MethodSpec>& specs, const std::vector<std::string>& kv_types);
+// specs x kv types x matmul modes: each spec once per pair, and full KV for each pair but
+// (f32, fast) (the baseline, which the modes add themselves). No lists: specs as they are.
+std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, const std::vector<std::string>& kv_types,
+                                      const std::vector<std::string>& matmuls);
 
 struct ContextOptions {
   int32_t n_ctx = 0;

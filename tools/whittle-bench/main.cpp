@@ -166,7 +166,7 @@ static int run_main(int argc, char** argv) {
     so.run_missing = !a.summarize;
     if (a.p_given) so.lengths = a.p;
     if (!a.methods.empty() || !a.keeps.empty() || !a.params.empty()) so.methods = cross_product(a);
-    so.methods = with_kv_types(so.methods, a.kv_types);
+    so.methods = with_variants(so.methods, a.kv_types, a.matmuls);
     SuiteOutput out;
     ok = run_suite(m, machines[0], so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
@@ -181,7 +181,7 @@ static int run_main(int argc, char** argv) {
     po.device_fraction = a.kv_device;
     po.block_tokens = a.kv_block;
     if (!a.methods.empty()) po.methods = cross_product(a);
-    po.methods = with_kv_types(po.methods, a.kv_types);
+    po.methods = with_variants(po.methods, a.kv_types, a.matmuls);
     SpeedOutput out;
     ok = run_pager(m, machines[0], po, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
@@ -193,7 +193,7 @@ static int run_main(int argc, char** argv) {
     so.threads.assign(a.threads.begin(), a.threads.end());
     so.reps = a.reps;
     so.seed = a.seed;
-    so.methods = with_kv_types(a.methods.empty() ? std::vector<MethodSpec>{} : cross_product(a), a.kv_types);
+    so.methods = with_variants(a.methods.empty() ? std::vector<MethodSpec>{} : cross_product(a), a.kv_types, a.matmuls);
     SpeedOutput out;
     ok = run_speed(m, machines, so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());

@@ -91,9 +91,10 @@ void usage(FILE* out, const char* argv0) {
                "  --prune-param  a pruning parameter (--list-methods), e.g. keep=0.2, layer=12, pool=max\n"
                "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
-               "  --f32-activations  matmuls without int8 activation rounding (slower)\n"
-               "  --backend  where the weights live and the model runs (default cpu); vulkan and\n"
-               "             cuda always use f32 activations\n"
+               "  --f32-activations  no rounding below f32: the CPU's matmuls without int8\n"
+               "             activations, CUDA's prompts off tensor cores (TF32, f16); slower\n"
+               "  --backend  where the weights live and the model runs (default cpu); vulkan\n"
+               "             always uses f32 activations\n"
                "  --kv-type  the KV cache's type (default f32); f16 halves the KV's memory and what\n"
                "             decode reads per token (the CPU backend, for now)\n"
                "  --temp 0   greedy decoding (the default)\n",
