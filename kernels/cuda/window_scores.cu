@@ -1,15 +1,19 @@
 // window_scores: the attention the last W queries pay to each key (cpu/window_scores.cpp).
 //
 // Softmax mode runs two kernels, as the CPU's two phases:
-//  1. stats: the running max m and sum l of every (head, window query) over all the keys it
-//     sees, flash-style, into the workspace [n_head][W][2]. A block (4 warps) owns up to 16
-//     rows (query i, head h of KV head g's group), numbered L = i * G + h and dealt to the
-//     warps round-robin; keys stream through shared memory 32 at a time, transposed and
-//     padded (kt[d][33]); lane j scores key j, the query in registers broadcast by shuffles.
+//  1. stats: the running max m and sum l of every (head, window query) over the keys it
+//     sees, flash-style, into the workspace [chunk][n_head][W][2]. The keys are cut into
+//     chunks (stats_chunks: a window of 32 queries is only 2 row tiles per KV head, so at 8k
+//     keys one chunk left most SMs idle), each block one chunk of one row tile. A block (4
+//     warps) owns up to 16 rows (query i, head h of KV head g's group), numbered
+//     L = i * G + h and dealt to the warps round-robin; keys stream through shared memory
+//     32 at a time, transposed and padded (kt[d][33]); lane j scores key j, the query in
+//     registers broadcast by shuffles.
 //  2. scores: a block per (head, 32 scored columns) loads those keys once; its warps take
-//     the window queries round-robin, lane j scores column j and writes the normalized
-//     probability (per query) or adds it to its sum, the warps' sums then added in shared
-//     memory. Raw mode is phase 2 alone with q . k unscaled and unmasked.
+//     the window queries round-robin, merge the query's chunk stats (lanes over chunks),
+//     lane j scores column j and writes the normalized probability (per query) or adds it
+//     to its sum, the warps' sums then added in shared memory. Raw mode is phase 2 alone
+//     with q . k unscaled and unmasked.
 // Scores are (q * scale) . k as on the CPU.
 #include "window_scores.cuh"
 
@@ -29,6 +33,17 @@ constexpr int kBK = 32;                 // keys per tile: one per lane
 constexpr int kKtStride = kBK + 1;
 constexpr int kMaxPer = 8;              // head dims per lane: head_dim <= 256
 constexpr int kMaxHeadDim = 32 * kMaxPer;
+constexpr int64_t kChunkKeys = 256;  // keys per stats chunk at least
+constexpr int64_t kMaxChunks = 64;   // chunks at most (the merge: two per lane)
+constexpr int64_t kChunkedRows = 4096;  // chunks x window at most: a full-prompt window has row tiles enough
+
+// Stats chunks for n_keys keys and a window of w queries (1: phase 1 as one pass).
+int64_t stats_chunks(int64_t n_keys, int64_t w) {
+  int64_t c = (n_keys + kChunkKeys - 1) / kChunkKeys;
+  if (c > kMaxChunks) c = kMaxChunks;
+  if (w > 0 && c > kChunkedRows / w) c = kChunkedRows / w;
+  return c < 1 ? 1 : c;
+}
 
 struct WsArgs {
   RowView dst, q, k;
@@ -42,7 +57,10 @@ struct WsArgs {
   float scale;
   bool softmax;
   bool per_query;
-  float* stats;  // [n_head][w][2]: max, sum
+  float* stats;  // [n_chunks][n_head][w][2]: max, sum of each chunk's keys
+  int64_t n_chunks;
+  int64_t chunk;  // keys per chunk
+  int64_t n_head;
 };
 
 __device__ __forceinline__ int64_t last_key(const WsArgs& a, int64_t i) {
@@ -58,7 +76,7 @@ __device__ __forceinline__ void load_keys(const WsArgs& a, int64_t g, int64_t j0
   }
 }
 
-// Phase 1. Grid: (row tiles of G * W rows, n_head_kv).
+// Phase 1. Grid: (row tiles of G * W rows, n_head_kv, chunks).
 __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a) {
   extern __shared__ float kt[];  // [hdp][kKtStride]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -67,7 +85,9 @@ __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a)
   const int64_t n_rows = a.w * group;
   const int64_t row_base = static_cast<int64_t>(blockIdx.x) * kRows;
   const int64_t last = (row_base + kRows < n_rows ? row_base + kRows : n_rows) - 1;
-  const int64_t jb = last_key(a, last / group) + 1;
+  const int64_t ja = static_cast<int64_t>(blockIdx.z) * a.chunk;
+  int64_t jb = last_key(a, last / group) + 1;
+  if (jb > ja + a.chunk) jb = ja + a.chunk;
 
   bool active[kSlots];
   int64_t head[kSlots], lk[kSlots];
@@ -90,7 +110,7 @@ __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a)
     lsum[s] = 0.0f;
   }
 
-  for (int64_t j0 = 0; j0 < jb; j0 += kBK) {
+  for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int nk = jb - j0 < kBK ? static_cast<int>(jb - j0) : kBK;
     __syncthreads();  // the previous tile is consumed
     load_keys(a, g, j0, nk, hdp, kt);
@@ -123,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a)
     for (int s = 0; s < kSlots; ++s) {
       if (!active[s]) continue;
       const int64_t i = (row_base + s * kWarps + warp) / group;
-      float* st = a.stats + (head[s] * a.w + i) * 2;
+      float* st = a.stats + ((static_cast<int64_t>(blockIdx.z) * a.n_head + head[s]) * a.w + i) * 2;
       st[0] = m[s];
       st[1] = lsum[s];
     }
@@ -160,9 +180,19 @@ __global__ void __launch_bounds__(kThreads) window_scores_kernel(WsArgs a) {
       for (int dd = 0; dd < 32; ++dd) s += __shfl_sync(kFullMask, qr[ii], dd) * kt[(ii * 32 + dd) * kKtStride + lane];
     }
     if (a.softmax) {
-      const float* st = a.stats + (head * a.w + i) * 2;
-      // A visible column implies st[1] >= 1 (the max term is exp(0)).
-      s = j <= last_key(a, i) ? expf(s - st[0]) * (1.0f / st[1]) : 0.0f;
+      // The chunks' (max, sum) of this query, merged: lane c takes chunks c and c + 32.
+      float cm[2], cl[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t c = lane + 32 * h;
+        const float* st = a.stats + ((c * a.n_head + head) * a.w + i) * 2;
+        cm[h] = c < a.n_chunks ? st[0] : -INFINITY;
+        cl[h] = c < a.n_chunks ? st[1] : 0.0f;
+      }
+      const float m = warp_max(fmaxf(cm[0], cm[1]));
+      const float l = warp_sum((cl[0] > 0.0f ? cl[0] * expf(cm[0] - m) : 0.0f) + (cl[1] > 0.0f ? cl[1] * expf(cm[1] - m) : 0.0f));
+      // A visible column implies l >= 1 (the max term is exp(0)).
+      s = j <= last_key(a, i) ? expf(s - m) * (1.0f / l) : 0.0f;
     }
     if (a.per_query) {
       if (lane < nk) row_at(a.dst.data, a.dst.nb1, a.dst.nb2, head, i)[j] = s;
@@ -193,7 +223,8 @@ size_t window_scores_workspace_bytes(const OpCall& c) {
   const WindowScoresOp& ws = c.get<WindowScoresOp>();
   const int64_t rows = ws.q.ne[2] > 0 ? ws.q.ne[2] : 0;
   const int64_t w = ws.window > 0 && ws.window < rows ? ws.window : rows;
-  return sizeof(float) * 2 * static_cast<size_t>(ws.q.ne[1] * w);
+  const int64_t keys = ws.k.ne[2] > 0 ? ws.k.ne[2] : 0;
+  return sizeof(float) * 2 * static_cast<size_t>(stats_chunks(keys, w) * ws.q.ne[1] * w);
 }
 
 Status window_scores(const OpCall& c, const Launch& l) {
@@ -220,12 +251,23 @@ Status window_scores(const OpCall& c, const Launch& l) {
   if (n_head <= 0) return Status::ok();
   const size_t kt_bytes = sizeof(float) * static_cast<size_t>((a.hd + 31) / 32 * 32) * kKtStride;
 
+  a.n_head = n_head;
+  a.n_chunks = 1;
+  a.chunk = a.n_keys;
   if (a.softmax && a.w > 0) {
-    if (l.workspace_bytes < sizeof(float) * 2 * static_cast<size_t>(n_head * a.w))
-      return error(WT_ERR_INTERNAL, "cuda: window_scores: workspace too small");
+    const size_t per_chunk = sizeof(float) * 2 * static_cast<size_t>(n_head * a.w);
+    if (l.workspace_bytes < per_chunk) return error(WT_ERR_INTERNAL, "cuda: window_scores: workspace too small");
+    // As many chunks as this call's keys want and the workspace holds (it was sized for the
+    // cache, whose chunks are at least this call's, unless the window differs).
+    a.n_chunks = stats_chunks(a.n_keys, a.w);
+    if (static_cast<size_t>(a.n_chunks) > l.workspace_bytes / per_chunk)
+      a.n_chunks = static_cast<int64_t>(l.workspace_bytes / per_chunk);
+    a.chunk = (a.n_keys + a.n_chunks - 1) / a.n_chunks;
+    a.chunk = (a.chunk + kBK - 1) / kBK * kBK;  // whole key tiles
     const int64_t tiles = (a.w * a.group + kRows - 1) / kRows;
-    window_scores_stats_kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads,
-                                 kt_bytes, l.stream>>>(a);
+    window_scores_stats_kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv),
+                                      static_cast<unsigned>(a.n_chunks)),
+                                 kThreads, kt_bytes, l.stream>>>(a);
     WT_TRY(launch_status("window_scores_stats_kernel"));
   }
   if (a.n_cols <= 0) return Status::ok();
