@@ -50,6 +50,15 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     loc.id = caps_->index;
     // Advice only: a device without concurrent managed access may refuse it; that is no error.
     if (cudaMemAdvise(p, n, cudaMemAdviseSetPreferredLocation, loc) != cudaSuccess) (void)cudaGetLastError();
+    // Populate the pages on the GPU now: a kernel's first touch of a managed page faults, and
+    // the first prefill's KV writes spent 6.1 of 18.5 ms so (a 945-token prompt, H200, ncu).
+    // Best effort, like the advice; the legacy stream, waited for here (allocation time).
+#if CUDART_VERSION >= 13000
+    const cudaError_t pe = cudaMemPrefetchAsync(p, n, loc, 0, nullptr);
+#else
+    const cudaError_t pe = cudaMemPrefetchAsync(p, n, caps_->index, nullptr);
+#endif
+    if (pe != cudaSuccess || cudaStreamSynchronize(nullptr) != cudaSuccess) (void)cudaGetLastError();
   } else {
     WT_TRY(cuda_status(cudaHostAlloc(&p, n, cudaHostAllocMapped | cudaHostAllocPortable),
                        ("cudaHostAlloc of " + std::to_string(bytes) + " bytes").c_str()));
