@@ -224,6 +224,11 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
   WT_TRY(check_tokens(tokens, n_tokens));
   std::unique_lock<std::mutex> lock = claim_backend();
   const auto t0 = std::chrono::steady_clock::now();
+  prefill_tokens_ = n_tokens;  // for check_continue; cleared on every way out
+  struct Running {
+    int32_t& n;
+    ~Running() { n = 0; }
+  } running{prefill_tokens_};
   Status st;
   if (policy_ && n_past_ == 0) {
     try {

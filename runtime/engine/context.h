@@ -153,9 +153,10 @@ class Context {
                 const LayerKeys& keys, const Decision& d);
   Status keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v, const Decision& d);
   Status keep_rows(OpRunner& run, const Decision& d, Tensor* x, Tensor* xn, int32_t* rows);
-  // Between layers of a prefill: WT_ERR_ABORTED when wt_context_abort or the progress
-  // callback asks to stop.
-  Status check_continue(int32_t n, int32_t layer);
+  // Between layers of a prefill of two tokens or more (every pass of it: a pruned prefill's
+  // second pass and answer steps may run one row): WT_ERR_ABORTED when wt_context_abort or
+  // the progress callback asks to stop. Decode steps and one-token prefills never stop.
+  Status check_continue(int32_t layer);
   // KV rows [row0, row0 + n) of layer l sit at positions[i], or positions[sel[h * head_stride
   // + i]] for KV head h when sel is given.
   void set_kv_positions(int32_t l, int32_t row0, const int32_t* positions, const int32_t* sel, int32_t n,
@@ -174,6 +175,7 @@ class Context {
   void begin_ranking(int32_t n_prompt);
 
   std::atomic<bool> abort_{false};  // wt_context_abort; consumed by each prefill
+  int32_t prefill_tokens_ = 0;      // tokens of the wt_context_prefill running (0 outside one)
 
   using Activations = ContextActivations;  // context_layout.h
 

@@ -106,7 +106,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       pending = false;
       WT_TRY(keep_rows(run, d, &x, &xn, &rows));
     }
-    WT_TRY(check_continue(n, l));
+    WT_TRY(check_continue(l));
   }
 
   // Output head: every row when logits_all (unpruned passes), otherwise only the last.
@@ -137,10 +137,11 @@ Context::Pass Context::begin_pass(const int32_t* tokens, const int32_t* pos, int
   return p;
 }
 
-Status Context::check_continue(int32_t n, int32_t layer) {
-  if (n > 1 && abort_.load(std::memory_order_relaxed))
+Status Context::check_continue(int32_t layer) {
+  const bool prefill = prefill_tokens_ > 1;
+  if (prefill && abort_.load(std::memory_order_relaxed))
     return error(WT_ERR_ABORTED, "prefill aborted by wt_context_abort after layer " + std::to_string(layer));
-  if (n > 1 && options_.progress &&
+  if (prefill && options_.progress &&
       !options_.progress(static_cast<float>(layer + 1) / static_cast<float>(model_.hp.n_layer), options_.progress_user))
     return error(WT_ERR_ABORTED, "prefill aborted by the progress callback after layer " + std::to_string(layer));
   return Status::ok();

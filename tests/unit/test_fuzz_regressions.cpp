@@ -135,3 +135,37 @@ TEST_CASE("fuzz regression: non-finite activations quantize without int32 overfl
   // without AVX2 runs the scalar quantizer, which clamps first, and passes either way.
   run_found_model(kFound + "gguf_nonfinite_activation_sums.gguf");
 }
+
+TEST_CASE("fuzz regression: an abort request stops a 2-token prefill of every method (fuzz_api)") {
+  // fuzz_api (fuzz/open_findings until now): after wt_context_reset and wt_context_abort, a
+  // 2-token prefill returned WT_OK: GemFilter with its filter at layer 0 left its first pass
+  // there, before the pass's first abort check, and its second pass over the one kept token
+  // ran as a one-row step, which never checked. Every pass of a prefill now checks.
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(kTiny.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  for (int32_t method = 0; method <= WT_PRUNE_ORACLE; ++method) {
+    CAPTURE(method);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 16;
+    cp.n_threads = 1;
+    cp.prune.method = static_cast<wt_prune_method>(method);
+    cp.prune.keep = 0.5f;
+    cp.prune.layer = 0;  // GemFilter's filter layer 0: its first pass ends before any check
+    cp.prune.asl_obs_layers = 1;  // layer parameters within the tiny model's two layers
+    cp.prune.claa_n_layers = 1;
+    cp.prune.claa_min_layer = 0;
+    if (cp.prune.method == WT_PRUNE_SLIMINFER) {  // three increasing pruning layers need three layers
+      MESSAGE("SKIP SlimInfer: the 2-layer tiny model has no room for its three pruning layers");
+      continue;
+    }
+    wt_context* ctx = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+    const wt_token two[2] = {0, 1};
+    wt_context_abort(ctx);
+    CHECK(wt_context_prefill(ctx, two, 2) == WT_ERR_ABORTED);
+    CHECK(wt_context_n_past(ctx) == 0);
+    CHECK(wt_context_prefill(ctx, two, 2) == WT_OK);  // the request was consumed
+    wt_context_free(ctx);
+  }
+  wt_model_free(m);
+}
