@@ -3,9 +3,10 @@
 //
 // A block (4 warps) owns 64 rows of one KV head (attention_rows.cuh's numbering: L = t * G + h),
 // 16 per warp, the query tile in shared memory as f16, pre-scaled by scale * log2(e) so the
-// softmax runs on exp2. Keys stream through shared memory kBN at a time: K as [key][dim], V
-// transposed as [dim][key], both f16, rows padded by 8 halves so the fragment loads of a warp
-// hit 32 distinct banks. Per tile each warp computes S = Q K^T (16 x kBN, f32 accumulators),
+// softmax runs on exp2. Keys stream through shared memory kBN at a time: K and V as
+// [key][dim] f16, rows padded by 8 halves so a warp's fragment loads hit distinct banks; the
+// tile is read with float4 loads where rows are 16-byte aligned (kVec; scalar otherwise), and
+// V's fragments come through ldmatrix .trans (the P V product wants V's columns). Per tile each warp computes S = Q K^T (16 x kBN, f32 accumulators),
 // masks the keys past each row's position, updates its rows' running max and sum (online
 // softmax: every row lives in one quad of lanes, reduced by two shuffles), rescales its
 // output accumulators and adds P V, with P taken from the S accumulators as f16 (the
@@ -43,6 +44,19 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a
 
 __device__ __forceinline__ uint32_t ld_h2(const __half* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
+// The B fragment (16 keys x 8 dims) of P V from V rows [key][dim] in shared memory: lanes
+// 0-15 name rows k0 .. k0 + 15 at the fragment's first dim, .trans hands each lane its two
+// keys of one dim.
+__device__ __forceinline__ void ldmatrix_x2_trans(uint32_t& b0, uint32_t& b1, const __half* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n" : "=r"(b0), "=r"(b1) : "r"(a));
+#else
+  b0 = b1 = 0;
+  __trap();
+#endif
+}
+
 __device__ __forceinline__ uint32_t pack_h2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&h);
@@ -51,18 +65,60 @@ __device__ __forceinline__ uint32_t pack_h2(float lo, float hi) {
 template <int kHD, int kBN>
 struct MmaShape {
   static constexpr int kQS = kHD + 8;  // row strides in halves: 16 bytes of padding per row
-  static constexpr int kKS = kHD + 8;
-  static constexpr int kVS = kBN + 8;
-  static constexpr size_t kSmemBytes = sizeof(__half) * (size_t{kBM} * kQS + size_t{kBN} * kKS + size_t{kHD} * kVS);
+  static constexpr int kKS = kHD + 8;  // K and V rows alike
+  static constexpr size_t kSmemBytes = sizeof(__half) * (size_t{kBM} * kQS + size_t{2 * kBN} * kKS);
 };
 
-template <int kHD, int kBN>
+// Keys [j0, j0 + kBN) of KV head g as f16 rows [key][dim] into ks and vs (zeros past jb and hd).
+template <int kHD, int kBN, bool kVec>
+__device__ __forceinline__ void load_kv_tile(const AttnArgs& a, int64_t g, int64_t j0, int64_t jb, __half* ks,
+                                             __half* vs) {
+  using S = MmaShape<kHD, kBN>;
+  if constexpr (kVec) {  // hd % 4 == 0 and 16-byte aligned rows: a float4 never straddles hd
+    constexpr int kPer = kBN * kHD / 4 / kThreads;
+    static_assert(kPer * kThreads * 4 == kBN * kHD, "the tile is a whole number of float4 per thread");
+#pragma unroll
+    for (int m = 0; m < 2; ++m) {  // K, then V: 4 * kPer floats in flight per thread
+      const RowView& src = m == 0 ? a.k : a.v;
+      __half* dst = m == 0 ? ks : vs;
+      float4 x[kPer];
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        const int e = (i * kThreads + threadIdx.x) * 4, jj = e / kHD, d = e - jj * kHD;
+        x[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (j0 + jj < jb && d < a.hd) x[i] = *reinterpret_cast<const float4*>(row_at(src.data, src.nb1, src.nb2, g, j0 + jj) + d);
+      }
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        const int e = (i * kThreads + threadIdx.x) * 4, jj = e / kHD, d = e - jj * kHD;
+        const __half2 lo = __floats2half2_rn(x[i].x, x[i].y), hi = __floats2half2_rn(x[i].z, x[i].w);
+        uint2 packed;
+        packed.x = *reinterpret_cast<const uint32_t*>(&lo);
+        packed.y = *reinterpret_cast<const uint32_t*>(&hi);
+        *reinterpret_cast<uint2*>(dst + jj * S::kKS + d) = packed;
+      }
+    }
+  } else {
+    for (int e = threadIdx.x; e < kBN * kHD; e += kThreads) {
+      const int jj = e / kHD, d = e - jj * kHD;
+      float kx = 0.0f, vx = 0.0f;
+      if (j0 + jj < jb && d < a.hd) {
+        kx = row_at(a.k.data, a.k.nb1, a.k.nb2, g, j0 + jj)[d];
+        vx = row_at(a.v.data, a.v.nb1, a.v.nb2, g, j0 + jj)[d];
+      }
+      ks[jj * S::kKS + d] = __float2half_rn(kx);
+      vs[jj * S::kKS + d] = __float2half_rn(vx);
+    }
+  }
+}
+
+template <int kHD, int kBN, bool kVec>
 __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
   using S = MmaShape<kHD, kBN>;
   extern __shared__ __align__(16) unsigned char smem[];
   __half* qs = reinterpret_cast<__half*>(smem);  // [kBM][kQS]
   __half* ks = qs + kBM * S::kQS;                // [kBN][kKS]
-  __half* vt = ks + kBN * S::kKS;                // [kHD][kVS]
+  __half* vs = ks + kBN * S::kKS;                // [kBN][kKS]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int gq = lane >> 2, cq = lane & 3;  // the quad (row of a fragment) and the lane in it
   const int64_t g = blockIdx.y;
@@ -100,16 +156,7 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
 
   for (int64_t j0 = 0; j0 < jb; j0 += kBN) {
     __syncthreads();  // the previous tile is consumed (and, the first time, the queries are stored)
-    for (int e = threadIdx.x; e < kBN * kHD; e += kThreads) {
-      const int jj = e / kHD, d = e - jj * kHD;
-      float kx = 0.0f, vx = 0.0f;
-      if (j0 + jj < jb && d < hd) {
-        kx = row_at(a.k.data, a.k.nb1, a.k.nb2, g, j0 + jj)[d];
-        vx = row_at(a.v.data, a.v.nb1, a.v.nb2, g, j0 + jj)[d];
-      }
-      ks[jj * S::kKS + d] = __float2half_rn(kx);
-      vt[d * S::kVS + jj] = __float2half_rn(vx);
-    }
+    load_kv_tile<kHD, kBN, kVec>(a, g, j0, jb, ks, vs);
     __syncthreads();
     if (warp_last < j0) continue;  // no row of this warp sees the tile (warp-uniform)
 
@@ -180,10 +227,12 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
     for (int kt = 0; kt < kBN / 16; ++kt) {
       const uint32_t a0 = pack_h2(s[2 * kt][0], s[2 * kt][1]), a1 = pack_h2(s[2 * kt][2], s[2 * kt][3]);
       const uint32_t a2 = pack_h2(s[2 * kt + 1][0], s[2 * kt + 1][1]), a3 = pack_h2(s[2 * kt + 1][2], s[2 * kt + 1][3]);
+      const __half* vrow = vs + (kt * 16 + (lane & 15)) * S::kKS;
 #pragma unroll
       for (int dt = 0; dt < kHD / 8; ++dt) {
-        const __half* vb = vt + (dt * 8 + gq) * S::kVS + kt * 16 + 2 * cq;
-        mma_16816(o[dt], a0, a1, a2, a3, ld_h2(vb), ld_h2(vb + 8));
+        uint32_t b0, b1;
+        ldmatrix_x2_trans(b0, b1, vrow + dt * 8);
+        mma_16816(o[dt], a0, a1, a2, a3, b0, b1);
       }
     }
   }
@@ -204,14 +253,21 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
   }
 }
 
+bool aligned16(const RowView& t) {
+  return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.nb1 % 16 == 0 && t.nb2 % 16 == 0;
+}
+
 template <int kHD, int kBN>
 Status launch(const AttnArgs& a, int64_t n_head_kv, const Launch& l) {
   constexpr size_t smem = MmaShape<kHD, kBN>::kSmemBytes;
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: attention_prefill: the tensor-core tile needs more shared memory than a block has");
   const int64_t tiles = (a.n * a.group + kBM - 1) / kBM;
-  attention_mma_kernel<kHD, kBN><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem,
-                                   l.stream>>>(a);
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv));
+  if (a.hd % 4 == 0 && aligned16(a.k) && aligned16(a.v))
+    attention_mma_kernel<kHD, kBN, true><<<grid, kThreads, smem, l.stream>>>(a);
+  else
+    attention_mma_kernel<kHD, kBN, false><<<grid, kThreads, smem, l.stream>>>(a);
   return launch_status("attention_mma_kernel");
 }
 
