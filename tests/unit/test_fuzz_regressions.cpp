@@ -169,3 +169,26 @@ TEST_CASE("fuzz regression: an abort request stops a 2-token prefill of every me
   }
   wt_model_free(m);
 }
+
+TEST_CASE("fuzz regression: FastKV with a tiny fastkv_tsp_rate keeps every row past the TSP layer (fuzz_api)") {
+  // fuzz_api: keep / fastkv_tsp_rate, the KV budget of the layers past the TSP layer as a
+  // fraction of their rows, was 5.8e35 for a rate near 1e-36, and converting that many rows to
+  // int was undefined behaviour (UBSan). Past 1 the budget is every row.
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(kTiny.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 16;
+  cp.n_threads = 1;
+  cp.prune.method = WT_PRUNE_FASTKV;
+  cp.prune.keep = 0.5f;
+  cp.prune.layer = 0;
+  cp.prune.window = 1;
+  cp.prune.fastkv_tsp_rate = 1e-36f;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+  const wt_token prompt[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  CHECK(wt_context_prefill(ctx, prompt, 8) == WT_OK);
+  CHECK(wt_context_decode(ctx, 9) == WT_OK);
+  wt_context_free(ctx);
+  wt_model_free(m);
+}

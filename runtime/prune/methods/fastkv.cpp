@@ -54,7 +54,9 @@ class FastKV final : public ScoredPolicy {
   // KV budget of layer l whose current length is n, for a prompt whose window is w.
   int32_t kv_cap(int32_t l, int32_t n, int32_t w) const {
     if (constant()) return std::max(p_.budget, w);
-    const double r = l <= p_.layer ? p_.keep : static_cast<double>(p_.keep) / p_.fastkv_tsp_rate;
+    // Past the TSP layer the budget is keep / tsp_rate of the rows left; a tiny rate makes
+    // that ratio huge (fuzz_api: 5.8e35 rows, beyond int), and past 1 it keeps every row.
+    const double r = l <= p_.layer ? p_.keep : std::min(1.0, static_cast<double>(p_.keep) / p_.fastkv_tsp_rate);
     return std::max(static_cast<int32_t>(std::floor(r * n)), w);
   }
 };
