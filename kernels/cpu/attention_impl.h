@@ -67,11 +67,47 @@ struct TileRows {
   int64_t n = 0;
 };
 
+// Sum of the 16 lanes (halves added pairwise: the same order in every build).
+static inline float hsum16(F16v v) {
+  typedef float F8v __attribute__((vector_size(32)));
+  typedef float F4v __attribute__((vector_size(16)));
+  F8v lo, hi;
+  std::memcpy(&lo, &v, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+  const F8v s8 = lo + hi;
+  F4v a, b;
+  std::memcpy(&a, &s8, sizeof a);
+  std::memcpy(&b, reinterpret_cast<const char*>(&s8) + sizeof a, sizeof b);
+  const F4v s4 = a + b;
+  return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
+static inline float dot_rows(const float* a, const float* b, int64_t n) {
+  F16v acc0 = {}, acc1 = {};
+  int64_t d = 0;
+  for (; d + 32 <= n; d += 32) {
+    acc0 += load16(a + d) * load16(b + d);
+    acc1 += load16(a + d + 16) * load16(b + d + 16);
+  }
+  if (d + 16 <= n) {
+    acc0 += load16(a + d) * load16(b + d);
+    d += 16;
+  }
+  float s = hsum16(acc0 + acc1);
+  for (; d < n; ++d) s += a[d] * b[d];
+  return s;
+}
+
 // Accumulates keys [ja, jb) of KV head g into the running state of the tile's rows. With
 // kIds, key j is cache row ids[j] (a sparse key set, decode); rows.pos then counts in j too.
 // T: the cache's element, float or uint16_t (f16 bits; each block is converted once into
 // the scratch). Templates rather than run-time tests so the dense f32 path keeps its loops.
-template <bool kIds, typename T>
+// kDirect (decode: a handful of rows): each score is a dot product of the query with the
+// key row as stored; else (prefill tiles of up to 64 rows) the key block is transposed once
+// and every row's 64 scores accumulate in registers. Transposing costs two scalar moves
+// per key value, which only many rows repay: at depth 4096 it was 57% of a decode step.
+// The choice is per call, never per tile size, so a row's bits do not depend on its tile.
+template <bool kIds, bool kDirect, typename T>
 static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
                                  int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids) {
   constexpr bool kF32 = sizeof(T) == sizeof(float);
@@ -80,6 +116,17 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
     const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
     for (int64_t jj = 0; jj < nb; ++jj) {
       const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
+      if constexpr (kDirect) {
+        // Decode streams the cache once: ask for the key rows a few ahead and this key's
+        // value row (read after the block's scores) before the loads need them.
+        const int64_t ahead = (j0 + jj + 8) < jb ? (j0 + jj + 8) : jb - 1;
+        const char* kn = k.row<char>(g, kIds ? ids[ahead] : ahead);
+        const char* vn = v.row<char>(g, j);
+        for (size_t b = 0; b < sizeof(T) * static_cast<size_t>(hd); b += 64) {
+          __builtin_prefetch(kn + b);
+          __builtin_prefetch(vn + b);
+        }
+      }
       const float* kr = nullptr;
       if constexpr (kF32) {
         kr = k.row<float>(g, j);
@@ -88,7 +135,11 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
         kv_to_f32(k.row<T>(g, j), vrow, hd);
         kr = vrow;
       }
-      for (int64_t d = 0; d < hd; ++d) ts->kt[d * kBK + jj] = kr[d];
+      if constexpr (kDirect) {
+        for (int64_t r = 0; r < rows.n; ++r) ts->s[r * kBK + jj] = dot_rows(rows.q[r], kr, hd) * scale;
+      } else {
+        for (int64_t d = 0; d < hd; ++d) ts->kt[d * kBK + jj] = kr[d];
+      }
     }
     if constexpr (!kF32) {
       for (int64_t jj = 0; jj < nb; ++jj) kv_to_f32(v.row<T>(g, kIds ? ids[j0 + jj] : j0 + jj), ts->vb + jj * hd, hd);
@@ -104,20 +155,22 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
       const int64_t nv = visible < nb ? visible : nb;
       float* s = ts->s + r * kBK;
       const float* q = rows.q[r];
-      // Scores of the whole key block, accumulated in registers (4 x 16 lanes = kBK).
-      F16v s0 = {}, s1 = {}, s2 = {}, s3 = {};
-      for (int64_t d = 0; d < hd; ++d) {
-        const float qd = q[d] * scale;
-        const float* kt = ts->kt + d * kBK;
-        s0 += qd * load16(kt);
-        s1 += qd * load16(kt + 16);
-        s2 += qd * load16(kt + 32);
-        s3 += qd * load16(kt + 48);
+      if constexpr (!kDirect) {
+        // Scores of the whole key block, accumulated in registers (4 x 16 lanes = kBK).
+        F16v s0 = {}, s1 = {}, s2 = {}, s3 = {};
+        for (int64_t d = 0; d < hd; ++d) {
+          const float qd = q[d] * scale;
+          const float* kt = ts->kt + d * kBK;
+          s0 += qd * load16(kt);
+          s1 += qd * load16(kt + 16);
+          s2 += qd * load16(kt + 32);
+          s3 += qd * load16(kt + 48);
+        }
+        store16(s, s0);
+        store16(s + 16, s1);
+        store16(s + 32, s2);
+        store16(s + 48, s3);
       }
-      store16(s, s0);
-      store16(s + 16, s1);
-      store16(s + 32, s2);
-      store16(s + 48, s3);
       float m_new = ts->m[r];
       for (int64_t jj = 0; jj < nv; ++jj) m_new = s[jj] > m_new ? s[jj] : m_new;
       const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
@@ -159,15 +212,16 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
   }
 }
 
-// Dense keys [ja, jb) of an f32 or f16 cache.
+// Keys [ja, jb) of an f32 or f16 cache (dense, or the cache rows ids[] with ids).
+template <bool kDirect>
 static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
                                int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids = nullptr) {
   if (k.type == wt::DType::f16) {
-    if (ids) attend_keys_t<true, uint16_t>(rows, k, v, g, ja, jb, scale, ts, ids);
-    else attend_keys_t<false, uint16_t>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+    if (ids) attend_keys_t<true, kDirect, uint16_t>(rows, k, v, g, ja, jb, scale, ts, ids);
+    else attend_keys_t<false, kDirect, uint16_t>(rows, k, v, g, ja, jb, scale, ts, nullptr);
   } else {
-    if (ids) attend_keys_t<true, float>(rows, k, v, g, ja, jb, scale, ts, ids);
-    else attend_keys_t<false, float>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+    if (ids) attend_keys_t<true, kDirect, float>(rows, k, v, g, ja, jb, scale, ts, ids);
+    else attend_keys_t<false, kDirect, float>(rows, k, v, g, ja, jb, scale, ts, nullptr);
   }
 }
 
@@ -194,7 +248,7 @@ static inline void prefill_tile(const wt::Tensor& dst, const wt::Tensor& q, cons
     }
   }
   reset_rows(rows.n, hd, ts);
-  attend_keys(rows, k, v, g, 0, pos0 + idx[n_idx - 1] + 1, scale, ts);
+  attend_keys</*kDirect=*/false>(rows, k, v, g, 0, pos0 + idx[n_idx - 1] + 1, scale, ts);
   for (int64_t t = 0, r = 0; t < n_idx; ++t) {
     for (int64_t h = 0; h < group; ++h, ++r) {
       float* out = dst.row<float>(g * group + h, idx[t]);
@@ -285,7 +339,7 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
       ++rows.n;
     }
     reset_rows(rows.n, hd, ts);
-    if (ja < jb) attend_keys(rows, k, v, g, ja, jb, scale, ts, ids);
+    if (ja < jb) attend_keys</*kDirect=*/true>(rows, k, v, g, ja, jb, scale, ts, ids);
     for (int64_t h = 0; h < group; ++h) {
       float* p = partial + (u * group + h) * stride;
       p[0] = ts->m[h];
