@@ -128,9 +128,10 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
     p.kv_block_tokens = pick_int(fdp, 64);
     p.kv_sync_swaps = fdp.ConsumeBool();
   }
-  // The KV type (API 6): f16 mostly, now and then any int.
+  // The KV type (API 6, q8_0 API 7): f16 or q8_0 mostly, now and then any int.
   if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
-    set_raw_enum(&p.kv_type, fdp.ConsumeBool() ? static_cast<int32_t>(WT_KV_F16) : pick_int(fdp, 2));
+    set_raw_enum(&p.kv_type, fdp.ConsumeBool() ? static_cast<int32_t>(fdp.ConsumeBool() ? WT_KV_F16 : WT_KV_Q8_0)
+                                               : pick_int(fdp, 3));
   const size_t shift = prune_shift(p.prune.struct_size);
   p.struct_size = pick_struct_size(fdp, context_params_sizes(shift), sizeof p - shift);
   return p;

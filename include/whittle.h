@@ -452,10 +452,13 @@ WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, co
 
 /* The element type of a context's KV cache (wt_context_params.kv_type, since API 6). Keys
  * and values are rounded to it as they are stored; attention reads them directly (no
- * dequantized copy) and computes in f32. */
+ * dequantized copy) and computes in f32. A library that predates a value refuses it with
+ * WT_ERR_INVALID_ARGUMENT (the layout of wt_context_params does not change). */
 typedef enum wt_kv_type {
   WT_KV_F32 = 0,
-  WT_KV_F16 = 1  /* IEEE half, round to nearest even */
+  WT_KV_F16 = 1, /* IEEE half, round to nearest even */
+  WT_KV_Q8_0 = 2 /* ggml's Q8_0: per 32 values an f16 scale d = max|x| / 127 and int8
+                    q = round(x / d), 34 bytes (0.27 of f32); needs head_dim % 32 == 0 */
 } wt_kv_type;
 
 typedef struct wt_context_params {
@@ -498,8 +501,9 @@ typedef struct wt_context_params {
   /* Since WT_API_VERSION 6. */
   wt_kv_type kv_type;            /* the KV cache's element type; default WT_KV_F32. f16
                                     halves the KV's bytes (and what decode reads per
-                                    token); for now on the CPU backend with resident KV
-                                    (kv_device_blocks 0): elsewhere WT_ERR_UNSUPPORTED  */
+                                    token), q8_0 keeps 0.27 of them; for now on the CPU
+                                    backend with resident KV (kv_device_blocks 0):
+                                    elsewhere WT_ERR_UNSUPPORTED                         */
 } wt_context_params;
 
 WT_API wt_context_params wt_context_default_params(void);
@@ -510,8 +514,9 @@ WT_API wt_context_params wt_context_default_params(void);
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
  * (0, 1], a count of tokens above 1048576, the largest n_ctx, ...), or a struct_size (of
  * params or params->prune) the library does not read, a kv_type that is not a wt_kv_type.
- * WT_ERR_UNSUPPORTED: kv_type WT_KV_F16 with the pager (kv_device_blocks > 0) or for a
- * model on a device backend (for now).
+ * WT_ERR_UNSUPPORTED: kv_type WT_KV_F16 or WT_KV_Q8_0 with the pager (kv_device_blocks > 0)
+ * or for a model on a device backend (for now); WT_KV_Q8_0 for a head_dim that is not a
+ * multiple of 32.
  * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
  * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
  * allocated.

@@ -37,4 +37,8 @@ const char* dtype_name(DType t);
 // result overflows.
 bool dtype_row_bytes(DType t, int64_t n, size_t* out_bytes);
 
+// The element types a KV cache holds (wt_context_params.kv_type): f32, f16, and q8_0 (blocks
+// of 32 int8 values with an f16 scale: rows of a multiple of 32 values).
+inline bool is_kv_type(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::q8_0; }
+
 }  // namespace wt

@@ -34,12 +34,16 @@ class Check {
   Status present(const Tensor& t, const char* what) const {
     return t.empty() ? fail(std::string(what) + " is missing") : Status::ok();
   }
-  // Present, of type f32 (or f16 where allowed), with row strides of whole elements.
-  Status floats(const Tensor& t, const char* what, bool f16_too = false) const {
+  // Present, of type f32 (or any KV cache type where allowed: f16, q8_0), rows of whole
+  // blocks, with row strides of whole elements (blocks).
+  Status floats(const Tensor& t, const char* what, bool kv_types_too = false) const {
     WT_TRY(present(t, what));
-    if (t.type != DType::f32 && !(f16_too && t.type == DType::f16))
-      return fail(std::string(what) + " must be f32" + (f16_too ? " or f16" : "") + ", not " + dtype_name(t.type));
-    const size_t elem = t.type == DType::f16 ? 2 : 4;
+    if (t.type != DType::f32 && !(kv_types_too && is_kv_type(t.type)))
+      return fail(std::string(what) + " must be f32" + (kv_types_too ? ", f16 or q8_0" : "") + ", not " + dtype_name(t.type));
+    size_t row_bytes = 0;
+    if (!dtype_row_bytes(t.type, t.ne[0], &row_bytes))
+      return fail(std::string(what) + " rows are not whole " + dtype_name(t.type) + " blocks");
+    const size_t elem = traits(t.type).block_bytes;
     for (int i = 1; i < 4; ++i)
       if (t.nb[i] % elem != 0) return fail(std::string(what) + " has a stride that is not a whole element");
     return Status::ok();
@@ -135,9 +139,9 @@ template <typename Attention>
 Status check_attention(const Check& c, const Attention& a, int64_t keys_needed) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.q, "q"));
-  // k and v: the KV cache, f32 or f16 (the same for both).
-  WT_TRY(c.floats(a.k, "k", /*f16_too=*/true));
-  WT_TRY(c.floats(a.v, "v", /*f16_too=*/true));
+  // k and v: the KV cache, f32, f16 or q8_0 (the same for both).
+  WT_TRY(c.floats(a.k, "k", /*kv_types_too=*/true));
+  WT_TRY(c.floats(a.v, "v", /*kv_types_too=*/true));
   WT_TRY(c.that(a.k.type == a.v.type, "k and v differ in type"));
   WT_TRY(c.heads(a.q, a.k, a.v));
   WT_TRY(c.that(a.dst.ne[0] >= a.q.ne[0] && a.dst.ne[1] >= a.q.ne[1] && a.dst.ne[2] >= a.q.ne[2],
@@ -169,7 +173,7 @@ Status check(const Check& c, const SwigluOp& a) {
 
 Status check(const Check& c, const CopyRowsOp& a) {
   WT_TRY(c.floats(a.src, "src"));
-  WT_TRY(c.floats(a.dst, "dst", /*f16_too=*/true));
+  WT_TRY(c.floats(a.dst, "dst", /*kv_types_too=*/true));
   WT_TRY(c.that(a.row0 >= 0, "row0 is negative"));
   return c.holds(a.dst, static_cast<int64_t>(a.row0) + a.src.n_rows(), a.src.ne[0], "dst");
 }
@@ -177,7 +181,7 @@ Status check(const Check& c, const CopyRowsOp& a) {
 Status check(const Check& c, const WindowScoresOp& a) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.q, "q"));
-  WT_TRY(c.floats(a.k, "k", /*f16_too=*/true));  // the KV cache's keys at decode (the oracle)
+  WT_TRY(c.floats(a.k, "k", /*kv_types_too=*/true));  // the KV cache's keys at decode (the oracle)
   WT_TRY(c.heads(a.q, a.k, Tensor{}));
   WT_TRY(c.that(a.window >= 1 && a.window <= a.q.ne[2], "the window must be in [1, q rows]"));
   WT_TRY(c.that(a.n_visible <= a.k.ne[2], "n_visible is past k's rows"));
@@ -202,10 +206,10 @@ Status check(const Check& c, const TopkOp& a) {
 }
 
 Status check(const Check& c, const GatherRowsOp& a) {
-  // f32 or f16 rows into the same type, or f32 into f16 (rounded: a half-precision cache).
-  WT_TRY(c.floats(a.dst, "dst", /*f16_too=*/true));
-  WT_TRY(c.floats(a.src, "src", /*f16_too=*/true));
-  WT_TRY(c.that(a.src.type == a.dst.type || a.src.type == DType::f32, "f16 rows gathered into an f32 dst"));
+  // Rows into the same type, or f32 into f16 or q8_0 (rounded: a KV cache of that type).
+  WT_TRY(c.floats(a.dst, "dst", /*kv_types_too=*/true));
+  WT_TRY(c.floats(a.src, "src", /*kv_types_too=*/true));
+  WT_TRY(c.that(a.src.type == a.dst.type || a.src.type == DType::f32, "only f32 rows are gathered into another type"));
   WT_TRY(c.that(a.dst.data != a.src.data, "dst aliases src"));
   // A 3-D tensor is [rows, heads, d]; a 2-D one [rows, d] with one head.
   const bool src3 = a.src.n_dims >= 3, dst3 = a.dst.n_dims >= 3;
@@ -222,7 +226,7 @@ Status check(const Check& c, const GatherRowsOp& a) {
 Status check(const Check& c, const BlockScoresOp& a) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.q, "q"));
-  WT_TRY(c.floats(a.k, "k", /*f16_too=*/true));  // the KV cache's keys at decode
+  WT_TRY(c.floats(a.k, "k", /*kv_types_too=*/true));  // the KV cache's keys at decode
   WT_TRY(c.heads(a.q, a.k, Tensor{}));
   WT_TRY(c.that(a.block >= 1 && a.unit >= 1, "block and unit must be >= 1"));
   const int64_t keys = a.key_ids ? a.n_keys : a.k.ne[2];
@@ -265,27 +269,36 @@ Status validate_op(const OpCall& call) {
   return error(WT_ERR_INVALID_ARGUMENT, "unknown op");
 }
 
-const char* f16_kv_tensor(const OpCall& call) {
-  auto f16 = [](const Tensor& t) { return t.type == DType::f16; };
+const Tensor* narrow_kv_tensor(const OpCall& call, const char** name) {
+  auto narrow = [](const Tensor& t) { return t.type != DType::f32 && is_kv_type(t.type); };
+  auto pick = [&](const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) -> const Tensor* {
+    if (narrow(a)) return *name = a_name, &a;
+    if (narrow(b)) return *name = b_name, &b;
+    return nullptr;
+  };
   switch (call.op) {
     case Op::attention_prefill: {
       const AttentionPrefillOp& a = call.get<AttentionPrefillOp>();
-      return f16(a.k) || f16(a.v) ? "k/v" : "";
+      return pick(a.k, "k", a.v, "v");
     }
     case Op::attention_decode: {
       const AttentionDecodeOp& a = call.get<AttentionDecodeOp>();
-      return f16(a.k) || f16(a.v) ? "k/v" : "";
+      return pick(a.k, "k", a.v, "v");
     }
     case Op::gather_rows: {
       const GatherRowsOp& a = call.get<GatherRowsOp>();
-      return f16(a.src) || f16(a.dst) ? "src/dst" : "";
+      return pick(a.src, "src", a.dst, "dst");
+    }
+    case Op::copy_rows: {  // every backend writes f16 rows (the uploader's half weights)
+      const Tensor& dst = call.get<CopyRowsOp>().dst;
+      return dst.type == DType::q8_0 ? (*name = "dst", &dst) : nullptr;
     }
     case Op::block_scores:
-      return f16(call.get<BlockScoresOp>().k) ? "k" : "";
+      return pick(call.get<BlockScoresOp>().k, "k", Tensor{}, "");
     case Op::window_scores:
-      return f16(call.get<WindowScoresOp>().k) ? "k" : "";
+      return pick(call.get<WindowScoresOp>().k, "k", Tensor{}, "");
     default:
-      return "";
+      return nullptr;
   }
 }
 

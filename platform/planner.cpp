@@ -86,8 +86,6 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_device_blocks = req.kv_device_blocks;
   in.kv_block_tokens = req.kv_block_tokens;
   in.kv_type = req.kv_type;
-  if (req.kv_type != DType::f32 && req.kv_type != DType::f16)
-    return error(WT_ERR_INVALID_ARGUMENT, std::string("kv_type ") + dtype_name(req.kv_type) + ": the KV cache is f32 or f16");
   // KV as the method keeps it, which is what a context created with max_new_tokens = n_new
   // allocates (kv_capacity: the policy's peak at a prompt of n_ctx - n_new, plus every
   // generated row; full KV: n_ctx rows).
@@ -97,16 +95,12 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_rows = &p.kv_rows;
   const bool paged = req.kv_device_blocks > 0;
   if (paged) WT_TRY(PagedKv::check_shape(req.n_ctx, req.kv_block_tokens, req.kv_device_blocks));
-  // What wt_context_create refuses, refused here too (runtime/engine/context.cpp).
-  if (req.kv_type == DType::f16 && req.backend != WT_BACKEND_CPU)
-    return error(WT_ERR_UNSUPPORTED, "an f16 KV cache runs on the CPU backend only for now");
-  if (req.kv_type == DType::f16 && paged)
-    return error(WT_ERR_UNSUPPORTED, "the KV pager moves f32 blocks only for now: an f16 KV cache is resident");
+  // What wt_context_create refuses, refused here too (the same check).
+  WT_TRY(check_kv_type(hp, req.kv_type, req.backend != WT_BACKEND_CPU ? sizing.caps().name : nullptr, paged));
   p.arena = lay_out_arena(in, nullptr, nullptr);
 
   // K and V of kv_type, n_head_kv heads.
-  const uint64_t elem = req.kv_type == DType::f16 ? sizeof(uint16_t) : sizeof(float);
-  const uint64_t row_bytes = 2 * elem * static_cast<uint64_t>(hp.n_head_kv) * static_cast<uint64_t>(hp.head_dim);
+  const uint64_t row_bytes = kv_row_bytes(hp, req.kv_type);
   p.kv_layer_bytes.resize(p.kv_rows.size());
   for (size_t l = 0; l < p.kv_rows.size(); ++l) {
     p.kv_layer_bytes[l] = row_bytes * static_cast<uint64_t>(p.kv_rows[l]);
@@ -139,7 +133,8 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
       {"weights", p.weights_bytes, weights_note},
       paged ? PlanComponent{"kv staging", p.arena.kv_bytes, "one layer of n_ctx rows: what a multi-row pass reads"}
             : PlanComponent{"kv cache", p.arena.kv_bytes,
-                            policy ? "per-layer budgets of the method + n_new rows, f32" : "n_ctx rows every layer, f32"},
+                            std::string(policy ? "per-layer budgets of the method + n_new rows, " : "n_ctx rows every layer, ") +
+                                kv_type_name(req.kv_type)},
       {"activations", p.arena.activations_bytes, "x, xn, q, k, v, attn, gate, up for n_ctx rows"},
       {"logits", p.arena.logits_bytes, req.logits_all ? "every row" : "the last row"},
       {"index + scratch", p.arena.index_bytes, "positions, token ids, rope, row scratch, KV positions"},

@@ -51,10 +51,28 @@ static inline void kv_to_f32(const uint16_t* src, float* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = wt::cpu::f16_to_f32(src[i]);
 }
 
+// One q8_0 block of a KV cache row (ggml's layout: an f16 scale, then 32 int8 values), as
+// f32 d * q: the values kv_load_row gives (kv_rows.h), in a loop the compiler vectorizes.
+struct KvQ8 {
+  uint16_t d;
+  int8_t q[32];
+};
+static_assert(sizeof(KvQ8) == 34, "q8_0 blocks are 34 bytes");
+static inline void kv_to_f32(const KvQ8* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, dst += 32) {
+#if defined(WT_ATTN_F16C)
+    const float d = _cvtsh_ss(src[b].d);  // exact, as f16_to_f32
+#else
+    const float d = wt::cpu::f16_to_f32(src[b].d);
+#endif
+    for (int j = 0; j < 32; ++j) dst[j] = d * static_cast<float>(src[b].q[j]);
+  }
+}
+
 // Per-worker scratch for one tile.
 struct TileScratch {
   float kt[kMaxHeadDim * kBK];  // key block transposed: [hd][BK]
-  float vb[kBK * kMaxHeadDim];  // value block as f32 when the cache is f16: [BK][hd]
+  float vb[kBK * kMaxHeadDim];  // value block as f32 when the cache is f16 or q8_0: [BK][hd]
   float s[kMaxRows * kBK];      // scores / probabilities of the block
   float acc[kMaxRows * kMaxHeadDim];
   float m[kMaxRows];
@@ -67,18 +85,14 @@ struct TileRows {
   int64_t n = 0;
 };
 
-// Sum of the 16 lanes (halves added pairwise: the same order in every build).
+// Sum of the 16 lanes (halves added pairwise: the same order in every build). Shuffles,
+// not memcpy of the halves, which GCC routes through the stack.
 static inline float hsum16(F16v v) {
   typedef float F8v __attribute__((vector_size(32)));
   typedef float F4v __attribute__((vector_size(16)));
-  F8v lo, hi;
-  std::memcpy(&lo, &v, sizeof lo);
-  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
-  const F8v s8 = lo + hi;
-  F4v a, b;
-  std::memcpy(&a, &s8, sizeof a);
-  std::memcpy(&b, reinterpret_cast<const char*>(&s8) + sizeof a, sizeof b);
-  const F4v s4 = a + b;
+  const F8v s8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const F4v s4 = __builtin_shufflevector(s8, s8, 0, 1, 2, 3) + __builtin_shufflevector(s8, s8, 4, 5, 6, 7);
   return (s4[0] + s4[2]) + (s4[1] + s4[3]);
 }
 
@@ -100,8 +114,9 @@ static inline float dot_rows(const float* a, const float* b, int64_t n) {
 
 // Accumulates keys [ja, jb) of KV head g into the running state of the tile's rows. With
 // kIds, key j is cache row ids[j] (a sparse key set, decode); rows.pos then counts in j too.
-// T: the cache's element, float or uint16_t (f16 bits; each block is converted once into
-// the scratch). Templates rather than run-time tests so the dense f32 path keeps its loops.
+// T: the cache's element, float, uint16_t (f16 bits) or KvQ8 (q8_0 blocks); f16 and q8_0
+// rows are converted once into the scratch. Templates rather than run-time tests so the
+// dense f32 path keeps its loops.
 // kDirect (decode: a handful of rows): each score is a dot product of the query with the
 // key row as stored; else (prefill tiles of up to 64 rows) the key block is transposed once
 // and every row's 64 scores accumulate in registers. Transposing costs two scalar moves
@@ -122,7 +137,7 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
         const int64_t ahead = (j0 + jj + 8) < jb ? (j0 + jj + 8) : jb - 1;
         const char* kn = k.row<char>(g, kIds ? ids[ahead] : ahead);
         const char* vn = v.row<char>(g, j);
-        for (size_t b = 0; b < sizeof(T) * static_cast<size_t>(hd); b += 64) {
+        for (size_t b = 0; b < k.nb[1]; b += 64) {  // nb[1]: the bytes of one head's row
           __builtin_prefetch(kn + b);
           __builtin_prefetch(vn + b);
         }
@@ -174,11 +189,11 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
       float m_new = ts->m[r];
       for (int64_t jj = 0; jj < nv; ++jj) m_new = s[jj] > m_new ? s[jj] : m_new;
       const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
+      // The exponentials in a loop of their own, which the compiler vectorizes; the sum
+      // after it in the same order as before (a float sum is not reordered).
+      for (int64_t jj = 0; jj < nv; ++jj) s[jj] = wt::cpu::fast_exp(s[jj] - m_new);
       float sum = 0.0f;
-      for (int64_t jj = 0; jj < nv; ++jj) {
-        s[jj] = wt::cpu::fast_exp(s[jj] - m_new);
-        sum += s[jj];
-      }
+      for (int64_t jj = 0; jj < nv; ++jj) sum += s[jj];
       ts->m[r] = m_new;
       ts->l[r] = ts->l[r] * alpha + sum;
       float* acc = ts->acc + r * hd;
@@ -212,11 +227,14 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
   }
 }
 
-// Keys [ja, jb) of an f32 or f16 cache (dense, or the cache rows ids[] with ids).
+// Keys [ja, jb) of an f32, f16 or q8_0 cache (dense, or the cache rows ids[] with ids).
 template <bool kDirect>
 static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
                                int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids = nullptr) {
-  if (k.type == wt::DType::f16) {
+  if (k.type == wt::DType::q8_0) {
+    if (ids) attend_keys_t<true, kDirect, KvQ8>(rows, k, v, g, ja, jb, scale, ts, ids);
+    else attend_keys_t<false, kDirect, KvQ8>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+  } else if (k.type == wt::DType::f16) {
     if (ids) attend_keys_t<true, kDirect, uint16_t>(rows, k, v, g, ja, jb, scale, ts, ids);
     else attend_keys_t<false, kDirect, uint16_t>(rows, k, v, g, ja, jb, scale, ts, nullptr);
   } else {

@@ -1,7 +1,7 @@
 #include <cmath>
 
 #include "ops_cpu.h"
-#include "quant.h"
+#include "kv_rows.h"
 
 namespace wt::cpu {
 
@@ -20,7 +20,7 @@ float dot(const float* a, const float* b, int64_t n) {
 }  // namespace
 
 size_t block_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int n_threads) {
-  return sizeof(float) * static_cast<size_t>(head_dim * (n_head + n_threads));
+  return sizeof(float) * static_cast<size_t>(head_dim * (n_head + 2 * n_threads));
 }
 
 // Two phases: the mean query per head (split over heads, then a barrier), then blocks
@@ -34,7 +34,8 @@ void block_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const
   const int64_t n_last = p.n_last > 0 && p.n_last <= n ? p.n_last : n;
   const int64_t block = p.block > 0 ? p.block : 1, unit = p.unit > 0 ? p.unit : 1;
   float* qbar = static_cast<float*>(workspace);  // [n_head][hd]
-  float* ukey = qbar + n_head * hd + tc.ith * hd;
+  float* ukey = qbar + n_head * hd + tc.ith * 2 * hd;
+  float* krow = ukey + hd;  // a key row of an f16 or q8_0 cache as f32
 
   int64_t h0, h1;
   tc.split(n_head, &h0, &h1);
@@ -66,13 +67,12 @@ void block_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const
         for (int64_t d = 0; d < hd; ++d) ukey[d] = 0.0f;
         for (int64_t r = us; r < ue; ++r) {
           const int64_t row = p.ids ? p.ids[r] : r;
-          if (k.type == DType::f16) {  // a half-precision KV cache (decode-time re-selection)
-            const uint16_t* kr = k.row<uint16_t>(g, row);
-            for (int64_t d = 0; d < hd; ++d) ukey[d] += f16_to_f32(kr[d]);
-          } else {
-            const float* kr = k.row<float>(g, row);
-            for (int64_t d = 0; d < hd; ++d) ukey[d] += kr[d];
+          const float* kr = k.row<float>(g, row);
+          if (k.type != DType::f32) {  // an f16 or q8_0 KV cache (decode-time re-selection)
+            kv_load_row(k.type, k.row<char>(g, row), krow, hd);
+            kr = krow;
           }
+          for (int64_t d = 0; d < hd; ++d) ukey[d] += kr[d];
         }
         for (int64_t d = 0; d < hd; ++d) ukey[d] *= inv;
         for (int64_t h = 0; h < group; ++h) score += std::fabs(dot(qbar + (g * group + h) * hd, ukey, hd));

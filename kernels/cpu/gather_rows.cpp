@@ -1,7 +1,7 @@
 #include <cstring>
 
 #include "ops_cpu.h"
-#include "quant.h"
+#include "kv_rows.h"
 
 namespace wt::cpu {
 
@@ -13,10 +13,11 @@ void gather_rows(const ThreadCtx& tc, const Tensor& dst, const Tensor& src, cons
   const int64_t heads = src3 ? src.ne[1] : 1;
   const int64_t n_sel = per_head ? n_ids / heads : n_ids;
   const int64_t d = src.ne[0];
-  // Same types: bytes. f32 into f16 (a half-precision KV cache keeping a pruned prompt's
-  // rows): each value rounded to nearest even, as copy_rows does.
-  const bool to_f16 = dst.type == DType::f16 && src.type == DType::f32;
-  const size_t bytes = (src.type == DType::f16 ? sizeof(uint16_t) : sizeof(float)) * static_cast<size_t>(d);
+  // Same types: bytes. f32 into f16 or q8_0 (a KV cache of that type keeping a pruned
+  // prompt's rows): each row rounded as copy_rows does.
+  const bool convert = dst.type != src.type;
+  size_t bytes = 0;
+  dtype_row_bytes(src.type, d, &bytes);
   int64_t u0, u1;
   tc.split(n_sel * heads, &u0, &u1);
   for (int64_t u = u0; u < u1; ++u) {
@@ -24,13 +25,8 @@ void gather_rows(const ThreadCtx& tc, const Tensor& dst, const Tensor& src, cons
     const int64_t s = per_head ? ids[h * n_sel + r] : ids[r];
     const char* from = src3 ? src.row<char>(h, s) : src.row<char>(s);
     char* to = dst3 ? dst.row<char>(h, r) : dst.row<char>(r);
-    if (to_f16) {
-      const float* in = reinterpret_cast<const float*>(from);
-      uint16_t* out = reinterpret_cast<uint16_t*>(to);
-      for (int64_t i = 0; i < d; ++i) out[i] = f32_to_f16(in[i]);
-    } else {
-      std::memcpy(to, from, bytes);
-    }
+    if (convert) kv_store_row(dst.type, reinterpret_cast<const float*>(from), to, d);
+    else std::memcpy(to, from, bytes);
   }
 }
 

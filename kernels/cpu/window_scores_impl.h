@@ -33,9 +33,17 @@ static inline void storeN(float* p, const FNv& v) { std::memcpy(p, &v, sizeof v)
 static inline void load_block(const wt::Tensor& k, int64_t g, int64_t j0, int64_t nb, float* kt) {
   const int64_t hd = k.ne[0];
   for (int64_t jj = 0; jj < nb; ++jj) {
-    if (k.type == wt::DType::f16) {  // a half-precision KV cache (the oracle's decode-time scores)
-      const uint16_t* kr = k.row<uint16_t>(g, j0 + jj);
-      for (int64_t d = 0; d < hd; ++d) kt[d * kBK + jj] = wt::cpu::f16_to_f32(kr[d]);
+    if (k.type != wt::DType::f32) {  // an f16 or q8_0 KV cache (the oracle's decode-time scores)
+      // 32 values at a time (one q8_0 block): no buffer sized by head_dim.
+      const char* kr = k.row<char>(g, j0 + jj);
+      float part[32];
+      for (int64_t d0 = 0; d0 < hd; d0 += 32) {
+        const int64_t n = hd - d0 < 32 ? hd - d0 : 32;
+        size_t offset = 0;
+        wt::dtype_row_bytes(k.type, d0, &offset);
+        wt::cpu::kv_load_row(k.type, kr + offset, part, n);
+        for (int64_t d = 0; d < n; ++d) kt[(d0 + d) * kBK + jj] = part[d];
+      }
     } else {
       const float* kr = k.row<float>(g, j0 + jj);
       for (int64_t d = 0; d < hd; ++d) kt[d * kBK + jj] = kr[d];

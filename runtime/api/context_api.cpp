@@ -1,6 +1,7 @@
 // wt_context_*, sampling and generation entry points.
 #include "handles.h"
 #include "params_abi.h"
+#include "runtime/engine/context_layout.h"
 
 using wt::Status;
 using wt::api::guarded;
@@ -30,9 +31,10 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
   o.kv_block_tokens = p.kv_block_tokens;
   o.kv_sync_swaps = p.kv_sync_swaps;
   const int32_t kv_type = wt::api::raw_value(p.kv_type);
-  if (kv_type != WT_KV_F32 && kv_type != WT_KV_F16)
-    return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_type " + std::to_string(kv_type) + " is not a wt_kv_type (WT_KV_F32 0, WT_KV_F16 1)");
-  o.kv_type = kv_type == WT_KV_F16 ? wt::DType::f16 : wt::DType::f32;
+  if (kv_type != WT_KV_F32 && kv_type != WT_KV_F16 && kv_type != WT_KV_Q8_0)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_type " + std::to_string(kv_type) +
+                                                  " is not a wt_kv_type (WT_KV_F32 0, WT_KV_F16 1, WT_KV_Q8_0 2)");
+  o.kv_type = wt::kv_dtype(static_cast<wt_kv_type>(kv_type));
   return Status::ok();
 }
 

@@ -63,14 +63,8 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
-  if (options.kv_type != DType::f32 && options.kv_type != DType::f16)
-    return error(WT_ERR_INVALID_ARGUMENT, std::string("kv_type ") + dtype_name(options.kv_type) + ": the KV cache is f32 or f16");
-  if (options.kv_type == DType::f16 && model.device)
-    return error(WT_ERR_UNSUPPORTED, std::string("an f16 KV cache runs on the CPU backend only for now; this model runs on ") +
-                                         model.device->backend().caps().name + " (use kv_type f32)");
-  if (options.kv_type == DType::f16 && options.kv_device_blocks > 0)
-    return error(WT_ERR_UNSUPPORTED, "the KV pager moves f32 blocks only for now: an f16 KV cache is resident "
-                                     "(kv_device_blocks 0, or kv_type f32)");
+  WT_TRY(check_kv_type(hp, options.kv_type, model.device ? model.device->backend().caps().name : nullptr,
+                       options.kv_device_blocks > 0));
   if (model.device) {
     ctx->device_ = model.device.get();
     ctx->backend_ = &ctx->device_->backend();

@@ -31,7 +31,7 @@ struct ContextOptions {
   int32_t kv_device_blocks = 0;
   int32_t kv_block_tokens = 64;
   bool kv_sync_swaps = false;  // wait for each swap on the host (the ablation)
-  DType kv_type = DType::f32;  // the KV cache's element: f32 or f16 (the CPU backend, resident KV)
+  DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (f16/q8_0: the CPU backend, resident KV)
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();
@@ -100,10 +100,7 @@ class Context {
   // re-indexed re-prefill).
   int32_t kv_len(int32_t l) const { return kv_len_[static_cast<size_t>(l)]; }
   // Bytes of one token's K and V in one layer (all KV heads), in the cache's type.
-  uint64_t kv_row_bytes() const {
-    const uint64_t elem = options_.kv_type == DType::f16 ? sizeof(uint16_t) : sizeof(float);
-    return 2 * elem * static_cast<uint64_t>(model_.hp.n_head_kv) * static_cast<uint64_t>(model_.hp.head_dim);
-  }
+  uint64_t kv_row_bytes() const { return wt::kv_row_bytes(model_.hp, options_.kv_type); }
   const int32_t* kv_positions(int32_t l, int32_t h) const;
   // Without the pager: layer l's KV cache. With it, the pager holds the KV.
   const Tensor& k_cache(int32_t l) const { return k_cache_[static_cast<size_t>(l)]; }

@@ -31,11 +31,12 @@ class ArenaCursor {
   size_t used_ = 0;
 };
 
+// ne0 is a whole number of type's blocks (check_kv_type for the KV cache).
 Tensor typed_tensor(ArenaCursor& a, DType type, int32_t n_dims, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
   const int64_t ne[3] = {ne0, ne1, ne2};
-  // f32 or f16 (the KV cache): plain types, no blocks.
-  const size_t bytes = (type == DType::f16 ? sizeof(uint16_t) : sizeof(float)) * static_cast<size_t>(ne0 * ne1 * ne2);
-  return make_tensor(a.take(bytes), type, n_dims, ne);
+  size_t row = 0;
+  dtype_row_bytes(type, ne0, &row);
+  return make_tensor(a.take(row * static_cast<size_t>(ne1 * ne2)), type, n_dims, ne);
 }
 
 Tensor f32_tensor(ArenaCursor& a, int32_t n_dims, int64_t ne0, int64_t ne1, int64_t ne2 = 1) {
@@ -163,6 +164,29 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
     b.pager_host_bytes = PagedKv::host_pool_bytes(pp);
   }
   return b;
+}
+
+uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {
+  size_t head = 0;
+  dtype_row_bytes(kv_type, hp.head_dim, &head);
+  return 2 * static_cast<uint64_t>(head) * static_cast<uint64_t>(hp.n_head_kv);
+}
+
+Status check_kv_type(const Hparams& hp, DType kv_type, const char* device, bool paged) {
+  const std::string name = kv_type_name(kv_type);
+  if (!is_kv_type(kv_type))
+    return error(WT_ERR_INVALID_ARGUMENT, "kv_type " + name + ": the KV cache is f32, f16 or q8_0");
+  size_t row = 0;
+  if (!dtype_row_bytes(kv_type, hp.head_dim, &row))
+    return error(WT_ERR_UNSUPPORTED, "kv_type " + name + " stores blocks of 32 values; this model's head_dim " +
+                                         std::to_string(hp.head_dim) + " is not a multiple of 32 (use f32 or f16)");
+  if (kv_type != DType::f32 && device)
+    return error(WT_ERR_UNSUPPORTED, "a KV cache of " + name + " runs on the CPU backend only for now; this model runs on " +
+                                         device + " (use kv_type f32)");
+  if (kv_type != DType::f32 && paged)
+    return error(WT_ERR_UNSUPPORTED, "the KV pager moves f32 blocks only for now: a KV cache of " + name +
+                                         " is resident (kv_device_blocks 0, or kv_type f32)");
+  return Status::ok();
 }
 
 }  // namespace wt

@@ -94,4 +94,22 @@ PagedKvParams paged_kv_params(const ArenaInputs& in);
 // The same code for both, so the two passes cannot disagree.
 ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views);
 
+// wt_context_params.kv_type as the cache's element type (a value the API accepted).
+inline DType kv_dtype(wt_kv_type t) {
+  return t == WT_KV_F16 ? DType::f16 : t == WT_KV_Q8_0 ? DType::q8_0 : DType::f32;
+}
+
+// The name the API's users give the type (f32, f16, q8_0: the tools' --kv-type).
+inline const char* kv_type_name(DType t) {
+  return t == DType::f16 ? "f16" : t == DType::q8_0 ? "q8_0" : t == DType::f32 ? "f32" : dtype_name(t);
+}
+
+// Bytes of one token's K and V in one layer (all KV heads) in a cache of kv_type.
+uint64_t kv_row_bytes(const Hparams& hp, DType kv_type);
+
+// Whether a context can keep its KV cache as kv_type: a KV type (is_kv_type), rows that
+// q8_0's blocks of 32 divide, and for now only f32 on a device backend (`device`: its name,
+// null on the CPU) or in the pager. The one check of wt_context_create and the planner.
+Status check_kv_type(const Hparams& hp, DType kv_type, const char* device, bool paged);
+
 }  // namespace wt

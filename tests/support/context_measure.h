@@ -32,11 +32,13 @@ inline constexpr MeasureCase kMeasureCasesCpu[] = {{WT_PRUNE_FULL, false},
                                                    {WT_PRUNE_SLIMINFER, false},
                                                    {WT_PRUNE_FULL, true},
                                                    {WT_PRUNE_FULL, false, WT_KV_F16},
-                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_F16}};
+                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_F16},
+                                                   {WT_PRUNE_FULL, false, WT_KV_Q8_0},
+                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_Q8_0}};
 
 inline std::string case_name(MeasureCase c) {
   return std::string(wt_prune_method_name(c.method)) + (c.pager ? " (pager)" : "") +
-         (c.kv_type == WT_KV_F16 ? " (f16 KV)" : "");
+         (c.kv_type == WT_KV_F16 ? " (f16 KV)" : c.kv_type == WT_KV_Q8_0 ? " (q8_0 KV)" : "");
 }
 
 // Keep 0.3, the KV sized by the plan (max_new_tokens 16), and for the pager a device pool of

@@ -2,6 +2,7 @@
 // definition (ops.def), run on 1-3 workers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -203,21 +204,35 @@ TEST_CASE("ops: rmsnorm, swiglu, add, copy_rows, argmax follow their definitions
 
 namespace {
 
-// An f16 cache and the same values as f32: v rounded to half (nearest even) both ways.
-struct HalfCopy {
-  std::vector<uint16_t> bits;
+// A KV cache of type t (f16 or q8_0) holding v, and the values it holds as f32: rounded by
+// the converters the weight tests check against the gguf package (f32_to_f16 to nearest
+// even, quantize_q8_0 as ggml) and read back by dequantize, not by the kernels' own code.
+struct KvCopy {
+  wt::DType type;
+  std::vector<uint8_t> bytes;
   std::vector<float> rounded;
-  explicit HalfCopy(const std::vector<float>& v) : bits(v.size()), rounded(v.size()) {
-    for (size_t i = 0; i < v.size(); ++i) {
-      bits[i] = wt::cpu::f32_to_f16(v[i]);
-      rounded[i] = wt::cpu::f16_to_f32(bits[i]);
+  KvCopy(wt::DType t, const std::vector<float>& v) : type(t), rounded(v.size()) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    size_t row = 0;
+    REQUIRE(wt::dtype_row_bytes(t, n, &row));
+    bytes.resize(row);
+    if (t == wt::DType::q8_0) {
+      wt::cpu::quantize_q8_0(v.data(), bytes.data(), n);
+    } else {
+      for (size_t i = 0; i < v.size(); ++i) {
+        const uint16_t h = wt::cpu::f32_to_f16(v[i]);
+        std::memcpy(bytes.data() + 2 * i, &h, 2);
+      }
     }
+    wt::cpu::dequantize(t, bytes.data(), rounded.data(), n);
   }
   Tensor t3(int64_t a, int64_t b, int64_t c) {
     const int64_t ne[3] = {a, b, c};
-    return wt::make_tensor(bits.data(), wt::DType::f16, 3, ne);
+    return wt::make_tensor(bytes.data(), type, 3, ne);
   }
 };
+
+constexpr wt::DType kNarrowKv[] = {wt::DType::f16, wt::DType::q8_0};
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
@@ -225,101 +240,120 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-// An f16 KV cache (wt_context_params.kv_type) is converted to f32 a key block at a time and
-// then runs the f32 kernel's arithmetic: the output must be the f32 kernel's over the
-// rounded values, bit for bit, on every ISA build this CPU picks; and, against the naive
-// double reference over the rounded values, as close as the f32 kernel is.
-TEST_CASE("ops: attention over an f16 KV cache is the f32 kernel over the rounded values, bit for bit") {
+// An f16 or q8_0 KV cache (wt_context_params.kv_type) is converted to f32 a key block at a
+// time and then runs the f32 kernel's arithmetic: the output must be the f32 kernel's over
+// the cache's values, bit for bit, on every ISA build this CPU picks; and, against the naive
+// double reference over those values, as close as the f32 kernel is.
+TEST_CASE("ops: attention over an f16 or q8_0 KV cache is the f32 kernel over the cache's values bit for bit") {
   struct Shape {
     int64_t hd, n_head, n_head_kv, n, pos0;
   };
   const Shape shapes[] = {{64, 9, 3, 1, 0},  {64, 9, 3, 37, 0}, {64, 9, 3, 1, 300}, {64, 4, 2, 20, 70},
                           {48, 8, 1, 65, 0}, {48, 8, 2, 1, 150}, {128, 14, 2, 1, 90}};
   for (const Shape& s : shapes) {
-    for (int workers : {1, 3}) {
-      for (bool sparse : {false, true}) {
-        if (sparse && s.n != 1) continue;
-        const int64_t n_kv = s.pos0 + s.n;
-        auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 11);
-        auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 12);
-        auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 13);
-        HalfCopy kh(k), vh(v);
-        // SlimInfer-style key rows: every third row, ascending.
-        std::vector<int32_t> ids;
-        for (int64_t j = 0; j < n_kv; j += 3) ids.push_back(static_cast<int32_t>(j));
-        std::vector<float> out_half(q.size(), -7.0f), out_f32(q.size(), -9.0f);
-        std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
-        void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
-        const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
-        Tensor tq = t3(q, s.hd, s.n_head, s.n);
-        Tensor tk32 = t3(kh.rounded, s.hd, s.n_head_kv, n_kv), tv32 = t3(vh.rounded, s.hd, s.n_head_kv, n_kv);
-        Tensor tk16 = kh.t3(s.hd, s.n_head_kv, n_kv), tv16 = vh.t3(s.hd, s.n_head_kv, n_kv);
-        auto run = [&](const Tensor& tk, const Tensor& tv, std::vector<float>& out) {
-          Tensor to = t3(out, s.hd, s.n_head, s.n);
-          run_workers(workers, [&](const ThreadCtx& tc) {
-            if (s.n == 1) {
-              wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp,
-                                        sparse ? ids.data() : nullptr, sparse ? static_cast<int32_t>(ids.size()) : 0);
-            } else {
-              wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
-            }
-          });
-        };
-        run(tk16, tv16, out_half);
-        run(tk32, tv32, out_f32);
-        INFO("hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n << " pos0 " << s.pos0
-                   << " workers " << workers << (sparse ? " sparse" : ""));
-        CHECK(same_bits(out_half, out_f32));
-        if (!sparse) {
-          const auto ref = naive_attention(q, kh.rounded, vh.rounded, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
-          double worst = 0;
-          for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out_half[i] - ref[i]));
-          CHECK(worst < 2e-5);
+    for (wt::DType type : kNarrowKv) {
+      if (type == wt::DType::q8_0 && s.hd % 32 != 0) continue;  // q8_0 needs whole blocks
+      for (int workers : {1, 3}) {
+        for (bool sparse : {false, true}) {
+          if (sparse && s.n != 1) continue;
+          const int64_t n_kv = s.pos0 + s.n;
+          auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 11);
+          auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 12);
+          auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 13);
+          KvCopy kh(type, k), vh(type, v);
+          // SlimInfer-style key rows: every third row, ascending.
+          std::vector<int32_t> ids;
+          for (int64_t j = 0; j < n_kv; j += 3) ids.push_back(static_cast<int32_t>(j));
+          std::vector<float> out_cache(q.size(), -7.0f), out_f32(q.size(), -9.0f);
+          std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
+          void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+          const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
+          Tensor tq = t3(q, s.hd, s.n_head, s.n);
+          Tensor tk32 = t3(kh.rounded, s.hd, s.n_head_kv, n_kv), tv32 = t3(vh.rounded, s.hd, s.n_head_kv, n_kv);
+          Tensor tkc = kh.t3(s.hd, s.n_head_kv, n_kv), tvc = vh.t3(s.hd, s.n_head_kv, n_kv);
+          auto run = [&](const Tensor& tk, const Tensor& tv, std::vector<float>& out) {
+            Tensor to = t3(out, s.hd, s.n_head, s.n);
+            run_workers(workers, [&](const ThreadCtx& tc) {
+              if (s.n == 1) {
+                wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp,
+                                          sparse ? ids.data() : nullptr, sparse ? static_cast<int32_t>(ids.size()) : 0);
+              } else {
+                wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
+              }
+            });
+          };
+          run(tkc, tvc, out_cache);
+          run(tk32, tv32, out_f32);
+          INFO(wt::dtype_name(type) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n
+                                     << " pos0 " << s.pos0 << " workers " << workers << (sparse ? " sparse" : ""));
+          CHECK(same_bits(out_cache, out_f32));
+          if (!sparse) {
+            const auto ref = naive_attention(q, kh.rounded, vh.rounded, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
+            double worst = 0;
+            for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out_cache[i] - ref[i]));
+            CHECK(worst < 2e-5);
+          }
         }
       }
     }
   }
 }
 
-TEST_CASE("ops: gather_rows rounds f32 rows into an f16 cache and block and window scores read one") {
+TEST_CASE("ops: gather_rows and copy_rows round f32 rows into an f16 or q8_0 cache and block and window scores read one") {
   const int64_t hd = 64, n_head = 6, n_head_kv = 2, n = 40;
   auto src = random_vec(static_cast<size_t>(hd * n_head_kv * n), 21);
   const std::vector<int32_t> ids = {3, 0, 39, 17, 17};  // shared by the heads
-  std::vector<uint16_t> dst(static_cast<size_t>(hd * n_head_kv * 5), 0xFFFF);
-  const int64_t dne[3] = {hd, n_head_kv, 5};
-  const Tensor tdst = wt::make_tensor(dst.data(), wt::DType::f16, 3, dne);
-  run_workers(2, [&](const ThreadCtx& tc) {
-    wt::cpu::gather_rows(tc, tdst, t3(src, hd, n_head_kv, n), ids.data(), static_cast<int32_t>(ids.size()), false);
-  });
-  for (size_t r = 0; r < ids.size(); ++r)
-    for (int64_t i = 0; i < hd * n_head_kv; ++i)
-      CHECK(dst[r * static_cast<size_t>(hd * n_head_kv) + static_cast<size_t>(i)] ==
-            wt::cpu::f32_to_f16(src[static_cast<size_t>(ids[r] * hd * n_head_kv + i)]));
+  const int64_t width = hd * n_head_kv;
+  for (wt::DType type : kNarrowKv) {
+    CAPTURE(wt::dtype_name(type));
+    // The gathered rows, as the independent converters store them.
+    std::vector<float> picked;
+    for (int32_t id : ids) picked.insert(picked.end(), src.begin() + id * width, src.begin() + (id + 1) * width);
+    const KvCopy want(type, picked);
+    std::vector<uint8_t> dst(want.bytes.size(), 0xFF);
+    const int64_t dne[3] = {hd, n_head_kv, static_cast<int64_t>(ids.size())};
+    const Tensor tdst = wt::make_tensor(dst.data(), type, 3, dne);
+    run_workers(2, [&](const ThreadCtx& tc) {
+      wt::cpu::gather_rows(tc, tdst, t3(src, hd, n_head_kv, n), ids.data(), static_cast<int32_t>(ids.size()), false);
+    });
+    CHECK(dst == want.bytes);
+    // copy_rows stores the same bytes, rows 1.. of a larger cache, the row before untouched.
+    size_t row_bytes = 0;
+    REQUIRE(wt::dtype_row_bytes(type, width, &row_bytes));
+    std::vector<uint8_t> cache(row_bytes * (ids.size() + 2), 0x5A);
+    run_workers(2, [&](const ThreadCtx& tc) {
+      wt::cpu::copy_rows(tc, wt::make_tensor_2d(cache.data(), type, width, static_cast<int64_t>(ids.size()) + 2),
+                         wt::make_tensor_2d(picked.data(), wt::DType::f32, width, static_cast<int64_t>(ids.size())), 1);
+    });
+    CHECK(std::all_of(cache.begin(), cache.begin() + static_cast<long>(row_bytes), [](uint8_t b) { return b == 0x5A; }));
+    CHECK(std::equal(want.bytes.begin(), want.bytes.end(), cache.begin() + static_cast<long>(row_bytes)));
+    CHECK(cache.back() == 0x5A);
 
-  // Scores over an f16 cache: the f32 kernels' over the rounded keys, bit for bit.
-  auto q = random_vec(static_cast<size_t>(hd * n_head * 8), 22);
-  HalfCopy kh(src);
-  Tensor tq = t3(q, hd, n_head, 8);
-  std::vector<float> b16(8, -1.0f), b32(8, -1.0f);  // 5 blocks of 40 keys; the rest stays as it was
-  std::vector<char> bws(wt::cpu::block_scores_workspace_bytes(hd, n_head, 2) + 64);
-  const wt::cpu::BlockScoresParams bp{8, 4, 2, nullptr, 0};
-  run_workers(2, [&](const ThreadCtx& tc) {
-    wt::cpu::block_scores(tc, wt::test::t3(b16, 8, 1, 1), tq, kh.t3(hd, n_head_kv, n), bp, bws.data());
-  });
-  run_workers(2, [&](const ThreadCtx& tc) {
-    wt::cpu::block_scores(tc, wt::test::t3(b32, 8, 1, 1), tq, t3(kh.rounded, hd, n_head_kv, n), bp, bws.data());
-  });
-  CHECK(same_bits(b16, b32));
-  std::vector<float> w16(static_cast<size_t>(n * n_head), -1.0f), w32(w16.size(), -1.0f);
-  std::vector<char> wws(wt::cpu::window_scores_workspace_bytes(hd, n_head, 4, 2) + 64);
-  const wt::cpu::WindowScoresParams wp{4, true, false, 0, 0.125f};
-  std::vector<float> q40 = random_vec(static_cast<size_t>(hd * n_head * n), 23);
-  run_workers(2, [&](const ThreadCtx& tc) {
-    wt::cpu::window_scores(tc, t3(w16, n, n_head, 1), t3(q40, hd, n_head, n), kh.t3(hd, n_head_kv, n), wp, wws.data());
-  });
-  run_workers(2, [&](const ThreadCtx& tc) {
-    wt::cpu::window_scores(tc, t3(w32, n, n_head, 1), t3(q40, hd, n_head, n), t3(kh.rounded, hd, n_head_kv, n), wp,
-                           wws.data());
-  });
-  CHECK(same_bits(w16, w32));
+    // Scores over the cache: the f32 kernels' over the cache's values, bit for bit.
+    auto q = random_vec(static_cast<size_t>(hd * n_head * 8), 22);
+    KvCopy kh(type, src);
+    Tensor tq = t3(q, hd, n_head, 8);
+    std::vector<float> bc(8, -1.0f), b32(8, -1.0f);  // 5 blocks of 40 keys; the rest stays as it was
+    std::vector<char> bws(wt::cpu::block_scores_workspace_bytes(hd, n_head, 2) + 64);
+    const wt::cpu::BlockScoresParams bp{8, 4, 2, nullptr, 0};
+    run_workers(2, [&](const ThreadCtx& tc) {
+      wt::cpu::block_scores(tc, wt::test::t3(bc, 8, 1, 1), tq, kh.t3(hd, n_head_kv, n), bp, bws.data());
+    });
+    run_workers(2, [&](const ThreadCtx& tc) {
+      wt::cpu::block_scores(tc, wt::test::t3(b32, 8, 1, 1), tq, t3(kh.rounded, hd, n_head_kv, n), bp, bws.data());
+    });
+    CHECK(same_bits(bc, b32));
+    std::vector<float> wc(static_cast<size_t>(n * n_head), -1.0f), w32(wc.size(), -1.0f);
+    std::vector<char> wws(wt::cpu::window_scores_workspace_bytes(hd, n_head, 4, 2) + 64);
+    const wt::cpu::WindowScoresParams wp{4, true, false, 0, 0.125f};
+    std::vector<float> q40 = random_vec(static_cast<size_t>(hd * n_head * n), 23);
+    run_workers(2, [&](const ThreadCtx& tc) {
+      wt::cpu::window_scores(tc, t3(wc, n, n_head, 1), t3(q40, hd, n_head, n), kh.t3(hd, n_head_kv, n), wp, wws.data());
+    });
+    run_workers(2, [&](const ThreadCtx& tc) {
+      wt::cpu::window_scores(tc, t3(w32, n, n_head, 1), t3(q40, hd, n_head, n), t3(kh.rounded, hd, n_head_kv, n), wp,
+                             wws.data());
+    });
+    CHECK(same_bits(wc, w32));
+  }
 }

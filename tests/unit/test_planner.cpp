@@ -30,17 +30,22 @@ struct Tiny {
   std::unique_ptr<Model> model;
 };
 
+Tiny load_tiny(const test::TinyModelOptions& o) {
+  Tiny out;
+  out.bytes = test::make_tiny_llama(o).build();
+  std::shared_ptr<GgufFile> file;
+  REQUIRE(GgufFile::parse_memory(out.bytes.data(), out.bytes.size(), &file).is_ok());
+  REQUIRE(load_model_from_gguf(file, LoadOptions{}, &out.model).is_ok());
+  return out;
+}
+
+// 4 layers, head_dim 16.
 Tiny& tiny() {
   static Tiny t = [] {
-    Tiny out;
     test::TinyModelOptions o;
     o.n_layer = 4;
     o.n_ctx_train = 1024;
-    out.bytes = test::make_tiny_llama(o).build();
-    std::shared_ptr<GgufFile> file;
-    REQUIRE(GgufFile::parse_memory(out.bytes.data(), out.bytes.size(), &file).is_ok());
-    REQUIRE(load_model_from_gguf(file, LoadOptions{}, &out.model).is_ok());
-    return out;
+    return load_tiny(o);
   }();
   return t;
 }
@@ -103,41 +108,80 @@ TEST_CASE("planner: the plan's arena is the context's arena_bytes, tiny model") 
   }
 }
 
-TEST_CASE("planner: an f16 KV cache is planned at half the f32 KV bytes, as the context allocates it") {
-  const Model& m = *tiny().model;
-  const ModelShape shape = model_shape_from_model(m);
-  for (wt_prune_method method : kPlanned) {
-    const std::string name = wt_prune_method_name(method);
-    CAPTURE(name);
-    ContextOptions co;
-    co.n_ctx = 384;
-    co.n_threads = 2;
-    co.prune = prune_params(method, 0.2f);
-    co.max_new_tokens = 16;
-    co.kv_type = DType::f16;
-    std::unique_ptr<Context> ctx;
-    REQUIRE(Context::create(m, co, &ctx).is_ok());
-    const Plan half = plan_for(shape, 384, 16, co.prune, false, DType::f16);
-    const Plan full = plan_for(shape, 384, 16, co.prune, false, DType::f32);
-    CHECK(half.arena.total_bytes == ctx->stats().arena_bytes);
-    CHECK(half.arena.kv_bytes == ctx->stats().kv_bytes);
-    CHECK(half.kv_bytes * 2 == full.kv_bytes);
-    // 64-byte aligned slices per layer: the arena's KV part is half, give or take alignment.
-    CHECK(half.arena.kv_bytes * 2 <= full.arena.kv_bytes + 128 * static_cast<uint64_t>(shape.hp.n_layer));
-    CHECK(half.arena.kv_bytes * 2 + 128 * static_cast<uint64_t>(shape.hp.n_layer) >= full.arena.kv_bytes);
+// A KV cache of f16 or q8_0 planned by type: half the f32 bytes, or 34 per 128, as the context
+// allocates it. q8_0 needs whole blocks of 32 per head: the 4-layer tiny model's head_dim is
+// 16, so q8_0 runs on a variant with head_dim 32 and is refused on the other.
+TEST_CASE("planner: f16 and q8_0 KV caches are planned by type as the context allocates them") {
+  static const Tiny wide = [] {
+    test::TinyModelOptions o;
+    o.n_layer = 4;
+    o.n_ctx_train = 1024;
+    o.n_embd = 128;  // 4 heads of 32
+    return load_tiny(o);
+  }();
+  struct Case {
+    const Model* model;
+    DType type;
+    uint64_t num, den;  // KV bytes against f32's
+  };
+  for (const Case& c : {Case{tiny().model.get(), DType::f16, 1, 2}, Case{wide.model.get(), DType::q8_0, 34, 128}}) {
+    const ModelShape shape = model_shape_from_model(*c.model);
+    for (wt_prune_method method : kPlanned) {
+      const std::string name = wt_prune_method_name(method);
+      CAPTURE(name);
+      CAPTURE(dtype_name(c.type));
+      ContextOptions co;
+      co.n_ctx = 384;
+      co.n_threads = 2;
+      co.prune = prune_params(method, 0.2f);
+      co.max_new_tokens = 16;
+      co.kv_type = c.type;
+      std::unique_ptr<Context> ctx;
+      REQUIRE(Context::create(*c.model, co, &ctx).is_ok());
+      const Plan typed = plan_for(shape, 384, 16, co.prune, false, c.type);
+      const Plan full = plan_for(shape, 384, 16, co.prune, false, DType::f32);
+      CHECK(typed.arena.total_bytes == ctx->stats().arena_bytes);
+      CHECK(typed.arena.kv_bytes == ctx->stats().kv_bytes);
+      CHECK(typed.kv_bytes * c.den == full.kv_bytes * c.num);
+      // 64-byte aligned slices per layer: the arena's KV part is in the same ratio, give or
+      // take alignment (two slices per layer).
+      const uint64_t slack = 128 * static_cast<uint64_t>(shape.hp.n_layer) * c.den;
+      CHECK(typed.arena.kv_bytes * c.den <= full.arena.kv_bytes * c.num + slack);
+      CHECK(typed.arena.kv_bytes * c.den + slack >= full.arena.kv_bytes * c.num);
+    }
+    // What wt_context_create refuses, the planner refuses: either type with the pager or on
+    // a device.
+    PlanRequest r;
+    r.n_ctx = 256;
+    r.n_new = 16;
+    r.n_threads = 1;
+    r.kv_type = c.type;
+    r.kv_device_blocks = 64;
+    Plan p;
+    CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
+    r.kv_device_blocks = 0;
+    r.backend = WT_BACKEND_VULKAN;
+    CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
   }
-  // What wt_context_create refuses, the planner refuses: f16 with the pager or on a device.
+  // q8_0 over head_dim 16: refused by both, naming the head_dim.
+  const ModelShape narrow = model_shape_from_model(*tiny().model);
   PlanRequest r;
   r.n_ctx = 256;
   r.n_new = 16;
   r.n_threads = 1;
-  r.kv_type = DType::f16;
-  r.kv_device_blocks = 64;
+  r.kv_type = DType::q8_0;
   Plan p;
-  CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
-  r.kv_device_blocks = 0;
-  r.backend = WT_BACKEND_VULKAN;
-  CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
+  const Status planned = plan(synthetic_board(uint64_t{1} << 40, 0), narrow, r, &p);
+  CHECK(planned.code() == WT_ERR_UNSUPPORTED);
+  CHECK(planned.message().find("head_dim 16") != std::string::npos);
+  ContextOptions co;
+  co.n_ctx = 256;
+  co.kv_type = DType::q8_0;
+  std::unique_ptr<Context> ctx;
+  const Status created = Context::create(*tiny().model, co, &ctx);
+  CHECK(created.code() == WT_ERR_UNSUPPORTED);
+  CHECK(created.message().find("head_dim 16") != std::string::npos);
+  CHECK(!ctx);
 }
 
 TEST_CASE("planner: the plan's arena is the context's arena_bytes, default model") {
@@ -543,7 +587,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
     // arena for the same request (n_new 16) is that allocation.
     CHECK(r.peak_growth <= r.plan.context_bytes);
     CHECK(static_cast<double>(r.peak_growth) >= 0.9 * static_cast<double>(r.plan.context_bytes));
-    const Plan p = plan_for(shape, n_ctx, 16, cp.prune, false, c.kv_type == WT_KV_F16 ? DType::f16 : DType::f32);
+    const Plan p = plan_for(shape, n_ctx, 16, cp.prune, false, kv_dtype(c.kv_type));
     if (!c.pager) CHECK(p.arena.total_bytes == r.plan.arena_bytes);
   }
 }

@@ -69,13 +69,19 @@ bool Flags::backend(wt_backend_kind* out) {
   return true;
 }
 
+bool kv_type_from_name(const std::string& name, wt_kv_type* out) {
+  if (name == "f32") *out = WT_KV_F32;
+  else if (name == "f16") *out = WT_KV_F16;
+  else if (name == "q8_0") *out = WT_KV_Q8_0;
+  else return false;
+  return true;
+}
+
 bool Flags::kv_type(wt_kv_type* out) {
   const std::string name = flag();
   const char* v = nullptr;
   if (!text(&v)) return false;
-  if (!std::strcmp(v, "f32")) *out = WT_KV_F32;
-  else if (!std::strcmp(v, "f16")) *out = WT_KV_F16;
-  else return fail(name + " expects f32 or f16, got '" + v + "'");
+  if (!kv_type_from_name(v, out)) return fail(name + " expects f32, f16 or q8_0, got '" + v + "'");
   return true;
 }
 

@@ -16,6 +16,9 @@ namespace wt_tools {
 // and refuse a larger -t as a usage error before they start anything.
 constexpr int kMaxThreads = 1024;
 
+// A KV cache type by the name the tools take (f32, f16, q8_0); false for any other.
+bool kv_type_from_name(const std::string& name, wt_kv_type* out);
+
 class Flags {
  public:
   Flags(int argc, char** argv) : argc_(argc), argv_(argv) {}
@@ -39,7 +42,7 @@ class Flags {
   bool key_value(std::pair<std::string, std::string>* out);
   // cpu, vulkan or cuda.
   bool backend(wt_backend_kind* out);
-  // f32 or f16 (wt_kv_type).
+  // f32, f16 or q8_0 (wt_kv_type).
   bool kv_type(wt_kv_type* out);
 
   // Prints "error: <message>" and returns false.

@@ -24,7 +24,7 @@ const char* const kUsage =
     "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
-    "  KV:     --kv-type f32,f16 (the KV cache's type: every method in each; f16 on the CPU backend)\n"
+    "  KV:     --kv-type f32,f16,q8_0 (the KV cache's type: every method in each; f16, q8_0 on the CPU)\n"
     "  matmul: --matmul fast,f32 (wt_matmul_mode: every method in each; fast = the CPU's int8\n"
     "          activations, CUDA's tensor cores from 64 prompt tokens; f32 = neither)\n"
     "          --list-methods (the library's methods and parameters)\n"
@@ -72,7 +72,10 @@ int usage_error(const std::string& what) {
 
 // 0 on success, else the exit code.
 int parse(int argc, char** argv, Args* a) {
-  for (int i = 0; i < argc; ++i) a->command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {  // appended piecewise: GCC 12's -Wrestrict misfires on "" + string
+    if (i) a->command += ' ';
+    a->command += argv[i];
+  }
   wt_tools::Flags f(argc, argv);
   while (f.next()) {
     const std::string k = f.flag();
@@ -136,9 +139,10 @@ int parse(int argc, char** argv, Args* a) {
     } else if (k == "--keep") a->keeps = split(v);
     else if (k == "--kv-type") {
       a->kv_types = split(v);
+      wt_kv_type type;
       for (const std::string& t : a->kv_types)
-        if (t != "f32" && t != "f16") return usage_error("--kv-type expects a list of f32 and f16, got " + v);
-      if (a->kv_types.empty()) return usage_error("--kv-type expects a list of f32 and f16, got " + v);
+        if (!wt_tools::kv_type_from_name(t, &type)) return usage_error("--kv-type expects a list of f32, f16 and q8_0, got " + v);
+      if (a->kv_types.empty()) return usage_error("--kv-type expects a list of f32, f16 and q8_0, got " + v);
     } else if (k == "--matmul") {
       a->matmuls = split(v);
       for (const std::string& t : a->matmuls)

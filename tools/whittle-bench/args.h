@@ -28,7 +28,7 @@ struct Args {
   int reps = 5;
   uint64_t seed = 1;
   std::vector<std::string> methods, keeps;
-  std::vector<std::string> kv_types;  // --kv-type f32,f16: every method in each (with_variants)
+  std::vector<std::string> kv_types;  // --kv-type f32,f16,q8_0: every method in each (with_variants)
   std::vector<std::string> matmuls;   // --matmul fast,f32: likewise
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // key -> values
   double kv_device = 0.25;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bandwidth_probe.h"
+#include "tools/common/flags.h"
 
 const char* whittle_bench_commit();  // build_info.cpp, generated at build time
 
@@ -110,7 +111,7 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
   cp.kv_device_blocks = o.kv_device_blocks;
   cp.kv_block_tokens = o.kv_block_tokens;
   cp.kv_sync_swaps = o.kv_sync_swaps;
-  cp.kv_type = spec.kv_type == "f16" ? WT_KV_F16 : WT_KV_F32;
+  wt_tools::kv_type_from_name(spec.kv_type, &cp.kv_type);  // a name args.cpp accepted
   cp.matmul_mode = spec.matmul == "f32" ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   auto fail = [&](const std::string& what) {
     *error = spec.label() + ": " + what + ": " + wt_last_error();

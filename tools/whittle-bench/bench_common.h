@@ -52,7 +52,7 @@ Machine probe_machine(int threads);
 struct MethodSpec {
   std::string method;
   std::vector<std::pair<std::string, std::string>> params;
-  std::string kv_type = "f32";  // the KV cache's element (--kv-type): f32 or f16
+  std::string kv_type = "f32";  // the KV cache's element (--kv-type): f32, f16 or q8_0
   std::string matmul = "fast";  // the context's matmul_mode (--matmul): fast or f32
   std::string label() const;  // "snapkv", "snapkv keep=0.2 window=16", "full kv=f16 mm=f32"
   Json params_json() const;   // the params, and kv_type / matmul when not the defaults

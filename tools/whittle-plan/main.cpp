@@ -15,6 +15,7 @@
 
 #include "platform/board.h"
 #include "platform/planner.h"
+#include "runtime/engine/context_layout.h"
 #include "runtime/model/model.h"
 #include "args.h"
 #include "tools/common/json.h"
@@ -155,7 +156,7 @@ int main(int argc, char** argv) {
   req.logits_all = o.logits_all;
   req.kv_device_blocks = o.kv_device_blocks;
   req.kv_block_tokens = o.kv_block_tokens;
-  req.kv_type = o.kv_type == WT_KV_F16 ? wt::DType::f16 : wt::DType::f32;
+  req.kv_type = wt::kv_dtype(o.kv_type);
   if (wt_prune_method_from_name(o.method.c_str(), &req.prune.method) != WT_OK) {
     std::fprintf(stderr, "error: unknown --method '%s'\n", o.method.c_str());
     wt_plan::usage(stderr, argv[0]);
