@@ -172,8 +172,11 @@ Status check(const Check& c, const SwigluOp& a) {
 }
 
 Status check(const Check& c, const CopyRowsOp& a) {
-  WT_TRY(c.floats(a.src, "src"));
+  // f32 rows into any KV type, or a KV cache's rows into one of its type (the pager's
+  // staging of a pruned prompt into its blocks).
+  WT_TRY(c.floats(a.src, "src", /*kv_types_too=*/true));
   WT_TRY(c.floats(a.dst, "dst", /*kv_types_too=*/true));
+  WT_TRY(c.that(a.src.type == a.dst.type || a.src.type == DType::f32, "only f32 rows are copied into another type"));
   WT_TRY(c.that(a.row0 >= 0, "row0 is negative"));
   return c.holds(a.dst, static_cast<int64_t>(a.row0) + a.src.n_rows(), a.src.ne[0], "dst");
 }
@@ -289,9 +292,10 @@ const Tensor* narrow_kv_tensor(const OpCall& call, const char** name) {
       const GatherRowsOp& a = call.get<GatherRowsOp>();
       return pick(a.src, "src", a.dst, "dst");
     }
-    case Op::copy_rows: {  // every backend writes f16 rows (the uploader's half weights)
-      const Tensor& dst = call.get<CopyRowsOp>().dst;
-      return dst.type == DType::q8_0 ? (*name = "dst", &dst) : nullptr;
+    case Op::copy_rows: {  // every backend writes f32 into f16 rows (the uploader's half weights)
+      const CopyRowsOp& a = call.get<CopyRowsOp>();
+      if (narrow(a.src)) return *name = "src", &a.src;
+      return a.dst.type == DType::q8_0 ? (*name = "dst", &a.dst) : nullptr;
     }
     case Op::block_scores:
       return pick(call.get<BlockScoresOp>().k, "k", Tensor{}, "");

@@ -118,8 +118,8 @@ struct SwigluOp {
   Tensor dst{}, gate{}, up{};
 };
 
-// dst rows [row0, row0 + n) = src rows [0, n): src f32, dst f32, f16 or q8_0 (a KV cache:
-// each row rounded to dst's type).
+// dst rows [row0, row0 + n) = src rows [0, n): src f32 and dst f32, f16 or q8_0 (a KV cache:
+// each row rounded to dst's type), or src and dst of one type (bytes).
 struct CopyRowsOp {
   Tensor dst{}, src{};
   int32_t row0 = 0;

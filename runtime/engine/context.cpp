@@ -63,8 +63,7 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
-  WT_TRY(check_kv_type(hp, options.kv_type, model.device ? model.device->backend().caps().name : nullptr,
-                       options.kv_device_blocks > 0));
+  WT_TRY(check_kv_type(hp, options.kv_type, model.device ? model.device->backend().caps().name : nullptr));
   if (model.device) {
     ctx->device_ = model.device.get();
     ctx->backend_ = &ctx->device_->backend();

@@ -90,6 +90,7 @@ PagedKvParams paged_kv_params(const ArenaInputs& in) {
   p.n_device_blocks = in.kv_device_blocks;
   p.head_dim = in.hp->head_dim;
   p.n_head_kv = in.hp->n_head_kv;
+  p.kv_type = in.kv_type;
   const int32_t layer_blocks = (in.n_ctx + in.kv_block_tokens - 1) / in.kv_block_tokens;
   p.n_host_blocks = 0;
   for (int32_t l = 0; l < p.n_layer; ++l) {
@@ -172,7 +173,7 @@ uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {
   return 2 * static_cast<uint64_t>(head) * static_cast<uint64_t>(hp.n_head_kv);
 }
 
-Status check_kv_type(const Hparams& hp, DType kv_type, const char* device, bool paged) {
+Status check_kv_type(const Hparams& hp, DType kv_type, const char* device) {
   const std::string name = kv_type_name(kv_type);
   if (!is_kv_type(kv_type))
     return error(WT_ERR_INVALID_ARGUMENT, "kv_type " + name + ": the KV cache is f32, f16 or q8_0");
@@ -183,9 +184,6 @@ Status check_kv_type(const Hparams& hp, DType kv_type, const char* device, bool 
   if (kv_type != DType::f32 && device)
     return error(WT_ERR_UNSUPPORTED, "a KV cache of " + name + " runs on the CPU backend only for now; this model runs on " +
                                          device + " (use kv_type f32)");
-  if (kv_type != DType::f32 && paged)
-    return error(WT_ERR_UNSUPPORTED, "the KV pager moves f32 blocks only for now: a KV cache of " + name +
-                                         " is resident (kv_device_blocks 0, or kv_type f32)");
   return Status::ok();
 }
 

@@ -109,7 +109,8 @@ uint64_t kv_row_bytes(const Hparams& hp, DType kv_type);
 
 // Whether a context can keep its KV cache as kv_type: a KV type (is_kv_type), rows that
 // q8_0's blocks of 32 divide, and for now only f32 on a device backend (`device`: its name,
-// null on the CPU) or in the pager. The one check of wt_context_create and the planner.
-Status check_kv_type(const Hparams& hp, DType kv_type, const char* device, bool paged);
+// null on the CPU; the pager moves blocks of any type as bytes). The one check of
+// wt_context_create and the planner.
+Status check_kv_type(const Hparams& hp, DType kv_type, const char* device);
 
 }  // namespace wt

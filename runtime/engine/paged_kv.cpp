@@ -9,7 +9,12 @@ namespace {
 
 int32_t n_blocks_for(const PagedKvParams& p, int32_t rows) { return (rows + p.block_tokens - 1) / p.block_tokens; }
 
-uint64_t plane_row_bytes(const PagedKvParams& p) { return sizeof(float) * static_cast<uint64_t>(p.head_dim * p.n_head_kv); }
+// One token's K (or V) of one layer, all KV heads, in the cache's type.
+uint64_t plane_row_bytes(const PagedKvParams& p) {
+  size_t head = 0;
+  dtype_row_bytes(p.kv_type, p.head_dim, &head);
+  return static_cast<uint64_t>(head) * static_cast<uint64_t>(p.n_head_kv);
+}
 
 // Rows [r0, r0 + n) of a [rows, heads, head_dim] tensor.
 Tensor rows_view(Tensor t, int64_t r0, int64_t n) {
@@ -82,7 +87,7 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   }
   auto plane = [&](const Buffer& b, int64_t rows) {
     const int64_t ne[3] = {p.head_dim, p.n_head_kv, rows};
-    return make_tensor(static_cast<char*>(b.host) + b.offset, DType::f32, 3, ne);
+    return make_tensor(static_cast<char*>(b.host) + b.offset, p.kv_type, 3, ne);
   };
   const int64_t dev_rows = static_cast<int64_t>(p.n_device_blocks) * p.block_tokens;
   const int64_t host_rows = static_cast<int64_t>(host_blocks) * p.block_tokens;

@@ -32,6 +32,7 @@ struct PagedKvParams {
   int32_t n_host_blocks = 0;    // host pool slots: every block of every layer at its planned size
   int64_t head_dim = 0;
   int64_t n_head_kv = 0;
+  DType kv_type = DType::f32;   // the cache's element (f32, f16 or q8_0): blocks move as bytes
   bool sync_swaps = false;
 };
 

@@ -34,7 +34,8 @@ inline constexpr MeasureCase kMeasureCasesCpu[] = {{WT_PRUNE_FULL, false},
                                                    {WT_PRUNE_FULL, false, WT_KV_F16},
                                                    {WT_PRUNE_SLIMINFER, false, WT_KV_F16},
                                                    {WT_PRUNE_FULL, false, WT_KV_Q8_0},
-                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_Q8_0}};
+                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_Q8_0},
+                                                   {WT_PRUNE_FULL, true, WT_KV_Q8_0}};
 
 inline std::string case_name(MeasureCase c) {
   return std::string(wt_prune_method_name(c.method)) + (c.pager ? " (pager)" : "") +

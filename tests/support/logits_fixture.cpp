@@ -64,8 +64,11 @@ std::string logits_isa() {
       {"avx512bw", __builtin_cpu_supports("avx512bw")},   {"avx512vl", __builtin_cpu_supports("avx512vl")},
       {"avx512vnni", __builtin_cpu_supports("avx512vnni")},
   };
-  for (const auto& [name, on] : feats)
-    if (on) s += (s.empty() ? "" : "+") + std::string(name);
+  for (const auto& [name, on] : feats) {
+    if (!on) continue;
+    if (!s.empty()) s += '+';  // piecewise: GCC 12's -Wrestrict misfires on "" + string
+    s += name;
+  }
   return "x86_64:" + (s.empty() ? std::string("base") : s);
 #elif defined(__aarch64__)
   return "aarch64";

@@ -129,7 +129,7 @@ TEST_CASE("kv type: a q8_0 KV cache keeps 97% of the f32 cache's greedy tokens f
   });
 }
 
-TEST_CASE("kv type: f16 halves the KV bytes and q8_0 keeps 34 of 128 and an unknown type or the pager with either is refused" *
+TEST_CASE("kv type: f16 halves the KV bytes and q8_0 keeps 34 of 128 in the arena and the pager's pools and an unknown type is refused" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
@@ -141,8 +141,11 @@ TEST_CASE("kv type: f16 halves the KV bytes and q8_0 keeps 34 of 128 and an unkn
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = 512;
   cp.n_threads = 1;
-  wt_context_plan_info f32{};
+  wt_context_plan_info f32{}, f32_paged{};
   REQUIRE(wt_context_plan(m, &cp, &f32) == WT_OK);
+  cp.kv_device_blocks = 64;
+  REQUIRE(wt_context_plan(m, &cp, &f32_paged) == WT_OK);
+  cp.kv_device_blocks = 0;
   const std::vector<wt_token> prompt = wt::test::real_model().prompt(100);
   // Bytes per value: f16 2 of f32's 4; q8_0 34 per block of 32 against 128.
   struct Type {
@@ -168,11 +171,19 @@ TEST_CASE("kv type: f16 halves the KV bytes and q8_0 keeps 34 of 128 and an unkn
     CHECK(st.arena_bytes == plan.arena_bytes);
     wt_context_free(ctx);
 
-    ctx = nullptr;
+    // The pager moves blocks of the type: its pools and staging in the same ratio.
     cp.kv_device_blocks = 64;
-    CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_UNSUPPORTED);
-    CHECK(std::string(wt_last_error()).find("pager") != std::string::npos);
-    CHECK(ctx == nullptr);
+    wt_context_plan_info paged{};
+    REQUIRE(wt_context_plan(m, &cp, &paged) == WT_OK);
+    CHECK(paged.pager_device_bytes * t.den == f32_paged.pager_device_bytes * t.num);
+    CHECK(paged.pager_host_bytes * t.den == f32_paged.pager_host_bytes * t.num);
+    CHECK(paged.kv_bytes * t.den == f32_paged.kv_bytes * t.num);
+    ctx = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+    REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
+    CHECK(st.pager_device_bytes == paged.pager_device_bytes);
+    CHECK(st.pager_host_bytes == paged.pager_host_bytes);
+    wt_context_free(ctx);
     cp.kv_device_blocks = 0;
   }
 

@@ -22,7 +22,7 @@ const wt::test::RealModel& fixture() { return wt::test::real_model(); }
 constexpr int32_t kCtx = 512;
 constexpr int32_t kBlock = 64;
 
-wt_context* make_ctx(wt_prune_method m, int32_t device_blocks, bool sync) {
+wt_context* make_ctx(wt_prune_method m, int32_t device_blocks, bool sync, wt_kv_type kv_type = WT_KV_F32) {
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = kCtx;
   cp.n_threads = 2;
@@ -32,6 +32,7 @@ wt_context* make_ctx(wt_prune_method m, int32_t device_blocks, bool sync) {
   cp.kv_device_blocks = device_blocks;
   cp.kv_block_tokens = kBlock;
   cp.kv_sync_swaps = sync;
+  cp.kv_type = kv_type;
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(fixture().model, &cp, &ctx) == WT_OK, wt_last_error());
   return ctx;
@@ -120,31 +121,68 @@ TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits an
   }
 }
 
-TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back exactly" * doctest::test_suite("model")) {
+// Every KV type: the pager moves an f16 or q8_0 cache's blocks as bytes, so the paged
+// context reads back exactly what the resident one of the same type holds.
+TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back exactly for every KV type" *
+          doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;
   }
-  const std::vector<wt_token> prompt = fixture().prompt(260);
-  wt_context* resident = make_ctx(WT_PRUNE_FULL, 0, false);
-  wt_context* paged = make_ctx(WT_PRUNE_FULL, quarter_pool(), false);
-  const int32_t nv = fixture().model->model->hp.n_vocab;
-  for (int round = 0; round < 2; ++round) {  // the second after a reset: no stale block
-    for (wt_context* c : {resident, paged}) {
-      wt_context_reset(c);
-      // Chunks of 100, 90, 70 rows: later chunks read the earlier ones through the blocks.
-      REQUIRE(wt_context_prefill(c, prompt.data(), 100) == WT_OK);
-      REQUIRE(wt_context_prefill(c, prompt.data() + 100, 90) == WT_OK);
-      REQUIRE(wt_context_prefill(c, prompt.data() + 190, 70) == WT_OK);
-      REQUIRE(wt_context_decode(c, prompt[5]) == WT_OK);
+  for (wt_kv_type type : {WT_KV_F32, WT_KV_F16, WT_KV_Q8_0}) {
+    CAPTURE(type);
+    const std::vector<wt_token> prompt = fixture().prompt(260);
+    wt_context* resident = make_ctx(WT_PRUNE_FULL, 0, false, type);
+    wt_context* paged = make_ctx(WT_PRUNE_FULL, quarter_pool(), false, type);
+    const int32_t nv = fixture().model->model->hp.n_vocab;
+    for (int round = 0; round < 2; ++round) {  // the second after a reset: no stale block
+      for (wt_context* c : {resident, paged}) {
+        wt_context_reset(c);
+        // Chunks of 100, 90, 70 rows: later chunks read the earlier ones through the blocks.
+        REQUIRE(wt_context_prefill(c, prompt.data(), 100) == WT_OK);
+        REQUIRE(wt_context_prefill(c, prompt.data() + 100, 90) == WT_OK);
+        REQUIRE(wt_context_prefill(c, prompt.data() + 190, 70) == WT_OK);
+        REQUIRE(wt_context_decode(c, prompt[5]) == WT_OK);
+      }
+      const float *a = nullptr, *b = nullptr;
+      REQUIRE(wt_context_logits(resident, -1, &a) == WT_OK);
+      REQUIRE(wt_context_logits(paged, -1, &b) == WT_OK);
+      CHECK(std::memcmp(a, b, sizeof(float) * static_cast<size_t>(nv)) == 0);
     }
-    const float *a = nullptr, *b = nullptr;
-    REQUIRE(wt_context_logits(resident, -1, &a) == WT_OK);
-    REQUIRE(wt_context_logits(paged, -1, &b) == WT_OK);
-    CHECK(std::memcmp(a, b, sizeof(float) * static_cast<size_t>(nv)) == 0);
+    wt_context_free(resident);
+    wt_context_free(paged);
   }
-  wt_context_free(resident);
-  wt_context_free(paged);
+}
+
+// A pruned prompt's kept rows reach the pager through the typed staging (a copy of one
+// type into blocks of the same): FastKV and SlimInfer (decode re-selection) with each
+// narrow type, async and sync, against the resident context of that type.
+TEST_CASE("paged kv: pruned prompts in f16 and q8_0 caches give the resident logits and tokens" *
+          doctest::test_suite("model")) {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const std::vector<wt_token> prompt = fixture().prompt(300);
+  for (wt_kv_type type : {WT_KV_F16, WT_KV_Q8_0}) {
+    for (wt_prune_method m : {WT_PRUNE_FASTKV, WT_PRUNE_SLIMINFER}) {
+      CAPTURE(type);
+      CAPTURE(m);
+      wt_context* resident = make_ctx(m, 0, false, type);
+      const Run want = generate(resident, prompt, 8);
+      wt_context_free(resident);
+      for (bool sync : {false, true}) {
+        CAPTURE(sync);
+        wt_context* paged = make_ctx(m, quarter_pool(), sync, type);
+        const Run got = generate(paged, prompt, 8);
+        wt_context_free(paged);
+        CHECK(got.tokens == want.tokens);
+        REQUIRE(got.logits.size() == want.logits.size());
+        for (size_t i = 0; i < got.logits.size(); ++i) CHECK(max_abs_diff(got.logits[i], want.logits[i]) == 0.0f);
+        CHECK(got.stats.pager_bytes_to_host > 0);
+      }
+    }
+  }
 }
 
 // A pool just above one layer: the prefetch of layer l + 1, queued before attention(l), finds

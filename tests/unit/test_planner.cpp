@@ -149,16 +149,32 @@ TEST_CASE("planner: f16 and q8_0 KV caches are planned by type as the context al
       CHECK(typed.arena.kv_bytes * c.den <= full.arena.kv_bytes * c.num + slack);
       CHECK(typed.arena.kv_bytes * c.den + slack >= full.arena.kv_bytes * c.num);
     }
-    // What wt_context_create refuses, the planner refuses: either type with the pager or on
-    // a device.
+    // With the pager, its pools are planned by type as the context allocates them.
+    ContextOptions po;
+    po.n_ctx = 384;
+    po.n_threads = 2;
+    po.kv_device_blocks = 8;
+    po.kv_type = c.type;
+    std::unique_ptr<Context> paged;
+    REQUIRE(Context::create(*c.model, po, &paged).is_ok());
     PlanRequest r;
-    r.n_ctx = 256;
+    r.n_ctx = 384;
     r.n_new = 16;
-    r.n_threads = 1;
+    r.n_threads = 2;
     r.kv_type = c.type;
-    r.kv_device_blocks = 64;
+    r.kv_device_blocks = 8;
     Plan p;
-    CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
+    REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).is_ok());
+    CHECK(p.arena.total_bytes == paged->stats().arena_bytes);
+    CHECK(p.arena.pager_device_bytes == paged->stats().pager_device_bytes);
+    CHECK(p.arena.pager_host_bytes == paged->stats().pager_host_bytes);
+    r.kv_type = DType::f32;
+    Plan p32;
+    REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p32).is_ok());
+    CHECK(p.arena.pager_device_bytes * c.den == p32.arena.pager_device_bytes * c.num);
+    CHECK(p.arena.pager_host_bytes * c.den == p32.arena.pager_host_bytes * c.num);
+    // What wt_context_create refuses, the planner refuses: either type on a device.
+    r.kv_type = c.type;
     r.kv_device_blocks = 0;
     r.backend = WT_BACKEND_VULKAN;
     CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
