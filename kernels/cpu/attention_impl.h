@@ -23,8 +23,11 @@ constexpr int64_t kMaxHeadDim = 256;
 
 // 16 floats as one value (GCC/clang vector extension): one zmm register in the AVX-512
 // build, two ymm in the AVX2 build, four xmm in the baseline build — one source for all.
-// The helpers are static and always inlined, so the vector ABI GCC warns about never applies.
-#if defined(__GNUC__) && !defined(__clang__)
+// The helpers are static and always inlined, so the vector ABI GCC and clang warn about
+// never applies.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 typedef float F16v __attribute__((vector_size(64)));
