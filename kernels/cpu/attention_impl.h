@@ -55,7 +55,7 @@ static inline void kv_to_f32(const uint16_t* src, float* dst, int64_t n) {
 }
 
 // One q8_0 block of a KV cache row (ggml's layout: an f16 scale, then 32 int8 values), as
-// f32 d * q: the values kv_load_row gives (kv_rows.h), in a loop the compiler vectorizes.
+// f32 d * q: the values dequantize gives (quant.h), in a loop the compiler vectorizes.
 struct KvQ8 {
   uint16_t d;
   int8_t q[32];

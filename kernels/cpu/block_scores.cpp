@@ -1,7 +1,7 @@
 #include <cmath>
 
 #include "ops_cpu.h"
-#include "kv_rows.h"
+#include "quant.h"
 
 namespace wt::cpu {
 
@@ -69,7 +69,7 @@ void block_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const
           const int64_t row = p.ids ? p.ids[r] : r;
           const float* kr = k.row<float>(g, row);
           if (k.type != DType::f32) {  // an f16 or q8_0 KV cache (decode-time re-selection)
-            kv_load_row(k.type, k.row<char>(g, row), krow, hd);
+            dequantize(k.type, k.row<char>(g, row), krow, hd);
             kr = krow;
           }
           for (int64_t d = 0; d < hd; ++d) ukey[d] += kr[d];

@@ -19,7 +19,6 @@
 
 #include "fast_math.h"
 #include "ops_cpu.h"
-#include "kv_rows.h"
 #include "quant.h"
 #include "vector_isa.h"
 

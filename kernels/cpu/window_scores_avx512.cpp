@@ -4,7 +4,6 @@
 
 #include "fast_math.h"
 #include "ops_cpu.h"
-#include "kv_rows.h"
 #include "quant.h"
 
 // The target is set after the includes so inline functions of the headers stay baseline

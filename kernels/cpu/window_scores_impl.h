@@ -41,7 +41,7 @@ static inline void load_block(const wt::Tensor& k, int64_t g, int64_t j0, int64_
         const int64_t n = hd - d0 < 32 ? hd - d0 : 32;
         size_t offset = 0;
         wt::dtype_row_bytes(k.type, d0, &offset);
-        wt::cpu::kv_load_row(k.type, kr + offset, part, n);
+        wt::cpu::dequantize(k.type, kr + offset, part, n);
         for (int64_t d = 0; d < n; ++d) kt[(d0 + d) * kBK + jj] = part[d];
       }
     } else {
