@@ -60,6 +60,7 @@ struct BackendCaps {
   uint64_t queued_work_bytes = 0; // host memory the driver may hold for recorded, unfinished work,
                                   // at most (Vulkan: its command storage; an estimate)
   uint64_t weight_types = 0;   // the DTypes its matmul and embed read: bit (1 << DType value)
+  uint64_t kv_types = 0;       // the KV cache types its kernels read and write (same bits)
   int n_threads = 1;
   const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")
 };

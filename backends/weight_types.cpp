@@ -30,6 +30,17 @@ uint64_t weight_types_of(wt_backend_kind kind) {
   return 0;
 }
 
+uint64_t kv_types_of(wt_backend_kind kind) {
+  switch (kind) {
+    case WT_BACKEND_CPU:     // kernels/cpu/attention_impl.h, kv_rows.cpp
+    case WT_BACKEND_VULKAN:  // kernels/vulkan/kv.glsl, kv_rows.comp
+      return bits({DType::f32, DType::f16, DType::q8_0});
+    case WT_BACKEND_CUDA:  // f32 only for now (issue 27)
+      return bits({DType::f32});
+  }
+  return 0;
+}
+
 std::string weight_type_names(uint64_t types) {
   std::string s;
   for (uint32_t id = 0; id < 64; ++id) {

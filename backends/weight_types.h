@@ -18,6 +18,10 @@ uint64_t weight_types_of(wt_backend_kind kind);
 // clears the bit on devices without them. Nothing else depends on the device.
 inline constexpr uint64_t kVulkanFeatureTypes = dtype_bit(DType::f16);
 
+// The KV cache types (f32, f16, q8_0: kernels/dtype.h is_kv_type) the backend's attention,
+// scoring and row-copy kernels read and write (BackendCaps::kv_types).
+uint64_t kv_types_of(wt_backend_kind kind);
+
 // "F32, F16, Q8_0": the types of a bit set, in DType order, for messages.
 std::string weight_type_names(uint64_t types);
 

@@ -96,7 +96,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   const bool paged = req.kv_device_blocks > 0;
   if (paged) WT_TRY(PagedKv::check_shape(req.n_ctx, req.kv_block_tokens, req.kv_device_blocks));
   // What wt_context_create refuses, refused here too (the same check).
-  WT_TRY(check_kv_type(hp, req.kv_type, req.backend != WT_BACKEND_CPU ? sizing.caps().name : nullptr));
+  WT_TRY(check_kv_type(hp, req.kv_type, kv_types_of(req.backend), backend_name(req.backend)));
   p.arena = lay_out_arena(in, nullptr, nullptr);
 
   // K and V of kv_type, n_head_kv heads.

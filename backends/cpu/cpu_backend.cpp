@@ -134,6 +134,7 @@ class CpuBackend final : public Backend {
     caps_.max_buffer_bytes = SIZE_MAX / 2;
     caps_.max_binding_bytes = SIZE_MAX / 2;
     caps_.weight_types = weight_types_of(WT_BACKEND_CPU);
+    caps_.kv_types = kv_types_of(WT_BACKEND_CPU);
     caps_.n_threads = pool_.n_threads();
     caps_.simd = cpu::matmul_isa();
   }

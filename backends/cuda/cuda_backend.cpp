@@ -34,6 +34,7 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.max_buffer_bytes = dev_.total_memory_bytes;
   caps_.max_binding_bytes = SIZE_MAX / 2;
   caps_.weight_types = weight_types_of(WT_BACKEND_CUDA);  // what kernels/cuda/common.cuh decodes
+  caps_.kv_types = kv_types_of(WT_BACKEND_CUDA);
   caps_.n_threads = 1;
   simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
   caps_.simd = simd_.c_str();

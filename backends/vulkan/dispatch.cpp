@@ -62,10 +62,6 @@ static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::count),
 Status VulkanBackend::enqueue(const OpCall& call) {
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   if (!e.encode) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op_name(call.op) + ": " + e.reason);
-  const char* kv_name = nullptr;
-  if (const Tensor* t = narrow_kv_tensor(call, &kv_name))
-    return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op_name(call.op) + ": " + kv_name + " is a KV cache of " +
-                                         dtype_name(t->type) + ", which only the CPU backend reads for now");
   return e.encode(*this, call);
 }
 

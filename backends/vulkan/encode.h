@@ -24,15 +24,35 @@ inline uint32_t stride(const Tensor& t, int i, uint32_t unit) { return static_ca
 // kernels read them, kernels/vulkan/common.glsl) has its row stride (dimension 1) at
 // nb[2s] and, for 3-D tensors, its dimension-2 stride at nb[2s + 1].
 inline void push_row_stride(Push* p, int slot, const Tensor& t) { p->nb[2 * slot] = stride(t, 1, 4); }
-inline void push_strides(Push* p, int slot, const Tensor& t) {
-  p->nb[2 * slot] = stride(t, 1, 4);
-  p->nb[2 * slot + 1] = stride(t, 2, 4);
+inline void push_strides(Push* p, int slot, const Tensor& t, uint32_t unit = 4) {
+  p->nb[2 * slot] = stride(t, 1, unit);
+  p->nb[2 * slot + 1] = stride(t, 2, unit);
 }
 
 // An f32 tensor bound to a slot (the usual case), or why not. validate_op has checked that
 // the op's f32 tensors are f32.
 inline Status bind_f32(const VulkanBackend& b, const Tensor& t, const char* what, Bound* out) {
   return b.bind_tensor(t, 4, what, out);
+}
+
+// A KV cache (f32, f16 or q8_0, validate_op checked which) bound in the units its kernels
+// address it in (kernels/vulkan/kv.glsl): floats, halves or bytes, returned in *unit. A q8_0
+// row must start on an even byte: its blocks' scales are read as aligned half-words.
+inline Status bind_kv(const VulkanBackend& b, const Tensor& t, const char* what, Bound* out, uint32_t* unit) {
+  *unit = t.type == DType::f32 ? 4 : t.type == DType::f16 ? 2 : 1;
+  if (t.type == DType::q8_0) {
+    bool even = reinterpret_cast<uintptr_t>(t.data) % 2 == 0;
+    for (int i = 1; i < 4; ++i) even = even && t.nb[i] % 2 == 0;
+    if (!even) return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + what + ": q8_0 rows must start on an even byte");
+  }
+  return b.bind_tensor(t, *unit, what, out);
+}
+
+// The variant of a kernel that reads a KV cache of type t: the f32 variant's f16 and q8_0
+// twins follow it in WT_VK_KERNELS.
+inline Kernel kv_variant(Kernel f32, DType t) {
+  const uint32_t delta = t == DType::f16 ? 1 : t == DType::q8_0 ? 2 : 0;
+  return static_cast<Kernel>(static_cast<uint32_t>(f32) + delta);
 }
 
 // A linear grid of n groups as (x, y) within the guaranteed limits; kernels call group_id().
@@ -73,6 +93,17 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c);
 Status encode_rope(VulkanBackend& b, const OpCall& c);
 Status encode_argmax(VulkanBackend& b, const OpCall& c);
 Status encode_gather_rows(VulkanBackend& b, const OpCall& c);
+// Rows into a KV cache of f16 or q8_0, for copy_rows (no ids: src row r to dst row row0 + r)
+// and gather_rows (by ids, its flags: bit 0 src 3-D, bit 1 dst 3-D, bit 2 per head).
+struct KvRows {
+  Tensor dst, src;
+  int64_t heads = 1, n_rows = 0;
+  int32_t row0 = 0;
+  const int32_t* ids = nullptr;
+  int64_t n_ids = 0;
+  uint32_t flags = 0;
+};
+Status encode_kv_rows(VulkanBackend& b, const KvRows& a);
 // ops_select.cpp
 Status encode_pool1d(VulkanBackend& b, const OpCall& c);
 Status encode_topk(VulkanBackend& b, const OpCall& c);

@@ -1,12 +1,23 @@
 // Encoders of the attention-shaped ops: attention_prefill / attention_decode (flash-style,
 // one workgroup per (query row, head)), window_scores and block_scores (two dispatches
 // each, the first filling the workspace the second reads; the batch's barrier orders them).
+// Each reads a KV cache of f32, f16 or q8_0 directly (kernels/vulkan/kv.glsl).
 #include <string>
 
 #include "encode.h"
 
 namespace wt::vk {
 namespace {
+
+constexpr bool kv_twins(Kernel f32, Kernel f16, Kernel q8) {
+  return static_cast<uint32_t>(f16) == static_cast<uint32_t>(f32) + 1 && static_cast<uint32_t>(q8) == static_cast<uint32_t>(f32) + 2;
+}
+static_assert(kv_twins(Kernel::attention_prefill, Kernel::attention_prefill_f16, Kernel::attention_prefill_q8_0) &&
+                  kv_twins(Kernel::attention_decode, Kernel::attention_decode_f16, Kernel::attention_decode_q8_0) &&
+                  kv_twins(Kernel::window_scores_stats, Kernel::window_scores_stats_f16, Kernel::window_scores_stats_q8_0) &&
+                  kv_twins(Kernel::window_scores, Kernel::window_scores_f16, Kernel::window_scores_q8_0) &&
+                  kv_twins(Kernel::block_scores, Kernel::block_scores_f16, Kernel::block_scores_q8_0),
+              "kv_variant: each KV-reading kernel's f16 and q8_0 twins follow it");
 
 constexpr uint32_t kAttnWg = 64;  // attention.comp / block_scores.comp size their shared arrays for 64
 
@@ -29,8 +40,9 @@ Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const
   init_bindings(b, bind);
   WT_TRY(bind_f32(b, a.dst, "attention dst", &bind[b_dst]));
   WT_TRY(bind_f32(b, a.q, "attention q", &bind[b_src0]));
-  WT_TRY(bind_f32(b, a.k, "attention k", &bind[b_src1]));
-  WT_TRY(bind_f32(b, a.v, "attention v", &bind[b_src2]));
+  uint32_t ku = 4;  // k and v are a cache of one type (validate_op)
+  WT_TRY(bind_kv(b, a.k, "attention k", &bind[b_src1], &ku));
+  WT_TRY(bind_kv(b, a.v, "attention v", &bind[b_src2], &ku));
   if (with_ids && n_ids > 0) WT_TRY(b.upload(ids, sizeof(int32_t) * static_cast<size_t>(n_ids), &bind[b_aux]));
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.q.ne[0]);
@@ -39,15 +51,16 @@ Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const
   p.ne[3] = static_cast<uint32_t>(a.k.ne[1]);
   push_strides(&p, 0, a.dst);
   push_strides(&p, 1, a.q);
-  push_strides(&p, 2, a.k);
-  push_strides(&p, 3, a.v);
+  push_strides(&p, 2, a.k, ku);
+  push_strides(&p, 3, a.v, ku);
   p.i[0] = a.pos0;
   p.f[0] = a.scale;
   p.n_ids = with_ids ? static_cast<uint32_t>(n_ids) : 0;
   p.flags = with_ids ? 1u : 0u;
   uint32_t gx, gy;
   grid(static_cast<uint64_t>(p.ne[1]) * p.ne[2], &gx, &gy);
-  return b.record(decode ? Kernel::attention_decode : Kernel::attention_prefill, kAttnWg, bind, p, gx, gy);
+  return b.record(kv_variant(decode ? Kernel::attention_decode : Kernel::attention_prefill, a.k.type), kAttnWg, bind,
+                  p, gx, gy);
 }
 
 }  // namespace
@@ -72,7 +85,8 @@ Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
   init_bindings(b, bind);
   WT_TRY(bind_f32(b, a.dst, "window_scores dst", &bind[b_dst]));
   WT_TRY(bind_f32(b, a.q, "window_scores q", &bind[b_src0]));
-  WT_TRY(bind_f32(b, a.k, "window_scores k", &bind[b_src1]));
+  uint32_t ku = 4;
+  WT_TRY(bind_kv(b, a.k, "window_scores k", &bind[b_src1], &ku));
   const size_t stats_bytes = sizeof(float) * 2 * static_cast<size_t>(a.q.ne[1] * (w > 0 ? w : 1));
   if (softmax) WT_TRY(b.bind_workspace(stats_bytes, "window_scores", &bind[b_aux]));
   Push p;
@@ -82,7 +96,7 @@ Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
   p.ne[3] = static_cast<uint32_t>(a.k.ne[1]);
   push_strides(&p, 0, a.dst);
   push_strides(&p, 1, a.q);
-  push_strides(&p, 2, a.k);
+  push_strides(&p, 2, a.k, ku);
   p.i[0] = static_cast<int32_t>(w);
   p.i[1] = static_cast<int32_t>(n_cols);
   p.i[2] = a.n_visible > 0 ? a.n_visible : static_cast<int32_t>(n_keys);
@@ -92,9 +106,10 @@ Status encode_window_scores(VulkanBackend& b, const OpCall& c) {
   uint32_t gx, gy;
   if (softmax && w > 0) {
     grid(static_cast<uint64_t>(p.ne[1]) * static_cast<uint64_t>(w), &gx, &gy);
-    WT_TRY(b.record(Kernel::window_scores_stats, kAttnWg, bind, p, gx, gy));
+    WT_TRY(b.record(kv_variant(Kernel::window_scores_stats, a.k.type), kAttnWg, bind, p, gx, gy));
   }
-  return record_elementwise(b, Kernel::window_scores, bind, p, static_cast<uint64_t>(p.ne[1]) * n_cols);
+  return record_elementwise(b, kv_variant(Kernel::window_scores, a.k.type), bind, p,
+                            static_cast<uint64_t>(p.ne[1]) * n_cols);
 }
 
 Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
@@ -109,7 +124,8 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   init_bindings(b, bind);
   WT_TRY(bind_f32(b, a.dst, "block_scores dst", &bind[b_dst]));
   WT_TRY(bind_f32(b, a.q, "block_scores q", &bind[b_src0]));
-  WT_TRY(bind_f32(b, a.k, "block_scores k", &bind[b_src1]));
+  uint32_t ku = 4;
+  WT_TRY(bind_kv(b, a.k, "block_scores k", &bind[b_src1], &ku));
   WT_TRY(b.bind_workspace(sizeof(float) * static_cast<size_t>(a.q.ne[0] * a.q.ne[1]), "block_scores", &bind[b_src2]));
   if (with_ids) WT_TRY(b.upload(a.key_ids, sizeof(int32_t) * static_cast<size_t>(a.n_keys), &bind[b_aux]));
   Push p;
@@ -118,7 +134,7 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   p.ne[2] = static_cast<uint32_t>(n_keys);
   p.ne[3] = static_cast<uint32_t>(a.k.ne[1]);
   push_strides(&p, 1, a.q);
-  push_strides(&p, 2, a.k);
+  push_strides(&p, 2, a.k, ku);
   p.i[0] = static_cast<int32_t>(block);
   p.i[1] = static_cast<int32_t>(unit);
   p.i[2] = static_cast<int32_t>(n_last);
@@ -129,7 +145,7 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   WT_TRY(record_elementwise(b, Kernel::block_scores_qbar, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]));
   uint32_t gx, gy;
   grid(static_cast<uint64_t>((n_keys + block - 1) / block), &gx, &gy);
-  return b.record(Kernel::block_scores, kAttnWg, bind, p, gx, gy);
+  return b.record(kv_variant(Kernel::block_scores, a.k.type), kAttnWg, bind, p, gx, gy);
 }
 
 }  // namespace wt::vk

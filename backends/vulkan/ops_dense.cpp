@@ -104,22 +104,19 @@ Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
 
 Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
   const CopyRowsOp& a = c.get<CopyRowsOp>();
-  const bool f16 = a.dst.type == DType::f16;  // else f32 (validate_op)
-  if (f16 && !b.vk_caps().storage_16bit)
-    return error(WT_ERR_UNSUPPORTED, "vulkan: copy_rows to f16 needs storageBuffer16BitAccess, which this device lacks");
-  const uint32_t du = f16 ? 2 : 4;
+  if (a.dst.type != DType::f32)
+    return encode_kv_rows(b, KvRows{.dst = a.dst, .src = a.src, .heads = 1, .n_rows = a.src.n_rows(), .row0 = a.row0});
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(b.bind_tensor(a.dst, du, "copy_rows dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.dst, "copy_rows dst", &bind[b_dst]));
   WT_TRY(bind_f32(b, a.src, "copy_rows src", &bind[b_src0]));
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.src.n_rows());
-  p.nb[0] = stride(a.dst, 1, du);
+  push_row_stride(&p, 0, a.dst);
   push_row_stride(&p, 1, a.src);
   p.i[0] = a.row0;
-  return record_elementwise(b, f16 ? Kernel::copy_rows_f16 : Kernel::copy_rows_f32, bind, p,
-                            static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
+  return record_elementwise(b, Kernel::copy_rows, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
 Status encode_embed(VulkanBackend& b, const OpCall& c) {
@@ -244,6 +241,10 @@ Status encode_gather_rows(VulkanBackend& b, const OpCall& c) {
   const bool src3 = a.src.n_dims >= 3, dst3 = a.dst.n_dims >= 3, per_head = a.per_head;
   const int64_t heads = src3 ? a.src.ne[1] : 1;
   const int64_t n_sel = per_head ? a.n_ids / heads : a.n_ids;
+  const uint32_t flags = (src3 ? 1u : 0u) | (dst3 ? 2u : 0u) | (per_head ? 4u : 0u);
+  if (a.dst.type != DType::f32)
+    return encode_kv_rows(b, KvRows{.dst = a.dst, .src = a.src, .heads = heads, .n_rows = n_sel, .ids = a.ids,
+                                    .n_ids = a.n_ids, .flags = flags});
   Bound bind[kBindings];
   init_bindings(b, bind);
   WT_TRY(bind_f32(b, a.dst, "gather_rows dst", &bind[b_dst]));
@@ -255,8 +256,34 @@ Status encode_gather_rows(VulkanBackend& b, const OpCall& c) {
   p.ne[2] = static_cast<uint32_t>(n_sel);
   push_strides(&p, 0, a.dst);
   push_strides(&p, 1, a.src);
-  p.flags = (src3 ? 1u : 0u) | (dst3 ? 2u : 0u) | (per_head ? 4u : 0u);
+  p.flags = flags;
   return record_elementwise(b, Kernel::gather_rows, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1] * p.ne[2]);
+}
+
+// Rows into a KV cache of f16 or q8_0 (kernels/vulkan/kv_rows.comp): f32 rows rounded to its
+// type, or rows of its own type as bytes. dst is bound in bytes; src in floats or bytes.
+Status encode_kv_rows(VulkanBackend& b, const KvRows& a) {
+  const bool copy = a.src.type == a.dst.type;  // else f32 into f16 / q8_0 (validate_op)
+  const Kernel k = copy ? Kernel::kv_copy : a.dst.type == DType::f16 ? Kernel::kv_store_f16 : Kernel::kv_store_q8_0;
+  size_t row_bytes = 0;
+  dtype_row_bytes(a.dst.type, a.src.ne[0], &row_bytes);
+  const uint32_t su = copy ? 1 : 4;
+  Bound bind[kBindings];
+  init_bindings(b, bind);
+  WT_TRY(b.bind_tensor(a.dst, 1, "KV rows dst", &bind[b_dst]));
+  WT_TRY(b.bind_tensor(a.src, su, "KV rows src", &bind[b_src0]));
+  if (a.ids && a.n_ids > 0) WT_TRY(b.upload(a.ids, sizeof(int32_t) * static_cast<size_t>(a.n_ids), &bind[b_aux]));
+  Push p;
+  p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.heads);
+  p.ne[2] = static_cast<uint32_t>(a.n_rows);
+  push_strides(&p, 0, a.dst, 1);
+  push_strides(&p, 1, a.src, su);
+  p.i[0] = a.row0;
+  p.i[1] = static_cast<int32_t>(row_bytes);
+  p.i[2] = static_cast<int32_t>(row_bytes / 4 + 2);  // the most words a row of that many bytes touches
+  p.flags = a.ids ? a.flags : 8u;
+  return record_elementwise(b, k, bind, p, static_cast<uint64_t>(a.heads) * static_cast<uint64_t>(a.n_rows) * p.i[2]);
 }
 
 }  // namespace wt::vk

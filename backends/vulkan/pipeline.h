@@ -15,16 +15,18 @@
 namespace wt::vk {
 
 // Kernel variants; names match the SPIR-V blobs the build embeds (kernels/vulkan/CMakeLists.txt).
-#define WT_VK_KERNELS(X)                                                                           \
-  X(add) X(rmsnorm) X(swiglu) X(copy_rows_f32) X(copy_rows_f16) X(embed_f32) X(embed_f16)         \
-  X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(embed_q5_0) X(embed_q5_1) X(embed_bf16)             \
-  X(embed_q4_k) X(embed_q5_k) X(embed_q6_k) X(rope) X(rope_f64) X(matmul_f32) X(matmul_f16)       \
-  X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0) X(matmul_q5_1) X(matmul_bf16)        \
-  X(matmul_q4_k) X(matmul_q5_k) X(matmul_q6_k) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0) \
-  X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(matmul_sg_bf16)        \
-  X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk) \
-  X(kv_similarity) X(attention_prefill) X(attention_decode) X(window_scores_stats) X(window_scores)  \
-  X(block_scores_qbar) X(block_scores)
+#define WT_VK_KERNELS(X)                                                                              \
+  X(add) X(rmsnorm) X(swiglu) X(copy_rows) X(kv_store_f16) X(kv_store_q8_0) X(kv_copy) X(embed_f32)  \
+  X(embed_f16) X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(embed_q5_0) X(embed_q5_1) X(embed_bf16)   \
+  X(embed_q4_k) X(embed_q5_k) X(embed_q6_k) X(rope) X(rope_f64) X(matmul_f32) X(matmul_f16)          \
+  X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0) X(matmul_q5_1) X(matmul_bf16)           \
+  X(matmul_q4_k) X(matmul_q5_k) X(matmul_q6_k) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0)    \
+  X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(matmul_sg_bf16)           \
+  X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk)    \
+  X(kv_similarity) X(attention_prefill) X(attention_prefill_f16) X(attention_prefill_q8_0)            \
+  X(attention_decode) X(attention_decode_f16) X(attention_decode_q8_0) X(window_scores_stats)         \
+  X(window_scores_stats_f16) X(window_scores_stats_q8_0) X(window_scores) X(window_scores_f16)        \
+  X(window_scores_q8_0) X(block_scores_qbar) X(block_scores) X(block_scores_f16) X(block_scores_q8_0)
 
 enum class Kernel : uint32_t {
 #define WT_VK_ENUM(name) name,

@@ -56,6 +56,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
   caps_.max_binding_bytes = static_cast<size_t>(c.max_storage_buffer_range);
   // What kernels/vulkan/dequant.glsl decodes; F16 only with 16-bit storage buffers.
   caps_.weight_types = weight_types_of(WT_BACKEND_VULKAN);
+  caps_.kv_types = kv_types_of(WT_BACKEND_VULKAN);
   if (!c.storage_16bit) caps_.weight_types &= ~kVulkanFeatureTypes;
   caps_.n_threads = 1;
   caps_.simd = "spirv";

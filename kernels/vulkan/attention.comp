@@ -7,13 +7,14 @@
 //     ids (binding 4) are per-row skip flags, a flagged row's output is 0 (Token Filtering).
 //   ATTN_DECODE: one row at position i0 sees keys 0..i0, or with flags bit 0 exactly the
 //     key rows ids[0..n_ids) (SlimInfer's active blocks); no keys gives 0.
+// The cache is f32, f16 or q8_0 (kv.glsl; its strides in that type's units).
 // ne0 = hd (<= 4 * workgroup size), ne1 = n_head, ne2 = n, ne3 = n_head_kv, f0 = scale.
 #include "common.glsl"
+#define KV_V
+#include "kv.glsl"
 
 layout(binding = 0) writeonly buffer Dst { float dst[]; };
 layout(binding = 1) readonly buffer Q { float q[]; };
-layout(binding = 2) readonly buffer K { float k[]; };
-layout(binding = 3) readonly buffer V { float v[]; };
 layout(binding = 4) readonly buffer Ids { int ids[]; };
 
 const uint kMaxDimsPerThread = 4u;
@@ -80,7 +81,7 @@ void main() {
 #endif
       const uint k0 = p.o_s1 + g * p.s1_nb1 + kr * p.s1_nb2;
       s = 0.0;
-      for (uint d = 0u; d < hd; ++d) s += q_s[d] * k[k0 + d];
+      for (uint d = 0u; d < hd; ++d) s += q_s[d] * load_k(k0, d);
     }
     const float m_new = max(m, reduce_max(t, s));
     const float alpha = exp(m - m_new);
@@ -99,7 +100,7 @@ void main() {
 #else
         const uint vr = j0 + jj;
 #endif
-        a += p_s[jj] * v[p.o_s2 + g * p.s2_nb1 + vr * p.s2_nb2 + d];
+        a += p_s[jj] * load_v(p.o_s2 + g * p.s2_nb1 + vr * p.s2_nb2, d);
       }
       acc[e] = a;
     }

@@ -8,11 +8,12 @@
 //   BS_SCORES: one workgroup per block, threads over the head dimension; dst[n_blocks].
 // ne0 = hd (<= 4 * workgroup size), ne1 = n_head, ne2 = n_keys, ne3 = n_head_kv;
 // i0 = block, i1 = unit, i2 = n_last (q rows n - n_last .. n), i3 = n (q rows), f1 = 1 / n_head.
+// k is a cache of f32, f16 or q8_0 (kv.glsl).
 #include "common.glsl"
+#include "kv.glsl"
 
 layout(binding = 0) writeonly buffer Dst { float dst[]; };
 layout(binding = 1) readonly buffer Q { float q[]; };
-layout(binding = 2) readonly buffer K { float k[]; };
 layout(binding = 3) buffer Qbar { float qbar[]; };
 layout(binding = 4) readonly buffer Ids { int ids[]; };
 
@@ -50,7 +51,7 @@ void main() {
         float s = 0.0;
         for (uint r = us; r < ue; ++r) {
           const uint kr = with_ids ? uint(ids[p.o_aux + r]) : r;
-          s += k[p.o_s1 + g * p.s1_nb1 + kr * p.s1_nb2 + d];
+          s += load_k(p.o_s1 + g * p.s1_nb1 + kr * p.s1_nb2, d);
         }
         ukey[e] = s * inv;
       }

@@ -9,12 +9,12 @@
 //     flags bit 0; 0 where the key is not visible) or raw q.k (no scale, mask or softmax),
 //     written per query (flags bit 1) or summed over the window in query order.
 // ne0 = hd, ne1 = n_head, ne2 = n (q rows), ne3 = n_head_kv; i0 = W, i1 = n_cols, i2 = i_vis,
-// i3 = n_keys; f0 = scale.
+// i3 = n_keys; f0 = scale. k is a cache of f32, f16 or q8_0 (kv.glsl).
 #include "common.glsl"
+#include "kv.glsl"
 
 layout(binding = 0) writeonly buffer Dst { float dst[]; };
 layout(binding = 1) readonly buffer Q { float q[]; };
-layout(binding = 2) readonly buffer K { float k[]; };
 layout(binding = 4) buffer Stats { float ml[]; };
 
 int last_key(int i) { return min(p.i2 - p.i0 + i, p.i3 - 1); }
@@ -56,7 +56,7 @@ void main() {
     if (j < n_vis) {
       const uint k0 = k_row(g, j);
       s = 0.0;
-      for (uint d = 0u; d < p.ne0; ++d) s += q_s[d] * k[k0 + d];
+      for (uint d = 0u; d < p.ne0; ++d) s += q_s[d] * load_k(k0, d);
     }
     const float m_new = max(m, reduce(t, s, true));
     const float e = j < n_vis ? exp(s - m_new) : 0.0;
@@ -84,12 +84,12 @@ void main() {
     float s = 0.0;
     if (softmax) {
       if (int(j) <= last_key(int(i))) {
-        for (uint d = 0u; d < p.ne0; ++d) s += (q[q0 + d] * p.f0) * k[k0 + d];
+        for (uint d = 0u; d < p.ne0; ++d) s += (q[q0 + d] * p.f0) * load_k(k0, d);
         const uint st = p.o_aux + (head * W + i) * 2u;
         s = exp(s - ml[st]) * (1.0 / ml[st + 1u]);  // ml[st + 1] >= 1: the max term is exp(0)
       }
     } else {
-      for (uint d = 0u; d < p.ne0; ++d) s += q[q0 + d] * k[k0 + d];
+      for (uint d = 0u; d < p.ne0; ++d) s += q[q0 + d] * load_k(k0, d);
     }
     if (per_query) {
       dst[p.o_dst + head * p.dst_nb1 + i * p.dst_nb2 + j] = s;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "backends/weight_types.h"
 #include "context_budget.h"
 #include "runtime/prune/registry.h"
 #include "model_device.h"
@@ -63,7 +64,12 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
-  WT_TRY(check_kv_type(hp, options.kv_type, model.device ? model.device->backend().caps().name : nullptr));
+  if (model.device) {
+    const BackendCaps& caps = model.device->backend().caps();
+    WT_TRY(check_kv_type(hp, options.kv_type, caps.kv_types, caps.name));
+  } else {
+    WT_TRY(check_kv_type(hp, options.kv_type, kv_types_of(WT_BACKEND_CPU), "cpu"));
+  }
   if (model.device) {
     ctx->device_ = model.device.get();
     ctx->backend_ = &ctx->device_->backend();

@@ -2,6 +2,7 @@
 #include "context_layout.h"
 
 #include "paged_kv.h"
+#include "backends/weight_types.h"
 
 #include <algorithm>
 
@@ -173,7 +174,7 @@ uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {
   return 2 * static_cast<uint64_t>(head) * static_cast<uint64_t>(hp.n_head_kv);
 }
 
-Status check_kv_type(const Hparams& hp, DType kv_type, const char* device) {
+Status check_kv_type(const Hparams& hp, DType kv_type, uint64_t kv_types, const char* backend) {
   const std::string name = kv_type_name(kv_type);
   if (!is_kv_type(kv_type))
     return error(WT_ERR_INVALID_ARGUMENT, "kv_type " + name + ": the KV cache is f32, f16 or q8_0");
@@ -181,9 +182,9 @@ Status check_kv_type(const Hparams& hp, DType kv_type, const char* device) {
   if (!dtype_row_bytes(kv_type, hp.head_dim, &row))
     return error(WT_ERR_UNSUPPORTED, "kv_type " + name + " stores blocks of 32 values; this model's head_dim " +
                                          std::to_string(hp.head_dim) + " is not a multiple of 32 (use f32 or f16)");
-  if (kv_type != DType::f32 && device)
-    return error(WT_ERR_UNSUPPORTED, "a KV cache of " + name + " runs on the CPU backend only for now; this model runs on " +
-                                         device + " (use kv_type f32)");
+  if (!(kv_types & dtype_bit(kv_type)))
+    return error(WT_ERR_UNSUPPORTED, "the " + std::string(backend) + " backend does not keep a KV cache of " + name +
+                                         " yet (it keeps " + weight_type_names(kv_types) + ")");
   return Status::ok();
 }
 

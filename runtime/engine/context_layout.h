@@ -108,9 +108,9 @@ inline const char* kv_type_name(DType t) {
 uint64_t kv_row_bytes(const Hparams& hp, DType kv_type);
 
 // Whether a context can keep its KV cache as kv_type: a KV type (is_kv_type), rows that
-// q8_0's blocks of 32 divide, and for now only f32 on a device backend (`device`: its name,
-// null on the CPU; the pager moves blocks of any type as bytes). The one check of
-// wt_context_create and the planner.
-Status check_kv_type(const Hparams& hp, DType kv_type, const char* device);
+// q8_0's blocks of 32 divide, and a type the backend's kernels read (`kv_types`, bits of
+// BackendCaps::kv_types, of the backend named `backend`; the pager moves blocks of any type
+// as bytes). The one check of wt_context_create and the planner.
+Status check_kv_type(const Hparams& hp, DType kv_type, uint64_t kv_types, const char* backend);
 
 }  // namespace wt

@@ -140,6 +140,12 @@ void read_floats(const TensorSpec& s, const uint8_t* base, std::vector<float>* o
   const int64_t n_rows = s.ne[1] * s.ne[2] * s.ne[3];
   for (int64_t r = 0; r < n_rows; ++r) {
     const uint8_t* row = base + static_cast<size_t>(r) * l.nb[1];
+    if (s.type == DType::q8_0) {  // a KV cache row of q8_0 (copy_rows, gather_rows): its values
+      const size_t at = out->size();
+      out->resize(at + static_cast<size_t>(s.ne[0]));
+      cpu::dequantize(DType::q8_0, row, out->data() + at, s.ne[0]);
+      continue;
+    }
     for (int64_t i = 0; i < s.ne[0]; ++i) {
       if (s.type == DType::f16) {
         uint16_t h;

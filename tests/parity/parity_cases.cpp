@@ -25,6 +25,12 @@ TensorSpec typed(DType t, int64_t a, int64_t b, float scale = 1.0f) {
   s.type = t;
   return s;
 }
+// A KV cache of type t: [rows, heads, hd].
+TensorSpec kv(DType t, int64_t hd, int64_t heads, int64_t rows) {
+  TensorSpec s = f32(3, hd, heads, rows);
+  s.type = t;
+  return s;
+}
 TensorSpec padded(TensorSpec s, int64_t pad) {
   s.row_pad = pad;
   return s;
@@ -278,11 +284,45 @@ void decode_split_cases(std::vector<Case>& v) {
   }
 }
 
+struct AttentionShape {
+  int hd, heads, kv_heads, n, pos0;
+  bool ids;  // decode: a key subset (1, 4, 7, ...); prefill: every third row skipped
+};
+
+// One attention case over a KV cache of kv_type (f32, or f16 / q8_0 read directly).
+Case attention_case(Op op, const AttentionShape& a, DType kv_type) {
+  const bool decode = op == Op::attention_decode;
+  Case c = make(op, std::string(kv_type == DType::f32 ? "" : std::string("kv ") + dtype_name(kv_type) + " ") +
+                        "hd=" + std::to_string(a.hd) + " heads=" + std::to_string(a.heads) + "/" +
+                        std::to_string(a.kv_heads) + " n=" + std::to_string(a.n) + " pos0=" + std::to_string(a.pos0) +
+                        (a.ids ? (decode ? " key subset" : " skipped rows") : ""));
+  const int n_kv = a.pos0 + a.n;
+  c.kv_type = kv_type;
+  c.dst = f32(3, a.hd, a.heads, a.n);
+  c.src[0] = f32(3, a.hd, a.heads, a.n);
+  c.src[1] = kv(kv_type, a.hd, a.kv_heads, n_kv + 3);  // rows past the visible ones must not matter
+  c.src[2] = kv(kv_type, a.hd, a.kv_heads, n_kv + 3);
+  const int32_t pos0 = a.pos0;
+  if (decode) {
+    c.call = [pos0](const Slots& s) {
+      return OpCall(AttentionDecodeOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
+                                      .scale = 1.0f / 8.0f, .key_rows = s.ids, .n_key_rows = s.n_ids});
+    };
+  } else {
+    c.call = [pos0](const Slots& s) {
+      return OpCall(AttentionPrefillOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
+                                       .scale = 1.0f / 8.0f, .skip_rows = s.ids});
+    };
+  }
+  if (a.ids && decode) c.ids = iota_ids(97, 3, 1, n_kv);  // ascending: 1, 4, 7, ...
+  if (a.ids && !decode) {
+    for (int i = 0; i < a.n; ++i) c.ids.push_back(i % 3 == 1 ? 1 : 0);
+  }
+  return c;
+}
+
 void attention_cases(std::vector<Case>& v, Op op) {
-  struct A {
-    int hd, heads, kv_heads, n, pos0;
-    bool ids;
-  };
+  using A = AttentionShape;
   const bool decode = op == Op::attention_decode;
   const std::vector<A> shapes = decode ? std::vector<A>{{64, 8, 2, 1, 100, false}, {128, 4, 4, 1, 0, false},
                                                         {64, 6, 2, 1, 300, true}, {32, 4, 1, 1, 63, false}}
@@ -300,34 +340,16 @@ void attention_cases(std::vector<Case>& v, Op op) {
                                                         // 13th: the harness's 0-byte offset (every fourth
                                                         // case), so CUDA's float4 tile loads run at 128.
                                                         {128, 12, 2, 150, 10, false}};
-  for (const A& a : shapes) {
-    Case c = make(op, "hd=" + std::to_string(a.hd) + " heads=" + std::to_string(a.heads) + "/" +
-                          std::to_string(a.kv_heads) + " n=" + std::to_string(a.n) + " pos0=" + std::to_string(a.pos0) +
-                          (a.ids ? (decode ? " key subset" : " skipped rows") : ""));
-    const int n_kv = a.pos0 + a.n;
-    c.dst = f32(3, a.hd, a.heads, a.n);
-    c.src[0] = f32(3, a.hd, a.heads, a.n);
-    c.src[1] = f32(3, a.hd, a.kv_heads, n_kv + 3);  // rows past the visible ones must not matter
-    c.src[2] = f32(3, a.hd, a.kv_heads, n_kv + 3);
-    const int32_t pos0 = a.pos0;
-    if (decode) {
-      c.call = [pos0](const Slots& s) {
-        return OpCall(AttentionDecodeOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
-                                        .scale = 1.0f / 8.0f, .key_rows = s.ids, .n_key_rows = s.n_ids});
-      };
-    } else {
-      c.call = [pos0](const Slots& s) {
-        return OpCall(AttentionPrefillOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
-                                         .scale = 1.0f / 8.0f, .skip_rows = s.ids});
-      };
-    }
-    if (a.ids && decode) c.ids = iota_ids(97, 3, 1, n_kv);  // ascending: 1, 4, 7, ...
-    if (a.ids && !decode) {
-      for (int i = 0; i < a.n; ++i) c.ids.push_back(i % 3 == 1 ? 1 : 0);
-    }
-    v.push_back(c);
-  }
+  for (const A& a : shapes) v.push_back(attention_case(op, a, DType::f32));
   if (decode) decode_split_cases(v);
+  // Over a cache of f16 or q8_0: GQA, a head_dim of one q8_0 block (rows off a word every
+  // other row), ragged key counts, key subsets and skipped rows.
+  const std::vector<A> typed = decode ? std::vector<A>{{64, 9, 3, 1, 936, false}, {128, 12, 2, 1, 300, true},
+                                                       {32, 4, 1, 1, 63, false}}
+                                      : std::vector<A>{{64, 9, 3, 37, 0, false}, {64, 14, 2, 20, 70, true},
+                                                       {32, 4, 4, 65, 3, false}, {128, 12, 2, 9, 100, false}};
+  for (DType t : {DType::f16, DType::q8_0})
+    for (const A& a : typed) v.push_back(attention_case(op, a, t));
 }
 
 void swiglu_cases(std::vector<Case>& v) {
@@ -348,6 +370,21 @@ void copy_rows_cases(std::vector<Case>& v) {
                                      std::to_string(n) + " row0=" + std::to_string(row0));
     c.dst = typed(t, d, rows);
     c.src[0] = f32(2, d, n);
+    c.call = [row0 = row0](const Slots& s) { return OpCall(CopyRowsOp{.dst = s.dst, .src = s.src[0], .row0 = row0}); };
+    v.push_back(c);
+  }
+  // Into a KV cache of q8_0 (rounded per block of 32), and a cache's rows into one of its type
+  // (bytes: the pager's staging). d = 96 gives q8_0 rows of 102 bytes, which start off a word
+  // every other row, so words are shared between rows.
+  for (auto [src_t, t, d, n, row0, rows] :
+       {std::tuple{DType::f32, DType::q8_0, 64, 5, 2, 9}, std::tuple{DType::f32, DType::q8_0, 96, 7, 1, 9},
+        std::tuple{DType::q8_0, DType::q8_0, 96, 5, 3, 9}, std::tuple{DType::f16, DType::f16, 66, 3, 1, 5},
+        std::tuple{DType::f32, DType::f16, 66, 3, 0, 5}}) {
+    Case c = make(Op::copy_rows, std::string(dtype_name(src_t)) + " to " + dtype_name(t) + " d=" + std::to_string(d) +
+                                     " n=" + std::to_string(n) + " row0=" + std::to_string(row0));
+    c.kv_type = t;
+    c.dst = typed(t, d, rows);
+    c.src[0] = typed(src_t, d, n);
     c.call = [row0 = row0](const Slots& s) { return OpCall(CopyRowsOp{.dst = s.dst, .src = s.src[0], .row0 = row0}); };
     v.push_back(c);
   }
@@ -399,6 +436,16 @@ void window_scores_cases(std::vector<Case>& v) {
                                    .n_visible = w.n_visible, .scale = 0.125f});
     };
     v.push_back(c);
+    // Over a cache of f16 and of q8_0 (the oracle scores the cache's keys at decode).
+    if (w.n_keys <= 1200) {
+      for (DType t : {DType::f16, DType::q8_0}) {
+        Case n = c;
+        n.label = std::string("kv ") + dtype_name(t) + " " + c.label;
+        n.kv_type = t;
+        n.src[1] = kv(t, w.hd, w.kv_heads, w.n_keys);
+        v.push_back(n);
+      }
+    }
   }
 }
 
@@ -460,6 +507,25 @@ void gather_rows_cases(std::vector<Case>& v) {
     };
     v.push_back(c);
   }
+  // Into a KV cache of f16 or q8_0: f32 rows rounded to it (a pruned prompt's kept rows) or
+  // its own rows as bytes (compaction), 3-D shared and per head; head_dim 96 puts q8_0 rows
+  // off words.
+  for (DType t : {DType::f16, DType::q8_0}) {
+    for (auto [from_f32, d, per_head] : {std::tuple{true, 64, false}, std::tuple{true, 96, true},
+                                         std::tuple{false, 96, false}, std::tuple{false, 64, true}}) {
+      Case c = make(Op::gather_rows, std::string(from_f32 ? "f32" : dtype_name(t)) + " to " + dtype_name(t) +
+                                         " 3-D " + (per_head ? "per head" : "shared") + " d=" + std::to_string(d) +
+                                         " heads=3 n_sel=4");
+      c.kv_type = t;
+      c.dst = kv(t, d, 3, 4);
+      c.src[0] = kv(from_f32 ? DType::f32 : t, d, 3, 10);
+      c.ids = per_head ? std::vector<int32_t>{0, 2, 4, 6, 1, 3, 5, 7, 0, 1, 8, 9} : std::vector<int32_t>{9, 0, 4, 5};
+      c.call = [per_head = per_head](const Slots& s) {
+        return OpCall(GatherRowsOp{.dst = s.dst, .src = s.src[0], .ids = s.ids, .n_ids = s.n_ids, .per_head = per_head});
+      };
+      v.push_back(c);
+    }
+  }
 }
 
 void block_scores_cases(std::vector<Case>& v) {
@@ -483,6 +549,14 @@ void block_scores_cases(std::vector<Case>& v) {
     };
     if (b.ids) c.ids = iota_ids(40, 1, 5, b.n_keys);
     v.push_back(c);
+    // The same over a cache of f16 and of q8_0 (SlimInfer's decode-time scores read it).
+    for (DType t : {DType::f16, DType::q8_0}) {
+      Case n = c;
+      n.label = std::string("kv ") + dtype_name(t) + " " + c.label;
+      n.kv_type = t;
+      n.src[1] = kv(t, b.hd, b.kv_heads, b.n_keys);
+      v.push_back(n);
+    }
   }
 }
 

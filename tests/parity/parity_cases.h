@@ -57,6 +57,10 @@ struct Case {
   // GPU of compute capability 8 or more): its inputs are rounded below f32.
   bool tensor_cores = false;
   bool f32_inputs = false;  // the device call, too, asks for f32 (WT_MATMUL_F32): no tensor cores
+  // The type of the KV cache the case reads or writes (attention's k and v, the scores' k,
+  // the rows copy_rows / gather_rows store): a backend whose BackendCaps::kv_types lack it
+  // skips the case, visibly.
+  DType kv_type = DType::f32;
 };
 
 struct Tolerance {

@@ -19,23 +19,18 @@ struct MeasureCase {
   bool pager;
   wt_kv_type kv_type = WT_KV_F32;
 };
-// Full KV, three methods, and full KV paged.
+// Full KV, three methods, full KV paged, and full KV and SlimInfer with an f16 and a q8_0
+// cache (q8_0 paged too).
 inline constexpr MeasureCase kMeasureCases[] = {{WT_PRUNE_FULL, false},
                                                 {WT_PRUNE_FASTKV, false},
                                                 {WT_PRUNE_SNAPKV, false},
                                                 {WT_PRUNE_SLIMINFER, false},
-                                                {WT_PRUNE_FULL, true}};
-// The CPU backend's: those, and full KV and SlimInfer with an f16 cache.
-inline constexpr MeasureCase kMeasureCasesCpu[] = {{WT_PRUNE_FULL, false},
-                                                   {WT_PRUNE_FASTKV, false},
-                                                   {WT_PRUNE_SNAPKV, false},
-                                                   {WT_PRUNE_SLIMINFER, false},
-                                                   {WT_PRUNE_FULL, true},
-                                                   {WT_PRUNE_FULL, false, WT_KV_F16},
-                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_F16},
-                                                   {WT_PRUNE_FULL, false, WT_KV_Q8_0},
-                                                   {WT_PRUNE_SLIMINFER, false, WT_KV_Q8_0},
-                                                   {WT_PRUNE_FULL, true, WT_KV_Q8_0}};
+                                                {WT_PRUNE_FULL, true},
+                                                {WT_PRUNE_FULL, false, WT_KV_F16},
+                                                {WT_PRUNE_SLIMINFER, false, WT_KV_F16},
+                                                {WT_PRUNE_FULL, false, WT_KV_Q8_0},
+                                                {WT_PRUNE_SLIMINFER, false, WT_KV_Q8_0},
+                                                {WT_PRUNE_FULL, true, WT_KV_Q8_0}};
 
 inline std::string case_name(MeasureCase c) {
   return std::string(wt_prune_method_name(c.method)) + (c.pager ? " (pager)" : "") +

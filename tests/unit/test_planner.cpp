@@ -173,11 +173,16 @@ TEST_CASE("planner: f16 and q8_0 KV caches are planned by type as the context al
     REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p32).is_ok());
     CHECK(p.arena.pager_device_bytes * c.den == p32.arena.pager_device_bytes * c.num);
     CHECK(p.arena.pager_host_bytes * c.den == p32.arena.pager_host_bytes * c.num);
-    // What wt_context_create refuses, the planner refuses: either type on a device.
+    // What wt_context_create refuses, the planner refuses: either type on CUDA (f32 only for
+    // now), by the same check against the backend's KV types; Vulkan keeps both.
     r.kv_type = c.type;
     r.kv_device_blocks = 0;
+    r.backend = WT_BACKEND_CUDA;
+    const Status on_cuda = plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p);
+    CHECK(on_cuda.code() == WT_ERR_UNSUPPORTED);
+    CHECK(on_cuda.message().find("cuda backend does not keep a KV cache of") != std::string::npos);
     r.backend = WT_BACKEND_VULKAN;
-    CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).code() == WT_ERR_UNSUPPORTED);
+    CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).is_ok());
   }
   // q8_0 over head_dim 16: refused by both, naming the head_dim.
   const ModelShape narrow = model_shape_from_model(*tiny().model);
@@ -587,7 +592,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
     REQUIRE(wt_context_prefill(warm, text.data(), 32) == WT_OK);
     wt_context_free(warm);
   }
-  for (const test::MeasureCase c : test::kMeasureCasesCpu) {
+  for (const test::MeasureCase c : test::kMeasureCases) {
     const std::string name = test::case_name(c);
     CAPTURE(name);
     const wt_context_params cp = test::measure_params(c, n_ctx, shape.hp.n_layer);

@@ -1,0 +1,33 @@
+// KV cache reads for the kernels that score or attend over a cache (attention, window_scores,
+// block_scores): the cache's type comes from a -D define on the including kernel, KV_F16 or
+// KV_Q8_0 (else f32). Keys are binding 2; values binding 3 where the kernel defines KV_V.
+// Rows start at `row`, in elements for f32 and f16, in bytes for q8_0 (34-byte blocks of 32
+// values: an f16 scale d, then 32 int8 q, x = q * d: kernels/cpu/quant.h). f16 and q8_0 are
+// read from uint views, so neither needs the 16-bit or 8-bit storage features; q8_0 rows start
+// on an even byte (the encoder checks), so a block's scale is one aligned half-word.
+//   load_k(row, i), load_v(row, i): element i of a key / value row, the value the CPU reads.
+
+#if defined(KV_Q8_0)
+#define KV_VIEW uint
+#define KV_LOAD(name, buf)                                                              \
+  float name(uint row, uint i) {                                                        \
+    const uint blk = row + (i >> 5) * 34u, b = blk + 2u + (i & 31u);                    \
+    const int q = bitfieldExtract(int(buf[b >> 2]), int((b & 3u) * 8u), 8);             \
+    return float(q) * unpackHalf2x16(buf[blk >> 2] >> ((blk & 2u) * 8u)).x;             \
+  }
+#elif defined(KV_F16)
+#define KV_VIEW uint
+#define KV_LOAD(name, buf) \
+  float name(uint row, uint i) { const uint e = row + i; return unpackHalf2x16(buf[e >> 1] >> ((e & 1u) * 16u)).x; }
+#else
+#define KV_VIEW float
+#define KV_LOAD(name, buf) \
+  float name(uint row, uint i) { return buf[row + i]; }
+#endif
+
+layout(binding = 2) readonly buffer KvK { KV_VIEW kv_k[]; };
+KV_LOAD(load_k, kv_k)
+#if defined(KV_V)
+layout(binding = 3) readonly buffer KvV { KV_VIEW kv_v[]; };
+KV_LOAD(load_v, kv_v)
+#endif
