@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "context_layout.h"
 #include "paged_kv.h"
+#include "state_io.h"
 
 namespace wt {
 
@@ -31,7 +32,7 @@ struct ContextOptions {
   int32_t kv_device_blocks = 0;
   int32_t kv_block_tokens = 64;
   bool kv_sync_swaps = false;  // wait for each swap on the host (the ablation)
-  DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (f16/q8_0: the CPU backend, resident KV)
+  DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (the backend's BackendCaps::kv_types)
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();
@@ -86,6 +87,12 @@ class Context {
   int32_t n_last_rows() const { return last_rows_; }
 
   void reset();
+  // The saved state (context_state.cpp, wt_context_state_*): its bytes now; the state into
+  // a sink; a state from a source, checked whole before anything changes (a refusal leaves
+  // the context as it was; a read that fails on the second pass resets it).
+  uint64_t state_bytes() const;
+  Status save_state(StateSink& out);
+  Status load_state(StateSource& in);
   int32_t n_past() const { return n_past_; }
   int32_t n_ctx() const { return n_ctx_; }
   const ContextStats& stats() const { return stats_; }
@@ -93,6 +100,7 @@ class Context {
   const Backend& backend() const { return *backend_; }
   bool on_device() const { return device_ != nullptr; }
   const wt_prune_params& prune_params() const { return prune_; }
+  DType kv_type() const { return options_.kv_type; }
   const PruneStats& prune_stats() const { return prune_stats_; }
   const PrunePolicy* policy() const { return policy_.get(); }
   // KV rows layer l holds, and the original position of each row of KV head h (a prompt
@@ -124,6 +132,8 @@ class Context {
   // policy_ (if any) is asked its decode questions.
   Status forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy, Decision* restart);
   Status prefill_pruned(const int32_t* tokens, int32_t n_tokens);
+  // One pass over a saved state: every check (apply false), or the writes too.
+  Status read_state(StateSource& in, bool apply);
 
   // One forward pass, as the layers see it (forward_llama.cpp).
   struct Pass {

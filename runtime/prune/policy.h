@@ -114,6 +114,21 @@ struct RankingSink {
   }
 };
 
+// Where a policy writes its decode state when a context is saved (wt_context_state_save),
+// and reads it back when one is loaded: byte streams the engine provides (its state file or
+// buffer, runtime/engine/state_io.h).
+class StateWriter {
+ public:
+  virtual ~StateWriter() = default;
+  virtual Status write(const void* data, size_t n) = 0;
+};
+class StateReader {
+ public:
+  virtual ~StateReader() = default;
+  // WT_ERR_FORMAT where fewer than n bytes are left.
+  virtual Status read(void* dst, size_t n) = 0;
+};
+
 class PrunePolicy {
  public:
   virtual ~PrunePolicy() = default;
@@ -146,6 +161,18 @@ class PrunePolicy {
   // more for methods whose first pass writes KV it later replaces (two-pass methods, the
   // oracle's answer with full KV).
   virtual int32_t kv_peak(int32_t layer, int32_t n_prompt) const { return kv_budget(layer, n_prompt); }
+
+  // A saved context after a pruned prefill: what this policy's later decode steps need
+  // (decode_request / decode_decide), written as exactly decode_state_bytes() bytes, and read
+  // back into a policy made with the same parameters and shape that has seen no prompt
+  // (the engine checks the parameters; the policy checks what it reads, WT_ERR_FORMAT).
+  // Policies whose decode steps need nothing of the prefill keep these defaults.
+  virtual uint64_t decode_state_bytes() const { return 0; }
+  virtual Status save_decode_state(StateWriter&) const { return Status::ok(); }
+  virtual Status load_decode_state(StateReader&, uint64_t n_bytes) {
+    if (n_bytes == 0) return Status::ok();
+    return error(WT_ERR_FORMAT, "the state has decode state for a policy that keeps none");
+  }
 
   const PolicyReport& report() const { return report_; }
 

@@ -77,6 +77,35 @@ void SkipController::reset(float target, int32_t warmup, float step) {
   n_decided_ = n_skipped_ = 0;
 }
 
+SkipController::State SkipController::state() const {
+  State s;
+  s.n_decided = n_decided_;
+  s.n_skipped = n_skipped_;
+  s.target = target_;
+  s.step = step_;
+  s.threshold = threshold_;
+  s.warmup = warmup_;
+  s.n_warm = n_warm_;
+  std::copy(warm_, warm_ + kMaxWarmup, s.warm);
+  return s;
+}
+
+bool SkipController::set_state(const State& s) {
+  if (s.warmup < 0 || s.warmup > kMaxWarmup || s.n_warm < 0 || s.n_warm > s.warmup || s.n_decided < 0 ||
+      s.n_skipped < 0 || s.n_skipped > s.n_decided || !std::isfinite(s.target) || !std::isfinite(s.step) ||
+      std::isnan(s.threshold))
+    return false;
+  n_decided_ = s.n_decided;
+  n_skipped_ = s.n_skipped;
+  target_ = s.target;
+  step_ = s.step;
+  threshold_ = s.threshold;
+  warmup_ = s.warmup;
+  n_warm_ = s.n_warm;
+  std::copy(s.warm, s.warm + kMaxWarmup, warm_);
+  return true;
+}
+
 bool SkipController::decide(float score) {
   if (n_warm_ < warmup_) {
     warm_[n_warm_++] = score;

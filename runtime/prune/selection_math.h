@@ -32,6 +32,16 @@ class SkipController {
   static constexpr int32_t kMaxWarmup = 256;
   void reset(float target, int32_t warmup, float step);
   bool decide(float score);  // true: skip this token
+  // What decide() depends on, for a saved context (Token Filtering's decode state): fixed
+  // layout, no padding. set_state refuses (false) values decide() could not have made.
+  struct State {
+    int64_t n_decided = 0, n_skipped = 0;
+    float target = 0, step = 0, threshold = 0;
+    int32_t warmup = 0, n_warm = 0, reserved = 0;
+    float warm[kMaxWarmup] = {};
+  };
+  State state() const;
+  bool set_state(const State& s);
   int64_t n_decided() const { return n_decided_; }
   int64_t n_skipped() const { return n_skipped_; }
 

@@ -532,6 +532,103 @@ TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives t
   }
 }
 
+namespace {
+
+// Issue 30: a context's state saved after the prompt and loaded into a fresh context of
+// `into` (the same model on a device, or the CPU), then a question and greedy tokens in
+// both: the tokens of the saved context going on.
+struct Continued {
+  std::vector<wt_token> tokens;
+  float max_abs = 0;  // largest logit difference from the saved context's run, every step
+};
+
+std::vector<std::vector<float>> go_on(wt_context* ctx, const std::vector<wt_token>& question, int n_new,
+                                      std::vector<wt_token>* tokens) {
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(real_model().model, &info) == WT_OK);
+  std::vector<std::vector<float>> logits;
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, question.data(), question.size()) == WT_OK, wt_last_error());
+  for (int i = 0; i < n_new; ++i) {
+    const float* l = nullptr;
+    REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+    logits.emplace_back(l, l + info.n_vocab);
+    tokens->push_back(argmax(l, info.n_vocab));
+    REQUIRE_MESSAGE(wt_context_decode(ctx, tokens->back()) == WT_OK, wt_last_error());
+  }
+  return logits;
+}
+
+void check_state_round_trip(const wt_model* from, const wt_model* into, wt_prune_method m) {
+  const Sizes& z = sizes();
+  const std::vector<wt_token> prompt = real_model().prompt(z.greedy_prompt);
+  const std::vector<wt_token> question(real_model().text.begin() + 500, real_model().text.begin() + 508);
+  const int n_new = 32;
+  const wt_prune_params pp = method(m);
+  const size_t n_ctx = prompt.size() + question.size() + n_new + 64;  // the oracle's answer too
+  wt_context* saved = make_ctx(from, pp, n_ctx, false);
+  REQUIRE_MESSAGE(wt_context_prefill(saved, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+  size_t n = 0;
+  REQUIRE(wt_context_state_size(saved, &n) == WT_OK);
+  std::vector<uint8_t> state(n);
+  REQUIRE_MESSAGE(wt_context_state_save(saved, state.data(), state.size(), &n) == WT_OK, wt_last_error());
+  wt_context* loaded = make_ctx(into, pp, n_ctx, false);
+  REQUIRE_MESSAGE(wt_context_state_load(loaded, state.data(), state.size()) == WT_OK, wt_last_error());
+  std::vector<wt_token> want, got;
+  const auto lw = go_on(saved, question, n_new, &want);
+  const auto lg = go_on(loaded, question, n_new, &got);
+  float worst = 0;
+  for (size_t i = 0; i < lw.size(); ++i)
+    for (size_t j = 0; j < lw[i].size(); ++j) worst = std::max(worst, std::fabs(lw[i][j] - lg[i][j]));
+  MESSAGE(std::string(wt_prune_method_name(m)) << ": state of " << prompt.size() << " prompt tokens, " << state.size()
+                                               << " bytes, saved on " << std::string(from == into ? WT_MODEL_BACKEND : "cpu")
+                                               << ", loaded on " WT_MODEL_BACKEND "; " << n_new
+                                               << " tokens after a question; max abs logit difference " << worst);
+  CHECK(got == want);
+  if (from == into) CHECK(worst == 0.0f);  // the same kernels over the same bytes
+  wt_context_free(saved);
+  wt_context_free(loaded);
+}
+
+}  // namespace
+
+TEST_CASE(WT_MODEL_BACKEND " model: a saved state loads into a fresh context and goes on with the same tokens" *
+          doctest::test_suite("long")) {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  // Full KV, the policies with decode state (SlimInfer's blocks, Token Filtering's
+  // thresholds and anchors) and GemFilter's re-indexed positions; every method: the "slow"
+  // case below.
+  for (wt_prune_method m : {WT_PRUNE_FULL, WT_PRUNE_SLIMINFER, WT_PRUNE_TOKENFILTER, WT_PRUNE_GEMFILTER}) {
+    const std::string name = wt_prune_method_name(m);
+    CAPTURE(name);
+    check_state_round_trip(dev, dev, m);
+  }
+}
+
+TEST_CASE(WT_MODEL_BACKEND " model: a state saved on the CPU goes on with the CPU's tokens" * doctest::test_suite("long")) {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  for (wt_prune_method m : {WT_PRUNE_FULL, WT_PRUNE_SLIMINFER}) {
+    const std::string name = wt_prune_method_name(m);
+    CAPTURE(name);
+    check_state_round_trip(real_model().model, dev, m);
+  }
+}
+
+// Every method (minutes on lavapipe, so out of the default run: ctest -L slow).
+TEST_CASE(WT_MODEL_BACKEND " model: a saved state goes on with the same tokens for every method" *
+          doctest::test_suite("slow")) {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  for (int32_t i = 0; i < wt_prune_method_count(); ++i) {
+    wt_prune_method m;
+    REQUIRE(wt_prune_method_at(i, &m) == WT_OK);
+    const std::string name = wt_prune_method_name(m);
+    CAPTURE(name);
+    check_state_round_trip(dev, dev, m);
+  }
+}
+
 TEST_CASE(WT_MODEL_BACKEND " model: two contexts on two threads share the device and match a lone run" *
           doctest::test_suite("long")) {
   wt_model* dev = device_model();

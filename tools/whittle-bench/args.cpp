@@ -24,12 +24,15 @@ const char* const kUsage =
     "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
-    "  KV:     --kv-type f32,f16,q8_0 (the KV cache's type: every method in each; f16, q8_0 on the CPU)\n"
+    "  KV:     --kv-type f32,f16,q8_0 (the KV cache's type: every method in each; f16, q8_0 on the CPU\n"
+    "          and Vulkan)\n"
     "  matmul: --matmul fast,f32 (wt_matmul_mode: every method in each; fast = the CPU's int8\n"
     "          activations, CUDA's tensor cores from 64 prompt tokens; f32 = neither)\n"
     "          --list-methods (the library's methods and parameters)\n"
     "  pager:  --pager (resident vs pager async vs sync swaps)  --kv-device 0.25 (device pool share of\n"
     "          the KV)  --kv-block 64  (-p lengths, -n one count, --method/--prune-param as above)\n"
+    "  state:  --state (a saved context restored vs the prompt prefilled again; -p lengths, -r reps,\n"
+    "          --method/--keep/--prune-param as above; default full and snapkv keep 0.2)\n"
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
 
@@ -93,6 +96,10 @@ int parse(int argc, char** argv, Args* a) {
     }
     if (k == "--pager") {
       a->mode = Args::Mode::pager;
+      continue;
+    }
+    if (k == "--state") {
+      a->mode = Args::Mode::state;
       continue;
     }
     if (k == "--summarize") {

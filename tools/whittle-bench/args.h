@@ -33,7 +33,7 @@ struct Args {
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // key -> values
   double kv_device = 0.25;
   int32_t kv_block = 64;
-  enum class Mode { speed, suite, prune, asl, pager } mode = Mode::speed;
+  enum class Mode { speed, suite, prune, asl, pager, state } mode = Mode::speed;
   std::string command;
 };
 

@@ -6,6 +6,7 @@
 //   resume:          --suite ... --resume FILE.json [--summarize] (an interrupted run's --json: its prompts
 //                    are not run again; --summarize runs nothing new)
 //   pager:           whittle-bench -m MODEL --pager [-p 1024] [-n 32] [--kv-device 0.25] [--method ...]
+//   state:           whittle-bench -m MODEL --state [-p 2048,8192] [--method ...]
 //   older modes:     --prune all|M1,M2 (prefill on prose vs full, prune_bench.h), --asl-compare
 // Lists run as a cross product; pruned figures are also ratios to full KV from the same run.
 // Ctrl-C stops after writing what is done.
@@ -22,6 +23,7 @@
 #include "args.h"
 #include "bench_common.h"
 #include "pager_bench.h"
+#include "state_bench.h"
 #include "prune_bench.h"
 #include "speed.h"
 #include "resume.h"
@@ -184,6 +186,18 @@ static int run_main(int argc, char** argv) {
     po.methods = with_variants(po.methods, a.kv_types, a.matmuls);
     SpeedOutput out;
     ok = run_pager(m, machines[0], po, &out, &error);
+    records.insert(records.end(), out.records.begin(), out.records.end());
+    complete = ok && !g_stop;
+  } else if (a.mode == Args::Mode::state) {
+    StateOptions so;
+    if (a.p_given) so.prompt_lengths = a.p;
+    so.threads = a.threads.front();
+    so.reps = a.reps == 5 ? 3 : a.reps;
+    so.seed = a.seed;
+    if (!a.methods.empty() || !a.keeps.empty() || !a.params.empty()) so.methods = cross_product(a);
+    so.methods = with_variants(so.methods, a.kv_types, a.matmuls);
+    SpeedOutput out;
+    ok = run_state(m, machines[0], so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
     complete = ok && !g_stop;
   } else {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "runtime/prune/registry.h"
 #include "runtime/prune/scored_policy.h"
@@ -111,6 +112,39 @@ class SlimInfer final : public ScoredPolicy {
     for (int32_t r = prompt; r < n_cache; ++r) attend_[g][static_cast<size_t>(m++)] = r;
     d->attend_rows = attend_[g].data();
     d->n_attend_rows = m;
+    return Status::ok();
+  }
+
+  // Decode state: per group the prompt rows it keeps and its active blocks (the rows each
+  // step attends are rebuilt from them at the group's first layer).
+  uint64_t decode_state_bytes() const override {
+    uint64_t n = 2 * sizeof(int32_t) * kGroups;
+    for (int g = 0; g < kGroups; ++g) n += sizeof(int32_t) * static_cast<uint64_t>(std::max(0, n_active_[g]));
+    return n;
+  }
+  Status save_decode_state(StateWriter& out) const override {
+    for (int g = 0; g < kGroups; ++g) {
+      WT_TRY(out.write(&prompt_rows_[g], sizeof(int32_t)));
+      WT_TRY(out.write(&n_active_[g], sizeof(int32_t)));
+      if (n_active_[g] > 0) WT_TRY(out.write(active_[g].data(), sizeof(int32_t) * static_cast<size_t>(n_active_[g])));
+    }
+    return Status::ok();
+  }
+  Status load_decode_state(StateReader& in, uint64_t) override {
+    for (int g = 0; g < kGroups; ++g) {
+      int32_t rows = 0, n = 0;
+      WT_TRY(in.read(&rows, sizeof rows));
+      WT_TRY(in.read(&n, sizeof n));
+      if (rows < 0 || rows > shape_.n_ctx || n < -1 || n > n_blocks(rows))
+        return error(WT_ERR_FORMAT, "SlimInfer's decode state is malformed (group " + std::to_string(g) + ")");
+      if (n > 0) WT_TRY(in.read(active_[g].data(), sizeof(int32_t) * static_cast<size_t>(n)));
+      for (int32_t i = 0; i < n; ++i)
+        if (active_[g][static_cast<size_t>(i)] < 0 || active_[g][static_cast<size_t>(i)] >= n_blocks(rows))
+          return error(WT_ERR_FORMAT, "SlimInfer's decode state names a block past its prompt");
+      prompt_rows_[g] = rows;
+      n_active_[g] = n;
+      n_attend_[g] = 0;
+    }
     return Status::ok();
   }
 

@@ -44,6 +44,25 @@ class TokenFilter final : public ScoredPolicy {
 
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return n_prompt; }
 
+  // Decode state: each layer's skip threshold, carried from the prompt into decode.
+  uint64_t decode_state_bytes() const override { return controllers_.size() * sizeof(SkipController::State); }
+  Status save_decode_state(StateWriter& out) const override {
+    for (const SkipController& c : controllers_) {
+      const SkipController::State s = c.state();
+      WT_TRY(out.write(&s, sizeof s));
+    }
+    return Status::ok();
+  }
+  Status load_decode_state(StateReader& in, uint64_t n_bytes) override {
+    if (n_bytes != decode_state_bytes()) return error(WT_ERR_FORMAT, "Token Filtering's decode state has another size");
+    for (SkipController& c : controllers_) {
+      SkipController::State s;
+      WT_TRY(in.read(&s, sizeof s));
+      if (!c.set_state(s)) return error(WT_ERR_FORMAT, "Token Filtering's decode state is malformed");
+    }
+    return Status::ok();
+  }
+
  private:
   ScoreRequest similarity_request(int32_t l) const {
     if (pass_ != 0 || l < first_layer_) return {};
