@@ -137,7 +137,7 @@ void round_trip(const Setup& s, bool through_file) {
 
 }  // namespace
 
-TEST_CASE("context state: a loaded state goes on bit for bit as the saved context, full KV and every method" *
+TEST_CASE("context state: a loaded state goes on bit for bit as the saved context for full KV and every method" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   for (int32_t i = 0; i < wt_prune_method_count(); ++i) {
@@ -149,7 +149,7 @@ TEST_CASE("context state: a loaded state goes on bit for bit as the saved contex
   }
 }
 
-TEST_CASE("context state: through a file, in f16 and q8_0 caches, and with the KV pager" * doctest::test_suite("model")) {
+TEST_CASE("context state: through a file and in f16 and q8_0 caches and with the KV pager" * doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   round_trip(Setup{WT_PRUNE_FULL, WT_KV_F32, 0}, true);
   round_trip(Setup{WT_PRUNE_SLIMINFER, WT_KV_F32, 0}, true);
@@ -207,7 +207,7 @@ void refused(wt_context* ctx, const std::vector<uint8_t>& state, wt_status want,
 
 }  // namespace
 
-TEST_CASE("context state: truncated, damaged, newer, another model's, another KV type's or too large states are refused" *
+TEST_CASE("context state: truncated or damaged or newer states and those of another model or KV type or too large are refused" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   const wt::test::RealModel& rm = wt::test::real_model();
@@ -278,7 +278,7 @@ TEST_CASE("context state: truncated, damaged, newer, another model's, another KV
   for (wt_context* c : {src, ctx, f16, full, small, plain}) wt_context_free(c);
 }
 
-TEST_CASE("context state: the state of a pruned prompt is its kept KV, within 10% of its bytes" *
+TEST_CASE("context state: the state of a pruned prompt is its kept KV within 10% of its bytes" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   const wt::test::RealModel& rm = wt::test::real_model();
