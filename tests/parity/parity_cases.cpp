@@ -41,6 +41,16 @@ Case make(Op op, std::string label) {
   c.label = std::move(label);
   return c;
 }
+// Copies of case c whose keys (src[1], an f32 cache) are a cache of f16 and of q8_0.
+void add_kv_type_twins(std::vector<Case>& v, const Case& c) {
+  for (DType t : {DType::f16, DType::q8_0}) {
+    Case n = c;
+    n.label = std::string("kv ") + dtype_name(t) + " " + c.label;
+    n.kv_type = t;
+    n.src[1].type = t;
+    v.push_back(n);
+  }
+}
 std::vector<int32_t> iota_ids(int32_t n, int32_t step, int32_t start, int32_t mod) {
   std::vector<int32_t> v(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (start + i * step) % mod;
@@ -437,15 +447,7 @@ void window_scores_cases(std::vector<Case>& v) {
     };
     v.push_back(c);
     // Over a cache of f16 and of q8_0 (the oracle scores the cache's keys at decode).
-    if (w.n_keys <= 1200) {
-      for (DType t : {DType::f16, DType::q8_0}) {
-        Case n = c;
-        n.label = std::string("kv ") + dtype_name(t) + " " + c.label;
-        n.kv_type = t;
-        n.src[1] = kv(t, w.hd, w.kv_heads, w.n_keys);
-        v.push_back(n);
-      }
-    }
+    if (w.n_keys <= 1200) add_kv_type_twins(v, c);
   }
 }
 
@@ -550,13 +552,7 @@ void block_scores_cases(std::vector<Case>& v) {
     if (b.ids) c.ids = iota_ids(40, 1, 5, b.n_keys);
     v.push_back(c);
     // The same over a cache of f16 and of q8_0 (SlimInfer's decode-time scores read it).
-    for (DType t : {DType::f16, DType::q8_0}) {
-      Case n = c;
-      n.label = std::string("kv ") + dtype_name(t) + " " + c.label;
-      n.kv_type = t;
-      n.src[1] = kv(t, b.hd, b.kv_heads, b.n_keys);
-      v.push_back(n);
-    }
+    add_kv_type_twins(v, c);
   }
 }
 
