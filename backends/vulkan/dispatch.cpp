@@ -13,16 +13,6 @@
 namespace wt::vk {
 namespace {
 
-// A matmul call's products (w, then w2 and w3 where set) as one dispatch each: recorded
-// back to back in the one command buffer, so the launches cost nothing extra here.
-Status encode_matmul_products(VulkanBackend& b, const OpCall& c) {
-  const MatmulOp& m = c.get<MatmulOp>();
-  const MatmulProducts p = matmul_products(m);
-  for (int i = 0; i < p.n; ++i)
-    WT_TRY(encode_matmul(b, OpCall(MatmulOp{.dst = *p.dst[i], .x = m.x, .w = *p.w[i], .f32_activations = m.f32_activations})));
-  return Status::ok();
-}
-
 struct OpEntry {
   EncodeFn encode;     // nullptr: not implemented on Vulkan
   const char* reason;  // why not (shown by supports() and the parity suite)
@@ -34,7 +24,7 @@ struct OpEntry {
 // with that reason, supports() returns false with it, and tests/parity shows it as a skip.
 constexpr OpEntry entry_embed{&encode_embed, nullptr};
 constexpr OpEntry entry_rmsnorm{&encode_rmsnorm, nullptr};
-constexpr OpEntry entry_matmul{&encode_matmul_products, nullptr};
+constexpr OpEntry entry_matmul{&encode_matmul, nullptr};
 constexpr OpEntry entry_add{&encode_add, nullptr};
 constexpr OpEntry entry_rope{&encode_rope, nullptr};
 constexpr OpEntry entry_attention_prefill{&encode_attention_prefill, nullptr};

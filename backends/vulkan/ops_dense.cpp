@@ -1,6 +1,7 @@
 // Encoders of the dense ops: elementwise, normalization, embedding, matmul, rope, argmax,
 // gather. Each binds its tensors, uploads host arrays to the ring, fills the push
 // constants and records one dispatch; nothing is allocated.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -14,7 +15,8 @@ constexpr bool follows(Kernel f32, Kernel k, uint32_t delta) {
   return static_cast<uint32_t>(k) == static_cast<uint32_t>(f32) + delta;
 }
 static_assert(follows(Kernel::embed_f32, Kernel::embed_q6_k, 10) && follows(Kernel::matmul_f32, Kernel::matmul_q6_k, 10)
-                  && follows(Kernel::matmul_sg_f32, Kernel::matmul_sg_q6_k, 10),
+                  && follows(Kernel::matmul_sg_f32, Kernel::matmul_sg_q6_k, 10)
+                  && follows(Kernel::matmul_lane_f32, Kernel::matmul_lane_q6_k, 10),
               "weight_variant: the type variants of embed and matmul are consecutive");
 
 // The kernel variant reading weights of type t (embed and matmul), or an error. Each op's
@@ -138,48 +140,135 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
   return record_elementwise(b, k, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
+namespace {
+
+// How the dst rows of products 2 and 3 are laid out, for one dispatch (matmul.comp
+// segment()): with the first product's row stride (column ranges of one matrix), or
+// contiguous; with one row, either.
+enum class DstRows { shared_stride, contiguous, neither };
+DstRows dst_rows(const MatmulProducts& m, int64_t n_rows) {
+  bool shared = true, contiguous = true;
+  for (int i = 1; i < m.n; ++i) {
+    const Tensor& d = *m.dst[i];
+    shared = shared && d.nb[1] == m.dst[0]->nb[1];
+    contiguous = contiguous && d.nb[1] == 4 * static_cast<size_t>(d.ne[0]);
+  }
+  if (shared || n_rows == 1) return DstRows::shared_stride;
+  return contiguous ? DstRows::contiguous : DstRows::neither;
+}
+
+// Whether a call's products may share one dispatch: the subgroup or lane kernel, one weight
+// type and row stride, dst rows as dst_rows allows. They then do where each side's tensors
+// lie in one buffer that a binding reaches (bind_union).
+bool one_dispatch(const MatmulProducts& m, int64_t n_rows, bool split_kernel) {
+  if (m.n == 1) return true;
+  if (!split_kernel || dst_rows(m, n_rows) == DstRows::neither) return false;
+  for (int i = 1; i < m.n; ++i)
+    if (m.w[i]->type != m.w[0]->type || m.w[i]->nb[1] != m.w[0]->nb[1]) return false;
+  return true;
+}
+
+}  // namespace
+
 Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   const MatmulOp& a = c.get<MatmulOp>();
+  const MatmulProducts m = matmul_products(a);
   // Activations stay f32 whatever f32_activations asks: the product is the CPU's matmul_f32
   // (weights dequantized, f32 sums); int8 activation quantization is a CPU speed path.
   const uint32_t k_dim = static_cast<uint32_t>(a.w.ne[0]);
-  const bool sg = b.subgroup_arith() && k_dim % 8 == 0;
-  Kernel k;
-  WT_TRY(weight_variant(b, a.w.type, sg ? Kernel::matmul_sg_f32 : Kernel::matmul_f32, "matmul", &k));
   const uint32_t wu = unit_of(a.w.type);
+  Bound x_bind;
+  WT_TRY(bind_f32(b, a.x, "matmul x", &x_bind));
+  // The lane kernel reads x 16 bytes at a time: rows start on 4 floats.
+  const bool lanes =
+      b.per_lane_matmul() && k_dim % 8 == 0 && x_bind.first % 4 == 0 && stride(a.x, 1, 4) % 4 == 0;
+  const bool sg = !lanes && b.subgroup_arith() && k_dim % 8 == 0;
+  // Bindings of the products' weights and dsts: one each where they share a buffer (one
+  // dispatch, the products as segments of its column groups), else one dispatch apiece.
+  Bound w_bind, d_bind;
+  uint32_t w_first[3] = {}, d_first[3] = {};
+  bool joint = one_dispatch(m, a.x.n_rows(), lanes || sg);
+  if (joint) {
+    bool shared_w = false, shared_d = false;
+    WT_TRY(b.bind_union(m.w, m.n, wu, "matmul weights", &w_bind, w_first, &shared_w));
+    WT_TRY(b.bind_union(m.dst, m.n, 4, "matmul dst", &d_bind, d_first, &shared_d));
+    joint = shared_w && shared_d;
+  }
+  if (!joint) {
+    for (int i = 0; i < m.n; ++i)
+      WT_TRY(encode_matmul(b, OpCall(MatmulOp{.dst = *m.dst[i], .x = a.x, .w = *m.w[i],
+                                              .f32_activations = a.f32_activations})));
+    return Status::ok();
+  }
+  Kernel k;
+  WT_TRY(weight_variant(b, a.w.type,
+                        lanes ? Kernel::matmul_lane_f32 : sg ? Kernel::matmul_sg_f32 : Kernel::matmul_f32, "matmul",
+                        &k));
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, a.dst, "matmul dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, a.x, "matmul x", &bind[b_src0]));
-  WT_TRY(b.bind_tensor(a.w, wu, "matmul weights", &bind[b_src1]));
+  bind[b_dst] = d_bind;
+  bind[b_src0] = x_bind;
+  bind[b_src1] = w_bind;
+  bind[b_dst].first = d_first[0];
+  bind[b_src1].first = w_first[0];
   Push p;
-  p.ne[0] = static_cast<uint32_t>(a.w.ne[0]);  // k
-  p.ne[1] = static_cast<uint32_t>(a.w.ne[1]);  // n_out
+  p.ne[0] = k_dim;
+  p.ne[1] = static_cast<uint32_t>(a.w.ne[1]);  // n_out of the first product
   p.ne[2] = static_cast<uint32_t>(a.x.n_rows());
   push_row_stride(&p, 0, a.dst);
   push_row_stride(&p, 1, a.x);
   p.nb[4] = stride(a.w, 1, wu);
-  // Every quantized block starts on a word (whole-word blocks, row starts and strides on
-  // words): plain loads.
-  if (wu == 1 && traits(a.w.type).block_bytes % 4 == 0 && bind[b_src1].first % 4 == 0 && p.nb[4] % 4 == 0)
-    p.flags = 1u;
-  constexpr uint64_t kRowsPerGroup = 4;  // matmul.comp kRows
-  const uint64_t row_tiles = (p.ne[2] + kRowsPerGroup - 1) / kRowsPerGroup;
+  // Products 2 and 3 (matmul.comp segment()): outputs, first weight and dst elements; flags
+  // bit 0: their dst rows have the first product's stride (else they are contiguous).
+  if (m.n > 1) {
+    p.ne[3] = static_cast<uint32_t>(m.w[1]->ne[1]);
+    p.nb[3] = w_first[1];
+    p.nb[6] = d_first[1];
+  }
+  if (m.n > 1 && dst_rows(m, a.x.n_rows()) == DstRows::shared_stride) p.flags = 1u;
+  if (m.n > 2) {
+    p.nb[1] = static_cast<uint32_t>(m.w[2]->ne[1]);
+    p.nb[5] = w_first[2];
+    p.nb[7] = d_first[2];
+  }
+  // Where every quantized block starts (the weights' first bytes, row stride, block size):
+  // on a word, plain loads; on two bytes, no byte path (dequant.glsl kWAlign).
+  auto align_of = [](uint64_t v) -> uint32_t { return v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1; };
+  uint32_t w_align = 1;
+  if (wu == 1) {
+    w_align = align_of(p.nb[4]);
+    w_align = std::min(w_align, align_of(traits(a.w.type).block_bytes));
+    for (int i = 0; i < m.n; ++i) w_align = std::min(w_align, align_of(w_first[i]));
+  }
+  const uint32_t tile_rows = p.ne[2] == 1 ? 1 : 4;  // a decode step's one row fills its tile
+  const uint64_t row_tiles = (p.ne[2] + tile_rows - 1) / tile_rows;
+  // Column groups of per_group outputs, counted per product (matmul.comp segment()).
+  auto col_groups = [&](uint32_t per_group) {
+    uint64_t n = 0;
+    for (int i = 0; i < m.n; ++i) n += (m.w[i]->ne[1] + per_group - 1) / per_group;
+    return n;
+  };
   uint32_t wg = b.wg_size();
-  uint64_t n_groups = static_cast<uint64_t>(p.ne[1]) * row_tiles;
-  if (sg) {
+  uint64_t n_groups = static_cast<uint64_t>(p.ne[1]) * row_tiles;  // portable: one product
+  if (lanes) {
+    // 8 lanes (one AVX2 vector on lavapipe) of 16 outputs (matmul.comp kOuts): 128 outputs
+    // per group, so the projections of a small model still split over a CPU device's threads.
+    wg = 8;
+    constexpr uint32_t kOuts = 16;
+    n_groups = col_groups(wg * kOuts) * row_tiles;
+  } else if (sg) {
     // Eight subgroups (outputs) per workgroup: few enough workgroups that their start-up
     // cost vanishes, enough to fill a GPU's SM with warps.
     const uint32_t sub = b.vk_caps().subgroup_size;
     wg = sub * 8 < wg ? sub * 8 : wg;
     const uint32_t per_group = wg / sub;
     p.i[0] = static_cast<int32_t>(per_group);
-    n_groups = (p.ne[1] + per_group - 1) / per_group * row_tiles;
+    n_groups = col_groups(per_group) * row_tiles;
   }
   WT_TRY(too_big(n_groups));
   uint32_t gx, gy;
   grid(n_groups, &gx, &gy);
-  return b.record(k, wg, bind, p, gx, gy);
+  return b.record(k, Spec(wg, w_align, tile_rows), bind, p, gx, gy);
 }
 
 Status encode_rope(VulkanBackend& b, const OpCall& c) {

@@ -63,35 +63,37 @@ Status PipelineCache::init(Device* device) {
   return vk_check(vkCreatePipelineLayout(d_->device, &lci, nullptr, &layout_), "vkCreatePipelineLayout");
 }
 
-Status PipelineCache::get(Kernel k, uint32_t wg_size, VkPipeline* out) {
+Status PipelineCache::get(Kernel k, const Spec& spec, VkPipeline* out) {
   const size_t ki = static_cast<size_t>(k);
   Entry* free_slot = nullptr;
   for (Entry& e : pipelines_[ki]) {
-    if (e.pipeline && e.wg_size == wg_size) {
+    if (e.pipeline && e.spec == spec) {
       *out = e.pipeline;
       return Status::ok();
     }
     if (!e.pipeline && !free_slot) free_slot = &e;
   }
-  if (!free_slot) return error(WT_ERR_INTERNAL, std::string("vulkan: too many workgroup sizes for ") + kernel_name(k));
+  if (!free_slot) return error(WT_ERR_INTERNAL, std::string("vulkan: too many specializations of ") + kernel_name(k));
   if (!modules_[ki]) {
     auto sci = vk_info<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
     sci.codeSize = code_bytes_[ki];
     sci.pCode = code_[ki];
     WT_TRY(vk_check(vkCreateShaderModule(d_->device, &sci, nullptr, &modules_[ki]), "vkCreateShaderModule"));
   }
-  const VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
-  VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &wg_size};
+  const uint32_t values[3] = {spec.wg_size, spec.w_align, spec.tile_rows};
+  const VkSpecializationMapEntry entries[3] = {
+      {0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(uint32_t)}, {2, 2 * sizeof(uint32_t), sizeof(uint32_t)}};
+  VkSpecializationInfo info{3, entries, sizeof values, values};
   auto pci = vk_info<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   pci.stage = vk_info<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
   pci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pci.stage.module = modules_[ki];
   pci.stage.pName = "main";
-  pci.stage.pSpecializationInfo = &spec;
+  pci.stage.pSpecializationInfo = &info;
   pci.layout = layout_;
   WT_TRY(vk_check(vkCreateComputePipelines(d_->device, VK_NULL_HANDLE, 1, &pci, nullptr, &free_slot->pipeline),
                   "vkCreateComputePipelines"));
-  free_slot->wg_size = wg_size;
+  free_slot->spec = spec;
   *out = free_slot->pipeline;
   return Status::ok();
 }

@@ -22,7 +22,9 @@ namespace wt::vk {
   X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0) X(matmul_q5_1) X(matmul_bf16)           \
   X(matmul_q4_k) X(matmul_q5_k) X(matmul_q6_k) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0)    \
   X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(matmul_sg_bf16)           \
-  X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk)    \
+  X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(matmul_lane_f32) X(matmul_lane_f16)          \
+  X(matmul_lane_q8_0) X(matmul_lane_q4_0) X(matmul_lane_q4_1) X(matmul_lane_q5_0) X(matmul_lane_q5_1)     \
+  X(matmul_lane_bf16) X(matmul_lane_q4_k) X(matmul_lane_q5_k) X(matmul_lane_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk)    \
   X(kv_similarity) X(attention_prefill) X(attention_prefill_f16) X(attention_prefill_q8_0)            \
   X(attention_decode) X(attention_decode_f16) X(attention_decode_q8_0) X(window_scores_stats)         \
   X(window_scores_stats_f16) X(window_scores_stats_q8_0) X(window_scores) X(window_scores_f16)        \
@@ -53,6 +55,19 @@ struct Push {
 };
 static_assert(sizeof(Push) <= 128, "push constants must fit the guaranteed 128 bytes");
 
+// The specialization constants of a pipeline (common.glsl): 0 the workgroup size, 1 the
+// alignment every weight block starts on (kWAlign), 2 the activation rows per matmul tile
+// (kTileRows). A kernel that does not read 1 or 2 ignores them; implicit from a workgroup
+// size, since most dispatches set only that.
+struct Spec {
+  uint32_t wg_size;
+  uint32_t w_align = 1;
+  uint32_t tile_rows = 4;
+  Spec(uint32_t wg) : wg_size(wg) {}  // NOLINT(google-explicit-constructor)
+  Spec(uint32_t wg, uint32_t align, uint32_t rows) : wg_size(wg), w_align(align), tile_rows(rows) {}
+  bool operator==(const Spec&) const = default;
+};
+
 class PipelineCache {
  public:
   PipelineCache() = default;
@@ -62,12 +77,12 @@ class PipelineCache {
 
   // Layouts, and a check that every Kernel has an embedded blob (a build mismatch is an error).
   Status init(Device* device);
-  // The pipeline of k with workgroup size wg_size, created on first use.
-  Status get(Kernel k, uint32_t wg_size, VkPipeline* out);
+  // The pipeline of k with these constants, created on first use.
+  Status get(Kernel k, const Spec& spec, VkPipeline* out);
   VkPipelineLayout layout() const { return layout_; }
 
  private:
-  static constexpr int kSizes = 4;  // distinct workgroup sizes a kernel may be asked for
+  static constexpr int kSpecs = 6;  // distinct Specs a kernel may be asked for
   Device* d_ = nullptr;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
@@ -75,10 +90,10 @@ class PipelineCache {
   const uint32_t* code_[static_cast<size_t>(Kernel::count)] = {};
   size_t code_bytes_[static_cast<size_t>(Kernel::count)] = {};
   struct Entry {
-    uint32_t wg_size = 0;
+    Spec spec{0};
     VkPipeline pipeline = VK_NULL_HANDLE;
   };
-  Entry pipelines_[static_cast<size_t>(Kernel::count)][kSizes] = {};
+  Entry pipelines_[static_cast<size_t>(Kernel::count)][kSpecs] = {};
 };
 
 }  // namespace wt::vk

@@ -2,6 +2,7 @@
 // upload/readback ring, and the public factory. Op encoding lives in dispatch.cpp.
 #include "vulkan_backend.h"
 
+#include <chrono>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -46,6 +47,10 @@ Status VulkanBackend::init(const BackendOptions& options) {
   constexpr VkSubgroupFeatureFlags kArith = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   subgroup_arith_ = !options.portable_kernels && (c.subgroup_ops & kArith) == kArith && c.subgroup_size >= 1 &&
                     c.subgroup_size <= wg_size_;
+  using Mm = BackendOptions::VulkanMatmul;
+  per_lane_matmul_ = !options.portable_kernels &&
+                     (options.vulkan_matmul == Mm::per_lane ||
+                      (options.vulkan_matmul == Mm::automatic && c.type == VK_PHYSICAL_DEVICE_TYPE_CPU));
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;
@@ -68,6 +73,7 @@ VulkanBackend::~VulkanBackend() {
   // Streams wait for their work in their destructors; buffers go with memory_.
   (void)streams_[0].synchronize();
   (void)streams_[1].synchronize();
+  profile_.print();
 }
 
 Status VulkanBackend::check_validation() const {
@@ -177,6 +183,29 @@ Status VulkanBackend::bind_workspace(size_t bytes, const char* what, Bound* out)
   return bind_tensor(t, 4, what, out);
 }
 
+Status VulkanBackend::bind_union(const Tensor* const* ts, int n, uint32_t unit, const char* what, Bound* out,
+                                 uint32_t* firsts, bool* shared) const {
+  Bound each[3];
+  if (n < 1 || n > 3) return error(WT_ERR_INTERNAL, std::string("vulkan: ") + what + ": bind_union takes 1 to 3 tensors");
+  VkDeviceSize lo = 0, hi = 0;
+  *shared = true;
+  for (int i = 0; i < n; ++i) {
+    WT_TRY(bind_tensor(*ts[i], unit, what, &each[i]));
+    const VkDeviceSize end = each[i].offset + each[i].range;
+    if (i == 0 || each[i].offset < lo) lo = each[i].offset;
+    if (i == 0 || end > hi) hi = end;
+    if (each[i].buffer != each[0].buffer || (each[i].offset - each[0].offset) % unit != 0) *shared = false;
+  }
+  if (hi - lo > device_.caps.max_storage_buffer_range) *shared = false;
+  if (!*shared) return Status::ok();
+  // Each binding's offset is a multiple of the offset alignment, so the lowest one is too,
+  // and every tensor's first element is a whole number of units past it.
+  *out = Bound{each[0].buffer, lo, hi - lo, 0};
+  for (int i = 0; i < n; ++i)
+    firsts[i] = static_cast<uint32_t>((each[i].offset - lo) / unit) + each[i].first;
+  return Status::ok();
+}
+
 Status VulkanBackend::bind_tensor(const Tensor& t, uint32_t unit, const char* what, Bound* out) const {
   size_t row_bytes = 0;
   if (!dtype_row_bytes(t.type, t.ne[0], &row_bytes))
@@ -229,14 +258,22 @@ Status VulkanBackend::readback_slot(size_t bytes, Bound* out, void** host) { ret
 
 Bound VulkanBackend::dummy() const { return Bound{reinterpret_cast<VkBuffer>(dummy_.handle), 0, kDummyBytes, 0}; }
 
-Status VulkanBackend::record(Kernel k, uint32_t wg_size, const Bound (&b)[kBindings], const Push& push,
+Status VulkanBackend::record(Kernel k, const Spec& spec, const Bound (&b)[kBindings], const Push& push,
                              uint32_t n_groups_x, uint32_t n_groups_y) {
   if (n_groups_x == 0 || n_groups_y == 0) return Status::ok();
   if (n_groups_y > device_.caps.max_workgroup_count[1] || n_groups_x > device_.caps.max_workgroup_count[0])
     return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + kernel_name(k) + ": grid larger than the device allows");
   VkPipeline pipeline;
-  WT_TRY(pipelines_.get(k, wg_size, &pipeline));
+  WT_TRY(pipelines_.get(k, spec, &pipeline));
   VkStream& st = streams_[0];
+  std::chrono::steady_clock::time_point t0;
+  double busy0 = 0;
+  if (profile_.on()) {  // this dispatch alone: everything before it done, it submitted and waited for
+    WT_TRY(st.synchronize());
+    WT_TRY(st.collect_times());
+    busy0 = st.busy_ns();
+    t0 = std::chrono::steady_clock::now();
+  }
   VkCommandBuffer cmd;
   WT_TRY(st.begin(&cmd));
   {
@@ -264,6 +301,17 @@ Status VulkanBackend::record(Kernel k, uint32_t wg_size, const Bound (&b)[kBindi
   for (uint32_t i = 0; i < kBindings; ++i) pc.off[i] = b[i].first;
   vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &pc);
   vkCmdDispatch(cmd, n_groups_x, n_groups_y, 1);
+  if (profile_.on()) {
+    WT_TRY(st.synchronize());
+    const auto host = std::chrono::steady_clock::now() - t0;
+    WT_TRY(st.collect_times());
+    // The batch's own timestamps where the queue has them (no submit or wake-up in them).
+    if (st.timed() && st.busy_ns() > busy0)
+      profile_.add(k, std::chrono::nanoseconds(static_cast<int64_t>(st.busy_ns() - busy0)));
+    else
+      profile_.add(k, host);
+    return Status::ok();
+  }
   return st.recorded();
 }
 

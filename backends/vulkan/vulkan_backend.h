@@ -8,6 +8,7 @@
 #include "backends/backend.h"
 #include "backends/upload_ring.h"
 #include "device.h"
+#include "kernel_profile.h"
 #include "memory.h"
 #include "pipeline.h"
 #include "stream.h"
@@ -50,8 +51,15 @@ class VulkanBackend final : public Backend {
   uint32_t wg_size() const { return wg_size_; }
   // Subgroup arithmetic in compute shaders, unless the options asked for portable kernels.
   bool subgroup_arith() const { return subgroup_arith_; }
+  // Matmul with one output per lane (BackendOptions::vulkan_matmul).
+  bool per_lane_matmul() const { return per_lane_matmul_; }
   // The binding of tensor t viewed in units of unit_bytes (4 f32/int, 2 f16, 1 quantized).
   Status bind_tensor(const Tensor& t, uint32_t unit_bytes, const char* what, Bound* out) const;
+  // One binding for n tensors (a matmul's products) in units of unit_bytes: firsts[i] is
+  // tensor i's first element in it. *shared = false (and no error) where they lie in
+  // different buffers or span more than a binding reaches; errors as bind_tensor's.
+  Status bind_union(const Tensor* const* ts, int n, uint32_t unit_bytes, const char* what, Bound* out,
+                    uint32_t* firsts, bool* shared) const;
   // The first `bytes` of the engine's workspace (set_workspace), or an error if it is smaller.
   Status bind_workspace(size_t bytes, const char* what, Bound* out) const;
   // Copies host data (ids, tables) into the ring for the current batch.
@@ -59,8 +67,9 @@ class VulkanBackend final : public Backend {
   // A ring slot the next dispatch writes and the host reads after finish_host_result().
   Status readback_slot(size_t bytes, Bound* out, void** host);
   Bound dummy() const;
-  // Records kernel k over n_groups workgroups (spread over x and y) on the compute stream.
-  Status record(Kernel k, uint32_t wg_size, const Bound (&b)[kBindings], const Push& push, uint32_t n_groups_x,
+  // Records kernel k, specialized by spec (a workgroup size converts), over n_groups
+  // workgroups (spread over x and y) on the compute stream.
+  Status record(Kernel k, const Spec& spec, const Bound (&b)[kBindings], const Push& push, uint32_t n_groups_x,
                 uint32_t n_groups_y = 1);
   // Submits and waits for the compute stream, for ops whose result the host reads.
   Status finish_host_result();
@@ -84,6 +93,8 @@ class VulkanBackend final : public Backend {
   Buffer dummy_;       // bound to the slots a kernel does not use
   uint32_t wg_size_ = 256;
   bool subgroup_arith_ = false;
+  bool per_lane_matmul_ = false;
+  KernelProfile profile_;  // WT_VK_PROFILE=1: per-kernel times, printed at destruction
 };
 
 }  // namespace wt::vk

@@ -5,6 +5,11 @@
 #extension GL_EXT_shader_16bit_storage : enable
 
 layout(local_size_x_id = 0) in;
+// Specialization constants 1 and 2 (struct Spec in backends/vulkan/pipeline.h), for kernels
+// that read them: every weight block starts on a multiple of kWAlign bytes (dequant.glsl),
+// and a matmul tile holds kTileRows activation rows (1 for a decode step).
+layout(constant_id = 1) const uint kWAlign = 1u;
+layout(constant_id = 2) const uint kTileRows = 4u;
 
 layout(push_constant) uniform PushBlock {
   uint o_dst, o_s0, o_s1, o_s2, o_aux;

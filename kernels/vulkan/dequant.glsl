@@ -5,20 +5,33 @@
 // be 4-byte aligned). Block layouts are those of kernels/cpu/quant.h, read from a uint view
 // (bf16 too) so no 8-bit or 16-bit storage feature is needed.
 //   load_w(row, i): element i.
-//   load_w8(row, u, a, b, ea, eb): the 8 weights of unit u (k / 8 units per row) as
+//   load_w8(row, u, a, b, ea, eb) = load_w8h(load_head(row, u), row, u, a, b, ea, eb): the
+//     8 weights of unit u (k / 8 units per row) as
 //     a = elements ea..ea+3 and b = elements eb..eb+3. A unit is 4 bytes of nibbles (Q4, Q5:
 //     low nibbles are elements 4q.., high ones 16+4q..; Q5 adds their 5th bits from qh;
 //     Q4_K, Q5_K: the low nibbles are 4 elements of sub-block 2j, the high ones the same 4 of
 //     sub-block 2j+1; Q6_K: 4 bytes of ql, low nibbles r.., high ones r+64..), 8 bytes of
 //     int8 (Q8_0) or 8 consecutive elements, so a lane decodes whole words, not single bytes.
-// Set by a kernel whose quantized blocks all start on a word (Q4_1, Q5_1, Q4_K, Q5_K rows at
-// word offsets): a uniform branch then skips the per-lane alignment test.
-bool w_aligned = false;
+//     The head (WHead: a block's scales, shared by its kHeadUnits units) is split off so a
+//     kernel that walks a row's units in order loads it once per block, not once per unit.
+// kWAlign (common.glsl, specialization constant 1): every block starts on a multiple of it
+// (4: plain word loads; 2: no byte path; 1: any offset). A constant, not a uniform flag, so
+// the paths it rules out are compiled away: a CPU device (lavapipe) runs both sides of every
+// branch, and each load there is a loop over the lanes.
+
+#if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
+// No head: every unit stands alone.
+const uint kHeadUnits = 1u;
+struct WHead {
+  uint unused;
+};
+WHead load_head(uint row, uint u) { return WHead(0u); }
+#endif
 
 #if defined(WTYPE_F32)
 layout(binding = W_BINDING) readonly buffer WBuf { float w[]; };
 float load_w(uint row, uint i) { return w[row + i]; }
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   ea = 8u * u;
   eb = ea + 4u;
   const uint i = row + ea;
@@ -28,7 +41,7 @@ void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb)
 #elif defined(WTYPE_F16)
 layout(binding = W_BINDING) readonly buffer WBuf { float16_t w[]; };
 float load_w(uint row, uint i) { return float(w[row + i]); }
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   ea = 8u * u;
   eb = ea + 4u;
   const uint i = row + ea;
@@ -45,7 +58,7 @@ float load_w(uint row, uint i) {
   const uint v = w[e >> 1];
   return (e & 1u) == 0u ? bf16_lo(v) : bf16_hi(v);
 }
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   ea = 8u * u;
   eb = ea + 4u;
   const uint e = row + ea, i = e >> 1;
@@ -63,20 +76,36 @@ void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb)
 #else
 layout(binding = W_BINDING) readonly buffer WBuf { uint w[]; };
 uint load_u8(uint b) { return (w[b >> 2] >> ((b & 3u) * 8u)) & 0xFFu; }
-float load_f16(uint b) { return unpackHalf2x16(load_u8(b) | (load_u8(b + 1u) << 8)).x; }
-// Four bytes from any byte offset. The second word is read only when the bytes straddle
-// it, so a row ending on the buffer's last word is never read past.
+// Two bytes from an even byte offset (one word load); an odd one (a row at an odd address,
+// which no loader produces) is read byte by byte. Callers' offsets are even when kWAlign is.
+uint load_u16(uint b) {
+  if (kWAlign < 2u && (b & 1u) != 0u) return load_u8(b) | (load_u8(b + 1u) << 8);
+  return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xFFFFu;
+}
+float load_f16(uint b) { return unpackHalf2x16(load_u16(b)).x; }
+// Four bytes from a byte offset. The word after is read only when the bytes straddle it,
+// so a row ending on the buffer's last word is never read past. On two bytes (kWAlign 2)
+// both words are read and one selected, no branch: lanes of one row meet both alignments.
 uint load_u32(uint b) {
-  if (w_aligned) return w[b >> 2];
-  const uint i = b >> 2, s = (b & 3u) * 8u;
+  const uint i = b >> 2;
+  if (kWAlign >= 4u) return w[i];
+  if (kWAlign == 2u) {
+    const uint lo = w[i], hi = w[i + ((b >> 1) & 1u)];
+    return mix(lo, (lo >> 16) | (hi << 16), (b & 2u) != 0u);
+  }
+  const uint s = (b & 3u) * 8u;
   if (s == 0u) return w[i];
   return (w[i] >> s) | (w[i + 1u] << (32u - s));
 }
-// Two bytes from an even byte offset (one word load); an odd one (a row at an odd address,
-// which no loader produces) is read byte by byte.
-uint load_u16(uint b) {
-  if ((b & 1u) != 0u) return load_u8(b) | (load_u8(b + 1u) << 8);
-  return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xFFFFu;
+// Eight bytes: three words for two where they straddle (kWAlign 2), not four.
+uvec2 load_u32x2(uint b) {
+  const uint i = b >> 2;
+  if (kWAlign >= 4u) return uvec2(w[i], w[i + 1u]);
+  if (kWAlign == 2u) {
+    const uint w0 = w[i], w1 = w[i + 1u], w2 = w[i + 1u + ((b >> 1) & 1u)];
+    return mix(uvec2(w0, w1), uvec2((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16)), bvec2((b & 2u) != 0u));
+  }
+  return uvec2(load_u32(b), load_u32(b + 4u));
 }
 // The bytes of v as four floats, byte 0 first.
 vec4 u8x4(uint v) { return vec4(v & 0xFFu, (v >> 8) & 0xFFu, (v >> 16) & 0xFFu, v >> 24); }
@@ -92,13 +121,18 @@ vec4 i8x4(uint v) {
   const int s = int(v);
   return vec4(bitfieldExtract(s, 0, 8), bitfieldExtract(s, 8, 8), bitfieldExtract(s, 16, 8), bitfieldExtract(s, 24, 8));
 }
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+const uint kHeadUnits = 4u;
+struct WHead {
+  float d;
+};
+WHead load_head(uint row, uint u) { return WHead(load_f16(row + (u >> 2) * 34u)); }
+void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   const uint blk = row + (u >> 2) * 34u, q = u & 3u;
-  const float d = unpackHalf2x16(load_u32(blk)).x;
   ea = (u >> 2) * 32u + 8u * q;
   eb = ea + 4u;
-  a = i8x4(load_u32(blk + 2u + 8u * q)) * d;
-  b = i8x4(load_u32(blk + 6u + 8u * q)) * d;
+  const uvec2 v = load_u32x2(blk + 2u + 8u * q);
+  a = i8x4(v.x) * h.d;
+  b = i8x4(v.y) * h.d;
 }
 
 #elif defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1)
@@ -130,9 +164,21 @@ float load_w(uint row, uint i) {
   const uint nib = j < 16u ? (byte & 0xFu) : (byte >> 4);
   return dequant4(float(nib), vec2(load_f16(blk), load_f16(blk + 2u)));
 }
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+const uint kHeadUnits = 4u;
+struct WHead {
+  vec2 dm;  // Q4_0: .y unused
+};
+WHead load_head(uint row, uint u) {
+  const uint blk = row + (u >> 2) * kBlockBytes;
+#if defined(WTYPE_Q4_0)
+  return WHead(vec2(load_f16(blk), 0.0));
+#else
+  return WHead(unpackHalf2x16(load_u32(blk)));
+#endif
+}
+void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   const uint blk = row + (u >> 2) * kBlockBytes, q = u & 3u;
-  const vec2 dm = unpackHalf2x16(load_u32(blk));  // Q4_0: .y is the first quant bytes, unused
+  const vec2 dm = h.dm;
   const uint v = load_u32(blk + kQs + 4u * q);
   ea = (u >> 2) * 32u + 4u * q;
   eb = ea + 16u;
@@ -193,10 +239,19 @@ vec4 q5x4(uint q, uint h) {
   const uint v = q | ((h & 1u) << 4) | ((h & 2u) << 11) | ((h & 4u) << 18) | ((h & 8u) << 25);
   return vec4(v & 0xFFu, (v >> 8) & 0xFFu, (v >> 16) & 0xFFu, v >> 24);
 }
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+const uint kHeadUnits = 4u;
+struct WHead {
+  vec2 dm;
+  uint qh;
+};
+WHead load_head(uint row, uint u) {
+  const uint blk = row + (u >> 2) * kBlockBytes;
+  return WHead(load_dm(blk), load_q5_word(blk + kQh));
+}
+void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   const uint blk = row + (u >> 2) * kBlockBytes, q = u & 3u;
-  const vec2 dm = load_dm(blk);
-  const uint qh = load_q5_word(blk + kQh);
+  const vec2 dm = h.dm;
+  const uint qh = h.qh;
   const uint v = load_q5_word(blk + kQs + 4u * q);
   ea = (u >> 2) * 32u + 4u * q;
   eb = ea + 16u;
@@ -235,13 +290,22 @@ float load_w(uint row, uint i) {
 }
 // Unit u: chunk j = (u % 32) / 8, bytes l0 .. l0+3 of it (l0 = 4 (u % 8)); a = sub-block 2j,
 // b = sub-block 2j+1, each at elements l0 ..
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+const uint kHeadUnits = 32u;
+struct WHead {
+  vec2 dm;        // d, dmin
+  uvec3 scales;   // scales[0..12) as words
+};
+WHead load_head(uint row, uint u) {
+  const uint blk = row + (u >> 5) * kBlockBytes;
+  return WHead(unpackHalf2x16(load_u32(blk)), uvec3(load_u32(blk + 4u), load_u32(blk + 8u), load_u32(blk + 12u)));
+}
+void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   const uint blk = row + (u >> 5) * kBlockBytes, j = (u >> 3) & 3u, l0 = (u & 7u) * 4u;
-  const vec2 dm = unpackHalf2x16(load_u32(blk));  // d, dmin
+  const vec2 dm = h.dm;
   // The 6-bit scales and mins of the 8 sub-blocks, a byte each: sub-blocks 0..3 from the
   // low 6 bits of scales[0..3] and [4..7]; 4..7 from the nibbles of scales[8..11] with the
   // top two bits of scales[0..3] (scales) and [4..7] (mins) as bits 4, 5.
-  const uint s0 = load_u32(blk + 4u), s1 = load_u32(blk + 8u), s2 = load_u32(blk + 12u);
+  const uint s0 = h.scales.x, s1 = h.scales.y, s2 = h.scales.z;
   const uint sc = j < 2u ? s0 & 0x3F3F3F3Fu : (s2 & 0x0F0F0F0Fu) | ((s0 >> 2) & 0x30303030u);
   const uint mn = j < 2u ? s1 & 0x3F3F3F3Fu : ((s2 >> 4) & 0x0F0F0F0Fu) | ((s1 >> 2) & 0x30303030u);
   const uint sh = 16u * (j & 1u);  // sub-block 2j is byte 2j % 4 of its word, 2j+1 the next
@@ -250,9 +314,9 @@ void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb)
   const uint v = load_u32(blk + kQs + 32u * j + l0);
   uint qa = v & 0x0F0F0F0Fu, qb = (v >> 4) & 0x0F0F0F0Fu;
 #if defined(WTYPE_Q5_K)
-  const uint h = load_u32(blk + kQh + l0);
-  qa |= ((h >> (2u * j)) & 0x01010101u) << 4;
-  qb |= ((h >> (2u * j + 1u)) & 0x01010101u) << 4;
+  const uint hb = load_u32(blk + kQh + l0);
+  qa |= ((hb >> (2u * j)) & 0x01010101u) << 4;
+  qb |= ((hb >> (2u * j + 1u)) & 0x01010101u) << 4;
 #endif
   ea = (u >> 5) * 256u + 64u * j + l0;
   eb = ea + 32u;
@@ -278,20 +342,35 @@ float load_w(uint row, uint i) {
 // Unit u: half h = (u % 32) / 16 of the block, ql bytes r0 .. r0+3 of it (r0 = 4 (u % 8) +
 // 32 c, c = (u % 16) / 8); a = their low nibbles (elements r0 ..), b = their high nibbles
 // (r0 + 64 ..); the 2-bit highs come from the same qh bytes, bits 2c (a) and 2c + 4 (b).
-void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+const uint kHeadUnits = 32u;
+struct WHead {
+  float d;
+  uvec4 scales;  // scales[0..16) as words
+};
+WHead load_head(uint row, uint u) {
+  const uint blk = row + (u >> 5) * kBlockBytes;
+  return WHead(load_f16(blk + 208u), uvec4(load_q6_word(blk + 192u), load_q6_word(blk + 196u),
+                                           load_q6_word(blk + 200u), load_q6_word(blk + 204u)));
+}
+// Signed scales[i] from the head.
+float head_scale(WHead h, uint i) { return float(bitfieldExtract(int(h.scales[i >> 2]), int((i & 3u) * 8u), 8)); }
+void load_w8h(WHead hd, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
   const uint blk = row + (u >> 5) * kBlockBytes, h = (u >> 4) & 1u, c = (u >> 3) & 1u;
   const uint r0 = (u & 7u) * 4u + 32u * c, p = 128u * h + r0;
-  const float d = unpackHalf2x16(load_u16(blk + 208u)).x;
   const uint ql = load_q6_word(blk + 64u * h + r0);
   const uint qh = load_q6_word(blk + 128u + 32u * h + (r0 & 31u));
   const uint qa = (ql & 0x0F0F0F0Fu) | (((qh >> (2u * c)) & 0x03030303u) << 4);
   const uint qb = ((ql >> 4) & 0x0F0F0F0Fu) | (((qh >> (2u * c + 4u)) & 0x03030303u) << 4);
   ea = (u >> 5) * 256u + p;
   eb = ea + 64u;
-  a = (d * load_scale(blk, p)) * (u8x4(qa) - 32.0);
-  b = (d * load_scale(blk, p + 64u)) * (u8x4(qb) - 32.0);
+  a = (hd.d * head_scale(hd, p >> 4)) * (u8x4(qa) - 32.0);
+  b = (hd.d * head_scale(hd, (p + 64u) >> 4)) * (u8x4(qb) - 32.0);
 }
 #else
 #error "dequant.glsl: define one of WTYPE_F32, WTYPE_F16, WTYPE_BF16, WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q4_1, WTYPE_Q5_0, WTYPE_Q5_1, WTYPE_Q4_K, WTYPE_Q5_K, WTYPE_Q6_K"
 #endif
 #endif
+
+void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
+  load_w8h(load_head(row, u), row, u, a, b, ea, eb);
+}

@@ -1,12 +1,17 @@
 #version 450
 // dst[n, out] = x[n, k] (f32) . W[out, k]^T, W of the type chosen by a WTYPE_* define and
 // dequantized as it is read; products and sums in f32 (the CPU's matmul_f32 semantics).
-// ne0 = k, ne1 = n_out, ne2 = n rows. Both variants decode each weight once per tile of
-// kRows activation rows.
-// flags bit 0: every quantized block starts on a word (plain loads, dequant.glsl).
+// ne0 = k, ne1 = n_out, ne2 = n rows. Every variant decodes each weight once per tile of
+// kTileRows activation rows (common.glsl: 1 for a decode step, so no lane computes a row
+// that is not there).
 //   MM_SUBGROUP (devices with subgroup arithmetic; k % 8 == 0): a workgroup takes i0
 //     consecutive outputs, one subgroup per output at a time; lanes stride over 8-weight
 //     units and one subgroupAdd per row finishes the sum: no shared memory, no barrier.
+//   MM_LANE (CPU devices, where a lane is a SIMD slot; k % 8 == 0, x rows on 16 bytes): each
+//     lane owns kOuts outputs and walks all of k, a block's head loaded once. Nothing is
+//     summed across lanes, and one load of x feeds kOuts weight rows: on lavapipe every
+//     buffer load is a loop over the lanes, so loads per product decide the speed. On a
+//     GPU the lanes' weight reads would not coalesce, so GPUs never get it.
 //   otherwise: one workgroup per (output, row tile); threads stride over k, then a tree
 //     per row in shared memory.
 #include "common.glsl"
@@ -20,27 +25,52 @@ layout(binding = 1) readonly buffer X { float x[]; };
 #define W_BINDING 2
 #include "dequant.glsl"
 
-const uint kRows = 4u;
+// A call's products (MatmulOp's w2/dst2 and w3/dst3: the same x, weight type and row
+// stride) share the dispatch as segments of its column groups: product 0 at o_s1, o_dst,
+// ne1 outputs and dst_nb1 as a lone product; products 1 and 2 (ne3 and dst_nb2 outputs, 0
+// where absent) at their first weight elements s0_nb2, s1_nb2 and dst elements s2_nb1,
+// s2_nb2, dst rows of stride dst_nb1 (flags bit 0: column ranges of one matrix) or
+// contiguous. The segment is uniform in a workgroup: selects, not branches, pick its fields.
+struct Segment {
+  uint n_out, w0, d0, d_stride, group;  // group: the column group within the product
+};
+Segment segment(uint cg, uint per_group) {
+  const uint c0 = (p.ne1 + per_group - 1u) / per_group, c1 = (p.ne3 + per_group - 1u) / per_group;
+  const bool in1 = cg >= c0, in2 = cg >= c0 + c1;
+  Segment s;
+  s.n_out = in2 ? p.dst_nb2 : in1 ? p.ne3 : p.ne1;
+  s.w0 = in2 ? p.s1_nb2 : in1 ? p.s0_nb2 : p.o_s1;
+  s.d0 = in2 ? p.s2_nb2 : in1 ? p.s2_nb1 : p.o_dst;
+  s.d_stride = (p.flags & 1u) != 0u ? p.dst_nb1 : in2 ? p.dst_nb2 : in1 ? p.ne3 : p.dst_nb1;
+  s.group = cg - (in2 ? c0 + c1 : in1 ? c0 : 0u);
+  return s;
+}
+// Column groups of all products.
+uint col_groups(uint per_group) {
+  return (p.ne1 + per_group - 1u) / per_group + (p.ne3 + per_group - 1u) / per_group +
+         (p.dst_nb2 + per_group - 1u) / per_group;
+}
 
 #if defined(MM_SUBGROUP)
 void main() {
   const uint per_group = uint(p.i0);
-  const uint n_col_groups = (p.ne1 + per_group - 1u) / per_group;
-  const uint o0 = (group_id() % n_col_groups) * per_group;
-  const uint r0 = (group_id() / n_col_groups) * kRows;
-  const uint n_rows = min(kRows, p.ne2 - r0);
+  const uint n_col_groups = col_groups(per_group);
+  const Segment sg = segment(group_id() % n_col_groups, per_group);
+  const uint o0 = sg.group * per_group;
+  const uint r0 = (group_id() / n_col_groups) * kTileRows;
+  const uint n_rows = min(kTileRows, p.ne2 - r0);
   const uint n_units = p.ne0 / 8u;
-  w_aligned = (p.flags & 1u) != 0u;
   // Subgroups loop over the outputs, so any subgroup size the device picks is correct.
-  for (uint oi = gl_SubgroupID; oi < per_group && o0 + oi < p.ne1; oi += gl_NumSubgroups) {
+  for (uint oi = gl_SubgroupID; oi < per_group && o0 + oi < sg.n_out; oi += gl_NumSubgroups) {
     const uint o = o0 + oi;
-    const uint wrow = p.o_s1 + o * p.s1_nb1;
-    float acc[kRows] = float[kRows](0.0, 0.0, 0.0, 0.0);
+    const uint wrow = sg.w0 + o * p.s1_nb1;
+    float acc[kTileRows];
+    [[unroll]] for (uint j = 0u; j < kTileRows; ++j) acc[j] = 0.0;
     for (uint u = gl_SubgroupInvocationID; u < n_units; u += gl_SubgroupSize) {
       vec4 wa, wb;
       uint ea, eb;
       load_w8(wrow, u, wa, wb, ea, eb);
-      [[unroll]] for (uint j = 0u; j < kRows; ++j) {
+      [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
         if (j < n_rows) {
           const uint xa = p.o_s0 + (r0 + j) * p.s0_nb1 + ea, xb = p.o_s0 + (r0 + j) * p.s0_nb1 + eb;
           acc[j] += dot(wa, vec4(x[xa], x[xa + 1u], x[xa + 2u], x[xa + 3u])) +
@@ -48,33 +78,75 @@ void main() {
         }
       }
     }
-    [[unroll]] for (uint j = 0u; j < kRows; ++j) {
+    [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
       const float s = subgroupAdd(acc[j]);
-      if (j < n_rows && subgroupElect()) dst[p.o_dst + (r0 + j) * p.dst_nb1 + o] = s;
+      if (j < n_rows && subgroupElect()) dst[sg.d0 + (r0 + j) * sg.d_stride + o] = s;
+    }
+  }
+}
+#elif defined(MM_LANE)
+layout(binding = 1) readonly buffer X4 { vec4 x4[]; };  // x again, 16 bytes at a time
+const uint kOuts = 16u;  // 8 to 16: 7% faster on lavapipe (x loads shared by more rows)
+void main() {
+  const uint per_group = gl_WorkGroupSize.x * kOuts;
+  const uint n_col_groups = col_groups(per_group);
+  const Segment sg = segment(group_id() % n_col_groups, per_group);
+  const uint o0 = sg.group * per_group + gl_LocalInvocationID.x;
+  const uint r0 = (group_id() / n_col_groups) * kTileRows;
+  // No branch decides what is loaded (a CPU device would run both sides): outputs past the
+  // last read the last weight row, rows past the last the last x row, and are not stored.
+  uint wrow[kOuts];
+  [[unroll]] for (uint q = 0u; q < kOuts; ++q)
+    wrow[q] = sg.w0 + min(o0 + q * gl_WorkGroupSize.x, sg.n_out - 1u) * p.s1_nb1;
+  uint xrow[kTileRows];
+  [[unroll]] for (uint j = 0u; j < kTileRows; ++j) xrow[j] = (p.o_s0 + min(r0 + j, p.ne2 - 1u) * p.s0_nb1) / 4u;
+  float acc[kTileRows][kOuts];
+  [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
+    [[unroll]] for (uint q = 0u; q < kOuts; ++q) acc[j][q] = 0.0;
+  }
+  const uint n_units = p.ne0 / 8u;  // a multiple of kHeadUnits: rows hold whole blocks
+  for (uint u0 = 0u; u0 < n_units; u0 += kHeadUnits) {
+    WHead head[kOuts];
+    [[unroll]] for (uint q = 0u; q < kOuts; ++q) head[q] = load_head(wrow[q], u0);
+    for (uint u = u0; u < u0 + kHeadUnits; ++u) {
+      vec4 wa[kOuts], wb[kOuts];
+      uint ea, eb;  // the same for every output: they depend on u alone
+      [[unroll]] for (uint q = 0u; q < kOuts; ++q) load_w8h(head[q], wrow[q], u, wa[q], wb[q], ea, eb);
+      [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
+        const vec4 va = x4[xrow[j] + ea / 4u], vb = x4[xrow[j] + eb / 4u];
+        [[unroll]] for (uint q = 0u; q < kOuts; ++q) acc[j][q] += dot(wa[q], va) + dot(wb[q], vb);
+      }
+    }
+  }
+  [[unroll]] for (uint q = 0u; q < kOuts; ++q) {
+    const uint o = o0 + q * gl_WorkGroupSize.x;
+    [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
+      if (o < sg.n_out && r0 + j < p.ne2) dst[sg.d0 + (r0 + j) * sg.d_stride + o] = acc[j][q];
     }
   }
 }
 #else
-shared float partial[kRows][256];
+shared float partial[kTileRows][256];
 
 void main() {
   const uint o = group_id() % p.ne1;
-  const uint r0 = (group_id() / p.ne1) * kRows;
+  const uint r0 = (group_id() / p.ne1) * kTileRows;
   const uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x;
-  const uint n_rows = min(kRows, p.ne2 - r0);
+  const uint n_rows = min(kTileRows, p.ne2 - r0);
   const uint wrow = p.o_s1 + o * p.s1_nb1;
-  float acc[kRows] = float[kRows](0.0, 0.0, 0.0, 0.0);
+  float acc[kTileRows];
+  [[unroll]] for (uint j = 0u; j < kTileRows; ++j) acc[j] = 0.0;
   for (uint i = t; i < p.ne0; i += n) {
     const float wv = load_w(wrow, i);
-    [[unroll]] for (uint j = 0u; j < kRows; ++j) {
+    [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
       if (j < n_rows) acc[j] += wv * x[p.o_s0 + (r0 + j) * p.s0_nb1 + i];
     }
   }
-  [[unroll]] for (uint j = 0u; j < kRows; ++j) partial[j][t] = acc[j];
+  [[unroll]] for (uint j = 0u; j < kTileRows; ++j) partial[j][t] = acc[j];
   barrier();
   for (uint half_n = n / 2u; half_n > 0u; half_n >>= 1) {
     if (t < half_n) {
-      [[unroll]] for (uint j = 0u; j < kRows; ++j) partial[j][t] += partial[j][t + half_n];
+      [[unroll]] for (uint j = 0u; j < kTileRows; ++j) partial[j][t] += partial[j][t + half_n];
     }
     barrier();
   }

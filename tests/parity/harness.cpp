@@ -41,6 +41,18 @@ Status create_vulkan_portable(const BackendOptions& options, std::unique_ptr<Bac
   o.portable_kernels = true;
   return create_vulkan_backend(o, out);
 }
+// Each matmul kernel forced (BackendOptions::vulkan_matmul), so both are checked on any
+// device: the default one ("vulkan") is one of them.
+Status create_vulkan_subgroup(const BackendOptions& options, std::unique_ptr<Backend>* out) {
+  BackendOptions o = options;
+  o.vulkan_matmul = BackendOptions::VulkanMatmul::subgroup;
+  return create_vulkan_backend(o, out);
+}
+Status create_vulkan_lane(const BackendOptions& options, std::unique_ptr<Backend>* out) {
+  BackendOptions o = options;
+  o.vulkan_matmul = BackendOptions::VulkanMatmul::per_lane;
+  return create_vulkan_backend(o, out);
+}
 }  // namespace
 #endif
 
@@ -49,6 +61,8 @@ std::vector<BackendMaker> compiled_backends() {
 #if defined(WHITTLE_VULKAN)
   v.push_back({"vulkan", &create_vulkan_backend});
   v.push_back({"vulkan-portable", &create_vulkan_portable});
+  v.push_back({"vulkan-subgroup", &create_vulkan_subgroup});
+  v.push_back({"vulkan-lane", &create_vulkan_lane});
 #endif
 #if defined(WHITTLE_CUDA)
   v.push_back({"cuda", &create_cuda_backend});  // no GPU or driver: make_backend reports the skip
