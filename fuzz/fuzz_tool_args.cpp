@@ -46,7 +46,9 @@ void check_run(std::vector<char*>& argv, const std::vector<std::string>& files, 
   wt_run::Action action = wt_run::Action::run;
   if (!wt_run::parse_args(static_cast<int>(argv.size()), argv.data(), &o, &action) || action != wt_run::Action::run)
     return;
-  if (o.model.empty() || o.prompt.empty()) fail("whittle-run accepted no model or an empty prompt");
+  if (o.model.empty() || (o.prompt.empty() && !o.interactive))
+    fail("whittle-run accepted no model, or an empty prompt without -i");
+  if (o.interactive && !o.prompt_cache.empty()) fail("whittle-run accepted --prompt-cache with -i");
   if (o.n_predict < 0 || o.n_predict > (1 << 20) || o.n_ctx < 0 || o.n_ctx > (1 << 20))
     fail("whittle-run accepted -n %d / -c %d", o.n_predict, o.n_ctx);
   if (o.n_threads < 0 || o.n_threads > wt_tools::kMaxThreads) fail("whittle-run accepted -t %d", o.n_threads);

@@ -79,6 +79,8 @@ bool seed_number(wt_tools::Flags& f, unsigned long long* out) {
 void usage(FILE* out, const char* argv0) {
   std::fprintf(out,
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
+               "          [--prompt-cache FILE]\n"
+               "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
                "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0]\n"
@@ -91,6 +93,12 @@ void usage(FILE* out, const char* argv0) {
                "  --prune-param  a pruning parameter (--list-methods), e.g. keep=0.2, layer=12, pool=max\n"
                "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
+               "  -i         chat: a turn per line, answers streamed, the context kept across turns\n"
+               "             (-n: most tokens per answer; -c: default the training context up to\n"
+               "             4096); /reset starts over, Ctrl-C stops an answer, Ctrl-D or /quit ends\n"
+               "  --prompt-cache FILE  restore the prompt's context from FILE when FILE holds this\n"
+               "             model's context of this prompt or of its beginning, else prefill and\n"
+               "             save it there (-v: the state's size and the KV bytes it holds)\n"
                "  --f32-activations  no rounding below f32: the CPU's matmuls without int8\n"
                "             activations, CUDA's prompts off tensor cores (TF32, f16); slower\n"
                "  --backend  where the weights live and the model runs (default cpu); vulkan\n"
@@ -98,7 +106,7 @@ void usage(FILE* out, const char* argv0) {
                "  --kv-type  the KV cache's type (default f32); f16 halves the KV's memory and what\n"
                "             decode reads per token, q8_0 keeps 0.27 of it (the CPU backend, for now)\n"
                "  --temp 0   greedy decoding (the default)\n",
-               argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
+               argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str());
 }
 
@@ -131,6 +139,11 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!f.kv_type(&o->kv_type)) return false;
     } else if (f.is("--chat")) {
       o->chat = true;
+    } else if (f.is("-i", "--interactive")) {
+      o->interactive = true;
+    } else if (f.is("--prompt-cache")) {
+      if (!f.text(&o->prompt_cache)) return false;
+      if (o->prompt_cache.empty()) return wt_tools::Flags::fail("--prompt-cache needs a file name");
     } else if (f.is("--f32-activations")) {
       o->f32_activations = true;
     } else if (f.is("-n", "--n-predict")) {
@@ -159,8 +172,11 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
     }
   }
   if (o->model.empty()) return wt_tools::Flags::fail("-m MODEL is required");
-  if (o->prompt_source.empty()) return wt_tools::Flags::fail("a prompt is required: -p PROMPT or -f FILE");
-  if (o->prompt.empty()) {
+  if (o->interactive && !o->prompt_cache.empty())
+    return wt_tools::Flags::fail("--prompt-cache is for one prompt, not -i (a chat keeps its context while it runs)");
+  if (o->prompt_source.empty() && !o->interactive)
+    return wt_tools::Flags::fail("a prompt is required: -p PROMPT or -f FILE (or -i to chat)");
+  if (!o->prompt_source.empty() && o->prompt.empty()) {
     return wt_tools::Flags::fail(o->prompt_source == "-p" ? "-p is empty: the prompt needs at least one character"
                                                           : o->prompt_source + " is empty: the prompt needs at least one character");
   }

@@ -28,6 +28,8 @@ struct Options {
   std::string prune_method = "full";
   std::vector<std::pair<std::string, std::string>> prune_params;
   bool verbose = false;
+  std::string prompt_cache;   // --prompt-cache FILE
+  bool interactive = false;   // -i: chat on the terminal
   wt_backend_kind backend = WT_BACKEND_CPU;
   wt_kv_type kv_type = WT_KV_F32;
 };

@@ -1,0 +1,86 @@
+#!/bin/sh
+# ctest run_prompt_cache and run_chat (issue 30 item 3): whittle-run's --prompt-cache and -i
+# on the default model (CPU, greedy).
+#   cache: a miss prefills and saves; the same prompt again restores every token and prints
+#     the same answer; a longer prompt that begins with it restores the cached tokens,
+#     prefills the rest and prints what a run without the cache prints; a damaged file and
+#     one of another KV type are not used (said why) and the answer is unchanged.
+#   chat: three turns and a /reset from stdin; the second turn reuses the first's tokens
+#     (-v); Ctrl-C during an answer stops it and the chat goes on to /quit, exit status 0.
+# Exit 77 (ctest: Skipped) with the reason when the model is missing.
+# Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat
+run="$1" model="$2" work="$3" what="$4"
+[ -f "$model" ] || { echo "SKIP: $model missing"; exit 77; }
+mkdir -p "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+if [ "$what" = cache ]; then
+  cache="$work/prompt.cache"
+  rm -f "$cache"
+  p1="The capital of France is"
+  p2="The capital of France is Paris. The capital of Italy is"
+  base() { "$run" -m "$model" -t 2 -n 12 "$@" 2>"$work/err"; }
+  want1="$(base -p "$p1")" || fail "no-cache run"
+  want2="$(base -p "$p2")" || fail "no-cache run of the longer prompt"
+  got="$(base -p "$p1" --prompt-cache "$cache" -v)" || fail "first cached run"
+  grep -q "not used (no file yet)" "$work/err" || fail "a missing file is not reported as a miss"
+  grep -q "prompt cache: saved" "$work/err" || fail "the first run did not save"
+  grep -q "state / KV" "$work/err" || fail "-v does not report the state and KV bytes"
+  sed -n 's/^prompt cache: state/state/p' "$work/err"
+  [ "$got" = "$want1" ] || fail "the saving run's answer differs from a run without the cache"
+  got="$(base -p "$p1" --prompt-cache "$cache")" || fail "second cached run"
+  grep -q "prompt cache: \([0-9]*\) of the prompt's \1 tokens restored" "$work/err" || fail "the same prompt was not restored whole"
+  [ "$got" = "$want1" ] || fail "the restored answer differs: '$got' vs '$want1'"
+  got="$(base -p "$p2" --prompt-cache "$cache")" || fail "longer prompt run"
+  grep -q "prompt cache: [0-9]* of the prompt's [0-9]* tokens restored" "$work/err" || fail "the prefix was not restored"
+  [ "$got" = "$want2" ] || fail "restore + prefill of the rest differs from one prefill: '$got' vs '$want2'"
+  got="$(base -p "$p2" --prompt-cache "$cache" --kv-type f16)" || fail "f16 run"
+  grep -q "not used (WT_ERR_INVALID_ARGUMENT" "$work/err" || fail "a cache of another KV type was used"
+  head -c 200 "$cache" > "$cache.cut" && mv "$cache.cut" "$cache"
+  got="$(base -p "$p2" --prompt-cache "$cache")" || fail "damaged-cache run"
+  grep -q "not used (" "$work/err" || fail "a damaged cache was used"
+  [ "$got" = "$want2" ] || fail "the answer after a damaged cache differs"
+  echo "PASS: prompt cache saved, restored whole and as a prefix with the same answers; bad files refused"
+  exit 0
+fi
+
+if [ "$what" = chat ]; then
+  out="$(printf 'What is 2 plus 2?\nAnd 3 plus 3?\n/reset\nSay hello.\n' |
+         "$run" -m "$model" -t 2 -n 16 -i -v 2>"$work/chat.err")" || fail "the chat exited with an error"
+  printf '%s\n' "$out"
+  n_turns="$(grep -c '^\[turn:' "$work/chat.err")"
+  [ "$n_turns" -eq 3 ] || fail "$n_turns turns answered, want 3"
+  second="$(grep '^\[turn:' "$work/chat.err" | sed -n 2p)"
+  echo "$second"
+  case "$second" in
+    "[turn: 0 tokens reused"*) fail "the second turn prefilled the whole conversation again" ;;
+  esac
+  grep -q '^\[a new conversation\]' "$work/chat.err" || fail "/reset was not acknowledged"
+  third="$(grep '^\[turn:' "$work/chat.err" | sed -n 3p)"
+  case "$third" in
+    "[turn: 0 tokens reused"*) ;;
+    *) fail "after /reset the turn reused tokens: $third" ;;
+  esac
+  # Ctrl-C while answering: the answer stops, the chat reads the next line.
+  fifo="$work/chat.in"
+  rm -f "$fifo" && mkfifo "$fifo" || fail "mkfifo"
+  "$run" -m "$model" -t 2 -n 4000 -i < "$fifo" > "$work/int.out" 2> "$work/int.err" &
+  pid=$!
+  trap '' PIPE  # a chat that already ended is reported below, not a killed script
+  exec 3> "$fifo"
+  echo "Count from 1 to 1000, one number per line." >&3
+  # Ctrl-C once the answer streams (its second number printed), not while loading.
+  i=0
+  while [ "$i" -lt 300 ] && ! grep -q '2' "$work/int.out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -INT "$pid"
+  sleep 0.5
+  echo "/quit" >&3
+  exec 3>&-
+  wait "$pid"; rc=$?
+  rm -f "$fifo"
+  [ "$rc" -eq 0 ] || fail "the chat exited with $rc after Ctrl-C"
+  grep -q '^\[stopped\]' "$work/int.err" || fail "Ctrl-C did not stop the answer"
+  echo "PASS: three turns, the second reusing the first's tokens, /reset, Ctrl-C stops an answer"
+  exit 0
+fi
+echo "usage: $0 WHITTLE_RUN MODEL WORK_DIR cache|chat"; exit 2

@@ -1,0 +1,159 @@
+// whittle-run -i. Each turn renders the whole conversation with the model's chat template
+// and tokenizes it; the context already holds the tokens of the turns before (history),
+// so only the new ones are prefilled. When the new tokens do not begin with the history (a
+// reply whose text tokenizes differently from the tokens the model produced), the context
+// starts over and the conversation is prefilled again: slower, never wrong. The first
+// prefill is pruned by the context's method; later turns append (whittle.h).
+#include "chat_loop.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wt_run {
+
+namespace {
+
+using Messages = std::vector<std::pair<std::string, std::string>>;
+
+// One line of stdin without its newline; false at EOF or when Ctrl-C interrupts the read.
+bool read_line(std::string* out) {
+  out->clear();
+  char chunk[1024];
+  while (true) {
+    errno = 0;
+    if (!std::fgets(chunk, sizeof chunk, stdin)) {
+      if (errno == EINTR || interrupted()) {
+        std::clearerr(stdin);
+        return false;
+      }
+      return !out->empty();  // EOF after a last line without a newline: that line
+    }
+    out->append(chunk);
+    if (!out->empty() && out->back() == '\n') {
+      out->pop_back();
+      if (!out->empty() && out->back() == '\r') out->pop_back();
+      return true;
+    }
+  }
+}
+
+void context_full(const Session& s, size_t n_past, size_t n_new) {
+  std::fprintf(stderr,
+               "[context full: %zu tokens held, this turn needs %zu more, the context holds %d (-c); %s. /reset starts "
+               "a new conversation]\n",
+               n_past, n_new, s.cp.n_ctx, kept_summary(s).c_str());
+}
+
+}  // namespace
+
+int run_chat(Session& s) {
+  Messages msgs;
+  if (!s.o.system.empty()) msgs.push_back({"system", s.o.system});
+  const size_t n_fixed = msgs.size();  // what /reset keeps
+  std::vector<wt_token> history;       // the tokens the context holds, in order
+  std::string pending = s.o.prompt;    // -p / -f: the first user turn
+  install_sigint(s.ctx, false);
+  std::fprintf(stderr,
+               "chat (prune %s, context %d tokens): /reset starts over, Ctrl-C stops an answer, Ctrl-D or /quit "
+               "ends\n",
+               wt_prune_method_name(s.cp.prune.method), s.cp.n_ctx);
+  while (true) {
+    std::string line;
+    if (!pending.empty()) {
+      line = std::move(pending);
+      pending.clear();
+      std::printf("> %s\n", line.c_str());
+    } else {
+      std::printf("> ");
+      std::fflush(stdout);
+      clear_interrupted();
+      if (!read_line(&line)) {
+        std::printf("\n");
+        break;
+      }
+    }
+    if (line == "/quit" || line == "/exit") break;
+    if (line == "/reset") {
+      wt_context_reset(s.ctx);
+      history.clear();
+      msgs.resize(n_fixed);
+      std::fprintf(stderr, "[a new conversation]\n");
+      continue;
+    }
+    if (line.empty()) continue;
+
+    msgs.push_back({"user", line});
+    std::string text;
+    std::vector<wt_token> tokens;
+    if (!apply_chat(s.model, msgs, true, &text) || !tokenize(s.model, text, true, &tokens)) {
+      msgs.pop_back();
+      continue;
+    }
+    const bool prefix = history.size() < tokens.size() &&
+                        std::equal(history.begin(), history.end(), tokens.begin());
+    if (!prefix && !history.empty()) {
+      if (s.o.verbose) std::fprintf(stderr, "[the conversation tokenizes differently now: prefilling it again]\n");
+      wt_context_reset(s.ctx);
+      history.clear();
+    }
+    const size_t n_reused = history.size();
+    const size_t n_new = tokens.size() - n_reused;
+    if (history.size() + n_new + 1 > static_cast<size_t>(s.cp.n_ctx)) {
+      context_full(s, history.size(), n_new);
+      msgs.pop_back();
+      continue;
+    }
+    clear_interrupted();
+    set_in_prefill(true);
+    wt_status st = wt_context_prefill(s.ctx, tokens.data() + history.size(), n_new);
+    set_in_prefill(false);
+    if (st != WT_OK) {
+      // Anything that stopped the model while it ran reset the context (whittle.h): the
+      // next turn prefills the whole conversation.
+      if (st == WT_ERR_ABORTED) {
+        std::fprintf(stderr, "[stopped]\n");
+      } else if (st == WT_ERR_CONTEXT_FULL) {
+        context_full(s, history.size(), n_new);
+      } else {
+        fail("prefill", st);
+      }
+      if (wt_context_n_past(s.ctx) == 0) history.clear();
+      msgs.pop_back();
+      continue;
+    }
+    history = tokens;
+
+    TokenStream stream(s.model);
+    if (!stream.ok()) return fail("creating the detokenizer", WT_ERR_OUT_OF_MEMORY, "");
+    int32_t n_gen = 0;
+    st = wt_generate(s.ctx, s.sampler, s.o.n_predict, on_token, &stream, &n_gen);
+    const std::string gen_error = st != WT_OK ? wt_last_error() : "";
+    stream.flush();
+    std::printf("\n");
+    // wt_generate decodes every sampled token but the last (the end token, the one Ctrl-C
+    // refused, or the n-th): the context holds the history and those.
+    if (stream.tokens.size() > 1) history.insert(history.end(), stream.tokens.begin(), stream.tokens.end() - 1);
+    msgs.push_back({"assistant", stream.text});
+    if (interrupted()) std::fprintf(stderr, "[stopped]\n");
+    if (st == WT_ERR_CONTEXT_FULL) {
+      context_full(s, history.size(), 1);
+    } else if (st != WT_OK) {
+      fail("generation", st, gen_error.c_str());
+      if (wt_context_n_past(s.ctx) == 0) history.clear();
+    }
+    if (s.o.verbose) {
+      std::fprintf(stderr, "[turn: %zu tokens reused, %zu prefilled, %d generated; the context holds %d of %d]\n",
+                   n_reused, n_new, n_gen, wt_context_n_past(s.ctx), s.cp.n_ctx);
+      print_speed(s.ctx);
+    }
+  }
+  remove_sigint();
+  return 0;
+}
+
+}  // namespace wt_run

@@ -1,0 +1,174 @@
+// whittle-run's shared pieces (session.h).
+#include "session.h"
+
+#include <signal.h>
+
+#include <cstdio>
+
+namespace wt_run {
+
+namespace {
+
+std::atomic<wt_context*> g_ctx{nullptr};
+std::atomic<bool> g_in_prefill{false};
+volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_once = 0;
+
+extern "C" void on_sigint(int) {
+  g_interrupted = 1;
+  if (g_in_prefill.load()) {
+    if (wt_context* c = g_ctx.load()) wt_context_abort(c);
+  }
+  if (g_once) std::signal(SIGINT, SIG_DFL);
+}
+
+}  // namespace
+
+int fail(const char* what, wt_status st, const char* detail) {
+  std::fprintf(stderr, "error: %s: %s: %s\n", what, wt_status_string(st), detail);
+  return 1;
+}
+int fail(const char* what, wt_status st) { return fail(what, st, wt_last_error()); }
+
+void install_sigint(wt_context* ctx, bool once) {
+  g_ctx.store(ctx);
+  g_once = once ? 1 : 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a read of the chat's input returns, interrupted
+  sigaction(SIGINT, &sa, nullptr);
+}
+void remove_sigint() {
+  std::signal(SIGINT, SIG_DFL);
+  g_ctx.store(nullptr);
+}
+bool interrupted() { return g_interrupted != 0; }
+void clear_interrupted() { g_interrupted = 0; }
+void set_in_prefill(bool on) { g_in_prefill.store(on); }
+
+TokenStream::TokenStream(const wt_model* m) : model(m), buf(4096) {
+  if (wt_detokenizer_create(model, &detok) != WT_OK) detok = nullptr;
+}
+TokenStream::~TokenStream() { wt_detokenizer_free(detok); }
+
+void TokenStream::flush() {
+  size_t len = 0;
+  if (wt_detokenizer_flush(detok, buf.data(), buf.size(), &len) == WT_OK) {
+    std::fwrite(buf.data(), 1, len, stdout);
+    text.append(buf.data(), len);
+  }
+  std::fflush(stdout);
+}
+
+bool on_token(wt_token token, void* user) {
+  TokenStream* s = static_cast<TokenStream*>(user);
+  s->tokens.push_back(token);
+  if (interrupted() || wt_token_is_end(s->model, token)) return false;
+  size_t len = 0;
+  if (wt_detokenizer_push(s->detok, token, s->buf.data(), s->buf.size(), &len) == WT_OK) {
+    std::fwrite(s->buf.data(), 1, len, stdout);
+    std::fflush(stdout);
+    s->text.append(s->buf.data(), len);
+  }
+  return true;
+}
+
+bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, std::string>>& msgs, bool add_assistant,
+                std::string* out) {
+  std::vector<wt_chat_message> m;
+  size_t chars = 0;
+  for (const auto& [role, content] : msgs) {
+    m.push_back({role.c_str(), content.c_str()});
+    chars += content.size();
+  }
+  std::vector<char> buf(chars + 256 * (msgs.size() + 1));
+  size_t len = 0;
+  wt_status st = wt_chat_apply(model, m.data(), m.size(), add_assistant, buf.data(), buf.size(), &len);
+  if (st == WT_ERR_BUFFER_TOO_SMALL) {
+    buf.resize(len + 1);
+    st = wt_chat_apply(model, m.data(), m.size(), add_assistant, buf.data(), buf.size(), &len);
+  }
+  if (st != WT_OK) {
+    fail("applying the chat template", st);
+    return false;
+  }
+  out->assign(buf.data(), len);
+  return true;
+}
+
+bool tokenize(const wt_model* model, const std::string& text, bool special, std::vector<wt_token>* out) {
+  wt_tokenize_params tp = wt_tokenize_default_params();
+  tp.parse_special = special;
+  size_t n = 0;
+  out->assign(text.size() + 16, 0);
+  const wt_status st = wt_tokenize(model, text.data(), text.size(), &tp, out->data(), out->size(), &n);
+  if (st != WT_OK) {
+    fail("tokenizing", st);
+    return false;
+  }
+  out->resize(n);
+  return true;
+}
+
+uint64_t kv_bytes_held(const Session& s) {
+  wt_model_info info{};
+  if (wt_model_get_info(s.model, &info) != WT_OK) return 0;
+  uint64_t total = 0;
+  for (int32_t l = 0; l < info.n_layer; ++l) {
+    uint64_t dev = 0, host = 0;
+    if (wt_context_get_kv_residency(s.ctx, l, &dev, &host) != WT_OK) return 0;
+    // The pager keeps a row on the host and, while resident, a copy on the device: count
+    // each row once (the host holds every row where there is a host pool).
+    total += host > 0 ? host : dev;
+  }
+  return total;
+}
+
+std::string kept_summary(const Session& s) {
+  wt_prune_stats ps;
+  if (s.cp.prune.method == WT_PRUNE_FULL || wt_context_get_prune_stats(s.ctx, &ps) != WT_OK || ps.n_layer <= 0)
+    return std::string("prune ") + wt_prune_method_name(s.cp.prune.method) + " keeps the KV of every token";
+  long long rows = 0;
+  for (int32_t l = 0; l < ps.n_layer; ++l) rows += ps.kv_rows[l];
+  char line[256];
+  std::snprintf(line, sizeof line, "prune %s keeps %.0f of the prompt's %d tokens' KV rows per layer on average",
+                wt_prune_method_name(ps.method), static_cast<double>(rows) / ps.n_layer, ps.n_prompt);
+  return line;
+}
+
+void print_prune_stats(const wt_context* ctx) {
+  wt_prune_stats ps;
+  if (wt_context_get_prune_stats(ctx, &ps) != WT_OK) return;
+  std::fprintf(stderr, "\nprune %s: prompt %d tokens, ", wt_prune_method_name(ps.method), ps.n_prompt);
+  if (ps.selection_layer >= 0) {
+    std::fprintf(stderr, "selection at layer %d (%s), %d rows kept\n", ps.selection_layer,
+                 ps.triggered ? "triggered" : "forced, never triggered", ps.n_selected);
+  } else if (ps.method == WT_PRUNE_ASL) {
+    std::fprintf(stderr, "ASL never triggered: no token selection\n");
+  } else {
+    std::fprintf(stderr, "%d rows kept\n", ps.n_selected);
+  }
+  std::fprintf(stderr, "  layer  rows  kv_rows  kv_bytes\n");
+  uint64_t total = 0;
+  for (int32_t l = 0; l < ps.n_layer; ++l) {
+    std::fprintf(stderr, "  %5d %5d %8d %9llu\n", l, ps.hidden_rows[l], ps.kv_rows[l],
+                 static_cast<unsigned long long>(ps.kv_bytes[l]));
+    total += ps.kv_bytes[l];
+  }
+  std::fprintf(stderr, "  KV total %llu bytes; attention skipped for %lld (token, layer) pairs; %d block swaps\n",
+               static_cast<unsigned long long>(total), static_cast<long long>(ps.n_attention_skipped), ps.n_block_swaps);
+  std::fprintf(stderr, "  time: prefill %.1f ms (first pass %.1f ms, scoring %.1f ms)\n", ps.prefill_ms, ps.pass1_ms,
+               ps.score_ms);
+}
+
+void print_speed(const wt_context* ctx) {
+  wt_context_stats stats;
+  if (wt_context_get_stats(ctx, &stats) != WT_OK) return;
+  const double pp = stats.prefill_ms > 0 ? 1000.0 * stats.n_prefill_tokens / stats.prefill_ms : 0;
+  const double tg = stats.decode_ms > 0 ? 1000.0 * stats.n_decode_tokens / stats.decode_ms : 0;
+  std::fprintf(stderr, "prefill: %d tokens in %.1f ms = %.1f tok/s\n", stats.n_prefill_tokens, stats.prefill_ms, pp);
+  std::fprintf(stderr, "decode:  %d tokens in %.1f ms = %.1f tok/s\n", stats.n_decode_tokens, stats.decode_ms, tg);
+}
+
+}  // namespace wt_run
