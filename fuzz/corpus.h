@@ -18,6 +18,7 @@ Seeds chat_seeds();
 Seeds api_seeds();
 Seeds tool_args_seeds();  // corpus_tools.cpp
 Seeds resume_seeds();     // runs the fuzzed suite (bench_setup.h) for real
+Seeds state_seeds();      // corpus_state.cpp: the states of state_setup.h, whole and damaged
 
 // Builds an input for FuzzedDataProvider (LLVM's fuzzer/FuzzedDataProvider.h): it takes
 // integers from the end of the data, the last byte first and most significant first, and

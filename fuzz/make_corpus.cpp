@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
       {"fuzz_api", wt::fuzz::api_seeds()},
       {"fuzz_tool_args", wt::fuzz::tool_args_seeds()},
       {"fuzz_resume", wt::fuzz::resume_seeds()},
+      {"fuzz_state", wt::fuzz::state_seeds()},
   };
   size_t total = 0, files = 0;
   for (const auto& [harness, seeds] : sets) {

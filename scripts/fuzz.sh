@@ -15,7 +15,7 @@
 # fuzz_tokenizer reads.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-all_harnesses=(fuzz_gguf fuzz_tokenizer fuzz_chat fuzz_api fuzz_tool_args fuzz_resume)
+all_harnesses=(fuzz_gguf fuzz_tokenizer fuzz_chat fuzz_api fuzz_tool_args fuzz_resume fuzz_state)
 
 seconds=300
 jobs="$(nproc)"
@@ -23,7 +23,7 @@ build_only=0
 harnesses=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --smoke) seconds=20 ;;  # 6 x 20 s plus start-up: the CI budget is 2 minutes of fuzzing
+    --smoke) seconds=20 ;;  # 7 x 20 s plus start-up: the CI budget is 2.5 minutes of fuzzing
     --seconds) seconds="$2"; shift ;;
     --jobs) jobs="$2"; shift ;;
     --build-only) build_only=1 ;;
@@ -77,6 +77,7 @@ max_len() {
     fuzz_gguf) echo 32768 ;;
     fuzz_api) echo 2048 ;;
     fuzz_resume) echo 65536 ;;  # a real document of the fuzzed suite is ~20 KB
+    fuzz_state) echo 131072 ;;  # the prepared states are 40-70 KB
     *) echo 4096 ;;
   esac
 }

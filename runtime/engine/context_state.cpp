@@ -239,14 +239,12 @@ Status Context::read_state(StateSource& in, bool apply) {
   if (decoding) {
     const size_t bytes = sizeof(float) * 2 * static_cast<size_t>(hp.n_layer * hp.n_head_kv * hp.head_dim);
     WT_TRY(apply ? in.read(anchors_, bytes) : in.pass_over(bytes));
-    if (apply) {
-      const size_t before = in.consumed();
-      WT_TRY(policy_->load_decode_state(in, h.policy_bytes));
-      if (in.consumed() - before != h.policy_bytes)
-        return error(WT_ERR_FORMAT, "the state's policy part is not the size its header says");
-    } else {
-      WT_TRY(in.pass_over(h.policy_bytes));
-    }
+    // Read, and checked by the policy, in both passes: a malformed policy part is refused
+    // before the applying pass resets anything.
+    const size_t before = in.consumed();
+    WT_TRY(policy_->load_decode_state(in, h.policy_bytes, apply));
+    if (in.consumed() - before != h.policy_bytes)
+      return error(WT_ERR_FORMAT, "the state's policy part is not the size its header says");
   }
   const size_t half = static_cast<size_t>(kv_row_bytes() / 2);
   OpRunner run(*backend_, options_.f32_activations);
@@ -281,9 +279,10 @@ Status Context::read_state(StateSource& in, bool apply) {
     }
     kv_len_[static_cast<size_t>(l)] = len;
   }
-  // The checking pass ran after verify(), so the trailer is known good; the applying one
-  // hashed what it wrote, so a file changed between the passes is caught here.
-  if (!apply) return Status::ok();
+  // The checking pass ran after verify(), so the trailer is known good, and it must start
+  // right here; the applying one hashed what it wrote, so a file changed between the passes
+  // is caught here.
+  if (!apply) return in.expect_trailer();
   WT_TRY(in.finish());
   if (kv_) WT_TRY(kv_->finish_prefill());
   n_past_ = h.n_past;

@@ -142,6 +142,7 @@ Status StateSource::verify() {
     total = static_cast<size_t>(end);
   }
   if (total < sizeof(uint64_t)) return error(WT_ERR_FORMAT, "the state ends early: " + std::to_string(total) + " bytes");
+  total_ = total;
   WT_TRY(rewind());
   WT_TRY(skip(total - sizeof(uint64_t)));
   const uint64_t want = hash_.value();
@@ -150,6 +151,13 @@ Status StateSource::verify() {
   if (got != want)
     return error(WT_ERR_FORMAT, "the state is damaged or cut short: its checksum does not match its bytes");
   return rewind();
+}
+
+Status StateSource::expect_trailer() const {
+  if (n_ + sizeof(uint64_t) != total_)
+    return error(WT_ERR_FORMAT, "the state's parts end at byte " + std::to_string(n_) + ", its trailer at " +
+                                    std::to_string(total_ - sizeof(uint64_t)) + " (inconsistent sizes)");
+  return Status::ok();
 }
 
 Status StateSource::rewind() {

@@ -78,6 +78,10 @@ class StateSource final : public StateReader {
   // The whole source once: the hash of every byte but the last 8 against those 8 (the
   // trailer), then back to the first byte. WT_ERR_FORMAT when they differ: damaged, or cut.
   Status verify();
+  // The checking pass's end: what was read must end where the trailer verify() checked
+  // begins (sizes that leave bytes over would make the applying pass read its trailer from
+  // the middle, after it changed the context). WT_ERR_FORMAT otherwise.
+  Status expect_trailer() const;
   // Back to the first byte, hash cleared (the applying pass after the checking one).
   Status rewind();
   size_t consumed() const { return n_; }
@@ -88,6 +92,7 @@ class StateSource final : public StateReader {
   size_t size_ = 0;
   std::FILE* file_ = nullptr;
   size_t n_ = 0;
+  size_t total_ = 0;  // the whole source's bytes, trailer included (verify)
   StreamHash hash_;
 };
 

@@ -166,10 +166,12 @@ class PrunePolicy {
   // (decode_request / decode_decide), written as exactly decode_state_bytes() bytes, and read
   // back into a policy made with the same parameters and shape that has seen no prompt
   // (the engine checks the parameters; the policy checks what it reads, WT_ERR_FORMAT).
+  // A load reads it twice: apply false only checks (the policy unchanged, so a refused state
+  // leaves the context as it was), then apply true takes it.
   // Policies whose decode steps need nothing of the prefill keep these defaults.
   virtual uint64_t decode_state_bytes() const { return 0; }
   virtual Status save_decode_state(StateWriter&) const { return Status::ok(); }
-  virtual Status load_decode_state(StateReader&, uint64_t n_bytes) {
+  virtual Status load_decode_state(StateReader&, uint64_t n_bytes, bool /*apply*/) {
     if (n_bytes == 0) return Status::ok();
     return error(WT_ERR_FORMAT, "the state has decode state for a policy that keeps none");
   }

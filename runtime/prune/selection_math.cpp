@@ -90,11 +90,14 @@ SkipController::State SkipController::state() const {
   return s;
 }
 
+bool SkipController::valid(const State& s) {
+  return s.warmup >= 0 && s.warmup <= kMaxWarmup && s.n_warm >= 0 && s.n_warm <= s.warmup && s.n_decided >= 0 &&
+         s.n_skipped >= 0 && s.n_skipped <= s.n_decided && std::isfinite(s.target) && std::isfinite(s.step) &&
+         !std::isnan(s.threshold);
+}
+
 bool SkipController::set_state(const State& s) {
-  if (s.warmup < 0 || s.warmup > kMaxWarmup || s.n_warm < 0 || s.n_warm > s.warmup || s.n_decided < 0 ||
-      s.n_skipped < 0 || s.n_skipped > s.n_decided || !std::isfinite(s.target) || !std::isfinite(s.step) ||
-      std::isnan(s.threshold))
-    return false;
+  if (!valid(s)) return false;
   n_decided_ = s.n_decided;
   n_skipped_ = s.n_skipped;
   target_ = s.target;

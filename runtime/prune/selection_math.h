@@ -41,7 +41,8 @@ class SkipController {
     float warm[kMaxWarmup] = {};
   };
   State state() const;
-  bool set_state(const State& s);
+  static bool valid(const State& s);
+  bool set_state(const State& s);  // false (nothing set) unless valid(s)
   int64_t n_decided() const { return n_decided_; }
   int64_t n_skipped() const { return n_skipped_; }
 

@@ -6,11 +6,15 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/fast_math.h"
+#include "runtime/engine/state_io.h"
+#include "support/gguf_writer.h"
 #include "whittle.h"
 
 namespace {
@@ -190,5 +194,78 @@ TEST_CASE("fuzz regression: FastKV with a tiny fastkv_tsp_rate keeps every row p
   CHECK(wt_context_prefill(ctx, prompt, 8) == WT_OK);
   CHECK(wt_context_decode(ctx, 9) == WT_OK);
   wt_context_free(ctx);
+  wt_model_free(m);
+}
+
+// fuzz_state found two saved states that wt_context_state_load refused only in its applying
+// pass, after it had reset the context (whittle.h promises a refused state leaves it as it
+// was): a Token Filtering decode state with values its controller cannot hold (checked only
+// while applying), and layer sizes that end the parts before the trailer (the applying pass
+// then read its trailer from the middle). The invariant, for every byte: a state with that
+// byte changed and its checksum rewritten (so it reaches the checks behind it) is accepted,
+// or refused with the context's n_past and logits as they were.
+TEST_CASE("fuzz regression: a refused state leaves the context as it was, whatever byte is wrong (fuzz_state)") {
+  wt::test::TinyModelOptions mo;
+  mo.n_layer = 8;
+  mo.n_embd = 64;
+  mo.n_head = 2;
+  mo.n_head_kv = 1;
+  mo.n_ff = 32;
+  mo.n_ctx_train = 256;
+  mo.tied_output = true;
+  const std::string path = wt::test::temp_file("fuzz_state_regression.gguf");
+  REQUIRE(wt::test::write_file(path, wt::test::make_tiny_llama(mo).build()));
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  std::remove(path.c_str());
+  std::vector<wt_token> prompt(16);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<wt_token>(1 + (i * 37) % 200);
+  for (wt_prune_method method : {WT_PRUNE_TOKENFILTER, WT_PRUNE_SNAPKV, WT_PRUNE_SLIMINFER}) {
+    const std::string name = wt_prune_method_name(method);
+    CAPTURE(name);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_threads = 1;
+    cp.n_ctx = 64;
+    cp.prune.method = method;
+    wt_context* ctx = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+    REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
+    REQUIRE(wt_context_decode(ctx, 5) == WT_OK);
+    size_t n = 0;
+    REQUIRE(wt_context_state_size(ctx, &n) == WT_OK);
+    std::vector<uint8_t> good(n);
+    REQUIRE(wt_context_state_save(ctx, good.data(), good.size(), &n) == WT_OK);
+    const float* l = nullptr;
+    REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+    const std::vector<float> logits(l, l + wt::test::kTinyVocab);
+    const int32_t n_past = wt_context_n_past(ctx);
+    int refused = 0, accepted = 0, changed = 0;
+    for (size_t at = 0; at + 8 < good.size(); ++at) {
+      std::vector<uint8_t> bad = good;
+      bad[at] ^= 0x80;
+      wt::StreamHash h;
+      h.update(bad.data(), bad.size() - 8);
+      const uint64_t v = h.value();
+      std::memcpy(bad.data() + bad.size() - 8, &v, 8);
+      if (wt_context_state_load(ctx, bad.data(), bad.size()) == WT_OK) {
+        ++accepted;
+        REQUIRE(wt_context_state_load(ctx, good.data(), good.size()) == WT_OK);  // back, for the next byte
+        continue;
+      }
+      ++refused;
+      const float* after = nullptr;
+      const bool same = wt_context_n_past(ctx) == n_past && wt_context_logits(ctx, -1, &after) == WT_OK &&
+                        std::memcmp(after, logits.data(), sizeof(float) * logits.size()) == 0;
+      if (!same) {
+        ++changed;
+        REQUIRE(wt_context_state_load(ctx, good.data(), good.size()) == WT_OK);
+      }
+    }
+    MESSAGE(name << ": " << good.size() - 8 << " bytes changed one at a time: " << refused
+                                         << " refused, " << accepted << " accepted");
+    CHECK(changed == 0);
+    CHECK(refused > 0);
+    wt_context_free(ctx);
+  }
   wt_model_free(m);
 }

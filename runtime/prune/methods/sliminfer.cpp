@@ -130,17 +130,20 @@ class SlimInfer final : public ScoredPolicy {
     }
     return Status::ok();
   }
-  Status load_decode_state(StateReader& in, uint64_t) override {
+  Status load_decode_state(StateReader& in, uint64_t, bool apply) override {
     for (int g = 0; g < kGroups; ++g) {
       int32_t rows = 0, n = 0;
       WT_TRY(in.read(&rows, sizeof rows));
       WT_TRY(in.read(&n, sizeof n));
       if (rows < 0 || rows > shape_.n_ctx || n < -1 || n > n_blocks(rows))
         return error(WT_ERR_FORMAT, "SlimInfer's decode state is malformed (group " + std::to_string(g) + ")");
-      if (n > 0) WT_TRY(in.read(active_[g].data(), sizeof(int32_t) * static_cast<size_t>(n)));
-      for (int32_t i = 0; i < n; ++i)
-        if (active_[g][static_cast<size_t>(i)] < 0 || active_[g][static_cast<size_t>(i)] >= n_blocks(rows))
-          return error(WT_ERR_FORMAT, "SlimInfer's decode state names a block past its prompt");
+      for (int32_t i = 0; i < n; ++i) {  // a block at a time: checking writes nothing of the policy
+        int32_t b = 0;
+        WT_TRY(in.read(&b, sizeof b));
+        if (b < 0 || b >= n_blocks(rows)) return error(WT_ERR_FORMAT, "SlimInfer's decode state names a block past its prompt");
+        if (apply) active_[g][static_cast<size_t>(i)] = b;
+      }
+      if (!apply) continue;
       prompt_rows_[g] = rows;
       n_active_[g] = n;
       n_attend_[g] = 0;

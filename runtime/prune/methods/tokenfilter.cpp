@@ -53,12 +53,13 @@ class TokenFilter final : public ScoredPolicy {
     }
     return Status::ok();
   }
-  Status load_decode_state(StateReader& in, uint64_t n_bytes) override {
+  Status load_decode_state(StateReader& in, uint64_t n_bytes, bool apply) override {
     if (n_bytes != decode_state_bytes()) return error(WT_ERR_FORMAT, "Token Filtering's decode state has another size");
     for (SkipController& c : controllers_) {
       SkipController::State s;
       WT_TRY(in.read(&s, sizeof s));
-      if (!c.set_state(s)) return error(WT_ERR_FORMAT, "Token Filtering's decode state is malformed");
+      if (!SkipController::valid(s)) return error(WT_ERR_FORMAT, "Token Filtering's decode state is malformed");
+      if (apply) c.set_state(s);
     }
     return Status::ok();
   }
