@@ -1,6 +1,7 @@
 #include "selection_math.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -91,9 +92,13 @@ SkipController::State SkipController::state() const {
 }
 
 bool SkipController::valid(const State& s) {
+  // What reset() and decide() can make: a target fraction in [0, 1] (tf_target's range; the
+  // warm-up quantile's index is computed from it), a finite step >= 0, counts no token
+  // position exceeds (so counting on cannot overflow).
+  constexpr int64_t kMaxCount = INT32_MAX;
   return s.warmup >= 0 && s.warmup <= kMaxWarmup && s.n_warm >= 0 && s.n_warm <= s.warmup && s.n_decided >= 0 &&
-         s.n_skipped >= 0 && s.n_skipped <= s.n_decided && std::isfinite(s.target) && std::isfinite(s.step) &&
-         !std::isnan(s.threshold);
+         s.n_decided <= kMaxCount && s.n_skipped >= 0 && s.n_skipped <= s.n_decided && s.target >= 0.0f &&
+         s.target <= 1.0f && std::isfinite(s.step) && s.step >= 0.0f && !std::isnan(s.threshold);
 }
 
 bool SkipController::set_state(const State& s) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <set>
@@ -316,4 +317,31 @@ TEST_CASE("prune decisions: Token Filtering's realized skip ratio is within 5% o
       CHECK(std::abs(ratio - target) <= 0.05);
     }
   }
+}
+
+// A saved context's Token Filtering state (issue 30) holds what reset() and decide() can make
+// and nothing else: fuzz_state found a finite but huge target that made the warm-up
+// quantile's index overflow its int (UBSan) once the controller decided again.
+TEST_CASE("prune decisions: Token Filtering's controller takes back only states it could have made") {
+  wt::SkipController c;
+  c.reset(0.5f, 4, 0.05f);
+  for (float score : {0.1f, 0.9f, 0.4f}) c.decide(score);
+  const wt::SkipController::State good = c.state();
+  CHECK(wt::SkipController::valid(good));
+  auto with = [&](auto change) {
+    wt::SkipController::State s = good;
+    change(s);
+    return s;
+  };
+  CHECK_FALSE(wt::SkipController::valid(with([](auto& s) { s.target = 1e30f; })));
+  CHECK_FALSE(wt::SkipController::valid(with([](auto& s) { s.target = -0.5f; })));
+  CHECK_FALSE(wt::SkipController::valid(with([](auto& s) { s.step = -1.0f; })));
+  CHECK_FALSE(wt::SkipController::valid(with([](auto& s) { s.n_decided = INT64_MAX; })));
+  CHECK_FALSE(wt::SkipController::valid(with([](auto& s) { s.n_warm = s.warmup + 1; })));
+  wt::SkipController refused;
+  CHECK_FALSE(refused.set_state(with([](auto& s) { s.target = 1e30f; })));
+  wt::SkipController d;
+  REQUIRE(d.set_state(good));
+  CHECK_FALSE(d.decide(0.2f));  // the fourth warm-up score: the quantile is taken, nothing skipped
+  CHECK(d.decide(2.0f));        // above the threshold the warm-up set
 }
