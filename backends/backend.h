@@ -139,12 +139,13 @@ struct BackendOptions {
                            // reports fails the next synchronize / host-result launch
   bool portable_kernels = false;  // vulkan: only the kernels that need no optional device
                                   // feature (no subgroup ops), so tests cover that path too
-  // vulkan: the matmul kernel when portable_kernels is off. automatic: one output per lane
-  // on a CPU device (lavapipe: a lane is a SIMD slot, and the subgroup kernel's per-lane
-  // activation gathers dominate there), else the subgroup kernel where the device has
-  // subgroup arithmetic. The others force one, so tests cover both on one device.
-  enum class VulkanMatmul { automatic, subgroup, per_lane };
-  VulkanMatmul vulkan_matmul = VulkanMatmul::automatic;
+  // vulkan: the matmul and attention kernels when portable_kernels is off. automatic: the
+  // lane kernels on a CPU device (lavapipe: a lane is a SIMD slot and owns whole outputs,
+  // since per-lane loads dominate there), else the subgroup matmul where the device has
+  // subgroup arithmetic and the workgroup-per-row attention. The others force one, so
+  // tests cover both on one device.
+  enum class VulkanKernels { automatic, subgroup, per_lane };
+  VulkanKernels vulkan_kernels = VulkanKernels::automatic;
 };
 
 Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);

@@ -86,6 +86,7 @@ void fill_caps(VkPhysicalDevice pd, Device* d) {
   c.max_push_constants_bytes = l.maxPushConstantsSize;
   for (int i = 0; i < 3; ++i) c.max_workgroup_count[i] = l.maxComputeWorkGroupCount[i];
   c.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  c.max_shared_bytes = l.maxComputeSharedMemorySize;
   c.max_workgroup_size_x = l.maxComputeWorkGroupSize[0];
   c.timestamp_period_ns = l.timestampPeriod;
 

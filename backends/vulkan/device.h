@@ -31,6 +31,7 @@ struct VulkanCaps {
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint32_t max_workgroup_invocations = 0;
   uint32_t max_workgroup_size_x = 0;
+  uint32_t max_shared_bytes = 0;  // a workgroup's shared memory
   bool unified_memory = false;  // a DEVICE_LOCAL type is also HOST_VISIBLE (lavapipe, Jetson)
   bool has_transfer_queue = false;
   // Stream timing (VkStream): timestamps need a reset from the host (Vulkan 1.2

@@ -1,5 +1,6 @@
 // Encoders of the attention-shaped ops: attention_prefill / attention_decode (flash-style,
-// one workgroup per (query row, head)), window_scores and block_scores (two dispatches
+// one workgroup per (query row, head), or with the lane kernels a lane per query row or
+// key slice, attention_lane.comp), window_scores and block_scores (two dispatches
 // each, the first filling the workspace the second reads; the batch's barrier orders them).
 // Each reads a KV cache of f32, f16 or q8_0 directly (kernels/vulkan/kv.glsl).
 #include <string>
@@ -14,18 +15,39 @@ constexpr bool kv_twins(Kernel f32, Kernel f16, Kernel q8) {
 }
 static_assert(kv_twins(Kernel::attention_prefill, Kernel::attention_prefill_f16, Kernel::attention_prefill_q8_0) &&
                   kv_twins(Kernel::attention_decode, Kernel::attention_decode_f16, Kernel::attention_decode_q8_0) &&
+                  kv_twins(Kernel::attention_lane_prefill, Kernel::attention_lane_prefill_f16,
+                           Kernel::attention_lane_prefill_q8_0) &&
+                  kv_twins(Kernel::attention_lane_decode, Kernel::attention_lane_decode_f16,
+                           Kernel::attention_lane_decode_q8_0) &&
                   kv_twins(Kernel::window_scores_stats, Kernel::window_scores_stats_f16, Kernel::window_scores_stats_q8_0) &&
                   kv_twins(Kernel::window_scores, Kernel::window_scores_f16, Kernel::window_scores_q8_0) &&
                   kv_twins(Kernel::block_scores, Kernel::block_scores_f16, Kernel::block_scores_q8_0),
               "kv_variant: each KV-reading kernel's f16 and q8_0 twins follow it");
 
 constexpr uint32_t kAttnWg = 64;  // attention.comp / block_scores.comp size their shared arrays for 64
+constexpr uint32_t kAttnLanes = 8;  // attention_lane.comp: one AVX2 vector of lanes on lavapipe
 
 // What this backend's kernels cannot do; validate_op has checked that q and k agree in
 // head_dim and that n_head is a multiple of n_head_kv.
 Status check_heads(const Tensor& q, const char* op) {
   if (q.ne[0] > 4 * kAttnWg) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + ": head_dim must be <= 256");
   return Status::ok();
+}
+
+// Whether attention_lane.comp can take a call (the lane kernels are on): head_dim a
+// multiple of 4 within its register arrays, the cache's rows on 4 floats (f32) or 2 halves
+// (f16; q8_0 rows are even already, bind_kv), and for decode the lanes' partial sums within
+// the device's shared memory.
+bool lane_attention_fits(const VulkanBackend& b, const Bound (&bind)[kBindings], const Push& p, uint32_t ku,
+                         bool decode) {
+  const uint32_t hd = p.ne[0], group = p.ne[1] / p.ne[3];
+  if (!b.lane_kernels() || hd % 4 != 0 || hd > 256 || group * hd > 1024) return false;
+  const uint32_t row_align = ku == 4 ? 4 : ku == 2 ? 2 : 1;
+  for (int s = 2; s <= 3; ++s) {
+    if ((bind[s == 2 ? b_src1 : b_src2].first | p.nb[2 * s] | p.nb[2 * s + 1]) % row_align != 0) return false;
+  }
+  const uint64_t shared = uint64_t{kAttnLanes} * group * (hd + 2) * sizeof(float);
+  return !decode || shared <= b.vk_caps().max_shared_bytes;
 }
 
 // Both attention ops: ids are the prefill's per-row skip flags or the decode's key rows.
@@ -58,6 +80,12 @@ Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const
   p.n_ids = with_ids ? static_cast<uint32_t>(n_ids) : 0;
   p.flags = with_ids ? 1u : 0u;
   uint32_t gx, gy;
+  if (lane_attention_fits(b, bind, p, ku, decode)) {
+    // Prefill: a workgroup per kAttnLanes query rows of one KV head; decode: one per KV head.
+    grid(static_cast<uint64_t>(p.ne[3]) * (decode ? 1 : groups_for(p.ne[2], kAttnLanes)), &gx, &gy);
+    const Kernel k = decode ? Kernel::attention_lane_decode : Kernel::attention_lane_prefill;
+    return b.record(kv_variant(k, a.k.type), Spec::heads(kAttnLanes, p.ne[0], p.ne[1] / p.ne[3]), bind, p, gx, gy);
+  }
   grid(static_cast<uint64_t>(p.ne[1]) * p.ne[2], &gx, &gy);
   return b.record(kv_variant(decode ? Kernel::attention_decode : Kernel::attention_prefill, a.k.type), kAttnWg, bind,
                   p, gx, gy);

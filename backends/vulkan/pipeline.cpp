@@ -1,6 +1,7 @@
 #include "pipeline.h"
 
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "kernels/vulkan/spirv_blobs.h"
@@ -80,10 +81,11 @@ Status PipelineCache::get(Kernel k, const Spec& spec, VkPipeline* out) {
     sci.pCode = code_[ki];
     WT_TRY(vk_check(vkCreateShaderModule(d_->device, &sci, nullptr, &modules_[ki]), "vkCreateShaderModule"));
   }
-  const uint32_t values[3] = {spec.wg_size, spec.w_align, spec.tile_rows};
-  const VkSpecializationMapEntry entries[3] = {
-      {0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(uint32_t)}, {2, 2 * sizeof(uint32_t), sizeof(uint32_t)}};
-  VkSpecializationInfo info{3, entries, sizeof values, values};
+  const uint32_t values[] = {spec.wg_size, spec.w_align, spec.tile_rows, spec.head_dim, spec.group};
+  constexpr uint32_t kN = std::size(values);
+  VkSpecializationMapEntry entries[kN];
+  for (uint32_t i = 0; i < kN; ++i) entries[i] = {i, i * static_cast<uint32_t>(sizeof(uint32_t)), sizeof(uint32_t)};
+  VkSpecializationInfo info{kN, entries, sizeof values, values};
   auto pci = vk_info<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   pci.stage = vk_info<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
   pci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;

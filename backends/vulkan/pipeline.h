@@ -26,7 +26,9 @@ namespace wt::vk {
   X(matmul_lane_q8_0) X(matmul_lane_q4_0) X(matmul_lane_q4_1) X(matmul_lane_q5_0) X(matmul_lane_q5_1)     \
   X(matmul_lane_bf16) X(matmul_lane_q4_k) X(matmul_lane_q5_k) X(matmul_lane_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk)    \
   X(kv_similarity) X(attention_prefill) X(attention_prefill_f16) X(attention_prefill_q8_0)            \
-  X(attention_decode) X(attention_decode_f16) X(attention_decode_q8_0) X(window_scores_stats)         \
+  X(attention_decode) X(attention_decode_f16) X(attention_decode_q8_0) X(attention_lane_prefill)      \
+  X(attention_lane_prefill_f16) X(attention_lane_prefill_q8_0) X(attention_lane_decode)               \
+  X(attention_lane_decode_f16) X(attention_lane_decode_q8_0) X(window_scores_stats)                   \
   X(window_scores_stats_f16) X(window_scores_stats_q8_0) X(window_scores) X(window_scores_f16)        \
   X(window_scores_q8_0) X(block_scores_qbar) X(block_scores) X(block_scores_f16) X(block_scores_q8_0)
 
@@ -57,14 +59,23 @@ static_assert(sizeof(Push) <= 128, "push constants must fit the guaranteed 128 b
 
 // The specialization constants of a pipeline (common.glsl): 0 the workgroup size, 1 the
 // alignment every weight block starts on (kWAlign), 2 the activation rows per matmul tile
-// (kTileRows). A kernel that does not read 1 or 2 ignores them; implicit from a workgroup
-// size, since most dispatches set only that.
+// (kTileRows), 3 and 4 the head_dim and query heads per KV head of attention_lane.comp. A
+// kernel ignores those it does not read; implicit from a workgroup size, since most
+// dispatches set only that.
 struct Spec {
   uint32_t wg_size;
   uint32_t w_align = 1;
   uint32_t tile_rows = 4;
+  uint32_t head_dim = 64;
+  uint32_t group = 1;
   Spec(uint32_t wg) : wg_size(wg) {}  // NOLINT(google-explicit-constructor)
   Spec(uint32_t wg, uint32_t align, uint32_t rows) : wg_size(wg), w_align(align), tile_rows(rows) {}
+  static Spec heads(uint32_t wg, uint32_t hd, uint32_t group) {
+    Spec s(wg);
+    s.head_dim = hd;
+    s.group = group;
+    return s;
+  }
   bool operator==(const Spec&) const = default;
 };
 

@@ -47,10 +47,10 @@ Status VulkanBackend::init(const BackendOptions& options) {
   constexpr VkSubgroupFeatureFlags kArith = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   subgroup_arith_ = !options.portable_kernels && (c.subgroup_ops & kArith) == kArith && c.subgroup_size >= 1 &&
                     c.subgroup_size <= wg_size_;
-  using Mm = BackendOptions::VulkanMatmul;
-  per_lane_matmul_ = !options.portable_kernels &&
-                     (options.vulkan_matmul == Mm::per_lane ||
-                      (options.vulkan_matmul == Mm::automatic && c.type == VK_PHYSICAL_DEVICE_TYPE_CPU));
+  using Mm = BackendOptions::VulkanKernels;
+  lane_kernels_ = !options.portable_kernels &&
+                     (options.vulkan_kernels == Mm::per_lane ||
+                      (options.vulkan_kernels == Mm::automatic && c.type == VK_PHYSICAL_DEVICE_TYPE_CPU));
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;

@@ -51,8 +51,9 @@ class VulkanBackend final : public Backend {
   uint32_t wg_size() const { return wg_size_; }
   // Subgroup arithmetic in compute shaders, unless the options asked for portable kernels.
   bool subgroup_arith() const { return subgroup_arith_; }
-  // Matmul with one output per lane (BackendOptions::vulkan_matmul).
-  bool per_lane_matmul() const { return per_lane_matmul_; }
+  // The lane kernels: matmul with outputs per lane, attention with a query row or key
+  // slice per lane (BackendOptions::vulkan_kernels).
+  bool lane_kernels() const { return lane_kernels_; }
   // The binding of tensor t viewed in units of unit_bytes (4 f32/int, 2 f16, 1 quantized).
   Status bind_tensor(const Tensor& t, uint32_t unit_bytes, const char* what, Bound* out) const;
   // One binding for n tensors (a matmul's products) in units of unit_bytes: firsts[i] is
@@ -93,7 +94,7 @@ class VulkanBackend final : public Backend {
   Buffer dummy_;       // bound to the slots a kernel does not use
   uint32_t wg_size_ = 256;
   bool subgroup_arith_ = false;
-  bool per_lane_matmul_ = false;
+  bool lane_kernels_ = false;
   KernelProfile profile_;  // WT_VK_PROFILE=1: per-kernel times, printed at destruction
 };
 

@@ -41,16 +41,16 @@ Status create_vulkan_portable(const BackendOptions& options, std::unique_ptr<Bac
   o.portable_kernels = true;
   return create_vulkan_backend(o, out);
 }
-// Each matmul kernel forced (BackendOptions::vulkan_matmul), so both are checked on any
+// Each matmul kernel forced (BackendOptions::vulkan_kernels), so both are checked on any
 // device: the default one ("vulkan") is one of them.
 Status create_vulkan_subgroup(const BackendOptions& options, std::unique_ptr<Backend>* out) {
   BackendOptions o = options;
-  o.vulkan_matmul = BackendOptions::VulkanMatmul::subgroup;
+  o.vulkan_kernels = BackendOptions::VulkanKernels::subgroup;
   return create_vulkan_backend(o, out);
 }
 Status create_vulkan_lane(const BackendOptions& options, std::unique_ptr<Backend>* out) {
   BackendOptions o = options;
-  o.vulkan_matmul = BackendOptions::VulkanMatmul::per_lane;
+  o.vulkan_kernels = BackendOptions::VulkanKernels::per_lane;
   return create_vulkan_backend(o, out);
 }
 }  // namespace
