@@ -126,6 +126,10 @@ Status check(const Check& c, const AddOp& a) {
 
 Status check(const Check& c, const RopeOp& a) {
   WT_TRY(c.floats(a.x, "x"));
+  if (!a.x2.empty()) {
+    WT_TRY(c.floats(a.x2, "x2"));
+    WT_TRY(c.that(a.x2.ne[0] == a.x.ne[0] && a.x2.ne[2] == a.x.ne[2], "x2 must have x's head_dim and rows"));
+  }
   WT_TRY(c.that(a.n_rot > 0 && a.n_rot % 2 == 0 && a.n_rot <= a.x.ne[0] && a.n_rot <= 512,
                 "n_rot must be even, > 0, <= head_dim and <= 512"));
   if (!a.freq_divisors.empty()) {

@@ -78,9 +78,12 @@ struct AddOp {
   Tensor dst{}, a{}, b{};
 };
 
-// x[n, heads, head_dim] rotated in place, row r at position positions[r].
+// x[n, heads, head_dim] rotated in place, row r at position positions[r]; x2 (optional,
+// [n, heads2, head_dim]) rotated with the same angles, so a layer's queries and keys take
+// one launch.
 struct RopeOp {
   Tensor x{};
+  Tensor x2{};
   const int32_t* positions = nullptr;  // [n]
   int32_t n_rot = 0;                   // leading dims of a head that rotate: even, <= head_dim
   bool neox = false;                   // pairs (i, i + n_rot/2) instead of (2i, 2i+1)

@@ -60,7 +60,7 @@ void run_rope(const ThreadCtx& tc, const Launch& l) {
   const RopeOp& a = l.call->get<RopeOp>();
   const cpu::RopeParams p{a.n_rot, a.neox, a.theta_base, a.position_scale,
                           a.freq_divisors.empty() ? nullptr : static_cast<const float*>(a.freq_divisors.data)};
-  cpu::rope(tc, a.x, a.positions, p);
+  cpu::rope(tc, a.x, a.x2, a.positions, p);
 }
 void run_attention_prefill(const ThreadCtx& tc, const Launch& l) {
   const AttentionPrefillOp& a = l.call->get<AttentionPrefillOp>();

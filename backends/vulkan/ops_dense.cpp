@@ -277,6 +277,24 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
 Status encode_rope(VulkanBackend& b, const OpCall& c) {
   const RopeOp& a = c.get<RopeOp>();
   const Tensor& x = a.x;
+  // x2 rides in x's dispatch where both lie in one binding (rope.comp), else has its own.
+  Bound x_bind;
+  uint32_t firsts[2] = {};
+  if (!a.x2.empty()) {
+    const Tensor* both[2] = {&a.x, &a.x2};
+    bool shared = false;
+    WT_TRY(b.bind_union(both, 2, 4, "rope x and x2", &x_bind, firsts, &shared));
+    if (!shared) {
+      RopeOp one = a, two = a;
+      one.x2 = two.x2 = Tensor{};
+      two.x = a.x2;
+      WT_TRY(encode_rope(b, OpCall(one)));
+      return encode_rope(b, OpCall(two));
+    }
+  } else {
+    WT_TRY(bind_f32(b, x, "rope x", &x_bind));
+    firsts[0] = x_bind.first;
+  }
   const int32_t n_rot = a.n_rot;  // even, in (0, min(head_dim, 512)] (validate_op)
   const int32_t half = n_rot / 2;
   const bool f64 = b.vk_caps().float64;
@@ -293,7 +311,8 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   }
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, x, "rope x", &bind[b_dst]));
+  bind[b_dst] = x_bind;
+  bind[b_dst].first = firsts[0];
   if (f64) {
     WT_TRY(b.upload(freq_d, sizeof(double) * half, &bind[b_src2]));
   } else {
@@ -305,12 +324,17 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   p.ne[1] = static_cast<uint32_t>(x.ne[1]);
   p.ne[2] = static_cast<uint32_t>(x.ne[2]);
   push_strides(&p, 0, x);
+  if (!a.x2.empty()) {
+    p.ne[3] = static_cast<uint32_t>(a.x2.ne[1]);
+    p.nb[2] = firsts[1];
+    push_strides(&p, 2, a.x2);
+  }
   p.i[0] = n_rot;
   p.i[1] = a.neox ? 1 : 0;
   // The CPU multiplies the position by position_scale (linear scaling; 1 when unscaled).
   p.f[1] = a.position_scale;
   return record_elementwise(b, f64 ? Kernel::rope_f64 : Kernel::rope, bind, p,
-                            static_cast<uint64_t>(half) * p.ne[1] * p.ne[2]);
+                            static_cast<uint64_t>(half) * (p.ne[1] + p.ne[3]) * p.ne[2]);
 }
 
 Status encode_argmax(VulkanBackend& b, const OpCall& c) {

@@ -28,8 +28,9 @@ struct RopeParams {
   float position_scale;            // linear scaling: 1 / factor (1 otherwise)
   const float* freq_divisors;      // [n_rot/2] or nullptr (llama3 scaling)
 };
-// x[n, n_heads, hd] rotated in place; row r is at position positions[r].
-void rope(const ThreadCtx& tc, const Tensor& x, const int32_t* positions, const RopeParams& p);
+// x[n, n_heads, hd] rotated in place; row r is at position positions[r]. x2 (optional:
+// empty or [n, n_heads2, hd]) rotated with the same angles, computed once per row.
+void rope(const ThreadCtx& tc, const Tensor& x, const Tensor& x2, const int32_t* positions, const RopeParams& p);
 
 // Causal GQA attention, flash-style (no n x n matrix). q/dst: [n, n_head, hd], k/v:
 // [>= pos0 + n, n_head_kv, hd]. Query row r sits at position pos0 + r and attends keys

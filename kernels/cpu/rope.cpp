@@ -4,8 +4,8 @@
 
 namespace wt::cpu {
 
-void rope(const ThreadCtx& tc, const Tensor& x, const int32_t* positions, const RopeParams& p) {
-  const int64_t n_heads = x.ne[1];
+void rope(const ThreadCtx& tc, const Tensor& x, const Tensor& x2, const int32_t* positions, const RopeParams& p) {
+  const int64_t n_heads = x.ne[1], n_heads2 = x2.empty() ? 0 : x2.ne[1];
   const int32_t half = p.n_rot / 2;
   // Rows share angles across heads: compute them once per row (n_rot <= 512 by contract).
   float cos_v[256], sin_v[256];
@@ -20,8 +20,8 @@ void rope(const ThreadCtx& tc, const Tensor& x, const int32_t* positions, const 
       cos_v[i] = static_cast<float>(std::cos(angle));
       sin_v[i] = static_cast<float>(std::sin(angle));
     }
-    for (int64_t h = 0; h < n_heads; ++h) {
-      float* v = x.row<float>(h, r);
+    for (int64_t h = 0; h < n_heads + n_heads2; ++h) {
+      float* v = h < n_heads ? x.row<float>(h, r) : x2.row<float>(h - n_heads, r);
       for (int32_t i = 0; i < half; ++i) {
         const int32_t a = p.neox ? i : 2 * i;
         const int32_t b = p.neox ? i + half : 2 * i + 1;

@@ -1,6 +1,6 @@
 // rope on CUDA (rope.cuh): one block per row (grid-stride over rows). The block first
 // computes the row's n_rot/2 angles in double exactly as the CPU does (pow, the divisor,
-// cos and sin), then rotates every head's pairs with them.
+// cos and sin), then rotates every head's pairs with them, x's and then x2's.
 #include "common.cuh"
 #include "rope.cuh"
 
@@ -10,6 +10,9 @@ namespace {
 struct RopeArgs {
   float* x;
   size_t nb1, nb2;  // head, row strides in bytes
+  float* x2;        // the second tensor's heads follow x's (n_heads2 of them, 0 without)
+  size_t nb1_2, nb2_2;
+  int64_t n_heads2;
   const int32_t* positions;
   const float* divisors;  // [n_rot/2] or null
   int64_t n_heads, n;
@@ -32,10 +35,12 @@ __global__ void rope_kernel(RopeArgs a) {
       sin_v[i] = static_cast<float>(sin(angle));
     }
     __syncthreads();
-    for (int64_t idx = threadIdx.x; idx < a.n_heads * half; idx += blockDim.x) {
+    for (int64_t idx = threadIdx.x; idx < (a.n_heads + a.n_heads2) * half; idx += blockDim.x) {
       const int64_t h = idx / half;
       const int32_t i = static_cast<int32_t>(idx % half);
-      float* v = row_at<float>(a.x, r, a.nb2) + h * static_cast<int64_t>(a.nb1 / sizeof(float));
+      float* v = h < a.n_heads
+                     ? row_at<float>(a.x, r, a.nb2) + h * static_cast<int64_t>(a.nb1 / sizeof(float))
+                     : row_at<float>(a.x2, r, a.nb2_2) + (h - a.n_heads) * static_cast<int64_t>(a.nb1_2 / sizeof(float));
       const int32_t p = a.neox ? i : 2 * i;
       const int32_t q = a.neox ? i + half : 2 * i + 1;
       const float x0 = v[p], x1 = v[q];
@@ -57,12 +62,16 @@ Status rope(const OpCall& c, const Launch& l) {
   a.positions = r.positions;
   a.divisors = r.freq_divisors.empty() ? nullptr : static_cast<const float*>(r.freq_divisors.data);
   a.n_heads = x.ne[1];
+  a.x2 = static_cast<float*>(r.x2.data);
+  a.nb1_2 = r.x2.nb[1];
+  a.nb2_2 = r.x2.nb[2];
+  a.n_heads2 = r.x2.empty() ? 0 : r.x2.ne[1];
   a.n = x.ne[2];
   a.n_rot = r.n_rot;
   a.neox = r.neox;
   a.theta_base = r.theta_base;
   a.position_scale = r.position_scale;
-  if (a.n * a.n_heads == 0) return Status::ok();
+  if (a.n * (a.n_heads + a.n_heads2) == 0) return Status::ok();
   const unsigned blocks = static_cast<unsigned>(a.n < 65535 * 8 ? a.n : 65535 * 8);
   rope_kernel<<<blocks, kBlock, 0, l.stream>>>(a);
   return launch_status("rope");

@@ -5,7 +5,9 @@
 // angle pos * freq is formed and reduced to [-pi, pi] in double, so long positions keep
 // the CPU's accuracy; otherwise in float (devices without shaderFloat64).
 // i0 = n_rot, i1 = neox, f1 = position scale; ne0 = head_dim, ne1 = heads, ne2 = n.
-// One invocation per (pair, head, row).
+// A second tensor x2 in the same binding (RopeOp::x2, a layer's keys beside its queries)
+// rotates in the same dispatch: ne3 heads whose first element is s0_nb1, strides s1_nb1 /
+// s1_nb2 (ne3 = 0 without). One invocation per (pair, head, row), x's heads then x2's.
 #include "common.glsl"
 
 layout(binding = 0) buffer X { float x[]; };
@@ -18,11 +20,12 @@ layout(binding = 4) readonly buffer Pos { int pos[]; };
 
 void main() {
   const uint half_rot = uint(p.i0) / 2u;
+  const uint heads = p.ne1 + p.ne3;
   const uint idx = global_id();
-  if (idx >= half_rot * p.ne1 * p.ne2) return;
+  if (idx >= half_rot * heads * p.ne2) return;
   const uint i = idx % half_rot;
-  const uint h = (idx / half_rot) % p.ne1;
-  const uint r = idx / (half_rot * p.ne1);
+  const uint h = (idx / half_rot) % heads;
+  const uint r = idx / (half_rot * heads);
 #if defined(ROPE_F64)
   const double two_pi = 6.283185307179586LF;
   double angle = double(pos[p.o_aux + r]) * double(p.f1) * freq[p.o_s2 + i];
@@ -32,7 +35,8 @@ void main() {
   const float a = float(pos[p.o_aux + r]) * p.f1 * freq[p.o_s2 + i];
 #endif
   const float c = cos(a), s = sin(a);
-  const uint base = p.o_dst + h * p.dst_nb1 + r * p.dst_nb2;
+  const uint base = h < p.ne1 ? p.o_dst + h * p.dst_nb1 + r * p.dst_nb2
+                              : p.s0_nb1 + (h - p.ne1) * p.s1_nb1 + r * p.s1_nb2;
   const uint ia = p.i1 != 0 ? i : 2u * i;
   const uint ib = p.i1 != 0 ? i + half_rot : 2u * i + 1u;
   const float x0 = x[base + ia], x1 = x[base + ib];

@@ -72,8 +72,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
       WT_TRY(run.linears(3, dst, xn, wts, bias));
     }
-    WT_TRY(run.rope(q, positions_, hp, rope_divisors_));
-    WT_TRY(run.rope(k, positions_, hp, rope_divisors_));
+    WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
     WT_TRY(append_kv(run, pass, l, k, v, &keys));
     Decision d;      // the policy's answer: KV rows to keep, rows to skip or attend, rows that go on

@@ -73,9 +73,11 @@ class OpRunner {
   Status add(const Tensor& dst, const Tensor& a, const Tensor& b) {
     return b_.launch(AddOp{.dst = dst, .a = a, .b = b});
   }
-  // x [rows, heads, head_dim] rotated at positions[0..rows) as the model's hparams say.
-  Status rope(const Tensor& x, const int32_t* positions, const Hparams& hp, const float* divisors) {
+  // x [rows, heads, head_dim] and x2 [rows, heads2, head_dim] (a layer's queries and keys)
+  // rotated at positions[0..rows) as the model's hparams say, in one launch.
+  Status rope(const Tensor& x, const Tensor& x2, const int32_t* positions, const Hparams& hp, const float* divisors) {
     RopeOp r{.x = x,
+             .x2 = x2,
              .positions = positions,
              .n_rot = hp.n_rot,
              .neox = hp.rope_type == RopeType::neox,

@@ -258,6 +258,26 @@ void rope_cases(std::vector<Case>& v) {
     c.results = result_src0;
     v.push_back(c);
   }
+  // Queries and keys in one launch (RopeOp::x2), as a layer's forward pass rotates them: in
+  // one buffer (heads 0..9 of src0 and the 3 after them; Vulkan's single dispatch) and in two
+  // (src0 and src2; Vulkan's one dispatch each).
+  for (const bool one_buffer : {true, false}) {
+    Case c = make(Op::rope, std::string("q and k ") + (one_buffer ? "in one buffer" : "apart") + " hd=64 heads=9+3 n=6 neox");
+    c.src[0] = f32(3, 64, one_buffer ? 12 : 9, 6);
+    if (!one_buffer) c.src[2] = f32(3, 64, 3, 6);
+    c.ids = iota_ids(6, 911, 5, 8192);
+    c.call = [one_buffer](const Slots& s) {
+      Tensor q = s.src[0], k = one_buffer ? s.src[0] : s.src[2];
+      if (one_buffer) {
+        q.ne[1] = 9;
+        k.ne[1] = 3;
+        k.data = static_cast<uint8_t*>(k.data) + 9 * k.nb[1];
+      }
+      return OpCall(RopeOp{.x = q, .x2 = k, .positions = s.ids, .n_rot = 64, .neox = true, .theta_base = 1e6f});
+    };
+    c.results = one_buffer ? result_src0 : result_src0 | result_src2;
+    v.push_back(c);
+  }
 }
 
 // attention_decode shapes that a GPU splits differently (CUDA: splits from the SM count,

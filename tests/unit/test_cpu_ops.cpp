@@ -105,7 +105,7 @@ TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
   }
 }
 
-TEST_CASE("ops: rope rotates pairs by position (norm and neox)") {
+TEST_CASE("ops: rope rotates pairs by position (norm and neox) and a second tensor as if alone") {
   const int64_t hd = 64, heads = 3, n = 5;
   for (bool neox : {false, true}) {
     auto x = random_vec(static_cast<size_t>(hd * heads * n), 4);
@@ -114,7 +114,7 @@ TEST_CASE("ops: rope rotates pairs by position (norm and neox)") {
     const float divisors[32] = {1, 1, 2, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8};
     wt::cpu::RopeParams p{static_cast<int32_t>(hd), neox, 10000.0f, 0.5f, divisors};
     Tensor tx = t3(x, hd, heads, n);
-    run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, tx, pos.data(), p); });
+    run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, tx, wt::Tensor{}, pos.data(), p); });
     double worst = 0;
     for (int64_t r = 0; r < n; ++r) {
       for (int64_t h = 0; h < heads; ++h) {
@@ -129,6 +129,14 @@ TEST_CASE("ops: rope rotates pairs by position (norm and neox)") {
       }
     }
     CHECK(worst < 1e-5);
+    // With a second tensor (a layer's keys, 2 heads): each is rotated as alone, bit for bit.
+    auto y = orig, y2 = random_vec(static_cast<size_t>(hd * 2 * n), 5);
+    auto y2_alone = y2;
+    Tensor ty = t3(y, hd, heads, n), ty2 = t3(y2, hd, 2, n), ty2_alone = t3(y2_alone, hd, 2, n);
+    run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, ty, ty2, pos.data(), p); });
+    run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, ty2_alone, wt::Tensor{}, pos.data(), p); });
+    CHECK(y == x);
+    CHECK(y2 == y2_alone);
   }
 }
 
