@@ -182,6 +182,13 @@ Status check(const Check& c, const CopyRowsOp& a) {
   WT_TRY(c.floats(a.dst, "dst", /*kv_types_too=*/true));
   WT_TRY(c.that(a.src.type == a.dst.type || a.src.type == DType::f32, "only f32 rows are copied into another type"));
   WT_TRY(c.that(a.row0 >= 0, "row0 is negative"));
+  if (!a.dst2.empty() || !a.src2.empty()) {
+    WT_TRY(c.floats(a.src2, "src2", /*kv_types_too=*/true));
+    WT_TRY(c.floats(a.dst2, "dst2", /*kv_types_too=*/true));
+    WT_TRY(c.that(a.src2.type == a.src.type && a.dst2.type == a.dst.type, "src2 and dst2 must have src's and dst's types"));
+    WT_TRY(c.that(a.src2.ne[0] == a.src.ne[0] && a.src2.n_rows() == a.src.n_rows(), "src2 must have src's row width and rows"));
+    WT_TRY(c.holds(a.dst2, static_cast<int64_t>(a.row0) + a.src2.n_rows(), a.src2.ne[0], "dst2"));
+  }
   return c.holds(a.dst, static_cast<int64_t>(a.row0) + a.src.n_rows(), a.src.ne[0], "dst");
 }
 

@@ -122,10 +122,13 @@ struct SwigluOp {
 };
 
 // dst rows [row0, row0 + n) = src rows [0, n): src f32 and dst f32, f16 or q8_0 (a KV cache:
-// each row rounded to dst's type), or src and dst of one type (bytes).
+// each row rounded to dst's type), or src and dst of one type (bytes). dst2 / src2 (optional):
+// a second copy of the same types, row width and rows at the same row0 (a layer's values
+// beside its keys), so both take one launch.
 struct CopyRowsOp {
   Tensor dst{}, src{};
   int32_t row0 = 0;
+  Tensor dst2{}, src2{};
 };
 
 // dst[n_out, n_head, n_cols]: the attention of the last `window` query rows of

@@ -77,6 +77,7 @@ void run_swiglu(const ThreadCtx& tc, const Launch& l) {
 void run_copy_rows(const ThreadCtx& tc, const Launch& l) {
   const CopyRowsOp& a = l.call->get<CopyRowsOp>();
   cpu::copy_rows(tc, a.dst, a.src, a.row0);
+  if (!a.dst2.empty()) cpu::copy_rows(tc, a.dst2, a.src2, a.row0);
 }
 void run_window_scores(const ThreadCtx& tc, const Launch& l) {
   const WindowScoresOp& a = l.call->get<WindowScoresOp>();

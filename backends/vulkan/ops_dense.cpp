@@ -106,19 +106,52 @@ Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
 
 Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
   const CopyRowsOp& a = c.get<CopyRowsOp>();
+  const bool pair = !a.dst2.empty();
+  // The second copy rides in the first's dispatch where f32 dsts share a binding and so do
+  // the srcs (copy_rows.comp); otherwise it is a dispatch of its own.
+  Bound dst_bind, src_bind;
+  uint32_t d_first[2] = {}, s_first[2] = {};
+  bool joint = false;
+  if (pair && a.dst.type == DType::f32) {
+    const Tensor* dsts[2] = {&a.dst, &a.dst2};
+    const Tensor* srcs[2] = {&a.src, &a.src2};
+    bool shared_d = false, shared_s = false;
+    WT_TRY(b.bind_union(dsts, 2, 4, "copy_rows dst and dst2", &dst_bind, d_first, &shared_d));
+    WT_TRY(b.bind_union(srcs, 2, 4, "copy_rows src and src2", &src_bind, s_first, &shared_s));
+    joint = shared_d && shared_s;
+  }
+  if (pair && !joint) {
+    WT_TRY(encode_copy_rows(b, OpCall(CopyRowsOp{.dst = a.dst, .src = a.src, .row0 = a.row0})));
+    return encode_copy_rows(b, OpCall(CopyRowsOp{.dst = a.dst2, .src = a.src2, .row0 = a.row0}));
+  }
   if (a.dst.type != DType::f32)
     return encode_kv_rows(b, KvRows{.dst = a.dst, .src = a.src, .heads = 1, .n_rows = a.src.n_rows(), .row0 = a.row0});
+  if (!joint) {
+    WT_TRY(bind_f32(b, a.dst, "copy_rows dst", &dst_bind));
+    WT_TRY(bind_f32(b, a.src, "copy_rows src", &src_bind));
+    d_first[0] = dst_bind.first;
+    s_first[0] = src_bind.first;
+  }
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, a.dst, "copy_rows dst", &bind[b_dst]));
-  WT_TRY(bind_f32(b, a.src, "copy_rows src", &bind[b_src0]));
+  bind[b_dst] = dst_bind;
+  bind[b_dst].first = d_first[0];
+  bind[b_src0] = src_bind;
+  bind[b_src0].first = s_first[0];
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.src.n_rows());
+  p.ne[2] = joint ? 2 : 1;
   push_row_stride(&p, 0, a.dst);
   push_row_stride(&p, 1, a.src);
+  if (joint) {
+    p.nb[4] = d_first[1];
+    p.nb[5] = s_first[1];
+    p.nb[6] = stride(a.dst2, 1, 4);
+    p.nb[7] = stride(a.src2, 1, 4);
+  }
   p.i[0] = a.row0;
-  return record_elementwise(b, Kernel::copy_rows, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
+  return record_elementwise(b, Kernel::copy_rows, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1] * p.ne[2]);
 }
 
 Status encode_embed(VulkanBackend& b, const OpCall& c) {
@@ -160,9 +193,9 @@ DstRows dst_rows(const MatmulProducts& m, int64_t n_rows) {
 // Whether a call's products may share one dispatch: the subgroup or lane kernel, one weight
 // type and row stride, dst rows as dst_rows allows. They then do where each side's tensors
 // lie in one buffer that a binding reaches (bind_union).
-bool one_dispatch(const MatmulProducts& m, int64_t n_rows, bool split_kernel) {
+bool one_dispatch(const MatmulProducts& m, DstRows rows, bool split_kernel) {
   if (m.n == 1) return true;
-  if (!split_kernel || dst_rows(m, n_rows) == DstRows::neither) return false;
+  if (!split_kernel || rows == DstRows::neither) return false;
   for (int i = 1; i < m.n; ++i)
     if (m.w[i]->type != m.w[0]->type || m.w[i]->nb[1] != m.w[0]->nb[1]) return false;
   return true;
@@ -187,7 +220,8 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   // dispatch, the products as segments of its column groups), else one dispatch apiece.
   Bound w_bind, d_bind;
   uint32_t w_first[3] = {}, d_first[3] = {};
-  bool joint = one_dispatch(m, a.x.n_rows(), lanes || sg);
+  const DstRows rows = dst_rows(m, a.x.n_rows());
+  bool joint = one_dispatch(m, rows, lanes || sg);
   if (joint) {
     bool shared_w = false, shared_d = false;
     WT_TRY(b.bind_union(m.w, m.n, wu, "matmul weights", &w_bind, w_first, &shared_w));
@@ -225,7 +259,7 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
     p.nb[3] = w_first[1];
     p.nb[6] = d_first[1];
   }
-  if (m.n > 1 && dst_rows(m, a.x.n_rows()) == DstRows::shared_stride) p.flags = 1u;
+  if (m.n > 1 && rows == DstRows::shared_stride) p.flags = 1u;
   if (m.n > 2) {
     p.nb[1] = static_cast<uint32_t>(m.w[2]->ne[1]);
     p.nb[5] = w_first[2];

@@ -23,22 +23,27 @@ __global__ void copy_rows_kernel(void* dst, size_t dst_nb1, int64_t row0, const 
   }
 }
 
+Status copy_one(const Tensor& dst, const Tensor& src_t, int32_t row0, const Launch& l) {
+  const bool f16 = dst.type == DType::f16;  // validate_op: f32 or f16
+  const int64_t d = src_t.ne[0], n = src_t.n_rows();
+  if (d * n == 0) return Status::ok();
+  const float* src = static_cast<const float*>(src_t.data);
+  if (f16) {
+    copy_rows_kernel<__half><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(dst.data, dst.nb[1], row0, src,
+                                                                          src_t.nb[1], d, n);
+  } else {
+    copy_rows_kernel<float><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(dst.data, dst.nb[1], row0, src,
+                                                                         src_t.nb[1], d, n);
+  }
+  return launch_status("copy_rows");
+}
+
 }  // namespace
 
 Status copy_rows(const OpCall& c, const Launch& l) {
   const CopyRowsOp& a = c.get<CopyRowsOp>();
-  const bool f16 = a.dst.type == DType::f16;  // validate_op: f32 or f16
-  const int64_t d = a.src.ne[0], n = a.src.n_rows();
-  if (d * n == 0) return Status::ok();
-  const float* src = static_cast<const float*>(a.src.data);
-  if (f16) {
-    copy_rows_kernel<__half><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(a.dst.data, a.dst.nb[1], a.row0, src,
-                                                                          a.src.nb[1], d, n);
-  } else {
-    copy_rows_kernel<float><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(a.dst.data, a.dst.nb[1], a.row0, src,
-                                                                         a.src.nb[1], d, n);
-  }
-  return launch_status("copy_rows");
+  WT_TRY(copy_one(a.dst, a.src, a.row0, l));
+  return a.dst2.empty() ? Status::ok() : copy_one(a.dst2, a.src2, a.row0, l);
 }
 
 size_t copy_rows_workspace_bytes(const OpCall&) { return 0; }

@@ -36,8 +36,8 @@ Status Context::append_kv(OpRunner& run, const Pass& pass, int32_t l, const Tens
     WT_TRY(paged->gather(run, l, k_cache_[0], v_cache_[0]));
   }
   if (!keys.paged_step) {
-    WT_TRY(run.copy_rows(flatten_heads(k_cache_[keys.cache]), flatten_heads(k), kv0));
-    WT_TRY(run.copy_rows(flatten_heads(v_cache_[keys.cache]), flatten_heads(v), kv0));
+    WT_TRY(run.copy_rows(flatten_heads(k_cache_[keys.cache]), flatten_heads(k), flatten_heads(v_cache_[keys.cache]),
+                         flatten_heads(v), kv0));
   }
   if (paged) WT_TRY(paged->append(run, l, k, v, rows));
   set_kv_positions(l, kv0, positions_, nullptr, rows, 0);

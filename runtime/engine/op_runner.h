@@ -89,6 +89,10 @@ class OpRunner {
   Status copy_rows(const Tensor& dst, const Tensor& src, int32_t row0) {
     return b_.launch(CopyRowsOp{.dst = dst, .src = src, .row0 = row0});
   }
+  // Two copies at the same row0 in one launch (a layer's keys and values into its cache).
+  Status copy_rows(const Tensor& dst, const Tensor& src, const Tensor& dst2, const Tensor& src2, int32_t row0) {
+    return b_.launch(CopyRowsOp{.dst = dst, .src = src, .row0 = row0, .dst2 = dst2, .src2 = src2});
+  }
   // Causal attention of q's rows, at positions pos0.., over k and v: a row that attends
   // alone runs the decode kernel (over key_rows when given), every other call the prefill
   // kernel (skipping the rows skip_rows flags).

@@ -428,6 +428,39 @@ void copy_rows_cases(std::vector<Case>& v) {
   }
 }
 
+// A layer's keys and values into its cache in one launch (CopyRowsOp's second copy): the two
+// copies' tensors as column halves of one dst and one src (one binding each: Vulkan's single
+// dispatch), and apart (dst2 in src slot 2, compared too).
+void copy_rows_pair_cases(std::vector<Case>& v) {
+  for (auto [t, d, n, row0, rows, one_buffer] :
+       {std::tuple{DType::f32, 192, 1, 5, 9, true}, std::tuple{DType::f32, 64, 4, 2, 7, true},
+        std::tuple{DType::f32, 192, 3, 1, 6, false}, std::tuple{DType::f16, 64, 2, 3, 6, false},
+        std::tuple{DType::q8_0, 96, 3, 1, 5, false}}) {
+    Case c = make(Op::copy_rows, std::string("keys and values to ") + dtype_name(t) + (one_buffer ? " in one buffer" : " apart") +
+                                     " d=" + std::to_string(d) + " n=" + std::to_string(n) + " row0=" + std::to_string(row0));
+    c.kv_type = t;
+    c.dst = typed(t, one_buffer ? 2 * d : d, rows);
+    c.src[0] = f32(2, one_buffer ? 2 * d : d, n);
+    if (!one_buffer) {
+      c.src[1] = f32(2, d, n);
+      c.src[2] = typed(t, d, rows);
+    }
+    c.call = [d = d, row0 = row0, one_buffer = one_buffer](const Slots& s) {
+      if (!one_buffer)
+        return OpCall(CopyRowsOp{.dst = s.dst, .src = s.src[0], .row0 = row0, .dst2 = s.src[2], .src2 = s.src[1]});
+      auto half = [d](Tensor x, int64_t i) {
+        x.ne[0] = d;
+        x.data = static_cast<uint8_t*>(x.data) + i * d * 4;
+        return x;
+      };
+      return OpCall(CopyRowsOp{.dst = half(s.dst, 0), .src = half(s.src[0], 0), .row0 = row0, .dst2 = half(s.dst, 1),
+                               .src2 = half(s.src[0], 1)});
+    };
+    c.results = one_buffer ? result_dst : result_dst | result_src2;
+    v.push_back(c);
+  }
+}
+
 Case embed_case(DType t, int64_t d, int32_t vocab, int32_t n, int32_t step, int32_t start) {
   Case c = make(Op::embed, std::string(dtype_name(t)) + " d=" + std::to_string(d) + " n=" + std::to_string(n));
   c.dst = f32(2, d, n);
@@ -639,7 +672,10 @@ std::vector<Case> cases(Op op) {
     case Op::attention_prefill: attention_cases(v, op); break;
     case Op::attention_decode: attention_cases(v, op); break;
     case Op::swiglu: swiglu_cases(v); break;
-    case Op::copy_rows: copy_rows_cases(v); break;
+    case Op::copy_rows:
+      copy_rows_cases(v);
+      copy_rows_pair_cases(v);
+      break;
     case Op::window_scores: window_scores_cases(v); break;
     case Op::pool1d: pool1d_cases(v); break;
     case Op::topk: topk_cases(v); break;
