@@ -58,6 +58,9 @@ void main() {
   const Segment sg = segment(group_id() % n_col_groups, per_group);
   const uint o0 = sg.group * per_group;
   const uint r0 = (group_id() / n_col_groups) * kTileRows;
+  // A grid spilled into y has groups past the last row tile: they write nothing (the whole
+  // workgroup leaves, so no subgroup operation is split).
+  if (r0 >= p.ne2) return;
   const uint n_rows = min(kTileRows, p.ne2 - r0);
   const uint n_units = p.ne0 / 8u;
   // Subgroups loop over the outputs, so any subgroup size the device picks is correct.
@@ -131,6 +134,7 @@ shared float partial[kTileRows][256];
 void main() {
   const uint o = group_id() % p.ne1;
   const uint r0 = (group_id() / p.ne1) * kTileRows;
+  if (r0 >= p.ne2) return;  // past the last row tile of a spilled grid; the whole workgroup leaves
   const uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x;
   const uint n_rows = min(kTileRows, p.ne2 - r0);
   const uint wrow = p.o_s1 + o * p.s1_nb1;

@@ -4,7 +4,9 @@
 // driver's memory for recorded work.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backends/vulkan/alloc_table.h"
@@ -178,6 +180,64 @@ TEST_SUITE("vulkan") {
     CHECK(b->caps().queued_work_bytes <= kDeviceRuntimeOverheadBytes);  // what the planner counts for it
     CHECK(grew <= b->caps().queued_work_bytes);
     b->free(&a);
+  }
+
+  // A matmul grid wider than maxComputeWorkGroupCount[0] spills into y, and the last row of
+  // groups is only partly real: a group past the last row tile must write nothing. (The
+  // subgroup and portable kernels wrote rows past dst there: with two products in one
+  // dispatch, over whatever lay between them in their shared binding, so prompts past ~680
+  // tokens of the default model came out as garbage on those kernels.) Every kernel; two
+  // products whose dsts have a canary between them in one buffer; values against the host.
+  TEST_CASE("vulkan: a matmul whose grid spills into y writes its rows and nothing past them") {
+    using Kernels = BackendOptions::VulkanKernels;
+    const int64_t k = 64, n_out = 1024, rows = 1028;  // subgroup: 2 x 128 column groups x 257 row tiles
+    const size_t x_n = static_cast<size_t>(k * rows), w_n = static_cast<size_t>(k * n_out);
+    const size_t dst_n = static_cast<size_t>(n_out * rows), canary_n = 16 * static_cast<size_t>(n_out);
+    std::vector<float> xs(x_n), ws(2 * w_n);
+    for (size_t i = 0; i < x_n; ++i) xs[i] = static_cast<float>((i * 37) % 17) / 16.0f - 0.5f;
+    for (size_t i = 0; i < 2 * w_n; ++i) ws[i] = static_cast<float>((i * 11) % 13) / 12.0f - 0.5f;
+    for (int variant = 0; variant < 3; ++variant) {
+      BackendOptions o;
+      o.validation = parity::validation_requested();
+      o.portable_kernels = variant == 0;
+      o.vulkan_kernels = variant == 1 ? Kernels::subgroup : Kernels::per_lane;
+      const std::string name = variant == 0 ? "portable" : variant == 1 ? "subgroup" : "lane";
+      CAPTURE(name);
+      std::unique_ptr<Backend> b;
+      if (!open_vulkan(o, &b)) return;
+      Buffer buf;
+      const size_t bytes = sizeof(float) * (x_n + 2 * w_n + 2 * dst_n + canary_n);
+      REQUIRE(b->alloc(bytes, MemoryKind::device, &buf).is_ok());
+      float* x = static_cast<float*>(buf.host);
+      float* w = x + x_n;  // w, then w2
+      float* dst = w + 2 * w_n;
+      float* canary = dst + dst_n;
+      float* dst2 = canary + canary_n;
+      std::memcpy(x, xs.data(), sizeof(float) * x_n);
+      std::memcpy(w, ws.data(), sizeof(float) * 2 * w_n);
+      for (size_t i = 0; i < 2 * dst_n + canary_n; ++i) dst[i] = -7.0f;
+      const MatmulOp mm{.dst = make_tensor_2d(dst, DType::f32, n_out, rows), .x = make_tensor_2d(x, DType::f32, k, rows),
+                        .w = make_tensor_2d(w, DType::f32, k, n_out), .f32_activations = true,
+                        .dst2 = make_tensor_2d(dst2, DType::f32, n_out, rows), .w2 = make_tensor_2d(w + w_n, DType::f32, k, n_out)};
+      REQUIRE(b->launch(mm).is_ok());
+      REQUIRE(b->synchronize(Stream::compute).is_ok());
+      size_t canary_hit = 0, wrong = 0;
+      for (size_t i = 0; i < canary_n; ++i) canary_hit += canary[i] != -7.0f;
+      for (int p = 0; p < 2; ++p) {
+        const float* out = p == 0 ? dst : dst2;
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t c = 0; c < n_out; ++c) {
+            double sum = 0;
+            for (int64_t i = 0; i < k; ++i)
+              sum += double(xs[static_cast<size_t>(r * k + i)]) * ws[static_cast<size_t>(p * w_n) + static_cast<size_t>(c * k + i)];
+            wrong += std::fabs(out[r * n_out + c] - sum) > 1e-3;
+          }
+        }
+      }
+      CHECK(canary_hit == 0);
+      CHECK(wrong == 0);
+      b->free(&buf);
+    }
   }
 }
 
