@@ -5,6 +5,7 @@
 // Each reads a KV cache of f32, f16 or q8_0 directly (kernels/vulkan/kv.glsl).
 #include <string>
 
+#include "decode_split.h"
 #include "encode.h"
 
 namespace wt::vk {
@@ -15,6 +16,7 @@ constexpr bool kv_twins(Kernel f32, Kernel f16, Kernel q8) {
 }
 static_assert(kv_twins(Kernel::attention_prefill, Kernel::attention_prefill_f16, Kernel::attention_prefill_q8_0) &&
                   kv_twins(Kernel::attention_decode, Kernel::attention_decode_f16, Kernel::attention_decode_q8_0) &&
+                  kv_twins(Kernel::attention_split, Kernel::attention_split_f16, Kernel::attention_split_q8_0) &&
                   kv_twins(Kernel::attention_lane_prefill, Kernel::attention_lane_prefill_f16,
                            Kernel::attention_lane_prefill_q8_0) &&
                   kv_twins(Kernel::attention_lane_decode, Kernel::attention_lane_decode_f16,
@@ -85,6 +87,26 @@ Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const
     grid(static_cast<uint64_t>(p.ne[3]) * (decode ? 1 : groups_for(p.ne[2], kAttnLanes)), &gx, &gy);
     const Kernel k = decode ? Kernel::attention_lane_decode : Kernel::attention_lane_prefill;
     return b.record(kv_variant(k, a.k.type), Spec::heads(kAttnLanes, p.ne[0], p.ne[1] / p.ne[3]), bind, p, gx, gy);
+  }
+  // The lane kernels' devices never split (decode_split.h), and plan no workspace for it.
+  const DecodeSplit split = decode && !b.lane_kernels()
+                                ? decode_split(with_ids ? p.n_ids : static_cast<uint64_t>(a.pos0) + 1)
+                                : DecodeSplit{};
+  if (split.n_splits >= 2) {
+    // Flash-decoding (decode_split.h): partials into the workspace, then one merge per head.
+    Bound out = bind[b_dst];
+    const size_t bytes = sizeof(float) * static_cast<size_t>(split.n_splits) * p.ne[1] * (p.ne[0] + 2);
+    WT_TRY(b.bind_workspace(bytes, "attention_decode partials", &bind[b_dst]));
+    p.i[1] = static_cast<int32_t>(split.per_split);
+    p.i[2] = static_cast<int32_t>(split.n_splits);
+    grid(static_cast<uint64_t>(p.ne[1]) * split.n_splits, &gx, &gy);
+    WT_TRY(b.record(kv_variant(Kernel::attention_split, a.k.type), kAttnWg, bind, p, gx, gy));
+    Bound merge[kBindings];
+    init_bindings(b, merge);
+    merge[b_dst] = out;
+    merge[b_src0] = bind[b_dst];
+    grid(p.ne[1], &gx, &gy);
+    return b.record(Kernel::attention_merge, kAttnWg, merge, p, gx, gy);
   }
   grid(static_cast<uint64_t>(p.ne[1]) * p.ne[2], &gx, &gy);
   return b.record(kv_variant(decode ? Kernel::attention_decode : Kernel::attention_prefill, a.k.type), kAttnWg, bind,

@@ -9,6 +9,7 @@
 
 #include "backends/weight_types.h"
 #include "base/fault_injection.h"
+#include "decode_split.h"
 #include "vk_status.h"
 
 namespace wt {
@@ -167,6 +168,18 @@ size_t VulkanBackend::workspace_bytes(const OpCall& c) const {
     case Op::block_scores: {
       const BlockScoresOp& a = c.get<BlockScoresOp>();
       return sizeof(float) * static_cast<size_t>(a.q.ne[0] * a.q.ne[1]);  // qbar [n_head][hd]
+    }
+    // A split decode's partials (decode_split.h; not on the lane kernels), for the larger of
+    // the call's keys and the cache's rows. The planner asks with a prefill over the whole
+    // cache, so a prefill's answer covers every decode step over that cache.
+    case Op::attention_prefill: {
+      const AttentionPrefillOp& a = c.get<AttentionPrefillOp>();
+      return lane_kernels_ ? 0 : decode_partial_bytes(static_cast<uint64_t>(a.k.ne[2]), a.q.ne[1], a.q.ne[0]);
+    }
+    case Op::attention_decode: {
+      const AttentionDecodeOp& a = c.get<AttentionDecodeOp>();
+      const int64_t keys = a.key_rows ? a.n_key_rows : static_cast<int64_t>(a.pos0) + 1;
+      return lane_kernels_ ? 0 : decode_partial_bytes(static_cast<uint64_t>(keys > a.k.ne[2] ? keys : a.k.ne[2]), a.q.ne[1], a.q.ne[0]);
     }
     default:
       return 0;

@@ -7,6 +7,10 @@
 //     ids (binding 4) are per-row skip flags, a flagged row's output is 0 (Token Filtering).
 //   ATTN_DECODE: one row at position i0 sees keys 0..i0, or with flags bit 0 exactly the
 //     key rows ids[0..n_ids) (SlimInfer's active blocks); no keys gives 0.
+//   ATTN_SPLIT (with ATTN_DECODE; GPUs, flash-decoding): the keys are cut into i2 splits of
+//     i1 keys (the last may be shorter), one workgroup per (head, split), each writing its
+//     partial softmax to dst (the workspace) at (split * n_head + head) * (hd + 2): the max m,
+//     the sum l, then the hd unnormalized sums; attention_merge.comp combines them.
 // The cache is f32, f16 or q8_0 (kv.glsl; its strides in that type's units).
 // ne0 = hd (<= 4 * workgroup size), ne1 = n_head, ne2 = n, ne3 = n_head_kv, f0 = scale.
 #include "common.glsl"
@@ -47,12 +51,21 @@ float reduce_sum(uint t, float x) {
 
 void main() {
   const uint unit = group_id();
+#if defined(ATTN_SPLIT)
+  if (unit >= p.ne1 * uint(p.i2)) return;
+  const uint head = unit % p.ne1, row = 0u, split = unit / p.ne1;
+#else
   if (unit >= p.ne1 * p.ne2) return;
   const uint head = unit % p.ne1, row = unit / p.ne1;
+#endif
   const uint g = head / (p.ne1 / p.ne3);
   const uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
   const uint hd = p.ne0;
+#if defined(ATTN_SPLIT)
+  const uint out0 = p.o_dst + (split * p.ne1 + head) * (hd + 2u);
+#else
   const uint out0 = p.o_dst + head * p.dst_nb1 + row * p.dst_nb2;
+#endif
   const bool with_ids = (p.flags & 1u) != 0u;
 #if defined(ATTN_PREFILL)
   const uint n_keys = uint(p.i0) + row + 1u;
@@ -63,6 +76,11 @@ void main() {
 #else
   const uint n_keys = with_ids ? p.n_ids : uint(p.i0) + 1u;
 #endif
+#if defined(ATTN_SPLIT)
+  const uint ja = split * uint(p.i1), jb = min(n_keys, ja + uint(p.i1));
+#else
+  const uint ja = 0u, jb = n_keys;
+#endif
   const uint q0 = p.o_s0 + head * p.s0_nb1 + row * p.s0_nb2;
   for (uint d = t; d < hd; d += wg) q_s[d] = q[q0 + d] * p.f0;
   barrier();
@@ -70,10 +88,10 @@ void main() {
   float m = -1e30;  // finite, so exp(m_old - m_new) is defined on the first block
   float l = 0.0;
   float acc[kMaxDimsPerThread] = float[kMaxDimsPerThread](0.0, 0.0, 0.0, 0.0);
-  for (uint j0 = 0u; j0 < n_keys; j0 += wg) {
+  for (uint j0 = ja; j0 < jb; j0 += wg) {
     const uint j = j0 + t;
     float s = -1e30;
-    if (j < n_keys) {
+    if (j < jb) {
 #if defined(ATTN_DECODE)
       const uint kr = with_ids ? uint(ids[p.o_aux + j]) : j;
 #else
@@ -85,11 +103,11 @@ void main() {
     }
     const float m_new = max(m, reduce_max(t, s));
     const float alpha = exp(m - m_new);
-    const float pj = j < n_keys ? exp(s - m_new) : 0.0;
+    const float pj = j < jb ? exp(s - m_new) : 0.0;
     p_s[t] = pj;
     l = l * alpha + reduce_sum(t, pj);  // reduce_sum's barriers also publish p_s
     m = m_new;
-    const uint nb = min(wg, n_keys - j0);
+    const uint nb = min(wg, jb - j0);
     [[unroll]] for (uint e = 0u; e < kMaxDimsPerThread; ++e) {
       const uint d = t + e * wg;
       if (d >= hd) break;
@@ -106,8 +124,19 @@ void main() {
     }
     barrier();  // p_s is rewritten by the next block
   }
+#if defined(ATTN_SPLIT)
+  if (t == 0u) {
+    dst[out0] = m;
+    dst[out0 + 1u] = l;
+  }
+  [[unroll]] for (uint e = 0u; e < kMaxDimsPerThread; ++e) {
+    const uint d = t + e * wg;
+    if (d < hd) dst[out0 + 2u + d] = acc[e];
+  }
+#else
   [[unroll]] for (uint e = 0u; e < kMaxDimsPerThread; ++e) {
     const uint d = t + e * wg;
     if (d < hd) dst[out0 + d] = n_keys == 0u ? 0.0 : acc[e] / l;
   }
+#endif
 }
