@@ -112,7 +112,7 @@ std::vector<uint8_t> api(const ApiRun& r) {
   e.range(0, 3, 2);                             // no memory budget
   e.boolean(false).boolean(false);              // no max_new_tokens, no pager
   e.range(0, 7, 0);                             // context struct_size: right
-  const int32_t n_ctx = r.n_ctx > 0 ? r.n_ctx : api_model_options().n_ctx_train;
+  const int32_t n_ctx = r.n_ctx > 0 ? r.n_ctx : test::fuzz_model_options().n_ctx_train;
   e.range(0, n_ctx + 2, r.n_prompt);            // the prompt
   for (int i = 0; i < r.n_prompt; ++i) e.range(0, 15, 1).range(0, 261, (i * 37 + 11) % 262);
   e.range(0, 3, 2);                             // two decodes

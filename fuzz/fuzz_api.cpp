@@ -322,7 +322,7 @@ void remove_model_file() {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   quiet_logs();
-  const std::vector<uint8_t> bytes = wt::test::make_tiny_llama(api_model_options()).build();
+  const std::vector<uint8_t> bytes = wt::test::make_tiny_llama(wt::test::fuzz_model_options()).build();
   g_model = load_model_bytes(bytes, "api");
   g_model_path = wt::test::temp_file("fuzz_api_load.gguf");
   if (!wt::test::write_file(g_model_path, bytes)) fail("cannot write %s", g_model_path.c_str());

@@ -57,18 +57,6 @@ test::TinyModelOptions seed_model_options() {
   return o;
 }
 
-test::TinyModelOptions api_model_options() {
-  test::TinyModelOptions o;
-  o.n_layer = 8;
-  o.n_embd = 32;
-  o.n_head = 2;
-  o.n_head_kv = 1;
-  o.n_ff = 32;
-  o.n_ctx_train = 256;
-  o.tied_output = true;
-  return o;
-}
-
 wt_model* load_model_bytes(const std::vector<uint8_t>& gguf, const std::string& name) {
   const std::string path = test::temp_file("fuzz_" + name + ".gguf");
   if (!test::write_file(path, gguf)) fail("cannot write %s", path.c_str());

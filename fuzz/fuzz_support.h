@@ -30,9 +30,9 @@ void quiet_logs();
 // /dev/null; libFuzzer's and the sanitizers' reports still go to the log.
 void silence_stdio();
 
-// The small model shapes the harnesses and the seed corpora use (a few KB to a few hundred).
+// The small model shapes the harnesses and the seed corpora use (a few KB to a few hundred;
+// test::fuzz_model_options is the larger one, shared with the regression tests).
 test::TinyModelOptions seed_model_options();  // 1 layer, n_embd 8, n_ff 32, tied output: ~12 KB
-test::TinyModelOptions api_model_options();     // 8 layers (every pruning method's defaults fit), n_embd 32
 
 // Writes the model to a temporary file, loads it with wt_model_load and removes the file
 // (the mapping outlives it). Aborts when the load fails: a harness without its model would

@@ -15,8 +15,7 @@ struct Kind {
 
 StateSetup make() {
   StateSetup s;
-  test::TinyModelOptions mo = api_model_options();
-  mo.n_embd = 64;  // head_dim 32: q8_0 KV stores blocks of 32
+  const test::TinyModelOptions mo = test::fuzz_model_options(64);  // head_dim 32: q8_0 KV stores blocks of 32
   s.model = load_model_bytes(test::make_tiny_llama(mo).build(), "state");
   const Kind kinds[] = {{"full_f32", WT_PRUNE_FULL, WT_KV_F32},   {"full_f16", WT_PRUNE_FULL, WT_KV_F16},
                         {"full_q8_0", WT_PRUNE_FULL, WT_KV_Q8_0}, {"snapkv", WT_PRUNE_SNAPKV, WT_KV_F32},

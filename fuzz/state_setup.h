@@ -1,5 +1,5 @@
 // The contexts fuzz_state loads states into, and their states (the seeds are made from them):
-// a tiny model (api_model_options, 8 layers so every method's defaults fit, with head_dim 32
+// a tiny model (test::fuzz_model_options, 8 layers so every method's defaults fit, with head_dim 32
 // for q8_0's blocks) and one context
 // per kind of state the format carries: full KV in f32, f16 and q8_0, SnapKV (a pruned
 // prompt's kept KV), SlimInfer (its active blocks) and Token Filtering (its thresholds), each

@@ -125,6 +125,18 @@ inline wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t
 
 inline int32_t argmax(const float* v, int32_t n) { return static_cast<int32_t>(std::max_element(v, v + n) - v); }
 
+// The parameters of a greedy run of n_new tokens after the prompt: f32 activations (the
+// device and the CPU then differ by float rounding alone), room for the tokens and a few more.
+inline wt_context_params greedy_params(const wt_prune_params& pp, size_t n_prompt, int n_new, wt_kv_type kv_type) {
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = static_cast<int32_t>(n_prompt) + n_new + 8;
+  cp.n_threads = 2;
+  cp.matmul_mode = WT_MATMUL_F32;
+  cp.prune = pp;
+  cp.kv_type = kv_type;
+  return cp;
+}
+
 struct Greedy {
   std::vector<wt_token> tokens;
   std::vector<int32_t> kv_rows;      // per layer, after the prefill
@@ -135,12 +147,7 @@ struct Greedy {
 // the text). No doctest assertions: it also runs on worker threads.
 inline wt_status run_greedy(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new,
                      Greedy* g, wt_kv_type kv_type = WT_KV_F32) {
-  wt_context_params cp = wt_context_default_params();
-  cp.n_ctx = static_cast<int32_t>(prompt.size()) + n_new + 8;
-  cp.n_threads = 2;
-  cp.matmul_mode = WT_MATMUL_F32;
-  cp.prune = pp;
-  cp.kv_type = kv_type;
+  const wt_context_params cp = greedy_params(pp, prompt.size(), n_new, kv_type);
   wt_context* ctx = nullptr;
   wt_model_info info;
   wt_status st = wt_model_get_info(m, &info);

@@ -29,14 +29,9 @@ struct Steps {
 Steps record_steps(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new,
                    int32_t device_blocks, wt_kv_type kv_type, const std::vector<wt_token>* forced = nullptr) {
   Steps s;
-  wt_context_params cp = wt_context_default_params();
-  cp.n_ctx = static_cast<int32_t>(prompt.size()) + n_new + 8;
-  cp.n_threads = 2;
-  cp.matmul_mode = WT_MATMUL_F32;
-  cp.prune = pp;
+  wt_context_params cp = greedy_params(pp, prompt.size(), n_new, kv_type);
   cp.kv_device_blocks = device_blocks;
   cp.kv_block_tokens = 8;
-  cp.kv_type = kv_type;
   wt_model_info info;
   REQUIRE(wt_model_get_info(m, &info) == WT_OK);
   wt_context* ctx = nullptr;

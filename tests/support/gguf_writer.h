@@ -124,6 +124,19 @@ struct TinyModelOptions {
 // control tokens <|endoftext|> (bos), <|im_start|>, <|im_end|> (eos).
 constexpr int32_t kTinyVocab = 256 + 3 + 3;
 GgufWriter make_tiny_llama(const TinyModelOptions& options = {});
+// The fuzz harnesses' model (fuzz/, and the regression tests of what they found): 8 layers,
+// 2 query heads on 1 KV head, a tied output; n_embd 32, or 64 where q8_0 KV needs head_dim 32.
+inline TinyModelOptions fuzz_model_options(int32_t n_embd = 32) {
+  TinyModelOptions o;
+  o.n_layer = 8;
+  o.n_embd = n_embd;
+  o.n_head = 2;
+  o.n_head_kv = 1;
+  o.n_ff = 32;
+  o.n_ctx_train = 256;
+  o.tied_output = true;
+  return o;
+}
 // The byte-level token text of byte b (GPT-2's bytes_to_unicode, as UTF-8).
 std::string byte_token(uint8_t b);
 

@@ -205,14 +205,7 @@ TEST_CASE("fuzz regression: FastKV with a tiny fastkv_tsp_rate keeps every row p
 // byte changed and its checksum rewritten (so it reaches the checks behind it) is accepted,
 // or refused with the context's n_past and logits as they were.
 TEST_CASE("fuzz regression: a refused state leaves the context as it was, whatever byte is wrong (fuzz_state)") {
-  wt::test::TinyModelOptions mo;
-  mo.n_layer = 8;
-  mo.n_embd = 64;
-  mo.n_head = 2;
-  mo.n_head_kv = 1;
-  mo.n_ff = 32;
-  mo.n_ctx_train = 256;
-  mo.tied_output = true;
+  const wt::test::TinyModelOptions mo = wt::test::fuzz_model_options(64);  // fuzz_state's model
   const std::string path = wt::test::temp_file("fuzz_state_regression.gguf");
   REQUIRE(wt::test::write_file(path, wt::test::make_tiny_llama(mo).build()));
   wt_model* m = nullptr;
