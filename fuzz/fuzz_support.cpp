@@ -46,14 +46,9 @@ void silence_stdio() {
 }
 
 test::TinyModelOptions seed_model_options() {
-  test::TinyModelOptions o;
+  test::TinyModelOptions o = test::fuzz_model_options(8);  // the harness model's shape, smaller
   o.n_layer = 1;
-  o.n_embd = 8;
-  o.n_head = 2;
-  o.n_head_kv = 1;
-  o.n_ff = 32;
   o.n_ctx_train = 64;
-  o.tied_output = true;
   return o;
 }
 

@@ -35,11 +35,16 @@ inline DecodeSplit decode_split(uint64_t n_keys) {
   return s;
 }
 
-// Workspace of the partials (m, l and head_dim sums per head and split) for any call over
-// at most `keys` keys: decode_max_splits is monotone, so a plan for the cache covers them all.
+// The partials of n_splits splits: m, l and head_dim sums per head and split.
+inline size_t split_partial_bytes(uint64_t n_splits, uint64_t n_head, uint64_t head_dim) {
+  return sizeof(float) * static_cast<size_t>(n_splits * n_head * (head_dim + 2));
+}
+
+// Workspace of the partials for any call over at most `keys` keys: decode_max_splits is
+// monotone, so a plan for the cache covers them all.
 inline size_t decode_partial_bytes(uint64_t keys, uint64_t n_head, uint64_t head_dim) {
   const uint64_t splits = decode_max_splits(keys);
-  return splits < 2 ? 0 : sizeof(float) * static_cast<size_t>(splits * n_head * (head_dim + 2));
+  return splits < 2 ? 0 : split_partial_bytes(splits, n_head, head_dim);
 }
 
 }  // namespace wt::vk

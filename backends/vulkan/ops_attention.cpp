@@ -44,9 +44,10 @@ bool lane_attention_fits(const VulkanBackend& b, const Bound (&bind)[kBindings],
                          bool decode) {
   const uint32_t hd = p.ne[0], group = p.ne[1] / p.ne[3];
   if (!b.lane_kernels() || hd % 4 != 0 || hd > 256 || group * hd > 1024) return false;
-  const uint32_t row_align = ku == 4 ? 4 : ku == 2 ? 2 : 1;
+  // ku, the cache's unit in bytes (4, 2, 1), is also the row alignment in units that
+  // KV_VEC4 needs: 4 floats, 2 halves, any byte (q8_0's evenness is bind_kv's).
   for (int s = 2; s <= 3; ++s) {
-    if ((bind[s == 2 ? b_src1 : b_src2].first | p.nb[2 * s] | p.nb[2 * s + 1]) % row_align != 0) return false;
+    if ((bind[s == 2 ? b_src1 : b_src2].first | p.nb[2 * s] | p.nb[2 * s + 1]) % ku != 0) return false;
   }
   const uint64_t shared = uint64_t{kAttnLanes} * group * (hd + 2) * sizeof(float);
   return !decode || shared <= b.vk_caps().max_shared_bytes;
@@ -95,8 +96,8 @@ Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const
   if (split.n_splits >= 2) {
     // Flash-decoding (decode_split.h): partials into the workspace, then one merge per head.
     Bound out = bind[b_dst];
-    const size_t bytes = sizeof(float) * static_cast<size_t>(split.n_splits) * p.ne[1] * (p.ne[0] + 2);
-    WT_TRY(b.bind_workspace(bytes, "attention_decode partials", &bind[b_dst]));
+    WT_TRY(b.bind_workspace(split_partial_bytes(split.n_splits, p.ne[1], p.ne[0]), "attention_decode partials",
+                            &bind[b_dst]));
     p.i[1] = static_cast<int32_t>(split.per_split);
     p.i[2] = static_cast<int32_t>(split.n_splits);
     grid(static_cast<uint64_t>(p.ne[1]) * split.n_splits, &gx, &gy);

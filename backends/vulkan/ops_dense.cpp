@@ -119,6 +119,8 @@ Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
     WT_TRY(b.bind_union(dsts, 2, 4, "copy_rows dst and dst2", &dst_bind, d_first, &shared_d));
     WT_TRY(b.bind_union(srcs, 2, 4, "copy_rows src and src2", &src_bind, s_first, &shared_s));
     joint = shared_d && shared_s;
+    dst_bind.first = d_first[0];
+    src_bind.first = s_first[0];
   }
   if (pair && !joint) {
     WT_TRY(encode_copy_rows(b, OpCall(CopyRowsOp{.dst = a.dst, .src = a.src, .row0 = a.row0})));
@@ -129,15 +131,11 @@ Status encode_copy_rows(VulkanBackend& b, const OpCall& c) {
   if (!joint) {
     WT_TRY(bind_f32(b, a.dst, "copy_rows dst", &dst_bind));
     WT_TRY(bind_f32(b, a.src, "copy_rows src", &src_bind));
-    d_first[0] = dst_bind.first;
-    s_first[0] = src_bind.first;
   }
   Bound bind[kBindings];
   init_bindings(b, bind);
   bind[b_dst] = dst_bind;
-  bind[b_dst].first = d_first[0];
   bind[b_src0] = src_bind;
-  bind[b_src0].first = s_first[0];
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.src.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.src.n_rows());
@@ -318,6 +316,7 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
     const Tensor* both[2] = {&a.x, &a.x2};
     bool shared = false;
     WT_TRY(b.bind_union(both, 2, 4, "rope x and x2", &x_bind, firsts, &shared));
+    x_bind.first = firsts[0];
     if (!shared) {
       RopeOp one = a, two = a;
       one.x2 = two.x2 = Tensor{};
@@ -327,7 +326,6 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
     }
   } else {
     WT_TRY(bind_f32(b, x, "rope x", &x_bind));
-    firsts[0] = x_bind.first;
   }
   const int32_t n_rot = a.n_rot;  // even, in (0, min(head_dim, 512)] (validate_op)
   const int32_t half = n_rot / 2;
@@ -346,7 +344,6 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   Bound bind[kBindings];
   init_bindings(b, bind);
   bind[b_dst] = x_bind;
-  bind[b_dst].first = firsts[0];
   if (f64) {
     WT_TRY(b.upload(freq_d, sizeof(double) * half, &bind[b_src2]));
   } else {

@@ -2,6 +2,7 @@
 // upload/readback ring, and the public factory. Op encoding lives in dispatch.cpp.
 #include "vulkan_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iterator>
@@ -48,10 +49,10 @@ Status VulkanBackend::init(const BackendOptions& options) {
   constexpr VkSubgroupFeatureFlags kArith = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   subgroup_arith_ = !options.portable_kernels && (c.subgroup_ops & kArith) == kArith && c.subgroup_size >= 1 &&
                     c.subgroup_size <= wg_size_;
-  using Mm = BackendOptions::VulkanKernels;
+  using Kernels = BackendOptions::VulkanKernels;
   lane_kernels_ = !options.portable_kernels &&
-                     (options.vulkan_kernels == Mm::per_lane ||
-                      (options.vulkan_kernels == Mm::automatic && c.type == VK_PHYSICAL_DEVICE_TYPE_CPU));
+                  (options.vulkan_kernels == Kernels::per_lane ||
+                   (options.vulkan_kernels == Kernels::automatic && c.type == VK_PHYSICAL_DEVICE_TYPE_CPU));
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;
@@ -178,8 +179,8 @@ size_t VulkanBackend::workspace_bytes(const OpCall& c) const {
     }
     case Op::attention_decode: {
       const AttentionDecodeOp& a = c.get<AttentionDecodeOp>();
-      const int64_t keys = a.key_rows ? a.n_key_rows : static_cast<int64_t>(a.pos0) + 1;
-      return lane_kernels_ ? 0 : decode_partial_bytes(static_cast<uint64_t>(keys > a.k.ne[2] ? keys : a.k.ne[2]), a.q.ne[1], a.q.ne[0]);
+      const int64_t keys = std::max<int64_t>(a.key_rows ? a.n_key_rows : int64_t{a.pos0} + 1, a.k.ne[2]);
+      return lane_kernels_ ? 0 : decode_partial_bytes(static_cast<uint64_t>(keys), a.q.ne[1], a.q.ne[0]);
     }
     default:
       return 0;

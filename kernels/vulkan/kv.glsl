@@ -54,17 +54,15 @@
 #define KV_LOAD(name, buf) \
   vec4 name(uint row, uint i) { return buf[(row + i) >> 2]; }
 #endif
-layout(binding = 2) readonly buffer KvK { KV_VIEW kv_k[]; };
-KV_LOAD(load_k4, kv_k)
-#if defined(KV_V)
-layout(binding = 3) readonly buffer KvV { KV_VIEW kv_v[]; };
-KV_LOAD(load_v4, kv_v)
-#endif
+#define KV_LOAD_K load_k4
+#define KV_LOAD_V load_v4
 #else
+#define KV_LOAD_K load_k
+#define KV_LOAD_V load_v
+#endif
 layout(binding = 2) readonly buffer KvK { KV_VIEW kv_k[]; };
-KV_LOAD(load_k, kv_k)
+KV_LOAD(KV_LOAD_K, kv_k)
 #if defined(KV_V)
 layout(binding = 3) readonly buffer KvV { KV_VIEW kv_v[]; };
-KV_LOAD(load_v, kv_v)
-#endif
+KV_LOAD(KV_LOAD_V, kv_v)
 #endif

@@ -28,7 +28,7 @@ TEST_CASE("vulkan decode split: splits cover every key once and the plan for a c
     CHECK(uint64_t{s.n_splits - 1} * s.per_split < n_keys);
     CHECK(uint64_t{s.n_splits} * s.per_split >= n_keys);
     // The partials of this call fit the workspace planned for a cache of n_keys rows or more.
-    const size_t used = sizeof(float) * size_t{s.n_splits} * 9 * (64 + 2);
+    const size_t used = split_partial_bytes(s.n_splits, 9, 64);
     CHECK(used <= decode_partial_bytes(n_keys, 9, 64));
     CHECK(decode_partial_bytes(n_keys, 9, 64) <= decode_partial_bytes(n_keys + 1000, 9, 64));
   }
