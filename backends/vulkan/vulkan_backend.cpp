@@ -50,9 +50,10 @@ Status VulkanBackend::init(const BackendOptions& options) {
   subgroup_arith_ = !options.portable_kernels && (c.subgroup_ops & kArith) == kArith && c.subgroup_size >= 1 &&
                     c.subgroup_size <= wg_size_;
   using Kernels = BackendOptions::VulkanKernels;
+  automatic_lane_ = c.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   lane_kernels_ = !options.portable_kernels &&
                   (options.vulkan_kernels == Kernels::per_lane ||
-                   (options.vulkan_kernels == Kernels::automatic && c.type == VK_PHYSICAL_DEVICE_TYPE_CPU));
+                   (options.vulkan_kernels == Kernels::automatic && automatic_lane_));
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;

@@ -54,6 +54,9 @@ class VulkanBackend final : public Backend {
   // The lane kernels: matmul with outputs per lane, attention with a query row or key
   // slice per lane (BackendOptions::vulkan_kernels).
   bool lane_kernels() const { return lane_kernels_; }
+  // What VulkanKernels::automatic picks on this device: the lane kernels on a CPU device
+  // (a lane is a SIMD slot there), the subgroup ones elsewhere.
+  bool automatic_picks_lane() const { return automatic_lane_; }
   // The binding of tensor t viewed in units of unit_bytes (4 f32/int, 2 f16, 1 quantized).
   Status bind_tensor(const Tensor& t, uint32_t unit_bytes, const char* what, Bound* out) const;
   // One binding for n tensors (a matmul's products) in units of unit_bytes: firsts[i] is
@@ -95,6 +98,7 @@ class VulkanBackend final : public Backend {
   uint32_t wg_size_ = 256;
   bool subgroup_arith_ = false;
   bool lane_kernels_ = false;
+  bool automatic_lane_ = false;
   KernelProfile profile_;  // WT_VK_PROFILE=1: per-kernel times, printed at destruction
 };
 
