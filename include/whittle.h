@@ -87,8 +87,8 @@ extern "C" {
  * wt_prune_params.extra (the parameters of methods added later), and the calls that list
  * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size
  * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
- * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type. */
-#define WT_API_VERSION 6
+ * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios. */
+#define WT_API_VERSION 7
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -639,6 +639,11 @@ typedef struct wt_prune_stats {
   double score_ms;           /* time in scoring and selection ops                           */
   double pass1_ms;           /* two-pass methods: the filter pass (oracle: prefill + answer) */
   double prefill_ms;         /* the whole pruned prefill, both passes                       */
+  /* Since API 7. ASL: [n_layer] V_l / V_init at each layer where the variance test ran (1 at
+   * the first, whose V is V_init; NaN where it did not run: before asl_min_layer, after the
+   * selection). NULL for the other methods. The curve asl_tau is compared with: a run with
+   * a tiny asl_tau (1e-6: it does not fire) shows where each tau would select. */
+  const double* asl_ratios;
 } wt_prune_stats;
 
 /* WT_ERR_INVALID_ARGUMENT: NULL arguments, or an out_stats->struct_size the library does

@@ -258,6 +258,7 @@ wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_
     o.n_block_swaps = ctx->ctx->policy() ? ctx->ctx->policy()->report().n_block_swaps : 0;
     o.asl_min_ratio = s.report.asl_min_ratio;
     o.asl_min_ratio_layer = s.report.asl_min_ratio_layer;
+    o.asl_ratios = s.report.asl_ratios;
     o.score_ms = s.score_ms;
     o.pass1_ms = s.pass1_ms;
     o.prefill_ms = s.prefill_ms;

@@ -81,6 +81,7 @@ constexpr Layout kContextStatsLayouts[] = {
 };
 constexpr Layout kPruneStatsLayouts[] = {
     {5, 0, offsetof(wt_prune_stats, prefill_ms) + sizeof(double)},
+    {7, offsetof(wt_prune_stats, asl_ratios), offsetof(wt_prune_stats, asl_ratios) + sizeof(const double*)},
 };
 
 static_assert(offsetof(wt_model_params, struct_size) == 0 && offsetof(wt_tokenize_params, struct_size) == 0 &&

@@ -92,6 +92,7 @@ struct PolicyReport {
   int64_t n_attention_skipped = 0;
   double asl_min_ratio = 0;       // ASL: the smallest V_l / V_init seen, and where
   int32_t asl_min_ratio_layer = -1;
+  const double* asl_ratios = nullptr;  // ASL: [n_layer] V_l / V_init, NaN where not tested (the policy's own array)
 };
 
 // The evaluation tap behind wt_context_get_token_ranking: rows [n_layer + 1][n_ctx] in the

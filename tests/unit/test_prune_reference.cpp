@@ -257,6 +257,24 @@ void run_case(wt_model* model, const Case& c) {
       if (m.min_ratio_layer >= 0) {
         CHECK(st.asl_min_ratio_layer == m.min_ratio_layer);
         CHECK(st.asl_min_ratio == doctest::Approx(m.min_ratio).epsilon(1e-3));
+        // The curve: 1 at the first layer tested, the reference's minimum where it saw it,
+        // nothing lower anywhere, nothing after the layer that selected.
+        REQUIRE(st.asl_ratios != nullptr);
+        int32_t first = -1;
+        for (int32_t l = 0; l < st.n_layer; ++l) {
+          const double r = st.asl_ratios[l];
+          if (std::isnan(r)) continue;
+          if (first < 0) {
+            first = l;
+            CHECK(r == 1.0);
+          } else {
+            CHECK(r >= st.asl_min_ratio);
+          }
+          if (m.selected) CHECK(l <= st.selection_layer);
+        }
+        CHECK(first >= 0);
+        CHECK(first < m.min_ratio_layer);
+        CHECK(st.asl_ratios[m.min_ratio_layer] == doctest::Approx(m.min_ratio).epsilon(1e-3));
       }
     } else if (m.name == "tokenfilter") {
       // Which rows were skipped has no tap (wt_prune_stats has only the count): compare the
@@ -272,6 +290,7 @@ void run_case(wt_model* model, const Case& c) {
       CHECK(st.selection_layer == m.sel_layer);
       CHECK(st.n_selected == static_cast<int32_t>(m.sel_pos.size()));
     }
+    if (m.name != "asl") CHECK(st.asl_ratios == nullptr);
     // The next token after the pruned prefill, where the reference's choice is clear.
     if (m.next >= 0 && m.next_margin > 0.5) {
       const float* logits = nullptr;

@@ -33,6 +33,8 @@ const char* const kUsage =
     "          the KV)  --kv-block 64  (-p lengths, -n one count, --method/--prune-param as above)\n"
     "  state:  --state (a saved context restored vs the prompt prefilled again; -p lengths, -r reps,\n"
     "          --method/--keep/--prune-param as above; default full and snapkv keep 0.2)\n"
+    "  ASL:    --asl-calibrate (V_l / V_init per layer on 8 task prompts, and the layer each tau would\n"
+    "          select at; -p lengths, --keep one value, --seed 11, --prune-param for other ASL fields)\n"
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
 
@@ -94,6 +96,10 @@ int parse(int argc, char** argv, Args* a) {
       a->mode = Args::Mode::asl;
       continue;
     }
+    if (k == "--asl-calibrate") {
+      a->mode = Args::Mode::asl_calibrate;
+      continue;
+    }
     if (k == "--pager") {
       a->mode = Args::Mode::pager;
       continue;
@@ -129,6 +135,7 @@ int parse(int argc, char** argv, Args* a) {
       a->seed = std::strtoull(v.c_str(), &end, 10);
       if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || errno == ERANGE)
         return usage_error("--seed expects a whole number in [0, 2^64 - 1], got " + v);
+      a->seed_given = true;
     } else if (k == "--backend") {
       const std::pair<const char*, wt_backend_kind> kinds[] = {
           {"cpu", WT_BACKEND_CPU}, {"vulkan", WT_BACKEND_VULKAN}, {"cuda", WT_BACKEND_CUDA}};

@@ -23,7 +23,7 @@ struct Args {
   std::string backend = "cpu";
   wt_backend_kind backend_kind = WT_BACKEND_CPU;
   std::vector<int32_t> p, n = {16, 128}, threads = {2};
-  bool p_given = false, n_given = false;
+  bool p_given = false, n_given = false, seed_given = false;
   bool summarize = false;  // --summarize: with --resume, run nothing new
   int reps = 5;
   uint64_t seed = 1;
@@ -33,7 +33,7 @@ struct Args {
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // key -> values
   double kv_device = 0.25;
   int32_t kv_block = 64;
-  enum class Mode { speed, suite, prune, asl, pager, state } mode = Mode::speed;
+  enum class Mode { speed, suite, prune, asl, asl_calibrate, pager, state } mode = Mode::speed;
   std::string command;
 };
 

@@ -7,6 +7,7 @@
 //                    are not run again; --summarize runs nothing new)
 //   pager:           whittle-bench -m MODEL --pager [-p 1024] [-n 32] [--kv-device 0.25] [--method ...]
 //   state:           whittle-bench -m MODEL --state [-p 2048,8192] [--method ...]
+//   ASL's tau:       whittle-bench -m MODEL --asl-calibrate [-p 4096,8192] [--keep 0.2] [--seed 11]
 //   older modes:     --prune all|M1,M2 (prefill on prose vs full, prune_bench.h), --asl-compare
 // Lists run as a cross product; pruned figures are also ratios to full KV from the same run.
 // Ctrl-C stops after writing what is done.
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "args.h"
+#include "asl_calibrate.h"
 #include "bench_common.h"
 #include "pager_bench.h"
 #include "state_bench.h"
@@ -173,6 +175,15 @@ static int run_main(int argc, char** argv) {
     ok = run_suite(m, machines[0], so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
     complete = ok && out.complete;
+  } else if (a.mode == Args::Mode::asl_calibrate) {
+    AslCalibrateOptions co;
+    if (a.p_given) co.prompt_lengths = a.p;
+    co.threads = a.threads.front();
+    if (a.seed_given) co.seed = a.seed;
+    if (!a.keeps.empty()) co.keep = a.keeps.front();
+    for (const auto& [k, vs] : a.params) co.params.emplace_back(k, vs.front());
+    ok = run_asl_calibrate(m, machines[0], co, &records, &error);
+    complete = ok && !g_stop;
   } else if (a.mode == Args::Mode::pager) {
     PagerOptions po;
     if (a.p_given) po.prompt_lengths = a.p;

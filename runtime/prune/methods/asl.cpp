@@ -7,6 +7,7 @@
 // a re-prefill of those tokens at their original positions). No fallback: if the ratio
 // never drops, nothing is selected — unless asl_max_layer forces a selection there.
 #include <algorithm>
+#include <limits>
 
 #include "runtime/prune/registry.h"
 #include "runtime/prune/scored_policy.h"
@@ -21,6 +22,7 @@ class Asl final : public ScoredPolicy {
     const size_t n = static_cast<size_t>(s.n_ctx);
     ranks_.assign(n * static_cast<size_t>(p.asl_obs_layers), 0);
     order_.assign(n, 0);
+    ratios_.assign(static_cast<size_t>(s.n_layer), 0.0);
   }
 
   void begin(int32_t n_prompt, int pass) override {
@@ -29,6 +31,8 @@ class Asl final : public ScoredPolicy {
       selected_ = false;
       n_ranked_ = 0;
       v_init_ = -1.0;
+      std::fill(ratios_.begin(), ratios_.end(), std::numeric_limits<double>::quiet_NaN());
+      report_.asl_ratios = ratios_.data();
     }
   }
 
@@ -55,8 +59,10 @@ class Asl final : public ScoredPolicy {
         const double v = rank_variance(ranks_.data(), p_.asl_obs_layers, obs.n_cols, c - w);
         if (v_init_ < 0) {
           v_init_ = v;  // ratio 1 at the first evaluated layer: it never fires
+          ratios_[static_cast<size_t>(l)] = 1.0;
         } else if (v_init_ > 0) {
           const double ratio = v / v_init_;
+          ratios_[static_cast<size_t>(l)] = ratio;
           if (report_.asl_min_ratio_layer < 0 || ratio < report_.asl_min_ratio) {
             report_.asl_min_ratio = ratio;
             report_.asl_min_ratio_layer = l;
@@ -100,6 +106,7 @@ class Asl final : public ScoredPolicy {
 
   std::vector<int32_t> ranks_;  // [L_obs][n] ring of rank vectors
   std::vector<int32_t> order_;
+  std::vector<double> ratios_;  // [n_layer] V_l / V_init of the last prompt (wt_prune_stats.asl_ratios)
   int32_t n_ranked_ = 0;
   double v_init_ = -1.0;
   bool selected_ = false;
