@@ -1,0 +1,100 @@
+// The GPU kernel family of the Vulkan backend (subgroup matmul, workgroup attention, the
+// decode split over the keys and its merge, with the split's workspace as the context
+// plans it) at model level, on whatever device the machine has. A CPU device (lavapipe, CI)
+// runs the lane kernels by default (VulkanKernels::automatic), so the other model cases
+// never run what a GPU runs, and the public API has no switch for it (a knob for tests does
+// not belong in whittle.h). This case builds the model through the loader's own seam
+// (runtime/api/handles.h make_model) on a backend made with VulkanKernels::subgroup. On a
+// GPU that family is the default, which every other case checks: this one skips, saying so.
+//
+// Size: 260 prompt tokens, so that the decode steps attend to more than 256 keys and the
+// split (backends/vulkan/decode_split.h) cuts them in two; lavapipe prefills with these
+// kernels at a few tokens per second: label long.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_cases.h"
+#include "support/real_model.h"
+
+#if !defined(WHITTLE_VULKAN)
+TEST_CASE("vulkan model: the GPU kernels forced on any device give the CPU's greedy tokens past the decode split" *
+          doctest::test_suite("long")) {
+  MESSAGE("SKIPPED: this build has no Vulkan backend (configure with -DWHITTLE_VULKAN=ON)");
+  wt::test::g_vulkan_skipped = true;
+}
+#else
+#include "backends/backend.h"
+#include "backends/vulkan/decode_split.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "runtime/api/handles.h"
+#include "runtime/model/gguf.h"
+
+using namespace wt::test::device_cases;
+
+namespace {
+
+constexpr size_t kPrompt = 260;
+constexpr int kTokens = 6;
+
+// The default model on a Vulkan backend of the GPU kernel family, or null after a SKIPPED
+// message (no model, no device, or a device whose default is that family already).
+std::unique_ptr<wt_model> gpu_kernel_model() {
+  if (!real_model().ok()) {
+    MESSAGE("SKIPPED: " << wt::test::real_model_path() << " not present (scripts/fetch-model.sh fetches it)");
+    wt::test::g_vulkan_skipped = true;
+    return nullptr;
+  }
+  wt::BackendOptions bo;
+  bo.vulkan_kernels = wt::BackendOptions::VulkanKernels::subgroup;
+  std::unique_ptr<wt::Backend> device;
+  const wt::Status st = wt::create_vulkan_backend(bo, &device);
+  if (!st.is_ok()) {
+    MESSAGE("SKIPPED: no Vulkan device: " << st.message());
+    wt::test::g_vulkan_skipped = true;
+    return nullptr;
+  }
+  const auto& vk = static_cast<const wt::vk::VulkanBackend&>(*device);
+  if (!vk.automatic_picks_lane()) {
+    MESSAGE("SKIPPED: this device runs the GPU kernels by default: the other vulkan model cases check them");
+    wt::test::g_vulkan_skipped = true;
+    return nullptr;
+  }
+  REQUIRE_MESSAGE(!vk.lane_kernels(), "VulkanKernels::subgroup still picked the lane kernels");
+  std::shared_ptr<wt::GgufFile> file;
+  REQUIRE_MESSAGE(wt::GgufFile::open(wt::test::real_model_path(), &file).is_ok(), "opening the default model");
+  std::unique_ptr<wt_model> m;
+  const wt::Status made = wt::api::make_model(std::move(file), wt::LoadOptions{}, std::move(device), &m);
+  REQUIRE_MESSAGE(made.is_ok(), made.message());
+  wt::test::g_vulkan_ran = true;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("vulkan model: the GPU kernels forced on any device give the CPU's greedy tokens past the decode split" *
+          doctest::test_suite("long")) {
+  static_assert(kPrompt + 1 >= 2 * wt::vk::kDecodeMinKeys, "the decode steps must attend to enough keys to split");
+  REQUIRE(wt::vk::decode_split(kPrompt + 1).n_splits >= 2);
+  std::unique_ptr<wt_model> dev = gpu_kernel_model();
+  if (!dev) return;
+  const wt_model* cpu = real_model().model;
+  const std::vector<wt_token> prompt = real_model().prompt(kPrompt);
+  for (wt_prune_method m : {WT_PRUNE_FULL, WT_PRUNE_SNAPKV}) {
+    const std::string name = wt_prune_method_name(m);
+    CAPTURE(name);
+    const wt_prune_params pp = method(m);
+    const Greedy want = greedy(cpu, pp, prompt, kTokens);
+    const Greedy got = greedy(dev.get(), pp, prompt, kTokens);
+    int first_diff = -1;
+    for (size_t i = 0; i < want.tokens.size() && first_diff < 0; ++i)
+      if (want.tokens[i] != got.tokens[i]) first_diff = static_cast<int>(i);
+    MESSAGE(name << " on the GPU kernels: " << kTokens << " greedy tokens after " << kPrompt
+                 << " prompt tokens, first difference at " << (first_diff < 0 ? std::string("none") : std::to_string(first_diff)));
+    CHECK(first_diff == -1);
+    CHECK(got.kv_rows == want.kv_rows);
+  }
+}
+#endif  // WHITTLE_VULKAN
