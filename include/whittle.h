@@ -640,9 +640,11 @@ typedef struct wt_prune_stats {
   double pass1_ms;           /* two-pass methods: the filter pass (oracle: prefill + answer) */
   double prefill_ms;         /* the whole pruned prefill, both passes                       */
   /* Since API 7. ASL: [n_layer] V_l / V_init at each layer where the variance test ran (1 at
-   * the first, whose V is V_init; NaN where it did not run: before asl_min_layer, after the
-   * selection). NULL for the other methods. The curve asl_tau is compared with: a run with
-   * a tiny asl_tau (1e-6: it does not fire) shows where each tau would select. */
+   * the first, whose V is V_init: max(asl_min_layer, asl_obs_layers - 1)); NaN where it did
+   * not run (before that layer, after the selection, every layer when the prompt fit the
+   * budget or V_init was 0). NULL for the other methods and before ASL's first pruned
+   * prefill. The curve asl_tau is compared with: a run with a tiny asl_tau (1e-6: it does not
+   * fire) shows where each tau would select. */
   const double* asl_ratios;
 } wt_prune_stats;
 

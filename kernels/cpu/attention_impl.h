@@ -20,6 +20,7 @@
 constexpr int64_t kBK = 64;        // keys per block
 constexpr int64_t kMaxRows = 64;   // query rows per tile
 constexpr int64_t kMaxHeadDim = 256;
+constexpr int64_t kDecodeUnitsPerWorker = 4;  // decode: (key chunk, KV head) units per worker
 
 // 16 floats as one value (GCC/clang vector extension): one zmm register in the AVX-512
 // build, two ymm in the AVX2 build, four xmm in the baseline build — one source for all.
@@ -345,9 +346,9 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
   // a chunk of keys for each KV head in turn, so the cache lines that hold several heads'
   // rows of a token (a q8_0 head row is 68 bytes, 3 per 204-byte token) come from memory
   // once and are still in its cache for the next head, not fetched again by another worker.
-  // About 4 units per worker. (The chunking decides the merge's float order: logits
-  // fixtures, tests/data/logits, hold it bit for bit.)
-  int64_t n_chunks = (4 * tc.nth + n_head_kv - 1) / n_head_kv;
+  // About kDecodeUnitsPerWorker units per worker. (The chunking decides the merge's float
+  // order: the logits fixtures, tests/data/logits, hold it bit for bit.)
+  int64_t n_chunks = (kDecodeUnitsPerWorker * tc.nth + n_head_kv - 1) / n_head_kv;
   n_chunks = n_chunks < max_chunks ? n_chunks : max_chunks;
   const int64_t per_chunk = ((n_keys + n_chunks - 1) / n_chunks + kBK - 1) / kBK * kBK;
   TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;

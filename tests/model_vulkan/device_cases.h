@@ -1,4 +1,5 @@
-// What the device model tests share (test_vulkan_model.cpp, test_device_kv_state.cpp): the
+// What the device model tests share (test_vulkan_model.cpp, test_device_kv_state.cpp,
+// test_vulkan_gpu_kernels.cpp): the
 // backend under test, the sizes, the pruning parameters that prune a short prompt, the device
 // model (loaded once per process: the functions are inline, so both files share its static),
 // contexts and greedy runs. One source, two binaries: WT_MODEL_TEST_CUDA picks CUDA.
@@ -186,17 +187,18 @@ inline std::vector<wt_token> tokenize(const wt_model* m, const std::string& text
 }
 
 
-inline void check_greedy(wt_prune_method m, wt_kv_type kv_type = WT_KV_F32) {
-  wt_model* dev = device_model();
-  if (!dev) return;
+// n_tokens greedy tokens after n_prompt tokens of the real text on `dev` and on the CPU:
+// the same tokens, the same KV and hidden rows per layer, and (but full KV) a pruned prompt.
+inline void check_greedy_on(const wt_model* dev, wt_prune_method m, size_t n_prompt, int n_tokens,
+                            wt_kv_type kv_type = WT_KV_F32) {
   const wt_model* cpu = real_model().model;
-  const Sizes& z = sizes();
-  const std::vector<wt_token> prompt = real_model().prompt(z.greedy_prompt);
+  const std::vector<wt_token> prompt = real_model().prompt(n_prompt);
   const std::string name = std::string(wt_prune_method_name(m)) +
                            (kv_type == WT_KV_F16 ? " (f16 KV)" : kv_type == WT_KV_Q8_0 ? " (q8_0 KV)" : "");
+  CAPTURE(name);
   const wt_prune_params pp = method(m);
-  const Greedy want = greedy(cpu, pp, prompt, z.greedy_tokens, kv_type);
-  const Greedy got = greedy(dev, pp, prompt, z.greedy_tokens, kv_type);
+  const Greedy want = greedy(cpu, pp, prompt, n_tokens, kv_type);
+  const Greedy got = greedy(dev, pp, prompt, n_tokens, kv_type);
   int first_diff = -1;
   for (size_t i = 0; i < want.tokens.size() && first_diff < 0; ++i)
     if (want.tokens[i] != got.tokens[i]) first_diff = static_cast<int>(i);
@@ -204,7 +206,7 @@ inline void check_greedy(wt_prune_method m, wt_kv_type kv_type = WT_KV_F32) {
   int32_t min_kv = n, min_hidden = n;
   for (int32_t r : want.kv_rows) min_kv = std::min(min_kv, r);
   for (int32_t r : want.hidden_rows) min_hidden = r > 0 ? std::min(min_hidden, r) : min_hidden;
-  MESSAGE(name << ": " << z.greedy_tokens << " greedy tokens after " << n << " prompt tokens, first difference at "
+  MESSAGE(name << ": " << n_tokens << " greedy tokens after " << n << " prompt tokens, first difference at "
                << (first_diff < 0 ? std::string("none") : std::to_string(first_diff)) << "; fewest KV rows in a layer "
                << min_kv << ", fewest hidden rows " << min_hidden);
   CHECK(first_diff == -1);
@@ -212,6 +214,12 @@ inline void check_greedy(wt_prune_method m, wt_kv_type kv_type = WT_KV_F32) {
   CHECK(got.kv_rows == want.kv_rows);
   CHECK(got.hidden_rows == want.hidden_rows);
   if (m != WT_PRUNE_FULL) CHECK((min_kv < n || min_hidden < n));
+}
+
+inline void check_greedy(wt_prune_method m, wt_kv_type kv_type = WT_KV_F32) {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  check_greedy_on(dev, m, sizes().greedy_prompt, sizes().greedy_tokens, kv_type);
 }
 
 

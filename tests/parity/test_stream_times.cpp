@@ -27,7 +27,7 @@ TEST_CASE("stream times: copy and waited times fit the host clock and the stream
     std::unique_ptr<Backend> b;
     const Status st = mk.create(o, &b);
     if (st.code() == WT_ERR_UNSUPPORTED) {
-      MESSAGE("SKIP " << name << ": no usable device: " << st.message());
+      MESSAGE("SKIP " << name << ": " << st.message());
       parity::g_skipped = true;
       continue;
     }

@@ -219,6 +219,18 @@ TEST_CASE("api: output structs: struct_size set by C++ itself, bounds what the l
     CHECK(untouched(c.prune, sizeof(wt_prune_stats)));
   }
 
+  SUBCASE("wt_prune_stats of an API 5-6 header (before asl_ratios): its fields, not one byte after") {
+    // The first output struct that grew: the older layout ends at prefill_ms.
+    const size_t old_size = offsetof(wt_prune_stats, asl_ratios);
+    static_assert(offsetof(wt_prune_stats, prefill_ms) + sizeof(double) == offsetof(wt_prune_stats, asl_ratios));
+    std::vector<unsigned char> b(sizeof(wt_prune_stats) + 16, 0xAB);
+    std::memcpy(b.data(), &old_size, sizeof old_size);
+    REQUIRE(wt_context_get_prune_stats(c.ctx, reinterpret_cast<wt_prune_stats*>(b.data())) == WT_OK);
+    CHECK(size_field(b) == old_size);
+    CHECK(reinterpret_cast<const wt_prune_stats*>(b.data())->n_layer == info.n_layer);
+    CHECK(untouched(b, old_size));
+  }
+
   SUBCASE("struct_size 0 (not set, or a C caller of an API 1-4 header) and too small: refused, nothing written") {
     for (size_t size : {size_t{0}, sizeof(size_t), size_t{12}}) {
       CAPTURE(size);

@@ -278,3 +278,51 @@ TEST_CASE("prune: invalid parameters are refused with the parameter named") {
   CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
   CHECK(std::string(wt_last_error()).find("prune.method") != std::string::npos);
 }
+
+// wt_prune_stats.asl_ratios when the test fires: NULL before any pruned prefill; then 1 at
+// the first tested layer, no ratio under tau before the selection layer (1 there cannot
+// fire: it defines V_init), a ratio under tau at it, NaN after it; two-pass ASL reports the
+// first pass's curve. tau 1e3: this model's ratios after L_min are 1-200 on this prompt
+// (docs/results/asl-calibration.md), so it fires soon after L_min.
+TEST_CASE("prune: ASL's ratio curve ends at the layer that fired in one pass and two" * doctest::test_suite("model")) {
+  if (!have_model()) return;
+  const std::vector<wt_token> prompt = fixture().prompt(300);
+  for (bool two_pass : {false, true}) {
+    CAPTURE(two_pass);
+    wt_prune_params pp = params(WT_PRUNE_ASL, 0.2f);
+    pp.asl_tau = 1e3f;
+    pp.asl_two_pass = two_pass;
+    wt_context* ctx = make_ctx(pp, 320);
+    wt_prune_stats st{};
+    REQUIRE(wt_context_get_prune_stats(ctx, &st) == WT_OK);
+    CHECK(st.asl_ratios == nullptr);
+    REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+    REQUIRE(wt_context_get_prune_stats(ctx, &st) == WT_OK);
+    REQUIRE(st.triggered);
+    REQUIRE(st.asl_ratios != nullptr);
+    const int32_t sel = st.selection_layer;
+    int32_t first = -1;
+    for (int32_t l = 0; l < st.n_layer; ++l) {
+      CAPTURE(l);
+      const double r = st.asl_ratios[l];
+      if (l > sel) {
+        CHECK(std::isnan(r));
+        continue;
+      }
+      if (std::isnan(r)) {
+        CHECK(first < 0);  // untested layers come only before the first tested one
+        continue;
+      }
+      if (first < 0) {
+        first = l;
+        CHECK(r == 1.0);
+      } else if (l < sel) {
+        CHECK(r >= pp.asl_tau);
+      }
+    }
+    REQUIRE(first >= 0);
+    CHECK(first < sel);
+    CHECK(st.asl_ratios[sel] < pp.asl_tau);
+    wt_context_free(ctx);
+  }
+}

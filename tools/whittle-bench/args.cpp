@@ -34,7 +34,8 @@ const char* const kUsage =
     "  state:  --state (a saved context restored vs the prompt prefilled again; -p lengths, -r reps,\n"
     "          --method/--keep/--prune-param as above; default full and snapkv keep 0.2)\n"
     "  ASL:    --asl-calibrate (V_l / V_init per layer on 8 task prompts, and the layer each tau would\n"
-    "          select at; -p lengths, --keep one value, --seed 11, --prune-param for other ASL fields)\n"
+    "          select at; -p lengths, --keep one value, --seed 11, --prune-param for other ASL fields;\n"
+    "          ASL, f32 KV and the fast matmul: the other method options do not apply)\n"
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
 

@@ -26,7 +26,8 @@ int32_t fire_layer(const std::vector<double>& curve, double tau) {
   return -1;
 }
 
-// The curve of one prompt: ASL at tau 0 over it, the ratios from wt_prune_stats.
+// The curve of one prompt: ASL at tau 1e-6 over it (it does not fire), the ratios from
+// wt_prune_stats.
 bool prompt_curve(const BenchModel& m, const MethodSpec& spec, const AslCalibrateOptions& o, const Task& t,
                   std::vector<double>* curve, std::string* error) {
   ContextOptions co;

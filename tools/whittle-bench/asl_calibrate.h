@@ -1,9 +1,10 @@
 // whittle-bench --asl-calibrate: where ASL's variance test would select on this model
 // (issue 26: tau per model). Each prompt (passkey, single needles at five depths, multi-key
 // needles, key-value retrieval; --seed picks prompts other than the suite's) is prefilled once
-// with ASL at asl_tau 1e-6, which does not fire, so the test runs at every layer from asl_min_layer
-// and wt_prune_stats.asl_ratios holds the whole curve of V_l / V_init. Printed: the curve per
-// prompt, and for each tau on a grid the prompts it would fire on and at which layers.
+// with ASL at asl_tau 1e-6, which does not fire, so the test runs at every layer from its
+// first (max(asl_min_layer, asl_obs_layers - 1)) and wt_prune_stats.asl_ratios holds the
+// whole curve of V_l / V_init. Printed: the curve per prompt, and for each tau on a grid the
+// prompts it would fire on and at which layers.
 // Records: one "asl_ratios" per prompt (the curve), one "asl_tau" per (length, tau).
 #pragma once
 

@@ -99,6 +99,8 @@ int run_older_mode(const Args& a, wt_model* model) {
 static int run_main(int argc, char** argv) {
   Args a;
   if (const int rc = parse(argc, argv, &a); rc != 0) return rc < 0 ? 0 : rc;
+  // The calibration's own default seed (not the suite's), in every record it writes.
+  if (a.mode == Args::Mode::asl_calibrate && !a.seed_given) a.seed = AslCalibrateOptions{}.seed;
   BenchModel m;
   m.path = a.model;
   wt_model_params mp = wt_model_default_params();
@@ -179,7 +181,7 @@ static int run_main(int argc, char** argv) {
     AslCalibrateOptions co;
     if (a.p_given) co.prompt_lengths = a.p;
     co.threads = a.threads.front();
-    if (a.seed_given) co.seed = a.seed;
+    co.seed = a.seed;
     if (!a.keeps.empty()) co.keep = a.keeps.front();
     for (const auto& [k, vs] : a.params) co.params.emplace_back(k, vs.front());
     ok = run_asl_calibrate(m, machines[0], co, &records, &error);
