@@ -31,9 +31,7 @@ void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const
 
 size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads) {
   const int64_t group = n_head / n_head_kv;
-  // Decode's partials: one per (key chunk, KV head) unit, ceil(u n_threads / n_head_kv)
-  // chunks of each KV head, u = kDecodeUnitsPerWorker: fewer than u n_threads + n_head_kv.
-  const int64_t max_units = attn_base::kDecodeUnitsPerWorker * n_threads + n_head_kv;
+  const int64_t max_units = 4 * n_threads + n_head_kv;
   return sizeof(attn_base::TileScratch) * static_cast<size_t>(n_threads) +
          sizeof(float) * static_cast<size_t>(max_units * group * (head_dim + 2));
 }

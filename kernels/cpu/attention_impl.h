@@ -20,7 +20,6 @@
 constexpr int64_t kBK = 64;        // keys per block
 constexpr int64_t kMaxRows = 64;   // query rows per tile
 constexpr int64_t kMaxHeadDim = 256;
-constexpr int64_t kDecodeUnitsPerWorker = 4;  // decode: (key chunk, KV head) units per worker
 
 // 16 floats as one value (GCC/clang vector extension): one zmm register in the AVX-512
 // build, two ymm in the AVX2 build, four xmm in the baseline build — one source for all.
@@ -342,23 +341,16 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
     return;
   }
   const int64_t max_chunks = (n_keys + kBK - 1) / kBK;
-  // Units (chunk, KV head), chunk-major, in one contiguous range per worker: a worker takes
-  // a chunk of keys for each KV head in turn, so the cache lines that hold several heads'
-  // rows of a token (a q8_0 head row is 68 bytes, 3 per 204-byte token) come from memory
-  // once and are still in its cache for the next head, not fetched again by another worker.
-  // About kDecodeUnitsPerWorker units per worker. (The chunking decides the merge's float
-  // order: the logits fixtures, tests/data/logits, hold it bit for bit.)
-  int64_t n_chunks = (kDecodeUnitsPerWorker * tc.nth + n_head_kv - 1) / n_head_kv;
+  int64_t n_chunks = (4 * tc.nth + n_head_kv - 1) / n_head_kv;
   n_chunks = n_chunks < max_chunks ? n_chunks : max_chunks;
   const int64_t per_chunk = ((n_keys + n_chunks - 1) / n_chunks + kBK - 1) / kBK * kBK;
   TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
-  // Partials live after the per-worker scratch: [kv head][chunk][group][hd + 2].
+  // Partials live after the per-worker scratch: [unit][group][hd + 2].
   float* partial = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.nth);
   const int64_t stride = hd + 2;
-  int64_t u0, u1;
-  tc.split(n_head_kv * n_chunks, &u0, &u1);
-  for (int64_t u = u0; u < u1; ++u) {
-    const int64_t c = u / n_head_kv, g = u % n_head_kv;
+  const int64_t n_units = n_head_kv * n_chunks;
+  for (int64_t u = tc.ith; u < n_units; u += tc.nth) {
+    const int64_t g = u / n_chunks, c = u % n_chunks;
     const int64_t ja = c * per_chunk;
     const int64_t jb = (ja + per_chunk) < n_keys ? (ja + per_chunk) : n_keys;
     TileRows rows;
@@ -370,7 +362,7 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
     reset_rows(rows.n, hd, ts);
     if (ja < jb) attend_keys</*kDirect=*/true>(rows, k, v, g, ja, jb, scale, ts, ids);
     for (int64_t h = 0; h < group; ++h) {
-      float* p = partial + ((g * n_chunks + c) * group + h) * stride;
+      float* p = partial + (u * group + h) * stride;
       p[0] = ts->m[h];
       p[1] = ts->l[h];
       std::memcpy(p + 2, ts->acc + h * hd, sizeof(float) * static_cast<size_t>(hd));
