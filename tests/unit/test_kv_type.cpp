@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,14 @@ Limits q8_0_limits(wt_prune_method method) {
   return Limits{agree, method == WT_PRUNE_TOKENFILTER ? 0.5 : method == WT_PRUNE_ORACLE ? 1e-2 : 3e-3};
 }
 
+// The narrow KV types checked against f32, each with its name and limits.
+struct NarrowType {
+  wt_kv_type type;
+  const char* name;
+  Limits (*limits)(wt_prune_method);
+};
+constexpr NarrowType kNarrow[] = {{WT_KV_F16, "f16", f16_limits}, {WT_KV_Q8_0, "q8_0", q8_0_limits}};
+
 }  // namespace
 
 // Every method once with an f16 and a q8_0 cache against an f32 one, with f32 activations
@@ -127,15 +136,17 @@ TEST_CASE("kv type: f16 and q8_0 KV caches keep the f32 cache's greedy tokens fo
     REQUIRE(wt_prune_method_at(k, &method) == WT_OK);
     const std::string name = wt_prune_method_name(method);
     CAPTURE(name);
-    const std::vector<Agreement> a = agreement(m, method, prompt, WT_MATMUL_F32, {WT_KV_F16, WT_KV_Q8_0});
-    const char* type_names[2] = {"f16", "q8_0"};
-    const Limits limits[2] = {f16_limits(method), q8_0_limits(method)};
-    for (int t = 0; t < 2; ++t) {
-      CAPTURE(type_names[t]);
-      MESSAGE(name << ": " << type_names[t] << " KV top-1 agreement with f32 KV " << a[t].agree << "/" << a[t].steps
+    std::vector<wt_kv_type> types;
+    for (const NarrowType& n : kNarrow) types.push_back(n.type);
+    const std::vector<Agreement> a = agreement(m, method, prompt, WT_MATMUL_F32, types);
+    for (size_t t = 0; t < std::size(kNarrow); ++t) {
+      const NarrowType& n = kNarrow[t];
+      CAPTURE(n.name);
+      MESSAGE(name << ": " << n.name << " KV top-1 agreement with f32 KV " << a[t].agree << "/" << a[t].steps
                    << ", mean KL " << a[t].kl);
-      CHECK(a[t].agree >= limits[t].agree * a[t].steps / kSteps);
-      CHECK(a[t].kl < limits[t].kl);
+      const Limits l = n.limits(method);
+      CHECK(a[t].agree >= l.agree * a[t].steps / kSteps);
+      CHECK(a[t].kl < l.kl);
     }
   }
 }

@@ -19,10 +19,15 @@ constexpr CalibrationPrompt kPrompts[] = {
 };
 constexpr double kTaus[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
 
-// The layer where tau would fire on this curve (the first ratio below it), or -1.
+// The layer where tau would fire on this curve, or -1: the first ratio below it after the
+// first tested layer, whose ratio (1) defines V_init and never fires (the policy's rule).
 int32_t fire_layer(const std::vector<double>& curve, double tau) {
-  for (size_t l = 0; l < curve.size(); ++l)
-    if (!std::isnan(curve[l]) && curve[l] < tau) return static_cast<int32_t>(l);
+  bool first = true;
+  for (size_t l = 0; l < curve.size(); ++l) {
+    if (std::isnan(curve[l])) continue;
+    if (!first && curve[l] < tau) return static_cast<int32_t>(l);
+    first = false;
+  }
   return -1;
 }
 

@@ -22,7 +22,7 @@ class Asl final : public ScoredPolicy {
     const size_t n = static_cast<size_t>(s.n_ctx);
     ranks_.assign(n * static_cast<size_t>(p.asl_obs_layers), 0);
     order_.assign(n, 0);
-    ratios_.assign(static_cast<size_t>(s.n_layer), 0.0);
+    ratios_.assign(static_cast<size_t>(s.n_layer), std::numeric_limits<double>::quiet_NaN());
   }
 
   void begin(int32_t n_prompt, int pass) override {
