@@ -3,6 +3,8 @@
 #include "cuda_backend.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -38,6 +40,8 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.n_threads = 1;
   simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
   caps_.simd = simd_.c_str();
+  const char* pdl = std::getenv("WT_CUDA_PDL");
+  pdl_ = dev_.cc_major >= 9 && !(pdl && std::strcmp(pdl, "0") == 0);
   return Status::ok();
 }
 
@@ -169,6 +173,7 @@ Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const 
   l.cc_major = dev_.cc_major;
   l.max_threads_per_block = dev_.max_threads_per_block;
   l.max_shared_per_block = dev_.max_shared_per_block;
+  l.pdl = pdl_;
   *out = l;
   return Status::ok();
 }

@@ -75,6 +75,9 @@ class CudaBackend final : public Backend {
   cublasHandle_t cublas_ = nullptr;
   StepGraphs graphs_;
   bool step_replay_ = false;
+  // Kernels launch with programmatic dependent launch (kernels/cuda/pdl.cuh): compute
+  // capability 9.0+, unless WT_CUDA_PDL=0 (the same binary's before/after in a benchmark).
+  bool pdl_ = false;
   BackendCaps caps_;
   std::string simd_;     // "sm_87"; caps_.simd points here
   Buffer workspace_;

@@ -14,10 +14,11 @@ Status cuda_status(cudaError_t e, const char* what) {
   return error(WT_ERR_BACKEND, msg);
 }
 
-Status launch_status(const char* kernel) {
+Status launch_status(const char* kernel, cudaError_t launched) {
   // cudaGetLastError also clears a sticky launch-configuration error, so the next op
   // reports its own result and not this one's.
-  const cudaError_t e = cudaGetLastError();
+  const cudaError_t last = cudaGetLastError();
+  const cudaError_t e = launched != cudaSuccess ? launched : last;
   if (e == cudaSuccess) return Status::ok();
   return error(e == cudaErrorMemoryAllocation ? WT_ERR_OUT_OF_MEMORY : WT_ERR_BACKEND,
                std::string("cuda: launch of ") + kernel + ": " + cudaGetErrorString(e));

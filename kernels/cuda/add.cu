@@ -1,12 +1,14 @@
 // add on CUDA (add.cuh): one thread per element, grid-stride.
 #include "add.cuh"
 #include "common.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
 
 __global__ void add_kernel(float* dst, size_t dst_nb1, const float* a, size_t a_nb1, const float* b, size_t b_nb1,
                            int64_t d, int64_t n, bool broadcast) {
+  kernel_prologue();
   const int64_t total = d * n;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -22,11 +24,9 @@ Status add(const OpCall& c, const Launch& l) {
   const int64_t d = a.a.ne[0], n = a.a.n_rows();
   const bool broadcast = a.b.n_rows() == 1;
   if (d * n == 0) return Status::ok();
-  add_kernel<<<grid_for(d * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(a.dst.data), a.dst.nb[1],
-                                                          static_cast<const float*>(a.a.data), a.a.nb[1],
-                                                          static_cast<const float*>(a.b.data), a.b.nb[1], d, n,
-                                                          broadcast);
-  return launch_status("add");
+  return launch_kernel("add", l, add_kernel, grid_for(d * n, l), kBlock, 0, static_cast<float*>(a.dst.data),
+                       a.dst.nb[1], static_cast<const float*>(a.a.data), a.a.nb[1], static_cast<const float*>(a.b.data),
+                       a.b.nb[1], d, n, broadcast);
 }
 
 size_t add_workspace_bytes(const OpCall&) { return 0; }

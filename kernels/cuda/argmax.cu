@@ -5,6 +5,7 @@
 
 #include "argmax.cuh"
 #include "common.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -16,6 +17,7 @@ __device__ __forceinline__ bool better(float v, int32_t i, float bv, int32_t bi)
 }
 
 __global__ void argmax_kernel(const float* x, int64_t n, int32_t* out) {
+  kernel_prologue();
   __shared__ float sv[kArgmaxBlock];
   __shared__ int32_t si[kArgmaxBlock];
   float bv = -INFINITY;
@@ -54,8 +56,7 @@ Status argmax(const OpCall& c, const Launch& l) {
   const ArgmaxOp& a = c.get<ArgmaxOp>();
   const int64_t n = a.x.ne[0];
   const int block = l.max_threads_per_block >= kArgmaxBlock ? kArgmaxBlock : 256;
-  argmax_kernel<<<1, block, 0, l.stream>>>(static_cast<const float*>(a.x.data), n, a.out);
-  return launch_status("argmax");
+  return launch_kernel("argmax", l, argmax_kernel, 1, block, 0, static_cast<const float*>(a.x.data), n, a.out);
 }
 
 size_t argmax_workspace_bytes(const OpCall&) { return 0; }

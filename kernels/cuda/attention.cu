@@ -23,6 +23,7 @@
 #include "attention_mma.cuh"
 #include "attention_rows.cuh"
 #include "tensor_core_paths.h"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -39,6 +40,7 @@ constexpr int kMaxHeadDim = 32 * kMaxPer;    // 256
 // Packs the rows whose flag is 0 (ascending) into kept[1..], their count into kept[0].
 // One block of 1024 threads walks the flags a chunk at a time.
 __global__ void __launch_bounds__(1024) attention_pack_rows_kernel(const int32_t* skip, int64_t n, int32_t* kept) {
+  kernel_prologue();
   __shared__ int warp_counts[32];
   __shared__ int base;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, n_warps = blockDim.x >> 5;
@@ -62,6 +64,7 @@ __global__ void __launch_bounds__(1024) attention_pack_rows_kernel(const int32_t
 }
 
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
+  kernel_prologue();
   extern __shared__ float kt[];  // [hdp][kKtStride]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t g = blockIdx.y;
@@ -237,17 +240,16 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
       return error(WT_ERR_INTERNAL, "cuda: attention_prefill: workspace too small for the skip flags");
     a.ids = p.skip_rows;
     a.kept = static_cast<const int32_t*>(l.workspace);
-    attention_pack_rows_kernel<<<1, 1024, 0, l.stream>>>(p.skip_rows, n, static_cast<int32_t*>(l.workspace));
-    WT_TRY(launch_status("attention_pack_rows_kernel"));
+    WT_TRY(launch_kernel("attention_pack_rows_kernel", l, attention_pack_rows_kernel, 1, 1024, 0, p.skip_rows, n,
+                         static_cast<int32_t*>(l.workspace)));
   }
   if (!p.f32_inputs && prefill_on_tensor_cores(l.cc_major, a.hd, n)) return attention_prefill_mma(a, n_head_kv, l);
   const int64_t tiles = (n * a.group + kRows - 1) / kRows;
   const size_t smem = kt_bytes(a.hd);
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: attention_prefill: head_dim needs more shared memory than a block has");
-  attention_kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem,
-                            l.stream>>>(a);
-  return launch_status("attention_kernel<prefill>");
+  return launch_kernel("attention_kernel<prefill>", l, attention_kernel,
+                       dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem, a);
 }
 
 }  // namespace wt::cuda

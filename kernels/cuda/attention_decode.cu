@@ -19,6 +19,7 @@
 #include "attention.cuh"
 #include "decode_split.h"
 #include "warp.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -74,6 +75,7 @@ __device__ __forceinline__ int dim_of(int i, int lpk, int sub) {
 // the tile's key rows [kTile].
 template <int kVec, int kPer, int kH>
 __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a) {
+  kernel_prologue();
   extern __shared__ float smem[];
   const int hd = a.hd, lpk = a.lpk, hdp = lpk * kPer;
   float* qs = smem;                               // [kH][hdp]
@@ -236,6 +238,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
 // memory); then thread groups take every groups-th split for a dim each, unrolled so that
 // many loads are in flight, and the groups' sums meet in shared memory.
 __global__ void __launch_bounds__(kMergeThreads) attention_decode_merge_kernel(DecodeArgs a) {
+  kernel_prologue();
   __shared__ float weight[kDecodeMaxSplits];
   __shared__ float part[kMergeThreads];
   __shared__ float red[kMergeWarps];
@@ -319,8 +322,7 @@ Status launch_heads(const DecodeArgs& a, const DecodeSplit& s, int64_t n_head_kv
     return error(WT_ERR_UNSUPPORTED, "cuda: attention_decode: head_dim needs more shared memory than a block has");
   const dim3 grid(static_cast<unsigned>(s.n_splits), static_cast<unsigned>(n_head_kv),
                   static_cast<unsigned>(decode_head_tiles(a.group)));
-  attention_decode_kernel<kVec, kPer, kH><<<grid, kThreads, smem, l.stream>>>(a);
-  return launch_status("attention_decode_kernel");
+  return launch_kernel("attention_decode_kernel", l, attention_decode_kernel<kVec, kPer, kH>, grid, kThreads, smem, a);
 }
 
 // Small groups (G <= 4: SmolLM2's 3, Llama 3's 4) get 4-head blocks, so no work is spent on
@@ -391,8 +393,8 @@ Status attention_decode(const OpCall& c, const Launch& l) {
       }
     }
   }
-  attention_decode_merge_kernel<<<static_cast<unsigned>(n_head), kMergeThreads, 0, l.stream>>>(a);
-  return launch_status("attention_decode_merge_kernel");
+  return launch_kernel("attention_decode_merge_kernel", l, attention_decode_merge_kernel, static_cast<unsigned>(n_head),
+                       kMergeThreads, 0, a);
 }
 
 }  // namespace wt::cuda

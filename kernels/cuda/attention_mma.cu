@@ -19,6 +19,7 @@
 #include <string>
 
 #include "attention_rows.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -114,6 +115,7 @@ __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, int64_t g, int64
 
 template <int kHD, int kBN, bool kVec>
 __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
+  kernel_prologue();
   using S = MmaShape<kHD, kBN>;
   extern __shared__ __align__(16) unsigned char smem[];
   __half* qs = reinterpret_cast<__half*>(smem);  // [kBM][kQS]
@@ -265,10 +267,8 @@ Status launch(const AttnArgs& a, int64_t n_head_kv, const Launch& l) {
   const int64_t tiles = (a.n * a.group + kBM - 1) / kBM;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv));
   if (a.hd % 4 == 0 && aligned16(a.k) && aligned16(a.v))
-    attention_mma_kernel<kHD, kBN, true><<<grid, kThreads, smem, l.stream>>>(a);
-  else
-    attention_mma_kernel<kHD, kBN, false><<<grid, kThreads, smem, l.stream>>>(a);
-  return launch_status("attention_mma_kernel");
+    return launch_kernel("attention_mma_kernel", l, attention_mma_kernel<kHD, kBN, true>, grid, kThreads, smem, a);
+  return launch_kernel("attention_mma_kernel", l, attention_mma_kernel<kHD, kBN, false>, grid, kThreads, smem, a);
 }
 
 }  // namespace

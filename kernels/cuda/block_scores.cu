@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "warp.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -22,6 +23,7 @@ constexpr int kMaxHeadDim = 32 * kMaxPer;
 
 __global__ void __launch_bounds__(kThreads) block_scores_qbar_kernel(RowView q, int hd, int64_t n_head, int64_t n,
                                                                      int64_t n_last, float* qbar) {
+  kernel_prologue();
   const int64_t e = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (e >= n_head * hd) return;
   const int64_t h = e / hd, d = e - h * hd;
@@ -43,6 +45,7 @@ struct BsArgs {
 };
 
 __global__ void __launch_bounds__(kThreads) block_scores_kernel(BsArgs a) {
+  kernel_prologue();
   __shared__ float best_of[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t b = blockIdx.x;
@@ -117,12 +120,11 @@ Status block_scores(const OpCall& c, const Launch& l) {
   if (l.workspace_bytes < block_scores_workspace_bytes(c))
     return error(WT_ERR_INTERNAL, "cuda: block_scores: workspace too small");
   if (n_head * hd > 0) {
-    block_scores_qbar_kernel<<<static_cast<unsigned>((n_head * hd + kThreads - 1) / kThreads), kThreads, 0,
-                               l.stream>>>(view_of(q), a.hd, n_head, n, n_last, static_cast<float*>(l.workspace));
-    WT_TRY(launch_status("block_scores_qbar_kernel"));
+    WT_TRY(launch_kernel("block_scores_qbar_kernel", l, block_scores_qbar_kernel,
+                         static_cast<unsigned>((n_head * hd + kThreads - 1) / kThreads), kThreads, 0, view_of(q), a.hd,
+                         n_head, n, n_last, static_cast<float*>(l.workspace)));
   }
-  block_scores_kernel<<<static_cast<unsigned>(n_blocks), kThreads, 0, l.stream>>>(a);
-  return launch_status("block_scores_kernel");
+  return launch_kernel("block_scores_kernel", l, block_scores_kernel, static_cast<unsigned>(n_blocks), kThreads, 0, a);
 }
 
 }  // namespace wt::cuda

@@ -3,6 +3,7 @@
 
 #include "common.cuh"
 #include "copy_rows.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -10,6 +11,7 @@ namespace {
 template <typename T>
 __global__ void copy_rows_kernel(void* dst, size_t dst_nb1, int64_t row0, const float* src, size_t src_nb1, int64_t d,
                                  int64_t n) {
+  kernel_prologue();
   const int64_t total = d * n;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -28,14 +30,11 @@ Status copy_one(const Tensor& dst, const Tensor& src_t, int32_t row0, const Laun
   const int64_t d = src_t.ne[0], n = src_t.n_rows();
   if (d * n == 0) return Status::ok();
   const float* src = static_cast<const float*>(src_t.data);
-  if (f16) {
-    copy_rows_kernel<__half><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(dst.data, dst.nb[1], row0, src,
-                                                                          src_t.nb[1], d, n);
-  } else {
-    copy_rows_kernel<float><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(dst.data, dst.nb[1], row0, src,
-                                                                         src_t.nb[1], d, n);
-  }
-  return launch_status("copy_rows");
+  if (f16)
+    return launch_kernel("copy_rows", l, copy_rows_kernel<__half>, grid_for(d * n, l), kBlock, 0, dst.data, dst.nb[1],
+                         row0, src, src_t.nb[1], d, n);
+  return launch_kernel("copy_rows", l, copy_rows_kernel<float>, grid_for(d * n, l), kBlock, 0, dst.data, dst.nb[1],
+                       row0, src, src_t.nb[1], d, n);
 }
 
 }  // namespace

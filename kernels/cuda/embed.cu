@@ -4,6 +4,7 @@
 
 #include "common.cuh"
 #include "embed.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -11,6 +12,7 @@ namespace {
 template <typename W>
 __global__ void embed_kernel(float* dst, size_t dst_nb1, const uint8_t* table, size_t t_nb1, int64_t n_vocab,
                              const int32_t* ids, int64_t d, int64_t n) {
+  kernel_prologue();
   const int64_t total = d * n;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -22,10 +24,9 @@ __global__ void embed_kernel(float* dst, size_t dst_nb1, const uint8_t* table, s
 
 template <typename W>
 Status run(const EmbedOp& a, const Launch& l, int64_t d, int64_t n) {
-  embed_kernel<W><<<grid_for(d * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(a.dst.data), a.dst.nb[1],
-                                                               static_cast<const uint8_t*>(a.table.data),
-                                                               a.table.nb[1], a.table.ne[1], a.ids, d, n);
-  return launch_status("embed");
+  return launch_kernel("embed", l, embed_kernel<W>, grid_for(d * n, l), kBlock, 0, static_cast<float*>(a.dst.data),
+                       a.dst.nb[1], static_cast<const uint8_t*>(a.table.data), a.table.nb[1], a.table.ne[1], a.ids, d,
+                       n);
 }
 
 }  // namespace

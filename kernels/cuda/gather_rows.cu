@@ -2,6 +2,7 @@
 // is [d, heads, rows], a 2-D one [d, rows] with one head (by n_dims, as on the CPU).
 #include "common.cuh"
 #include "gather_rows.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -17,6 +18,7 @@ struct GatherArgs {
 };
 
 __global__ void gather_rows_kernel(GatherArgs a) {
+  kernel_prologue();
   const int64_t total = a.d * a.heads * a.n_sel;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -57,8 +59,7 @@ Status gather_rows(const OpCall& c, const Launch& l) {
   a.ids = g.ids;
   const int64_t total = a.d * a.heads * a.n_sel;
   if (total == 0) return Status::ok();
-  gather_rows_kernel<<<grid_for(total, l), kBlock, 0, l.stream>>>(a);
-  return launch_status("gather_rows");
+  return launch_kernel("gather_rows", l, gather_rows_kernel, grid_for(total, l), kBlock, 0, a);
 }
 
 size_t gather_rows_workspace_bytes(const OpCall&) { return 0; }

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "warp.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -28,6 +29,7 @@ __device__ __forceinline__ float cosine(float dot, float aa, float xx) {
 }
 
 __global__ void __launch_bounds__(64) kv_similarity_kernel(KvArgs a) {
+  kernel_prologue();
   const int lane = threadIdx.x & 31, which = threadIdx.x >> 5;
   const int64_t g = blockIdx.x;
   // Fields picked one by one: a reference to either parameter struct would copy both to
@@ -74,6 +76,7 @@ __global__ void __launch_bounds__(64) kv_similarity_kernel(KvArgs a) {
 }
 
 __global__ void __launch_bounds__(64) kv_similarity_wide_kernel(KvArgs a) {
+  kernel_prologue();
   const int lane = threadIdx.x & 31, which = threadIdx.x >> 5;
   const int64_t g = blockIdx.x;
   const RowView x{which == 0 ? a.k.data : a.v.data, which == 0 ? a.k.nb1 : a.v.nb1, which == 0 ? a.k.nb2 : a.v.nb2};
@@ -106,11 +109,10 @@ Status kv_similarity(const OpCall& c, const Launch& l) {
   if (n_head_kv <= 0) return Status::ok();
   KvArgs a{view_of(s.dst), view_of(k), view_of(s.v), view_of(s.anchors), static_cast<int>(k.ne[0]), k.ne[2], s.decay};
   if (a.hd <= 32 * kMaxPer) {
-    kv_similarity_kernel<<<static_cast<unsigned>(n_head_kv), 64, 0, l.stream>>>(a);
-    return launch_status("kv_similarity_kernel");
+    return launch_kernel("kv_similarity_kernel", l, kv_similarity_kernel, static_cast<unsigned>(n_head_kv), 64, 0, a);
   }
-  kv_similarity_wide_kernel<<<static_cast<unsigned>(n_head_kv), 64, 0, l.stream>>>(a);
-  return launch_status("kv_similarity_wide_kernel");
+  return launch_kernel("kv_similarity_wide_kernel", l, kv_similarity_wide_kernel, static_cast<unsigned>(n_head_kv), 64,
+                       0, a);
 }
 
 }  // namespace wt::cuda

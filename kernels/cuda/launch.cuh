@@ -41,12 +41,14 @@ struct Launch {
   int cc_major = 0;               // compute capability (8: mma.sync, tensor_core_paths.h)
   int max_threads_per_block = 1024;
   size_t max_shared_per_block = 48 * 1024;
+  bool pdl = false;  // launch with programmatic dependent launch (pdl.cuh): 9.0+, WT_CUDA_PDL
 };
 
 // Status from a CUDA runtime result, naming the call: "cuda: <what>: <cudaGetErrorString>".
 // WT_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation, WT_ERR_BACKEND otherwise.
 Status cuda_status(cudaError_t e, const char* what);
-// The status of the last kernel launch (cudaGetLastError), naming the kernel.
-Status launch_status(const char* kernel);
+// The status of a kernel launch, naming the kernel: `launched` (cudaLaunchKernelEx's result)
+// where it is an error, else cudaGetLastError's (which it clears either way).
+Status launch_status(const char* kernel, cudaError_t launched = cudaSuccess);
 
 }  // namespace wt::cuda

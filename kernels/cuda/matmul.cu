@@ -14,6 +14,7 @@
 #include "common.cuh"
 #include "matmul.cuh"
 #include "tensor_core_paths.h"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -44,6 +45,7 @@ struct MatmulArgs {
 
 template <typename W, int kRows>
 __global__ void matmul_warp(MatmulArgs a) {
+  kernel_prologue();
   const int lane = threadIdx.x & 31;
   int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
   // The warp's product and column (uniform over the warp; constant indices keep the
@@ -97,6 +99,7 @@ __global__ void matmul_warp(MatmulArgs a) {
 // Rows [o0, o0 + n) of the weights as f32, row-major [n, k], into dst.
 template <typename W>
 __global__ void dequantize_tile(float* dst, const uint8_t* w, size_t w_nb1, int64_t o0, int64_t n, int64_t k) {
+  kernel_prologue();
   const int64_t total = n * k;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -136,8 +139,8 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf
       ldw = static_cast<int>(a.w_nb1 / sizeof(float));
     } else {
       float* ws = static_cast<float*>(l.workspace);
-      dequantize_tile<W><<<grid_for(n * a.k, l), kBlock, 0, l.stream>>>(ws, a.w, a.w_nb1, o0, n, a.k);
-      WT_TRY(launch_status("matmul dequantize_tile"));
+      WT_TRY(launch_kernel("matmul dequantize_tile", l, dequantize_tile<W>, grid_for(n * a.k, l), kBlock, 0, ws, a.w,
+                           a.w_nb1, o0, n, a.k));
       wt = ws;
     }
     // TF32 tensor cores with f32 sums (tensor_core_paths.h: within the CPU fast path's
@@ -178,15 +181,11 @@ Status run(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
     return Status::ok();
   }
   const unsigned gx = static_cast<unsigned>((all_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  if (a.n_rows == 1) {
-    matmul_warp<W, 1><<<dim3(gx, 1), 32 * kWarpsPerBlock, 0, l.stream>>>(a);
-  } else {
-    constexpr int kRows = 4;
-    const int64_t tiles = (a.n_rows + kRows - 1) / kRows;
-    const unsigned gy = static_cast<unsigned>(tiles < 65535 ? tiles : 65535);
-    matmul_warp<W, kRows><<<dim3(gx, gy), 32 * kWarpsPerBlock, 0, l.stream>>>(a);
-  }
-  return launch_status("matmul");
+  if (a.n_rows == 1) return launch_kernel("matmul", l, matmul_warp<W, 1>, dim3(gx, 1), 32 * kWarpsPerBlock, 0, a);
+  constexpr int kRows = 4;
+  const int64_t tiles = (a.n_rows + kRows - 1) / kRows;
+  const unsigned gy = static_cast<unsigned>(tiles < 65535 ? tiles : 65535);
+  return launch_kernel("matmul", l, matmul_warp<W, kRows>, dim3(gx, gy), 32 * kWarpsPerBlock, 0, a);
 }
 
 }  // namespace

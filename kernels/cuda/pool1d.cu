@@ -5,6 +5,7 @@
 #include "pool1d.cuh"
 
 #include "warp.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -13,6 +14,7 @@ constexpr int kThreads = 256;
 
 __global__ void __launch_bounds__(kThreads) pool1d_kernel(RowView dst, int64_t dst_ne1, RowView x, int64_t x_ne1,
                                                           int64_t n, int64_t n_rows, int kernel, bool max) {
+  kernel_prologue();
   const int64_t half = kernel / 2;
   const float inv_k = 1.0f / static_cast<float>(kernel);
   const int64_t total = n * n_rows;
@@ -42,9 +44,8 @@ Status pool1d(const OpCall& c, const Launch& l) {
   if (n <= 0 || n_rows <= 0) return Status::ok();
   const int64_t blocks_needed = (n * n_rows + kThreads - 1) / kThreads;
   const unsigned blocks = static_cast<unsigned>(blocks_needed < (1 << 20) ? blocks_needed : (1 << 20));
-  pool1d_kernel<<<blocks, kThreads, 0, l.stream>>>(view_of(a.dst), a.dst.ne[1], view_of(x), x.ne[1], n, n_rows,
-                                                   a.kernel, a.max);
-  return launch_status("pool1d_kernel");
+  return launch_kernel("pool1d_kernel", l, pool1d_kernel, blocks, kThreads, 0, view_of(a.dst), a.dst.ne[1], view_of(x),
+                       x.ne[1], n, n_rows, a.kernel, a.max);
 }
 
 }  // namespace wt::cuda

@@ -4,12 +4,14 @@
 // back), the same elements it later writes of dst, so dst may alias the residual too.
 #include "common.cuh"
 #include "rmsnorm.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
 
 __global__ void rmsnorm_kernel(float* dst, size_t dst_nb1, float* x, size_t x_nb1, const float* w, int64_t d,
                                int64_t n, float eps, const float* res, size_t res_nb1) {
+  kernel_prologue();
   for (int64_t r = blockIdx.x; r < n; r += gridDim.x) {
     float* in = row_at<float>(x, r, x_nb1);
     float s = 0.0f;
@@ -37,11 +39,9 @@ Status rmsnorm(const OpCall& c, const Launch& l) {
   const int64_t d = a.x.ne[0], n = a.x.n_rows();
   if (d * n == 0) return Status::ok();
   const unsigned blocks = static_cast<unsigned>(n < 65535 * 8 ? n : 65535 * 8);
-  rmsnorm_kernel<<<blocks, kBlock, 0, l.stream>>>(static_cast<float*>(a.dst.data), a.dst.nb[1],
-                                                  static_cast<float*>(a.x.data), a.x.nb[1],
-                                                  static_cast<const float*>(a.weight.data), d, n, a.eps,
-                                                  static_cast<const float*>(a.residual.data), a.residual.nb[1]);
-  return launch_status("rmsnorm");
+  return launch_kernel("rmsnorm", l, rmsnorm_kernel, blocks, kBlock, 0, static_cast<float*>(a.dst.data), a.dst.nb[1],
+                       static_cast<float*>(a.x.data), a.x.nb[1], static_cast<const float*>(a.weight.data), d, n, a.eps,
+                       static_cast<const float*>(a.residual.data), a.residual.nb[1]);
 }
 
 size_t rmsnorm_workspace_bytes(const OpCall&) { return 0; }

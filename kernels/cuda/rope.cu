@@ -3,6 +3,7 @@
 // cos and sin), then rotates every head's pairs with them, x's and then x2's.
 #include "common.cuh"
 #include "rope.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -22,6 +23,7 @@ struct RopeArgs {
 };
 
 __global__ void rope_kernel(RopeArgs a) {
+  kernel_prologue();
   __shared__ float cos_v[256], sin_v[256];
   const int32_t half = a.n_rot / 2;
   for (int64_t r = blockIdx.x; r < a.n; r += gridDim.x) {
@@ -73,8 +75,7 @@ Status rope(const OpCall& c, const Launch& l) {
   a.position_scale = r.position_scale;
   if (a.n * (a.n_heads + a.n_heads2) == 0) return Status::ok();
   const unsigned blocks = static_cast<unsigned>(a.n < 65535 * 8 ? a.n : 65535 * 8);
-  rope_kernel<<<blocks, kBlock, 0, l.stream>>>(a);
-  return launch_status("rope");
+  return launch_kernel("rope", l, rope_kernel, blocks, kBlock, 0, a);
 }
 
 size_t rope_workspace_bytes(const OpCall&) { return 0; }

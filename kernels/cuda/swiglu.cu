@@ -1,12 +1,14 @@
 // swiglu on CUDA (swiglu.cuh): one thread per element, grid-stride.
 #include "common.cuh"
 #include "swiglu.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
 
 __global__ void swiglu_kernel(float* dst, size_t dst_nb1, const float* gate, size_t g_nb1, const float* up,
                               size_t u_nb1, int64_t f, int64_t n) {
+  kernel_prologue();
   const int64_t total = f * n;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -24,10 +26,9 @@ Status swiglu(const OpCall& c, const Launch& l) {
   const SwigluOp& a = c.get<SwigluOp>();
   const int64_t f = a.gate.ne[0], n = a.gate.n_rows();
   if (f * n == 0) return Status::ok();
-  swiglu_kernel<<<grid_for(f * n, l), kBlock, 0, l.stream>>>(static_cast<float*>(a.dst.data), a.dst.nb[1],
-                                                             static_cast<const float*>(a.gate.data), a.gate.nb[1],
-                                                             static_cast<const float*>(a.up.data), a.up.nb[1], f, n);
-  return launch_status("swiglu");
+  return launch_kernel("swiglu", l, swiglu_kernel, grid_for(f * n, l), kBlock, 0, static_cast<float*>(a.dst.data),
+                       a.dst.nb[1], static_cast<const float*>(a.gate.data), a.gate.nb[1],
+                       static_cast<const float*>(a.up.data), a.up.nb[1], f, n);
 }
 
 size_t swiglu_workspace_bytes(const OpCall&) { return 0; }

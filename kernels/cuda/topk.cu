@@ -12,6 +12,7 @@
 #include <string>
 
 #include "warp.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -45,6 +46,7 @@ __device__ __forceinline__ int block_count(bool flag, int* warp_counts, int* tot
 
 __global__ void __launch_bounds__(kThreads) topk_kernel(RowView x, int64_t ne1, int64_t n, int k, int64_t kk,
                                                         int32_t* out) {
+  kernel_prologue();
   __shared__ unsigned hist[256];
   __shared__ uint32_t s_prefix;
   __shared__ int64_t s_need;
@@ -127,8 +129,8 @@ Status topk(const OpCall& c, const Launch& l) {
   if (rows <= 0) return Status::ok();
   const int k = a.k;
   const int64_t kk = k < n ? k : n;
-  topk_kernel<<<static_cast<unsigned>(rows), kThreads, 0, l.stream>>>(view_of(x), x.ne[1], n, k, kk, a.out);
-  return launch_status("topk_kernel");
+  return launch_kernel("topk_kernel", l, topk_kernel, static_cast<unsigned>(rows), kThreads, 0, view_of(x), x.ne[1], n,
+                       k, kk, a.out);
 }
 
 }  // namespace wt::cuda

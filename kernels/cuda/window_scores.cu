@@ -21,6 +21,7 @@
 #include <string>
 
 #include "warp.cuh"
+#include "pdl.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -78,6 +79,7 @@ __device__ __forceinline__ void load_keys(const WsArgs& a, int64_t g, int64_t j0
 
 // Phase 1. Grid: (row tiles of G * W rows, n_head_kv, chunks).
 __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a) {
+  kernel_prologue();
   extern __shared__ float kt[];  // [hdp][kKtStride]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t g = blockIdx.y, group = a.group;
@@ -152,6 +154,7 @@ __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a)
 
 // Phase 2. Grid: (column tiles of 32, n_head).
 __global__ void __launch_bounds__(kThreads) window_scores_kernel(WsArgs a) {
+  kernel_prologue();
   extern __shared__ float kt[];  // [hdp][kKtStride], then the warps' sums [kWarps][32]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t head = blockIdx.y, g = head / a.group;
@@ -265,19 +268,18 @@ Status window_scores(const OpCall& c, const Launch& l) {
     a.chunk = (a.n_keys + a.n_chunks - 1) / a.n_chunks;
     a.chunk = (a.chunk + kBK - 1) / kBK * kBK;  // whole key tiles
     const int64_t tiles = (a.w * a.group + kRows - 1) / kRows;
-    window_scores_stats_kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv),
-                                      static_cast<unsigned>(a.n_chunks)),
-                                 kThreads, kt_bytes, l.stream>>>(a);
-    WT_TRY(launch_status("window_scores_stats_kernel"));
+    WT_TRY(launch_kernel(
+        "window_scores_stats_kernel", l, window_scores_stats_kernel,
+        dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv), static_cast<unsigned>(a.n_chunks)),
+        kThreads, kt_bytes, a));
   }
   if (a.n_cols <= 0) return Status::ok();
   const size_t smem = kt_bytes + sizeof(float) * kWarps * 32;
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: head_dim needs more shared memory than a block has");
   const int64_t col_tiles = (a.n_cols + kBK - 1) / kBK;
-  window_scores_kernel<<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(n_head)), kThreads, smem,
-                         l.stream>>>(a);
-  return launch_status("window_scores_kernel");
+  return launch_kernel("window_scores_kernel", l, window_scores_kernel,
+                       dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(n_head)), kThreads, smem, a);
 }
 
 }  // namespace wt::cuda
