@@ -41,7 +41,7 @@ Status CudaBackend::init(const BackendOptions& options) {
   simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
   caps_.simd = simd_.c_str();
   const char* pdl = std::getenv("WT_CUDA_PDL");
-  pdl_ = dev_.cc_major >= 9 && !(pdl && std::strcmp(pdl, "0") == 0);
+  pdl_ = dev_.cc_major >= 9 && pdl && std::strcmp(pdl, "1") == 0;
   return Status::ok();
 }
 

@@ -75,8 +75,9 @@ class CudaBackend final : public Backend {
   cublasHandle_t cublas_ = nullptr;
   StepGraphs graphs_;
   bool step_replay_ = false;
-  // Kernels launch with programmatic dependent launch (kernels/cuda/pdl.cuh): compute
-  // capability 9.0+, unless WT_CUDA_PDL=0 (the same binary's before/after in a benchmark).
+  // Kernels launch with programmatic dependent launch (kernels/cuda/pdl.cuh) where
+  // WT_CUDA_PDL=1 on compute capability 9.0+; off by default: on an H200 it changed no decode
+  // step and cost 3% of prefill (docs/results/gpu-h200.md, round 6).
   bool pdl_ = false;
   BackendCaps caps_;
   std::string simd_;     // "sm_87"; caps_.simd points here

@@ -41,7 +41,7 @@ struct Launch {
   int cc_major = 0;               // compute capability (8: mma.sync, tensor_core_paths.h)
   int max_threads_per_block = 1024;
   size_t max_shared_per_block = 48 * 1024;
-  bool pdl = false;  // launch with programmatic dependent launch (pdl.cuh): 9.0+, WT_CUDA_PDL
+  bool pdl = false;  // programmatic dependent launch (pdl.cuh): 9.0+ and WT_CUDA_PDL=1
 };
 
 // Status from a CUDA runtime result, naming the call: "cuda: <what>: <cudaGetErrorString>".
