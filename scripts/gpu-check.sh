@@ -10,6 +10,9 @@
 #   bench-full         whittle-bench --backend cuda, full KV at -p 512,2048,8192 -n 128 -r 3, in
 #                      both matmul modes (fast: tensor cores; f32: none) in the same run
 #   bench-prune        whittle-bench --method all --keep 0.1 at -p 8192 -n 128 -r 3
+#   bench-host         whittle-bench full KV at -p 512,8192 -n 128 -r 3 with WT_CUDA_PROFILE=1 (the
+#                      host's time per decode step), whole-step captures against segments of
+#                      64 launches (WT_CUDA_STEP_SEGMENT), alternating, twice
 #   ncu                per-kernel GPU time of whittle-run (a ~900-token prompt + 16 tokens)
 #                      under Nsight Compute, where ncu exists
 # and writes OUT_DIR/report.md (device, commit, cmake options, step table, whittle-bench
@@ -26,7 +29,7 @@
 #   --arch NN    CMAKE_CUDA_ARCHITECTURES instead of the one nvidia-smi's compute_cap gives
 #   --no-vulkan  leave the Vulkan backend out
 #   --skip STEPS comma-separated steps not to run (parity, model-tests, compute-sanitizer,
-#                bench-full, bench-prune, ncu), reported as skipped: splits the check over two
+#                bench-full, bench-prune, bench-host, ncu), reported as skipped: splits the check over two
 #                calls of a machine that takes the model in halves (configure and build always
 #                run; with the same --build they are quick the second time)
 #   --dry-run    print what would run (and write a report of the plan); runs no cmake, ctest
@@ -74,7 +77,7 @@ say() { echo "gpu-check: $*"; }
 die() { echo "gpu-check: $*" >&2; exit 2; }
 
 out="" build="${HOME:-/tmp}/whittle-gpu-build" model="" quick=0 dry=0 arch_opt="" vulkan_opt=auto skip=","
-all_steps=",parity,model-tests,compute-sanitizer,bench-full,bench-prune,ncu,"
+all_steps=",parity,model-tests,compute-sanitizer,bench-full,bench-prune,bench-host,ncu,"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die "--build needs a directory"; build="$2"; shift 2 ;;
@@ -317,7 +320,7 @@ fetch_model=0
 model_problem=""
 skipped() { [[ "$skip" == *",$1,"* ]]; }
 needs_model=0
-for s in bench-full bench-prune ncu; do skipped "$s" || needs_model=1; done
+for s in bench-full bench-prune bench-host ncu; do skipped "$s" || needs_model=1; done
 if [ "$needs_model" = 0 ]; then
   [ -n "$model" ] || model="$default_model"
 elif [ -n "$model" ]; then
@@ -478,8 +481,12 @@ write_report() {
       echo "| ${names[$i]} | ${statuses[$i]} | ${times[$i]} | ${step_notes[$i]//|/\\|} | $log |"
     done
     local title md
-    for md in bench-full bench-prune; do
-      [ "$md" = bench-full ] && title="whittle-bench: full KV (--backend cuda)" || title="whittle-bench: pruning methods at keep 0.1 (--backend cuda)"
+    for md in bench-full bench-prune bench-host; do
+      case "$md" in
+        bench-full) title="whittle-bench: full KV (--backend cuda)" ;;
+        bench-prune) title="whittle-bench: pruning methods at keep 0.1 (--backend cuda)" ;;
+        *) title="whittle-bench: the host's time per decode step, whole-step captures and segments of 64 launches (--backend cuda)" ;;
+      esac
       echo
       echo "## $title"
       echo
@@ -530,7 +537,7 @@ if [ "$dry" = 1 ]; then
   say "dry run: the commands below are printed, not run"
 else
   # What an earlier run into the same OUT_DIR left must not pass for this run's.
-  rm -rf "$out/logs" "$out/ncu" "$out/report.md" "$out"/bench-full.* "$out"/bench-prune.*
+  rm -rf "$out/logs" "$out/ncu" "$out/report.md" "$out"/bench-full.* "$out"/bench-prune.* "$out"/bench-host.*
 fi
 for n in "${notes[@]}"; do say "note: $n"; done
 
@@ -576,19 +583,34 @@ fi
 
 bench="$build/tools/whittle-bench"
 if [ "$quick" = 1 ]; then
-  full_sizes=(-p 512 -n 32 -r 1) prune_sizes=(-p 512 -n 32 -r 1)
+  full_sizes=(-p 512 -n 32 -r 1) prune_sizes=(-p 512 -n 32 -r 1) host_sizes=(-p 512 -n 32 -r 1)
 else
-  full_sizes=(-p "512,2048,8192" -n 128 -r 3) prune_sizes=(-p 8192 -n 128 -r 3)
+  full_sizes=(-p "512,2048,8192" -n 128 -r 3) prune_sizes=(-p 8192 -n 128 -r 3) host_sizes=(-p "512,8192" -n 128 -r 3)
 fi
+# The host's share of a decode step (backends/cuda/host_profile.h): each run's table rows and
+# its "cuda profile:" line, whole steps (0) and segments of 64 launches alternating.
+bench_host() {
+  local i seg
+  for i in 1 2; do
+    for seg in 0 64; do
+      printf '### WT_CUDA_STEP_SEGMENT=%s, run %s\n\n' "$seg" "$i"
+      env WT_CUDA_PROFILE=1 WT_CUDA_STEP_SEGMENT="$seg" "$bench" -m "$model" "${host_sizes[@]}" --backend cuda 2>&1 |
+        grep -E '^\| |^cuda profile' || return 1
+      echo
+    done
+  done
+}
 if [ "$built" = 0 ]; then
   skip_step bench-full "the build failed"; skip_step bench-prune "the build failed"
+  skip_step bench-host "the build failed"
 elif [ "$have_model" = 0 ]; then
-  skip_step bench-full "no model"; skip_step bench-prune "no model"
+  skip_step bench-full "no model"; skip_step bench-prune "no model"; skip_step bench-host "no model"
 else
   run_step bench-full plain stdout_tee "$out/bench-full.md" \
     "$bench" -m "$model" "${full_sizes[@]}" --backend cuda --matmul fast,f32 --json "$out/bench-full.json"
   run_step bench-prune plain stdout_tee "$out/bench-prune.md" \
     "$bench" -m "$model" "${prune_sizes[@]}" --backend cuda --method all --keep 0.1 --json "$out/bench-prune.json"
+  run_step bench-host plain stdout_tee "$out/bench-host.md" bench_host
 fi
 
 # Nsight Compute: on PATH, in the toolkit, or NVIDIA's default install folder.

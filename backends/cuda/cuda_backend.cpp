@@ -42,10 +42,17 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.simd = simd_.c_str();
   const char* pdl = std::getenv("WT_CUDA_PDL");
   pdl_ = dev_.cc_major >= 9 && pdl && std::strcmp(pdl, "1") == 0;
+  if (const char* seg = std::getenv("WT_CUDA_STEP_SEGMENT")) {
+    const long v = std::strtol(seg, nullptr, 10);
+    segment_ops_ = v > 0 ? static_cast<size_t>(v) : 0;
+  }
+  const char* prof = std::getenv("WT_CUDA_PROFILE");
+  profile_.on = prof && std::strcmp(prof, "1") == 0;
   return Status::ok();
 }
 
 CudaBackend::~CudaBackend() {
+  profile_.print(graphs_.counters(), segment_ops_);
   (void)bind_thread();
   graphs_.abandon(streams_[0].get());
   (void)streams_[0].synchronize();
@@ -130,7 +137,12 @@ Status CudaBackend::synchronize(Stream stream) {
   WT_TRY(bind_thread());
   if (stream == Stream::compute) WT_TRY(flush_graph());
   if (stream == Stream::copy) WT_TRY(copy_busy_.close(streams_[1].get()));
-  WT_TRY(streams_[static_cast<int>(stream)].synchronize());
+  {
+    const bool step_end = stream == Stream::compute && profile_.in_step;
+    const HostProfile::Span span(step_end, &profile_.sync_ns);
+    if (step_end) profile_.in_step = false;
+    WT_TRY(streams_[static_cast<int>(stream)].synchronize());
+  }
   if (stream == Stream::compute) ring_slots_.clear();  // no queued kernel reads the ring any more
   return Status::ok();
 }
@@ -150,13 +162,21 @@ Status CudaBackend::ring_reserve(size_t bytes, size_t* out_offset) {
 
 Status CudaBackend::set_step_replay(bool on) {
   step_replay_ = on;
-  if (on) return Status::ok();
+  if (on) {
+    segment_ = 0;
+    profile_.steps += profile_.on ? 1 : 0;
+    profile_.in_step = profile_.on;
+    return Status::ok();
+  }
   WT_TRY(bind_thread());
   return flush_graph();
 }
 
 Status CudaBackend::flush_graph() {
   if (!graphs_.capturing()) return Status::ok();
+  const HostProfile::Span span(profile_.on, &profile_.finish_ns);
+  const HostProfile::Span in_issue(profile_.on && profile_.in_issue, &profile_.finish_in_issue_ns);
+  ++segment_;
   return graphs_.finish(streams_[0].get());
 }
 

@@ -11,6 +11,7 @@
 #include "backends/backend.h"
 #include "backends/upload_ring.h"
 #include "device.h"
+#include "host_profile.h"
 #include "interval_timer.h"
 #include "memory.h"
 #include "step_graphs.h"
@@ -79,6 +80,13 @@ class CudaBackend final : public Backend {
   // WT_CUDA_PDL=1 on compute capability 9.0+; off by default: on an H200 it changed no decode
   // step and cost 3% of prefill (docs/results/gpu-h200.md, round 6).
   bool pdl_ = false;
+  // WT_CUDA_STEP_SEGMENT=N: a decode step's capture is ended and launched every N launches,
+  // so the GPU runs the first layers while the host captures the rest; 0 (the default): one
+  // capture up to the step's first host-visible point. segment_: the segment's ordinal in
+  // the step (GraphBook::begin's position).
+  size_t segment_ops_ = 0;
+  uint32_t segment_ = 0;
+  HostProfile profile_;  // WT_CUDA_PROFILE=1
   BackendCaps caps_;
   std::string simd_;     // "sm_87"; caps_.simd points here
   Buffer workspace_;

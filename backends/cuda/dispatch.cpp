@@ -85,6 +85,12 @@ Status CudaBackend::enqueue(const OpCall& call) {
     return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + name + ": " + kv_name + " is a KV cache of " +
                                          dtype_name(t->type) + ", which only the CPU backend reads for now");
   WT_TRY(bind_thread());
+  const HostProfile::Span span(profile_.on && step_replay_, &profile_.issue_ns);
+  profile_.in_issue = profile_.on && step_replay_;
+  struct IssueEnd {
+    bool* flag;
+    ~IssueEnd() { *flag = false; }
+  } issue_end{&profile_.in_issue};
 
   OpCall c = call;
   const OpHostArrays h = op_host_arrays(c);  // pointers into c
@@ -114,11 +120,13 @@ Status CudaBackend::enqueue(const OpCall& call) {
 
   Launch l;
   WT_TRY(launch_args(e.workspace(c), name, &l));
-  if (capture && !graphs_.capturing()) WT_TRY(graphs_.begin(streams_[0].get()));
+  if (capture && !graphs_.capturing()) WT_TRY(graphs_.begin(streams_[0].get(), segment_));
   if (capture) graphs_.add(c.op);
   const Status launched = e.launch(c, l);
   if (!launched && graphs_.capturing()) graphs_.abandon(streams_[0].get());  // the capture is unusable now
   WT_TRY(launched);
+  // A full segment goes to the GPU now, while the host captures the rest of the step.
+  if (capture && segment_ops_ && graphs_.n_ops() >= segment_ops_) WT_TRY(flush_graph());
 
   if (out) {
     // A host result: wait for it, then hand it over (the ring is free again after the wait).

@@ -43,9 +43,14 @@ class GraphBook {
     uint64_t evictions = 0;
   };
 
-  // A segment starts; add() each launch's op (its number in ops.def).
-  void begin() {
+  // A segment starts; add() each launch's op (its number in ops.def). `position`: the
+  // segment's ordinal within its step when steps are cut into segments of a fixed number of
+  // launches (WT_CUDA_STEP_SEGMENT): equal runs of ops at two places of one step then get
+  // two instances, so an instance is never updated while a launch of it from the same step
+  // may still be queued. 0 keeps the key of the ops alone.
+  void begin(uint32_t position = 0) {
     key_ = kFnvOffset;
+    if (position) key_ = (key_ ^ (kPositionSalt + position)) * kFnvPrime;
     n_ops_ = 0;
   }
   void add(uint32_t op) {
@@ -104,6 +109,7 @@ class GraphBook {
  private:
   static constexpr uint64_t kFnvOffset = 1469598103934665603ull;
   static constexpr uint64_t kFnvPrime = 1099511628211ull;
+  static constexpr uint64_t kPositionSalt = 0x9e3779b97f4a7c15ull;  // apart from any op number + 1
   struct Slot {
     uint64_t key = 0;
     uint64_t last_used = 0;

@@ -14,12 +14,12 @@ void StepGraphs::drop(int slot) {
   execs_[slot] = nullptr;
 }
 
-Status StepGraphs::begin(cudaStream_t stream) {
+Status StepGraphs::begin(cudaStream_t stream, uint32_t position) {
   // Thread-local mode: only this thread's calls that cannot be captured (a cudaMalloc, a
   // synchronize) fail while capturing; other contexts' threads are not affected.
   WT_TRY(cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
   capturing_ = true;
-  book_.begin();
+  book_.begin(position);
   return Status::ok();
 }
 

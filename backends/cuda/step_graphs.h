@@ -23,8 +23,11 @@ class StepGraphs {
   ~StepGraphs();
 
   bool capturing() const { return capturing_; }
-  // Starts capturing the stream's launches (the first launch of a segment).
-  Status begin(cudaStream_t stream);
+  // Starts capturing the stream's launches (the first launch of a segment); `position`:
+  // GraphBook::begin's.
+  Status begin(cudaStream_t stream, uint32_t position);
+  // Launches captured in the segment so far.
+  size_t n_ops() const { return book_.n_ops(); }
   // A launch of `op` is about to be captured.
   void add(Op op) { book_.add(static_cast<uint32_t>(op)); }
   // Ends the capture and launches it on the stream: through the slot's updated instance, or

@@ -51,7 +51,7 @@ expect(no-gpu-fake "no NVIDIA GPU (nvidia-smi not found)")
 run_check(h100 0 "NVIDIA H100 80GB HBM3, 9.0, 580.159.04" --dry-run)
 foreach(text "-DCMAKE_CUDA_ARCHITECTURES=90" "-DWHITTLE_CUDA=ON" "-DCMAKE_BUILD_TYPE=Release" "-DWHITTLE_TOOLS=ON"
              "-DWHITTLE_MIMALLOC=" "-DWHITTLE_VULKAN=" "-DWHITTLE_TESTS=" "[configure] cmake -S" "[build] cmake --build"
-             "--backend cuda" "-p 512,2048,8192 -n 128 -r 3" "--method all --keep 0.1")
+             "--backend cuda" "-p 512,2048,8192 -n 128 -r 3" "--method all --keep 0.1" "[bench-host] stdout_tee")
   expect(h100 "${text}")
 endforeach()
 # The three test steps are planned where doctest was found, else skipped with the reason.

@@ -124,3 +124,34 @@ TEST_CASE("cuda graph book: a forgotten slot is instantiated again") {
   b.forget(GraphBook::kSlots);
   CHECK(segment(b, kLayer).action == GraphBook::Action::update);
 }
+
+TEST_CASE("cuda graph book: a step cut into segments keeps an instance per position") {
+  // WT_CUDA_STEP_SEGMENT: a step's equal runs of ops (a layer after a layer) are separate
+  // segments; their positions keep them on separate instances, and the next step updates
+  // each in place instead of updating one instance twice while its first launch may still
+  // be queued.
+  GraphBook b;
+  b.begin(1);
+  for (Op op : kLayer) b.add(static_cast<uint32_t>(op));
+  const GraphBook::Decision first = b.end();
+  b.begin(2);
+  for (Op op : kLayer) b.add(static_cast<uint32_t>(op));
+  const GraphBook::Decision second = b.end();
+  CHECK(first.action == GraphBook::Action::instantiate);
+  CHECK(second.action == GraphBook::Action::instantiate);
+  CHECK(first.slot != second.slot);
+  for (uint32_t position : {1u, 2u}) {
+    b.begin(position);
+    for (Op op : kLayer) b.add(static_cast<uint32_t>(op));
+    const GraphBook::Decision d = b.end();
+    CHECK(d.action == GraphBook::Action::update);
+    CHECK(d.slot == (position == 1 ? first.slot : second.slot));
+    b.updated(true);
+  }
+  CHECK(b.counters().instances == 2);
+  CHECK(b.counters().replays == 2);
+  // Position 0 is the key of the ops alone: a whole step that is not cut.
+  b.begin(0);
+  for (Op op : kLayer) b.add(static_cast<uint32_t>(op));
+  CHECK(b.end().action == GraphBook::Action::instantiate);
+}
