@@ -88,30 +88,8 @@ struct TileRows {
   int64_t n = 0;
 };
 
-// fast_exp (fast_math.h) on 16 lanes: the same operations lane by lane, so the same bits
-// (GCC does not vectorize the scalar loop in these target-pragma builds: "no vectype").
-// floor is the truncation corrected downward (exact: |x * log2 e| < 2^23 after the clamp);
-// a NaN lane is given n = 0 before the conversion, as the scalar code does after floor.
+#include "vec_exp.h"
 typedef int32_t I16v __attribute__((vector_size(64)));
-static inline F16v fast_exp16(F16v x) {
-  const F16v lo = F16v{} - 87.0f, hi = F16v{} + 88.0f;
-  x = x < lo ? lo : (x > hi ? hi : x);
-  F16v y = x * 1.44269504088896341f + 0.5f;
-  y = y == y ? y : F16v{};
-  const F16v t = __builtin_convertvector(__builtin_convertvector(y, I16v), F16v);
-  const F16v n = t > y ? t - 1.0f : t;
-  F16v r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  F16v p = F16v{} + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const I16v e = (__builtin_convertvector(n, I16v) + 127) << 23;
-  return p * __builtin_bit_cast(F16v, e);
-}
 
 // Sum of the 16 lanes (halves added pairwise: the same order in every build). Shuffles,
 // not memcpy of the halves, which GCC routes through the stack.
@@ -171,10 +149,10 @@ static inline void update_rows(const TileRows& rows, int64_t r_begin, int64_t r_
     float m_new = ts->m[r];
     for (int64_t jj = 0; jj < nv; ++jj) m_new = s[jj] > m_new ? s[jj] : m_new;
     const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
-    // The exponentials 16 at a time (fast_exp16), then their sum in key order (a float sum
+    // The exponentials 16 at a time (vec_exp.h), then their sum in key order (a float sum
     // is not reordered).
     int64_t je = 0;
-    for (; je + 16 <= nv; je += 16) store16(s + je, fast_exp16(load16(s + je) - m_new));
+    for (; je + 16 <= nv; je += 16) store16(s + je, vec_exp<F16v, I16v>(load16(s + je) - m_new));
     for (; je < nv; ++je) s[je] = wt::cpu::fast_exp(s[je] - m_new);
     float sum = 0.0f;
     for (int64_t jj = 0; jj < nv; ++jj) sum += s[jj];

@@ -76,35 +76,13 @@ static inline void block_dots(const float* q, const float* kt, int64_t hd, float
   for (int c = 0; c < kAcc; ++c) storeN(s + c * kLanes, acc[0][c]);
 }
 
+#include "vec_exp.h"
 // Lane select by a compare mask (the ?: on vectors is not taken by every compiler).
-static inline FNv vsel(const INv& m, const FNv& a, const FNv& b) { return (FNv)(((INv)a & m) | ((INv)b & ~m)); }
+static inline FNv vsel(const INv& m, const FNv& a, const FNv& b) { return vec_select<FNv, INv>(m, a, b); }
 
-// fast_exp (fast_math.h), the same steps on a vector. GCC leaves loops over the scalar one
-// unvectorized (its floor and clamps only if-convert under -fno-trapping-math), which made
-// the exponentials cost more than the dot products here.
-static inline FNv vexp(const FNv& x_in) {
-  const FNv zero = {};
-  FNv x = vsel(x_in < zero - 87.0f, zero - 87.0f, x_in);
-  x = vsel(x > zero + 88.0f, zero + 88.0f, x);
-  const FNv y = x * 1.44269504088896341f + 0.5f;
-  const FNv rn = (y + 12582912.0f) - 12582912.0f;  // y rounded to an integer (|y| < 2^22)
-  const FNv n = rn - vsel(rn > y, zero + 1.0f, zero);  // floor(y)
-  FNv r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  FNv p = zero + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  // 2^n from n's bits in n + 1.5 * 2^23, whose low mantissa bits hold n.
-  const INv e = ((INv)(n + 12582912.0f) - (0x4B400000 - 127)) << 23;
-  return p * (FNv)e;
-}
 // s[0..kBK) = exp(s - m) * scale, then 0 from lane nv on.
 static inline void block_exp(float* s, float m, float scale, int64_t nv) {
-  for (int64_t c = 0; c < kBK; c += kLanes) storeN(s + c, vexp(loadN(s + c) - m) * scale);
+  for (int64_t c = 0; c < kBK; c += kLanes) storeN(s + c, vec_exp<FNv, INv>(loadN(s + c) - m) * scale);
   for (int64_t jj = nv; jj < kBK; ++jj) s[jj] = 0.0f;
 }
 static inline float block_max(const float* s) {
