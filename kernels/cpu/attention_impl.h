@@ -188,141 +188,95 @@ static inline void update_rows(const TileRows& rows, int64_t r_begin, int64_t r_
   }
 }
 
-// Accumulates keys [ja, jb) of KV head g into the running state of the tile's rows. With
-// kIds, key j is cache row ids[j] (a sparse key set, decode); rows.pos then counts in j too.
-// T: the cache's element, float, uint16_t (f16 bits) or KvQ8 (q8_0 blocks); f16 and q8_0
-// rows are converted once into the scratch. Templates rather than run-time tests so the
-// dense f32 path keeps its loops.
-// kDirect (decode: a handful of rows): each score is a dot product of the query with the
-// key row as stored; else (prefill tiles of up to 64 rows) the key block is transposed once
-// and every row's 64 scores accumulate in registers. Transposing costs two scalar moves
-// per key value, which only many rows repay: at depth 4096 it was 57% of a decode step.
-// The choice is per call, never per tile size, so a row's bits do not depend on its tile.
-template <bool kIds, bool kDirect, typename T>
+// Prefill: accumulates keys [ja, jb) of KV head g into the running state of the tile's rows
+// (the query heads of g at up to 64 positions). T: the cache's element, float, uint16_t
+// (f16 bits) or KvQ8 (q8_0 blocks); f16 and q8_0 rows are converted once into the scratch.
+// Templates rather than run-time tests so the dense f32 path keeps its loops. The key block
+// is transposed once and every row's 64 scores accumulate in registers (update_rows):
+// transposing costs two scalar moves per key value, which only many rows repay (at depth
+// 4096 it was 57% of a decode step; decode reads key rows as stored, attend_keys_heads).
+template <typename T>
 static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
-                                 int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids) {
+                                 int64_t ja, int64_t jb, float scale, TileScratch* ts) {
   constexpr bool kF32 = sizeof(T) == sizeof(float);
   const int64_t hd = k.ne[0];
   for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
-    if constexpr (kDirect && !kF32) {
-      // Decode streams the cache once. First a pass over the block's keys: ask for the key
-      // rows a few ahead and each key's value row (read after the scores), and, into L2,
-      // the next block's rows, so the memory stays busy through this block's scores,
-      // softmax and value sums; f16 and q8_0 keys become f32 rows [nb][hd] in kt (free in
-      // decode). On a 2-core AMD EPYC host, f16 KV at depth 5400: 77 -> 86 tok/s.
-      for (int64_t jj = 0; jj < nb; ++jj) {
-        const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
-        const int64_t ahead = (j0 + jj + 8) < jb ? (j0 + jj + 8) : jb - 1;
-        const int64_t next = (j0 + jj + kBK) < jb ? (j0 + jj + kBK) : jb - 1;
-        const char* kn = k.row<char>(g, kIds ? ids[ahead] : ahead);
-        const char* vn = v.row<char>(g, j);
-        const char* kf = k.row<char>(g, kIds ? ids[next] : next);
-        const char* vf = v.row<char>(g, kIds ? ids[next] : next);
-        for (size_t b = 0; b < k.nb[1]; b += 64) {  // nb[1]: the bytes of one head's row
-          __builtin_prefetch(kn + b);
-          __builtin_prefetch(vn + b);
-          __builtin_prefetch(kf + b, 0, 2);
-          __builtin_prefetch(vf + b, 0, 2);
-        }
-        kv_to_f32(k.row<T>(g, j), ts->kt + jj * hd, hd);
+    for (int64_t jj = 0; jj < nb; ++jj) {
+      const float* kr = nullptr;
+      if constexpr (kF32) {
+        kr = k.row<float>(g, j0 + jj);
+      } else {
+        float* vrow = ts->vb + jj * hd;  // a staging row for the key, overwritten by V below
+        kv_to_f32(k.row<T>(g, j0 + jj), vrow, hd);
+        kr = vrow;
       }
-      for (int64_t jj = 0; jj < nb; ++jj)
-        for (int64_t r = 0; r < rows.n; ++r) ts->s[r * kBK + jj] = dot_rows(rows.q[r], ts->kt + jj * hd, hd) * scale;
-    } else if constexpr (kDirect) {
-      // An f32 cache needs no conversion pass: each key's prefetches go with its scores
-      // (a pass of prefetches alone over the block, as above, made f32 decode 1.7x slower:
-      // a burst the fill buffers drop; prefetching the next block gained nothing here).
-      for (int64_t jj = 0; jj < nb; ++jj) {
-        const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
-        const int64_t ahead = (j0 + jj + 8) < jb ? (j0 + jj + 8) : jb - 1;
-        const char* kn = k.row<char>(g, kIds ? ids[ahead] : ahead);
-        const char* vn = v.row<char>(g, j);
-        for (size_t b = 0; b < k.nb[1]; b += 64) {
-          __builtin_prefetch(kn + b);
-          __builtin_prefetch(vn + b);
-        }
-        const float* kr = k.row<float>(g, j);
-        for (int64_t r = 0; r < rows.n; ++r) ts->s[r * kBK + jj] = dot_rows(rows.q[r], kr, hd) * scale;
-      }
-    } else {
-      for (int64_t jj = 0; jj < nb; ++jj) {
-        const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
-        const float* kr = nullptr;
-        if constexpr (kF32) {
-          kr = k.row<float>(g, j);
-        } else {
-          float* vrow = ts->vb + jj * hd;  // a staging row for the key, overwritten by V below
-          kv_to_f32(k.row<T>(g, j), vrow, hd);
-          kr = vrow;
-        }
-        for (int64_t d = 0; d < hd; ++d) ts->kt[d * kBK + jj] = kr[d];
-      }
+      for (int64_t d = 0; d < hd; ++d) ts->kt[d * kBK + jj] = kr[d];
     }
     if constexpr (!kF32) {
-      for (int64_t jj = 0; jj < nb; ++jj) kv_to_f32(v.row<T>(g, kIds ? ids[j0 + jj] : j0 + jj), ts->vb + jj * hd, hd);
+      for (int64_t jj = 0; jj < nb; ++jj) kv_to_f32(v.row<T>(g, j0 + jj), ts->vb + jj * hd, hd);
     }
     // Row jj of the block's values as f32: the cache row itself, or its converted copy.
     auto vrow = [&](int64_t jj) -> const float* {
-      if constexpr (kF32) return v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
+      if constexpr (kF32) return v.row<float>(g, j0 + jj);
       else return ts->vb + jj * hd;
     };
-    update_rows<kDirect>(rows, 0, rows.n, j0, nb, hd, scale, vrow, ts);
+    update_rows</*kDirect=*/false>(rows, 0, rows.n, j0, nb, hd, scale, vrow, ts);
   }
 }
 
-// Keys [ja, jb) of an f32, f16 or q8_0 cache (dense, or the cache rows ids[] with ids).
-template <bool kDirect>
+// Prefill keys [ja, jb) of an f32, f16 or q8_0 cache.
 static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g,
-                               int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids = nullptr) {
+                               int64_t ja, int64_t jb, float scale, TileScratch* ts) {
   if (k.type == wt::DType::q8_0) {
-    if (ids) attend_keys_t<true, kDirect, KvQ8>(rows, k, v, g, ja, jb, scale, ts, ids);
-    else attend_keys_t<false, kDirect, KvQ8>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+    attend_keys_t<KvQ8>(rows, k, v, g, ja, jb, scale, ts);
   } else if (k.type == wt::DType::f16) {
-    if (ids) attend_keys_t<true, kDirect, uint16_t>(rows, k, v, g, ja, jb, scale, ts, ids);
-    else attend_keys_t<false, kDirect, uint16_t>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+    attend_keys_t<uint16_t>(rows, k, v, g, ja, jb, scale, ts);
   } else {
-    if (ids) attend_keys_t<true, kDirect, float>(rows, k, v, g, ja, jb, scale, ts, ids);
-    else attend_keys_t<false, kDirect, float>(rows, k, v, g, ja, jb, scale, ts, nullptr);
+    attend_keys_t<float>(rows, k, v, g, ja, jb, scale, ts);
   }
 }
 
-// Decode over every KV head at once: keys [ja, jb) (cache rows ids[j] with kIds) for rows
-// grouped by KV head (rows [g * group, (g + 1) * group) are head g's queries). A cache row
-// holds every KV head of a position side by side, so going through a block position by
-// position, all heads at each, reads the cache as one sequential stream; one head at a time
-// reads 1 / n_head_kv of each span, which the hardware prefetchers follow far worse (2-core
-// AMD EPYC host: the f16 KV of 5400 tokens read in 1.7-2.1 ms against 4.5). Needs the
-// block's keys of every head as f32 in kt (n_head_kv * kBK * hd floats, heads_fit) and the
-// rows in the tile (n_head <= kMaxRows).
+// Decode: keys [ja, jb) (cache rows ids[j] with kIds) of KV heads [g0, g1) for the tile's
+// rows, grouped by KV head (rows [(g - g0) * group, (g - g0 + 1) * group) are head g's
+// queries). Each score is a dot product of the query with the key row as stored. A cache
+// row holds every KV head of a position side by side, so going through a block position by
+// position, every head at each, reads the cache as one sequential stream; one head at a
+// time reads 1 / n_head_kv of each span, which the hardware prefetchers follow far worse
+// (2-core AMD EPYC host: the f16 KV of 5400 tokens read in 1.7-2.1 ms against 4.5).
+// f16 and q8_0 keys and values of the block go to the scratch as f32 ([head][nb][hd] in kt
+// and vb: heads_fit), the value rows and, into L2, the next block's rows prefetched on the
+// way, so memory stays busy through the block's scores, softmax and value sums. f32 keys
+// are read where they are, each position's prefetches beside its scores (a pass of
+// prefetches alone made f32 decode 1.7x slower: a burst the fill buffers drop; the next
+// block's prefetch gained nothing there).
 static inline bool heads_fit(int64_t n_head, int64_t n_head_kv, int64_t hd) {
   return n_head <= kMaxRows && n_head_kv * kBK * hd <= kMaxHeadDim * kBK;
 }
 
 template <bool kIds, typename T>
-static inline void attend_keys_heads(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t group,
-                                     int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids) {
+static inline void attend_keys_heads(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g0,
+                                     int64_t g1, int64_t group, int64_t ja, int64_t jb, float scale, TileScratch* ts,
+                                     const int32_t* ids) {
   constexpr bool kF32 = sizeof(T) == sizeof(float);
-  const int64_t hd = k.ne[0], n_head_kv = k.ne[1];
+  const int64_t hd = k.ne[0];
   for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
-    // Scores, position by position over every head. f16 and q8_0 keys are converted into
-    // kt [head][nb][hd] first (the value rows and the next block prefetched on the way);
-    // f32 keys are read where they are, each position's prefetches beside its scores.
     for (int64_t jj = 0; jj < nb; ++jj) {
       const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
       const int64_t ahead = (j0 + jj + 8) < jb ? (j0 + jj + 8) : jb - 1;
       const int64_t ja8 = kIds ? ids[ahead] : ahead;
-      for (int64_t g = 0; g < n_head_kv; ++g) {
+      for (int64_t g = g0; g < g1; ++g) {
         const char* kn = k.row<char>(g, ja8);
         const char* vn = v.row<char>(g, j);
-        for (size_t b = 0; b < k.nb[1]; b += 64) {
+        for (size_t b = 0; b < k.nb[1]; b += 64) {  // nb[1]: the bytes of one head's row
           __builtin_prefetch(kn + b);
           __builtin_prefetch(vn + b);
         }
+        const int64_t r0 = (g - g0) * group;
         if constexpr (kF32) {
           const float* kr = k.row<float>(g, j);
-          for (int64_t r = g * group; r < (g + 1) * group; ++r) ts->s[r * kBK + jj] = dot_rows(rows.q[r], kr, hd) * scale;
+          for (int64_t r = r0; r < r0 + group; ++r) ts->s[r * kBK + jj] = dot_rows(rows.q[r], kr, hd) * scale;
         } else {
           if (j0 + kBK < jb) {
             const int64_t next = (j0 + jj + kBK) < jb ? (j0 + jj + kBK) : jb - 1;
@@ -334,42 +288,42 @@ static inline void attend_keys_heads(const TileRows& rows, const wt::Tensor& k, 
               __builtin_prefetch(vf + b, 0, 2);
             }
           }
-          kv_to_f32(k.row<T>(g, j), ts->kt + (g * kBK + jj) * hd, hd);
+          kv_to_f32(k.row<T>(g, j), ts->kt + ((g - g0) * kBK + jj) * hd, hd);
         }
       }
     }
     if constexpr (!kF32) {
-      for (int64_t g = 0; g < n_head_kv; ++g)
+      for (int64_t g = g0; g < g1; ++g)
         for (int64_t jj = 0; jj < nb; ++jj)
-          for (int64_t r = g * group; r < (g + 1) * group; ++r)
-            ts->s[r * kBK + jj] = dot_rows(rows.q[r], ts->kt + (g * kBK + jj) * hd, hd) * scale;
-      // The value rows as f32, position by position too: vb [head][nb][hd].
+          for (int64_t r = (g - g0) * group; r < (g - g0 + 1) * group; ++r)
+            ts->s[r * kBK + jj] = dot_rows(rows.q[r], ts->kt + ((g - g0) * kBK + jj) * hd, hd) * scale;
       for (int64_t jj = 0; jj < nb; ++jj) {
         const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
-        for (int64_t g = 0; g < n_head_kv; ++g) kv_to_f32(v.row<T>(g, j), ts->vb + (g * kBK + jj) * hd, hd);
+        for (int64_t g = g0; g < g1; ++g) kv_to_f32(v.row<T>(g, j), ts->vb + ((g - g0) * kBK + jj) * hd, hd);
       }
     }
-    for (int64_t g = 0; g < n_head_kv; ++g) {
+    for (int64_t g = g0; g < g1; ++g) {
       auto vrow = [&](int64_t jj) -> const float* {
         if constexpr (kF32) return v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
-        else return ts->vb + (g * kBK + jj) * hd;
+        else return ts->vb + ((g - g0) * kBK + jj) * hd;
       };
-      update_rows</*kDirect=*/true>(rows, g * group, (g + 1) * group, j0, nb, hd, scale, vrow, ts);
+      update_rows</*kDirect=*/true>(rows, (g - g0) * group, (g - g0 + 1) * group, j0, nb, hd, scale, vrow, ts);
     }
   }
 }
 
-static inline void attend_heads(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t group,
-                                int64_t ja, int64_t jb, float scale, TileScratch* ts, const int32_t* ids) {
+static inline void attend_heads(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g0,
+                                int64_t g1, int64_t group, int64_t ja, int64_t jb, float scale, TileScratch* ts,
+                                const int32_t* ids) {
   if (k.type == wt::DType::q8_0) {
-    if (ids) attend_keys_heads<true, KvQ8>(rows, k, v, group, ja, jb, scale, ts, ids);
-    else attend_keys_heads<false, KvQ8>(rows, k, v, group, ja, jb, scale, ts, nullptr);
+    if (ids) attend_keys_heads<true, KvQ8>(rows, k, v, g0, g1, group, ja, jb, scale, ts, ids);
+    else attend_keys_heads<false, KvQ8>(rows, k, v, g0, g1, group, ja, jb, scale, ts, nullptr);
   } else if (k.type == wt::DType::f16) {
-    if (ids) attend_keys_heads<true, uint16_t>(rows, k, v, group, ja, jb, scale, ts, ids);
-    else attend_keys_heads<false, uint16_t>(rows, k, v, group, ja, jb, scale, ts, nullptr);
+    if (ids) attend_keys_heads<true, uint16_t>(rows, k, v, g0, g1, group, ja, jb, scale, ts, ids);
+    else attend_keys_heads<false, uint16_t>(rows, k, v, g0, g1, group, ja, jb, scale, ts, nullptr);
   } else {
-    if (ids) attend_keys_heads<true, float>(rows, k, v, group, ja, jb, scale, ts, ids);
-    else attend_keys_heads<false, float>(rows, k, v, group, ja, jb, scale, ts, nullptr);
+    if (ids) attend_keys_heads<true, float>(rows, k, v, g0, g1, group, ja, jb, scale, ts, ids);
+    else attend_keys_heads<false, float>(rows, k, v, g0, g1, group, ja, jb, scale, ts, nullptr);
   }
 }
 
@@ -396,7 +350,7 @@ static inline void prefill_tile(const wt::Tensor& dst, const wt::Tensor& q, cons
     }
   }
   reset_rows(rows.n, hd, ts);
-  attend_keys</*kDirect=*/false>(rows, k, v, g, 0, pos0 + idx[n_idx - 1] + 1, scale, ts);
+  attend_keys(rows, k, v, g, 0, pos0 + idx[n_idx - 1] + 1, scale, ts);
   for (int64_t t = 0, r = 0; t < n_idx; ++t) {
     for (int64_t h = 0; h < group; ++h, ++r) {
       float* out = dst.row<float>(g * group + h, idx[t]);
@@ -473,9 +427,12 @@ static inline void merge_partials(const float* p0, int64_t step, int64_t n_chunk
   for (int64_t d = 0; d < hd; ++d) out[d] *= inv;
 }
 
-// Decode: one position, keys split into chunks so every worker has work; each (kv head,
-// chunk) unit leaves a partial (m, l, acc) per query head, merged after a barrier.
-// With ids, the keys are cache rows ids[0..n_ids) instead of 0..pos0.
+// Decode: one position. A unit is a range of keys over a run of KV heads: every head where
+// the rows and a key block of every head fit the tile (heads_fit: one sequential stream
+// through the cache), one chunk of keys per worker; else one KV head, ceil(4 nth /
+// n_head_kv) chunks of keys per head. Each unit leaves a partial (m, l, acc) per query head,
+// [chunk][head][hd + 2] after the per-worker scratch, merged after a barrier. With ids, the
+// keys are cache rows ids[0..n_ids) instead of 0..pos0.
 static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
                         const wt::Tensor& k, const wt::Tensor& v, int32_t pos0, float scale,
                         void* workspace, const int32_t* ids, int32_t n_ids) {
@@ -487,72 +444,38 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
       std::memset(dst.row<float>(head, 0), 0, sizeof(float) * static_cast<size_t>(hd));
     return;
   }
+  const bool all_heads = heads_fit(n_head, n_head_kv, hd);
+  const int64_t unit_heads = all_heads ? n_head_kv : 1;
+  // The partials' room (attention_workspace_bytes) holds (4 nth + n_head_kv) x group heads'.
+  const int64_t room = (4 * tc.nth + n_head_kv) / n_head_kv;
+  int64_t n_chunks = all_heads ? (tc.nth < room ? tc.nth : room) : (4 * tc.nth + n_head_kv - 1) / n_head_kv;
   const int64_t max_chunks = (n_keys + kBK - 1) / kBK;
-  TileScratch* ts0 = static_cast<TileScratch*>(workspace) + tc.ith;
-  float* partial0 = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.nth);
-  if (heads_fit(n_head, n_head_kv, hd)) {
-    // A unit is a range of keys over every head: one per worker (the partials' room,
-    // attention_workspace_bytes, holds (4 nth + n_head_kv) x group of them).
-    int64_t n_chunks = tc.nth;
-    const int64_t room = (4 * tc.nth + n_head_kv) / n_head_kv;
-    n_chunks = n_chunks < room ? n_chunks : room;
-    n_chunks = n_chunks < max_chunks ? n_chunks : max_chunks;
-    const int64_t per_chunk = ((n_keys + n_chunks - 1) / n_chunks + kBK - 1) / kBK * kBK;
-    const int64_t stride = hd + 2;
-    for (int64_t c = tc.ith; c < n_chunks; c += tc.nth) {
-      const int64_t ja = c * per_chunk;
-      const int64_t jb = (ja + per_chunk) < n_keys ? (ja + per_chunk) : n_keys;
-      TileRows rows;
-      for (int64_t head = 0; head < n_head; ++head) {
-        rows.q[rows.n] = q.row<float>(head, 0);
-        rows.pos[rows.n] = n_keys - 1;
-        ++rows.n;
-      }
-      reset_rows(rows.n, hd, ts0);
-      if (ja < jb) attend_heads(rows, k, v, group, ja, jb, scale, ts0, ids);
-      for (int64_t head = 0; head < n_head; ++head) {
-        float* p = partial0 + (c * n_head + head) * stride;
-        p[0] = ts0->m[head];
-        p[1] = ts0->l[head];
-        std::memcpy(p + 2, ts0->acc + head * hd, sizeof(float) * static_cast<size_t>(hd));
-      }
-    }
-    tc.sync();
-    for (int64_t head = tc.ith; head < n_head; head += tc.nth)
-      merge_partials(partial0 + head * stride, n_head * stride, n_chunks, hd, dst.row<float>(head, 0));
-    return;
-  }
-  int64_t n_chunks = (4 * tc.nth + n_head_kv - 1) / n_head_kv;
   n_chunks = n_chunks < max_chunks ? n_chunks : max_chunks;
   const int64_t per_chunk = ((n_keys + n_chunks - 1) / n_chunks + kBK - 1) / kBK * kBK;
   TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
-  // Partials live after the per-worker scratch: [unit][group][hd + 2].
   float* partial = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.nth);
   const int64_t stride = hd + 2;
-  const int64_t n_units = n_head_kv * n_chunks;
+  const int64_t n_units = n_head_kv / unit_heads * n_chunks;
   for (int64_t u = tc.ith; u < n_units; u += tc.nth) {
-    const int64_t g = u / n_chunks, c = u % n_chunks;
+    const int64_t g0 = u / n_chunks * unit_heads, c = u % n_chunks;
     const int64_t ja = c * per_chunk;
     const int64_t jb = (ja + per_chunk) < n_keys ? (ja + per_chunk) : n_keys;
     TileRows rows;
-    for (int64_t h = 0; h < group; ++h) {
-      rows.q[rows.n] = q.row<float>(g * group + h, 0);
+    for (int64_t head = g0 * group; head < (g0 + unit_heads) * group; ++head) {
+      rows.q[rows.n] = q.row<float>(head, 0);
       rows.pos[rows.n] = n_keys - 1;
       ++rows.n;
     }
     reset_rows(rows.n, hd, ts);
-    if (ja < jb) attend_keys</*kDirect=*/true>(rows, k, v, g, ja, jb, scale, ts, ids);
-    for (int64_t h = 0; h < group; ++h) {
-      float* p = partial + (u * group + h) * stride;
-      p[0] = ts->m[h];
-      p[1] = ts->l[h];
-      std::memcpy(p + 2, ts->acc + h * hd, sizeof(float) * static_cast<size_t>(hd));
+    if (ja < jb) attend_heads(rows, k, v, g0, g0 + unit_heads, group, ja, jb, scale, ts, ids);
+    for (int64_t r = 0; r < rows.n; ++r) {
+      float* p = partial + (c * n_head + g0 * group + r) * stride;
+      p[0] = ts->m[r];
+      p[1] = ts->l[r];
+      std::memcpy(p + 2, ts->acc + r * hd, sizeof(float) * static_cast<size_t>(hd));
     }
   }
   tc.sync();
-  for (int64_t head = tc.ith; head < n_head; head += tc.nth) {
-    const int64_t g = head / group, h = head % group;
-    merge_partials(partial + ((g * n_chunks) * group + h) * stride, group * stride, n_chunks, hd,
-                   dst.row<float>(head, 0));
-  }
+  for (int64_t head = tc.ith; head < n_head; head += tc.nth)
+    merge_partials(partial + head * stride, n_head * stride, n_chunks, hd, dst.row<float>(head, 0));
 }
