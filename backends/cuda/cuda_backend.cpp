@@ -175,7 +175,6 @@ Status CudaBackend::set_step_replay(bool on) {
 Status CudaBackend::flush_graph() {
   if (!graphs_.capturing()) return Status::ok();
   const HostProfile::Span span(profile_.on, &profile_.finish_ns);
-  const HostProfile::Span in_issue(profile_.on && profile_.in_issue, &profile_.finish_in_issue_ns);
   ++segment_;
   return graphs_.finish(streams_[0].get());
 }

@@ -85,12 +85,7 @@ Status CudaBackend::enqueue(const OpCall& call) {
     return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + name + ": " + kv_name + " is a KV cache of " +
                                          dtype_name(t->type) + ", which only the CPU backend reads for now");
   WT_TRY(bind_thread());
-  const HostProfile::Span span(profile_.on && step_replay_, &profile_.issue_ns);
-  profile_.in_issue = profile_.on && step_replay_;
-  struct IssueEnd {
-    bool* flag;
-    ~IssueEnd() { *flag = false; }
-  } issue_end{&profile_.in_issue};
+  const HostProfile::Span span(profile_.on && step_replay_, &profile_.issue_ns, &profile_.finish_ns);
 
   OpCall c = call;
   const OpHostArrays h = op_host_arrays(c);  // pointers into c
