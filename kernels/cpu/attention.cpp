@@ -28,6 +28,11 @@ void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const
 }  // namespace attn_avx512
 #endif
 
+namespace {
+IsaChoice g_isa;  // a test's choice
+}  // namespace
+
+bool set_attention_isa_for_testing(const char* name) { return g_isa.set(name); }
 
 size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads) {
   const int64_t group = n_head / n_head_kv;
@@ -39,8 +44,9 @@ size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_hea
 void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                        const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* skip) {
 #if defined(__x86_64__)
-  if (best_vector_isa() == VecIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
-  if (best_vector_isa() == VecIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
+  const VecIsa isa = g_isa.get();
+  if (isa == VecIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
+  if (isa == VecIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
 #endif
   attn_base::prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip);
 }
@@ -49,9 +55,9 @@ void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, c
                       const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* key_ids,
                       int32_t n_key_ids) {
 #if defined(__x86_64__)
-  if (best_vector_isa() == VecIsa::avx512)
-    return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
-  if (best_vector_isa() == VecIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
+  const VecIsa isa = g_isa.get();
+  if (isa == VecIsa::avx512) return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
+  if (isa == VecIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
 #endif
   attn_base::decode_impl(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
 }

@@ -20,9 +20,9 @@
 #endif
 
 namespace wt::cpu::attn_avx2 {
-#define WT_ATTN_F16C 1  // the target has F16C: f16 KV converts eight values at a time
+#define WT_ATTN_AVX2 1  // the target has AVX2 and F16C: f16 and q8_0 KV convert eight values at a time
 #include "attention_impl.h"
-#undef WT_ATTN_F16C
+#undef WT_ATTN_AVX2
 
 void prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
              int32_t pos0, float scale, void* workspace, const int32_t* skip) {

@@ -1,4 +1,9 @@
 // attention_impl.h compiled for avx512; attention.cpp calls it when the CPU has it.
+// GCC 12 warns inside its own avx512fintrin.h (the _mm512_undefined_* placeholders of
+// _mm512_cvtph_ps and _mm512_cvtepi32_ps look uninitialized to it).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cmath>
@@ -20,9 +25,11 @@
 #endif
 
 namespace wt::cpu::attn_avx512 {
-#define WT_ATTN_F16C 1  // the target has F16C: f16 KV converts eight values at a time
+#define WT_ATTN_AVX2 1  // the target has AVX2 and F16C: f16 and q8_0 KV convert eight values at a time
+#define WT_ATTN_AVX512 1  // 32 vector registers: decode handles 4 query rows at a time
 #include "attention_impl.h"
-#undef WT_ATTN_F16C
+#undef WT_ATTN_AVX2
+#undef WT_ATTN_AVX512
 
 void prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
              int32_t pos0, float scale, void* workspace, const int32_t* skip) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/tensor.h"
 #include "fast_math.h"
@@ -41,13 +42,13 @@ static inline void store16(float* p, F16v v) { std::memcpy(p, &v, sizeof v); }
 // KV of f16 (the half-precision cache) as f32: n values from src into dst. The rest of the
 // kernel then runs exactly as over an f32 cache holding the same (rounded) values, so its
 // results are the f32 kernel's on those values, bit for bit. With F16C (the AVX2 and
-// AVX-512 builds define WT_ATTN_F16C) eight at a time; else one by one.
+// AVX-512 builds define WT_ATTN_AVX2) eight at a time; else one by one.
 static inline void kv_to_f32(const float* src, float* dst, int64_t n) {
   std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
 }
 static inline void kv_to_f32(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
-#if defined(WT_ATTN_F16C)
+#if defined(WT_ATTN_AVX2)
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
 #endif
@@ -61,13 +62,16 @@ struct KvQ8 {
   int8_t q[32];
 };
 static_assert(sizeof(KvQ8) == 34, "q8_0 blocks are 34 bytes");
+static inline float kv_scale(const KvQ8& b) {
+#if defined(WT_ATTN_AVX2)
+  return _cvtsh_ss(b.d);  // exact, as f16_to_f32
+#else
+  return wt::cpu::f16_to_f32(b.d);
+#endif
+}
 static inline void kv_to_f32(const KvQ8* src, float* dst, int64_t n) {
   for (int64_t b = 0; b < n / 32; ++b, dst += 32) {
-#if defined(WT_ATTN_F16C)
-    const float d = _cvtsh_ss(src[b].d);  // exact, as f16_to_f32
-#else
-    const float d = wt::cpu::f16_to_f32(src[b].d);
-#endif
+    const float d = kv_scale(src[b]);
     for (int j = 0; j < 32; ++j) dst[j] = d * static_cast<float>(src[b].q[j]);
   }
 }
@@ -91,73 +95,120 @@ struct TileRows {
 #include "vec_exp.h"
 typedef int32_t I16v __attribute__((vector_size(64)));
 
-// Sum of the 16 lanes (halves added pairwise: the same order in every build). Shuffles,
-// not memcpy of the halves, which GCC routes through the stack.
-static inline float hsum16(F16v v) {
+// Elements [d, d + 16) of a cache row as f32 (d a multiple of 16; load32k: [d, d + 32),
+// d a multiple of 32, one q8_0 block), and element d alone: the values kv_to_f32 gives,
+// converted in registers where the row is read (decode reads f16 and q8_0 rows in place; a
+// pass through scratch cost a store and a load per value).
+static inline F16v load16k(const float* row, int64_t d) { return load16(row + d); }
+static inline F16v load16k(const uint16_t* row, int64_t d) {
+#if defined(WT_ATTN_AVX512)
+  return F16v(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + d))));
+#elif defined(WT_ATTN_AVX2)
   typedef float F8v __attribute__((vector_size(32)));
-  typedef float F4v __attribute__((vector_size(16)));
-  const F8v s8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const F4v s4 = __builtin_shufflevector(s8, s8, 0, 1, 2, 3) + __builtin_shufflevector(s8, s8, 4, 5, 6, 7);
-  return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+  const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
+  const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d + 8)));
+  return __builtin_shufflevector(F8v(lo), F8v(hi), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#else
+  float f[16];
+  kv_to_f32(row + d, f, 16);
+  return load16(f);
+#endif
+}
+// 16 int8 values of a q8_0 block as f32 (not yet scaled).
+static inline F16v q8_to_f32(const int8_t* q) {
+#if defined(WT_ATTN_AVX512)
+  return F16v(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)))));
+#elif defined(WT_ATTN_AVX2)
+  // GCC 12 makes scalar code of __builtin_convertvector from 16 int8 to 16 floats.
+  typedef float F8v __attribute__((vector_size(32)));
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
+  const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
+  return __builtin_shufflevector(F8v(lo), F8v(hi), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#else
+  typedef int8_t I8v __attribute__((vector_size(16)));
+  I8v v;
+  std::memcpy(&v, q, sizeof v);
+  return __builtin_convertvector(v, F16v);
+#endif
+}
+static inline F16v load16k(const KvQ8* row, int64_t d) {
+  const KvQ8& b = row[d / 32];
+  return kv_scale(b) * q8_to_f32(b.q + d % 32);
+}
+template <typename T>
+static inline void load32k(const T* row, int64_t d, F16v* lo, F16v* hi) {
+  *lo = load16k(row, d);
+  *hi = load16k(row, d + 16);
+}
+static inline void load32k(const KvQ8* row, int64_t d, F16v* lo, F16v* hi) {
+  const KvQ8& b = row[d / 32];
+  const float scale = kv_scale(b);
+  *lo = scale * q8_to_f32(b.q);
+  *hi = scale * q8_to_f32(b.q + 16);
+}
+static inline float kv_elem(const float* row, int64_t d) { return row[d]; }
+static inline float kv_elem(const uint16_t* row, int64_t d) { return wt::cpu::f16_to_f32(row[d]); }
+static inline float kv_elem(const KvQ8* row, int64_t d) {
+  return kv_scale(row[d / 32]) * static_cast<float>(row[d / 32].q[d % 32]);
 }
 
-static inline float dot_rows(const float* a, const float* b, int64_t n) {
-  F16v acc0 = {}, acc1 = {};
-  int64_t d = 0;
-  for (; d + 32 <= n; d += 32) {
-    acc0 += load16(a + d) * load16(b + d);
-    acc1 += load16(a + d + 16) * load16(b + d + 16);
+// The online-softmax step of row r over the block's nv visible scores s: the new running
+// max and sum, the scores replaced by their exponentials; returns alpha, the factor that
+// rescales the row's accumulator.
+static inline float softmax_step(int64_t r, int64_t nv, float* s, TileScratch* ts) {
+  // The max 16 lanes at a time: exact in any order, and as the scalar loop a NaN score never
+  // becomes the max (the lanes start from the running max, not from scores).
+  float m_new = ts->m[r];
+  int64_t jm = 0;
+  if (nv >= 16) {
+    F16v mv = F16v{} + m_new;
+    for (; jm + 16 <= nv; jm += 16) {
+      const F16v x = load16(s + jm);
+      mv = vec_select<F16v, I16v>(x > mv, x, mv);
+    }
+    for (int i = 0; i < 16; ++i) m_new = mv[i] > m_new ? mv[i] : m_new;
   }
-  if (d + 16 <= n) {
-    acc0 += load16(a + d) * load16(b + d);
-    d += 16;
-  }
-  float s = hsum16(acc0 + acc1);
-  for (; d < n; ++d) s += a[d] * b[d];
-  return s;
+  for (; jm < nv; ++jm) m_new = s[jm] > m_new ? s[jm] : m_new;
+  const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
+  // The exponentials 16 at a time (vec_exp.h), then their sum in key order (a float sum
+  // is not reordered).
+  int64_t je = 0;
+  for (; je + 16 <= nv; je += 16) store16(s + je, vec_exp<F16v, I16v>(load16(s + je) - m_new));
+  for (; je < nv; ++je) s[je] = wt::cpu::fast_exp(s[je] - m_new);
+  float sum = 0.0f;
+  for (int64_t jj = 0; jj < nv; ++jj) sum += s[jj];
+  ts->m[r] = m_new;
+  ts->l[r] = ts->l[r] * alpha + sum;
+  return alpha;
 }
 
-// The online-softmax update of rows [r_begin, r_end) by a block of nb keys starting at key
-// j0 (their scores in ts->s, or with !kDirect the block transposed in ts->kt), vrow(jj)
-// the block's value row jj as f32.
-template <bool kDirect, typename VRow>
-static inline void update_rows(const TileRows& rows, int64_t r_begin, int64_t r_end, int64_t j0, int64_t nb,
-                               int64_t hd, float scale, VRow vrow, TileScratch* ts) {
-  for (int64_t r = r_begin; r < r_end; ++r) {
+// Prefill's online-softmax update of rows [0, rows.n) by a block of nb keys starting at key
+// j0, transposed in ts->kt; vrow(jj) is the block's value row jj as f32.
+template <typename VRow>
+static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int64_t hd, float scale, VRow vrow,
+                               TileScratch* ts) {
+  for (int64_t r = 0; r < rows.n; ++r) {
     const int64_t visible = rows.pos[r] - j0 + 1;  // keys of this block the row may see
     if (visible <= 0) continue;
     const int64_t nv = visible < nb ? visible : nb;
     float* s = ts->s + r * kBK;
     const float* q = rows.q[r];
-    if constexpr (!kDirect) {
-      // Scores of the whole key block, accumulated in registers (4 x 16 lanes = kBK).
-      F16v s0 = {}, s1 = {}, s2 = {}, s3 = {};
-      for (int64_t d = 0; d < hd; ++d) {
-        const float qd = q[d] * scale;
-        const float* kt = ts->kt + d * kBK;
-        s0 += qd * load16(kt);
-        s1 += qd * load16(kt + 16);
-        s2 += qd * load16(kt + 32);
-        s3 += qd * load16(kt + 48);
-      }
-      store16(s, s0);
-      store16(s + 16, s1);
-      store16(s + 32, s2);
-      store16(s + 48, s3);
+    // Scores of the whole key block, accumulated in registers (4 x 16 lanes = kBK).
+    F16v s0 = {}, s1 = {}, s2 = {}, s3 = {};
+    for (int64_t d = 0; d < hd; ++d) {
+      const float qd = q[d] * scale;
+      const float* kt = ts->kt + d * kBK;
+      s0 += qd * load16(kt);
+      s1 += qd * load16(kt + 16);
+      s2 += qd * load16(kt + 32);
+      s3 += qd * load16(kt + 48);
     }
-    float m_new = ts->m[r];
-    for (int64_t jj = 0; jj < nv; ++jj) m_new = s[jj] > m_new ? s[jj] : m_new;
-    const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
-    // The exponentials 16 at a time (vec_exp.h), then their sum in key order (a float sum
-    // is not reordered).
-    int64_t je = 0;
-    for (; je + 16 <= nv; je += 16) store16(s + je, vec_exp<F16v, I16v>(load16(s + je) - m_new));
-    for (; je < nv; ++je) s[je] = wt::cpu::fast_exp(s[je] - m_new);
-    float sum = 0.0f;
-    for (int64_t jj = 0; jj < nv; ++jj) sum += s[jj];
-    ts->m[r] = m_new;
-    ts->l[r] = ts->l[r] * alpha + sum;
+    store16(s, s0);
+    store16(s + 16, s1);
+    store16(s + 32, s2);
+    store16(s + 48, s3);
+    const float alpha = softmax_step(r, nv, s, ts);
     float* acc = ts->acc + r * hd;
     if (hd % 64 == 0) {
       // 64 output lanes at a time stay in registers across the whole key block.
@@ -186,6 +237,128 @@ static inline void update_rows(const TileRows& rows, int64_t r_begin, int64_t r_
       }
     }
   }
+}
+
+// Query rows handled together by decode, so each key or value row read from the cache (and
+// converted, for f16 and q8_0) serves several rows from registers: 4 rows x 4 vectors of
+// accumulators fit the 32 registers of AVX-512, 2 rows the 16 of AVX2 and NEON.
+#if defined(WT_ATTN_AVX512)
+constexpr int kRowBatch = 4;
+#else
+constexpr int kRowBatch = 2;
+#endif
+
+// f(std::integral_constant<int, R>, r) for the rows [r_begin, r_end) in batches of R rows
+// starting at r, R at most kRowBatch: a compile-time count, so the batch lives in registers.
+template <typename F>
+static inline void for_row_batches(int64_t r_begin, int64_t r_end, F f) {
+  int64_t r = r_begin;
+  for (; r + kRowBatch <= r_end; r += kRowBatch) f(std::integral_constant<int, kRowBatch>{}, r);
+  switch (r_end - r) {
+    case 1: f(std::integral_constant<int, 1>{}, r); break;
+    case 2: if constexpr (kRowBatch > 2) f(std::integral_constant<int, 2>{}, r); break;
+    case 3: if constexpr (kRowBatch > 3) f(std::integral_constant<int, 3>{}, r); break;
+    default: break;
+  }
+}
+
+// The dot products of R query rows with one cache row b of n values, each as a 16-lane
+// vector of partial sums (part[i * 256], for hsum16x16 to add up), each 16 values of b
+// loaded (and converted) once for all R rows. Per row the same float order whatever R is:
+// two 16-lane partial sums (even and odd 16s) added, and a tail of n % 16 values in lane 0.
+template <int R, typename T>
+static inline void dot_rows_batch(const float* const* q, const T* b, int64_t n, float* part) {
+  F16v acc0[R] = {}, acc1[R] = {};
+  int64_t d = 0;
+  for (; d + 32 <= n; d += 32) {
+    F16v b0, b1;
+    load32k(b, d, &b0, &b1);
+    for (int i = 0; i < R; ++i) {
+      acc0[i] += load16(q[i] + d) * b0;
+      acc1[i] += load16(q[i] + d + 16) * b1;
+    }
+  }
+  if (d + 16 <= n) {
+    const F16v b0 = load16k(b, d);
+    for (int i = 0; i < R; ++i) acc0[i] += load16(q[i] + d) * b0;
+    d += 16;
+  }
+  for (int i = 0; i < R; ++i) {
+    F16v sum = acc0[i] + acc1[i];
+    // std::fma: the same rounding whether or not the compiler would fuse (it did for one
+    // KV type and not another in the AVX2 build); tails are rare (head_dim % 16 != 0).
+    for (int64_t e = d; e < n; ++e) sum[0] = std::fma(q[i][e], kv_elem(b, e), sum[0]);
+    store16(part + i * 256, sum);
+  }
+}
+
+// Lane k of the result is the sum of the 16 lanes of v[k] (v: 16 vectors of 16 floats), in
+// one order in every build: lanes l and l + 8 added, then of those l and l + 4, then
+// (s0 + s2) + (s1 + s3). Four rounds of two-vector shuffles and adds for 16 keys, where one
+// horizontal sum per key was a chain of dependent shuffles and scalar adds (a third of
+// decode's time with an f16 or q8_0 cache).
+static inline F16v hsum16x16(const float* v) {
+  F16v w[8], x[4], y[2];
+  for (int i = 0; i < 8; ++i) {  // per key, lanes l + lanes l + 8: [key 2i | key 2i + 1]
+    const F16v a = load16(v + 32 * i), b = load16(v + 32 * i + 16);
+    w[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+           __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  }
+  for (int i = 0; i < 4; ++i)  // per key, lanes l + lanes l + 4 of those 8: 4 keys
+    x[i] = __builtin_shufflevector(w[2 * i], w[2 * i + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+           __builtin_shufflevector(w[2 * i], w[2 * i + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+  for (int i = 0; i < 2; ++i)  // per key, (s0 + s2) and (s1 + s3): 8 keys
+    y[i] = __builtin_shufflevector(x[2 * i], x[2 * i + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+           __builtin_shufflevector(x[2 * i], x[2 * i + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+  return __builtin_shufflevector(y[0], y[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
+         __builtin_shufflevector(y[0], y[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+}
+
+// Decode's online-softmax update of rows [r_begin, r_end) (one position's query heads: all
+// see the same nv keys) by their scores in ts->s; vrow(jj) is the block's value row jj as
+// stored in the cache. Per row the arithmetic of update_rows; the value rows are read (and
+// converted) once per batch of rows.
+template <typename VRow>
+static inline void update_rows_decode(int64_t r_begin, int64_t r_end, int64_t nv, int64_t hd, VRow vrow,
+                                      TileScratch* ts) {
+  float alpha[kMaxRows];
+  for (int64_t r = r_begin; r < r_end; ++r) alpha[r] = softmax_step(r, nv, ts->s + r * kBK, ts);
+  if (hd % 64 != 0) {
+    for (int64_t r = r_begin; r < r_end; ++r) {
+      float* acc = ts->acc + r * hd;
+      const float* s = ts->s + r * kBK;
+      for (int64_t d = 0; d < hd; ++d) acc[d] *= alpha[r];
+      for (int64_t jj = 0; jj < nv; ++jj) {
+        const auto* vr = vrow(jj);
+        for (int64_t d = 0; d < hd; ++d) acc[d] += s[jj] * kv_elem(vr, d);
+      }
+    }
+    return;
+  }
+  for_row_batches(r_begin, r_end, [&](auto batch, int64_t r0) {
+    constexpr int R = decltype(batch)::value;
+    // 64 output lanes of R rows stay in registers across the whole key block.
+    for (int64_t d0 = 0; d0 < hd; d0 += 64) {
+      F16v a[R][4];
+      for (int i = 0; i < R; ++i)
+        for (int c = 0; c < 4; ++c) a[i][c] = load16(ts->acc + (r0 + i) * hd + d0 + 16 * c) * alpha[r0 + i];
+      for (int64_t jj = 0; jj < nv; ++jj) {
+        const auto* vr = vrow(jj);
+        F16v v0, v1, v2, v3;
+        load32k(vr, d0, &v0, &v1);
+        load32k(vr, d0 + 32, &v2, &v3);
+        for (int i = 0; i < R; ++i) {
+          const float p = ts->s[(r0 + i) * kBK + jj];
+          a[i][0] += p * v0;
+          a[i][1] += p * v1;
+          a[i][2] += p * v2;
+          a[i][3] += p * v3;
+        }
+      }
+      for (int i = 0; i < R; ++i)
+        for (int c = 0; c < 4; ++c) store16(ts->acc + (r0 + i) * hd + d0 + 16 * c, a[i][c]);
+    }
+  });
 }
 
 // Prefill: accumulates keys [ja, jb) of KV head g into the running state of the tile's rows
@@ -221,7 +394,7 @@ static inline void attend_keys_t(const TileRows& rows, const wt::Tensor& k, cons
       if constexpr (kF32) return v.row<float>(g, j0 + jj);
       else return ts->vb + jj * hd;
     };
-    update_rows</*kDirect=*/false>(rows, 0, rows.n, j0, nb, hd, scale, vrow, ts);
+    update_rows(rows, j0, nb, hd, scale, vrow, ts);
   }
 }
 
@@ -239,17 +412,17 @@ static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const 
 
 // Decode: keys [ja, jb) (cache rows ids[j] with kIds) of KV heads [g0, g1) for the tile's
 // rows, grouped by KV head (rows [(g - g0) * group, (g - g0 + 1) * group) are head g's
-// queries). Each score is a dot product of the query with the key row as stored. A cache
-// row holds every KV head of a position side by side, so going through a block position by
-// position, every head at each, reads the cache as one sequential stream; one head at a
-// time reads 1 / n_head_kv of each span, which the hardware prefetchers follow far worse
-// (2-core AMD EPYC host: the f16 KV of 5400 tokens read in 1.7-2.1 ms against 4.5).
-// f16 and q8_0 keys and values of the block go to the scratch as f32 ([head][nb][hd] in kt
-// and vb: heads_fit), the value rows and, into L2, the next block's rows prefetched on the
-// way, so memory stays busy through the block's scores, softmax and value sums. f32 keys
-// are read where they are, each position's prefetches beside its scores (a pass of
-// prefetches alone made f32 decode 1.7x slower: a burst the fill buffers drop; the next
-// block's prefetch gained nothing there).
+// queries). Each score is a dot product of the query with the key row as stored, and the
+// value sums read the value rows as stored: f16 and q8_0 are converted in registers
+// (load16k), the same values in the same order as the f32 kernel over their f32 copy. A
+// cache row holds every KV head of a position side by side, so going through a block
+// position by position, every head at each, reads the cache as one sequential stream; one
+// head at a time reads 1 / n_head_kv of each span, which the hardware prefetchers follow
+// far worse (2-core AMD EPYC host: the f16 KV of 5400 tokens read in 1.7-2.1 ms against
+// 4.5). Each position prefetches the rows of the position kAhead further on, beside its
+// scores (a pass of prefetches alone made f32 decode 1.7x slower: a burst the fill buffers
+// drop). heads_fit bounds what one position reads (every head's key and value rows: 2 KiB
+// of f32 at 256 floats a row), so the rows in flight stay well inside L1.
 static inline bool heads_fit(int64_t n_head, int64_t n_head_kv, int64_t hd) {
   return n_head <= kMaxRows && n_head_kv * kBK * hd <= kMaxHeadDim * kBK;
 }
@@ -258,56 +431,45 @@ template <bool kIds, typename T>
 static inline void attend_keys_heads(const TileRows& rows, const wt::Tensor& k, const wt::Tensor& v, int64_t g0,
                                      int64_t g1, int64_t group, int64_t ja, int64_t jb, float scale, TileScratch* ts,
                                      const int32_t* ids) {
-  constexpr bool kF32 = sizeof(T) == sizeof(float);
+  constexpr int64_t kAhead = sizeof(T) == sizeof(float) ? 8 : 16;
   const int64_t hd = k.ne[0];
+  // Each row's dot products with 16 keys as 16-lane vectors: [row][key % 16][16].
+  float* part = ts->kt;
+  static_assert(sizeof ts->kt >= sizeof(float) * kMaxRows * 16 * 16, "the partial dot products fit kt");
   for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
     for (int64_t jj = 0; jj < nb; ++jj) {
       const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
-      const int64_t ahead = (j0 + jj + 8) < jb ? (j0 + jj + 8) : jb - 1;
-      const int64_t ja8 = kIds ? ids[ahead] : ahead;
+      const int64_t ahead = (j0 + jj + kAhead) < jb ? (j0 + jj + kAhead) : jb - 1;
+      const int64_t jn = kIds ? ids[ahead] : ahead;
       for (int64_t g = g0; g < g1; ++g) {
-        const char* kn = k.row<char>(g, ja8);
+        const char* kn = k.row<char>(g, jn);
         const char* vn = v.row<char>(g, j);
         for (size_t b = 0; b < k.nb[1]; b += 64) {  // nb[1]: the bytes of one head's row
           __builtin_prefetch(kn + b);
           __builtin_prefetch(vn + b);
         }
-        const int64_t r0 = (g - g0) * group;
-        if constexpr (kF32) {
-          const float* kr = k.row<float>(g, j);
-          for (int64_t r = r0; r < r0 + group; ++r) ts->s[r * kBK + jj] = dot_rows(rows.q[r], kr, hd) * scale;
-        } else {
-          if (j0 + kBK < jb) {
-            const int64_t next = (j0 + jj + kBK) < jb ? (j0 + jj + kBK) : jb - 1;
-            const int64_t jn = kIds ? ids[next] : next;
-            const char* kf = k.row<char>(g, jn);
-            const char* vf = v.row<char>(g, jn);
-            for (size_t b = 0; b < k.nb[1]; b += 64) {
-              __builtin_prefetch(kf + b, 0, 2);
-              __builtin_prefetch(vf + b, 0, 2);
-            }
+        const T* kr = k.row<T>(g, j);
+        for_row_batches((g - g0) * group, (g - g0 + 1) * group, [&](auto batch, int64_t r) {
+          dot_rows_batch<decltype(batch)::value>(rows.q + r, kr, hd, part + (r * 16 + jj % 16) * 16);
+        });
+      }
+      if (jj % 16 == 15 || jj == nb - 1) {  // 16 keys' scores (fewer at the end) of every row
+        const int64_t base = jj / 16 * 16;
+        for (int64_t r = 0; r < rows.n; ++r) {
+          const F16v sc = hsum16x16(part + r * 256) * scale;
+          float* s = ts->s + r * kBK + base;
+          if (jj - base == 15) {
+            store16(s, sc);
+          } else {
+            for (int64_t i = 0; i <= jj - base; ++i) s[i] = sc[i];
           }
-          kv_to_f32(k.row<T>(g, j), ts->kt + ((g - g0) * kBK + jj) * hd, hd);
         }
       }
     }
-    if constexpr (!kF32) {
-      for (int64_t g = g0; g < g1; ++g)
-        for (int64_t jj = 0; jj < nb; ++jj)
-          for (int64_t r = (g - g0) * group; r < (g - g0 + 1) * group; ++r)
-            ts->s[r * kBK + jj] = dot_rows(rows.q[r], ts->kt + ((g - g0) * kBK + jj) * hd, hd) * scale;
-      for (int64_t jj = 0; jj < nb; ++jj) {
-        const int64_t j = kIds ? ids[j0 + jj] : j0 + jj;
-        for (int64_t g = g0; g < g1; ++g) kv_to_f32(v.row<T>(g, j), ts->vb + ((g - g0) * kBK + jj) * hd, hd);
-      }
-    }
     for (int64_t g = g0; g < g1; ++g) {
-      auto vrow = [&](int64_t jj) -> const float* {
-        if constexpr (kF32) return v.row<float>(g, kIds ? ids[j0 + jj] : j0 + jj);
-        else return ts->vb + ((g - g0) * kBK + jj) * hd;
-      };
-      update_rows</*kDirect=*/true>(rows, (g - g0) * group, (g - g0 + 1) * group, j0, nb, hd, scale, vrow, ts);
+      auto vrow = [&](int64_t jj) { return v.row<T>(g, kIds ? ids[j0 + jj] : j0 + jj); };
+      update_rows_decode((g - g0) * group, (g - g0 + 1) * group, nb, hd, vrow, ts);
     }
   }
 }

@@ -47,6 +47,9 @@ void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, c
                       const Tensor& v, int32_t pos0, float scale, void* workspace,
                       const int32_t* key_ids = nullptr, int32_t n_key_ids = 0);
 size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads);
+// Tests: run attention on "base", "avx2" or "avx512" (false if unknown or not on this CPU);
+// nullptr restores the run-time choice.
+bool set_attention_isa_for_testing(const char* name);
 
 // dst[n, f] = silu(gate) * up. dst may alias gate.
 void swiglu(const ThreadCtx& tc, const Tensor& dst, const Tensor& gate, const Tensor& up);

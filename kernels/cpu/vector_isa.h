@@ -2,6 +2,9 @@
 // window_scores) and picked at run time: what this CPU (and its OS) can run.
 #pragma once
 
+#include <atomic>
+#include <cstring>
+
 namespace wt::cpu {
 
 enum class VecIsa { base, avx2, avx512, count };
@@ -21,5 +24,33 @@ inline VecIsa best_vector_isa() {
                                                     : VecIsa::base;
   return isa;
 }
+
+// A kernel's ISA as a test may force it (an IsaChoice per kernel): "base", "avx2" or
+// "avx512"; nullptr restores the run-time choice. set() is false for an unknown name or an
+// ISA this CPU lacks.
+class IsaChoice {
+ public:
+  bool set(const char* name) {
+    if (!name) {
+      forced_.store(VecIsa::count);
+      return true;
+    }
+    const char* names[] = {"base", "avx2", "avx512"};
+    for (int i = 0; i < 3; ++i) {
+      if (std::strcmp(name, names[i]) != 0) continue;
+      if (!cpu_has(static_cast<VecIsa>(i))) return false;
+      forced_.store(static_cast<VecIsa>(i));
+      return true;
+    }
+    return false;
+  }
+  VecIsa get() const {
+    const VecIsa forced = forced_.load(std::memory_order_relaxed);
+    return forced == VecIsa::count ? best_vector_isa() : forced;
+  }
+
+ private:
+  std::atomic<VecIsa> forced_{VecIsa::count};  // count: none
+};
 
 }  // namespace wt::cpu

@@ -39,25 +39,10 @@ void run(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Wi
 #endif
 
 namespace {
-
-std::atomic<VecIsa> g_isa{VecIsa::count};  // a test's choice; count: none
-
+IsaChoice g_isa;  // a test's choice
 }  // namespace
 
-bool set_window_scores_isa_for_testing(const char* name) {
-  if (!name) {
-    g_isa.store(VecIsa::count);
-    return true;
-  }
-  const char* names[] = {"base", "avx2", "avx512"};
-  for (int i = 0; i < 3; ++i) {
-    if (std::strcmp(name, names[i]) != 0) continue;
-    if (!cpu_has(static_cast<VecIsa>(i))) return false;
-    g_isa.store(static_cast<VecIsa>(i));
-    return true;
-  }
-  return false;
-}
+bool set_window_scores_isa_for_testing(const char* name) { return g_isa.set(name); }
 
 size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t window, int n_threads) {
   const int64_t w = window > 0 ? window : 0;
@@ -67,8 +52,7 @@ size_t window_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int32_t w
 void window_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                    const WindowScoresParams& p, void* workspace) {
 #if defined(__x86_64__)
-  const VecIsa forced = g_isa.load(std::memory_order_relaxed);
-  const VecIsa isa = forced == VecIsa::count ? best_vector_isa() : forced;
+  const VecIsa isa = g_isa.get();
   if (isa == VecIsa::avx512) return ws_avx512::run(tc, dst, q, k, p, workspace);
   if (isa == VecIsa::avx2) return ws_avx2::run(tc, dst, q, k, p, workspace);
 #endif

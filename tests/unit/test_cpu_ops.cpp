@@ -70,7 +70,15 @@ TEST_CASE("ops: fast_exp is accurate over the range attention and silu use") {
   CHECK(std::isfinite(wt::cpu::fast_exp(1000.0f)));
 }
 
+// Tests run attention on each ISA build of the CPU kernel in turn; the guard restores the
+// run-time choice.
+struct AttnIsaGuard {
+  ~AttnIsaGuard() { wt::cpu::set_attention_isa_for_testing(nullptr); }
+};
+const char* const kIsas[] = {"avx512", "avx2", "base"};
+
 TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
+  AttnIsaGuard guard;
   struct Shape {
     int64_t hd, n_head, n_head_kv, n, pos0;
   };
@@ -79,34 +87,43 @@ TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
                           // decode over long caches: every KV head of a key block at once
                           // (heads_fit), Qwen2.5-0.5B's 14/2 heads, and 16 KV heads of 128
                           // dims, which take the one-head-at-a-time path
-                          {64, 9, 3, 1, 4000}, {64, 14, 2, 1, 2500}, {128, 32, 16, 1, 700}};
+                          {64, 9, 3, 1, 4000}, {64, 14, 2, 1, 2500}, {128, 32, 16, 1, 700},
+                          // head sizes that are not multiples of 32 and 16 (dot products'
+                          // tails); 5 query heads per KV head (row batches of 4 and 1)
+                          {48, 10, 2, 1, 300}, {40, 10, 2, 1, 300}, {40, 4, 2, 9, 30}};
   double worst_all = 0;
-  for (const Shape& s : shapes) {
-    for (int workers : {1, 2, 3}) {
-      const int64_t n_kv = s.pos0 + s.n;
-      auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 1);
-      auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 2);
-      auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 3);
-      std::vector<float> out(q.size(), -7.0f);
-      std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
-      void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
-      const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
-      Tensor tq = t3(q, s.hd, s.n_head, s.n), tk = t3(k, s.hd, s.n_head_kv, n_kv), tv = t3(v, s.hd, s.n_head_kv, n_kv);
-      Tensor to = t3(out, s.hd, s.n_head, s.n);
-      run_workers(workers, [&](const ThreadCtx& tc) {
-        if (s.n == 1) {
-          wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
-        } else {
-          wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
-        }
-      });
-      const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
-      double worst = 0;
-      for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
-      INFO("hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n << " pos0 " << s.pos0
-                 << " workers " << workers);
-      CHECK(worst < 2e-5);
-      worst_all = std::max(worst_all, worst);
+  for (const char* isa : kIsas) {
+    if (!wt::cpu::set_attention_isa_for_testing(isa)) {
+      MESSAGE("attention: " << isa << " not on this CPU, not tested");
+      continue;
+    }
+    for (const Shape& s : shapes) {
+      for (int workers : {1, 2, 3}) {
+        const int64_t n_kv = s.pos0 + s.n;
+        auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 1);
+        auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 2);
+        auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 3);
+        std::vector<float> out(q.size(), -7.0f);
+        std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
+        void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+        const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
+        Tensor tq = t3(q, s.hd, s.n_head, s.n), tk = t3(k, s.hd, s.n_head_kv, n_kv);
+        Tensor tv = t3(v, s.hd, s.n_head_kv, n_kv), to = t3(out, s.hd, s.n_head, s.n);
+        run_workers(workers, [&](const ThreadCtx& tc) {
+          if (s.n == 1) {
+            wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
+          } else {
+            wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
+          }
+        });
+        const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
+        double worst = 0;
+        for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+        INFO(std::string(isa) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n << " pos0 "
+                 << s.pos0 << " workers " << workers);
+        CHECK(worst < 2e-5);
+        worst_all = std::max(worst_all, worst);
+      }
     }
   }
   MESSAGE("attention against naive double attention: worst abs error " << worst_all);
@@ -255,16 +272,17 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-// An f16 or q8_0 KV cache (wt_context_params.kv_type) is converted to f32 a key block at a
-// time and then runs the f32 kernel's arithmetic: the output must be the f32 kernel's over
-// the cache's values, bit for bit, on every ISA build this CPU picks; and, against the naive
+// An f16 or q8_0 KV cache (wt_context_params.kv_type) is read as f32 (prefill converts a key
+// block at a time, decode converts in registers) and runs the f32 kernel's arithmetic: the output must be the f32 kernel's over
+// the cache's values, bit for bit, on every ISA build this CPU has; and, against the naive
 // double reference over those values, as close as the f32 kernel is.
 TEST_CASE("ops: attention over an f16 or q8_0 KV cache is the f32 kernel over the cache's values bit for bit") {
   struct Shape {
     int64_t hd, n_head, n_head_kv, n, pos0;
   };
   const Shape shapes[] = {{64, 9, 3, 1, 0},  {64, 9, 3, 37, 0}, {64, 9, 3, 1, 300}, {64, 4, 2, 20, 70},
-                          {48, 8, 1, 65, 0}, {48, 8, 2, 1, 150}, {128, 14, 2, 1, 90}};
+                          {48, 8, 1, 65, 0}, {48, 8, 2, 1, 150}, {128, 14, 2, 1, 90}, {40, 10, 2, 1, 120}};
+  AttnIsaGuard guard;
   for (const Shape& s : shapes) {
     for (wt::DType type : kNarrowKv) {
       if (type == wt::DType::q8_0 && s.hd % 32 != 0) continue;  // q8_0 needs whole blocks
@@ -297,16 +315,20 @@ TEST_CASE("ops: attention over an f16 or q8_0 KV cache is the f32 kernel over th
               }
             });
           };
-          run(tkc, tvc, out_cache);
-          run(tk32, tv32, out_f32);
-          INFO(wt::dtype_name(type) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n
-                                     << " pos0 " << s.pos0 << " workers " << workers << (sparse ? " sparse" : ""));
-          CHECK(same_bits(out_cache, out_f32));
-          if (!sparse) {
-            const auto ref = naive_attention(q, kh.rounded, vh.rounded, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
-            double worst = 0;
-            for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out_cache[i] - ref[i]));
-            CHECK(worst < 2e-5);
+          for (const char* isa : kIsas) {
+            if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;  // the naive test says which
+            run(tkc, tvc, out_cache);
+            run(tk32, tv32, out_f32);
+            INFO(std::string(isa) << " " << std::string(wt::dtype_name(type)) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv
+                     << " n " << s.n << " pos0 " << s.pos0 << " workers " << workers << std::string(sparse ? " sparse" : ""));
+            CHECK(same_bits(out_cache, out_f32));
+            if (!sparse) {
+              const auto ref =
+                  naive_attention(q, kh.rounded, vh.rounded, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
+              double worst = 0;
+              for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out_cache[i] - ref[i]));
+              CHECK(worst < 2e-5);
+            }
           }
         }
       }
