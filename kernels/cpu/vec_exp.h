@@ -3,8 +3,9 @@
 // GCC leaves loops over the scalar one unvectorized (its floor and clamps if-convert only
 // under -fno-trapping-math; in the target-pragma builds it finds "no vectype"), which made
 // the exponentials cost more than the dot products. Static, so each ISA's copy stays its
-// own: include it only from the *_impl.h headers, inside their per-ISA namespace, after the
-// target pragma (no include guard: one inclusion per namespace).
+// own: include it only inside a namespace of its user, after any target pragma (the *_impl.h
+// headers in their per-ISA namespace, swiglu.cpp in an unnamed one; no include guard: one
+// inclusion per namespace).
 
 // Lane select by a compare mask (the ?: on vectors is not taken by every compiler).
 template <typename V, typename I>

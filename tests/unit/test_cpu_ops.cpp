@@ -210,6 +210,15 @@ TEST_CASE("ops: rmsnorm, swiglu, add, copy_rows, argmax follow their definitions
     const double silu = g[i] / (1.0 + std::exp(-static_cast<double>(g[i])));
     CHECK(y[i] == doctest::Approx(silu * u[i]).epsilon(1e-5));
   }
+  // 16 lanes at a time, the scalar silu's bits, also where exp saturates (|g| near 88).
+  for (size_t i = 0; i < 40; ++i) g[i] = (i % 2 ? 1.0f : -1.0f) * (80.0f + static_cast<float>(i) * 0.5f);
+  run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::swiglu(tc, ty, tg, tu); });
+  size_t differ = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float want = wt::cpu::silu(g[i]) * u[i];
+    differ += std::memcmp(&want, &y[i], sizeof want) != 0;
+  }
+  CHECK(differ == 0);
 
   run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::add(tc, ty, tx, tw); });  // broadcast row
   for (int64_t r = 0; r < n; ++r)
