@@ -7,10 +7,17 @@
 #include "ops_cpu.h"
 #include "quant.h"
 #include "vector_isa.h"
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 namespace wt::cpu {
 namespace attn_base {
+#if defined(__aarch64__)
+#define WT_ATTN_NEON 1  // f16 KV converts four values at a time (fcvtl)
+#endif
 #include "attention_impl.h"
+#undef WT_ATTN_NEON
 }  // namespace attn_base
 
 #if defined(__x86_64__)

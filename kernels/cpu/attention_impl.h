@@ -22,27 +22,29 @@ constexpr int64_t kBK = 64;        // keys per block
 constexpr int64_t kMaxRows = 64;   // query rows per tile
 constexpr int64_t kMaxHeadDim = 256;
 
-// 16 floats as one value (GCC/clang vector extension): one zmm register in the AVX-512
-// build, two ymm in the AVX2 build, four xmm in the baseline build — one source for all.
-// The helpers are static and always inlined, so the vector ABI GCC and clang warn about
-// never applies.
+// The vector helpers are static and always inlined, so the vector ABI GCC and clang warn
+// about never applies.
 #if defined(__clang__)
 #pragma clang diagnostic ignored "-Wpsabi"
 #elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
-typedef float F16v __attribute__((vector_size(64)));
-static inline F16v load16(const float* p) {
-  F16v v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void store16(float* p, F16v v) { std::memcpy(p, &v, sizeof v); }
+#include "vec_exp.h"
+#if defined(WT_ATTN_AVX512)
+#define WT_VEC16_LANES 16
+#elif defined(WT_ATTN_AVX2)
+#define WT_VEC16_LANES 8
+#else
+#define WT_VEC16_LANES 4
+#endif
+#include "vec16.h"  // F16v: 16 floats as one value, in registers in every build
+#undef WT_VEC16_LANES
 
 // KV of f16 (the half-precision cache) as f32: n values from src into dst. The rest of the
 // kernel then runs exactly as over an f32 cache holding the same (rounded) values, so its
 // results are the f32 kernel's on those values, bit for bit. With F16C (the AVX2 and
-// AVX-512 builds define WT_ATTN_AVX2) eight at a time; else one by one.
+// AVX-512 builds define WT_ATTN_AVX2) eight at a time, on aarch64 (WT_ATTN_NEON) four;
+// else one by one.
 static inline void kv_to_f32(const float* src, float* dst, int64_t n) {
   std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
 }
@@ -51,6 +53,8 @@ static inline void kv_to_f32(const uint16_t* src, float* dst, int64_t n) {
 #if defined(WT_ATTN_AVX2)
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+#elif defined(WT_ATTN_NEON)
+  for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
 #endif
   for (; i < n; ++i) dst[i] = wt::cpu::f16_to_f32(src[i]);
 }
@@ -92,9 +96,6 @@ struct TileRows {
   int64_t n = 0;
 };
 
-#include "vec_exp.h"
-typedef int32_t I16v __attribute__((vector_size(64)));
-
 // Elements [d, d + 16) of a cache row as f32 (d a multiple of 16; load32k: [d, d + 32),
 // d a multiple of 32, one q8_0 block), and element d alone: the values kv_to_f32 gives,
 // converted in registers where the row is read (decode reads f16 and q8_0 rows in place; a
@@ -104,10 +105,14 @@ static inline F16v load16k(const uint16_t* row, int64_t d) {
 #if defined(WT_ATTN_AVX512)
   return F16v(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + d))));
 #elif defined(WT_ATTN_AVX2)
-  typedef float F8v __attribute__((vector_size(32)));
-  const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
-  const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d + 8)));
-  return __builtin_shufflevector(F8v(lo), F8v(hi), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  F16v r;
+  r.p[0] = FNv(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d))));
+  r.p[1] = FNv(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d + 8))));
+  return r;
+#elif defined(WT_ATTN_NEON)
+  F16v r;
+  for (int c = 0; c < 4; ++c) r.p[c] = FNv(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(row + d + 4 * c))));
+  return r;
 #else
   float f[16];
   kv_to_f32(row + d, f, 16);
@@ -119,17 +124,15 @@ static inline F16v q8_to_f32(const int8_t* q) {
 #if defined(WT_ATTN_AVX512)
   return F16v(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)))));
 #elif defined(WT_ATTN_AVX2)
-  // GCC 12 makes scalar code of __builtin_convertvector from 16 int8 to 16 floats.
-  typedef float F8v __attribute__((vector_size(32)));
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-  const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
-  const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
-  return __builtin_shufflevector(F8v(lo), F8v(hi), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  F16v r;
+  r.p[0] = FNv(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)));
+  r.p[1] = FNv(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))));
+  return r;
 #else
-  typedef int8_t I8v __attribute__((vector_size(16)));
-  I8v v;
-  std::memcpy(&v, q, sizeof v);
-  return __builtin_convertvector(v, F16v);
+  float f[16];
+  for (int j = 0; j < 16; ++j) f[j] = static_cast<float>(q[j]);
+  return load16(f);
 #endif
 }
 static inline F16v load16k(const KvQ8* row, int64_t d) {
@@ -162,19 +165,16 @@ static inline float softmax_step(int64_t r, int64_t nv, float* s, TileScratch* t
   float m_new = ts->m[r];
   int64_t jm = 0;
   if (nv >= 16) {
-    F16v mv = F16v{} + m_new;
-    for (; jm + 16 <= nv; jm += 16) {
-      const F16v x = load16(s + jm);
-      mv = vec_select<F16v, I16v>(x > mv, x, mv);
-    }
-    for (int i = 0; i < 16; ++i) m_new = mv[i] > m_new ? mv[i] : m_new;
+    F16v mv = splat16(m_new);
+    for (; jm + 16 <= nv; jm += 16) mv = vmax16(mv, load16(s + jm));
+    for (int i = 0; i < 16; ++i) m_new = lane(mv, i) > m_new ? lane(mv, i) : m_new;
   }
   for (; jm < nv; ++jm) m_new = s[jm] > m_new ? s[jm] : m_new;
   const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
   // The exponentials 16 at a time (vec_exp.h), then their sum in key order (a float sum
   // is not reordered).
   int64_t je = 0;
-  for (; je + 16 <= nv; je += 16) store16(s + je, vec_exp<F16v, I16v>(load16(s + je) - m_new));
+  for (; je + 16 <= nv; je += 16) store16(s + je, vexp16(load16(s + je) - m_new));
   for (; je < nv; ++je) s[je] = wt::cpu::fast_exp(s[je] - m_new);
   float sum = 0.0f;
   for (int64_t jj = 0; jj < nv; ++jj) sum += s[jj];
@@ -240,12 +240,16 @@ static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int
 }
 
 // Query rows handled together by decode, so each key or value row read from the cache (and
-// converted, for f16 and q8_0) serves several rows from registers: 4 rows x 4 vectors of
-// accumulators fit the 32 registers of AVX-512, 2 rows the 16 of AVX2 and NEON.
+// converted, for f16 and q8_0) serves several rows from registers, and the value lanes a
+// pass keeps in registers (in F16v): 4 rows x 4 F16v of accumulators plus 4 of values fit
+// the 32 registers of AVX-512; 2 x 2 plus 2 fit the 16 of AVX2 (an F16v is two) and the 32
+// of NEON (an F16v is four).
 #if defined(WT_ATTN_AVX512)
 constexpr int kRowBatch = 4;
+constexpr int kValueVecs = 4;
 #else
 constexpr int kRowBatch = 2;
+constexpr int kValueVecs = 2;
 #endif
 
 // f(std::integral_constant<int, R>, r) for the rows [r_begin, r_end) in batches of R rows
@@ -287,31 +291,11 @@ static inline void dot_rows_batch(const float* const* q, const T* b, int64_t n, 
     F16v sum = acc0[i] + acc1[i];
     // std::fma: the same rounding whether or not the compiler would fuse (it did for one
     // KV type and not another in the AVX2 build); tails are rare (head_dim % 16 != 0).
-    for (int64_t e = d; e < n; ++e) sum[0] = std::fma(q[i][e], kv_elem(b, e), sum[0]);
+    float t = lane(sum, 0);
+    for (int64_t e = d; e < n; ++e) t = std::fma(q[i][e], kv_elem(b, e), t);
+    set_lane(&sum, 0, t);
     store16(part + i * 256, sum);
   }
-}
-
-// Lane k of the result is the sum of the 16 lanes of v[k] (v: 16 vectors of 16 floats), in
-// one order in every build: lanes l and l + 8 added, then of those l and l + 4, then
-// (s0 + s2) + (s1 + s3). Four rounds of two-vector shuffles and adds for 16 keys, where one
-// horizontal sum per key was a chain of dependent shuffles and scalar adds (a third of
-// decode's time with an f16 or q8_0 cache).
-static inline F16v hsum16x16(const float* v) {
-  F16v w[8], x[4], y[2];
-  for (int i = 0; i < 8; ++i) {  // per key, lanes l + lanes l + 8: [key 2i | key 2i + 1]
-    const F16v a = load16(v + 32 * i), b = load16(v + 32 * i + 16);
-    w[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
-           __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-  }
-  for (int i = 0; i < 4; ++i)  // per key, lanes l + lanes l + 4 of those 8: 4 keys
-    x[i] = __builtin_shufflevector(w[2 * i], w[2 * i + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
-           __builtin_shufflevector(w[2 * i], w[2 * i + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-  for (int i = 0; i < 2; ++i)  // per key, (s0 + s2) and (s1 + s3): 8 keys
-    y[i] = __builtin_shufflevector(x[2 * i], x[2 * i + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
-           __builtin_shufflevector(x[2 * i], x[2 * i + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
-  return __builtin_shufflevector(y[0], y[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
-         __builtin_shufflevector(y[0], y[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
 }
 
 // Decode's online-softmax update of rows [r_begin, r_end) (one position's query heads: all
@@ -337,26 +321,22 @@ static inline void update_rows_decode(int64_t r_begin, int64_t r_end, int64_t nv
   }
   for_row_batches(r_begin, r_end, [&](auto batch, int64_t r0) {
     constexpr int R = decltype(batch)::value;
-    // 64 output lanes of R rows stay in registers across the whole key block.
-    for (int64_t d0 = 0; d0 < hd; d0 += 64) {
-      F16v a[R][4];
+    // 16 kValueVecs output lanes of R rows stay in registers across the whole key block.
+    for (int64_t d0 = 0; d0 < hd; d0 += 16 * kValueVecs) {
+      F16v a[R][kValueVecs];
       for (int i = 0; i < R; ++i)
-        for (int c = 0; c < 4; ++c) a[i][c] = load16(ts->acc + (r0 + i) * hd + d0 + 16 * c) * alpha[r0 + i];
+        for (int c = 0; c < kValueVecs; ++c) a[i][c] = load16(ts->acc + (r0 + i) * hd + d0 + 16 * c) * alpha[r0 + i];
       for (int64_t jj = 0; jj < nv; ++jj) {
         const auto* vr = vrow(jj);
-        F16v v0, v1, v2, v3;
-        load32k(vr, d0, &v0, &v1);
-        load32k(vr, d0 + 32, &v2, &v3);
+        F16v vv[kValueVecs];
+        for (int c = 0; c < kValueVecs; c += 2) load32k(vr, d0 + 16 * c, &vv[c], &vv[c + 1]);
         for (int i = 0; i < R; ++i) {
           const float p = ts->s[(r0 + i) * kBK + jj];
-          a[i][0] += p * v0;
-          a[i][1] += p * v1;
-          a[i][2] += p * v2;
-          a[i][3] += p * v3;
+          for (int c = 0; c < kValueVecs; ++c) a[i][c] += p * vv[c];
         }
       }
       for (int i = 0; i < R; ++i)
-        for (int c = 0; c < 4; ++c) store16(ts->acc + (r0 + i) * hd + d0 + 16 * c, a[i][c]);
+        for (int c = 0; c < kValueVecs; ++c) store16(ts->acc + (r0 + i) * hd + d0 + 16 * c, a[i][c]);
     }
   });
 }
@@ -462,7 +442,7 @@ static inline void attend_keys_heads(const TileRows& rows, const wt::Tensor& k, 
           if (jj - base == 15) {
             store16(s, sc);
           } else {
-            for (int64_t i = 0; i <= jj - base; ++i) s[i] = sc[i];
+            for (int64_t i = 0; i <= jj - base; ++i) s[i] = lane(sc, i);
           }
         }
       }

@@ -14,9 +14,10 @@ constexpr int64_t kBK = 64;       // keys per block
 constexpr int64_t kMaxRows = 64;  // query rows per phase-1 unit (before rounding to heads)
 
 // Vectors of the ISA's native width, kLanes floats, set by the including file as WS_LANES
-// (16 AVX-512, 8 AVX2, 4 SSE2/NEON). One 64-byte type for every ISA, as attention_impl.h
-// has, is a native register only with AVX-512: GCC keeps it in memory elsewhere and splits
-// its compares into scalar code, which made the AVX2 build slower than the baseline one.
+// (16 AVX-512, 8 AVX2, 4 SSE2/NEON). One 64-byte vector type for every ISA is a native
+// register only with AVX-512: GCC keeps it in memory elsewhere and splits its compares into
+// scalar code, which made the AVX2 build slower than the baseline one (attention's 16-lane
+// F16v, vec16.h, is a struct of native vectors outside AVX-512 for the same reason).
 constexpr int kLanes = WS_LANES;
 constexpr int kAcc = static_cast<int>(kBK) / kLanes;  // vectors per block of scores
 typedef float FNv __attribute__((vector_size(kLanes * 4)));

@@ -1,0 +1,146 @@
+// F16v: 16 floats handled as one value by the attention kernel, kept in registers in every
+// ISA build. With AVX-512 it is one native vector (GCC vector extension). With AVX2 (8
+// lanes) and SSE2 or NEON (4 lanes) it is a struct of 2 or 4 native vectors with the same
+// operators: a 64-byte vector type is a register only with AVX-512, and GCC kept variables
+// of it in memory elsewhere (16 scalar stores to broadcast a float, the accumulators on the
+// stack), which made the AVX2 and baseline builds' attention 5-9x slower than AVX-512's
+// (tests/bench_attention). Every operation is lane by lane and hsum16x16 adds in one order,
+// so results are the same bits in every build (up to how the compiler fuses multiply-adds).
+//
+// Include only from attention_impl.h, inside its per-ISA namespace after vec_exp.h, with
+// WT_VEC16_LANES (16, 8 or 4) defined; no include guard (one inclusion per namespace).
+
+#if WT_VEC16_LANES == 16
+
+typedef float F16v __attribute__((vector_size(64)));
+typedef int32_t I16v __attribute__((vector_size(64)));
+
+static inline F16v load16(const float* p) {
+  F16v v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void store16(float* p, const F16v& v) { std::memcpy(p, &v, sizeof v); }
+static inline F16v splat16(float x) { return F16v{} + x; }
+static inline float lane(const F16v& v, int i) { return v[i]; }
+static inline void set_lane(F16v* v, int i, float x) { (*v)[i] = x; }
+// b > a ? b : a per lane (a NaN b never wins).
+static inline F16v vmax16(const F16v& a, const F16v& b) { return vec_select<F16v, I16v>(b > a, b, a); }
+static inline F16v vexp16(const F16v& x) { return vec_exp<F16v, I16v>(x); }
+
+// Lane k of the result is the sum of the 16 lanes of v[k] (v: 16 vectors of 16 floats), in
+// one order in every build: lanes l and l + 8 added, then of those l and l + 4, then
+// (s0 + s2) + (s1 + s3). Four rounds of two-vector shuffles and adds for 16 keys, where one
+// horizontal sum per key was a chain of dependent shuffles and scalar adds (a third of
+// decode's time with an f16 or q8_0 cache).
+static inline F16v hsum16x16(const float* v) {
+  F16v w[8], x[4], y[2];
+  for (int i = 0; i < 8; ++i) {  // per key, lanes l + lanes l + 8: [key 2i | key 2i + 1]
+    const F16v a = load16(v + 32 * i), b = load16(v + 32 * i + 16);
+    w[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+           __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  }
+  for (int i = 0; i < 4; ++i)  // per key, lanes l + lanes l + 4 of those 8: 4 keys
+    x[i] = __builtin_shufflevector(w[2 * i], w[2 * i + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+           __builtin_shufflevector(w[2 * i], w[2 * i + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+  for (int i = 0; i < 2; ++i)  // per key, (s0 + s2) and (s1 + s3): 8 keys
+    y[i] = __builtin_shufflevector(x[2 * i], x[2 * i + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+           __builtin_shufflevector(x[2 * i], x[2 * i + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+  return __builtin_shufflevector(y[0], y[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
+         __builtin_shufflevector(y[0], y[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+}
+
+#else
+
+constexpr int kVecLanes = WT_VEC16_LANES;
+constexpr int kParts = 16 / kVecLanes;
+typedef float FNv __attribute__((vector_size(kVecLanes * 4)));
+typedef int32_t INv __attribute__((vector_size(kVecLanes * 4)));
+typedef float F4v __attribute__((vector_size(16)));
+
+struct F16v {
+  FNv p[kParts];  // lanes [kVecLanes c, kVecLanes (c + 1)) in p[c]
+};
+
+// Part by part: a memcpy of the whole struct made GCC build it on the stack.
+static inline F16v load16(const float* p) {
+  F16v v;
+  for (int c = 0; c < kParts; ++c) {
+    FNv x;
+    std::memcpy(&x, p + kVecLanes * c, sizeof x);
+    v.p[c] = x;
+  }
+  return v;
+}
+static inline void store16(float* p, const F16v& v) {
+  for (int c = 0; c < kParts; ++c) std::memcpy(p + kVecLanes * c, &v.p[c], sizeof v.p[c]);
+}
+static inline F16v splat16(float x) {
+  F16v r;
+  for (int c = 0; c < kParts; ++c) r.p[c] = FNv{} + x;
+  return r;
+}
+static inline float lane(const F16v& v, int i) { return v.p[i / kVecLanes][i % kVecLanes]; }
+static inline void set_lane(F16v* v, int i, float x) { v->p[i / kVecLanes][i % kVecLanes] = x; }
+
+#define WT_VEC16_OP(op)                                                                      \
+  static inline F16v operator op(const F16v& a, const F16v& b) {                            \
+    F16v r;                                                                                  \
+    for (int c = 0; c < kParts; ++c) r.p[c] = a.p[c] op b.p[c];                              \
+    return r;                                                                                \
+  }                                                                                          \
+  static inline F16v operator op(const F16v& a, float b) {                                   \
+    F16v r;                                                                                  \
+    for (int c = 0; c < kParts; ++c) r.p[c] = a.p[c] op b;                                   \
+    return r;                                                                                \
+  }                                                                                          \
+  static inline F16v operator op(float a, const F16v& b) {                                   \
+    F16v r;                                                                                  \
+    for (int c = 0; c < kParts; ++c) r.p[c] = a op b.p[c];                                   \
+    return r;                                                                                \
+  }
+WT_VEC16_OP(+)
+WT_VEC16_OP(-)
+WT_VEC16_OP(*)
+#undef WT_VEC16_OP
+static inline F16v& operator+=(F16v& a, const F16v& b) {
+  for (int c = 0; c < kParts; ++c) a.p[c] += b.p[c];
+  return a;
+}
+static inline F16v vmax16(const F16v& a, const F16v& b) {
+  F16v r;
+  for (int c = 0; c < kParts; ++c) r.p[c] = vec_select<FNv, INv>(b.p[c] > a.p[c], b.p[c], a.p[c]);
+  return r;
+}
+static inline F16v vexp16(const F16v& x) {
+  F16v r;
+  for (int c = 0; c < kParts; ++c) r.p[c] = vec_exp<FNv, INv>(x.p[c]);
+  return r;
+}
+
+// As the AVX-512 hsum16x16, the same additions in the same order: per key, lanes l and l + 8
+// then l and l + 4 are whole native vectors added; (s0 + s2) + (s1 + s3) four keys at a time.
+static inline F16v hsum16x16(const float* v) {
+  F4v s4[16];
+  for (int k = 0; k < 16; ++k) {
+    const F16v a = load16(v + 16 * k);
+#if WT_VEC16_LANES == 8
+    const FNv s8 = a.p[0] + a.p[1];
+    s4[k] = __builtin_shufflevector(s8, s8, 0, 1, 2, 3) + __builtin_shufflevector(s8, s8, 4, 5, 6, 7);
+#else
+    s4[k] = (a.p[0] + a.p[2]) + (a.p[1] + a.p[3]);
+#endif
+  }
+  float out[16];
+  for (int k = 0; k < 16; k += 4) {
+    const F4v u = __builtin_shufflevector(s4[k], s4[k + 1], 0, 1, 4, 5) +
+                  __builtin_shufflevector(s4[k], s4[k + 1], 2, 3, 6, 7);
+    const F4v w = __builtin_shufflevector(s4[k + 2], s4[k + 3], 0, 1, 4, 5) +
+                  __builtin_shufflevector(s4[k + 2], s4[k + 3], 2, 3, 6, 7);
+    const F4v o = __builtin_shufflevector(u, w, 0, 2, 4, 6) + __builtin_shufflevector(u, w, 1, 3, 5, 7);
+    std::memcpy(out + k, &o, sizeof o);
+  }
+  return load16(out);
+}
+
+#endif

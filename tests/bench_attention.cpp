@@ -1,0 +1,111 @@
+// Micro-benchmark of the CPU decode attention (not a test): one decode step's attention
+// over a cache of N keys in every layer of the default model's shape (SmolLM2-135M: 30
+// layers, 9/3 heads of 64), per ISA build this CPU has and per KV type; median of
+// repetitions, and the cache's bytes per millisecond.
+//
+//   bench_attention [--keys N] [--threads N] [--reps N]
+//
+// Every layer has its own K and V (the ~180 MiB of f32 KV at 4096 keys), so the cache
+// streams from memory as in a real token step.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/ops_cpu.h"
+#include "kernels/cpu/quant.h"
+#include "support/run_workers.h"
+
+namespace {
+
+constexpr int64_t kHeadDim = 64, kHeads = 9, kKvHeads = 3, kLayers = 30;
+
+// One layer's K or V of n_keys rows in the given type, from uniform values in [-1, 1].
+std::vector<uint8_t> make_cache(wt::DType type, int64_t n_keys, std::mt19937& rng) {
+  const int64_t n = kHeadDim * kKvHeads * n_keys;
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = u(rng);
+  size_t bytes = 0;
+  if (!wt::dtype_row_bytes(type, n, &bytes)) std::abort();
+  std::vector<uint8_t> out(bytes);
+  if (type == wt::DType::f32) {
+    std::memcpy(out.data(), x.data(), bytes);
+  } else if (type == wt::DType::f16) {
+    for (int64_t i = 0; i < n; ++i) {
+      const uint16_t h = wt::cpu::f32_to_f16(x[static_cast<size_t>(i)]);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+  } else {
+    wt::cpu::quantize_q8_0(x.data(), out.data(), n);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t n_keys = 4096;
+  int threads = 2, reps = 9;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--keys" && i + 1 < argc) n_keys = std::atoll(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N]\n", argv[0]);
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  if (n_keys < 1 || threads < 1 || reps < 1) {
+    std::fprintf(stderr, "--keys, --threads and --reps must be positive\n");
+    return 2;
+  }
+  std::mt19937 rng(1);
+  std::vector<float> q(kHeadDim * kHeads), out(q.size());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& v : q) v = u(rng);
+  std::vector<char> ws(wt::cpu::attention_workspace_bytes(kHeadDim, kHeads, kKvHeads, threads) + 64);
+  void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+  const int64_t ne_q[3] = {kHeadDim, kHeads, 1}, ne_kv[3] = {kHeadDim, kKvHeads, n_keys};
+  const wt::Tensor tq = wt::make_tensor(q.data(), wt::DType::f32, 3, ne_q);
+  const wt::Tensor to = wt::make_tensor(out.data(), wt::DType::f32, 3, ne_q);
+  std::printf("decode attention, %lld keys x %lld layers, %d threads, median of %d\n\n",
+              static_cast<long long>(n_keys), static_cast<long long>(kLayers), threads, reps);
+  std::printf("| ISA | KV | ms per token | KV MiB | GB/s |\n|---|---|---|---|---|\n");
+  for (wt::DType type : {wt::DType::f32, wt::DType::f16, wt::DType::q8_0}) {
+    std::vector<std::vector<uint8_t>> k, v;
+    for (int64_t l = 0; l < kLayers; ++l) {
+      k.push_back(make_cache(type, n_keys, rng));
+      v.push_back(make_cache(type, n_keys, rng));
+    }
+    const double mib = 2.0 * kLayers * static_cast<double>(k[0].size()) / (1024.0 * 1024.0);
+    for (const char* isa : {"avx512", "avx2", "base"}) {
+      if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;
+      std::vector<double> ms;
+      for (int r = 0; r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        wt::test::run_workers(threads, [&](const wt::cpu::ThreadCtx& tc) {
+          for (int64_t l = 0; l < kLayers; ++l) {
+            const wt::Tensor tk = wt::make_tensor(k[l].data(), type, 3, ne_kv);
+            const wt::Tensor tv = wt::make_tensor(v[l].data(), type, 3, ne_kv);
+            wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(n_keys - 1), 0.125f, wsp);
+            tc.sync();  // the next layer reuses the workspace
+          }
+        });
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(ms.begin(), ms.end());
+      const double med = ms[ms.size() / 2];
+      std::printf("| %s | %s | %.2f | %.1f | %.1f |\n", isa, wt::dtype_name(type), med, mib,
+                  mib * 1024.0 * 1024.0 / (med * 1e6));
+    }
+  }
+  wt::cpu::set_attention_isa_for_testing(nullptr);
+  return 0;
+}
