@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 
 #include "kernels/tensor.h"
@@ -45,9 +44,6 @@ constexpr int64_t kMaxHeadDim = 256;
 // results are the f32 kernel's on those values, bit for bit. With F16C (the AVX2 and
 // AVX-512 builds define WT_ATTN_AVX2) eight at a time, on aarch64 (WT_ATTN_NEON) four;
 // else one by one.
-static inline void kv_to_f32(const float* src, float* dst, int64_t n) {
-  std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
-}
 static inline void kv_to_f32(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
 #if defined(WT_ATTN_AVX2)
@@ -82,7 +78,8 @@ static inline void kv_to_f32(const KvQ8* src, float* dst, int64_t n) {
 
 // Per-worker scratch for one tile.
 struct TileScratch {
-  float kt[kMaxHeadDim * kBK];  // key block transposed: [hd][BK]
+  float kt[kMaxHeadDim * kBK];  // prefill: key block transposed, [hd][BK]; decode: the
+                                // rows' partial dot products with 16 keys, [row][16][16]
   float vb[kBK * kMaxHeadDim];  // value block as f32 when the cache is f16 or q8_0: [BK][hd]
   float s[kMaxRows * kBK];      // scores / probabilities of the block
   float acc[kMaxRows * kMaxHeadDim];
@@ -307,14 +304,21 @@ static inline void update_rows_decode(int64_t r_begin, int64_t r_end, int64_t nv
                                       TileScratch* ts) {
   float alpha[kMaxRows];
   for (int64_t r = r_begin; r < r_end; ++r) alpha[r] = softmax_step(r, nv, ts->s + r * kBK, ts);
-  if (hd % 64 != 0) {
+  if (hd % (16 * kValueVecs) != 0) {  // head sizes such as 48 or 80: 16 lanes of one row at a time
     for (int64_t r = r_begin; r < r_end; ++r) {
       float* acc = ts->acc + r * hd;
       const float* s = ts->s + r * kBK;
-      for (int64_t d = 0; d < hd; ++d) acc[d] *= alpha[r];
-      for (int64_t jj = 0; jj < nv; ++jj) {
-        const auto* vr = vrow(jj);
-        for (int64_t d = 0; d < hd; ++d) acc[d] += s[jj] * kv_elem(vr, d);
+      int64_t d0 = 0;
+      for (; d0 + 16 <= hd; d0 += 16) {
+        F16v a = load16(acc + d0) * alpha[r];
+        for (int64_t jj = 0; jj < nv; ++jj) a += s[jj] * load16k(vrow(jj), d0);
+        store16(acc + d0, a);
+      }
+      // The last hd % 16 lanes (no q8_0 row has them); std::fma, so the rounding is the
+      // same whichever KV type the row is read from.
+      for (int64_t d = d0; d < hd; ++d) {
+        acc[d] *= alpha[r];
+        for (int64_t jj = 0; jj < nv; ++jj) acc[d] = std::fma(s[jj], kv_elem(vrow(jj), d), acc[d]);
       }
     }
     return;
@@ -399,12 +403,15 @@ static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const 
 // position by position, every head at each, reads the cache as one sequential stream; one
 // head at a time reads 1 / n_head_kv of each span, which the hardware prefetchers follow
 // far worse (2-core AMD EPYC host: the f16 KV of 5400 tokens read in 1.7-2.1 ms against
-// 4.5). Each position prefetches the rows of the position kAhead further on, beside its
-// scores (a pass of prefetches alone made f32 decode 1.7x slower: a burst the fill buffers
-// drop). heads_fit bounds what one position reads (every head's key and value rows: 2 KiB
-// of f32 at 256 floats a row), so the rows in flight stay well inside L1.
+// 4.5). Each position prefetches, beside its scores, the key rows of the position kAhead
+// further on and its own value rows, which the value pass reads after the block's scores
+// (a pass of prefetches alone made f32 decode 1.7x slower: a burst the fill buffers drop).
+// kAhead is 16 positions for f16 and q8_0, whose rows are half or a quarter of f32's: the
+// same bytes ahead, and 3% faster than 8 in a whittle-run A/B. heads_fit bounds what one
+// position reads (every head's key and value rows: 2 KiB of f32 at 256 floats a row), so
+// the rows in flight stay well inside L1, and the query rows to the tile's 64.
 static inline bool heads_fit(int64_t n_head, int64_t n_head_kv, int64_t hd) {
-  return n_head <= kMaxRows && n_head_kv * kBK * hd <= kMaxHeadDim * kBK;
+  return n_head <= kMaxRows && n_head_kv * hd <= kMaxHeadDim;
 }
 
 template <bool kIds, typename T>
@@ -570,8 +577,8 @@ static inline void merge_partials(const float* p0, int64_t step, int64_t n_chunk
 }
 
 // Decode: one position. A unit is a range of keys over a run of KV heads: every head where
-// the rows and a key block of every head fit the tile (heads_fit: one sequential stream
-// through the cache), one chunk of keys per worker; else one KV head, ceil(4 nth /
+// heads_fit (one sequential stream through the cache), one chunk of keys per worker; else
+// one KV head, ceil(4 nth /
 // n_head_kv) chunks of keys per head. Each unit leaves a partial (m, l, acc) per query head,
 // [chunk][head][hd + 2] after the per-worker scratch, merged after a barrier. With ids, the
 // keys are cache rows ids[0..n_ids) instead of 0..pos0.
@@ -604,8 +611,7 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
     const int64_t jb = (ja + per_chunk) < n_keys ? (ja + per_chunk) : n_keys;
     TileRows rows;
     for (int64_t head = g0 * group; head < (g0 + unit_heads) * group; ++head) {
-      rows.q[rows.n] = q.row<float>(head, 0);
-      rows.pos[rows.n] = n_keys - 1;
+      rows.q[rows.n] = q.row<float>(head, 0);  // decode's rows all see every key: no pos
       ++rows.n;
     }
     reset_rows(rows.n, hd, ts);

@@ -5,7 +5,8 @@
 // of it in memory elsewhere (16 scalar stores to broadcast a float, the accumulators on the
 // stack), which made the AVX2 and baseline builds' attention 5-9x slower than AVX-512's
 // (tests/bench_attention). Every operation is lane by lane and hsum16x16 adds in one order,
-// so results are the same bits in every build (up to how the compiler fuses multiply-adds).
+// the same order in every build; the bits differ between builds only where one fuses a
+// multiply-add and another cannot (SSE2 has no FMA).
 //
 // Include only from attention_impl.h, inside its per-ISA namespace after vec_exp.h, with
 // WT_VEC16_LANES (16, 8 or 4) defined; no include guard (one inclusion per namespace).

@@ -13,7 +13,6 @@
 // The body is window_scores_impl.h, compiled baseline, AVX2 and AVX-512 like the attention
 // kernel and picked here at run time: the 64-lane accumulators do not fit the 16 xmm
 // registers of the baseline build, which is an order of magnitude slower than AVX-512.
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 

@@ -50,6 +50,10 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   if (hp.n_rot > 512 || hp.n_rot % 2 != 0 || hp.head_dim > 256)
     return error(WT_ERR_UNSUPPORTED, "head_dim " + std::to_string(hp.head_dim) + " / n_rot " +
                                          std::to_string(hp.n_rot) + ": the CPU attention supports head_dim <= 256");
+  // The CPU attention's tiles hold the query heads of one KV head (at most 64) side by side.
+  if (hp.n_head_kv <= 0 || hp.n_head / hp.n_head_kv > 64)
+    return error(WT_ERR_UNSUPPORTED, std::to_string(hp.n_head) + " query heads over " + std::to_string(hp.n_head_kv) +
+                                         " KV heads: the CPU attention supports at most 64 per KV head");
   std::unique_ptr<Context> ctx(new Context(model, options));
   ctx->n_ctx_ = options.n_ctx > 0 ? options.n_ctx : (hp.n_ctx_train > 0 ? hp.n_ctx_train : 4096);
   const PruneShape shape{hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, ctx->n_ctx_};

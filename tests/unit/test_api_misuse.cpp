@@ -686,3 +686,33 @@ TEST_CASE("api misuse: extreme pruning parameters run or are refused") {
   }
   wt_model_free(m);
 }
+
+TEST_CASE("api misuse: a model with more than 64 query heads per KV head loads but its context is refused") {
+  // The CPU attention's tiles hold one KV head's query heads side by side, 64 at most
+  // (Falcon-7B's 71 heads over 1 KV head would not fit): refused with a message, not run.
+  wt::test::TinyModelOptions o;
+  o.n_layer = 1;
+  o.n_embd = 66 * 4;  // 66 heads of 4
+  o.n_head = 66;
+  o.n_head_kv = 1;
+  const std::string p = wt::test::temp_file("api_misuse_66_heads.gguf");
+  REQUIRE(wt::test::write_file(p, wt::test::make_tiny_llama(o).build()));
+  wt_model* m = load(p);
+  wt_context_params cp = small_params();
+  wt_context* c = nullptr;
+  CHECK(wt_context_create(m, &cp, &c) == WT_ERR_UNSUPPORTED);
+  CHECK(c == nullptr);
+  CHECK(std::string(wt_last_error()).find("at most 64 per KV head") != std::string::npos);
+  o.n_head = 64;  // the largest group that fits
+  o.n_embd = 64 * 4;
+  const std::string p64 = wt::test::temp_file("api_misuse_64_heads.gguf");
+  REQUIRE(wt::test::write_file(p64, wt::test::make_tiny_llama(o).build()));
+  wt_model* m64 = load(p64);
+  wt_context* c64 = make_ctx(m64, cp);
+  CHECK(wt_context_prefill(c64, kPrompt, 8) == WT_OK);
+  wt_context_free(c64);
+  wt_model_free(m64);
+  wt_model_free(m);
+  std::filesystem::remove(p);
+  std::filesystem::remove(p64);
+}

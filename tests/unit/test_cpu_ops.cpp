@@ -70,12 +70,14 @@ TEST_CASE("ops: fast_exp is accurate over the range attention and silu use") {
   CHECK(std::isfinite(wt::cpu::fast_exp(1000.0f)));
 }
 
+namespace {
 // Tests run attention on each ISA build of the CPU kernel in turn; the guard restores the
 // run-time choice.
 struct AttnIsaGuard {
   ~AttnIsaGuard() { wt::cpu::set_attention_isa_for_testing(nullptr); }
 };
 const char* const kIsas[] = {"avx512", "avx2", "base"};
+}  // namespace
 
 TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
   AttnIsaGuard guard;
@@ -119,8 +121,8 @@ TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
         const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
         double worst = 0;
         for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
-        INFO(std::string(isa) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n << " pos0 "
-                 << s.pos0 << " workers " << workers);
+        INFO(std::string(isa) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n
+                              << " pos0 " << s.pos0 << " workers " << workers);
         CHECK(worst < 2e-5);
         worst_all = std::max(worst_all, worst);
       }
@@ -282,15 +284,17 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 // An f16 or q8_0 KV cache (wt_context_params.kv_type) is read as f32 (prefill converts a key
-// block at a time, decode converts in registers) and runs the f32 kernel's arithmetic: the output must be the f32 kernel's over
-// the cache's values, bit for bit, on every ISA build this CPU has; and, against the naive
-// double reference over those values, as close as the f32 kernel is.
+// block at a time, decode converts in registers) and runs the f32 kernel's arithmetic: the
+// output must be the f32 kernel's over the cache's values, bit for bit, on every ISA build
+// this CPU has; and, against the naive double reference over those values, as close as the
+// f32 kernel is.
 TEST_CASE("ops: attention over an f16 or q8_0 KV cache is the f32 kernel over the cache's values bit for bit") {
   struct Shape {
     int64_t hd, n_head, n_head_kv, n, pos0;
   };
   const Shape shapes[] = {{64, 9, 3, 1, 0},  {64, 9, 3, 37, 0}, {64, 9, 3, 1, 300}, {64, 4, 2, 20, 70},
-                          {48, 8, 1, 65, 0}, {48, 8, 2, 1, 150}, {128, 14, 2, 1, 90}, {40, 10, 2, 1, 120}};
+                          {48, 8, 1, 65, 0}, {48, 8, 2, 1, 150}, {128, 14, 2, 1, 90}, {40, 10, 2, 1, 120},
+                          {96, 6, 2, 1, 100}};  // q8_0 rows of 3 blocks: the value pass's 16-lane path
   AttnIsaGuard guard;
   for (const Shape& s : shapes) {
     for (wt::DType type : kNarrowKv) {
@@ -328,8 +332,9 @@ TEST_CASE("ops: attention over an f16 or q8_0 KV cache is the f32 kernel over th
             if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;  // the naive test says which
             run(tkc, tvc, out_cache);
             run(tk32, tv32, out_f32);
-            INFO(std::string(isa) << " " << std::string(wt::dtype_name(type)) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv
-                     << " n " << s.n << " pos0 " << s.pos0 << " workers " << workers << std::string(sparse ? " sparse" : ""));
+            INFO(std::string(isa) << " " << std::string(wt::dtype_name(type)) << " hd " << s.hd << " heads "
+                                  << s.n_head << "/" << s.n_head_kv << " n " << s.n << " pos0 " << s.pos0 << " workers "
+                                  << workers << std::string(sparse ? " sparse" : ""));
             CHECK(same_bits(out_cache, out_f32));
             if (!sparse) {
               const auto ref =
