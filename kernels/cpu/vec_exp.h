@@ -5,7 +5,7 @@
 // the exponentials cost more than the dot products. Static, so each ISA's copy stays its
 // own: include it only inside a namespace of its user, after any target pragma (the *_impl.h
 // headers in their per-ISA namespace, swiglu.cpp in an unnamed one; no include guard: one
-// inclusion per namespace).
+// inclusion per namespace). Its constants are fast_math.h's: include that first, at file scope.
 
 // Lane select by a compare mask (the ?: on vectors is not taken by every compiler).
 template <typename V, typename I>
@@ -18,17 +18,14 @@ static inline V vec_exp(const V& x_in) {
   const V zero = {};
   V x = vec_select<V, I>(x_in < zero - 87.0f, zero - 87.0f, x_in);
   x = vec_select<V, I>(x > zero + 88.0f, zero + 88.0f, x);
-  const V y = x * 1.44269504088896341f + 0.5f;
+  const V y = x * kExpLog2e + 0.5f;
   const V rn = (y + 12582912.0f) - 12582912.0f;                   // y rounded to an integer (|y| < 2^22)
   const V n = rn - vec_select<V, I>(rn > y, zero + 1.0f, zero);  // floor(y)
-  V r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  V p = zero + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  V r = x - n * kExpLn2Hi;
+  r = r - n * kExpLn2Lo;
+  V p = zero + kExpPoly[0];
+#pragma GCC unroll 6
+  for (int i = 1; i < 6; ++i) p = p * r + kExpPoly[i];
   p = p * r * r + r + 1.0f;
   // 2^n from n's bits in n + 1.5 * 2^23, whose low mantissa bits hold n.
   const I e = ((I)(n + 12582912.0f) - (0x4B400000 - 127)) << 23;
