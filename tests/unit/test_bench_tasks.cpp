@@ -125,6 +125,26 @@ TEST_CASE("bench tasks: exact-match scoring") {
   CHECK_FALSE(bench::score_output(t, " ABCDE"));
 }
 
+TEST_CASE("bench tasks: --task lists with depths, and bad items refused with the item named") {
+  std::vector<bench::TaskSpec> ts;
+  std::string err;
+  REQUIRE(bench::parse_task_list("niah_multikey@0.25:0.75,kv_retrieval,passkey@1", &ts, &err));
+  REQUIRE(ts.size() == 3);
+  CHECK(ts[0].kind == TaskKind::niah_multikey);
+  CHECK(ts[0].depths == std::vector<double>{0.25, 0.75});
+  CHECK(ts[1].kind == TaskKind::kv_retrieval);
+  CHECK(ts[1].depths == std::vector<double>{0.5});
+  CHECK(ts[2].depths == std::vector<double>{1.0});
+  for (const char* bad : {"", "niah", "passkey,", "passkey@", "passkey@1.5", "passkey@-0", "passkey@0.5:",
+                          "passkey@nan", "passkey@0x1", "passkey@1e-1", "kv_retrieval@0.5@0.5"}) {
+    CAPTURE(bad);
+    err.clear();
+    CHECK_FALSE(bench::parse_task_list(bad, &ts, &err));
+    CHECK_FALSE(err.empty());
+  }
+  CHECK(err.find("kv_retrieval@0.5@0.5") != std::string::npos);
+}
+
 TEST_CASE("bench metrics: Spearman, KL and summaries against hand-computed values") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float a[] = {1, 2, 3, 4, 5}, b[] = {2, 1, 4, 3, 5};

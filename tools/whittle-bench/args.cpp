@@ -23,6 +23,9 @@ const char* const kUsage =
     "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
     "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
+    "          --task NAME[@D1:D2...],...  (the tasks instead of the suite's, at needle depths in [0, 1],\n"
+    "          0.5 when none: passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking)\n"
+    "          --fidelity agree,kl|agree|kl|none  (the real-text prompts instead of the suite's)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
     "  KV:     --kv-type f32,f16,q8_0 (the KV cache's type: every method in each; f16, q8_0 on the CPU\n"
     "          and Vulkan)\n"
@@ -147,6 +150,21 @@ int parse(int argc, char** argv, Args* a) {
     } else if (k == "--suite") {
       a->suite = v;
       a->mode = Args::Mode::suite;
+    } else if (k == "--task") {
+      std::string error;
+      if (!parse_task_list(v, &a->tasks, &error)) return usage_error("--task: " + error);
+      a->tasks_given = true;
+    } else if (k == "--fidelity") {
+      const std::vector<std::string> parts = split(v);
+      a->fidelity_given = true;
+      a->fidelity_agree = a->fidelity_kl = false;
+      for (const std::string& x : parts) {
+        if (x == "agree") a->fidelity_agree = true;
+        else if (x == "kl") a->fidelity_kl = true;
+        else if (!(x == "none" && parts.size() == 1))
+          return usage_error("--fidelity expects agree,kl or agree or kl or none, got " + v);
+      }
+      if (parts.empty()) return usage_error("--fidelity expects agree,kl or agree or kl or none, got " + v);
     } else if (k == "--method") a->methods = split(v);
     else if (k == "--prune") {
       a->mode = Args::Mode::prune;
@@ -195,6 +213,8 @@ int parse(int argc, char** argv, Args* a) {
     return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
                        " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));
   if (!a->resume.empty() && a->mode != Args::Mode::suite) return usage_error("--resume goes with --suite");
+  if ((a->tasks_given || a->fidelity_given) && a->mode != Args::Mode::suite)
+    return usage_error("--task and --fidelity go with --suite");
   if (a->summarize && a->resume.empty()) return usage_error("--summarize goes with --resume");
   return 0;
 }

@@ -31,6 +31,10 @@ struct Args {
   std::vector<std::string> kv_types;  // --kv-type f32,f16,q8_0: every method in each (with_variants)
   std::vector<std::string> matmuls;   // --matmul fast,f32: likewise
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // key -> values
+  std::vector<TaskSpec> tasks;  // --task: the suite's tasks instead of its preset's
+  bool tasks_given = false;
+  // --fidelity: which real-text prompts the suite adds (agreement, KL) instead of its preset's.
+  bool fidelity_given = false, fidelity_agree = true, fidelity_kl = true;
   double kv_device = 0.25;
   int32_t kv_block = 64;
   enum class Mode { speed, suite, prune, asl, asl_calibrate, pager, state } mode = Mode::speed;

@@ -2,6 +2,7 @@
 //   speed (default): whittle-bench -m MODEL [-p 512,2048] [-n 16,128] [-r 5] [-t 2]
 //                    [--method all|M1,M2] [--keep 0.1,0.2] [--prune-param KEY=V1,V2]...
 //   suites:          whittle-bench -m MODEL --suite quick|full|tiny [-p LENGTHS] [--method ...] [--seed S]
+//                    [--task NAME@D1:D2,...] [--fidelity agree,kl|none]
 //   outputs:         [--json FILE] [--jsonl FILE] [--csv FILE] [--plot DIR]
 //   resume:          --suite ... --resume FILE.json [--summarize] (an interrupted run's --json: its prompts
 //                    are not run again; --summarize runs nothing new)
@@ -171,6 +172,11 @@ static int run_main(int argc, char** argv) {
     so.resume = std::move(earlier_runs);
     so.run_missing = !a.summarize;
     if (a.p_given) so.lengths = a.p;
+    if (a.tasks_given) so.tasks = a.tasks;
+    if (a.fidelity_given) {
+      so.fidelity_agree = a.fidelity_agree;
+      so.fidelity_kl = a.fidelity_kl;
+    }
     if (!a.methods.empty() || !a.keeps.empty() || !a.params.empty()) so.methods = cross_product(a);
     so.methods = with_variants(so.methods, a.kv_types, a.matmuls);
     SuiteOutput out;

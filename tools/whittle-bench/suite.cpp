@@ -288,6 +288,12 @@ bool run_from_record(const BenchModel& m, const Json& j, const Prompt& p, int32_
     *dst = x;
     return true;
   };
+  // Prompts are told apart by their seed, which counts the suite's prompts in order: another
+  // --task or --fidelity list gives the same seed to another prompt.
+  const Json* task = j.find("task");
+  if (!task || task->type() != Json::Type::string || task->str() != p.task)
+    return bad("task", "is " + (task ? task->dump() : std::string("missing")) + ", this suite's prompt is \"" + p.task +
+                           "\" (resume with the same --task and --fidelity)");
   RunResult r;
   r.ttft_ms = num("ttft_ms");
   const double tpot = num("tpot_ms");

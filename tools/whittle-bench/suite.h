@@ -11,11 +11,6 @@
 
 namespace bench {
 
-struct TaskSpec {
-  TaskKind kind;
-  std::vector<double> depths;  // one prompt per depth
-};
-
 struct SuiteOptions {
   std::string name;
   std::vector<int32_t> lengths;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -195,6 +196,44 @@ bool task_from_name(const std::string& name, TaskKind* out) {
     }
   }
   return false;
+}
+
+bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::string* error) {
+  out->clear();
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    at = comma + 1;
+    const size_t sep = item.find('@');
+    TaskSpec ts{};
+    if (!task_from_name(item.substr(0, sep), &ts.kind)) {
+      *error = "unknown task '" + item.substr(0, sep) +
+               "' (passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking)";
+      return false;
+    }
+    if (sep == std::string::npos) {
+      ts.depths = {0.5};
+    } else {
+      const std::string depths = item.substr(sep + 1);
+      size_t d = 0;
+      while (d <= depths.size()) {
+        const size_t colon = std::min(depths.find(':', d), depths.size());
+        const std::string x = depths.substr(d, colon - d);
+        d = colon + 1;
+        char* end = nullptr;
+        const double v = std::strtod(x.c_str(), &end);
+        // Digits and one point only: strtod would also take "nan", "inf" and hex.
+        if (x.empty() || x.find_first_not_of("0123456789.") != std::string::npos || *end != '\0' || !(v >= 0 && v <= 1)) {
+          *error = "task '" + item + "': depth '" + x + "' is not a number in [0, 1]";
+          return false;
+        }
+        ts.depths.push_back(v);
+      }
+    }
+    out->push_back(std::move(ts));
+  }
+  return true;
 }
 
 Filler make_filler(const std::string& text, const Tokenizer& tokenize) {

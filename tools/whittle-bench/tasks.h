@@ -19,6 +19,16 @@ enum class TaskKind { passkey, niah_single, niah_multikey, kv_retrieval, variabl
 const char* task_name(TaskKind kind);
 bool task_from_name(const std::string& name, TaskKind* out);
 
+// A task and the needle depths it is asked at: one prompt per depth.
+struct TaskSpec {
+  TaskKind kind;
+  std::vector<double> depths;
+};
+// whittle-bench --task: comma-separated "name" or "name@d1:d2:..." (depths in [0, 1]; 0.5
+// when none given), e.g. "niah_multikey@0.25:0.75,kv_retrieval". False with *error naming
+// the bad item.
+bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::string* error);
+
 // Filler: whole sentences, each tokenized on its own with a leading space, so a haystack
 // is a run of sentences and a needle always lands between two of them.
 struct Filler {
