@@ -3,7 +3,7 @@
 them with Python's own json and csv modules and checks them against the record schema.
 
     python3 tests/tools/check_bench_output.py --json F.json --jsonl F.jsonl --csv F.csv
-        [--expect-methods full,snapkv] [--expect-lengths 256,384] [--expect-tasks passkey,niah_single]
+        [--expect-methods full,snapkv] [--expect-lengths 256,384] [--expect-tasks passkey,niah_single [--only-expected-tasks]]
 
 Checks: each file parses (strict JSON: no NaN/Infinity, no duplicate keys); the JSON
 document's records equal the JSONL lines, in order; the CSV has one row per record whose
@@ -263,6 +263,8 @@ def check_schema(args, records, bad):
             runs.setdefault(series(r), []).append(r)
             if r["task"] not in TASKS:
                 bad(f"{name(i, r)}: unknown task {r['task']!r}")
+            elif args.only_expected_tasks and r["task"] not in args.expect_tasks:
+                bad(f"{name(i, r)}: task {r['task']!r} is not one of --expect-tasks")
             if r["answer"] is not None and not isinstance(r["correct"], bool):
                 bad(f"{name(i, r)}: has an answer but 'correct' is {json.dumps(r['correct'])}")
             if r["depth"] is not None and not 0 <= r["depth"] <= 1:
@@ -337,6 +339,8 @@ def main():
                     help="expect every method TOOL --list-methods prints (the library's own list)")
     ap.add_argument("--expect-lengths", type=lambda t: [int(x) for x in split(t)], default=[])
     ap.add_argument("--expect-tasks", type=split, default=[])
+    ap.add_argument("--only-expected-tasks", action="store_true",
+                    help="every run record's task is one of --expect-tasks (whittle-bench --task)")
     args = ap.parse_args()
     if args.methods_of:
         args.expect_methods += listed_methods(args.methods_of)

@@ -135,8 +135,10 @@ TEST_CASE("bench tasks: --task lists with depths, and bad items refused with the
   CHECK(ts[1].kind == TaskKind::kv_retrieval);
   CHECK(ts[1].depths == std::vector<double>{0.5});
   CHECK(ts[2].depths == std::vector<double>{1.0});
+  REQUIRE(bench::parse_task_list("none", &ts, &err));
+  CHECK(ts.empty());
   for (const char* bad : {"", "niah", "passkey,", "passkey@", "passkey@1.5", "passkey@-0", "passkey@0.5:",
-                          "passkey@nan", "passkey@0x1", "passkey@1e-1", "kv_retrieval@0.5@0.5"}) {
+                          "passkey@nan", "passkey@0x1", "passkey@1e-1", "none,passkey", "kv_retrieval@0.5@0.5"}) {
     CAPTURE(bad);
     err.clear();
     CHECK_FALSE(bench::parse_task_list(bad, &ts, &err));

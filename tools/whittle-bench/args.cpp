@@ -24,7 +24,7 @@ const char* const kUsage =
     "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
     "          --task NAME[@D1:D2...],...  (the tasks instead of the suite's, at needle depths in [0, 1],\n"
-    "          0.5 when none: passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking)\n"
+    "          0.5 when none: passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking; or none)\n"
     "          --fidelity agree,kl|agree|kl|none  (the real-text prompts instead of the suite's)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
     "  KV:     --kv-type f32,f16,q8_0 (the KV cache's type: every method in each; f16, q8_0 on the CPU\n"
@@ -215,6 +215,8 @@ int parse(int argc, char** argv, Args* a) {
   if (!a->resume.empty() && a->mode != Args::Mode::suite) return usage_error("--resume goes with --suite");
   if ((a->tasks_given || a->fidelity_given) && a->mode != Args::Mode::suite)
     return usage_error("--task and --fidelity go with --suite");
+  if (a->tasks_given && a->tasks.empty() && a->fidelity_given && !a->fidelity_agree && !a->fidelity_kl)
+    return usage_error("--task none and --fidelity none leave the suite no prompt");
   if (a->summarize && a->resume.empty()) return usage_error("--summarize goes with --resume");
   return 0;
 }

@@ -548,6 +548,7 @@ std::string headline(const std::vector<Json>& records) {
     it->second.full_acc += fa;
     it->second.n += 1;
   }
+  if (rows.empty()) return "no task prompts (--task none): no accuracy to weigh against time\n";
   std::string md = "| method | mean TTFT saved | accuracy | full-KV accuracy | accuracy points lost per 10% TTFT saved |\n"
                    "|---|---|---|---|---|\n";
   for (const auto& [label, a] : rows) {

@@ -25,8 +25,8 @@ struct TaskSpec {
   std::vector<double> depths;
 };
 // whittle-bench --task: comma-separated "name" or "name@d1:d2:..." (depths in [0, 1]; 0.5
-// when none given), e.g. "niah_multikey@0.25:0.75,kv_retrieval". False with *error naming
-// the bad item.
+// when none given), e.g. "niah_multikey@0.25:0.75,kv_retrieval"; "none": no task (the
+// fidelity prompts only). False with *error naming the bad item.
 bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::string* error);
 
 // Filler: whole sentences, each tokenized on its own with a leading space, so a haystack
