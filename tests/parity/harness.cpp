@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -118,6 +119,10 @@ float draw(Fill f, float scale, std::mt19937& rng) {
     case Fill::small_ints: return static_cast<float>(static_cast<int>(rng() % 7) - 3);
     case Fill::zeros: return 0.0f;
     case Fill::positive: return 0.25f + std::fabs(normal(rng));
+    case Fill::specials: {
+      const int v = static_cast<int>(rng() % 9) - 3;  // 6 and 5: the specials
+      return v == 6 ? std::numeric_limits<float>::quiet_NaN() : v == 5 ? -0.0f : static_cast<float>(v);
+    }
   }
   return 0.0f;
 }

@@ -527,10 +527,16 @@ void pool1d_cases(std::vector<Case>& v) {
 }
 
 void topk_cases(std::vector<Case>& v) {
+  // Long rows as the pruning methods pass them (8k and 32k keys, keep 0.1): several rounds of
+  // the GPU kernels' block, and with ties whole warps of equal keys in every radix pass (the
+  // first Vulkan kernel failed past ~4k keys on llvmpipe); k past the numbers, so that the
+  // threshold falls among the NaNs.
   for (auto [n, rows, k, fill] : {std::tuple{500, 3, 10, Fill::normal}, std::tuple{300, 2, 17, Fill::small_ints},
-                                  std::tuple{5, 2, 8, Fill::normal}}) {
+                                  std::tuple{5, 2, 8, Fill::normal}, std::tuple{8300, 3, 830, Fill::normal},
+                                  std::tuple{8300, 3, 830, Fill::small_ints},
+                                  std::tuple{33000, 1, 3300, Fill::small_ints}, std::tuple{700, 2, 690, Fill::specials}}) {
     Case c = make(Op::topk, "n=" + std::to_string(n) + " rows=" + std::to_string(rows) + " k=" + std::to_string(k) +
-                                (fill == Fill::small_ints ? " ties" : ""));
+                                (fill == Fill::small_ints ? " ties" : fill == Fill::specials ? " NaN and -0" : ""));
     c.src[0] = f32(2, n, rows, 1, fill);
     c.call = [k = k](const Slots& s) { return OpCall(TopkOp{.scores = s.src[0], .k = k, .out = s.out}); };
     c.results = result_out_i;

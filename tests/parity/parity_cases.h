@@ -17,6 +17,7 @@ enum class Fill {
   small_ints,  // integers in [-3, 3]: many ties (argmax, topk)
   zeros,
   positive,    // 0.25 + |N(0, scale)|: score rows, rope divisors
+  specials,    // small_ints with NaN, -0 and +0 among them (topk's order: NaN lowest, -0 == +0)
 };
 
 struct TensorSpec {
