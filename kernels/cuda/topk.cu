@@ -2,7 +2,11 @@
 //
 // Each value becomes a 32-bit key whose unsigned order is the CPU's order (NaN lowest, -0
 // equal to +0). Four passes of 8 bits each histogram the keys that match the prefix chosen
-// so far and pick the byte holding the kk-th largest; the result is the threshold key T and
+// so far and pick the byte holding the kk-th largest. The lanes of a warp whose keys fall in
+// the same bin add to it once (__match_any_sync): score rows are mostly one sign and a few
+// exponents, and max pooling copies each peak over its kernel, so a warp's 32 keys often
+// share a bin, and same-address shared atomics serialize (a 7357-key row took 235 us per
+// call on an H200 with one atomic per key). The result is the threshold key T and
 // `need`, how many keys equal to T belong to the top kk (the others are above T). A last
 // pass walks the row in index order and keeps every key above T and the first `need` keys
 // equal to T (ties: lower index first); block-wide ballot counts give each kept index its
@@ -17,9 +21,12 @@
 namespace wt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
+// 1024 threads: a pass over an 8k row is 8 rounds of loads, not 32 (one block per row: the
+// rows are the few KV heads of a layer).
+constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
-static_assert(kThreads == 256, "one thread per histogram bin");
+constexpr int kBins = 256;
+static_assert(kThreads >= kBins, "the first kBins threads clear the histogram");
 
 __device__ __forceinline__ uint32_t order_key(float v) {
   uint32_t u = __float_as_uint(v);
@@ -47,7 +54,7 @@ __device__ __forceinline__ int block_count(bool flag, int* warp_counts, int* tot
 __global__ void __launch_bounds__(kThreads) topk_kernel(RowView x, int64_t ne1, int64_t n, int k, int64_t kk,
                                                         int32_t* out) {
   kernel_prologue();
-  __shared__ unsigned hist[256];
+  __shared__ unsigned hist[kBins];
   __shared__ uint32_t s_prefix;
   __shared__ int64_t s_need;
   __shared__ int warp_counts[kWarps];
@@ -62,11 +69,16 @@ __global__ void __launch_bounds__(kThreads) topk_kernel(RowView x, int64_t ne1, 
     uint32_t prefix = 0, mask = 0;
     int64_t need = kk;  // keys still to take among those matching prefix
     for (int shift = 24; shift >= 0; shift -= 8) {
-      hist[tid] = 0;  // kThreads == 256 bins
+      if (tid < kBins) hist[tid] = 0;
       __syncthreads();
-      for (int64_t i = tid; i < n; i += kThreads) {
-        const uint32_t key = order_key(v[i]);
-        if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 255u], 1u);
+      // The bound is the same for every lane, so whole warps reach __match_any_sync.
+      for (int64_t c0 = 0; c0 < n; c0 += kThreads) {
+        const int64_t i = c0 + tid;
+        const uint32_t key = i < n ? order_key(v[i]) : 0u;
+        const bool in = i < n && (key & mask) == prefix;
+        const unsigned bin = in ? (key >> shift) & 255u : static_cast<unsigned>(kBins);  // kBins: not counted
+        const unsigned peers = __match_any_sync(kFullMask, bin);
+        if (in && __ffs(peers) - 1 == lane) atomicAdd(&hist[bin], static_cast<unsigned>(__popc(peers)));
       }
       __syncthreads();
       if (tid < 32) {
