@@ -22,6 +22,16 @@ layout(binding = 1) readonly buffer Q { float q[]; };
 layout(binding = 4) readonly buffer Ids { int ids[]; };
 
 const uint kMaxDimsPerThread = 4u;
+
+// Element d of KV head g's value row of key j (j counts the keys this row sees, in order).
+float value_at(uint g, uint j, uint d) {
+#if defined(ATTN_DECODE)
+  const uint vr = (p.flags & 1u) != 0u ? uint(ids[p.o_aux + j]) : j;
+#else
+  const uint vr = j;
+#endif
+  return load_v(p.o_s2 + g * p.s2_nb1 + vr * p.s2_nb2, d);
+}
 shared float q_s[256];
 shared float p_s[64];
 shared float red[64];
@@ -99,7 +109,17 @@ void main() {
 #endif
       const uint k0 = p.o_s1 + g * p.s1_nb1 + kr * p.s1_nb2;
       s = 0.0;
-      for (uint d = 0u; d < hd; ++d) s += q_s[d] * load_k(k0, d);
+      // Four terms per iteration, added in order (the same sum): llvmpipe ends every loop of
+      // an invocation after 65535 iterations in all (gallivm's loop limiter), which one term
+      // per iteration reached at ~30k keys, and the rows came back wrong.
+      uint d = 0u;
+      for (; d + 4u <= hd; d += 4u) {
+        s += q_s[d] * load_k(k0, d);
+        s += q_s[d + 1u] * load_k(k0, d + 1u);
+        s += q_s[d + 2u] * load_k(k0, d + 2u);
+        s += q_s[d + 3u] * load_k(k0, d + 3u);
+      }
+      for (; d < hd; ++d) s += q_s[d] * load_k(k0, d);
     }
     const float m_new = max(m, reduce_max(t, s));
     const float alpha = exp(m - m_new);
@@ -112,14 +132,14 @@ void main() {
       const uint d = t + e * wg;
       if (d >= hd) break;
       float a = acc[e] * alpha;
-      for (uint jj = 0u; jj < nb; ++jj) {
-#if defined(ATTN_DECODE)
-        const uint vr = with_ids ? uint(ids[p.o_aux + j0 + jj]) : j0 + jj;
-#else
-        const uint vr = j0 + jj;
-#endif
-        a += p_s[jj] * load_v(p.o_s2 + g * p.s2_nb1 + vr * p.s2_nb2, d);
+      uint jj = 0u;
+      for (; jj + 4u <= nb; jj += 4u) {  // four keys per iteration, in order (the limiter above)
+        a += p_s[jj] * value_at(g, j0 + jj, d);
+        a += p_s[jj + 1u] * value_at(g, j0 + jj + 1u, d);
+        a += p_s[jj + 2u] * value_at(g, j0 + jj + 2u, d);
+        a += p_s[jj + 3u] * value_at(g, j0 + jj + 3u, d);
       }
+      for (; jj < nb; ++jj) a += p_s[jj] * value_at(g, j0 + jj, d);
       acc[e] = a;
     }
     barrier();  // p_s is rewritten by the next block

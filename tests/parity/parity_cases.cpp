@@ -295,7 +295,7 @@ void decode_split_cases(std::vector<Case>& v) {
   for (const D& d : {D{64, 9, 3, 936, Keys::all}, D{64, 14, 2, 8200, Keys::all}, D{128, 12, 2, 2047, Keys::every_third},
                      D{80, 20, 1, 500, Keys::all}, D{64, 9, 3, 8300, Keys::all}, D{256, 4, 2, 130, Keys::all},
                      D{32, 8, 8, 0, Keys::all}, D{64, 9, 3, 1100, Keys::paged}, D{128, 12, 2, 700, Keys::paged},
-                     D{36, 6, 3, 77, Keys::every_third}}) {
+                     D{36, 6, 3, 77, Keys::every_third}, D{64, 14, 2, 33000, Keys::all}, D{64, 9, 3, 33000, Keys::all}, D{64, 14, 2, 33000, Keys::all}}) {
     const char* what = d.keys == Keys::all ? "" : d.keys == Keys::paged ? " pool rows" : " key subset";
     Case c = make(Op::attention_decode, "hd=" + std::to_string(d.hd) + " heads=" + std::to_string(d.heads) + "/" +
                                             std::to_string(d.kv_heads) + " pos0=" + std::to_string(d.pos0) + what);
@@ -493,7 +493,7 @@ void window_scores_cases(std::vector<Case>& v) {
   for (const W& w : {W{64, 4, 2, 40, 40, 8, 1, 40, 40}, W{64, 4, 2, 40, 40, 8, 3, 33, 40},
                      W{32, 6, 3, 70, 70, 16, 0, 70, 0}, W{64, 2, 1, 5, 90, 5, 1, 90, 90},
                      W{64, 9, 3, 32, 8300, 32, 1, 8300, 8300}, W{64, 7, 1, 100, 2500, 100, 3, 2500, 2500},
-                     W{64, 9, 3, 40, 1200, 16, 1, 1200, 1000}}) {
+                     W{64, 9, 3, 40, 1200, 16, 1, 1200, 1000}, W{64, 14, 2, 32, 33000, 32, 1, 33000, 33000}}) {
     Case c = make(Op::window_scores, "hd=" + std::to_string(w.hd) + " heads=" + std::to_string(w.heads) + "/" +
                                          std::to_string(w.kv_heads) + " keys=" + std::to_string(w.n_keys) +
                                          " W=" + std::to_string(w.window) + " mode=" + std::to_string(w.mode));
@@ -514,7 +514,7 @@ void window_scores_cases(std::vector<Case>& v) {
 
 void pool1d_cases(std::vector<Case>& v) {
   for (auto [n, rows, kernel, max] : {std::tuple{1000, 4, 5, 0}, std::tuple{1000, 2, 7, 1}, std::tuple{3, 3, 5, 0},
-                                      std::tuple{2100, 1, 1, 1}}) {
+                                      std::tuple{2100, 1, 1, 1}, std::tuple{33000, 2, 31, 1}}) {
     Case c = make(Op::pool1d, "n=" + std::to_string(n) + " rows=" + std::to_string(rows) + " kernel=" +
                                   std::to_string(kernel) + (max ? " max" : " avg"));
     c.dst = f32(2, n, rows);
