@@ -603,7 +603,7 @@ void block_scores_cases(std::vector<Case>& v) {
     bool ids;
   };
   for (const B& b : {B{64, 4, 2, 6, 200, 64, 16, 4, false}, B{32, 6, 3, 3, 77, 32, 8, 0, false},
-                     B{64, 4, 1, 2, 50, 16, 16, 1, true}}) {
+                     B{64, 4, 1, 2, 50, 16, 16, 1, true}, B{64, 14, 2, 16, 33000, 64, 16, 16, false}}) {
     Case c = make(Op::block_scores, "hd=" + std::to_string(b.hd) + " heads=" + std::to_string(b.heads) + "/" +
                                         std::to_string(b.kv_heads) + " keys=" + std::to_string(b.n_keys) + " block=" +
                                         std::to_string(b.block) + " unit=" + std::to_string(b.unit) +
