@@ -120,7 +120,7 @@ float draw(Fill f, float scale, std::mt19937& rng) {
     case Fill::zeros: return 0.0f;
     case Fill::positive: return 0.25f + std::fabs(normal(rng));
     case Fill::specials: {
-      const int v = static_cast<int>(rng() % 9) - 3;  // 6 and 5: the specials
+      const int v = static_cast<int>(rng() % 10) - 3;  // -3..6; 6 and 5: the specials
       return v == 6 ? std::numeric_limits<float>::quiet_NaN() : v == 5 ? -0.0f : static_cast<float>(v);
     }
   }

@@ -295,7 +295,8 @@ void decode_split_cases(std::vector<Case>& v) {
   for (const D& d : {D{64, 9, 3, 936, Keys::all}, D{64, 14, 2, 8200, Keys::all}, D{128, 12, 2, 2047, Keys::every_third},
                      D{80, 20, 1, 500, Keys::all}, D{64, 9, 3, 8300, Keys::all}, D{256, 4, 2, 130, Keys::all},
                      D{32, 8, 8, 0, Keys::all}, D{64, 9, 3, 1100, Keys::paged}, D{128, 12, 2, 700, Keys::paged},
-                     D{36, 6, 3, 77, Keys::every_third}, D{64, 14, 2, 33000, Keys::all}, D{64, 9, 3, 33000, Keys::all}, D{64, 14, 2, 33000, Keys::all}}) {
+                     D{36, 6, 3, 77, Keys::every_third}, D{64, 14, 2, 33000, Keys::all}, D{64, 9, 3, 33000, Keys::all},
+                     D{128, 12, 2, 33000, Keys::all}}) {
     const char* what = d.keys == Keys::all ? "" : d.keys == Keys::paged ? " pool rows" : " key subset";
     Case c = make(Op::attention_decode, "hd=" + std::to_string(d.hd) + " heads=" + std::to_string(d.heads) + "/" +
                                             std::to_string(d.kv_heads) + " pos0=" + std::to_string(d.pos0) + what);
