@@ -41,6 +41,10 @@ IsaChoice g_isa;  // a test's choice
 
 bool set_attention_isa_for_testing(const char* name) { return g_isa.set(name); }
 
+void attention_base_f16_to_f32_for_testing(const uint16_t* src, float* dst, int64_t n) {
+  attn_base::kv_to_f32(src, dst, n);
+}
+
 size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads) {
   const int64_t group = n_head / n_head_kv;
   const int64_t max_units = 4 * n_threads + n_head_kv;

@@ -50,6 +50,9 @@ size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_hea
 // Tests: run attention on "base", "avx2" or "avx512" (false if unknown or not on this CPU);
 // nullptr restores the run-time choice.
 bool set_attention_isa_for_testing(const char* name);
+// Tests: the base build's conversion of an f16 KV cache to f32 (attention_impl.h's
+// kv_to_f32: integer steps on x86, fcvtl on aarch64), n values.
+void attention_base_f16_to_f32_for_testing(const uint16_t* src, float* dst, int64_t n);
 
 // dst[n, f] = silu(gate) * up. dst may alias gate.
 void swiglu(const ThreadCtx& tc, const Tensor& dst, const Tensor& gate, const Tensor& up);

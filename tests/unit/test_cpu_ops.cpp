@@ -283,6 +283,31 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
+// The base build converts f16 without F16C (x86: integer steps on 4 lanes; aarch64: fcvtl).
+// Every half, against the scalar f16_to_f32: the same bits, NaN payloads included on x86
+// (fcvtl quiets a signalling NaN: there NaN must stay NaN). Lengths 4k + 1..3 take the
+// scalar tail too.
+TEST_CASE("ops: the base attention build's f16 conversion gives f16_to_f32's bits for all 65536 halves") {
+  std::vector<uint16_t> h(65536 + 3);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i);
+  std::vector<float> got(h.size());
+  wt::cpu::attention_base_f16_to_f32_for_testing(h.data(), got.data(), static_cast<int64_t>(h.size()));
+  int wrong = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    const float want = wt::cpu::f16_to_f32(h[i]);
+    uint32_t a, b;
+    std::memcpy(&a, &want, 4);
+    std::memcpy(&b, &got[i], 4);
+#if defined(__aarch64__)
+    const bool ok = std::isnan(want) ? std::isnan(got[i]) : a == b;
+#else
+    const bool ok = a == b;
+#endif
+    if (!ok && ++wrong <= 5) MESSAGE("half 0x" << std::hex << h[i] << ": " << b << " for " << a);
+  }
+  CHECK(wrong == 0);
+}
+
 // An f16 or q8_0 KV cache (wt_context_params.kv_type) is read as f32 (prefill converts a key
 // block at a time, decode converts in registers) and runs the f32 kernel's arithmetic: the
 // output must be the f32 kernel's over the cache's values, bit for bit, on every ISA build
