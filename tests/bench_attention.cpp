@@ -3,8 +3,10 @@
 // layers, 9/3 heads of 64), per ISA build this CPU has and per KV type; median of
 // repetitions, and the cache's bytes per millisecond.
 //
-//   bench_attention [--keys N] [--threads N] [--reps N]
+//   bench_attention [--keys N] [--threads N] [--reps N] [--heads 14/2 --layers 24]
 //
+// --heads and --layers give another model's shape (head size 64): 14/2 and 24 layers are
+// Qwen2.5-0.5B's, whose GQA group of 7 query heads reads each cache row for all of them.
 // Every layer has its own K and V (the ~180 MiB of f32 KV at 4096 keys), so the cache
 // streams from memory as in a real token step.
 #include <algorithm>
@@ -23,7 +25,8 @@
 
 namespace {
 
-constexpr int64_t kHeadDim = 64, kHeads = 9, kKvHeads = 3, kLayers = 30;
+constexpr int64_t kHeadDim = 64;
+int64_t kHeads = 9, kKvHeads = 3, kLayers = 30;  // the default model's; --heads, --layers
 
 // One layer's K or V of n_keys rows in the given type, from uniform values in [-1, 1].
 std::vector<uint8_t> make_cache(wt::DType type, int64_t n_keys, std::mt19937& rng) {
@@ -57,13 +60,19 @@ int main(int argc, char** argv) {
     if (a == "--keys" && i + 1 < argc) n_keys = std::atoll(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (a == "--layers" && i + 1 < argc) kLayers = std::atoll(argv[++i]);
+    else if (a == "--heads" && i + 1 < argc &&
+             std::sscanf(argv[i + 1], "%lld/%lld", reinterpret_cast<long long*>(&kHeads),
+                         reinterpret_cast<long long*>(&kKvHeads)) == 2)
+      ++i;
     else {
-      std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N] [--heads H/HKV] [--layers N]\n", argv[0]);
       return a == "--help" ? 0 : 2;
     }
   }
-  if (n_keys < 1 || threads < 1 || reps < 1) {
-    std::fprintf(stderr, "--keys, --threads and --reps must be positive\n");
+  if (n_keys < 1 || threads < 1 || reps < 1 || kLayers < 1 || kKvHeads < 1 || kHeads < kKvHeads ||
+      kHeads % kKvHeads != 0 || kHeads > 64) {
+    std::fprintf(stderr, "--keys, --threads, --reps and --layers must be positive, --heads H/HKV with HKV dividing H <= 64\n");
     return 2;
   }
   std::mt19937 rng(1);
@@ -75,8 +84,9 @@ int main(int argc, char** argv) {
   const int64_t ne_q[3] = {kHeadDim, kHeads, 1}, ne_kv[3] = {kHeadDim, kKvHeads, n_keys};
   const wt::Tensor tq = wt::make_tensor(q.data(), wt::DType::f32, 3, ne_q);
   const wt::Tensor to = wt::make_tensor(out.data(), wt::DType::f32, 3, ne_q);
-  std::printf("decode attention, %lld keys x %lld layers, %d threads, median of %d\n\n",
-              static_cast<long long>(n_keys), static_cast<long long>(kLayers), threads, reps);
+  std::printf("decode attention, %lld keys x %lld layers, heads %lld/%lld, %d threads, median of %d\n\n",
+              static_cast<long long>(n_keys), static_cast<long long>(kLayers), static_cast<long long>(kHeads),
+              static_cast<long long>(kKvHeads), threads, reps);
   std::printf("| ISA | KV | ms per token | KV MiB | GB/s |\n|---|---|---|---|---|\n");
   for (wt::DType type : {wt::DType::f32, wt::DType::f16, wt::DType::q8_0}) {
     std::vector<std::vector<uint8_t>> k, v;
