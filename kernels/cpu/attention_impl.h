@@ -40,7 +40,7 @@ constexpr int64_t kMaxHeadDim = 256;
 #undef WT_VEC16_LANES
 
 // Four f16 values as f32 without F16C (the baseline x86 build): f16_to_f32's result lane
-// by lane, bit for bit (tests/unit/test_cpu_attention.cpp checks all 65536 halves), where
+// by lane, bit for bit (tests/unit/test_cpu_ops.cpp checks all 65536 halves), where
 // its out-of-line call per value cost more than the dot products. Normal values rebias the
 // exponent, which is exact; subnormals and zeros are their 10-bit integer times 2^-24, exact
 // in float and independent of denormals-are-zero; inf and NaN keep their payload.

@@ -198,14 +198,23 @@ bool task_from_name(const std::string& name, TaskKind* out) {
   return false;
 }
 
+namespace {
+// The pieces of s between the separators, empty ones kept ("a," is "a" and "").
+std::vector<std::string> pieces(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t next = s.find(sep, at);
+    out.push_back(s.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    if (next == std::string::npos) return out;
+    at = next + 1;
+  }
+}
+}  // namespace
+
 bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::string* error) {
   out->clear();
   if (list == "none") return true;
-  size_t at = 0;
-  while (at <= list.size()) {
-    const size_t comma = std::min(list.find(',', at), list.size());
-    const std::string item = list.substr(at, comma - at);
-    at = comma + 1;
+  for (const std::string& item : pieces(list, ',')) {
     const size_t sep = item.find('@');
     TaskSpec ts{};
     if (!task_from_name(item.substr(0, sep), &ts.kind)) {
@@ -213,15 +222,9 @@ bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::s
                "' (passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking)";
       return false;
     }
-    if (sep == std::string::npos) {
-      ts.depths = {0.5};
-    } else {
-      const std::string depths = item.substr(sep + 1);
-      size_t d = 0;
-      while (d <= depths.size()) {
-        const size_t colon = std::min(depths.find(':', d), depths.size());
-        const std::string x = depths.substr(d, colon - d);
-        d = colon + 1;
+    if (sep == std::string::npos) ts.depths = {0.5};
+    else
+      for (const std::string& x : pieces(item.substr(sep + 1), ':')) {
         char* end = nullptr;
         const double v = std::strtod(x.c_str(), &end);
         // Digits and one point only: strtod would also take "nan", "inf" and hex.
@@ -231,7 +234,6 @@ bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::s
         }
         ts.depths.push_back(v);
       }
-    }
     out->push_back(std::move(ts));
   }
   return true;
