@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/ops_cpu.h"
@@ -344,4 +345,76 @@ TEST_CASE("prune decisions: Token Filtering's controller takes back only states 
   REQUIRE(d.set_state(good));
   CHECK_FALSE(d.decide(0.2f));  // the fourth warm-up score: the quantile is taken, nothing skipped
   CHECK(d.decide(2.0f));        // above the threshold the warm-up set
+}
+
+TEST_CASE("prune decisions: SnapKV's pyramid spreads the flat budget over the layers, each layer keeping its own") {
+  const int32_t n_layer = 24, n_head = 14, n_kv = 2, hd = 64;
+  const wt::PruneShape shape{n_layer, n_head, n_kv, hd, 8192};
+  auto policy = [&](float keep, const char* beta) {
+    wt_prune_params p = wt_prune_default_params();
+    p.method = WT_PRUNE_SNAPKV;
+    p.keep = keep;
+    REQUIRE(wt_prune_set_param(&p, "snapkv_pyramid", beta) == WT_OK);
+    return make(p, shape);
+  };
+  struct Case {
+    float keep;
+    int32_t n, c, first, last;  // flat budget C, layer 0's and the last layer's C_l (window 32 in each)
+  };
+  // keep 0.2 of 4096: P = 819 - 32 = 787, P / 20 = 39 and 2P - 39 = 1535 prefix rows.
+  // keep 0.6 of 1000: 2P - P / 20 = 1108 is more than the 968-row prefix, so layer 0 keeps
+  // the prefix and the last layer 2P - 968 = 168 (the authors' clamp).
+  for (const Case& k : {Case{0.2f, 4096, 819, 32 + 1535, 32 + 39}, Case{0.6f, 1000, 600, 1000, 32 + 168}}) {
+    CAPTURE(k.n);
+    auto flat = policy(k.keep, "0");
+    auto pyr = policy(k.keep, "20");
+    int64_t sum = 0;
+    for (int32_t l = 0; l < n_layer; ++l) {
+      CAPTURE(l);
+      CHECK(flat->kv_budget(l, k.n) == k.c);
+      const int32_t c = pyr->kv_budget(l, k.n);
+      if (l > 0) CHECK(c <= pyr->kv_budget(l - 1, k.n));
+      sum += c - 32;
+    }
+    CHECK(pyr->kv_budget(0, k.n) == k.first);
+    CHECK(pyr->kv_budget(n_layer - 1, k.n) == k.last);
+    // Never more than the flat budget in total, and less by under one row per layer.
+    CHECK(sum <= int64_t{n_layer} * (k.c - 32));
+    CHECK(sum > int64_t{n_layer} * (k.c - 32 - 1));
+
+    // Each layer's decision keeps its own budget per KV head: the window, then the top rows.
+    const int32_t n_cols = k.n - 32;
+    const std::vector<float> scores = randn(static_cast<size_t>(n_head) * n_cols, 77);
+    HostSelector sel;
+    pyr->begin(k.n, 0);
+    for (int32_t l : {0, n_layer / 2, n_layer - 1}) {
+      CAPTURE(l);
+      REQUIRE(pyr->request(l, k.n).kind == ScoreRequest::Kind::window);
+      Observation obs;
+      obs.layer = l;
+      obs.n_rows = obs.n_keys = k.n;
+      obs.scores = scores.data();
+      obs.n_cols = n_cols;
+      Decision d;
+      REQUIRE(pyr->decide(l, obs, sel, &d).is_ok());
+      const int32_t c = pyr->kv_budget(l, k.n);
+      if (c >= k.n) {
+        CHECK(d.kv != Decision::Kv::per_head);  // the whole prompt fits: nothing dropped
+        continue;
+      }
+      REQUIRE(d.kv == Decision::Kv::per_head);
+      REQUIRE(d.n_kv_rows == c);
+      for (int32_t kv = 0; kv < n_kv; ++kv)
+        for (int32_t i = 0; i < 32; ++i) CHECK(d.kv_rows[kv * c + c - 32 + i] == n_cols + i);
+    }
+  }
+
+  wt_prune_params p = wt_prune_default_params();
+  p.method = WT_PRUNE_SNAPKV;
+  REQUIRE(wt_prune_set_param(&p, "snapkv_pyramid", "-1") == WT_OK);  // ranges are checked when the method runs
+  std::unique_ptr<wt::PrunePolicy> pol;
+  wt_prune_params resolved;
+  const wt::Status st = wt::make_policy(p, shape, &resolved, &pol);
+  CHECK_FALSE(st.is_ok());
+  CHECK(std::string(st.message()).find("snapkv_pyramid") != std::string::npos);
 }

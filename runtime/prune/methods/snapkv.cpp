@@ -3,34 +3,72 @@
 // heads before selecting (a per-query-head cache of H heads); Whittle keeps the model's
 // KV-head layout and sums the G query heads of each KV head, as FastKV/ASL/CLAA do (see
 // runtime/prune/README.md).
+//
+// snapkv_pyramid = beta > 0 spreads the same total budget over the layers as PyramidKV
+// does (Cai et al. 2024): attention is broad in the lower layers and narrow in the upper
+// ones, so the prefix budget P = C - W falls linearly from 2P - P/beta at layer 0 to P/beta
+// at the last layer (the authors' default beta is 20); each layer keeps its window too.
+#include <algorithm>
+
 #include "runtime/prune/registry.h"
 #include "runtime/prune/scored_policy.h"
 
 namespace wt {
 namespace {
 
+constexpr PruneParamSpec kParams[] = {
+    {"snapkv_pyramid", PruneParamType::i32, kPruneExtra, 0, {0, kUnbounded}, false,
+     "beta > 0: PyramidKV's per-layer budgets (layer 0 keeps 2P - P/beta prefix rows, the last P/beta, "
+     "the same total); 0 = every layer P"},
+};
+
 class SnapKV final : public ScoredPolicy {
  public:
-  using ScoredPolicy::ScoredPolicy;
+  SnapKV(const wt_prune_params& p, const PruneShape& s)
+      : ScoredPolicy(p, s), beta_(static_cast<int32_t>(prune_param_value(p, kParams[0]))) {}
 
   ScoreRequest request(int32_t, int32_t n) override {
     if (pass_ != 0 || n <= budget(n_prompt_)) return {};
     return window_request(n, window_);
   }
 
-  Status decide(int32_t, const Observation& obs, Selector& sel, Decision* d) override {
+  Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
     sum_groups(obs);
     record_summed(obs);
     // No shared selection: the last layer's ranking stands for the method's.
     record_final(obs.positions, token_scores_.data(), obs.n_cols);
-    return keep_kv_per_head(sel, obs.n_rows, budget(n_prompt_), window_, d);
+    return keep_kv_per_head(sel, obs.n_rows, layer_budget(l, n_prompt_), window_, d);
   }
 
-  int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, budget(n_prompt)); }
+  int32_t kv_budget(int32_t l, int32_t n_prompt) const override {
+    return std::min(n_prompt, layer_budget(l, n_prompt));
+  }
 
  private:
   int32_t budget(int32_t n) const { return prune_budget(p_, n, prune_window(p_, n)); }
+
+  // Layer l's budget C_l (window included) for a prompt of n tokens. With beta, the prefix
+  // budgets fall linearly from hi to lo with mean P: lo = P / beta, hi = 2P - lo, and where
+  // hi is more than the prefix holds, hi = the prefix and lo = 2P - hi (as the authors'
+  // code clamps). The step is rounded down from the top, so the layers' sum is at most
+  // n_layer * P: the pyramid never keeps more than the flat budget in total.
+  int32_t layer_budget(int32_t l, int32_t n) const {
+    const int32_t c = budget(n);
+    const int32_t L = shape_.n_layer;
+    if (beta_ <= 0 || L < 2 || n <= c) return c;
+    const int32_t w = prune_window(p_, n);
+    const int64_t p = c - w, n_prefix = n - w;
+    int64_t lo = p / beta_, hi = 2 * p - lo;
+    if (hi > n_prefix) {
+      hi = n_prefix;
+      lo = 2 * p - hi;
+    }
+    const int64_t span = (hi - lo) * (L - 1 - l) / (L - 1);
+    return static_cast<int32_t>(w + lo + span);
+  }
+
+  int32_t beta_;
 };
 
 }  // namespace
@@ -41,7 +79,7 @@ const PruneMethodSpec& snapkv() {
   static const PruneMethodSpec spec{.id = WT_PRUNE_SNAPKV,
                                     .name = "snapkv",
                                     .summary = "SnapKV: window scores in every layer keep the top (C - W) KV rows per KV head + W",
-                                    .params = {},
+                                    .params = kParams,
                                     .window = 32,
                                     .pool_kernel = 31,
                                     .pool = WT_POOL_MAX,
