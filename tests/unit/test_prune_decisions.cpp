@@ -10,7 +10,6 @@
 #include <numeric>
 #include <random>
 #include <set>
-#include <string>
 #include <vector>
 
 #include "kernels/cpu/ops_cpu.h"
@@ -347,7 +346,7 @@ TEST_CASE("prune decisions: Token Filtering's controller takes back only states 
   CHECK(d.decide(2.0f));        // above the threshold the warm-up set
 }
 
-TEST_CASE("prune decisions: SnapKV's pyramid spreads the flat budget over the layers, each layer keeping its own") {
+TEST_CASE("prune decisions: SnapKV's pyramid spreads the flat budget over the layers (either way up), each layer keeping its own") {
   const int32_t n_layer = 24, n_head = 14, n_kv = 2, hd = 64;
   const wt::PruneShape shape{n_layer, n_head, n_kv, hd, 8192};
   auto policy = [&](float keep, const char* beta) {
@@ -409,12 +408,9 @@ TEST_CASE("prune decisions: SnapKV's pyramid spreads the flat budget over the la
     }
   }
 
-  wt_prune_params p = wt_prune_default_params();
-  p.method = WT_PRUNE_SNAPKV;
-  REQUIRE(wt_prune_set_param(&p, "snapkv_pyramid", "-1") == WT_OK);  // ranges are checked when the method runs
-  std::unique_ptr<wt::PrunePolicy> pol;
-  wt_prune_params resolved;
-  const wt::Status st = wt::make_policy(p, shape, &resolved, &pol);
-  CHECK_FALSE(st.is_ok());
-  CHECK(std::string(st.message()).find("snapkv_pyramid") != std::string::npos);
+  // A negative beta turns the pyramid upside down: layer l keeps what layer n_layer - 1 - l
+  // keeps with the positive one.
+  auto up = policy(0.2f, "20");
+  auto down = policy(0.2f, "-20");
+  for (int32_t l = 0; l < n_layer; ++l) CHECK(down->kv_budget(l, 4096) == up->kv_budget(n_layer - 1 - l, 4096));
 }

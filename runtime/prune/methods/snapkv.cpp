@@ -7,7 +7,9 @@
 // snapkv_pyramid = beta > 0 spreads the same total budget over the layers as PyramidKV
 // does (Cai et al. 2024): attention is broad in the lower layers and narrow in the upper
 // ones, so the prefix budget P = C - W falls linearly from 2P - P/beta at layer 0 to P/beta
-// at the last layer (the authors' default beta is 20); each layer keeps its window too.
+// at the last layer (the authors' default beta is 20); each layer keeps its window too. A
+// negative beta turns the pyramid upside down (the most rows in the last layer), which is
+// what measurement on Qwen2.5 asked about (docs/results/fidelity-qwen2.5-0.5b.md).
 #include <algorithm>
 
 #include "runtime/prune/registry.h"
@@ -17,9 +19,9 @@ namespace wt {
 namespace {
 
 constexpr PruneParamSpec kParams[] = {
-    {"snapkv_pyramid", PruneParamType::i32, kPruneExtra, 0, {0, kUnbounded}, false,
+    {"snapkv_pyramid", PruneParamType::i32, kPruneExtra, 0, {}, false,
      "beta > 0: PyramidKV's per-layer budgets (layer 0 keeps 2P - P/beta prefix rows, the last P/beta, "
-     "the same total); 0 = every layer P"},
+     "the same total); beta < 0: the same upside down; 0 = every layer P"},
 };
 
 class SnapKV final : public ScoredPolicy {
@@ -56,15 +58,17 @@ class SnapKV final : public ScoredPolicy {
   int32_t layer_budget(int32_t l, int32_t n) const {
     const int32_t c = budget(n);
     const int32_t L = shape_.n_layer;
-    if (beta_ <= 0 || L < 2 || n <= c) return c;
+    if (beta_ == 0 || L < 2 || n <= c) return c;
+    // up: how many layers above the one with the fewest rows (the last, or upside down the first).
+    const int64_t beta = beta_ > 0 ? beta_ : -int64_t{beta_}, up = beta_ > 0 ? L - 1 - l : l;
     const int32_t w = prune_window(p_, n);
     const int64_t p = c - w, n_prefix = n - w;
-    int64_t lo = p / beta_, hi = 2 * p - lo;
+    int64_t lo = p / beta, hi = 2 * p - lo;
     if (hi > n_prefix) {
       hi = n_prefix;
       lo = 2 * p - hi;
     }
-    const int64_t span = (hi - lo) * (L - 1 - l) / (L - 1);
+    const int64_t span = (hi - lo) * up / (L - 1);
     return static_cast<int32_t>(w + lo + span);
   }
 
