@@ -122,8 +122,7 @@ TEST_CASE(WT_MODEL_BACKEND " model: with a q8_0 KV cache the device stays within
 // The KV pager on the device: prefill into blocks, paged decode attention through the block
 // table, prefetch on the copy stream (lavapipe has one queue family: both streams share one
 // queue, so ordering comes only from the timeline semaphores; nothing overlaps there).
-TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives the resident tokens and logits" *
-          doctest::test_suite("long")) {
+TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives the resident tokens and logits") {
   wt_model* dev = device_model();
   if (!dev) return;
   const std::vector<wt_token> prompt = real_model().prompt(sizes().greedy_prompt);
