@@ -59,7 +59,7 @@ class SnapKV final : public ScoredPolicy {
     const int32_t c = budget(n);
     const int32_t L = shape_.n_layer;
     if (beta_ == 0 || L < 2 || n <= c) return c;
-    // up: how many layers above the one with the fewest rows (the last, or upside down the first).
+    // up: the distance from the layer with the fewest rows (the last; upside down, the first).
     const int64_t beta = beta_ > 0 ? beta_ : -int64_t{beta_}, up = beta_ > 0 ? L - 1 - l : l;
     const int32_t w = prune_window(p_, n);
     const int64_t p = c - w, n_prefix = n - w;
