@@ -5,10 +5,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tasks.h"
 #include "tools/common/flags.h"
 #include "tools/common/prune_methods.h"
 
@@ -42,12 +42,10 @@ const char* const kUsage =
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
 
+// The comma-separated values of a flag, empty ones dropped ("a,,b" is "a" and "b").
 std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
+  std::vector<std::string> out = pieces(s, ',');
+  std::erase(out, std::string());
   return out;
 }
 

@@ -198,8 +198,6 @@ bool task_from_name(const std::string& name, TaskKind* out) {
   return false;
 }
 
-namespace {
-// The pieces of s between the separators, empty ones kept ("a," is "a" and "").
 std::vector<std::string> pieces(const std::string& s, char sep) {
   std::vector<std::string> out;
   for (size_t at = 0;;) {
@@ -209,7 +207,6 @@ std::vector<std::string> pieces(const std::string& s, char sep) {
     at = next + 1;
   }
 }
-}  // namespace
 
 bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::string* error) {
   out->clear();
@@ -222,8 +219,9 @@ bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::s
                "' (passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking)";
       return false;
     }
-    if (sep == std::string::npos) ts.depths = {0.5};
-    else
+    if (sep == std::string::npos) {
+      ts.depths = {0.5};
+    } else {
       for (const std::string& x : pieces(item.substr(sep + 1), ':')) {
         char* end = nullptr;
         const double v = std::strtod(x.c_str(), &end);
@@ -234,6 +232,7 @@ bool parse_task_list(const std::string& list, std::vector<TaskSpec>* out, std::s
         }
         ts.depths.push_back(v);
       }
+    }
     out->push_back(std::move(ts));
   }
   return true;

@@ -24,6 +24,9 @@ struct TaskSpec {
   TaskKind kind;
   std::vector<double> depths;
 };
+// The pieces of s between the separators, empty ones kept ("a," is "a" and "").
+std::vector<std::string> pieces(const std::string& s, char sep);
+
 // whittle-bench --task: comma-separated "name" or "name@d1:d2:..." (depths in [0, 1]; 0.5
 // when none given), e.g. "niah_multikey@0.25:0.75,kv_retrieval"; "none": no task (the
 // fidelity prompts only). False with *error naming the bad item.
