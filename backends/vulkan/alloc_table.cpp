@@ -30,7 +30,7 @@ bool AllocationTable::find(const void* p, size_t bytes, Resolved* out) const {
   const size_t offset = a - it->first;
   if (offset >= it->second.size_bytes && !(offset == 0 && bytes == 0)) return false;
   if (bytes > it->second.size_bytes - offset) return false;
-  *out = Resolved{it->second.buffer, offset, it->second.size_bytes};
+  *out = Resolved{it->second.buffer, offset, it->second.size_bytes, it->second.view, it->second.view_bytes};
   return true;
 }
 

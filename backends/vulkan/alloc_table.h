@@ -15,12 +15,16 @@ struct Allocation {
   uint64_t buffer = 0;   // VkBuffer handle
   uint64_t memory = 0;   // VkDeviceMemory handle
   size_t size_bytes = 0; // the buffer's size (the mapped range)
+  uint64_t view = 0;     // VkBufferView of its first view_bytes as 16-byte texels (0: none)
+  size_t view_bytes = 0;
 };
 
 struct Resolved {
   uint64_t buffer = 0;
   size_t offset = 0;     // of the pointer from the buffer's start
   size_t size_bytes = 0; // of the whole buffer
+  uint64_t view = 0;     // the allocation's texel view and its extent from the buffer's start
+  size_t view_bytes = 0;
 };
 
 class AllocationTable {

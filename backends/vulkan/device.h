@@ -25,6 +25,8 @@ struct VulkanCaps {
   bool float64 = false;         // rope computes its angles in double where present
   uint64_t max_storage_buffer_range = 0;
   uint64_t min_storage_buffer_offset_alignment = 1;
+  uint64_t max_texel_buffer_elements = 0;  // of a uniform texel buffer view (Memory's texel views)
+  bool texel_views = false;  // R32G32B32A32_UINT works as a uniform texel buffer (mandatory in the spec)
   uint64_t max_memory_allocation_bytes = 0;
   uint64_t max_buffer_bytes = 0;
   uint32_t max_push_constants_bytes = 0;

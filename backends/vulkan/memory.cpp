@@ -13,6 +13,7 @@ Memory::~Memory() {
   const bool driver_up = !process_exiting();  // else the driver may be gone (process_exit.h)
   table_.for_each([&](void*, const Allocation& a) {
     if (driver_up) {
+      if (a.view) vkDestroyBufferView(d_->device, reinterpret_cast<VkBufferView>(a.view), nullptr);
       vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
       vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);  // unmaps too
     }
@@ -56,6 +57,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   auto bci = vk_info<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
   bci.size = size;
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if (texel_views_) bci.usage |= VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
   // Concurrent when copies run on a family of their own, so no ownership transfers are needed.
   const uint32_t families[2] = {d_->compute_family, d_->copy_family};
   if (d_->caps.has_transfer_queue) {
@@ -83,7 +85,21 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   }
   if (s) s = vk_check(vkBindBufferMemory(d_->device, buffer, memory, 0), "vkBindBufferMemory");
   if (s) s = vk_check(vkMapMemory(d_->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
-  const Allocation a{reinterpret_cast<uint64_t>(buffer), reinterpret_cast<uint64_t>(memory), size};
+  VkBufferView view = VK_NULL_HANDLE;
+  size_t view_bytes = 0;
+  if (s && texel_views_) {
+    // Past maxTexelBufferElements texels the view stops; bindings beyond it keep the storage kernels.
+    const uint64_t max_texels = c.max_texel_buffer_elements;
+    view_bytes = size / 16 <= max_texels ? size : static_cast<size_t>(max_texels) * 16;
+    auto vci = vk_info<VkBufferViewCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO);
+    vci.buffer = buffer;
+    vci.format = VK_FORMAT_R32G32B32A32_UINT;
+    vci.offset = 0;
+    vci.range = view_bytes;
+    s = vk_check(vkCreateBufferView(d_->device, &vci, nullptr, &view), "vkCreateBufferView");
+  }
+  const Allocation a{reinterpret_cast<uint64_t>(buffer), reinterpret_cast<uint64_t>(memory), size,
+                     reinterpret_cast<uint64_t>(view), view ? view_bytes : 0};
   if (s) {
     // The table's node is the one host allocation here; without it the device memory is
     // given back, not leaked.
@@ -96,6 +112,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     if (s && !inserted) s = error(WT_ERR_INTERNAL, "vulkan: a new mapping overlaps an old one");
   }
   if (!s) {
+    if (view) vkDestroyBufferView(d_->device, view, nullptr);
     vkDestroyBuffer(d_->device, buffer, nullptr);
     if (memory) vkFreeMemory(d_->device, memory, nullptr);
     return s;
@@ -112,6 +129,7 @@ void Memory::free(Buffer* buffer) {
   if (table_.erase(buffer->host, &a)) {
     allocated_bytes_ -= a.size_bytes;
     if (!process_exiting()) {  // else the driver may be gone (process_exit.h)
+      if (a.view) vkDestroyBufferView(d_->device, reinterpret_cast<VkBufferView>(a.view), nullptr);
       vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
       vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);
     }

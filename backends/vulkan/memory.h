@@ -21,6 +21,10 @@ class Memory {
   Memory& operator=(const Memory&) = delete;
   ~Memory();
 
+  // From now on every allocation also gets a uniform texel buffer view (16-byte texels,
+  // R32G32B32A32_UINT, from its start as far as maxTexelBufferElements reaches): the lane
+  // matmul reads weights and x through it (kernels/vulkan/matmul.comp W_TEXEL).
+  void enable_texel_views() { texel_views_ = true; }
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out);
   void free(Buffer* buffer);
   const AllocationTable& table() const { return table_; }
@@ -33,6 +37,7 @@ class Memory {
   Device* d_;
   AllocationTable table_;
   uint64_t allocated_bytes_ = 0;
+  bool texel_views_ = false;
 };
 
 }  // namespace wt::vk

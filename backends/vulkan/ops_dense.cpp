@@ -46,6 +46,16 @@ Status weight_variant(const VulkanBackend& b, DType t, Kernel f32, const char* o
   return Status::ok();
 }
 
+// The matmul_lt_* twin of a quantized lane kernel (the same order, bf16 left out).
+Kernel lane_texel_variant(Kernel lane) {
+  static_assert(follows(Kernel::matmul_lt_q8_0, Kernel::matmul_lt_q5_1, 4) &&
+                    follows(Kernel::matmul_lt_q8_0, Kernel::matmul_lt_q6_k, 7),
+                "lane_texel_variant: the texel kernels follow the lane kernels' type order without bf16");
+  uint32_t i = static_cast<uint32_t>(lane) - static_cast<uint32_t>(Kernel::matmul_lane_q8_0);  // q8_0 .. q6_k
+  if (lane > Kernel::matmul_lane_bf16) --i;
+  return static_cast<Kernel>(static_cast<uint32_t>(Kernel::matmul_lt_q8_0) + i);
+}
+
 }  // namespace
 
 Status encode_add(VulkanBackend& b, const OpCall& c) {
@@ -236,6 +246,26 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   WT_TRY(weight_variant(b, a.w.type,
                         lanes ? Kernel::matmul_lane_f32 : sg ? Kernel::matmul_sg_f32 : Kernel::matmul_f32, "matmul",
                         &k));
+  // Where every quantized block starts (the weights' first bytes, row stride, block size):
+  // on a word, plain loads; on two bytes, no byte path (dequant.glsl kWAlign).
+  auto align_of = [](uint64_t v) -> uint32_t { return v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1; };
+  uint32_t w_align = 1;
+  if (wu == 1) {
+    w_align = align_of(stride(a.w, 1, wu));
+    w_align = std::min(w_align, align_of(traits(a.w.type).block_bytes));
+    for (int i = 0; i < m.n; ++i) w_align = std::min(w_align, align_of(w_first[i]));
+  }
+  // The lane kernel of a quantized type reads x and the weights through the allocations'
+  // texel views where both bindings have one (matmul_lt_*, matmul.comp W_TEXEL), x rows on
+  // one texel. A decode step then runs lanes along k, a workgroup being one subgroup (at
+  // most 8 lanes: a larger subgroup holds it partly) that sums with subgroup arithmetic.
+  const bool texel = lanes && wu == 1 && a.w.type != DType::bf16 && x_bind.view && w_bind.view &&
+                     (x_bind.view_base + x_bind.first) % 4 == 0 && w_bind.view_base % 4 == 0 && w_align >= 2 &&
+                     (a.x.n_rows() > 1 || b.subgroup_arith());
+  if (texel) {
+    k = lane_texel_variant(k);
+    for (int i = 1; i < m.n; ++i) w_first[i] += w_bind.view_base;  // product 0's comes with the binding
+  }
   Bound bind[kBindings];
   init_bindings(b, bind);
   bind[b_dst] = d_bind;
@@ -263,15 +293,6 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
     p.nb[5] = w_first[2];
     p.nb[7] = d_first[2];
   }
-  // Where every quantized block starts (the weights' first bytes, row stride, block size):
-  // on a word, plain loads; on two bytes, no byte path (dequant.glsl kWAlign).
-  auto align_of = [](uint64_t v) -> uint32_t { return v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1; };
-  uint32_t w_align = 1;
-  if (wu == 1) {
-    w_align = align_of(p.nb[4]);
-    w_align = std::min(w_align, align_of(traits(a.w.type).block_bytes));
-    for (int i = 0; i < m.n; ++i) w_align = std::min(w_align, align_of(w_first[i]));
-  }
   // A decode step's one row fills its tile. The lane kernel reuses a decoded weight unit for
   // its tile's rows: 8 took a 512-token prefill on lavapipe from 7.1 to 6.1 s (4 for the GPU
   // kernels, whose tiles live in shared memory).
@@ -285,7 +306,17 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   };
   uint32_t wg = b.wg_size();
   uint64_t n_groups = static_cast<uint64_t>(p.ne[1]) * row_tiles;  // portable: one product
-  if (lanes) {
+  if (texel && p.ne[2] == 1) {
+    // Lanes along k (matmul.comp kRowsK outputs per workgroup), one subgroup per workgroup.
+    // Column groups of 16 outputs, at most 32 workgroups of them (i0 each, one after
+    // another): lavapipe's cost per workgroup is paid 32 times, not once per group.
+    const uint32_t sub = b.vk_caps().subgroup_size;
+    wg = sub < 8 ? sub : 8;
+    const uint64_t groups = col_groups(16);
+    const uint64_t per_wg = (groups + 31) / 32;
+    p.i[0] = static_cast<int32_t>(per_wg);
+    n_groups = (groups + per_wg - 1) / per_wg;
+  } else if (lanes) {
     // 8 lanes (one AVX2 vector on lavapipe) of 16 outputs (matmul.comp kOuts): 128 outputs
     // per group, so the projections of a small model still split over a CPU device's threads.
     wg = 8;

@@ -26,8 +26,10 @@ PipelineCache::~PipelineCache() {
       if (e.pipeline) vkDestroyPipeline(d_->device, e.pipeline, nullptr);
   for (VkShaderModule m : modules_)
     if (m) vkDestroyShaderModule(d_->device, m, nullptr);
-  if (layout_) vkDestroyPipelineLayout(d_->device, layout_, nullptr);
-  if (set_layout_) vkDestroyDescriptorSetLayout(d_->device, set_layout_, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    if (layout_[i]) vkDestroyPipelineLayout(d_->device, layout_[i], nullptr);
+    if (set_layout_[i]) vkDestroyDescriptorSetLayout(d_->device, set_layout_[i], nullptr);
+  }
 }
 
 Status PipelineCache::init(Device* device) {
@@ -42,26 +44,32 @@ Status PipelineCache::init(Device* device) {
     }
     if (!code_[k]) return error(WT_ERR_INTERNAL, std::string("vulkan: no SPIR-V embedded for kernel ") + name);
   }
-  VkDescriptorSetLayoutBinding bindings[kBindings];
-  for (uint32_t i = 0; i < kBindings; ++i) {
-    bindings[i] = VkDescriptorSetLayoutBinding{};
-    bindings[i].binding = i;
-    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    bindings[i].descriptorCount = 1;
-    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  for (int li = 0; li < 2; ++li) {
+    const uint32_t texels = li == 0 ? 0u : texel_bindings(Kernel::matmul_lt_q8_0);
+    VkDescriptorSetLayoutBinding bindings[kBindings];
+    for (uint32_t i = 0; i < kBindings; ++i) {
+      bindings[i] = VkDescriptorSetLayoutBinding{};
+      bindings[i].binding = i;
+      bindings[i].descriptorType =
+          (texels >> i) & 1u ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    auto dci = vk_info<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+    dci.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
+    dci.bindingCount = kBindings;
+    dci.pBindings = bindings;
+    WT_TRY(vk_check(vkCreateDescriptorSetLayout(d_->device, &dci, nullptr, &set_layout_[li]),
+                    "vkCreateDescriptorSetLayout"));
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push)};
+    auto lci = vk_info<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+    lci.setLayoutCount = 1;
+    lci.pSetLayouts = &set_layout_[li];
+    lci.pushConstantRangeCount = 1;
+    lci.pPushConstantRanges = &range;
+    WT_TRY(vk_check(vkCreatePipelineLayout(d_->device, &lci, nullptr, &layout_[li]), "vkCreatePipelineLayout"));
   }
-  auto dci = vk_info<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
-  dci.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
-  dci.bindingCount = kBindings;
-  dci.pBindings = bindings;
-  WT_TRY(vk_check(vkCreateDescriptorSetLayout(d_->device, &dci, nullptr, &set_layout_), "vkCreateDescriptorSetLayout"));
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push)};
-  auto lci = vk_info<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
-  lci.setLayoutCount = 1;
-  lci.pSetLayouts = &set_layout_;
-  lci.pushConstantRangeCount = 1;
-  lci.pPushConstantRanges = &range;
-  return vk_check(vkCreatePipelineLayout(d_->device, &lci, nullptr, &layout_), "vkCreatePipelineLayout");
+  return Status::ok();
 }
 
 Status PipelineCache::get(Kernel k, const Spec& spec, VkPipeline* out) {
@@ -92,7 +100,7 @@ Status PipelineCache::get(Kernel k, const Spec& spec, VkPipeline* out) {
   pci.stage.module = modules_[ki];
   pci.stage.pName = "main";
   pci.stage.pSpecializationInfo = &info;
-  pci.layout = layout_;
+  pci.layout = layout(k);
   WT_TRY(vk_check(vkCreateComputePipelines(d_->device, VK_NULL_HANDLE, 1, &pci, nullptr, &free_slot->pipeline),
                   "vkCreateComputePipelines"));
   free_slot->spec = spec;

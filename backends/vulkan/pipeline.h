@@ -1,7 +1,8 @@
 // Compute pipelines: one per kernel variant (kernels/vulkan/<op>.comp built with -D
 // defines), created lazily on first use and cached for the backend's life. All share one
 // pipeline layout: five storage-buffer bindings set by push descriptors (dst, src0, src1,
-// src2, aux = uploaded ids / host results) and one 128-byte push-constant block (Push),
+// src2, aux = uploaded ids / host results; a second layout has src0 and src1 as texel
+// buffers, texel_bindings) and one 128-byte push-constant block (Push),
 // so a dispatch only pushes descriptors and constants. The workgroup size is a
 // specialization constant (id 0), chosen from the device caps.
 #pragma once
@@ -24,7 +25,9 @@ namespace wt::vk {
   X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(matmul_sg_bf16)           \
   X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(matmul_lane_f32) X(matmul_lane_f16)          \
   X(matmul_lane_q8_0) X(matmul_lane_q4_0) X(matmul_lane_q4_1) X(matmul_lane_q5_0) X(matmul_lane_q5_1)     \
-  X(matmul_lane_bf16) X(matmul_lane_q4_k) X(matmul_lane_q5_k) X(matmul_lane_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk)    \
+  X(matmul_lane_bf16) X(matmul_lane_q4_k) X(matmul_lane_q5_k) X(matmul_lane_q6_k) X(matmul_lt_q8_0)      \
+  X(matmul_lt_q4_0) X(matmul_lt_q4_1) X(matmul_lt_q5_0) X(matmul_lt_q5_1) X(matmul_lt_q4_k) X(matmul_lt_q5_k)    \
+  X(matmul_lt_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk)    \
   X(kv_similarity) X(attention_prefill) X(attention_prefill_f16) X(attention_prefill_q8_0)            \
   X(attention_decode) X(attention_decode_f16) X(attention_decode_q8_0) X(attention_split)             \
   X(attention_split_f16) X(attention_split_q8_0) X(attention_merge) X(attention_lane_prefill)          \
@@ -43,6 +46,13 @@ const char* kernel_name(Kernel k);
 
 constexpr uint32_t kBindings = 5;
 enum Binding : uint32_t { b_dst = 0, b_src0 = 1, b_src1 = 2, b_src2 = 3, b_aux = 4 };
+
+// The bindings (bit i: binding i) kernel k reads as uniform texel buffers of 16-byte texels
+// (Bound::view); every other binding is a storage buffer. The matmul_lt_* kernels (the lane
+// matmul with W_TEXEL) read x and the weights so.
+constexpr uint32_t texel_bindings(Kernel k) {
+  return k >= Kernel::matmul_lt_q8_0 && k <= Kernel::matmul_lt_q6_k ? (1u << b_src0) | (1u << b_src1) : 0u;
+}
 
 // The push-constant block every kernel declares (kernels/vulkan/common.glsl). Offsets and
 // strides are in units of the binding's view: 4-byte words for f32/int32 and for the
@@ -91,13 +101,15 @@ class PipelineCache {
   Status init(Device* device);
   // The pipeline of k with these constants, created on first use.
   Status get(Kernel k, const Spec& spec, VkPipeline* out);
-  VkPipelineLayout layout() const { return layout_; }
+  // Kernel k's pipeline layout: all storage buffers, or with texel_bindings(k).
+  VkPipelineLayout layout(Kernel k) const { return layout_[texel_bindings(k) ? 1 : 0]; }
 
  private:
   static constexpr int kSpecs = 6;  // distinct Specs a kernel may be asked for
   Device* d_ = nullptr;
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  // [0] storage buffers only; [1] bindings 1 and 2 as texel buffers (texel_bindings).
+  VkDescriptorSetLayout set_layout_[2] = {};
+  VkPipelineLayout layout_[2] = {};
   VkShaderModule modules_[static_cast<size_t>(Kernel::count)] = {};
   const uint32_t* code_[static_cast<size_t>(Kernel::count)] = {};
   size_t code_bytes_[static_cast<size_t>(Kernel::count)] = {};

@@ -26,6 +26,15 @@ constexpr size_t kDummyBytes = 256;
 
 size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+// The texel view of an allocation on binding b, where it reaches all of b and its indexes
+// fit the int texelFetch takes; else b keeps no view (its kernels read storage).
+void set_view(uint64_t view, size_t view_bytes, uint32_t unit, Bound* b) {
+  const uint64_t end = b->offset + b->range;
+  if (!view || end > view_bytes || b->offset % unit != 0 || end / unit >= (1ull << 31)) return;
+  b->view = reinterpret_cast<VkBufferView>(view);
+  b->view_base = static_cast<uint32_t>(b->offset / unit);
+}
+
 }  // namespace
 
 Status VulkanBackend::init(const BackendOptions& options) {
@@ -54,6 +63,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
   lane_kernels_ = !options.portable_kernels &&
                   (options.vulkan_kernels == Kernels::per_lane ||
                    (options.vulkan_kernels == Kernels::automatic && automatic_lane_));
+  if (lane_kernels_ && c.texel_views) memory_.enable_texel_views();  // the lane matmul's texel reads (matmul_lt_*)
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;
@@ -216,6 +226,13 @@ Status VulkanBackend::bind_union(const Tensor* const* ts, int n, uint32_t unit, 
   // Each binding's offset is a multiple of the offset alignment, so the lowest one is too,
   // and every tensor's first element is a whole number of units past it.
   *out = Bound{each[0].buffer, lo, hi - lo, 0};
+  // The union lies in the view where every binding in it does (it ends where one of them ends).
+  bool all_viewed = true;
+  for (int i = 0; i < n; ++i) all_viewed = all_viewed && each[i].view;
+  if (all_viewed) {
+    out->view = each[0].view;
+    out->view_base = static_cast<uint32_t>(lo / unit);
+  }
   for (int i = 0; i < n; ++i)
     firsts[i] = static_cast<uint32_t>((each[i].offset - lo) / unit) + each[i].first;
   return Status::ok();
@@ -247,6 +264,7 @@ Status VulkanBackend::bind_tensor(const Tensor& t, uint32_t unit, const char* wh
                                           " bytes, more than one binding may reach (maxStorageBufferRange " +
                                           std::to_string(device_.caps.max_storage_buffer_range) + ")");
   *out = Bound{reinterpret_cast<VkBuffer>(r.buffer), base, range, static_cast<uint32_t>(first / unit)};
+  set_view(r.view, r.view_bytes, unit, out);
   return Status::ok();
 }
 
@@ -301,20 +319,30 @@ Status VulkanBackend::record(Kernel k, const Spec& spec, const Bound (&b)[kBindi
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  // Texel bindings (texel_bindings(k)) take the allocation's word view; their kernels
+  // index from the view's start, so a tensor's first element is view_base + first. The
+  // encoder checked that they have views.
+  const uint32_t texels = texel_bindings(k);
+  const VkPipelineLayout layout = pipelines_.layout(k);
   VkDescriptorBufferInfo infos[kBindings];
   VkWriteDescriptorSet writes[kBindings];
+  Push pc = push;  // each tensor's first element within its binding comes with the binding
   for (uint32_t i = 0; i < kBindings; ++i) {
+    const bool texel = (texels >> i) & 1u;
+    if (texel && !b[i].view) return error(WT_ERR_INTERNAL, std::string("vulkan: ") + kernel_name(k) + ": a texel binding without a view");
     infos[i] = VkDescriptorBufferInfo{b[i].buffer, b[i].offset, b[i].range};
     writes[i] = vk_info<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
     writes[i].dstBinding = i;
     writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+    writes[i].descriptorType = texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    if (texel)
+      writes[i].pTexelBufferView = &b[i].view;
+    else
+      writes[i].pBufferInfo = &infos[i];
+    pc.off[i] = b[i].first + (texel ? b[i].view_base : 0u);
   }
-  device_.cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, kBindings, writes);
-  Push pc = push;  // each tensor's first element within its binding comes with the binding
-  for (uint32_t i = 0; i < kBindings; ++i) pc.off[i] = b[i].first;
-  vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &pc);
+  device_.cmd_push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, kBindings, writes);
+  vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(Push), &pc);
   vkCmdDispatch(cmd, n_groups_x, n_groups_y, 1);
   if (profile_.on()) {
     WT_TRY(st.synchronize());

@@ -15,12 +15,18 @@
 
 namespace wt::vk {
 
-// A storage-buffer binding plus the index of the tensor's first element within it.
+// A storage-buffer binding plus the index of the tensor's first element within it, and
+// where the allocation has a texel view (Memory::enable_texel_views) that reaches the whole
+// binding, that view and the binding's start in it: element e of the binding lies at
+// view_base + e from the view's start, in the binding's units (floats, or bytes for the
+// quantized types), which a kernel turns into texels as it turns them into words.
 struct Bound {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
   VkDeviceSize range = 0;
   uint32_t first = 0;  // in units of the view (see Push)
+  VkBufferView view = VK_NULL_HANDLE;
+  uint32_t view_base = 0;
 };
 
 class VulkanBackend final : public Backend {

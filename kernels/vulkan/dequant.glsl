@@ -74,13 +74,37 @@ void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, ou
   b = vec4(bf16_lo(v2), bf16_hi(v2), bf16_lo(v3), bf16_hi(v3));
 }
 #else
+#if defined(W_TEXEL)
+// W_TEXEL: the weights through a uniform texel buffer of 16-byte texels (the allocation's
+// view, backends/vulkan/memory.h): lavapipe fetches a texel per lane with vector gathers,
+// where a storage load is a loop over the lanes with a bounds check each.
+layout(binding = W_BINDING) uniform usamplerBuffer w_tex;
+uint fetch_word(uint i) {
+  const uvec4 t = texelFetch(w_tex, int(i >> 2));
+  const uint c = i & 3u;
+  return c == 0u ? t.x : c == 1u ? t.y : c == 2u ? t.z : t.w;
+}
+#if defined(WTYPE_Q8_0) || defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q5_1)
+// W_BLOCKS (blocks of 32 weights, a head and 4 units): a decode step (kTileRows 1) reads a
+// block's 2-3 texels once (load_block, below) and decodes it from blkw, where the decoders'
+// word reads become constant indexes: 13 texel fetches per Q8_0 block become 3.
+#define W_BLOCKS 1
+const uint kBlkWordsMax = 9u;  // 34 bytes, the largest of these blocks
+uint blkw[kBlkWordsMax];
+uint ww(uint i) { return kTileRows == 1u ? blkw[i] : fetch_word(i); }
+#else
+uint ww(uint i) { return fetch_word(i); }
+#endif
+#else
 layout(binding = W_BINDING) readonly buffer WBuf { uint w[]; };
-uint load_u8(uint b) { return (w[b >> 2] >> ((b & 3u) * 8u)) & 0xFFu; }
+uint ww(uint i) { return w[i]; }
+#endif
+uint load_u8(uint b) { return (ww(b >> 2) >> ((b & 3u) * 8u)) & 0xFFu; }
 // Two bytes from an even byte offset (one word load); an odd one (a row at an odd address,
 // which no loader produces) is read byte by byte. Callers' offsets are even when kWAlign is.
 uint load_u16(uint b) {
   if (kWAlign < 2u && (b & 1u) != 0u) return load_u8(b) | (load_u8(b + 1u) << 8);
-  return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xFFFFu;
+  return (ww(b >> 2) >> ((b & 2u) * 8u)) & 0xFFFFu;
 }
 float load_f16(uint b) { return unpackHalf2x16(load_u16(b)).x; }
 // Four bytes from a byte offset. The word after is read only when the bytes straddle it,
@@ -88,21 +112,21 @@ float load_f16(uint b) { return unpackHalf2x16(load_u16(b)).x; }
 // both words are read and one selected, no branch: lanes of one row meet both alignments.
 uint load_u32(uint b) {
   const uint i = b >> 2;
-  if (kWAlign >= 4u) return w[i];
+  if (kWAlign >= 4u) return ww(i);
   if (kWAlign == 2u) {
-    const uint lo = w[i], hi = w[i + ((b >> 1) & 1u)];
+    const uint lo = ww(i), hi = ww(i + ((b >> 1) & 1u));
     return mix(lo, (lo >> 16) | (hi << 16), (b & 2u) != 0u);
   }
   const uint s = (b & 3u) * 8u;
-  if (s == 0u) return w[i];
-  return (w[i] >> s) | (w[i + 1u] << (32u - s));
+  if (s == 0u) return ww(i);
+  return (ww(i) >> s) | (ww(i + 1u) << (32u - s));
 }
 // Eight bytes: three words for two where they straddle (kWAlign 2), not four.
 uvec2 load_u32x2(uint b) {
   const uint i = b >> 2;
-  if (kWAlign >= 4u) return uvec2(w[i], w[i + 1u]);
+  if (kWAlign >= 4u) return uvec2(ww(i), ww(i + 1u));
   if (kWAlign == 2u) {
-    const uint w0 = w[i], w1 = w[i + 1u], w2 = w[i + 1u + ((b >> 1) & 1u)];
+    const uint w0 = ww(i), w1 = ww(i + 1u), w2 = ww(i + 1u + ((b >> 1) & 1u));
     return mix(uvec2(w0, w1), uvec2((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16)), bvec2((b & 2u) != 0u));
   }
   return uvec2(load_u32(b), load_u32(b + 4u));
@@ -112,8 +136,9 @@ vec4 u8x4(uint v) { return vec4(v & 0xFFu, (v >> 8) & 0xFFu, (v >> 16) & 0xFFu, 
 
 #if defined(WTYPE_Q8_0)
 // 34 bytes / 32: d f16 @0, qs[32] int8 @2; x = q d
+const uint kBlockBytes = 34u;
 float load_w(uint row, uint i) {
-  const uint blk = row + (i >> 5) * 34u;
+  const uint blk = row + (i >> 5) * kBlockBytes;
   const int q = int(load_u8(blk + 2u + (i & 31u)));
   return float(q >= 128 ? q - 256 : q) * load_f16(blk);
 }
@@ -125,9 +150,9 @@ const uint kHeadUnits = 4u;
 struct WHead {
   float d;
 };
-WHead load_head(uint row, uint u) { return WHead(load_f16(row + (u >> 2) * 34u)); }
+WHead load_head(uint row, uint u) { return WHead(load_f16(row + (u >> 2) * kBlockBytes)); }
 void load_w8h(WHead h, uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {
-  const uint blk = row + (u >> 2) * 34u, q = u & 3u;
+  const uint blk = row + (u >> 2) * kBlockBytes, q = u & 3u;
   ea = (u >> 2) * 32u + 8u * q;
   eb = ea + 4u;
   const uvec2 v = load_u32x2(blk + 2u + 8u * q);
@@ -369,6 +394,39 @@ void load_w8h(WHead hd, uint row, uint u, out vec4 a, out vec4 b, out uint ea, o
 #else
 #error "dequant.glsl: define one of WTYPE_F32, WTYPE_F16, WTYPE_BF16, WTYPE_Q8_0, WTYPE_Q4_0, WTYPE_Q4_1, WTYPE_Q5_0, WTYPE_Q5_1, WTYPE_Q4_K, WTYPE_Q5_K, WTYPE_Q6_K"
 #endif
+#endif
+
+#if defined(W_BLOCKS)
+// The block at byte b of the view into blkw, realigned to start on word 0, so that the
+// decoders read it as the block at row 0 (their offsets then fold to constants). The
+// block spans at most (16 - kWAlign + kBlockBytes) bytes from its first texel; kWAlign >= 2
+// (the encoder's condition). Texels past the view's last are not read (clamped): the bytes
+// they would give lie past the block.
+void load_block(uint b) {
+  const uint kTexelsMax = (14u + kBlockBytes + 15u) / 16u;
+  const uint n_texels = (16u - kWAlign + kBlockBytes + 15u) / 16u;  // a constant once specialized
+  const int t0 = int(b >> 4), last = textureSize(w_tex) - 1;
+  uint raw[4u * kTexelsMax];
+  [[unroll]] for (uint t = 0u; t < kTexelsMax; ++t) {
+    uvec4 v = uvec4(0u);
+    if (t < n_texels) v = texelFetch(w_tex, min(t0 + int(t), last));
+    raw[4u * t] = v.x;
+    raw[4u * t + 1u] = v.y;
+    raw[4u * t + 2u] = v.z;
+    raw[4u * t + 3u] = v.w;
+  }
+  const uint ph = (b >> 2) & 3u;                       // the block's first word in its texel
+  const uint sh = kWAlign >= 4u ? 0u : (b & 3u) * 8u;  // and its first byte in that word
+  const uint kRaw = 4u * kTexelsMax;
+  [[unroll]] for (uint k = 0u; k < (kBlockBytes + 3u) / 4u; ++k) {
+    // Selects, not raw[k + ph]: indexes that are constants keep raw in registers.
+    const uint c0 = min(k, kRaw - 1u), c1 = min(k + 1u, kRaw - 1u), c2 = min(k + 2u, kRaw - 1u),
+               c3 = min(k + 3u, kRaw - 1u), c4 = min(k + 4u, kRaw - 1u);
+    const uint lo = ph == 0u ? raw[c0] : ph == 1u ? raw[c1] : ph == 2u ? raw[c2] : raw[c3];
+    const uint hi = ph == 0u ? raw[c1] : ph == 1u ? raw[c2] : ph == 2u ? raw[c3] : raw[c4];
+    blkw[k] = sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));
+  }
+}
 #endif
 
 void load_w8(uint row, uint u, out vec4 a, out vec4 b, out uint ea, out uint eb) {

@@ -12,16 +12,21 @@
 //     summed across lanes, and one load of x feeds kOuts weight rows: on lavapipe every
 //     buffer load is a loop over the lanes, so loads per product decide the speed. On a
 //     GPU the lanes' weight reads would not coalesce, so GPUs never get it.
+//     With W_TEXEL (matmul_lt_*: quantized weights, both bindings with texel views) x and
+//     the weights are read as 16-byte texels, and a decode step runs lanes along k
+//     (lanes_along_k below) instead of rows per lane.
 //   otherwise: one workgroup per (output, row tile); threads stride over k, then a tree
 //     per row in shared memory.
 #include "common.glsl"
-#if defined(MM_SUBGROUP)
+#if defined(MM_SUBGROUP) || defined(W_TEXEL)
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #endif
 
 layout(binding = 0) writeonly buffer Dst { float dst[]; };
+#if !defined(W_TEXEL)
 layout(binding = 1) readonly buffer X { float x[]; };
+#endif
 #define W_BINDING 2
 #include "dequant.glsl"
 
@@ -88,9 +93,21 @@ void main() {
   }
 }
 #elif defined(MM_LANE)
+#if defined(W_TEXEL)
+// W_TEXEL (the matmul_lt_* kernels: quantized weights where x's and the weights' bindings
+// have texel views, backends/vulkan/memory.h): both read as 16-byte texels, which lavapipe
+// fetches with one gather or vector load per component, where a storage load is a loop
+// over the lanes with a bounds check each.
+layout(binding = 1) uniform usamplerBuffer x_tex;
+vec4 x_vec4(uint i) { return uintBitsToFloat(texelFetch(x_tex, int(i))); }
+#else
 layout(binding = 1) readonly buffer X4 { vec4 x4[]; };  // x again, 16 bytes at a time
+vec4 x_vec4(uint i) { return x4[i]; }
+#endif
+// Rows per lane: each lane owns kOuts outputs and walks all of k. One load of x feeds kOuts
+// weight rows; a prefill tile's rows reuse each decoded weight.
 const uint kOuts = 16u;  // 8 to 16: 7% faster on lavapipe (x loads shared by more rows)
-void main() {
+void rows_per_lane() {
   const uint per_group = gl_WorkGroupSize.x * kOuts;
   const uint n_col_groups = col_groups(per_group);
   const Segment sg = segment(group_id() % n_col_groups, per_group);
@@ -116,7 +133,7 @@ void main() {
       uint ea, eb;  // the same for every output: they depend on u alone
       [[unroll]] for (uint q = 0u; q < kOuts; ++q) load_w8h(head[q], wrow[q], u, wa[q], wb[q], ea, eb);
       [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
-        const vec4 va = x4[xrow[j] + ea / 4u], vb = x4[xrow[j] + eb / 4u];
+        const vec4 va = x_vec4(xrow[j] + ea / 4u), vb = x_vec4(xrow[j] + eb / 4u);
         [[unroll]] for (uint q = 0u; q < kOuts; ++q) acc[j][q] += dot(wa[q], va) + dot(wb[q], vb);
       }
     }
@@ -127,6 +144,78 @@ void main() {
       if (o < sg.n_out && r0 + j < p.ne2) dst[sg.d0 + (r0 + j) * sg.d_stride + o] = acc[j][q];
     }
   }
+}
+#if defined(W_TEXEL)
+// Lanes along k (a decode step, texel reads): a workgroup of one subgroup (the encoder's
+// size) takes column groups of kRowsK consecutive outputs in turn; lane l walks blocks l,
+// l + n, l + 2n... of a group's rows, a block's head once, and one subgroupAdd per output
+// finishes. At each step the lanes read
+// neighbouring blocks of the same rows, so the rows stream through the cache in order;
+// with a row per lane, a workgroup walks 128 rows at once, more streams than a CPU's
+// prefetchers follow. Decode after 64 tokens on lavapipe (docs/results/vulkan.md): 66 ms
+// per token with storage loads, 61 with texels of one word, 52 lanes along k, 46 with
+// 16-byte texels, 36 with whole blocks decoded from registers (W_BLOCKS, dequant.glsl).
+const uint kRowsK = 16u;  // 4: 65 ms, 8: 56, 16: 52, 32: 52 (x read once for more rows)
+void lanes_along_k() {
+  const uint n_col_groups = col_groups(kRowsK);
+  const uint xrow = p.o_s0 / 4u;  // a decode step's one x row
+  const uint n_blocks = p.ne0 / (8u * kHeadUnits);  // rows hold whole blocks
+  // i0 column groups per workgroup, one after another: lavapipe pays per workgroup (under
+  // AddressSanitizer 20 s and 6 GB more for one model test with a workgroup per group).
+  const uint cg_end = min((group_id() + 1u) * uint(p.i0), n_col_groups);
+  for (uint cg = group_id() * uint(p.i0); cg < cg_end; ++cg) {
+    const Segment sg = segment(cg, kRowsK);
+    const uint o0 = sg.group * kRowsK;
+    uint wrow[kRowsK];
+    [[unroll]] for (uint q = 0u; q < kRowsK; ++q) wrow[q] = sg.w0 + min(o0 + q, sg.n_out - 1u) * p.s1_nb1;
+    float acc[kRowsK];
+    [[unroll]] for (uint q = 0u; q < kRowsK; ++q) acc[q] = 0.0;
+#if defined(W_BLOCKS)
+    // x of the block once (8 texels), then each row's block from blkw (load_block).
+    for (uint blk = gl_LocalInvocationID.x; blk < n_blocks; blk += gl_WorkGroupSize.x) {
+      vec4 xb[8];
+      [[unroll]] for (uint i = 0u; i < 8u; ++i) xb[i] = x_vec4(xrow + 8u * blk + i);
+      [[unroll]] for (uint q = 0u; q < kRowsK; ++q) {
+        load_block(wrow[q] + blk * kBlockBytes);
+        const WHead head = load_head(0u, 0u);
+        [[unroll]] for (uint u = 0u; u < 4u; ++u) {
+          vec4 wa, wb;
+          uint ea, eb;
+          load_w8h(head, 0u, u, wa, wb, ea, eb);
+          acc[q] += dot(wa, xb[ea / 4u]) + dot(wb, xb[eb / 4u]);
+        }
+      }
+    }
+#else
+    for (uint blk = gl_LocalInvocationID.x; blk < n_blocks; blk += gl_WorkGroupSize.x) {
+      const uint u0 = blk * kHeadUnits;
+      WHead head[kRowsK];
+      [[unroll]] for (uint q = 0u; q < kRowsK; ++q) head[q] = load_head(wrow[q], u0);
+      for (uint u = u0; u < u0 + kHeadUnits; ++u) {
+        vec4 wa[kRowsK], wb[kRowsK];
+        uint ea, eb;
+        [[unroll]] for (uint q = 0u; q < kRowsK; ++q) load_w8h(head[q], wrow[q], u, wa[q], wb[q], ea, eb);
+        const vec4 va = x_vec4(xrow + ea / 4u), vb = x_vec4(xrow + eb / 4u);
+        [[unroll]] for (uint q = 0u; q < kRowsK; ++q) acc[q] += dot(wa[q], va) + dot(wb[q], vb);
+      }
+    }
+#endif
+    [[unroll]] for (uint q = 0u; q < kRowsK; ++q) {
+      const float v = subgroupAdd(acc[q]);
+      if (subgroupElect() && o0 + q < sg.n_out) dst[sg.d0 + o0 + q] = v;
+    }
+  }
+}
+#endif
+void main() {
+#if defined(W_TEXEL)
+  // A constant when the pipeline is made: the other body is compiled away.
+  if (kTileRows == 1u) {
+    lanes_along_k();
+    return;
+  }
+#endif
+  rows_per_lane();
 }
 #else
 shared float partial[kTileRows][256];

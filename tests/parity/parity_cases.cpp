@@ -191,6 +191,7 @@ void matmul_cases(std::vector<Case>& v) {
     int k, o1, o2, o3, n;
     const char* why;
     bool stacked = false;
+    int skip = 0;  // stacked: rows of src[2] before the first product's (a binding that starts past 0)
   };
   for (const Multi& m : {Multi{DType::q4_1, DType::q4_1, 256, 67, 24, 24, 1, "Q, K, V in one grid"},
                          Multi{DType::q4_1, DType::q4_1, 256, 67, 24, 24, 5, "Q, K, V, rows"},
@@ -201,14 +202,16 @@ void matmul_cases(std::vector<Case>& v) {
                          Multi{DType::q4_1, DType::q4_1, 256, 67, 24, 24, 1, "Q, K, V stacked", true},
                          Multi{DType::q4_1, DType::q4_1, 128, 200, 40, 40, 9, "Q, K, V stacked, rows", true},
                          Multi{DType::q8_0, DType::q8_0, 128, 96, 96, 0, 70, "gate and up stacked, prefill", true},
-                         Multi{DType::q6_k, DType::q6_k, 256, 40, 24, 24, 5, "K-quants stacked, rows", true}}) {
+                         Multi{DType::q6_k, DType::q6_k, 256, 40, 24, 24, 5, "K-quants stacked, rows", true},
+                         Multi{DType::q4_1, DType::q4_1, 256, 67, 24, 24, 1, "Q, K, V stacked past other rows", true, 37},
+                         Multi{DType::q8_0, DType::q8_0, 128, 96, 96, 0, 1, "gate and up stacked past other rows", true, 5}}) {
     Case c = make(Op::matmul, std::string(dtype_name(m.t1)) + "+" + dtype_name(m.t23) + " k=" + std::to_string(m.k) +
                                   " out=" + std::to_string(m.o1) + "+" + std::to_string(m.o2) + "+" + std::to_string(m.o3) +
                                   " n=" + std::to_string(m.n) + " (" + m.why + ")");
     c.dst = f32(2, m.o1 + m.o2 + m.o3, m.n);
     c.src[0] = f32(2, m.k, m.n);
     c.src[1] = typed(m.t1, m.k, m.o1, 0.1f);
-    c.src[2] = typed(m.t23, m.k, (m.stacked ? m.o1 : 0) + m.o2 + m.o3, 0.1f);
+    c.src[2] = typed(m.t23, m.k, m.skip + (m.stacked ? m.o1 : 0) + m.o2 + m.o3, 0.1f);
     c.call = [m](const Slots& s) {
       auto cols = [](Tensor t, int64_t c0, int64_t n) {  // columns [c0, c0 + n) of every row
         t.data = static_cast<char*>(t.data) + c0 * static_cast<int64_t>(sizeof(float));
@@ -220,8 +223,8 @@ void matmul_cases(std::vector<Case>& v) {
         t.ne[1] = n;
         return t;
       };
-      const int64_t r1 = m.stacked ? m.o1 : 0;  // where w2's rows start in src[2]
-      MatmulOp op{.dst = cols(s.dst, 0, m.o1), .x = s.src[0], .w = m.stacked ? rows(s.src[2], 0, m.o1) : s.src[1],
+      const int64_t r1 = m.skip + (m.stacked ? m.o1 : 0);  // where w2's rows start in src[2]
+      MatmulOp op{.dst = cols(s.dst, 0, m.o1), .x = s.src[0], .w = m.stacked ? rows(s.src[2], m.skip, m.o1) : s.src[1],
                   .f32_activations = s.reference};
       op.dst2 = cols(s.dst, m.o1, m.o2);
       op.w2 = rows(s.src[2], r1, m.o2);
