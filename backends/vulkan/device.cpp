@@ -83,7 +83,8 @@ void fill_caps(VkPhysicalDevice pd, Device* d) {
   c.max_texel_buffer_elements = l.maxTexelBufferElements;
   VkFormatProperties fp;
   vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32G32B32A32_UINT, &fp);
-  c.texel_views = (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0 && c.max_texel_buffer_elements >= 16;
+  c.texel_views =
+      (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0 && c.max_texel_buffer_elements >= 16;
   c.max_memory_allocation_bytes = m3.maxMemoryAllocationSize;
   // maintenance4 is core in 1.3; on 1.2 devices the struct stays zero: no separate limit.
   c.max_buffer_bytes = m4.maxBufferSize ? m4.maxBufferSize : m3.maxMemoryAllocationSize;

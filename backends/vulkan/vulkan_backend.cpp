@@ -319,7 +319,7 @@ Status VulkanBackend::record(Kernel k, const Spec& spec, const Bound (&b)[kBindi
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  // Texel bindings (texel_bindings(k)) take the allocation's word view; their kernels
+  // Texel bindings (texel_bindings(k)) take the allocation's texel view; their kernels
   // index from the view's start, so a tensor's first element is view_base + first. The
   // encoder checked that they have views.
   const uint32_t texels = texel_bindings(k);
@@ -329,7 +329,8 @@ Status VulkanBackend::record(Kernel k, const Spec& spec, const Bound (&b)[kBindi
   Push pc = push;  // each tensor's first element within its binding comes with the binding
   for (uint32_t i = 0; i < kBindings; ++i) {
     const bool texel = (texels >> i) & 1u;
-    if (texel && !b[i].view) return error(WT_ERR_INTERNAL, std::string("vulkan: ") + kernel_name(k) + ": a texel binding without a view");
+    if (texel && !b[i].view)
+      return error(WT_ERR_INTERNAL, std::string("vulkan: ") + kernel_name(k) + ": a texel binding without a view");
     infos[i] = VkDescriptorBufferInfo{b[i].buffer, b[i].offset, b[i].range};
     writes[i] = vk_info<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
     writes[i].dstBinding = i;
