@@ -310,9 +310,10 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
     // Lanes along k (matmul.comp kRowsK outputs per workgroup), one subgroup per workgroup.
     // Column groups of 16 outputs, at most 32 workgroups of them (i0 each, one after
     // another): lavapipe's cost per workgroup is paid 32 times, not once per group.
+    constexpr uint32_t kRowsK = 16;  // matmul.comp kRowsK
     const uint32_t sub = b.vk_caps().subgroup_size;
     wg = sub < 8 ? sub : 8;
-    const uint64_t groups = col_groups(16);
+    const uint64_t groups = col_groups(kRowsK);
     const uint64_t per_wg = (groups + 31) / 32;
     p.i[0] = static_cast<int32_t>(per_wg);
     n_groups = (groups + per_wg - 1) / per_wg;

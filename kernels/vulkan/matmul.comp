@@ -149,10 +149,9 @@ void rows_per_lane() {
 // Lanes along k (a decode step, texel reads): a workgroup of one subgroup (the encoder's
 // size) takes column groups of kRowsK consecutive outputs in turn; lane l walks blocks l,
 // l + n, l + 2n... of a group's rows, a block's head once, and one subgroupAdd per output
-// finishes. At each step the lanes read
-// neighbouring blocks of the same rows, so the rows stream through the cache in order;
-// with a row per lane, a workgroup walks 128 rows at once, more streams than a CPU's
-// prefetchers follow. Decode after 64 tokens on lavapipe (docs/results/vulkan.md): 66 ms
+// finishes. At each step the lanes read neighbouring blocks of the same rows, so the rows
+// stream through the cache in order; with a row per lane, a workgroup walks 128 rows at
+// once, more streams than a CPU's prefetchers follow. Decode after 64 tokens on lavapipe (docs/results/vulkan.md): 66 ms
 // per token with storage loads, 61 with texels of one word, 52 lanes along k, 46 with
 // 16-byte texels, 36 with whole blocks decoded from registers (W_BLOCKS, dequant.glsl).
 const uint kRowsK = 16u;  // 4: 65 ms, 8: 56, 16: 52, 32: 52 (x read once for more rows)
