@@ -97,7 +97,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   if (paged) WT_TRY(PagedKv::check_shape(req.n_ctx, req.kv_block_tokens, req.kv_device_blocks));
   // What wt_context_create refuses, refused here too (the same check).
   WT_TRY(check_kv_type(hp, req.kv_type, kv_types_of(req.backend), backend_name(req.backend)));
-  p.arena = lay_out_arena(in, nullptr, nullptr);
+  p.arena = lay_out_arena(in, ArenaBases{}, nullptr);
 
   // K and V of kv_type, n_head_kv heads.
   const uint64_t row_bytes = kv_row_bytes(hp, req.kv_type);
@@ -109,7 +109,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   // The same context without max_new_tokens reserves n_ctx rows in every layer.
   ArenaInputs unbounded = in;
   unbounded.kv_rows = nullptr;
-  const ArenaBytes unbounded_arena = lay_out_arena(unbounded, nullptr, nullptr);
+  const ArenaBytes unbounded_arena = lay_out_arena(unbounded, ArenaBases{}, nullptr);
 
   p.weights_bytes = model.weight_bytes;
   const bool device = req.backend != WT_BACKEND_CPU;

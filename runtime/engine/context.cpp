@@ -105,16 +105,17 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
   WT_TRY(ctx->arena_inputs(&in));
   out->n_ctx = ctx->n_ctx_;
   out->weights_bytes = model.weight_bytes;
-  out->arena = lay_out_arena(in, nullptr, nullptr);
+  out->arena = lay_out_arena(in, ArenaBases{}, nullptr);
   out->driver_bytes = ctx->backend_->caps().queued_work_bytes;
   return Status::ok();
 }
 
 Context::~Context() {
-  if (!backend_ || !arena_.host) return;
+  if (!backend_ || (!arena_.host && !host_arena_.host)) return;
   std::unique_lock<std::mutex> lock = claim_backend();
   if (kv_) kv_->release();
-  backend_->free(&arena_);
+  if (arena_.host) backend_->free(&arena_);
+  if (host_arena_.host) backend_->free(&host_arena_);
 }
 
 std::unique_lock<std::mutex> Context::claim_backend() {
@@ -151,9 +152,10 @@ Status Context::allocate() {
   WT_TRY(arena_inputs(&in));
 
   // The same layout twice: measure, then place.
-  const ArenaBytes bytes = lay_out_arena(in, nullptr, nullptr);
+  const ArenaBytes bytes = lay_out_arena(in, ArenaBases{}, nullptr);
   WT_TRY(check_arena_budget(in, bytes, options_.memory_budget_bytes, *backend_));
-  WT_TRY(backend_->alloc(bytes.total_bytes, MemoryKind::device, &arena_));
+  WT_TRY(backend_->alloc(bytes.total_bytes - bytes.host_bytes, MemoryKind::device, &arena_));
+  WT_TRY(backend_->alloc(bytes.host_bytes, MemoryKind::host_pinned, &host_arena_));
   stats_.arena_bytes = bytes.total_bytes;
   stats_.kv_bytes = bytes.kv_bytes;
   if (options_.kv_device_blocks > 0) {
@@ -165,7 +167,7 @@ Status Context::allocate() {
     stats_.pager_host_bytes = bytes.pager_host_bytes;
   }
   ArenaViews v;
-  lay_out_arena(in, static_cast<char*>(arena_.host), &v);
+  lay_out_arena(in, ArenaBases{static_cast<char*>(arena_.host), static_cast<char*>(host_arena_.host)}, &v);
   act_ = v.act;
   k_cache_ = std::move(v.k_cache);
   v_cache_ = std::move(v.v_cache);

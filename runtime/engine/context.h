@@ -194,8 +194,9 @@ class Context {
   std::unique_ptr<Backend> own_backend_;
   ModelDevice* device_ = nullptr;
   Backend* backend_ = nullptr;
-  Buffer arena_;
-  Buffer workspace_;  // a view of the arena, installed on the backend before each call
+  Buffer arena_;       // the arena's device part (context_layout.h)
+  Buffer host_arena_;  // its host part: logits, positions, token ids, row scratch, KV positions
+  Buffer workspace_;   // a view of the device part, installed on the backend before each call
   float* topk_in_ = nullptr;  // [score_capacity_] staging for topk over host-side scores
   Activations act_;
   std::vector<Tensor> k_cache_;  // per layer [n_ctx, n_head_kv, head_dim]; with the pager one:

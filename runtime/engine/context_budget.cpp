@@ -19,7 +19,7 @@ uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
   ArenaInputs at = in;
   at.n_ctx = n_ctx;
   at.n_logit_rows = in.n_logit_rows > 1 ? n_ctx : 1;
-  return lay_out_arena(at, nullptr, nullptr).all_bytes();
+  return lay_out_arena(at, ArenaBases{}, nullptr).all_bytes();
 }
 
 }  // namespace

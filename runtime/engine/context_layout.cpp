@@ -101,19 +101,21 @@ PagedKvParams paged_kv_params(const ArenaInputs& in) {
   return p;
 }
 
-ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
+ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* views) {
   const Hparams& hp = *in.hp;
   const int64_t n = in.n_ctx;
   const int64_t hd = hp.head_dim;
   const size_t n_sz = static_cast<size_t>(n);
   ArenaViews scratch;
-  ArenaViews& v = base && views ? *views : scratch;
+  ArenaViews& v = bases.device && views ? *views : scratch;
   ArenaBytes b;
-  ArenaCursor a(base);
-  size_t mark = 0;
+  ArenaCursor a(bases.device);  // the device part
+  ArenaCursor h(bases.host);    // the host part (context_layout.h)
+  size_t mark = 0, host_mark = 0;
   auto part = [&](uint64_t* into) {
-    *into += a.used() - mark;
+    *into += a.used() - mark + h.used() - host_mark;
     mark = a.used();
+    host_mark = h.used();
   };
 
   v.act.x = f32_tensor(a, 2, hp.n_embd, n);
@@ -125,7 +127,7 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   v.act.gate = f32_tensor(a, 2, hp.n_ff, n);
   v.act.up = f32_tensor(a, 2, hp.n_ff, n);
   part(&b.activations_bytes);
-  v.act.logits = f32_tensor(a, 2, hp.n_vocab, in.n_logit_rows);
+  v.act.logits = f32_tensor(h, 2, hp.n_vocab, in.n_logit_rows);  // the sampler reads it every token
   part(&b.logits_bytes);
   const size_t kv_layers = in.kv_device_blocks > 0 ? 1 : static_cast<size_t>(hp.n_layer);
   v.k_cache.assign(kv_layers, Tensor{});
@@ -136,14 +138,16 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
     v.v_cache[l] = typed_tensor(a, in.kv_type, 3, hd, hp.n_head_kv, rows);
   }
   part(&b.kv_bytes);
-  v.positions = a.take_n<int32_t>(n_sz);
-  v.token_ids = a.take_n<int32_t>(n_sz);
-  v.rope_divisors = a.take_n<float>(static_cast<size_t>(hp.n_rot / 2 + 1));
+  // Written by the host every pass; kernels get positions and ids through the backend's
+  // upload of op arrays (OpHostArrays), never from here.
+  v.positions = h.take_n<int32_t>(n_sz);
+  v.token_ids = h.take_n<int32_t>(n_sz);
+  v.rope_divisors = a.take_n<float>(static_cast<size_t>(hp.n_rot / 2 + 1));  // written once, read by rope
   // Pruning state: sized for n_ctx so no pass allocates.
-  v.row_tmp = a.take_n<int32_t>(n_sz);
-  v.tok_tmp = a.take_n<int32_t>(n_sz);
-  v.kv_pos = a.take_n<int32_t>(n_sz * static_cast<size_t>(hp.n_layer * hp.n_head_kv));
-  v.origin = a.take_n<int32_t>(n_sz);
+  v.row_tmp = h.take_n<int32_t>(n_sz);
+  v.tok_tmp = h.take_n<int32_t>(n_sz);
+  v.kv_pos = h.take_n<int32_t>(n_sz * static_cast<size_t>(hp.n_layer * hp.n_head_kv));
+  v.origin = h.take_n<int32_t>(n_sz);
   part(&b.index_bytes);
   if (in.prune) {
     v.score_capacity = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));
@@ -159,7 +163,8 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views) {
   v.workspace_offset = a.used();
   a.take(workspace_bytes);
   part(&b.workspace_bytes);
-  b.total_bytes = a.used();
+  b.host_bytes = h.used();
+  b.total_bytes = a.used() + h.used();
   if (in.kv_device_blocks > 0) {
     const PagedKvParams pp = paged_kv_params(in);
     b.pager_device_bytes = PagedKv::device_pool_bytes(pp);

@@ -1,6 +1,14 @@
-// The layout of a context's one arena, as a pure function: given the model's shape, the
+// The layout of a context's arena, as a pure function: given the model's shape, the
 // context's options and its backend (for op workspace sizes), it counts every byte the
-// context will allocate, part by part, and — given a base address — places the views.
+// context will allocate, part by part, and — given base addresses — places the views.
+// The arena is two allocations by who touches it during a step: the device part (what only
+// kernels read and write: activations, KV, scores, workspace) and the host part (what the
+// host writes or reads every token: positions, token ids, row scratch, KV positions, and the
+// logits the sampler reads). On a discrete GPU the device part is managed memory, and a host
+// write to a page of it moves the page to the host, so the next kernel that touches anything
+// on that page waits for it to come back (an H200 lost 250-480 us per decode step so, in the
+// first attention kernel, whose workspace shared pages with the positions). The host part is
+// pinned host memory the kernels reach directly (the backend's host_pinned).
 // Context::allocate() calls it twice (measure, then place); the budget planner
 // (platform/planner.cpp) calls it to measure only, so its arena figure is the context's
 // arena_bytes by construction.
@@ -58,7 +66,8 @@ struct ArenaBytes {
   uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
-  uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes)
+  uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes): both parts
+  uint64_t host_bytes = 0;         // of total_bytes, the host part: logits and the host's index arrays
   // Outside the arena: the pager's pools (0 without the pager).
   uint64_t pager_device_bytes = 0; // device pool: kv_device_blocks blocks
   uint64_t pager_host_bytes = 0;   // pinned host pool: every block of every layer
@@ -90,9 +99,15 @@ struct PagedKvParams;
 // The pager's shape for these inputs (sync_swaps left false).
 PagedKvParams paged_kv_params(const ArenaInputs& in);
 
-// Counts the arena (base == nullptr, views ignored) or places it at base into *views.
+// Where the two parts of a context's arena begin (both null: count only).
+struct ArenaBases {
+  char* device = nullptr;  // total_bytes - host_bytes, MemoryKind::device
+  char* host = nullptr;    // host_bytes, MemoryKind::host_pinned
+};
+
+// Counts the arena (null bases, views ignored) or places it at the bases into *views.
 // The same code for both, so the two passes cannot disagree.
-ArenaBytes lay_out_arena(const ArenaInputs& in, char* base, ArenaViews* views);
+ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* views);
 
 // wt_context_params.kv_type as the cache's element type (a value the API accepted).
 inline DType kv_dtype(wt_kv_type t) {
