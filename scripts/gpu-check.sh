@@ -12,7 +12,7 @@
 #   bench-prune        whittle-bench --method all --keep 0.1 at -p 8192 -n 128 -r 3
 #   bench-host         whittle-bench full KV at -p 512,8192 -n 128 -r 3 with WT_CUDA_PROFILE=1 (the
 #                      host's time per decode step), whole-step captures against segments of
-#                      64 launches (WT_CUDA_STEP_SEGMENT), alternating, twice
+#                      48 launches (the default; WT_CUDA_STEP_SEGMENT), alternating, twice
 #   ncu                per-kernel GPU time of whittle-run (a ~900-token prompt + 16 tokens)
 #                      under Nsight Compute, where ncu exists
 # and writes OUT_DIR/report.md (device, commit, cmake options, step table, whittle-bench
@@ -485,7 +485,7 @@ write_report() {
       case "$md" in
         bench-full) title="whittle-bench: full KV (--backend cuda)" ;;
         bench-prune) title="whittle-bench: pruning methods at keep 0.1 (--backend cuda)" ;;
-        *) title="whittle-bench: the host's time per decode step, whole-step captures and segments of 64 launches (--backend cuda)" ;;
+        *) title="whittle-bench: the host's time per decode step, whole-step captures and segments of 48 launches (the default) (--backend cuda)" ;;
       esac
       echo
       echo "## $title"
@@ -588,11 +588,11 @@ else
   full_sizes=(-p "512,2048,8192" -n 128 -r 3) prune_sizes=(-p 8192 -n 128 -r 3) host_sizes=(-p "512,8192" -n 128 -r 3)
 fi
 # The host's share of a decode step (backends/cuda/host_profile.h): each run's table rows and
-# its "cuda profile:" line, whole steps (0) and segments of 64 launches alternating.
+# its "cuda profile:" line, whole steps (0) and segments of 48 launches (the default) alternating.
 bench_host() {
   local i seg
   for i in 1 2; do
-    for seg in 0 64; do
+    for seg in 0 48; do
       printf '### WT_CUDA_STEP_SEGMENT=%s, run %s\n\n' "$seg" "$i"
       env WT_CUDA_PROFILE=1 WT_CUDA_STEP_SEGMENT="$seg" "$bench" -m "$model" "${host_sizes[@]}" --backend cuda 2>&1 |
         grep -E '^\| |^cuda profile' || return 1

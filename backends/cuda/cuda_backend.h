@@ -80,11 +80,15 @@ class CudaBackend final : public Backend {
   // WT_CUDA_PDL=1 on compute capability 9.0+; off by default: on an H200 it changed no decode
   // step and cost 3% of prefill (docs/results/gpu-h200.md, round 6).
   bool pdl_ = false;
-  // WT_CUDA_STEP_SEGMENT=N: a decode step's capture is ended and launched every N launches,
-  // so the GPU runs the first layers while the host captures the rest; 0 (the default): one
-  // capture up to the step's first host-visible point. segment_: the segment's ordinal in
-  // the step (GraphBook::begin's position).
-  size_t segment_ops_ = 0;
+  // A decode step's capture is ended and launched every segment_ops_ launches, so the GPU
+  // runs the first layers while the host captures the rest (an H200, default model: TPOT
+  // 1.33 ms against 2.13 ms for whole steps; docs/results/gpu-h200.md, round 8).
+  // WT_CUDA_STEP_SEGMENT=N sets N, 0 one capture up to the step's first host-visible point.
+  // At 48 the book's 32 slots hold steps of up to 1536 launches; segments of 16 or 32 on 8
+  // slots re-instantiated every graph and were slower than whole steps. segment_: the
+  // segment's ordinal in the step (GraphBook::begin's position).
+  static constexpr size_t kStepSegment = 48;
+  size_t segment_ops_ = kStepSegment;
   uint32_t segment_ = 0;
   HostProfile profile_;  // WT_CUDA_PROFILE=1
   BackendCaps caps_;

@@ -23,7 +23,7 @@ namespace wt::cuda {
 
 class GraphBook {
  public:
-  static constexpr int kSlots = 8;
+  static constexpr int kSlots = 32;  // a step of segments (cuda_backend.h) needs one per segment
 
   enum class Action {
     update,       // the slot holds an instance of this key: update it, then launch
