@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 2 of 2, at once after call 1 (carry .gpu-carry/mB): the model from its
+# Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped): the model from its
 # halves, gpu-check's model tests (4 at a time) and benches (bench-host among them), then
 # Nsight Compute without the cache flush (a decode step's kernels as they run warm).
 set -x
