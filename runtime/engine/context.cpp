@@ -1,6 +1,6 @@
-// Context creation: every byte a context uses is in one arena, allocated before the first
-// token runs and laid out by lay_out_arena() (context_layout.h) — the same function the
-// budget planner of platform/ measures with.
+// Context creation: every byte a context uses is in one arena (a device part and a pinned
+// host part), allocated before the first token runs and laid out by lay_out_arena()
+// (context_layout.h) — the same function the budget planner of platform/ measures with.
 #include "context.h"
 
 #include <chrono>

@@ -14,7 +14,7 @@ constexpr size_t kAlign = 64;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-// Hands out aligned slices of one allocation; without a base it only counts.
+// Hands out aligned slices of one allocation (a part of the arena); without a base it only counts.
 class ArenaCursor {
  public:
   explicit ArenaCursor(char* base) : base_(base) {}
