@@ -414,3 +414,51 @@ TEST_CASE("prune decisions: SnapKV's pyramid spreads the flat budget over the la
   auto down = policy(0.2f, "-20");
   for (int32_t l = 0; l < n_layer; ++l) CHECK(down->kv_budget(l, 4096) == up->kv_budget(n_layer - 1 - l, 4096));
 }
+
+TEST_CASE("prune decisions: SnapKV's union keeps, per KV head, its query heads' own best rows in turn at the same budget") {
+  const int32_t n_layer = 2, n_head = 6, n_kv = 2, hd = 16, n = 300, w = 8;
+  const wt::PruneShape shape{n_layer, n_head, n_kv, hd, 512};
+  wt_prune_params p = wt_prune_default_params();
+  p.method = WT_PRUNE_SNAPKV;
+  p.keep = 0.2f;
+  p.window = w;
+  REQUIRE(wt_prune_set_param(&p, "snapkv_union", "1") == WT_OK);
+  auto pol = make(p, shape);
+  const int32_t c = pol->kv_budget(0, n), k = c - w, n_cols = n - w, g = n_head / n_kv;
+  REQUIRE(c == 60);
+  // Scores with ties (a coarse grid), so the tie rule is exercised too.
+  std::vector<float> scores = randn(static_cast<size_t>(n_head) * n_cols, 91);
+  for (float& x : scores) x = std::round(x * 4.0f) / 4.0f;
+  HostSelector sel;
+  pol->begin(n, 0);
+  Observation obs;
+  obs.layer = 0;
+  obs.n_rows = obs.n_keys = n;
+  obs.scores = scores.data();
+  obs.n_cols = n_cols;
+  Decision d;
+  REQUIRE(pol->decide(0, obs, sel, &d).is_ok());
+  REQUIRE(d.kv == Decision::Kv::per_head);
+  REQUIRE(d.n_kv_rows == c);
+  for (int32_t kv = 0; kv < n_kv; ++kv) {
+    CAPTURE(kv);
+    // Directly: each query head's full order, then rank r of head 0, 1, 2, rank r + 1, ...
+    std::vector<std::vector<int32_t>> order(static_cast<size_t>(g));
+    for (int32_t h = 0; h < g; ++h) {
+      const float* v = scores.data() + static_cast<size_t>(kv * g + h) * n_cols;
+      std::vector<int32_t>& o = order[static_cast<size_t>(h)];
+      o.resize(static_cast<size_t>(n_cols));
+      std::iota(o.begin(), o.end(), 0);
+      std::stable_sort(o.begin(), o.end(), [v](int32_t a, int32_t b) { return v[a] > v[b]; });
+    }
+    std::set<int32_t> want;
+    for (size_t r = 0; want.size() < static_cast<size_t>(k); ++r)
+      for (int32_t h = 0; h < g && want.size() < static_cast<size_t>(k); ++h) want.insert(order[static_cast<size_t>(h)][r]);
+    for (int32_t i = 0; i < w; ++i) want.insert(n_cols + i);
+    const int32_t* row = d.kv_rows + static_cast<size_t>(kv) * c;
+    CHECK(std::is_sorted(row, row + c));
+    CHECK(std::set<int32_t>(row, row + c) == want);
+    // Each query head's own best row is kept; the group's summed best need not be.
+    for (int32_t h = 0; h < g; ++h) CHECK(want.count(order[static_cast<size_t>(h)][0]) == 1);
+  }
+}

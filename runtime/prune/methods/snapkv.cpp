@@ -10,7 +10,14 @@
 // at the last layer (the authors' default beta is 20); each layer keeps its window too. A
 // negative beta turns the pyramid upside down (the most rows in the last layer), which is
 // what measurement on Qwen2.5 asked about (docs/results/fidelity-qwen2.5-0.5b.md).
+//
+// snapkv_union = 1 selects as the authors' code does, per query head, at the same budget:
+// each of a KV head's G query heads ranks the prefix by its own pooled scores, and the KV
+// head keeps the union, taking the heads' ranks in turn (head 0's best, head 1's best, ...,
+// then their second best) until C - W rows; the default sums the group's scores first.
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "runtime/prune/registry.h"
 #include "runtime/prune/scored_policy.h"
@@ -22,12 +29,23 @@ constexpr PruneParamSpec kParams[] = {
     {"snapkv_pyramid", PruneParamType::i32, kPruneExtra, 0, {}, false,
      "beta > 0: PyramidKV's per-layer budgets (layer 0 keeps 2P - P/beta prefix rows, the last P/beta, "
      "the same total); beta < 0: the same upside down; 0 = every layer P"},
+    {"snapkv_union", PruneParamType::i32, kPruneExtra, 0, {0, 1}, false,
+     "1: per KV head the union of its query heads' own top rows, their ranks taken in turn up to C - W "
+     "(the authors' per-query-head selection at the same budget); 0 = the group's summed scores"},
 };
 
 class SnapKV final : public ScoredPolicy {
  public:
   SnapKV(const wt_prune_params& p, const PruneShape& s)
-      : ScoredPolicy(p, s), beta_(static_cast<int32_t>(prune_param_value(p, kParams[0]))) {}
+      : ScoredPolicy(p, s),
+        beta_(static_cast<int32_t>(prune_param_value(p, kParams[0]))),
+        union_(prune_param_value(p, kParams[1]) != 0) {
+    if (union_) {
+      const size_t n = static_cast<size_t>(s.n_ctx), g = static_cast<size_t>(s.n_head / s.n_head_kv);
+      order_.assign(n * g, 0);
+      seen_.assign(n, 0);
+    }
+  }
 
   ScoreRequest request(int32_t, int32_t n) override {
     if (pass_ != 0 || n <= budget(n_prompt_)) return {};
@@ -40,6 +58,7 @@ class SnapKV final : public ScoredPolicy {
     record_summed(obs);
     // No shared selection: the last layer's ranking stands for the method's.
     record_final(obs.positions, token_scores_.data(), obs.n_cols);
+    if (union_) return keep_kv_union(obs, layer_budget(l, n_prompt_), d);
     return keep_kv_per_head(sel, obs.n_rows, layer_budget(l, n_prompt_), window_, d);
   }
 
@@ -72,7 +91,48 @@ class SnapKV final : public ScoredPolicy {
     return static_cast<int32_t>(w + lo + span);
   }
 
+  // snapkv_union: per KV head, the query heads' own top (c - w) prefix rows (score
+  // descending, lower index first on ties), taken rank by rank in head order until c - w
+  // distinct rows; then ascending, plus the window. On the host: a partial sort per query
+  // head of the pooled scores the observation already holds.
+  Status keep_kv_union(const Observation& obs, int32_t c, Decision* d) {
+    const int32_t n_rows = obs.n_rows, w = window_;
+    if (c >= n_rows) return Status::ok();
+    const int32_t n_prefix = n_rows - w, k = c - w, g = shape_.n_head / shape_.n_head_kv;
+    const int32_t n = obs.n_cols;  // == n_prefix
+    for (int32_t kv = 0; kv < shape_.n_head_kv; ++kv) {
+      for (int32_t h = 0; h < g; ++h) {
+        const float* sc = obs.scores + static_cast<size_t>(kv * g + h) * static_cast<size_t>(n);
+        int32_t* ord = order_.data() + static_cast<size_t>(h) * static_cast<size_t>(n);
+        for (int32_t j = 0; j < n_prefix; ++j) ord[j] = j;
+        std::partial_sort(ord, ord + k, ord + n_prefix,
+                          [sc](int32_t a, int32_t b) { return sc[a] > sc[b] || (sc[a] == sc[b] && a < b); });
+      }
+      std::fill(seen_.begin(), seen_.begin() + n_prefix, uint8_t{0});
+      int32_t* row = kv_rows_.data() + static_cast<size_t>(kv) * c;
+      int32_t picked = 0;
+      for (int32_t r = 0; r < k && picked < k; ++r) {
+        for (int32_t h = 0; h < g && picked < k; ++h) {
+          const int32_t j = order_[static_cast<size_t>(h) * static_cast<size_t>(n) + r];
+          if (!seen_[static_cast<size_t>(j)]) {
+            seen_[static_cast<size_t>(j)] = 1;
+            row[picked++] = j;
+          }
+        }
+      }
+      std::sort(row, row + k);
+      for (int32_t i = 0; i < w; ++i) row[k + i] = n_prefix + i;
+    }
+    d->kv = Decision::Kv::per_head;
+    d->kv_rows = kv_rows_.data();
+    d->n_kv_rows = c;
+    return Status::ok();
+  }
+
   int32_t beta_;
+  bool union_;
+  std::vector<int32_t> order_;  // [G][n_ctx] a query head's prefix rows, best first (snapkv_union)
+  std::vector<uint8_t> seen_;   // [n_ctx] rows the KV head took already
 };
 
 }  // namespace
