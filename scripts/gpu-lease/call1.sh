@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Device call 1 of 2 (carry .gpu-carry/{doctest,gl,nlohmann,vk.tar.xz,mA}): the carried
-# bits kept in /root/carry for call 2, the build, parity, compute-sanitizer. The ctest steps
-# run 4 at a time (CTEST_PARALLEL_LEVEL): the cases are small and the GPU is shared without
-# harm. Reports come back in $OUT.
+# bits kept in /root/carry for call 2, the build, parity, compute-sanitizer. Reports come
+# back in $OUT.
 set -x
 cd "$(dirname "$0")/../.."
 for f in .gpu-carry/gl/*.deb; do dpkg -x $f /; done; ldconfig
@@ -10,7 +9,7 @@ mkdir -p /root/m /root/carry && cp .gpu-carry/mA/part /root/m/a
 tar xJf .gpu-carry/vk.tar.xz -C .gpu-carry
 cp -r .gpu-carry/doctest .gpu-carry/gl .gpu-carry/nlohmann .gpu-carry/vk /root/carry/
 nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader
-CTEST_PARALLEL_LEVEL=4 scripts/gpu-check.sh /root/gc1 --build /root/build \
+scripts/gpu-check.sh /root/gc1 --build /root/build \
   --skip model-tests,bench-full,bench-prune,bench-host,ncu
 cp /root/gc1/report.md $OUT/call1-report.md
 tar czf $OUT/call1-logs.tgz -C /root/gc1 .

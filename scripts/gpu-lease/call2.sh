@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped): the model from its
-# halves, gpu-check's model tests (4 at a time) and benches (bench-host among them), then
+# Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped):
+# the model from its halves, gpu-check's model tests and benches (bench-host among them), then
 # Nsight Compute without the cache flush (a decode step's kernels as they run warm).
 set -x
 cd "$(dirname "$0")/../.."
@@ -9,7 +9,7 @@ mkdir -p models && { cat /root/m/a; gzip -dc .gpu-carry/mBz/part.gz; } > models/
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 M=models/SmolLM2-135M-Instruct.Q4_1.gguf
 mkdir -p /root/x
-CTEST_PARALLEL_LEVEL=4 scripts/gpu-check.sh /root/gc2 --build /root/build --skip parity,compute-sanitizer,ncu
+scripts/gpu-check.sh /root/gc2 --build /root/build --skip parity,compute-sanitizer,ncu
 cp /root/gc2/report.md $OUT/call2-report.md
 tar czf $OUT/call2-logs.tgz -C /root gc2
 N=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); N=${N:-ncu}
