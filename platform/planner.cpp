@@ -117,14 +117,18 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   // With the pager the KV is the device pool plus one layer of staging in the arena; the
   // pinned host pool is the same DRAM on a unified board and host memory on a discrete one.
   const uint64_t pager_counted = p.arena.pager_device_bytes + (board.unified ? p.arena.pager_host_bytes : 0);
-  p.total_bytes = p.weights_bytes + p.arena.total_bytes + pager_counted + p.overhead_bytes;
-  p.allocated_total_bytes = p.weights_bytes + unbounded_arena.total_bytes + unbounded_arena.pager_device_bytes +
+  // The arena's host part (logits, positions, token ids, row scratch, KV positions: pinned
+  // host memory, context_layout.h) is device memory only on a unified board.
+  auto arena_counted = [&](const ArenaBytes& a) { return board.unified ? a.total_bytes : a.total_bytes - a.host_bytes; };
+  p.total_bytes = p.weights_bytes + arena_counted(p.arena) + pager_counted + p.overhead_bytes;
+  p.allocated_total_bytes = p.weights_bytes + arena_counted(unbounded_arena) + unbounded_arena.pager_device_bytes +
                             (board.unified ? unbounded_arena.pager_host_bytes : 0) + p.overhead_bytes;
   p.usable_bytes = board.usable_bytes();
   p.fits = p.total_bytes <= p.usable_bytes;
   p.spare_bytes = static_cast<int64_t>(p.usable_bytes) - static_cast<int64_t>(p.total_bytes);
   p.allocated_fits = p.allocated_total_bytes <= p.usable_bytes;
 
+  const uint64_t host_index_bytes = p.arena.host_bytes - p.arena.logits_bytes;  // the host part's index arrays
   const char* weights_note = board.unified
       ? (device ? "unified memory: counted once (the loader uploads, then drops the file's pages)"
                 : "the mapped file's pages, counted once")
@@ -136,8 +140,13 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
                             std::string(policy ? "per-layer budgets of the method + n_new rows, " : "n_ctx rows every layer, ") +
                                 kv_type_name(req.kv_type)},
       {"activations", p.arena.activations_bytes, "x, xn, q, k, v, attn, gate, up for n_ctx rows"},
-      {"logits", p.arena.logits_bytes, req.logits_all ? "every row" : "the last row"},
-      {"index + scratch", p.arena.index_bytes, "positions, token ids, rope, row scratch, KV positions"},
+      {"logits", board.unified ? p.arena.logits_bytes : 0,
+       std::string(req.logits_all ? "every row" : "the last row") +
+           (board.unified ? "" : ": pinned host memory (" + mib(p.arena.logits_bytes) + "), not device memory")},
+      {"index + scratch", board.unified ? p.arena.index_bytes : p.arena.index_bytes - host_index_bytes,
+       board.unified ? "positions, token ids, rope, row scratch, KV positions"
+                     : "rope divisors; positions, token ids, row scratch and KV positions are pinned host memory (" +
+                           mib(host_index_bytes) + "), not device memory"},
       {"pruning state", p.arena.prune_bytes, "scores, pooled, top-k staging, anchors, ranking"},
       {"op workspace", p.arena.workspace_bytes, "largest op of a full-context prefill"},
       {"runtime overhead", p.overhead_bytes, device ? "host runtime + device backend (estimate)" : "host runtime (estimate)"},

@@ -67,7 +67,8 @@ struct ArenaBytes {
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
   uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes): both parts
-  uint64_t host_bytes = 0;         // of total_bytes, the host part: logits and the host's index arrays
+  uint64_t host_bytes = 0;         // of total_bytes, the host part: logits_bytes and the index
+                                   // arrays of index_bytes but the rope divisors
   // Outside the arena: the pager's pools (0 without the pager).
   uint64_t pager_device_bytes = 0; // device pool: kv_device_blocks blocks
   uint64_t pager_host_bytes = 0;   // pinned host pool: every block of every layer

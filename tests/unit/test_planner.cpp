@@ -253,8 +253,16 @@ TEST_CASE("planner: with the KV pager the plan's arena and pools are the context
   const uint64_t block_bytes = 64 * shape.hp.n_head_kv * shape.hp.head_dim * 2 * sizeof(float);
   CHECK(st.pager_device_bytes == 8 * block_bytes);
   CHECK(st.pager_host_bytes == 24 * block_bytes);
-  // Unified: the host pool is the same DRAM and counts; discrete: it is host memory.
-  CHECK(unified.total_bytes - discrete.total_bytes == st.pager_host_bytes);
+  // Unified: the host pool and the arena's host part are the same DRAM and count; discrete:
+  // they are host memory, and the components still add up to the total.
+  CHECK(unified.arena.host_bytes > 0);
+  CHECK(unified.arena.host_bytes >= unified.arena.logits_bytes);
+  CHECK(unified.total_bytes - discrete.total_bytes == st.pager_host_bytes + unified.arena.host_bytes);
+  for (const Plan* pl : {&unified, &discrete}) {
+    uint64_t sum = 0;
+    for (const PlanComponent& c : pl->components) sum += c.bytes;
+    CHECK(sum == pl->total_bytes);
+  }
   CHECK(unified.total_bytes == unified.weights_bytes + st.arena_bytes + st.pager_device_bytes + st.pager_host_bytes +
                                    unified.overhead_bytes);
   bool said = false;
