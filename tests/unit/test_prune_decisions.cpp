@@ -50,6 +50,21 @@ std::unique_ptr<wt::PrunePolicy> make(wt_prune_params p, const wt::PruneShape& s
 
 std::vector<float> randn(size_t n, uint32_t seed) { return wt::test::random_vec(n, seed); }
 
+// Layer 0's decision on one window observation of n rows (scores [n_head][n_cols]), which
+// must keep c rows per KV head.
+Decision decide_per_head(wt::PrunePolicy& pol, int32_t n, const float* scores, int32_t n_cols, int32_t c) {
+  Observation obs;
+  obs.n_rows = obs.n_keys = n;
+  obs.scores = scores;
+  obs.n_cols = n_cols;
+  HostSelector sel;
+  Decision d;
+  REQUIRE(pol.decide(0, obs, sel, &d).is_ok());
+  REQUIRE(d.kv == Decision::Kv::per_head);
+  REQUIRE(d.n_kv_rows == c);
+  return d;
+}
+
 }  // namespace
 
 TEST_CASE("prune decisions: SnapKV's window-score chain matches a double-precision selection") {
@@ -116,15 +131,7 @@ TEST_CASE("prune decisions: SnapKV's window-score chain matches a double-precisi
   CHECK(req.n_cols == n_cols);
   CHECK(req.pool_max);
   CHECK(req.pool_kernel == pool_k);
-  Observation obs;
-  obs.n_rows = obs.n_keys = n;
-  obs.scores = pooled.data();
-  obs.n_cols = n_cols;
-  HostSelector sel;
-  Decision d;
-  REQUIRE(pol->decide(0, obs, sel, &d).is_ok());
-  REQUIRE(d.kv == Decision::Kv::per_head);
-  REQUIRE(d.n_kv_rows == c);
+  const Decision d = decide_per_head(*pol, n, pooled.data(), n_cols, c);
   for (int32_t kv = 0; kv < n_kv; ++kv) {
     CAPTURE(kv);
     const int32_t* rows = d.kv_rows + kv * c;
@@ -429,17 +436,8 @@ TEST_CASE("prune decisions: SnapKV's union keeps, per KV head, its query heads' 
   // Scores with ties (a coarse grid), so the tie rule is exercised too.
   std::vector<float> scores = randn(static_cast<size_t>(n_head) * n_cols, 91);
   for (float& x : scores) x = std::round(x * 4.0f) / 4.0f;
-  HostSelector sel;
   pol->begin(n, 0);
-  Observation obs;
-  obs.layer = 0;
-  obs.n_rows = obs.n_keys = n;
-  obs.scores = scores.data();
-  obs.n_cols = n_cols;
-  Decision d;
-  REQUIRE(pol->decide(0, obs, sel, &d).is_ok());
-  REQUIRE(d.kv == Decision::Kv::per_head);
-  REQUIRE(d.n_kv_rows == c);
+  const Decision d = decide_per_head(*pol, n, scores.data(), n_cols, c);
   for (int32_t kv = 0; kv < n_kv; ++kv) {
     CAPTURE(kv);
     // Directly: each query head's full order, then rank r of head 0, 1, 2, rank r + 1, ...
