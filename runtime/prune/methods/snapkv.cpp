@@ -17,6 +17,7 @@
 // then their second best) until C - W rows; the default sums the group's scores first.
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "runtime/prune/registry.h"
@@ -98,13 +99,13 @@ class SnapKV final : public ScoredPolicy {
   Status keep_kv_union(const Observation& obs, int32_t c, Decision* d) {
     const int32_t n_rows = obs.n_rows, w = window_;
     if (c >= n_rows) return Status::ok();
-    const int32_t n_prefix = n_rows - w, k = c - w, g = shape_.n_head / shape_.n_head_kv;
-    const int32_t n = obs.n_cols;  // == n_prefix
+    const int32_t n_prefix = obs.n_cols, k = c - w, g = shape_.n_head / shape_.n_head_kv;  // n_cols = n_rows - w
+    const size_t n = static_cast<size_t>(n_prefix);  // a score row's and an order row's stride
     for (int32_t kv = 0; kv < shape_.n_head_kv; ++kv) {
       for (int32_t h = 0; h < g; ++h) {
-        const float* sc = obs.scores + static_cast<size_t>(kv * g + h) * static_cast<size_t>(n);
-        int32_t* ord = order_.data() + static_cast<size_t>(h) * static_cast<size_t>(n);
-        for (int32_t j = 0; j < n_prefix; ++j) ord[j] = j;
+        const float* sc = obs.scores + static_cast<size_t>(kv * g + h) * n;
+        int32_t* ord = order_.data() + static_cast<size_t>(h) * n;
+        std::iota(ord, ord + n_prefix, 0);
         std::partial_sort(ord, ord + k, ord + n_prefix,
                           [sc](int32_t a, int32_t b) { return sc[a] > sc[b] || (sc[a] == sc[b] && a < b); });
       }
@@ -113,7 +114,7 @@ class SnapKV final : public ScoredPolicy {
       int32_t picked = 0;
       for (int32_t r = 0; r < k && picked < k; ++r) {
         for (int32_t h = 0; h < g && picked < k; ++h) {
-          const int32_t j = order_[static_cast<size_t>(h) * static_cast<size_t>(n) + r];
+          const int32_t j = order_[static_cast<size_t>(h) * n + static_cast<size_t>(r)];
           if (!seen_[static_cast<size_t>(j)]) {
             seen_[static_cast<size_t>(j)] = 1;
             row[picked++] = j;
