@@ -61,6 +61,8 @@ struct BackendCaps {
                                   // at most (Vulkan: its command storage; an estimate)
   uint64_t weight_types = 0;   // the DTypes its matmul and embed read: bit (1 << DType value)
   uint64_t kv_types = 0;       // the KV cache types its kernels read and write (same bits)
+  int64_t fused_matmul_k = 0;  // MatmulOp's fusions (norm, gate, accumulate) run for x rows up
+                               // to this long; 0: the backend has none
   int n_threads = 1;
   const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")
 };
@@ -111,6 +113,10 @@ class Backend {
   // call that does not, WT_ERR_UNSUPPORTED if the backend lacks the op or what it reads.
   Status launch(const OpCall& call) {
     WT_TRY(validate_op(call));
+    if (call.op == Op::matmul && matmul_fused(call.get<MatmulOp>()) &&
+        call.get<MatmulOp>().x.ne[0] > caps().fused_matmul_k)
+      return error(WT_ERR_UNSUPPORTED, std::string(caps().name) + ": no fused matmul for rows of " +
+                                           std::to_string(call.get<MatmulOp>().x.ne[0]));
     return enqueue(call);
   }
   // Whether the backend implements an op; if not, reason says why.

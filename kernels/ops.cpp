@@ -4,6 +4,7 @@
 #include "ops.h"
 
 #include <string>
+#include <utility>
 
 namespace wt {
 
@@ -111,6 +112,30 @@ Status check(const Check& c, const MatmulOp& a) {
     WT_TRY(c.weights(*p.w[i], i == 0 ? "weights" : i == 1 ? "weights w2" : "weights w3"));
     WT_TRY(c.that(a.x.ne[0] == p.w[i]->ne[0], "x rows and weight rows differ in length"));
     WT_TRY(c.holds(*p.dst[i], a.x.n_rows(), p.w[i]->ne[1], i == 0 ? "dst" : i == 1 ? "dst2" : "dst3"));
+  }
+  if (!matmul_fused(a)) return Status::ok();
+  WT_TRY(c.that(a.x.n_rows() == 1, "a fused call (norm, gate, accumulate) takes one row of x"));
+  WT_TRY(c.that(a.norm.empty() || a.gate.empty(), "norm and gate together"));
+  if (!a.norm.empty()) {
+    WT_TRY(c.floats(a.norm, "norm"));
+    WT_TRY(c.that(a.norm.ne[0] >= a.x.ne[0], "norm is shorter than a row"));
+  }
+  if (!a.gate.empty()) {
+    WT_TRY(c.floats(a.gate, "gate"));
+    WT_TRY(c.holds(a.gate, 1, a.x.ne[0], "gate"));
+  }
+  // The products are written while other threads still read the input.
+  auto bytes = [](const Tensor& t, int64_t n) {
+    const char* b = static_cast<const char*>(t.data);
+    return std::pair{b, b + n * static_cast<int64_t>(sizeof(float))};
+  };
+  for (int i = 0; i < p.n; ++i) {
+    const auto out = bytes(*p.dst[i], p.w[i]->ne[1]);
+    for (const Tensor* in : {&a.x, &a.gate, &a.norm}) {
+      if (in->empty()) continue;
+      const auto r = bytes(*in, a.x.ne[0]);
+      WT_TRY(c.that(out.second <= r.first || r.second <= out.first, "a fused call's dst overlaps its input"));
+    }
   }
   return Status::ok();
 }

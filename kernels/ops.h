@@ -45,11 +45,25 @@ struct RmsnormOp {
 // dst[n, out] = x[n, k] . w[out, k]^T (w any weight type). Up to two more products of the
 // same x (dst2 = x . w2^T, dst3 = x . w3^T; empty: none), which a GPU backend computes in
 // one launch where it can: a layer's Q, K and V, or its gate and up projections.
+//
+// Fusions for a one-row call (a decode step), on backends whose BackendCaps::fused_matmul_k
+// covers x's length: what would be an op before it and an add after it, in the same launch.
+//  - norm: the input is x's rmsnorm (RmsnormOp with weight norm, eps norm_eps, no residual);
+//  - gate: the input is silu(gate) * x (SwigluOp with up = x): the down projection's input;
+//  - accumulate: dst += product instead of dst = product (the residual add of a block's output).
+// norm and gate exclude each other; dst must not overlap x, gate or norm.
 struct MatmulOp {
   Tensor dst{}, x{}, w{};
   bool f32_activations = false;  // no int8 rounding of x (the CPU's fast path rounds it)
   Tensor dst2{}, w2{}, dst3{}, w3{};
+  Tensor norm{};
+  float norm_eps = 0;
+  Tensor gate{};
+  bool accumulate = false;
 };
+
+// Whether a matmul call asks for any of the fusions.
+inline bool matmul_fused(const MatmulOp& m) { return !m.norm.empty() || !m.gate.empty() || m.accumulate; }
 
 // The products of a matmul call, in order: (dst, w), then (dst2, w2) and (dst3, w3) where set.
 struct MatmulProducts {

@@ -38,18 +38,53 @@ void run_rmsnorm(const ThreadCtx& tc, const Launch& l) {
   const RmsnormOp& a = l.call->get<RmsnormOp>();
   cpu::rmsnorm(tc, a.dst, a.x, a.weight, a.eps, a.residual);
 }
+// A one-row call's scratch at the front of the workspace (MatmulOp's fusions): the fused
+// input [k], then the products before they are added into dst [all outputs]; the matmul's
+// own workspace follows.
+size_t align64(size_t n) { return (n + 63) & ~size_t{63}; }
+size_t fused_scratch_bytes(const MatmulOp& a) {
+  if (a.x.n_rows() != 1) return 0;
+  const MatmulProducts p = matmul_products(a);
+  int64_t outs = 0;
+  for (int i = 0; i < p.n; ++i) outs += p.w[i]->ne[1];
+  return align64(sizeof(float) * static_cast<size_t>(a.x.ne[0])) + align64(sizeof(float) * static_cast<size_t>(outs));
+}
+
 void run_matmul(const ThreadCtx& tc, const Launch& l) {
   const MatmulOp& a = l.call->get<MatmulOp>();
   const MatmulProducts p = matmul_products(a);
+  char* ws = static_cast<char*>(l.workspace) + fused_scratch_bytes(a);
+  float* const sums0 =
+      reinterpret_cast<float*>(static_cast<char*>(l.workspace) + align64(sizeof(float) * static_cast<size_t>(a.x.ne[0])));
+  Tensor x = a.x;
+  if (!a.norm.empty() || !a.gate.empty()) {  // the fused input, made once by the first worker
+    x = make_tensor_2d(l.workspace, DType::f32, a.x.ne[0], 1);
+    if (!a.norm.empty()) cpu::rmsnorm(tc, x, a.x, a.norm, a.norm_eps, Tensor{});
+    if (!a.gate.empty()) cpu::swiglu(tc, x, a.gate, a.x);
+    tc.sync();
+  }
+  float* sums = sums0;
   for (int i = 0; i < p.n; ++i) {
     // Several rows quantize x into the shared workspace: every worker must be done reading
     // the previous product's copy first (one row quantizes into each worker's own buffer).
     if (i > 0 && !a.f32_activations && a.x.n_rows() > 1) tc.sync();
-    if (a.f32_activations) {
-      cpu::matmul_f32(tc, *p.dst[i], *p.w[i], a.x, l.workspace);
-    } else {
-      cpu::matmul(tc, *p.dst[i], *p.w[i], a.x, l.workspace);
+    Tensor dst = *p.dst[i];
+    if (a.accumulate) {
+      dst = make_tensor_2d(sums, DType::f32, p.w[i]->ne[1], 1);
+      sums += p.w[i]->ne[1];
     }
+    if (a.f32_activations) {
+      cpu::matmul_f32(tc, dst, *p.w[i], x, ws);
+    } else {
+      cpu::matmul(tc, dst, *p.w[i], x, ws);
+    }
+  }
+  if (!a.accumulate) return;
+  tc.sync();
+  sums = sums0;
+  for (int i = 0; i < p.n; ++i) {
+    cpu::add(tc, *p.dst[i], *p.dst[i], make_tensor_2d(sums, DType::f32, p.w[i]->ne[1], 1));
+    sums += p.w[i]->ne[1];
   }
 }
 void run_add(const ThreadCtx& tc, const Launch& l) {
@@ -136,6 +171,7 @@ class CpuBackend final : public Backend {
     caps_.max_binding_bytes = SIZE_MAX / 2;
     caps_.weight_types = weight_types_of(WT_BACKEND_CPU);
     caps_.kv_types = kv_types_of(WT_BACKEND_CPU);
+    caps_.fused_matmul_k = INT64_MAX;
     caps_.n_threads = pool_.n_threads();
     caps_.simd = cpu::matmul_isa();
   }
@@ -210,11 +246,11 @@ class CpuBackend final : public Backend {
     switch (c.op) {
       case Op::matmul: {
         const MatmulOp& a = c.get<MatmulOp>();
-        if (a.f32_activations) return cpu::matmul_f32_workspace_bytes(a.x.ne[0], nth);
+        if (a.f32_activations) return fused_scratch_bytes(a) + cpu::matmul_f32_workspace_bytes(a.x.ne[0], nth);
         const MatmulProducts p = matmul_products(a);
         size_t most = 0;  // the products run one after another in the one workspace
         for (int i = 0; i < p.n; ++i) most = std::max(most, cpu::matmul_workspace_bytes(p.w[i]->type, a.x.ne[0], a.x.n_rows()));
-        return most;
+        return fused_scratch_bytes(a) + most;
       }
       case Op::attention_prefill: {
         const AttentionPrefillOp& a = c.get<AttentionPrefillOp>();

@@ -43,13 +43,10 @@ struct MatmulArgs {
   MatmulSeg seg[3];
 };
 
-template <typename W, int kRows>
-__global__ void matmul_warp(MatmulArgs a) {
-  kernel_prologue();
-  const int lane = threadIdx.x & 31;
+// The warp's product and output column o (uniform over the warp; constant indices keep the
+// parameters out of local memory); false past the last column.
+__device__ __forceinline__ bool warp_column(const MatmulArgs& a, int64_t* o_out, MatmulSeg* g_out) {
   int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  // The warp's product and column (uniform over the warp; constant indices keep the
-  // parameters out of local memory).
   MatmulSeg g = a.seg[0];
   if (o >= g.n_out && a.n_seg > 1) {
     o -= g.n_out;
@@ -59,7 +56,18 @@ __global__ void matmul_warp(MatmulArgs a) {
       g = a.seg[2];
     }
   }
-  if (o >= g.n_out) return;  // the whole warp leaves together
+  *o_out = o;
+  *g_out = g;
+  return o < g.n_out;
+}
+
+template <typename W, int kRows>
+__global__ void matmul_warp(MatmulArgs a) {
+  kernel_prologue();
+  const int lane = threadIdx.x & 31;
+  int64_t o;
+  MatmulSeg g;
+  if (!warp_column(a, &o, &g)) return;  // the whole warp leaves together
   const uint8_t* wrow = g.w + o * static_cast<int64_t>(g.w_nb1);
   const int64_t n_units = a.k / 8;
   const int64_t n_tiles = (a.n_rows + kRows - 1) / kRows;
@@ -93,6 +101,64 @@ __global__ void matmul_warp(MatmulArgs a) {
       const float s = warp_sum(acc[r]);
       if (lane == 0 && r0 + r < a.n_rows) row_at<float>(g.y, r0 + r, g.y_nb1)[o] = s;
     }
+  }
+}
+
+// MatmulOp's one-row fusions: what the block's threads make of x before the products.
+enum class RowInput { plain, norm, gate };
+struct FusedArgs {
+  const float* norm;  // RowInput::norm: the norm's weights
+  float eps;
+  const float* gate;  // RowInput::gate: silu(gate) * x
+  bool accumulate;    // y += product
+};
+
+// One row of x (a decode step), fused: each block first makes the input (x's rmsnorm, or
+// silu(gate) * x) in shared memory, the k floats its eight warps then read; a norm is summed
+// per block (a few hundred floats, cheaper than a launch of its own). Then one warp per
+// output column as in matmul_warp; accumulate adds the sum into y.
+template <typename W, RowInput kIn>
+__global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
+  extern __shared__ float staged[];
+  kernel_prologue();
+  const float* xv = a.x;
+  if constexpr (kIn != RowInput::plain) {
+    if constexpr (kIn == RowInput::norm) {
+      float s = 0.0f;
+      for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) s += a.x[i] * a.x[i];
+      s = block_sum(s);
+      const float scale = 1.0f / sqrtf(s / static_cast<float>(a.k) + f.eps);
+      for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) staged[i] = a.x[i] * scale * f.norm[i];
+    } else {
+      for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) {
+        const float g = f.gate[i];
+        // exp(-g) clamped as swiglu's kernel (and the CPU's fast_exp) clamp it.
+        const float e = expf(fminf(fmaxf(-g, -87.0f), 88.0f));
+        staged[i] = g / (1.0f + e) * a.x[i];
+      }
+    }
+    __syncthreads();
+    xv = staged;
+  }
+  const int lane = threadIdx.x & 31;
+  int64_t o;
+  MatmulSeg g;
+  if (!warp_column(a, &o, &g)) return;  // after the block's last barrier
+  const uint8_t* wrow = g.w + o * static_cast<int64_t>(g.w_nb1);
+  const int64_t n_units = a.k / 8;
+  float acc = 0.0f;
+  for (int64_t u = lane; u < n_units; u += 32) {
+    float wa[4], wb[4];
+    int64_t ea, eb;
+    W::load8(wrow, u, wa, wb, &ea, &eb);
+    acc += wa[0] * xv[ea] + wa[1] * xv[ea + 1] + wa[2] * xv[ea + 2] + wa[3] * xv[ea + 3] + wb[0] * xv[eb] +
+           wb[1] * xv[eb + 1] + wb[2] * xv[eb + 2] + wb[3] * xv[eb + 3];
+  }
+  for (int64_t i = n_units * 8 + lane; i < a.k; i += 32) acc += W::load1(wrow, i) * xv[i];
+  const float s = warp_sum(acc);
+  if (lane == 0) {
+    float* y = g.y + o;
+    *y = f.accumulate ? *y + s : s;
   }
 }
 
@@ -155,7 +221,23 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf
 }
 
 template <typename W>
+Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
+  int64_t all_out = 0;
+  for (int s = 0; s < a.n_seg; ++s) all_out += a.seg[s].n_out;
+  const unsigned gx = static_cast<unsigned>((all_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const FusedArgs f{static_cast<const float*>(m.norm.data), m.norm_eps, static_cast<const float*>(m.gate.data),
+                    m.accumulate};
+  const size_t staged = sizeof(float) * static_cast<size_t>(a.k);
+  if (!m.norm.empty())
+    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::norm>, dim3(gx), 32 * kWarpsPerBlock, staged, a, f);
+  if (!m.gate.empty())
+    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate>, dim3(gx), 32 * kWarpsPerBlock, staged, a, f);
+  return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::plain>, dim3(gx), 32 * kWarpsPerBlock, 0, a, f);
+}
+
+template <typename W>
 Status run(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
+  if (matmul_fused(m)) return run_fused<W>(m, a, l);
   const int64_t tile_rows = gemm_tile_rows(m);
   const bool f32_weights = W::kBlockBytes == 4 && W::kBlockElems == 1;
   bool strides_fit = a.x_nb1 / sizeof(float) <= INT32_MAX && a.k <= INT32_MAX && a.n_rows <= INT32_MAX;
@@ -206,7 +288,10 @@ Status matmul(const OpCall& c, const Launch& l) {
   }
   if (!one_type) {  // mixed weight types (a Q4_K_M file's V may be Q6_K): one launch per product
     for (int i = 0; i < p.n; ++i) {
-      MatmulOp one{.dst = *p.dst[i], .x = m.x, .w = *p.w[i], .f32_activations = m.f32_activations};
+      MatmulOp one = m;  // the fusions too: each launch makes its own input
+      one.dst = *p.dst[i];
+      one.w = *p.w[i];
+      one.dst2 = one.w2 = one.dst3 = one.w3 = Tensor{};
       WT_TRY(matmul(OpCall(one), l));
     }
     return Status::ok();

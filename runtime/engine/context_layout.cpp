@@ -159,7 +159,9 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     if (in.prune->record_ranking) v.ranking = a.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
   }
   part(&b.prune_bytes);
-  const size_t workspace_bytes = std::max(workspace_for(in, n), workspace_for(in, in.n_logit_rows));
+  // Decode steps are one row (a backend's fused one-row matmuls may want their own scratch).
+  const size_t workspace_bytes =
+      std::max({workspace_for(in, n), workspace_for(in, in.n_logit_rows), workspace_for(in, 1)});
   v.workspace_offset = a.used();
   a.take(workspace_bytes);
   part(&b.workspace_bytes);

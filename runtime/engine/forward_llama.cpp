@@ -4,6 +4,7 @@
 // cache or the pager's blocks) and what a pruning policy decides are the helpers of
 // forward_kv.cpp, one call each; shapes are written outermost first, [rows, n_head,
 // head_dim] (kernels/tensor.h).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -55,6 +56,10 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // (RmsnormOp's residual): one op instead of add + rmsnorm. `pending`: x still lacks the
   // last feed-forward output, which waits in xn for the next norm.
   bool pending = false;
+  // A decode step on a backend that fuses one-row matmuls (MatmulOp's norm, gate and
+  // accumulate): each norm runs inside the matmul that reads it, swiglu inside the down
+  // projection, and the output projections add into x themselves (nothing is pending).
+  const bool fuse = n == 1 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
     const Tensor q = first_rows(act_.q, rows);        // [rows, n_head, head_dim]
@@ -65,12 +70,16 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     const Tensor up = first_rows(act_.up, rows);      // [rows, n_ff]
 
     // Attention block.
-    WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
     {
       const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
-      WT_TRY(run.linears(3, dst, xn, wts, bias));
+      if (fuse) {
+        WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps}));
+      } else {
+        WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
+        WT_TRY(run.linears(3, dst, xn, wts, bias));
+      }
     }
     WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
@@ -84,24 +93,33 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     }
     WT_TRY(attend(run, pass, l, attn, q, keys, d));
     if (pass.fresh) WT_TRY(keep_kv(run, pass, l, k, v, d));
-    WT_TRY(run.linear(xn, flatten_heads(attn), w.wo, Tensor{}));
+    if (fuse) {
+      WT_TRY(run.linear(x, flatten_heads(attn), w.wo, Tensor{}, {.accumulate = true}));
+    } else {
+      WT_TRY(run.linear(xn, flatten_heads(attn), w.wo, Tensor{}));
+    }
 
     // Feed-forward block (its norm adds the attention output into x first).
-    WT_TRY(run.rmsnorm(xn, x, w.ffn_norm, hp.rms_eps, xn));
     {
       const Tensor dst[2] = {gate, up};
       const Tensor wts[2] = {w.w_gate, w.w_up};
       const Tensor bias[2] = {};
-      WT_TRY(run.linears(2, dst, xn, wts, bias));
+      if (fuse) {
+        WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps}));
+        WT_TRY(run.linear(x, up, w.w_down, Tensor{}, {.gate = gate, .accumulate = true}));
+      } else {
+        WT_TRY(run.rmsnorm(xn, x, w.ffn_norm, hp.rms_eps, xn));
+        WT_TRY(run.linears(2, dst, xn, wts, bias));
+        WT_TRY(run.swiglu(gate, gate, up));
+        WT_TRY(run.linear(xn, gate, w.w_down, Tensor{}));
+        pending = true;
+      }
     }
-    WT_TRY(run.swiglu(gate, gate, up));
-    WT_TRY(run.linear(xn, gate, w.w_down, Tensor{}));
-    pending = true;
 
     // Token-selective propagation: later layers see only the rows the policy keeps (of the
     // whole residual stream: the pending output is added first).
     if (pass.fresh && d.keep_rows && d.n_keep_rows < rows) {
-      WT_TRY(run.add(x, x, xn));
+      if (pending) WT_TRY(run.add(x, x, xn));
       pending = false;
       WT_TRY(keep_rows(run, d, &x, &xn, &rows));
     }
@@ -113,8 +131,12 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   const Tensor out_x = all ? x : row_view(x, rows - 1);           // [out rows, n_embd]
   const Tensor out_xn = all ? xn : row_view(xn, rows - 1);
   const Tensor logits = first_rows(act_.logits, all ? rows : 1);  // [out rows, n_vocab]
-  WT_TRY(run.rmsnorm(out_xn, out_x, model_.output_norm, hp.rms_eps, pending ? out_xn : Tensor{}));
-  WT_TRY(run.linear(logits, out_xn, model_.output, Tensor{}));
+  if (fuse) {
+    WT_TRY(run.linear(logits, out_x, model_.output, Tensor{}, {.norm = model_.output_norm, .eps = hp.rms_eps}));
+  } else {
+    WT_TRY(run.rmsnorm(out_xn, out_x, model_.output_norm, hp.rms_eps, pending ? out_xn : Tensor{}));
+    WT_TRY(run.linear(logits, out_xn, model_.output, Tensor{}));
+  }
   WT_TRY(step.end());
   WT_TRY(backend_->synchronize(Stream::compute));
   if (pass.paged && n > 1) WT_TRY(pass.paged->finish_prefill());

@@ -31,6 +31,15 @@ inline Tensor flatten_heads(Tensor t) {
   return make_tensor(t.data, t.type, 2, ne);
 }
 
+// What a one-row matmul does in the same launch (MatmulOp's fusions): the input is x's
+// rmsnorm (norm) or silu(gate) * x (gate); accumulate adds the product into dst.
+struct MatmulFusion {
+  Tensor norm{};
+  float eps = 0;
+  Tensor gate{};
+  bool accumulate = false;
+};
+
 // The engine's side of the ops: each call builds an op's argument struct (kernels/ops.h) on
 // the stack and launches it. Where a call adds something — a bias after a matmul, rope from
 // the model's hparams, the decode or prefill attention kernel, a policy's score request — it
@@ -48,15 +57,17 @@ class OpRunner {
   Status rmsnorm(const Tensor& dst, const Tensor& x, const Tensor& w, float eps, const Tensor& residual = Tensor{}) {
     return b_.launch(RmsnormOp{.dst = dst, .x = x, .weight = w, .eps = eps, .residual = residual});
   }
+  // Whether the backend fuses one-row matmuls over rows of length k.
+  bool fuses(int64_t k) const { return b_.caps().fused_matmul_k >= k; }
   // dst = x . w^T (+ bias when given)
-  Status linear(const Tensor& dst, const Tensor& x, const Tensor& w, const Tensor& bias) {
-    WT_TRY(b_.launch(MatmulOp{.dst = dst, .x = x, .w = w, .f32_activations = f32_activations_}));
-    return bias.empty() ? Status::ok() : add(dst, dst, bias);
+  Status linear(const Tensor& dst, const Tensor& x, const Tensor& w, const Tensor& bias, const MatmulFusion& f = {}) {
+    return linears(1, &dst, x, &w, &bias, f);
   }
   // dst[i] = x . w[i]^T (+ bias[i] when given) for i < n (1..3), as one matmul call (a GPU
   // backend runs same-typed products in one launch): Q, K and V; gate and up.
-  Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias) {
-    MatmulOp m{.dst = dst[0], .x = x, .w = w[0], .f32_activations = f32_activations_};
+  Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias, const MatmulFusion& f = {}) {
+    MatmulOp m{.dst = dst[0], .x = x, .w = w[0], .f32_activations = f32_activations_,
+               .norm = f.norm, .norm_eps = f.eps, .gate = f.gate, .accumulate = f.accumulate};
     if (n > 1) {
       m.dst2 = dst[1];
       m.w2 = w[1];

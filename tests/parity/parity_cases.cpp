@@ -51,6 +51,17 @@ void add_kv_type_twins(std::vector<Case>& v, const Case& c) {
     v.push_back(n);
   }
 }
+// Columns [c0, c0 + n) of every row of an f32 t; rows [r0, r0 + n) of t.
+Tensor cols(Tensor t, int64_t c0, int64_t n) {
+  t.data = static_cast<char*>(t.data) + c0 * static_cast<int64_t>(sizeof(float));
+  t.ne[0] = n;
+  return t;
+}
+Tensor rows(Tensor t, int64_t r0, int64_t n) {
+  t.data = static_cast<char*>(t.data) + r0 * static_cast<int64_t>(t.nb[1]);
+  t.ne[1] = n;
+  return t;
+}
 std::vector<int32_t> iota_ids(int32_t n, int32_t step, int32_t start, int32_t mod) {
   std::vector<int32_t> v(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (start + i * step) % mod;
@@ -156,6 +167,61 @@ Case matmul_case(DType t, int k, int out, int n, const char* why = "", bool f32_
   return c;
 }
 
+// MatmulOp's one-row fusions as a decode step calls them: the norm inside Q, K, V (two or
+// three products of one input) and inside gate and up, silu(gate) * up into the down
+// projection, the output projections adding into the residual stream (dst's random start).
+// src[2] is the norm's weights or the gate; the reference is the CPU's own fused call.
+void fused_matmul_cases(std::vector<Case>& v) {
+  enum Kind { norm, gate, add_into, mixed_add_into };
+  struct F {
+    DType t;
+    int k, o1, o2, o3;
+    Kind kind;
+    bool accumulate;
+    const char* why;
+  };
+  for (const F& f : {F{DType::q4_1, 576, 576, 192, 192, norm, false, "Q, K, V of the default model"},
+                     F{DType::q4_1, 576, 1536, 1536, 0, norm, false, "gate and up"},
+                     F{DType::q4_1, 1536, 576, 0, 0, gate, true, "down projection into the residual"},
+                     F{DType::q4_1, 576, 576, 0, 0, add_into, true, "output projection into the residual"},
+                     F{DType::q4_k, 1536, 256, 512, 0, norm, false, "K-quant, Qwen2.5-1.5B width"},
+                     F{DType::q6_k, 8960, 40, 0, 0, gate, true, "Qwen2.5-1.5B's n_ff"},
+                     F{DType::q8_0, 896, 70, 0, 0, norm, true, "norm and accumulate, odd outputs"},
+                     F{DType::f32, 100, 33, 0, 0, gate, false, "k % 8 != 0"},
+                     F{DType::q4_k, 256, 40, 24, 0, mixed_add_into, true, "mixed K-quants, one launch each"}}) {
+    const int outs = f.o1 + f.o2 + f.o3;
+    const char* kind = f.kind == norm ? "norm" : f.kind == gate ? "gate" : "accumulate";
+    Case c = make(Op::matmul, std::string("fused ") + kind + " " + dtype_name(f.t) + " k=" + std::to_string(f.k) +
+                                  " out=" + std::to_string(f.o1) + "+" + std::to_string(f.o2) + "+" +
+                                  std::to_string(f.o3) + " n=1 (" + f.why + ")");
+    c.fused_k = f.k;
+    c.dst = f32(2, outs, 1);
+    c.src[0] = f32(2, f.k, 1, 1, Fill::normal, f.kind == norm ? 3.0f : 1.0f);
+    c.src[1] = typed(f.t, f.k, f.kind == mixed_add_into ? f.o1 : outs, 0.1f);
+    if (f.kind == norm || f.kind == gate) c.src[2] = f32(2, f.k, 1);
+    if (f.kind == mixed_add_into) c.src[2] = typed(DType::q6_k, f.k, f.o2, 0.1f);
+    c.call = [f](const Slots& s) {
+      MatmulOp op{.dst = cols(s.dst, 0, f.o1), .x = s.src[0], .w = rows(s.src[1], 0, f.o1),
+                  .f32_activations = s.reference, .accumulate = f.accumulate};
+      if (f.kind == norm) {
+        op.norm = s.src[2];
+        op.norm_eps = 1e-5f;
+      }
+      if (f.kind == gate) op.gate = s.src[2];
+      if (f.o2 > 0) {
+        op.dst2 = cols(s.dst, f.o1, f.o2);
+        op.w2 = f.kind == mixed_add_into ? s.src[2] : rows(s.src[1], f.o1, f.o2);
+      }
+      if (f.o3 > 0) {
+        op.dst3 = cols(s.dst, f.o1 + f.o2, f.o3);
+        op.w3 = rows(s.src[1], f.o1 + f.o2, f.o3);
+      }
+      return OpCall(op);
+    };
+    v.push_back(c);
+  }
+}
+
 void matmul_cases(std::vector<Case>& v) {
   for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1})
     for (auto [k, out, n] : {std::tuple{256, 67, 1}, std::tuple{96, 130, 5}, std::tuple{512, 33, 9}})
@@ -213,16 +279,6 @@ void matmul_cases(std::vector<Case>& v) {
     c.src[1] = typed(m.t1, m.k, m.o1, 0.1f);
     c.src[2] = typed(m.t23, m.k, m.skip + (m.stacked ? m.o1 : 0) + m.o2 + m.o3, 0.1f);
     c.call = [m](const Slots& s) {
-      auto cols = [](Tensor t, int64_t c0, int64_t n) {  // columns [c0, c0 + n) of every row
-        t.data = static_cast<char*>(t.data) + c0 * static_cast<int64_t>(sizeof(float));
-        t.ne[0] = n;
-        return t;
-      };
-      auto rows = [](Tensor t, int64_t r0, int64_t n) {
-        t.data = static_cast<char*>(t.data) + r0 * static_cast<int64_t>(t.nb[1]);
-        t.ne[1] = n;
-        return t;
-      };
       const int64_t r1 = m.skip + (m.stacked ? m.o1 : 0);  // where w2's rows start in src[2]
       MatmulOp op{.dst = cols(s.dst, 0, m.o1), .x = s.src[0], .w = m.stacked ? rows(s.src[2], m.skip, m.o1) : s.src[1],
                   .f32_activations = s.reference};
@@ -238,6 +294,7 @@ void matmul_cases(std::vector<Case>& v) {
   }
   // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
   v.push_back(matmul_case(DType::q4_0, 64, 70001, 1, "grid spills into y"));
+  fused_matmul_cases(v);
 }
 
 void rope_cases(std::vector<Case>& v) {

@@ -62,6 +62,9 @@ struct Case {
   // the rows copy_rows / gather_rows store): a backend whose BackendCaps::kv_types lack it
   // skips the case, visibly.
   DType kv_type = DType::f32;
+  // A fused one-row matmul (MatmulOp's norm, gate, accumulate) over rows this long: a backend
+  // whose BackendCaps::fused_matmul_k is shorter skips the case, visibly.
+  int64_t fused_k = 0;
 };
 
 struct Tolerance {
