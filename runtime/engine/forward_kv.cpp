@@ -35,7 +35,8 @@ Status Context::append_kv(OpRunner& run, const Pass& pass, int32_t l, const Tens
     WT_TRY(paged->require(l, nullptr, 0));
     WT_TRY(paged->gather(run, l, k_cache_[0], v_cache_[0]));
   }
-  if (!keys.paged_step) {
+  const bool in_place = k.data == row_view(k_cache_[keys.cache], kv0).data;  // forward's kv_in_place
+  if (!keys.paged_step && !in_place) {
     WT_TRY(run.copy_rows(flatten_heads(k_cache_[keys.cache]), flatten_heads(k), flatten_heads(v_cache_[keys.cache]),
                          flatten_heads(v), kv0));
   }

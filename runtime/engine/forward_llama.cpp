@@ -60,11 +60,20 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // accumulate): each norm runs inside the matmul that reads it, swiglu inside the down
   // projection, and the output projections add into x themselves (nothing is pending).
   const bool fuse = n == 1 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
+  // Rows appended to a resident f32 cache are the K and V matmul's own outputs (rope rotates
+  // the keys there): no copy into the cache after them (append_kv sees they are in place).
+  const bool kv_in_place = !pass.fresh && !pass.paged && options_.kv_type == DType::f32;
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
     const Tensor q = first_rows(act_.q, rows);        // [rows, n_head, head_dim]
-    const Tensor k = first_rows(act_.k, rows);        // [rows, n_head_kv, head_dim]
-    const Tensor v = first_rows(act_.v, rows);        // [rows, n_head_kv, head_dim]
+    Tensor k = first_rows(act_.k, rows);              // [rows, n_head_kv, head_dim]
+    Tensor v = first_rows(act_.v, rows);              // [rows, n_head_kv, head_dim]
+    if (kv_in_place) {  // the new keys and values go straight into the layer's cache rows
+      const int32_t kv0 = kv_len_[static_cast<size_t>(l)];
+      WT_TRY(check_kv_room(l, kv0 + rows));
+      k = rows_view(k_cache_[static_cast<size_t>(l)], kv0, rows);
+      v = rows_view(v_cache_[static_cast<size_t>(l)], kv0, rows);
+    }
     const Tensor attn = first_rows(act_.attn, rows);  // [rows, n_head, head_dim]
     const Tensor gate = first_rows(act_.gate, rows);  // [rows, n_ff]
     const Tensor up = first_rows(act_.up, rows);      // [rows, n_ff]

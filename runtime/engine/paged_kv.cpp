@@ -16,13 +16,6 @@ uint64_t plane_row_bytes(const PagedKvParams& p) {
   return static_cast<uint64_t>(head) * static_cast<uint64_t>(p.n_head_kv);
 }
 
-// Rows [r0, r0 + n) of a [rows, heads, head_dim] tensor.
-Tensor rows_view(Tensor t, int64_t r0, int64_t n) {
-  t.data = static_cast<char*>(t.data) + static_cast<size_t>(r0) * t.nb[2];
-  t.ne[2] = n;
-  return t;
-}
-
 Buffer byte_view(const Buffer& base, size_t offset, size_t bytes) {
   Buffer v = base;
   v.offset = base.offset + offset;
