@@ -103,6 +103,21 @@ Status check(const Check& c, const RmsnormOp& a) {
   return c.holds(a.dst, a.x.n_rows(), a.x.ne[0], "dst");
 }
 
+Status check(const Check& c, const RopeOp& a) {
+  WT_TRY(c.floats(a.x, "x"));
+  if (!a.x2.empty()) {
+    WT_TRY(c.floats(a.x2, "x2"));
+    WT_TRY(c.that(a.x2.ne[0] == a.x.ne[0] && a.x2.ne[2] == a.x.ne[2], "x2 must have x's head_dim and rows"));
+  }
+  WT_TRY(c.that(a.n_rot > 0 && a.n_rot % 2 == 0 && a.n_rot <= a.x.ne[0] && a.n_rot <= 512,
+                "n_rot must be even, > 0, <= head_dim and <= 512"));
+  if (!a.freq_divisors.empty()) {
+    WT_TRY(c.floats(a.freq_divisors, "frequency divisors"));
+    WT_TRY(c.that(a.freq_divisors.ne[0] >= a.n_rot / 2, "fewer frequency divisors than n_rot / 2"));
+  }
+  return c.that(a.x.ne[2] == 0 || a.positions, "positions are missing");
+}
+
 Status check(const Check& c, const MatmulOp& a) {
   WT_TRY(c.floats(a.x, "x"));
   WT_TRY(c.that(a.w3.empty() || !a.w2.empty(), "w3 without w2"));
@@ -114,8 +129,26 @@ Status check(const Check& c, const MatmulOp& a) {
     WT_TRY(c.holds(*p.dst[i], a.x.n_rows(), p.w[i]->ne[1], i == 0 ? "dst" : i == 1 ? "dst2" : "dst3"));
   }
   if (!matmul_fused(a)) return Status::ok();
-  WT_TRY(c.that(a.x.n_rows() == 1, "a fused call (norm, gate, accumulate) takes one row of x"));
+  WT_TRY(c.that(a.x.n_rows() == 1, "a fused call (norm, gate, bias, accumulate, rope) takes one row of x"));
   WT_TRY(c.that(a.norm.empty() || a.gate.empty(), "norm and gate together"));
+  WT_TRY(c.that((a.bias2.empty() || !a.w2.empty()) && (a.bias3.empty() || !a.w3.empty()), "a bias without its product"));
+  for (int i = 0; i < p.n; ++i) {
+    if (p.bias[i]->empty()) continue;
+    WT_TRY(c.floats(*p.bias[i], "bias"));
+    WT_TRY(c.holds(*p.bias[i], 1, p.w[i]->ne[1], "bias"));
+  }
+  if (!a.rope.x.empty()) {
+    const RopeOp& r = a.rope;
+    WT_TRY(check(c, r));
+    WT_TRY(c.that(!a.accumulate, "rope with accumulate"));
+    WT_TRY(c.that(r.x.ne[0] % 2 == 0, "rope's head_dim is odd"));
+    auto is_view_of = [](const Tensor& heads, const Tensor& out, const Tensor& w) {
+      return heads.data == out.data && heads.ne[2] == 1 && heads.ne[0] * heads.ne[1] == w.ne[1] &&
+             heads.nb[1] == sizeof(float) * static_cast<size_t>(heads.ne[0]);
+    };
+    WT_TRY(c.that(is_view_of(r.x, a.dst, a.w), "rope's x is not dst's heads"));
+    WT_TRY(c.that(r.x2.empty() || (!a.w2.empty() && is_view_of(r.x2, a.dst2, a.w2)), "rope's x2 is not dst2's heads"));
+  }
   if (!a.norm.empty()) {
     WT_TRY(c.floats(a.norm, "norm"));
     WT_TRY(c.that(a.norm.ne[0] >= a.x.ne[0], "norm is shorter than a row"));
@@ -147,21 +180,6 @@ Status check(const Check& c, const AddOp& a) {
   WT_TRY(c.that(a.b.ne[0] >= a.a.ne[0], "b rows are shorter than a's"));
   WT_TRY(c.that(a.b.n_rows() == 1 || a.b.n_rows() >= a.a.n_rows(), "b has neither one row nor a's rows"));
   return c.holds(a.dst, a.a.n_rows(), a.a.ne[0], "dst");
-}
-
-Status check(const Check& c, const RopeOp& a) {
-  WT_TRY(c.floats(a.x, "x"));
-  if (!a.x2.empty()) {
-    WT_TRY(c.floats(a.x2, "x2"));
-    WT_TRY(c.that(a.x2.ne[0] == a.x.ne[0] && a.x2.ne[2] == a.x.ne[2], "x2 must have x's head_dim and rows"));
-  }
-  WT_TRY(c.that(a.n_rot > 0 && a.n_rot % 2 == 0 && a.n_rot <= a.x.ne[0] && a.n_rot <= 512,
-                "n_rot must be even, > 0, <= head_dim and <= 512"));
-  if (!a.freq_divisors.empty()) {
-    WT_TRY(c.floats(a.freq_divisors, "frequency divisors"));
-    WT_TRY(c.that(a.freq_divisors.ne[0] >= a.n_rot / 2, "fewer frequency divisors than n_rot / 2"));
-  }
-  return c.that(a.x.ne[2] == 0 || a.positions, "positions are missing");
 }
 
 template <typename Attention>
@@ -353,6 +371,11 @@ OpHostArrays op_host_arrays(OpCall& call) {
     case Op::rope: {
       RopeOp& a = call.get<RopeOp>();
       h.in = &a.positions, h.n_in = a.x.ne[2];
+      break;
+    }
+    case Op::matmul: {  // a fused rope's position
+      MatmulOp& a = call.get<MatmulOp>();
+      if (!a.rope.x.empty()) h.in = &a.rope.positions, h.n_in = 1;
       break;
     }
     case Op::attention_prefill: {

@@ -42,56 +42,6 @@ struct RmsnormOp {
   Tensor residual{};  // empty: none
 };
 
-// dst[n, out] = x[n, k] . w[out, k]^T (w any weight type). Up to two more products of the
-// same x (dst2 = x . w2^T, dst3 = x . w3^T; empty: none), which a GPU backend computes in
-// one launch where it can: a layer's Q, K and V, or its gate and up projections.
-//
-// Fusions for a one-row call (a decode step), on backends whose BackendCaps::fused_matmul_k
-// covers x's length: what would be an op before it and an add after it, in the same launch.
-//  - norm: the input is x's rmsnorm (RmsnormOp with weight norm, eps norm_eps, no residual);
-//  - gate: the input is silu(gate) * x (SwigluOp with up = x): the down projection's input;
-//  - accumulate: dst += product instead of dst = product (the residual add of a block's output).
-// norm and gate exclude each other; dst must not overlap x, gate or norm.
-struct MatmulOp {
-  Tensor dst{}, x{}, w{};
-  bool f32_activations = false;  // no int8 rounding of x (the CPU's fast path rounds it)
-  Tensor dst2{}, w2{}, dst3{}, w3{};
-  Tensor norm{};
-  float norm_eps = 0;
-  Tensor gate{};
-  bool accumulate = false;
-};
-
-// Whether a matmul call asks for any of the fusions.
-inline bool matmul_fused(const MatmulOp& m) { return !m.norm.empty() || !m.gate.empty() || m.accumulate; }
-
-// The products of a matmul call, in order: (dst, w), then (dst2, w2) and (dst3, w3) where set.
-struct MatmulProducts {
-  int n = 0;
-  const Tensor* dst[3] = {};
-  const Tensor* w[3] = {};
-};
-inline MatmulProducts matmul_products(const MatmulOp& m) {
-  MatmulProducts p;
-  p.dst[0] = &m.dst;
-  p.w[0] = &m.w;
-  p.n = 1;
-  if (!m.w2.empty()) {
-    p.dst[p.n] = &m.dst2;
-    p.w[p.n++] = &m.w2;
-  }
-  if (!m.w3.empty()) {
-    p.dst[p.n] = &m.dst3;
-    p.w[p.n++] = &m.w3;
-  }
-  return p;
-}
-
-// dst[n, d] = a[n, d] + b, b [n, d] or [1, d] added to every row. dst may alias a.
-struct AddOp {
-  Tensor dst{}, a{}, b{};
-};
-
 // x[n, heads, head_dim] rotated in place, row r at position positions[r]; x2 (optional,
 // [n, heads2, head_dim]) rotated with the same angles, so a layer's queries and keys take
 // one launch.
@@ -104,6 +54,68 @@ struct RopeOp {
   float theta_base = 10000.0f;
   float position_scale = 1.0f;         // linear scaling: 1 / factor
   Tensor freq_divisors{};              // optional [n_rot/2] (llama3 scaling, precomputed)
+};
+
+// dst[n, out] = x[n, k] . w[out, k]^T (w any weight type). Up to two more products of the
+// same x (dst2 = x . w2^T, dst3 = x . w3^T; empty: none), which a GPU backend computes in
+// one launch where it can: a layer's Q, K and V, or its gate and up projections.
+//
+// Fusions for a one-row call (a decode step), on backends whose BackendCaps::fused_matmul_k
+// covers x's length: the ops before and after the products, in the same launch.
+//  - norm: the input is x's rmsnorm (RmsnormOp with weight norm, eps norm_eps, no residual);
+//  - gate: the input is silu(gate) * x (SwigluOp with up = x): the down projection's input;
+//  - bias, bias2, bias3 ([out] each): added to the product of w, w2, w3;
+//  - accumulate: dst += product (+ bias) instead of dst = it (a block's residual add);
+//  - rope (set when rope.x is): then RopeOp rope, whose x and x2 are [1, heads, head_dim]
+//    views of dst and dst2 (a layer's queries and keys), head_dim even; not with accumulate.
+// norm and gate exclude each other; dst must not overlap x, gate or norm.
+struct MatmulOp {
+  Tensor dst{}, x{}, w{};
+  bool f32_activations = false;  // no int8 rounding of x (the CPU's fast path rounds it)
+  Tensor dst2{}, w2{}, dst3{}, w3{};
+  Tensor norm{};
+  float norm_eps = 0;
+  Tensor gate{};
+  Tensor bias{}, bias2{}, bias3{};
+  bool accumulate = false;
+  RopeOp rope{};
+};
+
+// Whether a matmul call asks for any of the fusions.
+inline bool matmul_fused(const MatmulOp& m) {
+  return !m.norm.empty() || !m.gate.empty() || !m.bias.empty() || !m.bias2.empty() || !m.bias3.empty() ||
+         m.accumulate || !m.rope.x.empty();
+}
+
+// The products of a matmul call, in order: (dst, w), then (dst2, w2) and (dst3, w3) where set.
+struct MatmulProducts {
+  int n = 0;
+  const Tensor* dst[3] = {};
+  const Tensor* w[3] = {};
+  const Tensor* bias[3] = {};  // each may be empty
+};
+inline MatmulProducts matmul_products(const MatmulOp& m) {
+  MatmulProducts p;
+  p.dst[0] = &m.dst;
+  p.w[0] = &m.w;
+  p.bias[0] = &m.bias;
+  p.n = 1;
+  if (!m.w2.empty()) {
+    p.dst[p.n] = &m.dst2;
+    p.bias[p.n] = &m.bias2;
+    p.w[p.n++] = &m.w2;
+  }
+  if (!m.w3.empty()) {
+    p.dst[p.n] = &m.dst3;
+    p.bias[p.n] = &m.bias3;
+    p.w[p.n++] = &m.w3;
+  }
+  return p;
+}
+
+// dst[n, d] = a[n, d] + b, b [n, d] or [1, d] added to every row. dst may alias a.
+struct AddOp {
+  Tensor dst{}, a{}, b{};
 };
 
 // dst[n, n_head, hd] = causal GQA attention of q[n, n_head, hd] (row r at position pos0 + r)

@@ -38,6 +38,11 @@ void run_rmsnorm(const ThreadCtx& tc, const Launch& l) {
   const RmsnormOp& a = l.call->get<RmsnormOp>();
   cpu::rmsnorm(tc, a.dst, a.x, a.weight, a.eps, a.residual);
 }
+void rope(const ThreadCtx& tc, const RopeOp& a) {
+  const cpu::RopeParams p{a.n_rot, a.neox, a.theta_base, a.position_scale,
+                          a.freq_divisors.empty() ? nullptr : static_cast<const float*>(a.freq_divisors.data)};
+  cpu::rope(tc, a.x, a.x2, a.positions, p);
+}
 // A one-row call's scratch at the front of the workspace (MatmulOp's fusions): the fused
 // input [k], then the products before they are added into dst [all outputs]; the matmul's
 // own workspace follows.
@@ -63,40 +68,41 @@ void run_matmul(const ThreadCtx& tc, const Launch& l) {
     if (!a.gate.empty()) cpu::swiglu(tc, x, a.gate, a.x);
     tc.sync();
   }
+  // The products go into dst, or with accumulate into the scratch first (sums0).
+  Tensor out[3];
   float* sums = sums0;
+  for (int i = 0; i < p.n; ++i) {
+    out[i] = *p.dst[i];
+    if (a.accumulate) {
+      out[i] = make_tensor_2d(sums, DType::f32, p.w[i]->ne[1], 1);
+      sums += p.w[i]->ne[1];
+    }
+  }
   for (int i = 0; i < p.n; ++i) {
     // Several rows quantize x into the shared workspace: every worker must be done reading
     // the previous product's copy first (one row quantizes into each worker's own buffer).
     if (i > 0 && !a.f32_activations && a.x.n_rows() > 1) tc.sync();
-    Tensor dst = *p.dst[i];
-    if (a.accumulate) {
-      dst = make_tensor_2d(sums, DType::f32, p.w[i]->ne[1], 1);
-      sums += p.w[i]->ne[1];
-    }
     if (a.f32_activations) {
-      cpu::matmul_f32(tc, dst, *p.w[i], x, ws);
+      cpu::matmul_f32(tc, out[i], *p.w[i], x, ws);
     } else {
-      cpu::matmul(tc, dst, *p.w[i], x, ws);
+      cpu::matmul(tc, out[i], *p.w[i], x, ws);
     }
   }
-  if (!a.accumulate) return;
+  if (!matmul_fused(a)) return;
+  // The epilogue, in the order of the ops it stands for: bias, the residual add, rope.
   tc.sync();
-  sums = sums0;
-  for (int i = 0; i < p.n; ++i) {
-    cpu::add(tc, *p.dst[i], *p.dst[i], make_tensor_2d(sums, DType::f32, p.w[i]->ne[1], 1));
-    sums += p.w[i]->ne[1];
-  }
+  for (int i = 0; i < p.n; ++i)
+    if (!p.bias[i]->empty()) cpu::add(tc, out[i], out[i], *p.bias[i]);
+  tc.sync();
+  if (a.accumulate)
+    for (int i = 0; i < p.n; ++i) cpu::add(tc, *p.dst[i], *p.dst[i], out[i]);
+  if (!a.rope.x.empty()) rope(tc, a.rope);
 }
 void run_add(const ThreadCtx& tc, const Launch& l) {
   const AddOp& a = l.call->get<AddOp>();
   cpu::add(tc, a.dst, a.a, a.b);
 }
-void run_rope(const ThreadCtx& tc, const Launch& l) {
-  const RopeOp& a = l.call->get<RopeOp>();
-  const cpu::RopeParams p{a.n_rot, a.neox, a.theta_base, a.position_scale,
-                          a.freq_divisors.empty() ? nullptr : static_cast<const float*>(a.freq_divisors.data)};
-  cpu::rope(tc, a.x, a.x2, a.positions, p);
-}
+void run_rope(const ThreadCtx& tc, const Launch& l) { rope(tc, l.call->get<RopeOp>()); }
 void run_attention_prefill(const ThreadCtx& tc, const Launch& l) {
   const AttentionPrefillOp& a = l.call->get<AttentionPrefillOp>();
   cpu::attention_prefill(tc, a.dst, a.q, a.k, a.v, a.pos0, a.scale, l.workspace, a.skip_rows);

@@ -30,6 +30,7 @@ struct MatmulSeg {
   const uint8_t* w;
   size_t w_nb1;
   int64_t n_out;
+  const float* bias;  // [n_out] or null (fused calls only)
 };
 struct MatmulArgs {
   float* y;
@@ -43,22 +44,32 @@ struct MatmulArgs {
   MatmulSeg seg[3];
 };
 
-// The warp's product and output column o (uniform over the warp; constant indices keep the
-// parameters out of local memory); false past the last column.
-__device__ __forceinline__ bool warp_column(const MatmulArgs& a, int64_t* o_out, MatmulSeg* g_out) {
-  int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+// The warp's product g and its unit u there (uniform over the warp): an output column, or,
+// for the first rope_segs products (a fused rope), a pair of a head's columns (pair set).
+// False past the last unit. (Constant
+// indices into a.seg keep the parameters out of local memory.)
+__device__ __forceinline__ bool warp_unit(const MatmulArgs& a, int rope_segs, int64_t* u_out, MatmulSeg* g_out,
+                                           bool* pair_out) {
+  int64_t u = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
   MatmulSeg g = a.seg[0];
-  if (o >= g.n_out && a.n_seg > 1) {
-    o -= g.n_out;
+  bool pair = rope_segs > 0;
+  int64_t n = pair ? g.n_out / 2 : g.n_out;
+  if (u >= n && a.n_seg > 1) {
+    u -= n;
     g = a.seg[1];
-    if (o >= g.n_out && a.n_seg > 2) {
-      o -= g.n_out;
+    pair = rope_segs > 1;
+    n = pair ? g.n_out / 2 : g.n_out;
+    if (u >= n && a.n_seg > 2) {
+      u -= n;
       g = a.seg[2];
+      pair = false;
+      n = g.n_out;
     }
   }
-  *o_out = o;
+  *u_out = u;
   *g_out = g;
-  return o < g.n_out;
+  *pair_out = pair;
+  return u < n;
 }
 
 template <typename W, int kRows>
@@ -67,7 +78,8 @@ __global__ void matmul_warp(MatmulArgs a) {
   const int lane = threadIdx.x & 31;
   int64_t o;
   MatmulSeg g;
-  if (!warp_column(a, &o, &g)) return;  // the whole warp leaves together
+  bool pair;
+  if (!warp_unit(a, 0, &o, &g, &pair)) return;  // the whole warp leaves together
   const uint8_t* wrow = g.w + o * static_cast<int64_t>(g.w_nb1);
   const int64_t n_units = a.k / 8;
   const int64_t n_tiles = (a.n_rows + kRows - 1) / kRows;
@@ -104,19 +116,46 @@ __global__ void matmul_warp(MatmulArgs a) {
   }
 }
 
-// MatmulOp's one-row fusions: what the block's threads make of x before the products.
+// MatmulOp's one-row fusions: what the block's threads make of x before the products, and
+// what they do with the sums after (MatmulSeg::bias, accumulate, rope).
 enum class RowInput { plain, norm, gate };
 struct FusedArgs {
   const float* norm;  // RowInput::norm: the norm's weights
   float eps;
   const float* gate;  // RowInput::gate: silu(gate) * x
   bool accumulate;    // y += product
+  // Rope over the first rope_segs products (0: none), at positions[0].
+  int rope_segs;
+  int32_t head_dim, n_rot;
+  bool neox;
+  float theta_base, position_scale;
+  const int32_t* positions;
+  const float* divisors;  // or null
 };
+
+// Pair u of a rotated product: head u / (head_dim / 2), index j in it. The first n_rot / 2
+// pairs rotate (j, j + n_rot / 2) with neox, else (2j, 2j + 1); the rest are the head's
+// unrotated columns two by two. Returns whether the pair rotates.
+__device__ __forceinline__ bool rope_pair(const FusedArgs& f, int64_t u, int64_t* c0, int64_t* c1, int32_t* j_out) {
+  const int32_t pairs = f.head_dim / 2, half = f.n_rot / 2;
+  const int64_t base = (u / pairs) * f.head_dim;
+  const int32_t j = static_cast<int32_t>(u % pairs);
+  *j_out = j;
+  if (j < half) {
+    *c0 = base + (f.neox ? j : 2 * j);
+    *c1 = base + (f.neox ? j + half : 2 * j + 1);
+    return true;
+  }
+  *c0 = base + f.n_rot + 2 * (j - half);
+  *c1 = *c0 + 1;
+  return false;
+}
 
 // One row of x (a decode step), fused: each block first makes the input (x's rmsnorm, or
 // silu(gate) * x) in shared memory, the k floats its eight warps then read; a norm is summed
 // per block (a few hundred floats, cheaper than a launch of its own). Then one warp per
-// output column as in matmul_warp; accumulate adds the sum into y.
+// output column as in matmul_warp, or per pair of columns where rope rotates them (the
+// angle in double as the CPU's rope computes it); bias and accumulate at the end.
 template <typename W, RowInput kIn>
 __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
   extern __shared__ float staged[];
@@ -141,25 +180,55 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
     xv = staged;
   }
   const int lane = threadIdx.x & 31;
-  int64_t o;
+  int64_t u;
   MatmulSeg g;
-  if (!warp_column(a, &o, &g)) return;  // after the block's last barrier
-  const uint8_t* wrow = g.w + o * static_cast<int64_t>(g.w_nb1);
+  bool pair;
+  if (!warp_unit(a, f.rope_segs, &u, &g, &pair)) return;  // after the block's last barrier
+  int64_t c0 = u, c1 = u;
+  int32_t j = 0;
+  const bool rotate = pair && rope_pair(f, u, &c0, &c1, &j);
+  const uint8_t* w0 = g.w + c0 * static_cast<int64_t>(g.w_nb1);
+  const uint8_t* w1 = g.w + c1 * static_cast<int64_t>(g.w_nb1);
   const int64_t n_units = a.k / 8;
-  float acc = 0.0f;
-  for (int64_t u = lane; u < n_units; u += 32) {
+  float acc0 = 0.0f, acc1 = 0.0f;
+  for (int64_t e = lane; e < n_units; e += 32) {
     float wa[4], wb[4];
     int64_t ea, eb;
-    W::load8(wrow, u, wa, wb, &ea, &eb);
-    acc += wa[0] * xv[ea] + wa[1] * xv[ea + 1] + wa[2] * xv[ea + 2] + wa[3] * xv[ea + 3] + wb[0] * xv[eb] +
-           wb[1] * xv[eb + 1] + wb[2] * xv[eb + 2] + wb[3] * xv[eb + 3];
+    W::load8(w0, e, wa, wb, &ea, &eb);
+    acc0 += wa[0] * xv[ea] + wa[1] * xv[ea + 1] + wa[2] * xv[ea + 2] + wa[3] * xv[ea + 3] + wb[0] * xv[eb] +
+            wb[1] * xv[eb + 1] + wb[2] * xv[eb + 2] + wb[3] * xv[eb + 3];
+    if (pair) {
+      W::load8(w1, e, wa, wb, &ea, &eb);
+      acc1 += wa[0] * xv[ea] + wa[1] * xv[ea + 1] + wa[2] * xv[ea + 2] + wa[3] * xv[ea + 3] + wb[0] * xv[eb] +
+              wb[1] * xv[eb + 1] + wb[2] * xv[eb + 2] + wb[3] * xv[eb + 3];
+    }
   }
-  for (int64_t i = n_units * 8 + lane; i < a.k; i += 32) acc += W::load1(wrow, i) * xv[i];
-  const float s = warp_sum(acc);
-  if (lane == 0) {
-    float* y = g.y + o;
-    *y = f.accumulate ? *y + s : s;
+  for (int64_t i = n_units * 8 + lane; i < a.k; i += 32) {
+    acc0 += W::load1(w0, i) * xv[i];
+    if (pair) acc1 += W::load1(w1, i) * xv[i];
   }
+  float s0 = warp_sum(acc0);
+  float s1 = pair ? warp_sum(acc1) : 0.0f;
+  if (lane != 0) return;
+  if (g.bias) {
+    s0 += g.bias[c0];
+    if (pair) s1 += g.bias[c1];
+  }
+  if (!pair) {
+    g.y[c0] = f.accumulate ? g.y[c0] + s0 : s0;
+    return;
+  }
+  if (rotate) {
+    const double pos = static_cast<double>(f.positions[0]) * f.position_scale;
+    double freq = pow(static_cast<double>(f.theta_base), -2.0 * j / f.n_rot);
+    if (f.divisors) freq /= f.divisors[j];
+    const float c = static_cast<float>(cos(pos * freq)), sn = static_cast<float>(sin(pos * freq));
+    const float x0 = s0, x1 = s1;
+    s0 = x0 * c - x1 * sn;
+    s1 = x0 * sn + x1 * c;
+  }
+  g.y[c0] = s0;
+  g.y[c1] = s1;
 }
 
 // Rows [o0, o0 + n) of the weights as f32, row-major [n, k], into dst.
@@ -222,11 +291,23 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf
 
 template <typename W>
 Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
-  int64_t all_out = 0;
-  for (int s = 0; s < a.n_seg; ++s) all_out += a.seg[s].n_out;
-  const unsigned gx = static_cast<unsigned>((all_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  const FusedArgs f{static_cast<const float*>(m.norm.data), m.norm_eps, static_cast<const float*>(m.gate.data),
-                    m.accumulate};
+  const RopeOp& r = m.rope;
+  FusedArgs f{};
+  f.norm = static_cast<const float*>(m.norm.data);
+  f.eps = m.norm_eps;
+  f.gate = static_cast<const float*>(m.gate.data);
+  f.accumulate = m.accumulate;
+  f.rope_segs = r.x.empty() ? 0 : r.x2.empty() ? 1 : 2;
+  f.head_dim = static_cast<int32_t>(r.x.ne[0]);
+  f.n_rot = r.n_rot;
+  f.neox = r.neox;
+  f.theta_base = r.theta_base;
+  f.position_scale = r.position_scale;
+  f.positions = r.positions;
+  f.divisors = static_cast<const float*>(r.freq_divisors.data);
+  int64_t units = 0;  // columns, pairs of them where rope rotates the product
+  for (int s = 0; s < a.n_seg; ++s) units += s < f.rope_segs ? a.seg[s].n_out / 2 : a.seg[s].n_out;
+  const unsigned gx = static_cast<unsigned>((units + kWarpsPerBlock - 1) / kWarpsPerBlock);
   const size_t staged = sizeof(float) * static_cast<size_t>(a.k);
   if (!m.norm.empty())
     return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::norm>, dim3(gx), 32 * kWarpsPerBlock, staged, a, f);
@@ -291,7 +372,10 @@ Status matmul(const OpCall& c, const Launch& l) {
       MatmulOp one = m;  // the fusions too: each launch makes its own input
       one.dst = *p.dst[i];
       one.w = *p.w[i];
-      one.dst2 = one.w2 = one.dst3 = one.w3 = Tensor{};
+      one.bias = *p.bias[i];
+      one.dst2 = one.w2 = one.dst3 = one.w3 = one.bias2 = one.bias3 = Tensor{};
+      one.rope.x = i == 0 ? m.rope.x : i == 1 ? m.rope.x2 : Tensor{};  // rope's x2 is dst2's heads
+      one.rope.x2 = Tensor{};
       WT_TRY(matmul(OpCall(one), l));
     }
     return Status::ok();
@@ -305,7 +389,8 @@ Status matmul(const OpCall& c, const Launch& l) {
   for (int i = 0; i < p.n; ++i) {
     if (p.w[i]->ne[1] == 0) continue;
     a.seg[a.n_seg++] = MatmulSeg{static_cast<float*>(p.dst[i]->data), p.dst[i]->nb[1],
-                                 static_cast<const uint8_t*>(p.w[i]->data), p.w[i]->nb[1], p.w[i]->ne[1]};
+                                 static_cast<const uint8_t*>(p.w[i]->data), p.w[i]->nb[1], p.w[i]->ne[1],
+                                 static_cast<const float*>(p.bias[i]->data)};
   }
   if (a.n_seg == 0 || a.n_rows == 0) return Status::ok();
   a.y = a.seg[0].y;

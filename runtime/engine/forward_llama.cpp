@@ -56,10 +56,11 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // (RmsnormOp's residual): one op instead of add + rmsnorm. `pending`: x still lacks the
   // last feed-forward output, which waits in xn for the next norm.
   bool pending = false;
-  // A decode step on a backend that fuses one-row matmuls (MatmulOp's norm, gate and
-  // accumulate): each norm runs inside the matmul that reads it, swiglu inside the down
-  // projection, and the output projections add into x themselves (nothing is pending).
-  const bool fuse = n == 1 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
+  // A decode step on a backend that fuses one-row matmuls (MatmulOp's fusions): each norm
+  // runs inside the matmul that reads it, the Q, K, V biases and rope inside theirs, swiglu
+  // inside the down projection, and the output projections add into x themselves (nothing
+  // is pending). Rope's pairs need an even head_dim.
+  const bool fuse = n == 1 && hp.head_dim % 2 == 0 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
   // Rows appended to a resident f32 cache are the K and V matmul's own outputs (rope rotates
   // the keys there): no copy into the cache after them (append_kv sees they are in place).
   const bool kv_in_place = !pass.fresh && !pass.paged && options_.kv_type == DType::f32;
@@ -83,14 +84,15 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
-      if (fuse) {
-        WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps}));
+      if (fuse) {  // the norm, the biases and rope in the same launch
+        const RopeOp rope = rope_op(q, k, positions_, hp, rope_divisors_);
+        WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
       } else {
         WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
         WT_TRY(run.linears(3, dst, xn, wts, bias));
+        WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
       }
     }
-    WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
     WT_TRY(append_kv(run, pass, l, k, v, &keys));
     Decision d;      // the policy's answer: KV rows to keep, rows to skip or attend, rows that go on

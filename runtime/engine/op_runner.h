@@ -36,12 +36,30 @@ inline Tensor flatten_heads(Tensor t) {
 
 // What a one-row matmul does in the same launch (MatmulOp's fusions): the input is x's
 // rmsnorm (norm) or silu(gate) * x (gate); accumulate adds the product into dst.
+// The products' biases go into the same call; rope (rope.x set) rotates the first two
+// products (Q and K) after them.
 struct MatmulFusion {
   Tensor norm{};
   float eps = 0;
   Tensor gate{};
   bool accumulate = false;
+  RopeOp rope{};
 };
+
+// RopeOp for x [rows, heads, head_dim] and x2 (a layer's queries and keys) at positions, as
+// the model's hparams say.
+inline RopeOp rope_op(const Tensor& x, const Tensor& x2, const int32_t* positions, const Hparams& hp,
+                      const float* divisors) {
+  RopeOp r{.x = x,
+           .x2 = x2,
+           .positions = positions,
+           .n_rot = hp.n_rot,
+           .neox = hp.rope_type == RopeType::neox,
+           .theta_base = hp.rope_theta,
+           .position_scale = hp.rope_scaling == RopeScaling::linear ? 1.0f / hp.rope_factor : 1.0f};
+  if (divisors) r.freq_divisors = make_tensor_2d(const_cast<float*>(divisors), DType::f32, hp.n_rot / 2, 1);
+  return r;
+}
 
 // The engine's side of the ops: each call builds an op's argument struct (kernels/ops.h) on
 // the stack and launches it. Where a call adds something — a bias after a matmul, rope from
@@ -70,7 +88,7 @@ class OpRunner {
   // backend runs same-typed products in one launch): Q, K and V; gate and up.
   Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias, const MatmulFusion& f = {}) {
     MatmulOp m{.dst = dst[0], .x = x, .w = w[0], .f32_activations = f32_activations_,
-               .norm = f.norm, .norm_eps = f.eps, .gate = f.gate, .accumulate = f.accumulate};
+               .norm = f.norm, .norm_eps = f.eps, .gate = f.gate, .accumulate = f.accumulate, .rope = f.rope};
     if (n > 1) {
       m.dst2 = dst[1];
       m.w2 = w[1];
@@ -79,8 +97,14 @@ class OpRunner {
       m.dst3 = dst[2];
       m.w3 = w[2];
     }
+    const bool fused = matmul_fused(m);  // then the biases are fused too
+    if (fused) {
+      m.bias = bias[0];
+      if (n > 1) m.bias2 = bias[1];
+      if (n > 2) m.bias3 = bias[2];
+    }
     WT_TRY(b_.launch(m));
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n && !fused; ++i)
       if (!bias[i].empty()) WT_TRY(add(dst[i], dst[i], bias[i]));
     return Status::ok();
   }
@@ -90,15 +114,7 @@ class OpRunner {
   // x [rows, heads, head_dim] and x2 [rows, heads2, head_dim] (a layer's queries and keys)
   // rotated at positions[0..rows) as the model's hparams say, in one launch.
   Status rope(const Tensor& x, const Tensor& x2, const int32_t* positions, const Hparams& hp, const float* divisors) {
-    RopeOp r{.x = x,
-             .x2 = x2,
-             .positions = positions,
-             .n_rot = hp.n_rot,
-             .neox = hp.rope_type == RopeType::neox,
-             .theta_base = hp.rope_theta,
-             .position_scale = hp.rope_scaling == RopeScaling::linear ? 1.0f / hp.rope_factor : 1.0f};
-    if (divisors) r.freq_divisors = make_tensor_2d(const_cast<float*>(divisors), DType::f32, hp.n_rot / 2, 1);
-    return b_.launch(r);
+    return b_.launch(rope_op(x, x2, positions, hp, divisors));
   }
   Status copy_rows(const Tensor& dst, const Tensor& src, int32_t row0) {
     return b_.launch(CopyRowsOp{.dst = dst, .src = src, .row0 = row0});

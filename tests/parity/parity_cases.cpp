@@ -222,6 +222,64 @@ void fused_matmul_cases(std::vector<Case>& v) {
   }
 }
 
+// Q, K and V of a decode step with everything fused as the engine calls it: the norm, the
+// biases (Qwen2), rope on Q and K (positions from the case's ids). src[2] holds the norm's
+// weights, then the biases, then rope's divisors, one row. The mixed-type case (one launch
+// per product on CUDA) has no norm or biases: its src[2] is the K and V weights.
+void fused_qkv_rope_cases(std::vector<Case>& v) {
+  struct R {
+    DType t1, t2;
+    int k, hd, heads, kv_heads, n_rot;
+    bool neox, bias, divisors;
+    int32_t pos;
+    const char* why;
+  };
+  for (const R& r : {R{DType::q4_1, DType::q4_1, 576, 64, 9, 3, 64, false, false, false, 37, "the default model"},
+                     R{DType::q8_0, DType::q8_0, 896, 64, 14, 2, 64, true, true, false, 1000, "Qwen2.5-0.5B"},
+                     R{DType::q4_0, DType::q4_0, 256, 64, 4, 2, 32, true, false, true, 5, "n_rot 32, divisors"},
+                     R{DType::f16, DType::f16, 128, 32, 4, 4, 16, false, true, true, 8190, "n_rot 16, pairs (2i, 2i+1)"},
+                     R{DType::q4_k, DType::q6_k, 1536, 128, 12, 2, 128, true, false, false, 31000,
+                       "Qwen2.5-1.5B heads, mixed K-quants"}}) {
+    const int oq = r.hd * r.heads, okv = r.hd * r.kv_heads;
+    const bool mixed = r.t1 != r.t2;
+    Case c = make(Op::matmul, std::string("fused norm, bias, rope ") + dtype_name(r.t1) + "+" + dtype_name(r.t2) +
+                                  " k=" + std::to_string(r.k) + " heads=" + std::to_string(r.heads) + "+" +
+                                  std::to_string(r.kv_heads) + " hd=" + std::to_string(r.hd) + " n_rot=" +
+                                  std::to_string(r.n_rot) + (r.neox ? " neox" : "") + " n=1 (" + r.why + ")");
+    c.fused_k = r.k;
+    c.dst = f32(2, oq + 2 * okv, 1);
+    c.src[0] = f32(2, r.k, 1, 1, Fill::normal, 3.0f);
+    c.src[1] = typed(r.t1, r.k, mixed ? oq : oq + 2 * okv, 0.1f);
+    c.src[2] = mixed ? typed(r.t2, r.k, 2 * okv, 0.1f) : f32(2, r.k + oq + 2 * okv + r.n_rot / 2, 1, 1, Fill::positive);
+    c.ids = {r.pos};
+    c.call = [r, oq, okv, mixed](const Slots& s) {
+      auto heads = [&](const Tensor& out, int n_heads) {
+        const int64_t ne[3] = {r.hd, n_heads, 1};
+        return make_tensor(out.data, DType::f32, 3, ne);
+      };
+      MatmulOp op{.dst = cols(s.dst, 0, oq), .x = s.src[0], .w = rows(s.src[1], 0, oq), .f32_activations = s.reference};
+      op.dst2 = cols(s.dst, oq, okv);
+      op.dst3 = cols(s.dst, oq + okv, okv);
+      op.w2 = mixed ? rows(s.src[2], 0, okv) : rows(s.src[1], oq, okv);
+      op.w3 = mixed ? rows(s.src[2], okv, okv) : rows(s.src[1], oq + okv, okv);
+      if (!mixed) {
+        op.norm = cols(s.src[2], 0, r.k);
+        op.norm_eps = 1e-6f;
+      }
+      if (r.bias) {
+        op.bias = cols(s.src[2], r.k, oq);
+        op.bias2 = cols(s.src[2], r.k + oq, okv);
+        op.bias3 = cols(s.src[2], r.k + oq + okv, okv);
+      }
+      op.rope = RopeOp{.x = heads(op.dst, r.heads), .x2 = heads(op.dst2, r.kv_heads), .positions = s.ids,
+                       .n_rot = r.n_rot, .neox = r.neox, .theta_base = r.neox ? 1e6f : 10000.0f};
+      if (r.divisors) op.rope.freq_divisors = cols(s.src[2], r.k + oq + 2 * okv, r.n_rot / 2);
+      return OpCall(op);
+    };
+    v.push_back(c);
+  }
+}
+
 void matmul_cases(std::vector<Case>& v) {
   for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1})
     for (auto [k, out, n] : {std::tuple{256, 67, 1}, std::tuple{96, 130, 5}, std::tuple{512, 33, 9}})
@@ -295,6 +353,7 @@ void matmul_cases(std::vector<Case>& v) {
   // A vocabulary-sized output: more workgroups than one grid dimension holds (65535).
   v.push_back(matmul_case(DType::q4_0, 64, 70001, 1, "grid spills into y"));
   fused_matmul_cases(v);
+  fused_qkv_rope_cases(v);
 }
 
 void rope_cases(std::vector<Case>& v) {

@@ -137,6 +137,39 @@ TEST_CASE("fused matmul: bit-identical to rmsnorm, swiglu, matmul and add as sep
   const Tensor first = wt::make_tensor_2d(split.data(), DType::f32, o1, 1);
   REQUIRE(cpu.run(wt::AddOp{.dst = first, .a = first, .b = row(p)}).is_ok());
   CHECK(std::memcmp(fused.data(), split.data(), sizeof(float) * fused.size()) == 0);
+
+  // Queries and keys (heads of 8) with the norm, biases and rope (neox, n_rot 6 of 8) as a
+  // decode step fuses them: rmsnorm, matmul, two adds, rope.
+  std::vector<float> b = normal(o1 + o2, 16);
+  const int32_t pos = 1234;
+  auto heads = [](float* p, int64_t n) {
+    const int64_t ne[3] = {8, n / 8, 1};
+    return wt::make_tensor(p, DType::f32, 3, ne);
+  };
+  for (float* out : {fused.data(), split.data()}) {
+    MatmulOp m{.dst = wt::make_tensor_2d(out, DType::f32, o1, 1), .x = row(x), .w = w1};
+    m.dst2 = wt::make_tensor_2d(out + o1, DType::f32, o2, 1);
+    m.w2 = w2;
+    const wt::RopeOp r{.x = heads(out, o1), .x2 = heads(out + o1, o2), .positions = &pos, .n_rot = 6, .neox = true,
+                       .theta_base = 1e6f};
+    if (out == fused.data()) {
+      m.norm = row(nw);
+      m.norm_eps = 1e-6f;
+      m.bias = wt::make_tensor_2d(b.data(), DType::f32, o1, 1);
+      m.bias2 = wt::make_tensor_2d(b.data() + o1, DType::f32, o2, 1);
+      m.rope = r;
+      REQUIRE(cpu.run(m).is_ok());
+    } else {
+      REQUIRE(cpu.run(wt::RmsnormOp{.dst = row(xn), .x = row(x), .weight = row(nw), .eps = 1e-6f}).is_ok());
+      m.x = row(xn);
+      REQUIRE(cpu.run(m).is_ok());
+      REQUIRE(cpu.run(wt::AddOp{.dst = m.dst, .a = m.dst, .b = wt::make_tensor_2d(b.data(), DType::f32, o1, 1)}).is_ok());
+      REQUIRE(cpu.run(wt::AddOp{.dst = m.dst2, .a = m.dst2, .b = wt::make_tensor_2d(b.data() + o1, DType::f32, o2, 1)})
+                  .is_ok());
+      REQUIRE(cpu.run(r).is_ok());
+    }
+  }
+  CHECK(std::memcmp(fused.data(), split.data(), sizeof(float) * fused.size()) == 0);
 }
 
 TEST_CASE("fused matmul: calls the fusions cannot take are refused with a message") {
@@ -160,4 +193,16 @@ TEST_CASE("fused matmul: calls the fusions cannot take are refused with a messag
   refused(MatmulOp{.dst = wt::make_tensor_2d(x.data() + 4, DType::f32, out, 1), .x = x1, .w = wt, .accumulate = true},
           "overlaps");
   refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .gate = wt::make_tensor_2d(nw.data(), DType::f32, k / 2, 1)}, "gate");
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .bias = wt::make_tensor_2d(nw.data(), DType::f32, out - 1, 1)},
+          "bias rows are too short");
+  const int32_t pos = 3;
+  const int64_t hne[3] = {4, 2, 1};  // out = 8: two heads of 4
+  const wt::RopeOp r{.x = wt::make_tensor(y.data(), DType::f32, 3, hne), .positions = &pos, .n_rot = 4};
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .accumulate = true, .rope = r}, "rope with accumulate");
+  wt::RopeOp elsewhere = r;
+  elsewhere.x.data = y.data() + out;
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .rope = elsewhere}, "not dst's heads");
+  wt::RopeOp no_pos = r;
+  no_pos.positions = nullptr;
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .rope = no_pos}, "positions are missing");
 }
