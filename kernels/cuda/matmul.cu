@@ -46,8 +46,8 @@ struct MatmulArgs {
 
 // The warp's product g and its unit u there (uniform over the warp): an output column, or,
 // for the first rope_segs products (a fused rope), a pair of a head's columns (pair set).
-// False past the last unit. (Constant
-// indices into a.seg keep the parameters out of local memory.)
+// False past the last unit. Constant indices into a.seg keep the parameters out of local
+// memory.
 __device__ __forceinline__ bool warp_unit(const MatmulArgs& a, int rope_segs, int64_t* u_out, MatmulSeg* g_out,
                                            bool* pair_out) {
   int64_t u = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);

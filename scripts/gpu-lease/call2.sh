@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped):
-# the model from its halves, gpu-check's model tests and benches (bench-host among them), then
-# Nsight Compute without the cache flush (a decode step's kernels as they run warm).
+# the model from its halves, gpu-check's model tests and benches (bench-host among them), an
+# A/B of the fused one-row matmuls (WT_CUDA_FUSE), then Nsight Compute without the cache
+# flush (a decode step's kernels as they run warm).
 set -x
 cd "$(dirname "$0")/../.."
 for d in doctest gl nlohmann vk; do [ -e .gpu-carry/$d ] || ln -sfn /root/carry/$d .gpu-carry/$d; done
@@ -12,6 +13,15 @@ mkdir -p /root/x
 scripts/gpu-check.sh /root/gc2 --build /root/build --skip parity,compute-sanitizer,ncu
 cp /root/gc2/report.md $OUT/call2-report.md
 tar czf $OUT/call2-logs.tgz -C /root gc2
+# Fused one-row matmuls (MatmulOp's norm, gate, bias, accumulate, rope) off and on, the same
+# build (WT_CUDA_FUSE), alternating, twice; with the host's time per step.
+for i in 1 2; do
+  for f in 0 1; do
+    echo "## WT_CUDA_FUSE=$f run $i" | tee -a $OUT/ab-fuse.txt
+    WT_CUDA_FUSE=$f WT_CUDA_PROFILE=1 /root/build/tools/whittle-bench -m $M -p 512,8192 -n 128 -r 3 --backend cuda 2>&1 |
+      grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/ab-fuse.txt
+  done
+done
 N=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); N=${N:-ncu}
 head -c 4800 /usr/share/common-licenses/Apache-2.0 > /root/x/prompt.txt 2>/dev/null || head -c 4800 README.md > /root/x/prompt.txt
 timeout 100 env LC_ALL=C $N --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
