@@ -61,8 +61,10 @@ struct BackendCaps {
                                   // at most (Vulkan: its command storage; an estimate)
   uint64_t weight_types = 0;   // the DTypes its matmul and embed read: bit (1 << DType value)
   uint64_t kv_types = 0;       // the KV cache types its kernels read and write (same bits)
-  int64_t fused_matmul_k = 0;  // MatmulOp's fusions (norm, gate, accumulate) run for x rows up
-                               // to this long; 0: the backend has none
+  int64_t fused_matmul_k = 0;  // MatmulOp's fusions (norm, gate, bias, accumulate, rope) run for
+                               // x rows up to this long; 0: the backend has none
+  bool fuse_rope = false;      // the engine folds rope into a decode step's Q, K, V matmul too
+                               // (where that is faster than rope's own launch)
   int n_threads = 1;
   const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")
 };

@@ -178,6 +178,7 @@ class CpuBackend final : public Backend {
     caps_.weight_types = weight_types_of(WT_BACKEND_CPU);
     caps_.kv_types = kv_types_of(WT_BACKEND_CPU);
     caps_.fused_matmul_k = INT64_MAX;
+    caps_.fuse_rope = true;
     caps_.n_threads = pool_.n_threads();
     caps_.simd = cpu::matmul_isa();
   }

@@ -37,12 +37,12 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.max_binding_bytes = SIZE_MAX / 2;
   caps_.weight_types = weight_types_of(WT_BACKEND_CUDA);  // what kernels/cuda/common.cuh decodes
   caps_.kv_types = kv_types_of(WT_BACKEND_CUDA);
-  // MatmulOp's fusions stage a row in shared memory (kernels/cuda/matmul.cu), beside a
-  // reduction's few floats; WT_CUDA_FUSE=0 turns them off (the engine then runs the norms,
-  // swiglu and residual adds as ops of their own: an A/B on one build).
+  // MatmulOp's fusions (kernels/cuda/matmul.cu: any row length). WT_CUDA_FUSE=0 turns them
+  // off (the engine then runs the norms, rope, swiglu, biases and residual adds as ops of
+  // their own), WT_CUDA_FUSE=norope all but rope's: A/Bs on one build.
   const char* fuse = std::getenv("WT_CUDA_FUSE");
-  const bool no_fuse = fuse && std::strcmp(fuse, "0") == 0;
-  caps_.fused_matmul_k = no_fuse ? 0 : static_cast<int64_t>((dev_.max_shared_per_block - 1024) / sizeof(float));
+  caps_.fused_matmul_k = fuse && std::strcmp(fuse, "0") == 0 ? 0 : INT64_MAX;
+  caps_.fuse_rope = !(fuse && std::strcmp(fuse, "norope") == 0);
   caps_.n_threads = 1;
   simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
   caps_.simd = simd_.c_str();

@@ -116,9 +116,11 @@ __global__ void matmul_warp(MatmulArgs a) {
   }
 }
 
-// MatmulOp's one-row fusions: what the block's threads make of x before the products, and
+// MatmulOp's one-row fusions: what each warp makes of x before the products, and
 // what they do with the sums after (MatmulSeg::bias, accumulate, rope).
-enum class RowInput { plain, norm, gate };
+// gate_staged: silu(gate) * x made once per block in shared memory (k floats), which the
+// block's warps then read as a plain input: an exp per element per block, not per warp.
+enum class RowInput { plain, norm, gate, gate_staged };
 struct FusedArgs {
   const float* norm;  // RowInput::norm: the norm's weights
   float eps;
@@ -151,64 +153,79 @@ __device__ __forceinline__ bool rope_pair(const FusedArgs& f, int64_t u, int64_t
   return false;
 }
 
-// One row of x (a decode step), fused: each block first makes the input (x's rmsnorm, or
-// silu(gate) * x) in shared memory, the k floats its eight warps then read; a norm is summed
-// per block (a few hundred floats, cheaper than a launch of its own). Then one warp per
-// output column as in matmul_warp, or per pair of columns where rope rotates them (the
-// angle in double as the CPU's rope computes it); bias and accumulate at the end.
-template <typename W, RowInput kIn>
+// Element e of the fused input, as the warp reads it: x[e] (plain), x[e] * norm[e] (norm:
+// the row's 1 / rms multiplies the sums at the end) or silu(gate[e]) * x[e] (gate).
+template <RowInput kIn>
+__device__ __forceinline__ float fused_in(const float* x, const FusedArgs& f, int64_t e) {
+  if constexpr (kIn == RowInput::norm) return x[e] * f.norm[e];
+  if constexpr (kIn == RowInput::gate) {
+    const float g = f.gate[e];
+    // exp(-g) clamped as swiglu's kernel (and the CPU's fast_exp) clamp it.
+    return g / (1.0f + expf(fminf(fmaxf(-g, -87.0f), 88.0f))) * x[e];
+  }
+  return x[e];
+}
+
+// One row of x (a decode step), fused. One warp per output column as in matmul_warp, or per
+// pair of a head's columns where rope rotates them (the angle in double as the CPU's rope
+// computes it). Each warp makes its input on the fly (no block-wide staging or barrier: the
+// weights' loads start at once); with a norm it also sums x^2 over the elements it reads,
+// which are every element once, and scales its sums by 1 / rms. Bias, accumulate, rope at
+// the end.
+template <typename W, RowInput kStage>
 __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
   extern __shared__ float staged[];
   kernel_prologue();
-  const float* xv = a.x;
-  if constexpr (kIn != RowInput::plain) {
-    if constexpr (kIn == RowInput::norm) {
-      float s = 0.0f;
-      for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) s += a.x[i] * a.x[i];
-      s = block_sum(s);
-      const float scale = 1.0f / sqrtf(s / static_cast<float>(a.k) + f.eps);
-      for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) staged[i] = a.x[i] * scale * f.norm[i];
-    } else {
-      for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) {
-        const float g = f.gate[i];
-        // exp(-g) clamped as swiglu's kernel (and the CPU's fast_exp) clamp it.
-        const float e = expf(fminf(fmaxf(-g, -87.0f), 88.0f));
-        staged[i] = g / (1.0f + e) * a.x[i];
-      }
-    }
+  constexpr RowInput kIn = kStage == RowInput::gate_staged ? RowInput::plain : kStage;
+  const float* x = a.x;
+  if constexpr (kStage == RowInput::gate_staged) {
+    for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) staged[i] = fused_in<RowInput::gate>(a.x, f, i);
     __syncthreads();
-    xv = staged;
+    x = staged;
   }
   const int lane = threadIdx.x & 31;
   int64_t u;
   MatmulSeg g;
   bool pair;
-  if (!warp_unit(a, f.rope_segs, &u, &g, &pair)) return;  // after the block's last barrier
+  if (!warp_unit(a, f.rope_segs, &u, &g, &pair)) return;
   int64_t c0 = u, c1 = u;
   int32_t j = 0;
   const bool rotate = pair && rope_pair(f, u, &c0, &c1, &j);
   const uint8_t* w0 = g.w + c0 * static_cast<int64_t>(g.w_nb1);
   const uint8_t* w1 = g.w + c1 * static_cast<int64_t>(g.w_nb1);
   const int64_t n_units = a.k / 8;
-  float acc0 = 0.0f, acc1 = 0.0f;
+  float acc0 = 0.0f, acc1 = 0.0f, ss = 0.0f;
   for (int64_t e = lane; e < n_units; e += 32) {
-    float wa[4], wb[4];
+    float wa[4], wb[4], xa[4], xb[4];
     int64_t ea, eb;
     W::load8(w0, e, wa, wb, &ea, &eb);
-    acc0 += wa[0] * xv[ea] + wa[1] * xv[ea + 1] + wa[2] * xv[ea + 2] + wa[3] * xv[ea + 3] + wb[0] * xv[eb] +
-            wb[1] * xv[eb + 1] + wb[2] * xv[eb + 2] + wb[3] * xv[eb + 3];
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      xa[t] = fused_in<kIn>(x, f, ea + t);
+      xb[t] = fused_in<kIn>(x, f, eb + t);
+      if constexpr (kIn == RowInput::norm) ss += x[ea + t] * x[ea + t] + x[eb + t] * x[eb + t];
+    }
+    acc0 += wa[0] * xa[0] + wa[1] * xa[1] + wa[2] * xa[2] + wa[3] * xa[3] + wb[0] * xb[0] + wb[1] * xb[1] +
+            wb[2] * xb[2] + wb[3] * xb[3];
     if (pair) {
-      W::load8(w1, e, wa, wb, &ea, &eb);
-      acc1 += wa[0] * xv[ea] + wa[1] * xv[ea + 1] + wa[2] * xv[ea + 2] + wa[3] * xv[ea + 3] + wb[0] * xv[eb] +
-              wb[1] * xv[eb + 1] + wb[2] * xv[eb + 2] + wb[3] * xv[eb + 3];
+      W::load8(w1, e, wa, wb, &ea, &eb);  // the same element indices: only the row differs
+      acc1 += wa[0] * xa[0] + wa[1] * xa[1] + wa[2] * xa[2] + wa[3] * xa[3] + wb[0] * xb[0] + wb[1] * xb[1] +
+              wb[2] * xb[2] + wb[3] * xb[3];
     }
   }
-  for (int64_t i = n_units * 8 + lane; i < a.k; i += 32) {
-    acc0 += W::load1(w0, i) * xv[i];
-    if (pair) acc1 += W::load1(w1, i) * xv[i];
+  for (int64_t i = n_units * 8 + lane; i < a.k; i += 32) {  // k % 8: f32 and f16 rows only
+    const float xi = fused_in<kIn>(x, f, i);
+    if constexpr (kIn == RowInput::norm) ss += x[i] * x[i];
+    acc0 += W::load1(w0, i) * xi;
+    if (pair) acc1 += W::load1(w1, i) * xi;
   }
   float s0 = warp_sum(acc0);
   float s1 = pair ? warp_sum(acc1) : 0.0f;
+  if constexpr (kIn == RowInput::norm) {
+    const float scale = 1.0f / sqrtf(warp_sum(ss) / static_cast<float>(a.k) + f.eps);
+    s0 *= scale;
+    s1 *= scale;
+  }
   if (lane != 0) return;
   if (g.bias) {
     s0 += g.bias[c0];
@@ -308,11 +325,14 @@ Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
   int64_t units = 0;  // columns, pairs of them where rope rotates the product
   for (int s = 0; s < a.n_seg; ++s) units += s < f.rope_segs ? a.seg[s].n_out / 2 : a.seg[s].n_out;
   const unsigned gx = static_cast<unsigned>((units + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  const size_t staged = sizeof(float) * static_cast<size_t>(a.k);
   if (!m.norm.empty())
-    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::norm>, dim3(gx), 32 * kWarpsPerBlock, staged, a, f);
+    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::norm>, dim3(gx), 32 * kWarpsPerBlock, 0, a, f);
+  const size_t staged = sizeof(float) * static_cast<size_t>(a.k);
+  if (!m.gate.empty() && staged + 1024 <= l.max_shared_per_block)
+    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate_staged>, dim3(gx), 32 * kWarpsPerBlock,
+                         staged, a, f);
   if (!m.gate.empty())
-    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate>, dim3(gx), 32 * kWarpsPerBlock, staged, a, f);
+    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate>, dim3(gx), 32 * kWarpsPerBlock, 0, a, f);
   return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::plain>, dim3(gx), 32 * kWarpsPerBlock, 0, a, f);
 }
 

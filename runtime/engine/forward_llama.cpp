@@ -59,8 +59,9 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // A decode step on a backend that fuses one-row matmuls (MatmulOp's fusions): each norm
   // runs inside the matmul that reads it, the Q, K, V biases and rope inside theirs, swiglu
   // inside the down projection, and the output projections add into x themselves (nothing
-  // is pending). Rope's pairs need an even head_dim.
-  const bool fuse = n == 1 && hp.head_dim % 2 == 0 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
+  // is pending). Rope's pairs need an even head_dim; a backend may keep rope apart.
+  const bool fuse = n == 1 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
+  const bool fuse_rope = fuse && run.fuses_rope() && hp.head_dim % 2 == 0;
   // Rows appended to a resident f32 cache are the K and V matmul's own outputs (rope rotates
   // the keys there): no copy into the cache after them (append_kv sees they are in place).
   const bool kv_in_place = !pass.fresh && !pass.paged && options_.kv_type == DType::f32;
@@ -85,8 +86,9 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
       if (fuse) {  // the norm, the biases and rope in the same launch
-        const RopeOp rope = rope_op(q, k, positions_, hp, rope_divisors_);
+        const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_) : RopeOp{};
         WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
+        if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
       } else {
         WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
         WT_TRY(run.linears(3, dst, xn, wts, bias));

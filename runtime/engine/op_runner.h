@@ -80,6 +80,8 @@ class OpRunner {
   }
   // Whether the backend fuses one-row matmuls over rows of length k.
   bool fuses(int64_t k) const { return b_.caps().fused_matmul_k >= k; }
+  // Whether rope should join them (BackendCaps::fuse_rope).
+  bool fuses_rope() const { return b_.caps().fuse_rope; }
   // dst = x . w^T (+ bias when given)
   Status linear(const Tensor& dst, const Tensor& x, const Tensor& w, const Tensor& bias, const MatmulFusion& f = {}) {
     return linears(1, &dst, x, &w, &bias, f);

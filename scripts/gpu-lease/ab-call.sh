@@ -7,7 +7,8 @@
 # alternating, twice, with the host's time per decode step (WT_CUDA_PROFILE=1), then
 # per-kernel GPU times of each one's decode steps (Nsight Compute without the cache flush).
 # AB_PARITY=FILTER first runs A's CUDA parity cases matching the doctest filter (-tc=FILTER);
-# AB_NCU=0 leaves Nsight Compute out (a short lease).
+# AB_NCU=0 leaves Nsight Compute out (a short lease). AB_EXTRA="VAR=value" adds a third
+# variant, A0: the tree's binary with that environment (WT_CUDA_FUSE=0: its fusions off).
 set -x
 cd "$(dirname "$0")/../.."
 C=$PWD/.gpu-carry
@@ -29,16 +30,17 @@ time cmake --build /root/a -j16 --target whittle-bench > $OUT/build-b.log 2>&1 |
 cp /root/a/tools/whittle-bench /root/B/ && { patch -p1 < $C/ab.patch || git apply $C/ab.patch; }
 /root/a/tests/make_tiny_model --smollm2-shape /root/s.gguf
 for i in 1 2; do
-  for v in B A; do
+  for v in B A ${AB_EXTRA:+A0}; do
     echo "## $v run $i" | tee -a $OUT/ab.txt
-    WT_CUDA_PROFILE=1 /root/$v/whittle-bench -m /root/s.gguf -p 1024,8192 -n 64 -r 3 --backend cuda 2>&1 |
+    [ $v = A0 ] && e=$AB_EXTRA || e=AB_NONE=1
+    env $e WT_CUDA_PROFILE=1 /root/${v:0:1}/whittle-bench -m /root/s.gguf -p 1024,8192 -n 64 -r 3 --backend cuda 2>&1 |
       grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/ab.txt
   done
 done
 [ "${AB_NCU:-1}" = 0 ] && exit 0
 N=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); N=${N:-ncu}
 for v in A B; do
-  timeout 60 env LC_ALL=C $N --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv \
+  timeout ${AB_NCU_TIMEOUT:-60} env LC_ALL=C $N --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv \
     --print-units base --page details /root/$v/whittle-bench -m /root/s.gguf -p 1024 -n 8 -r 1 --backend cuda \
     > $OUT/ncu-$v.csv 2> $OUT/ncu-$v.err
 done
