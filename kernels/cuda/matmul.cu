@@ -174,8 +174,8 @@ __device__ __forceinline__ float fused_in(const float* x, const FusedArgs& f, in
 // the end.
 template <typename W, RowInput kStage>
 __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
-  extern __shared__ float staged[];
   kernel_prologue();
+  extern __shared__ float staged[];
   constexpr RowInput kIn = kStage == RowInput::gate_staged ? RowInput::plain : kStage;
   const float* x = a.x;
   if constexpr (kStage == RowInput::gate_staged) {
