@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped):
-# the model from its halves, gpu-check's model tests and benches (bench-host among them), an
-# A/B of the fused one-row matmuls (WT_CUDA_FUSE), then Nsight Compute without the cache
-# flush (a decode step's kernels as they run warm).
+# the model from its halves, gpu-check's model tests and benches (bench-host among them), the
+# CUDA model tests with WT_CUDA_FUSE=norope, an A/B of the fused one-row matmuls
+# (WT_CUDA_FUSE), then Nsight Compute without the cache flush (a decode step's kernels as they
+# run warm).
 set -x
 cd "$(dirname "$0")/../.."
 for d in doctest gl nlohmann vk; do [ -e .gpu-carry/$d ] || ln -sfn /root/carry/$d .gpu-carry/$d; done
@@ -13,10 +14,13 @@ mkdir -p /root/x
 scripts/gpu-check.sh /root/gc2 --build /root/build --skip parity,compute-sanitizer,ncu
 cp /root/gc2/report.md $OUT/call2-report.md
 tar czf $OUT/call2-logs.tgz -C /root gc2
-# Fused one-row matmuls (MatmulOp's norm, gate, bias, accumulate, rope) off and on, the same
-# build (WT_CUDA_FUSE), alternating, twice; with the host's time per step.
+# The CUDA model tests again with rope kept out of the fused Q, K, V matmul (the variant
+# round 9 measured faster; docs/results/gpu-h200.md), then fused one-row matmuls (MatmulOp's
+# norm, gate, bias, accumulate, rope) off, on, and on but for rope, the same build
+# (WT_CUDA_FUSE), alternating, twice; with the host's time per step.
+(cd /root/build && WT_CUDA_FUSE=norope ctest -R "cuda model" -j 4 2>&1 | tail -15) | tee $OUT/model-tests-norope.txt
 for i in 1 2; do
-  for f in 0 1; do
+  for f in 0 1 norope; do
     echo "## WT_CUDA_FUSE=$f run $i" | tee -a $OUT/ab-fuse.txt
     WT_CUDA_FUSE=$f WT_CUDA_PROFILE=1 /root/build/tools/whittle-bench -m $M -p 512,8192 -n 128 -r 3 --backend cuda 2>&1 |
       grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/ab-fuse.txt
