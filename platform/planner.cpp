@@ -117,8 +117,9 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   // With the pager the KV is the device pool plus one layer of staging in the arena; the
   // pinned host pool is the same DRAM on a unified board and host memory on a discrete one.
   const uint64_t pager_counted = p.arena.pager_device_bytes + (board.unified ? p.arena.pager_host_bytes : 0);
-  // The arena's host part (logits, positions, token ids, row scratch, KV positions: pinned
-  // host memory, context_layout.h) is device memory only on a unified board.
+  // The arena's host part (logits, positions, token ids, row scratch, KV positions, the
+  // policies' scores: pinned host memory, context_layout.h) is device memory only on a
+  // unified board.
   auto arena_counted = [&](const ArenaBytes& a) { return board.unified ? a.total_bytes : a.total_bytes - a.host_bytes; };
   p.total_bytes = p.weights_bytes + arena_counted(p.arena) + pager_counted + p.overhead_bytes;
   p.allocated_total_bytes = p.weights_bytes + arena_counted(unbounded_arena) + unbounded_arena.pager_device_bytes +
@@ -128,7 +129,8 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   p.spare_bytes = static_cast<int64_t>(p.usable_bytes) - static_cast<int64_t>(p.total_bytes);
   p.allocated_fits = p.allocated_total_bytes <= p.usable_bytes;
 
-  const uint64_t host_index_bytes = p.arena.host_bytes - p.arena.logits_bytes;  // the host part's index arrays
+  // The host part's index arrays (the rest of it: the logits, the scores the policies read).
+  const uint64_t host_index_bytes = p.arena.host_bytes - p.arena.logits_bytes - p.arena.prune_host_bytes;
   const char* weights_note = board.unified
       ? (device ? "unified memory: counted once (the loader uploads, then drops the file's pages)"
                 : "the mapped file's pages, counted once")
@@ -147,7 +149,11 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
        board.unified ? "positions, token ids, rope, row scratch, KV positions"
                      : "rope divisors; positions, token ids, row scratch and KV positions are pinned host memory (" +
                            mib(host_index_bytes) + "), not device memory"},
-      {"pruning state", p.arena.prune_bytes, "scores, pooled, top-k staging, anchors, ranking"},
+      {"pruning state", board.unified ? p.arena.prune_bytes : p.arena.prune_bytes - p.arena.prune_host_bytes,
+       board.unified || p.arena.prune_host_bytes == 0
+           ? "scores, pooled, top-k staging, anchors, ranking"
+           : "anchors; scores, pooled, top-k staging and ranking are pinned host memory (" +
+                 mib(p.arena.prune_host_bytes) + "), not device memory"},
       {"op workspace", p.arena.workspace_bytes, "largest op of a full-context prefill"},
       {"runtime overhead", p.overhead_bytes, device ? "host runtime + device backend (estimate)" : "host runtime (estimate)"},
   };

@@ -195,7 +195,8 @@ class Context {
   ModelDevice* device_ = nullptr;
   Backend* backend_ = nullptr;
   Buffer arena_;       // the arena's device part (context_layout.h)
-  Buffer host_arena_;  // its host part: logits, positions, token ids, row scratch, KV positions
+  Buffer host_arena_;  // its host part: logits, positions, token ids, row scratch, KV positions,
+                       // the policies' scores
   Buffer workspace_;   // a view of the device part, installed on the backend before each call
   float* topk_in_ = nullptr;  // [score_capacity_] staging for topk over host-side scores
   Activations act_;

@@ -149,15 +149,20 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   v.kv_pos = h.take_n<int32_t>(n_sz * static_cast<size_t>(hp.n_layer * hp.n_head_kv));
   v.origin = h.take_n<int32_t>(n_sz);
   part(&b.index_bytes);
+  const size_t prune_host_mark = h.used();
   if (in.prune) {
+    // The policies read the scores on the host after every scored layer, and write the
+    // scores they rank into topk_in: host memory, which the kernels reach, not device pages
+    // the host would pull over and the GPU pull back each layer.
     v.score_capacity = n_sz * static_cast<size_t>(std::max(hp.n_head, 2 * hp.n_head_kv));
-    v.scores = a.take_n<float>(v.score_capacity);
-    v.pooled = a.take_n<float>(v.score_capacity);
+    v.scores = h.take_n<float>(v.score_capacity);
+    v.pooled = h.take_n<float>(v.score_capacity);
     // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
-    if (!in.backend->caps().reads_any_host_pointer) v.topk_in = a.take_n<float>(v.score_capacity);
+    if (!in.backend->caps().reads_any_host_pointer) v.topk_in = h.take_n<float>(v.score_capacity);
     v.anchors = a.take_n<float>(static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd));
-    if (in.prune->record_ranking) v.ranking = a.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
+    if (in.prune->record_ranking) v.ranking = h.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
   }
+  b.prune_host_bytes = h.used() - prune_host_mark;
   part(&b.prune_bytes);
   // Decode steps are one row (a backend's fused one-row matmuls may want their own scratch).
   const size_t workspace_bytes =

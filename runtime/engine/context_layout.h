@@ -2,9 +2,9 @@
 // context's options and its backend (for op workspace sizes), it counts every byte the
 // context will allocate, part by part, and — given base addresses — places the views.
 // The arena is two allocations by who touches it during a step: the device part (what only
-// kernels read and write: activations, KV, scores, workspace) and the host part (what the
-// host writes or reads every token: positions, token ids, row scratch, KV positions, and the
-// logits the sampler reads). On a discrete GPU the device part is managed memory, and a host
+// kernels read and write: activations, KV, anchors, workspace) and the host part (what the
+// host writes or reads every token or scored layer: positions, token ids, row scratch, KV
+// positions, the logits the sampler reads, the scores the policies read and rank). On a discrete GPU the device part is managed memory, and a host
 // write to a page of it moves the page to the host, so the next kernel that touches anything
 // on that page waits for it to come back (an H200 lost 250-480 us per decode step so, in the
 // first attention kernel, whose workspace shared pages with the positions). The host part is
@@ -65,10 +65,12 @@ struct ArenaBytes {
                                    // layer of n_ctx rows, the staging of multi-row passes)
   uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
+  uint64_t prune_host_bytes = 0;   // of prune_bytes, the host part's: all but the anchors
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
   uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes): both parts
-  uint64_t host_bytes = 0;         // of total_bytes, the host part: logits_bytes and the index
-                                   // arrays of index_bytes but the rope divisors
+  uint64_t host_bytes = 0;         // of total_bytes, the host part: logits_bytes, the index
+                                   // arrays of index_bytes but the rope divisors, and the scores,
+                                   // top-k staging and ranking rows of prune_bytes
   // Outside the arena: the pager's pools (0 without the pager).
   uint64_t pager_device_bytes = 0; // device pool: kv_device_blocks blocks
   uint64_t pager_host_bytes = 0;   // pinned host pool: every block of every layer

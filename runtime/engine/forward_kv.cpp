@@ -70,7 +70,7 @@ Status Context::ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Ten
   // The policy reads the observation on the host: on a device backend the score ops are
   // only queued until the compute stream is synchronized.
   if (req.kind != ScoreRequest::Kind::none) WT_TRY(backend_->synchronize(Stream::compute));
-  BackendSelector selector(*backend_, arena_, topk_in_, score_capacity_);
+  BackendSelector selector(*backend_, arena_, host_arena_, topk_in_, score_capacity_);
   WT_TRY(pass.fresh ? pass.policy->decide(l, obs, selector, d) : pass.decoder->decode_decide(l, obs, selector, d));
   prune_stats_.score_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return Status::ok();

@@ -184,8 +184,9 @@ class OpRunner {
 // reads host pointers (the CPU), are ranked in place.
 class BackendSelector final : public Selector {
  public:
-  BackendSelector(Backend& b, const Buffer& arena, float* staging, size_t staging_floats)
-      : b_(b), arena_(arena), staging_(staging), staging_floats_(staging_floats) {}
+  // arena, host_arena: the context arena's two parts (backend memory both).
+  BackendSelector(Backend& b, const Buffer& arena, const Buffer& host_arena, float* staging, size_t staging_floats)
+      : b_(b), arena_{arena, host_arena}, staging_(staging), staging_floats_(staging_floats) {}
   Status topk(const float* scores, int32_t rows, int32_t n, int32_t k, int32_t* out) override {
     if (k < 0 || k > n) return error(WT_ERR_INTERNAL, "topk of " + std::to_string(k) + " from " + std::to_string(n));
     if (k == 0) return Status::ok();
@@ -203,12 +204,15 @@ class BackendSelector final : public Selector {
 
  private:
   bool in_arena(const float* p, size_t floats) const {
-    const char* base = static_cast<const char*>(arena_.host) + arena_.offset;
     const char* q = reinterpret_cast<const char*>(p);
-    return base && q >= base && q + sizeof(float) * floats <= base + arena_.size_bytes;
+    for (const Buffer& part : arena_) {
+      const char* base = static_cast<const char*>(part.host) + part.offset;
+      if (part.host && q >= base && q + sizeof(float) * floats <= base + part.size_bytes) return true;
+    }
+    return false;
   }
   Backend& b_;
-  Buffer arena_;
+  Buffer arena_[2];
   float* staging_;
   size_t staging_floats_;
 };

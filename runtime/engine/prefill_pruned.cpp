@@ -49,7 +49,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
       ++n_past_;
     }
     policy_decoding_ = false;
-    BackendSelector selector(*backend_, arena_, topk_in_, score_capacity_);
+    BackendSelector selector(*backend_, arena_, host_arena_, topk_in_, score_capacity_);
     WT_TRY(policy_->after_answer(selector, &restart));
   }
   // The ranking is the first pass's (and the answer's): the re-prefill sees only the chosen

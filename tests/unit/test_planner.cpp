@@ -662,3 +662,31 @@ TEST_CASE("planner: a context sized for max_new_tokens refuses a layer that woul
   cp.max_new_tokens = -1;
   CHECK(wt_context_create(wm, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
 }
+
+TEST_CASE("planner: on a discrete board the scores the policies read are pinned host memory, not device memory") {
+  const ModelShape shape = model_shape_from_model(*tiny().model);
+  PlanRequest r;
+  r.n_ctx = 384;
+  r.n_new = 16;
+  r.n_threads = 2;
+  r.prune = prune_params(WT_PRUNE_FASTKV, 0.25f);
+  BoardProfile card = synthetic_board(uint64_t{1} << 40, 0);
+  card.unified = false;
+  Plan p;
+  REQUIRE(plan(card, shape, r, &p).is_ok());
+  // Scores and pooled scores in the host part; the anchors (kernels only) in the device part.
+  CHECK(p.arena.prune_host_bytes >= 2 * sizeof(float) * 384 * static_cast<uint64_t>(shape.hp.n_head));
+  CHECK(p.arena.prune_host_bytes < p.arena.prune_bytes);
+  CHECK(p.arena.host_bytes >= p.arena.logits_bytes + p.arena.prune_host_bytes);
+  uint64_t sum = 0;
+  bool found = false;
+  for (const PlanComponent& c : p.components) {
+    sum += c.bytes;
+    if (c.name != std::string("pruning state")) continue;
+    found = true;
+    CHECK(c.bytes == p.arena.prune_bytes - p.arena.prune_host_bytes);
+    CHECK(c.note.find("pinned host memory") != std::string::npos);
+  }
+  CHECK(found);
+  CHECK(sum == p.total_bytes);
+}
