@@ -85,16 +85,15 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
-      if (fuse) {  // the norm, the biases and rope in the same launch
+      if (fuse) {  // the norm, the biases and (fuse_rope) rope in the same launch
         const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_) : RopeOp{};
         WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
-        if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
       } else {
         WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
         WT_TRY(run.linears(3, dst, xn, wts, bias));
-        WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
       }
     }
+    if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
     WT_TRY(append_kv(run, pass, l, k, v, &keys));
     Decision d;      // the policy's answer: KV rows to keep, rows to skip or attend, rows that go on
