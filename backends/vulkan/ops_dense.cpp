@@ -213,6 +213,12 @@ bool one_dispatch(const MatmulProducts& m, DstRows rows, bool split_kernel) {
 
 Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   const MatmulOp& a = c.get<MatmulOp>();
+  if (!a.rope.x.empty()) {  // rope after the products, a dispatch of its own (caps: no fuse_rope)
+    MatmulOp products = a;
+    products.rope = RopeOp{};
+    WT_TRY(encode_matmul(b, OpCall(products)));
+    return encode_rope(b, OpCall(a.rope));
+  }
   const MatmulProducts m = matmul_products(a);
   // Activations stay f32 whatever f32_activations asks: the product is the CPU's matmul_f32
   // (weights dequantized, f32 sums); int8 activation quantization is a CPU speed path.
@@ -220,26 +226,35 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   const uint32_t wu = unit_of(a.w.type);
   Bound x_bind;
   WT_TRY(bind_f32(b, a.x, "matmul x", &x_bind));
-  // The lane kernel reads x 16 bytes at a time: rows start on 4 floats.
-  const bool lanes =
-      b.lane_kernels() && k_dim % 8 == 0 && x_bind.first % 4 == 0 && stride(a.x, 1, 4) % 4 == 0;
+  // The lane kernel reads x 16 bytes at a time: rows start on 4 floats. It has no fusions
+  // (caps: a CPU device is sent none).
+  const bool lanes = b.lane_kernels() && !matmul_fused(a) && k_dim % 8 == 0 && x_bind.first % 4 == 0 &&
+                     stride(a.x, 1, 4) % 4 == 0;
   const bool sg = !lanes && b.subgroup_arith() && k_dim % 8 == 0;
   // Bindings of the products' weights and dsts: one each where they share a buffer (one
   // dispatch, the products as segments of its column groups), else one dispatch apiece.
   Bound w_bind, d_bind;
   uint32_t w_first[3] = {}, d_first[3] = {};
   const DstRows rows = dst_rows(m, a.x.n_rows());
-  bool joint = one_dispatch(m, rows, lanes || sg);
+  // The products' biases (one dispatch: every product has one, all in one binding).
+  int n_bias = 0;
+  for (int i = 0; i < m.n; ++i) n_bias += m.bias[i]->empty() ? 0 : 1;
+  Bound bias_bind;
+  uint32_t bias_first[3] = {};
+  bool joint = one_dispatch(m, rows, lanes || sg) && (n_bias == 0 || n_bias == m.n);
   if (joint) {
-    bool shared_w = false, shared_d = false;
+    bool shared_w = false, shared_d = false, shared_b = true;
     WT_TRY(b.bind_union(m.w, m.n, wu, "matmul weights", &w_bind, w_first, &shared_w));
     WT_TRY(b.bind_union(m.dst, m.n, 4, "matmul dst", &d_bind, d_first, &shared_d));
-    joint = shared_w && shared_d;
+    if (n_bias > 0) WT_TRY(b.bind_union(m.bias, m.n, 4, "matmul biases", &bias_bind, bias_first, &shared_b));
+    joint = shared_w && shared_d && shared_b;
   }
-  if (!joint) {
+  if (!joint) {  // one dispatch per product, each with the call's fusions and its own bias
     for (int i = 0; i < m.n; ++i)
       WT_TRY(encode_matmul(b, OpCall(MatmulOp{.dst = *m.dst[i], .x = a.x, .w = *m.w[i],
-                                              .f32_activations = a.f32_activations})));
+                                              .f32_activations = a.f32_activations, .norm = a.norm,
+                                              .norm_eps = a.norm_eps, .gate = a.gate, .bias = *m.bias[i],
+                                              .accumulate = a.accumulate})));
     return Status::ok();
   }
   Kernel k;
@@ -274,6 +289,21 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   bind[b_dst].first = d_first[0];
   bind[b_src1].first = w_first[0];
   Push p;
+  // MatmulOp's fusions (validate_op: one row), compiled into the pipeline (matmul.comp kFuse).
+  uint32_t fuse = 0;
+  if (!a.norm.empty() || !a.gate.empty()) {
+    fuse |= a.norm.empty() ? fuse_gate : fuse_norm;
+    WT_TRY(bind_f32(b, a.norm.empty() ? a.gate : a.norm, "matmul norm or gate", &bind[b_src2]));
+    p.f[0] = a.norm_eps;
+  }
+  if (n_bias > 0) {
+    fuse |= fuse_bias;
+    bind[b_aux] = bias_bind;
+    bind[b_aux].first = bias_first[0];
+    p.i[1] = static_cast<int32_t>(bias_first[1]);
+    p.i[2] = static_cast<int32_t>(bias_first[2]);
+  }
+  if (a.accumulate) fuse |= fuse_accumulate;
   p.ne[0] = k_dim;
   p.ne[1] = static_cast<uint32_t>(a.w.ne[1]);  // n_out of the first product
   p.ne[2] = static_cast<uint32_t>(a.x.n_rows());
@@ -335,7 +365,9 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   WT_TRY(too_big(n_groups));
   uint32_t gx, gy;
   grid(n_groups, &gx, &gy);
-  return b.record(k, Spec(wg, w_align, tile_rows), bind, p, gx, gy);
+  Spec spec(wg, w_align, tile_rows);
+  spec.fuse = fuse;
+  return b.record(k, spec, bind, p, gx, gy);
 }
 
 Status encode_rope(VulkanBackend& b, const OpCall& c) {

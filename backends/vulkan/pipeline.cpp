@@ -89,7 +89,7 @@ Status PipelineCache::get(Kernel k, const Spec& spec, VkPipeline* out) {
     sci.pCode = code_[ki];
     WT_TRY(vk_check(vkCreateShaderModule(d_->device, &sci, nullptr, &modules_[ki]), "vkCreateShaderModule"));
   }
-  const uint32_t values[] = {spec.wg_size, spec.w_align, spec.tile_rows, spec.head_dim, spec.group};
+  const uint32_t values[] = {spec.wg_size, spec.w_align, spec.tile_rows, spec.head_dim, spec.group, spec.fuse};
   constexpr uint32_t kN = std::size(values);
   VkSpecializationMapEntry entries[kN];
   for (uint32_t i = 0; i < kN; ++i) entries[i] = {i, i * static_cast<uint32_t>(sizeof(uint32_t)), sizeof(uint32_t)};

@@ -70,15 +70,16 @@ static_assert(sizeof(Push) <= 128, "push constants must fit the guaranteed 128 b
 
 // The specialization constants of a pipeline (common.glsl): 0 the workgroup size, 1 the
 // alignment every weight block starts on (kWAlign), 2 the activation rows per matmul tile
-// (kTileRows), 3 and 4 the head_dim and query heads per KV head of attention_lane.comp. A
-// kernel ignores those it does not read; implicit from a workgroup size, since most
-// dispatches set only that.
+// (kTileRows), 3 and 4 the head_dim and query heads per KV head of attention_lane.comp, 5
+// matmul.comp's fusions (kFuse: MatmulFuse bits). A kernel ignores those it does not read;
+// implicit from a workgroup size, since most dispatches set only that.
 struct Spec {
   uint32_t wg_size;
   uint32_t w_align = 1;
   uint32_t tile_rows = 4;
   uint32_t head_dim = 64;
   uint32_t group = 1;
+  uint32_t fuse = 0;
   Spec(uint32_t wg) : wg_size(wg) {}  // NOLINT(google-explicit-constructor)
   Spec(uint32_t wg, uint32_t align, uint32_t rows) : wg_size(wg), w_align(align), tile_rows(rows) {}
   static Spec heads(uint32_t wg, uint32_t hd, uint32_t group) {
@@ -89,6 +90,8 @@ struct Spec {
   }
   bool operator==(const Spec&) const = default;
 };
+// Bits of Spec::fuse: MatmulOp's one-row fusions (matmul.comp kNorm, kGate, kBias, kAccumulate).
+enum MatmulFuse : uint32_t { fuse_norm = 1, fuse_gate = 2, fuse_bias = 4, fuse_accumulate = 8 };
 
 class PipelineCache {
  public:
@@ -105,7 +108,9 @@ class PipelineCache {
   VkPipelineLayout layout(Kernel k) const { return layout_[texel_bindings(k) ? 1 : 0]; }
 
  private:
-  static constexpr int kSpecs = 6;  // distinct Specs a kernel may be asked for
+  // Distinct Specs a kernel may be asked for: a decode step's matmul of one weight type takes
+  // up to five fusion sets (kFuse), times the block alignments and prefill tiles.
+  static constexpr int kSpecs = 16;
   Device* d_ = nullptr;
   // [0] storage buffers only; [1] bindings 1 and 2 as texel buffers (texel_bindings).
   VkDescriptorSetLayout set_layout_[2] = {};

@@ -76,6 +76,12 @@ Status VulkanBackend::init(const BackendOptions& options) {
   caps_.weight_types = weight_types_of(WT_BACKEND_VULKAN);
   caps_.kv_types = kv_types_of(WT_BACKEND_VULKAN);
   if (!c.storage_16bit) caps_.weight_types &= ~kVulkanFeatureTypes;
+  // MatmulOp's fusions, at any row length, in the GPU kernels (matmul.comp kFuse; rope a
+  // dispatch of its own after the products). Not on CPU devices: on lavapipe the lane
+  // kernels' texel fetches decide the speed, and a norm's weights fetched per column group
+  // cost more than the rmsnorm and swiglu dispatches saved (docs/results/vulkan.md).
+  caps_.fused_matmul_k = lane_kernels_ ? 0 : INT64_MAX;
+  caps_.fuse_rope = false;
   caps_.n_threads = 1;
   caps_.simd = "spirv";
   caps_.queued_work_bytes = uint64_t{std::size(streams_)} * VkStream::kRing * VkStream::kMaxBatchOps * kDriverBytesPerOp;

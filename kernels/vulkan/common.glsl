@@ -8,7 +8,7 @@ layout(local_size_x_id = 0) in;
 // Specialization constants 1 and 2 (struct Spec in backends/vulkan/pipeline.h), for kernels
 // that read them: every weight block starts on a multiple of kWAlign bytes (dequant.glsl),
 // and a matmul tile holds kTileRows activation rows (1 for a decode step). Kernels with
-// constants of their own declare them from 3 on (attention_lane.comp).
+// constants of their own declare them from 3 on (attention_lane.comp 3 and 4, matmul.comp 5).
 layout(constant_id = 1) const uint kWAlign = 1u;
 layout(constant_id = 2) const uint kTileRows = 4u;
 

@@ -23,12 +23,50 @@
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #endif
 
-layout(binding = 0) writeonly buffer Dst { float dst[]; };
+layout(binding = 0) buffer Dst { float dst[]; };  // read too where kAccumulate (below)
 #if !defined(W_TEXEL)
 layout(binding = 1) readonly buffer X { float x[]; };
 #endif
 #define W_BINDING 2
 #include "dequant.glsl"
+
+#if !defined(MM_LANE)
+// MatmulOp's one-row fusions (kernels/ops.h) in the subgroup and portable kernels (the lane
+// kernels have none: BackendCaps::fused_matmul_k is 0 on CPU devices, where reading the
+// norm's weights per column group cost more than the dispatches saved, vulkan.md), as
+// specialization constant 5 (bits of kFuse), so a pipeline without them compiles them
+// away: the input is x's rmsnorm (kNorm: weights at binding 3 from o_s2, eps f0) or
+// silu(gate) * x (kGate: gate at binding 3); each product's bias (kBias: binding 4, product
+// 0's at o_aux, 1's and 2's at i1, i2) is added; kAccumulate adds the result into dst.
+// The host sets them only for a one-row call.
+layout(constant_id = 5) const uint kFuse = 0u;
+const bool kNorm = (kFuse & 1u) != 0u;
+const bool kGate = (kFuse & 2u) != 0u;
+const bool kBias = (kFuse & 4u) != 0u;
+const bool kAccumulate = (kFuse & 8u) != 0u;
+layout(binding = 3) readonly buffer In { float fin[]; };
+layout(binding = 4) readonly buffer Bias { float bias[]; };
+
+// 1 / rms of x's row for kNorm (set by each kernel from its own sum of squares), else 1.
+float in_scale = 1.0;
+void set_in_scale(float sum_sq) { in_scale = 1.0 / sqrt(sum_sq / float(p.ne0) + p.f0); }
+// What the products read at element i of the row: x itself, or the fused op's output with
+// the CPU's order of operations (rmsnorm.comp: x * scale * w; swiglu.comp's silu).
+float x_in(float v, uint i) {
+  if (kNorm) return v * in_scale * fin[p.o_s2 + i];
+  if (kGate) {
+    const float g = fin[p.o_s2 + i];
+    return g / (1.0 + exp(clamp(-g, -87.0, 88.0))) * v;
+  }
+  return v;
+}
+// dst element d of output o (of the product whose bias starts at b0) receives v.
+void store(uint d, uint o, uint b0, float v) {
+  if (kBias) v += bias[b0 + o];
+  if (kAccumulate) v += dst[d];
+  dst[d] = v;
+}
+#endif
 
 // A call's products (MatmulOp's w2/dst2 and w3/dst3: the same x, weight type and row
 // stride) share the dispatch as segments of its column groups: product 0 at o_s1, o_dst,
@@ -38,6 +76,7 @@ layout(binding = 1) readonly buffer X { float x[]; };
 // contiguous. The segment is uniform in a workgroup: selects, not branches, pick its fields.
 struct Segment {
   uint n_out, w0, d0, d_stride, group;  // group: the column group within the product
+  uint b0;                              // the product's first bias element (kBias)
 };
 Segment segment(uint cg, uint per_group) {
   const uint c0 = (p.ne1 + per_group - 1u) / per_group, c1 = (p.ne3 + per_group - 1u) / per_group;
@@ -48,6 +87,7 @@ Segment segment(uint cg, uint per_group) {
   s.d0 = in2 ? p.s2_nb2 : in1 ? p.s2_nb1 : p.o_dst;
   s.d_stride = (p.flags & 1u) != 0u ? p.dst_nb1 : in2 ? p.dst_nb2 : in1 ? p.ne3 : p.dst_nb1;
   s.group = cg - (in2 ? c0 + c1 : in1 ? c0 : 0u);
+  s.b0 = in2 ? uint(p.i2) : in1 ? uint(p.i1) : p.o_aux;
   return s;
 }
 // Column groups of all products.
@@ -68,6 +108,14 @@ void main() {
   if (r0 >= p.ne2) return;
   const uint n_rows = min(kTileRows, p.ne2 - r0);
   const uint n_units = p.ne0 / 8u;
+  if (kNorm) {  // each subgroup sums the one row's squares itself: no barrier
+    float ss = 0.0;
+    for (uint i = gl_SubgroupInvocationID; i < p.ne0; i += gl_SubgroupSize) {
+      const float v = x[p.o_s0 + r0 * p.s0_nb1 + i];
+      ss += v * v;
+    }
+    set_in_scale(subgroupAdd(ss));
+  }
   // Subgroups loop over the outputs, so any subgroup size the device picks is correct.
   for (uint oi = gl_SubgroupID; oi < per_group && o0 + oi < sg.n_out; oi += gl_NumSubgroups) {
     const uint o = o0 + oi;
@@ -81,14 +129,16 @@ void main() {
       [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
         if (j < n_rows) {
           const uint xa = p.o_s0 + (r0 + j) * p.s0_nb1 + ea, xb = p.o_s0 + (r0 + j) * p.s0_nb1 + eb;
-          acc[j] += dot(wa, vec4(x[xa], x[xa + 1u], x[xa + 2u], x[xa + 3u])) +
-                    dot(wb, vec4(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u]));
+          acc[j] += dot(wa, vec4(x_in(x[xa], ea), x_in(x[xa + 1u], ea + 1u), x_in(x[xa + 2u], ea + 2u),
+                                 x_in(x[xa + 3u], ea + 3u))) +
+                    dot(wb, vec4(x_in(x[xb], eb), x_in(x[xb + 1u], eb + 1u), x_in(x[xb + 2u], eb + 2u),
+                                 x_in(x[xb + 3u], eb + 3u)));
         }
       }
     }
     [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
       const float s = subgroupAdd(acc[j]);
-      if (j < n_rows && subgroupElect()) dst[sg.d0 + (r0 + j) * sg.d_stride + o] = s;
+      if (j < n_rows && subgroupElect()) store(sg.d0 + (r0 + j) * sg.d_stride + o, o, sg.b0, s);
     }
   }
 }
@@ -162,6 +212,7 @@ void lanes_along_k() {
   // i0 column groups per workgroup, one after another: lavapipe pays per workgroup (under
   // AddressSanitizer 20 s and 6 GB more for one model test with a workgroup per group).
   const uint cg_end = min((group_id() + 1u) * uint(p.i0), n_col_groups);
+
   for (uint cg = group_id() * uint(p.i0); cg < cg_end; ++cg) {
     const Segment sg = segment(cg, kRowsK);
     const uint o0 = sg.group * kRowsK;
@@ -226,12 +277,27 @@ void main() {
   const uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x;
   const uint n_rows = min(kTileRows, p.ne2 - r0);
   const uint wrow = p.o_s1 + o * p.s1_nb1;
+  if (kNorm) {  // the one row's sum of squares by the same tree as the products'
+    float ss = 0.0;
+    for (uint i = t; i < p.ne0; i += n) {
+      const float v = x[p.o_s0 + r0 * p.s0_nb1 + i];
+      ss += v * v;
+    }
+    partial[0][t] = ss;
+    barrier();
+    for (uint half_n = n / 2u; half_n > 0u; half_n >>= 1) {
+      if (t < half_n) partial[0][t] += partial[0][t + half_n];
+      barrier();
+    }
+    set_in_scale(partial[0][0]);
+    barrier();  // every invocation has read the sum before the products reuse partial
+  }
   float acc[kTileRows];
   [[unroll]] for (uint j = 0u; j < kTileRows; ++j) acc[j] = 0.0;
   for (uint i = t; i < p.ne0; i += n) {
     const float wv = load_w(wrow, i);
     [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
-      if (j < n_rows) acc[j] += wv * x[p.o_s0 + (r0 + j) * p.s0_nb1 + i];
+      if (j < n_rows) acc[j] += wv * x_in(x[p.o_s0 + (r0 + j) * p.s0_nb1 + i], i);
     }
   }
   [[unroll]] for (uint j = 0u; j < kTileRows; ++j) partial[j][t] = acc[j];
@@ -242,6 +308,6 @@ void main() {
     }
     barrier();
   }
-  if (t < n_rows) dst[p.o_dst + (r0 + t) * p.dst_nb1 + o] = partial[t][0];
+  if (t < n_rows) store(p.o_dst + (r0 + t) * p.dst_nb1 + o, o, p.o_aux, partial[t][0]);
 }
 #endif

@@ -48,7 +48,8 @@ void fused_matmul_cases(std::vector<Case>& v) {
                      F{DType::q8_0, 896, 70, 0, 0, norm, true, "norm and accumulate, odd outputs"},
                      F{DType::f32, 100, 33, 0, 0, gate, false, "k % 8 != 0"},
                      F{DType::q4_0, 12288, 16, 0, 0, gate, true, "a row past 48 KiB of shared memory"},
-                     F{DType::q4_k, 256, 40, 24, 0, mixed_add_into, true, "mixed K-quants, one launch each"}}) {
+                     F{DType::q4_k, 256, 40, 24, 0, mixed_add_into, true, "mixed K-quants, one launch each"},
+                     F{DType::f16, 256, 48, 16, 0, norm, true, "f16, k % 8 == 0"}}) {
     const int outs = f.o1 + f.o2 + f.o3;
     const char* kind = f.kind == norm ? "norm" : f.kind == gate ? "gate" : "accumulate";
     Case c = make(Op::matmul, std::string("fused ") + kind + " " + dtype_name(f.t) + " k=" + std::to_string(f.k) +
