@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -80,7 +81,10 @@ Status VulkanBackend::init(const BackendOptions& options) {
   // dispatch of its own after the products). Not on CPU devices: on lavapipe the lane
   // kernels' texel fetches decide the speed, and a norm's weights fetched per column group
   // cost more than the rmsnorm and swiglu dispatches saved (docs/results/vulkan.md).
-  caps_.fused_matmul_k = lane_kernels_ ? 0 : INT64_MAX;
+  // WT_VK_FUSE=0 turns them off for an A/B on a GPU (scripts/gpu-lease/call2.sh), as
+  // WT_CUDA_FUSE does CUDA's.
+  const char* fuse = std::getenv("WT_VK_FUSE");
+  caps_.fused_matmul_k = lane_kernels_ || (fuse && std::strcmp(fuse, "0") == 0) ? 0 : INT64_MAX;
   caps_.fuse_rope = false;
   caps_.n_threads = 1;
   caps_.simd = "spirv";

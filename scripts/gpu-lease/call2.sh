@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped):
 # the model from its halves, gpu-check's model tests and benches (bench-host among them), the
-# CUDA model tests with WT_CUDA_FUSE=norope, an A/B of the fused one-row matmuls
-# (WT_CUDA_FUSE), then Nsight Compute without the cache flush (a decode step's kernels as they
-# run warm).
+# CUDA model tests with WT_CUDA_FUSE=norope, A/Bs of the fused one-row matmuls (CUDA's
+# WT_CUDA_FUSE, Vulkan's WT_VK_FUSE), then Nsight Compute without the cache flush (a decode
+# step's kernels as they run warm).
 set -x
 cd "$(dirname "$0")/../.."
 for d in doctest gl nlohmann vk; do [ -e .gpu-carry/$d ] || ln -sfn /root/carry/$d .gpu-carry/$d; done
@@ -24,6 +24,16 @@ for i in 1 2; do
     echo "## WT_CUDA_FUSE=$f run $i" | tee -a $OUT/ab-fuse.txt
     WT_CUDA_FUSE=$f WT_CUDA_PROFILE=1 /root/build/tools/whittle-bench -m $M -p 512,8192 -n 128 -r 3 --backend cuda 2>&1 |
       grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/ab-fuse.txt
+  done
+done
+# Vulkan's fused one-row matmuls (its GPU kernels: norm, gate, biases, accumulate; never
+# measured on a GPU, docs/results/vulkan.md) off and on, the same build (WT_VK_FUSE),
+# alternating, twice.
+for i in 1 2; do
+  for f in 0 1; do
+    echo "## WT_VK_FUSE=$f run $i" | tee -a $OUT/ab-vk-fuse.txt
+    WT_VK_FUSE=$f /root/build/tools/whittle-bench -m $M -p 512,2048 -n 64 -r 2 --backend vulkan 2>&1 |
+      grep -E '^\| [0-9]' | tee -a $OUT/ab-vk-fuse.txt
   done
 done
 N=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); N=${N:-ncu}
