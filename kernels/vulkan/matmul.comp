@@ -60,6 +60,10 @@ float x_in(float v, uint i) {
   }
   return v;
 }
+// Four of them from x[xi], element e of the row.
+vec4 x_in4(uint xi, uint e) {
+  return vec4(x_in(x[xi], e), x_in(x[xi + 1u], e + 1u), x_in(x[xi + 2u], e + 2u), x_in(x[xi + 3u], e + 3u));
+}
 // dst element d of output o (of the product whose bias starts at b0) receives v.
 void store(uint d, uint o, uint b0, float v) {
   if (kBias) v += bias[b0 + o];
@@ -129,10 +133,7 @@ void main() {
       [[unroll]] for (uint j = 0u; j < kTileRows; ++j) {
         if (j < n_rows) {
           const uint xa = p.o_s0 + (r0 + j) * p.s0_nb1 + ea, xb = p.o_s0 + (r0 + j) * p.s0_nb1 + eb;
-          acc[j] += dot(wa, vec4(x_in(x[xa], ea), x_in(x[xa + 1u], ea + 1u), x_in(x[xa + 2u], ea + 2u),
-                                 x_in(x[xa + 3u], ea + 3u))) +
-                    dot(wb, vec4(x_in(x[xb], eb), x_in(x[xb + 1u], eb + 1u), x_in(x[xb + 2u], eb + 2u),
-                                 x_in(x[xb + 3u], eb + 3u)));
+          acc[j] += dot(wa, x_in4(xa, ea)) + dot(wb, x_in4(xb, eb));
         }
       }
     }
@@ -212,7 +213,6 @@ void lanes_along_k() {
   // i0 column groups per workgroup, one after another: lavapipe pays per workgroup (under
   // AddressSanitizer 20 s and 6 GB more for one model test with a workgroup per group).
   const uint cg_end = min((group_id() + 1u) * uint(p.i0), n_col_groups);
-
   for (uint cg = group_id() * uint(p.i0); cg < cg_end; ++cg) {
     const Segment sg = segment(cg, kRowsK);
     const uint o0 = sg.group * kRowsK;

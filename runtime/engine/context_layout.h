@@ -4,11 +4,12 @@
 // The arena is two allocations by who touches it during a step: the device part (what only
 // kernels read and write: activations, KV, anchors, workspace) and the host part (what the
 // host writes or reads every token or scored layer: positions, token ids, row scratch, KV
-// positions, the logits the sampler reads, the scores the policies read and rank). On a discrete GPU the device part is managed memory, and a host
-// write to a page of it moves the page to the host, so the next kernel that touches anything
-// on that page waits for it to come back (an H200 lost 250-480 us per decode step so, in the
-// first attention kernel, whose workspace shared pages with the positions). The host part is
-// pinned host memory the kernels reach directly (the backend's host_pinned).
+// positions, the logits the sampler reads, the scores the policies read and rank). On a
+// discrete GPU the device part is managed memory, and a host write to a page of it moves the
+// page to the host, so the next kernel that touches anything on that page waits for it to
+// come back (an H200 lost 250-480 us per decode step so, in the first attention kernel,
+// whose workspace shared pages with the positions). The host part is pinned host memory the
+// kernels reach directly (the backend's host_pinned).
 // Context::allocate() calls it twice (measure, then place); the budget planner
 // (platform/planner.cpp) calls it to measure only, so its arena figure is the context's
 // arena_bytes by construction.
