@@ -87,8 +87,9 @@ extern "C" {
  * wt_prune_params.extra (the parameters of methods added later), and the calls that list
  * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size
  * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
- * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios. */
-#define WT_API_VERSION 7
+ * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
+ * 8: wt_context_params.kv_pager_flags. */
+#define WT_API_VERSION 8
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -492,8 +493,11 @@ typedef struct wt_context_params {
    * kv_device_blocks blocks shared by all layers and a pinned host pool holding every block
    * (new rows are written through to it). Decode attention reads the device pool through
    * the block table; the blocks a layer needs are prefetched on the copy stream while the
-   * previous layer computes. The pool must hold one whole layer at n_ctx. On unified-memory
-   * boards (Jetson, the CPU backend) this bounds the device pool, not DRAM use. */
+   * previous layer computes. The pool must hold one whole layer at n_ctx. Where the
+   * backend's memory is unified (Jetson, the CPU backend, lavapipe) the pager works in place
+   * instead unless kv_pager_flags says WT_KV_PAGER_COPY: one pool of every block, which the
+   * kernels read where the rows were written: no host pool, no copies, the bytes of
+   * resident KV (kv_device_blocks then only switches the pager on). */
   int32_t kv_device_blocks;      /* 0 (default) = no pager: all KV resident and contiguous  */
   int32_t kv_block_tokens;       /* tokens per block; default 64                            */
   bool kv_sync_swaps;            /* wait for every swap on the host instead of prefetching
@@ -504,7 +508,16 @@ typedef struct wt_context_params {
                                     token), q8_0 keeps 0.27 of them (the pager's pools
                                     too); on the CPU and Vulkan backends (CUDA: f32
                                     only for now, else WT_ERR_UNSUPPORTED)               */
+  /* Since WT_API_VERSION 8. */
+  uint64_t kv_pager_flags;       /* WT_KV_PAGER_* bits; default 0 (in place on unified
+                                    memory, copying elsewhere). Unknown bits are
+                                    WT_ERR_INVALID_ARGUMENT                               */
 } wt_context_params;
+
+/* wt_context_params.kv_pager_flags (since API 8). WT_KV_PAGER_COPY: the device pool and the
+ * host pool with their copies on unified memory too (what a discrete GPU runs; to compare
+ * the two, or to test the copying path on a board without a discrete GPU). */
+#define WT_KV_PAGER_COPY ((uint64_t)1)
 
 WT_API wt_context_params wt_context_default_params(void);
 
@@ -534,8 +547,9 @@ typedef struct wt_context_plan_info {
   uint64_t weights_bytes;      /* the model's weights (already placed; not the context's) */
   uint64_t arena_bytes;        /* the context's arena: activations, KV, scratch, workspace */
   uint64_t kv_bytes;           /* of which KV (with the pager: one layer of staging)       */
-  uint64_t pager_device_bytes; /* the pager's device pool (0 without it)                   */
-  uint64_t pager_host_bytes;   /* the pager's pinned host pool                             */
+  uint64_t pager_device_bytes; /* the pager's device pool (0 without it; in place: the one
+                                  pool of every block)                                     */
+  uint64_t pager_host_bytes;   /* the pager's pinned host pool (in place: 0)                */
   uint64_t context_bytes;      /* arena + pools: what the context allocates                */
   uint64_t driver_bytes;       /* host memory the device's driver may hold for queued work,
                                   at most (Vulkan: recorded commands); the model's, shared by
@@ -591,8 +605,8 @@ typedef struct wt_context_stats {
   uint64_t arena_bytes;     /* activation + KV arena allocated at creation             */
   uint64_t kv_bytes;
   /* The KV pager (all 0 without it). Counts since the last reset. */
-  uint64_t pager_device_bytes;   /* device pool allocated at creation                      */
-  uint64_t pager_host_bytes;     /* pinned host pool allocated at creation                 */
+  uint64_t pager_device_bytes;   /* device pool allocated at creation (in place: all)      */
+  uint64_t pager_host_bytes;     /* pinned host pool allocated at creation (in place: 0)   */
   uint64_t pager_bytes_to_device;/* blocks fetched host -> device                          */
   uint64_t pager_bytes_to_host;  /* new rows written through device -> host                */
   int64_t pager_blocks_in;       /* blocks fetched                                          */
@@ -612,8 +626,8 @@ typedef struct wt_context_stats {
 WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats);
 
 /* Where layer `layer`'s KV is now: bytes of its rows with a valid copy in the pager's device
- * pool and in its host pool. Without the pager all of the layer's KV is on the device (host
- * 0). WT_ERR_INVALID_ARGUMENT: a NULL pointer or a layer outside [0, n_layer). */
+ * pool and in its host pool. Without the pager, and with the pager in place, all of the
+ * layer's KV is on the device (host 0). WT_ERR_INVALID_ARGUMENT: a NULL pointer or a layer outside [0, n_layer). */
 WT_API wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t layer, uint64_t* out_device_bytes,
                                              uint64_t* out_host_bytes);
 

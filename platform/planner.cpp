@@ -86,6 +86,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_device_blocks = req.kv_device_blocks;
   in.kv_block_tokens = req.kv_block_tokens;
   in.kv_type = req.kv_type;
+  in.kv_pager_in_place = req.kv_device_blocks > 0 && board.unified && !req.kv_pager_copy;
   // KV as the method keeps it, which is what a context created with max_new_tokens = n_new
   // allocates (kv_capacity: the policy's peak at a prompt of n_ctx - n_new, plus every
   // generated row; full KV: n_ctx rows).
@@ -158,19 +159,28 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
       {"runtime overhead", p.overhead_bytes, device ? "host runtime + device backend (estimate)" : "host runtime (estimate)"},
   };
   if (paged) {
-    p.components.insert(p.components.begin() + 2,
-                        {"pager device pool", p.arena.pager_device_bytes,
-                         std::to_string(req.kv_device_blocks) + " blocks of " + std::to_string(req.kv_block_tokens) +
-                             " tokens shared by all layers"});
-    p.components.insert(p.components.begin() + 3,
-                        {"pager host pool", board.unified ? p.arena.pager_host_bytes : 0,
-                         board.unified ? "pinned, every block of every layer: the same DRAM on this board"
-                                       : "pinned host memory (" + mib(p.arena.pager_host_bytes) +
-                                             "), not device memory"});
-    if (board.unified)
-      p.notes.push_back("unified memory: the pager bounds the device pool, not DRAM use — the host pool is the "
-                        "same DRAM, so paging adds " + mib(pager_counted) + " where resident KV would need " +
-                        mib(p.kv_bytes));
+    const std::string blocks = " blocks of " + std::to_string(req.kv_block_tokens) + " tokens";
+    if (in.kv_pager_in_place) {
+      p.components.insert(p.components.begin() + 2,
+                          {"pager pool", p.arena.pager_device_bytes,
+                           "in place: " + std::to_string(paged_kv_params(in).n_device_blocks) + blocks +
+                               ", every block of every layer, read where it was written (no host pool, no copies)"});
+      p.notes.push_back("unified memory: the pager works in place (one pool of every block, no copies); "
+                        "WT_KV_PAGER_COPY (--pager-copy) plans the device pool and the host pool instead");
+    } else {
+      p.components.insert(p.components.begin() + 2,
+                          {"pager device pool", p.arena.pager_device_bytes,
+                           std::to_string(req.kv_device_blocks) + blocks + " shared by all layers"});
+      p.components.insert(p.components.begin() + 3,
+                          {"pager host pool", board.unified ? p.arena.pager_host_bytes : 0,
+                           board.unified ? "pinned, every block of every layer: the same DRAM on this board"
+                                         : "pinned host memory (" + mib(p.arena.pager_host_bytes) +
+                                               "), not device memory"});
+      if (board.unified)
+        p.notes.push_back("unified memory, the copying pager: it bounds the device pool, not DRAM use — the host "
+                          "pool is the same DRAM, so paging adds " + mib(pager_counted) +
+                          " where resident KV would need " + mib(p.kv_bytes));
+    }
   }
   if (req.backend != WT_BACKEND_CPU && !req.sizing_backend)
     p.notes.push_back("op workspaces are the CPU backend's sizes; the device's own kernels may ask for different ones");

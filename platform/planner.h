@@ -30,6 +30,9 @@ struct PlanRequest {
   // pinned host pool then holds every block of every layer at n_ctx.
   int32_t kv_device_blocks = 0;
   int32_t kv_block_tokens = 64;
+  // WT_KV_PAGER_COPY: the two pools and their copies on a unified board too; otherwise the
+  // pager is in place there (one pool of every block), as a context on that board makes it.
+  bool kv_pager_copy = false;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (wt_context_params.kv_type)
   // solve_max_ctx stops at the model's training context (Hparams::n_ctx_train, when the
   // model states one): past it the model was never trained and its answers degrade. True

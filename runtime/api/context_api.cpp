@@ -35,6 +35,10 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
     return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_type " + std::to_string(kv_type) +
                                                   " is not a wt_kv_type (WT_KV_F32 0, WT_KV_F16 1, WT_KV_Q8_0 2)");
   o.kv_type = wt::kv_dtype(static_cast<wt_kv_type>(kv_type));
+  if (p.kv_pager_flags & ~WT_KV_PAGER_COPY)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_pager_flags " + std::to_string(p.kv_pager_flags) +
+                                                  ": the only flag is WT_KV_PAGER_COPY (1)");
+  o.kv_pager_copy = (p.kv_pager_flags & WT_KV_PAGER_COPY) != 0;
   return Status::ok();
 }
 
@@ -69,6 +73,7 @@ wt_context_params wt_context_default_params(void) {
   p.kv_block_tokens = 64;
   p.kv_sync_swaps = false;
   p.kv_type = WT_KV_F32;
+  p.kv_pager_flags = 0;
   return p;
 }
 

@@ -65,6 +65,7 @@ constexpr Layout kContextLayouts[] = {
     {2, offsetof(wt_context_params, memory_budget_bytes), offsetof(wt_context_params, memory_budget_bytes) + sizeof(uint64_t)},
     {3, offsetof(wt_context_params, max_new_tokens), offsetof(wt_context_params, kv_sync_swaps) + sizeof(bool)},
     {6, offsetof(wt_context_params, kv_type), offsetof(wt_context_params, kv_type) + sizeof(wt_kv_type)},
+    {8, offsetof(wt_context_params, kv_pager_flags), offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t)},
 };
 constexpr Layout kSamplerLayouts[] = {
     {1, 0, offsetof(wt_sampler_params, seed) + sizeof(uint64_t)},

@@ -32,6 +32,9 @@ struct ContextOptions {
   int32_t kv_device_blocks = 0;
   int32_t kv_block_tokens = 64;
   bool kv_sync_swaps = false;  // wait for each swap on the host (the ablation)
+  // Copy between a device pool and a host pool on unified memory too (WT_KV_PAGER_COPY);
+  // otherwise a unified backend's pager works in place (paged_kv.h).
+  bool kv_pager_copy = false;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (the backend's BackendCaps::kv_types)
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;

@@ -92,11 +92,16 @@ PagedKvParams paged_kv_params(const ArenaInputs& in) {
   p.head_dim = in.hp->head_dim;
   p.n_head_kv = in.hp->n_head_kv;
   p.kv_type = in.kv_type;
+  p.in_place = in.kv_pager_in_place;
   const int32_t layer_blocks = (in.n_ctx + in.kv_block_tokens - 1) / in.kv_block_tokens;
   p.n_host_blocks = 0;
   for (int32_t l = 0; l < p.n_layer; ++l) {
     const int32_t rows = in.kv_rows ? (*in.kv_rows)[static_cast<size_t>(l)] : in.n_ctx;
     p.n_host_blocks += in.kv_rows ? (rows + in.kv_block_tokens - 1) / in.kv_block_tokens : layer_blocks;
+  }
+  if (p.in_place) {  // the one pool holds every block (paged_kv.h)
+    p.n_device_blocks = p.n_host_blocks;
+    p.n_host_blocks = 0;
   }
   return p;
 }

@@ -53,6 +53,8 @@ struct ArenaInputs {
   int32_t kv_device_blocks = 0;  // > 0: the KV pager (paged_kv.h) with this device pool;
                                  // the arena then keeps one layer of KV as staging
   int32_t kv_block_tokens = 64;
+  // The pager in place (unified memory, paged_kv.h): one pool of every block, no host pool.
+  bool kv_pager_in_place = false;
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
   DType kv_type = DType::f32;  // the KV cache's element: f32 or f16
@@ -73,8 +75,8 @@ struct ArenaBytes {
                                    // arrays of index_bytes but the rope divisors, and the scores,
                                    // top-k staging and ranking rows of prune_bytes
   // Outside the arena: the pager's pools (0 without the pager).
-  uint64_t pager_device_bytes = 0; // device pool: kv_device_blocks blocks
-  uint64_t pager_host_bytes = 0;   // pinned host pool: every block of every layer
+  uint64_t pager_device_bytes = 0; // device pool: kv_device_blocks blocks (in place: every block)
+  uint64_t pager_host_bytes = 0;   // pinned host pool: every block of every layer (in place: 0)
   uint64_t all_bytes() const { return total_bytes + pager_device_bytes + pager_host_bytes; }
 };
 

@@ -48,12 +48,15 @@ Status PagedKv::check_shape(int32_t n_ctx, int32_t block_tokens, int32_t n_devic
 }
 
 Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
-  WT_TRY(check_shape(p.n_ctx, p.block_tokens, p.n_device_blocks));
+  // In place the pool is every planned block, which a method's budgets may keep below one
+  // layer at n_ctx: the context checked the request itself.
+  if (!p.in_place) WT_TRY(check_shape(p.n_ctx, p.block_tokens, p.n_device_blocks));
   b_ = &backend;
   p_ = p;
   plane_row_bytes_ = plane_row_bytes(p);
   const int32_t host_blocks = p.n_host_blocks;
-  if (host_blocks < 1) return error(WT_ERR_INVALID_ARGUMENT, "pager: no host blocks planned");
+  if (p.in_place ? p.n_device_blocks < 1 || host_blocks != 0 : host_blocks < 1)
+    return error(WT_ERR_INVALID_ARGUMENT, "pager: no blocks planned");
   PagerParams pp;
   pp.n_layer = p.n_layer;
   pp.max_tokens = p.n_ctx;
@@ -67,10 +70,12 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   const size_t dev_plane = slot_bytes * static_cast<size_t>(p.n_device_blocks);
   const size_t host_plane = slot_bytes * static_cast<size_t>(host_blocks);
   WT_TRY(backend.alloc(2 * dev_plane, MemoryKind::device, &dev_mem_));
-  Status st = backend.alloc(2 * host_plane, MemoryKind::host_pinned, &host_mem_);
-  if (!st.is_ok()) {
-    backend.free(&dev_mem_);
-    return st;
+  if (!p.in_place) {
+    Status st = backend.alloc(2 * host_plane, MemoryKind::host_pinned, &host_mem_);
+    if (!st.is_ok()) {
+      backend.free(&dev_mem_);
+      return st;
+    }
   }
   pools_.n_planes = 2;
   pools_.slot_bytes = slot_bytes;
@@ -86,8 +91,8 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   const int64_t host_rows = static_cast<int64_t>(host_blocks) * p.block_tokens;
   k_dev_ = plane(pools_.device[0], dev_rows);
   v_dev_ = plane(pools_.device[1], dev_rows);
-  k_host_ = plane(pools_.host[0], host_rows);
-  v_host_ = plane(pools_.host[1], host_rows);
+  k_host_ = p.in_place ? k_dev_ : plane(pools_.host[0], host_rows);
+  v_host_ = p.in_place ? v_dev_ : plane(pools_.host[1], host_rows);
 
   const size_t max_blocks = static_cast<size_t>(n_blocks_for(p, p.n_ctx));
   need_.assign(static_cast<size_t>(p.n_layer), {});
@@ -123,7 +128,7 @@ void PagedKv::reset_counters() {
 void PagedKv::release() {
   if (!b_) return;
   b_->free(&dev_mem_);
-  b_->free(&host_mem_);
+  if (!p_.in_place) b_->free(&host_mem_);
   b_ = nullptr;
 }
 
@@ -161,6 +166,7 @@ Status PagedKv::append(OpRunner& run, int32_t layer, const Tensor& k, const Tens
     WT_TRY(run.copy_rows(vd, flatten_heads(rows_view(v, r - n_old, m)), row0));
     r += m;
   }
+  if (p_.in_place) return Status::ok();  // the rows are where every reader looks
   // Write the new rows through to the host tier once compute has written them.
   Event written;
   WT_TRY(b_->record_event(Stream::compute, &written));
@@ -333,7 +339,7 @@ const int32_t* PagedKv::tier_rows(int32_t layer, const int32_t* rows, int32_t n,
   for (int32_t i = 0; i < n; ++i) {
     const int32_t r = rows ? rows[i] : i;
     const BlockEntry& e = t.at(r / B);
-    ids_[static_cast<size_t>(i)] = (device ? e.device_slot : e.host_slot) * B + r % B;
+    ids_[static_cast<size_t>(i)] = (device || p_.in_place ? e.device_slot : e.host_slot) * B + r % B;
   }
   return ids_.data();
 }

@@ -11,6 +11,12 @@
 // prefetch(l + 1) is called right after require(l), before attention(l) is queued, so the
 // copies overlap attention(l), o-proj/FFN(l) and QKV(l + 1). With sync_swaps the host waits
 // for each swap instead (the ablation of SlimInfer's Table 4).
+//
+// In place (unified memory: the device reads host DRAM) there is nothing to copy: the device
+// pool has a slot for every block, so no block is ever evicted or fetched, and there is no
+// host tier — the policies' host reads (k_host, host_rows) are the pool itself. The same
+// bookkeeping runs; what it would move is empty. That costs the bytes of resident KV (in
+// blocks) instead of a bounded device pool plus a host pool of every block in the same DRAM.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +34,14 @@ struct PagedKvParams {
   int32_t n_layer = 0;
   int32_t n_ctx = 0;            // rows a layer may hold
   int32_t block_tokens = 64;    // B
-  int32_t n_device_blocks = 0;  // device pool slots, shared by all layers
+  int32_t n_device_blocks = 0;  // device pool slots, shared by all layers (in place: every block)
   int32_t n_host_blocks = 0;    // host pool slots: every block of every layer at its planned size
+                                // (in place: 0)
   int64_t head_dim = 0;
   int64_t n_head_kv = 0;
   DType kv_type = DType::f32;   // the cache's element (f32, f16 or q8_0): blocks move as bytes
   bool sync_swaps = false;
+  bool in_place = false;        // one pool of every block, no host tier (paged_kv_params sets the counts)
 };
 
 // Since the last reset_counters() (a context reset).
@@ -71,7 +79,7 @@ class PagedKv {
   const PagedKvParams& params() const { return p_; }
   const Tensor& k_pool() const { return k_dev_; }   // [slots * B, n_head_kv, head_dim]
   const Tensor& v_pool() const { return v_dev_; }
-  const Tensor& k_host() const { return k_host_; }  // the host tier, same layout
+  const Tensor& k_host() const { return k_host_; }  // the host tier, same layout (in place: the pool)
   int32_t n_rows(int32_t layer) const { return pager_.table(layer).n_tokens(); }
   const Pager& pager() const { return pager_; }
   PagerCounters counters() const;

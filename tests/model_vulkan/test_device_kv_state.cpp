@@ -27,10 +27,12 @@ struct Steps {
 };
 
 Steps record_steps(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new,
-                   int32_t device_blocks, wt_kv_type kv_type, const std::vector<wt_token>* forced = nullptr) {
+                   int32_t device_blocks, wt_kv_type kv_type, const std::vector<wt_token>* forced = nullptr,
+                   uint64_t pager_flags = 0) {
   Steps s;
   wt_context_params cp = greedy_params(pp, prompt.size(), n_new, kv_type);
   cp.kv_device_blocks = device_blocks;
+  cp.kv_pager_flags = pager_flags;
   cp.kv_block_tokens = 8;
   wt_model_info info;
   REQUIRE(wt_model_get_info(m, &info) == WT_OK);
@@ -121,7 +123,9 @@ TEST_CASE(WT_MODEL_BACKEND " model: with a q8_0 KV cache the device stays within
 
 // The KV pager on the device: prefill into blocks, paged decode attention through the block
 // table, prefetch on the copy stream (lavapipe has one queue family: both streams share one
-// queue, so ordering comes only from the timeline semaphores; nothing overlaps there).
+// queue, so ordering comes only from the timeline semaphores; nothing overlaps there). The
+// copying pager (WT_KV_PAGER_COPY), and the default, which is in place where the device's
+// memory is unified (lavapipe, Jetson) and the copying pager elsewhere.
 TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives the resident tokens and logits") {
   wt_model* dev = device_model();
   if (!dev) return;
@@ -148,17 +152,26 @@ TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives t
     wt_prune_params pp = method(m);
     pp.slim_decode_keep = 0.5f;  // SlimInfer re-selects active blocks each step
     const Steps want = record_steps(dev, pp, prompt, n_new, 0, run.kv_type);
-    const Steps got = record_steps(dev, pp, prompt, n_new, quarter, run.kv_type);
-    float worst = 0;
-    for (size_t i = 0; i < want.logits.size(); ++i)
-      for (size_t j = 0; j < want.logits[i].size(); ++j) worst = std::max(worst, std::fabs(want.logits[i][j] - got.logits[i][j]));
-    MESSAGE(name << ": pool " << quarter << " of " << layer_blocks * info.n_layer << " blocks; " << n_new
-                 << " greedy tokens; max abs logit difference " << worst << "; fetched "
-                 << got.stats.pager_blocks_in << " blocks (" << got.stats.pager_blocks_on_demand << " on demand), evicted "
-                 << got.stats.pager_blocks_evicted);
-    CHECK(got.tokens == want.tokens);
-    CHECK(worst == 0.0f);
-    if (m == WT_PRUNE_FULL) CHECK(got.stats.pager_blocks_in > 0);
+    for (uint64_t flags : {WT_KV_PAGER_COPY, uint64_t{0}}) {
+      const Steps got = record_steps(dev, pp, prompt, n_new, quarter, run.kv_type, nullptr, flags);
+      const bool in_place = got.stats.pager_host_bytes == 0;
+      float worst = 0;
+      for (size_t i = 0; i < want.logits.size(); ++i)
+        for (size_t j = 0; j < want.logits[i].size(); ++j) worst = std::max(worst, std::fabs(want.logits[i][j] - got.logits[i][j]));
+      MESSAGE(name << std::string(in_place ? ", in place" : ", copying") << ": pool " << quarter << " of "
+                   << layer_blocks * info.n_layer << " blocks; " << n_new << " greedy tokens; max abs logit difference "
+                   << worst << "; fetched " << got.stats.pager_blocks_in << " blocks ("
+                   << got.stats.pager_blocks_on_demand << " on demand), evicted " << got.stats.pager_blocks_evicted);
+      CHECK(got.tokens == want.tokens);
+      CHECK(worst == 0.0f);
+      if (flags == WT_KV_PAGER_COPY) CHECK(!in_place);
+      if (in_place) {
+        CHECK(got.stats.pager_blocks_in == 0);
+        CHECK(got.stats.pager_bytes_to_host == 0);
+      } else if (m == WT_PRUNE_FULL) {
+        CHECK(got.stats.pager_blocks_in > 0);
+      }
+    }
   }
 }
 

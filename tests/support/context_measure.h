@@ -14,26 +14,34 @@
 
 namespace wt::test {
 
+// The KV resident, the copying pager (WT_KV_PAGER_COPY), the pager in place (the default on
+// the unified memory of the CPU backend and lavapipe).
+enum class Paging { none, copy, in_place };
+
 struct MeasureCase {
   wt_prune_method method;
-  bool pager;
+  Paging pager;
   wt_kv_type kv_type = WT_KV_F32;
 };
-// Full KV, three methods, full KV paged, and full KV and SlimInfer with an f16 and a q8_0
-// cache (q8_0 paged too).
-inline constexpr MeasureCase kMeasureCases[] = {{WT_PRUNE_FULL, false},
-                                                {WT_PRUNE_FASTKV, false},
-                                                {WT_PRUNE_SNAPKV, false},
-                                                {WT_PRUNE_SLIMINFER, false},
-                                                {WT_PRUNE_FULL, true},
-                                                {WT_PRUNE_FULL, false, WT_KV_F16},
-                                                {WT_PRUNE_SLIMINFER, false, WT_KV_F16},
-                                                {WT_PRUNE_FULL, false, WT_KV_Q8_0},
-                                                {WT_PRUNE_SLIMINFER, false, WT_KV_Q8_0},
-                                                {WT_PRUNE_FULL, true, WT_KV_Q8_0}};
+// Full KV, three methods, full KV paged (copying and in place), full KV and SlimInfer with an
+// f16 and a q8_0 cache (q8_0 paged too), SlimInfer paged in place (its pool sized by the
+// method's budgets).
+inline constexpr MeasureCase kMeasureCases[] = {{WT_PRUNE_FULL, Paging::none},
+                                                {WT_PRUNE_FASTKV, Paging::none},
+                                                {WT_PRUNE_SNAPKV, Paging::none},
+                                                {WT_PRUNE_SLIMINFER, Paging::none},
+                                                {WT_PRUNE_FULL, Paging::copy},
+                                                {WT_PRUNE_FULL, Paging::in_place},
+                                                {WT_PRUNE_FULL, Paging::none, WT_KV_F16},
+                                                {WT_PRUNE_SLIMINFER, Paging::none, WT_KV_F16},
+                                                {WT_PRUNE_FULL, Paging::none, WT_KV_Q8_0},
+                                                {WT_PRUNE_SLIMINFER, Paging::none, WT_KV_Q8_0},
+                                                {WT_PRUNE_FULL, Paging::copy, WT_KV_Q8_0},
+                                                {WT_PRUNE_SLIMINFER, Paging::in_place, WT_KV_Q8_0}};
 
 inline std::string case_name(MeasureCase c) {
-  return std::string(wt_prune_method_name(c.method)) + (c.pager ? " (pager)" : "") +
+  return std::string(wt_prune_method_name(c.method)) +
+         (c.pager == Paging::copy ? " (pager, copying)" : c.pager == Paging::in_place ? " (pager, in place)" : "") +
          (c.kv_type == WT_KV_F16 ? " (f16 KV)" : c.kv_type == WT_KV_Q8_0 ? " (q8_0 KV)" : "");
 }
 
@@ -47,7 +55,8 @@ inline wt_context_params measure_params(MeasureCase c, int32_t n_ctx, int32_t n_
   cp.prune.method = c.method;
   cp.prune.keep = 0.3f;
   cp.max_new_tokens = 16;
-  cp.kv_device_blocks = c.pager ? std::max(n_ctx / 64, n_layer * (n_ctx / 64) / 4) : 0;
+  cp.kv_device_blocks = c.pager != Paging::none ? std::max(n_ctx / 64, n_layer * (n_ctx / 64) / 4) : 0;
+  cp.kv_pager_flags = c.pager == Paging::copy ? WT_KV_PAGER_COPY : 0;
   cp.kv_type = c.kv_type;
   return cp;
 }

@@ -557,8 +557,13 @@ TEST_CASE("alloc failure: prefill and decode with full KV and SnapKV and SlimInf
 TEST_CASE("alloc failure: the KV pager") {
   say_what_is_covered();
   wt_model* m = load_tiny();
-  sweep_context(m, context_case("pager full KV", WT_PRUNE_FULL, 8), true);
-  sweep_context(m, context_case("pager SnapKV", WT_PRUNE_SNAPKV, 8), true);
+  ContextCase copying = context_case("pager full KV, copying", WT_PRUNE_FULL, 8);
+  copying.params.kv_pager_flags = WT_KV_PAGER_COPY;  // the CPU is unified: in place otherwise
+  sweep_context(m, copying, true);
+  copying = context_case("pager SnapKV, copying", WT_PRUNE_SNAPKV, 8);
+  copying.params.kv_pager_flags = WT_KV_PAGER_COPY;
+  sweep_context(m, copying, true);
+  sweep_context(m, context_case("pager full KV, in place", WT_PRUNE_FULL, 8), true);
   wt_model_free(m);
 }
 

@@ -573,6 +573,23 @@ TEST_CASE("api: an older wt_context_params layout is read up to its struct_size 
     REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
     CHECK(stats_of(ctx).pager_device_bytes > 0);
     wt_context_free(ctx);
+
+    // API 7 ends before kv_pager_flags: bits there are not read (the default: in place on
+    // the CPU, no host pool); API 8 reads them, and refuses a bit it does not know.
+    cp.kv_pager_flags = ~uint64_t{0};
+    cp.struct_size = offsetof(wt_context_params, kv_pager_flags);
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+    CHECK(stats_of(ctx).pager_device_bytes > 0);
+    CHECK(stats_of(ctx).pager_host_bytes == 0);
+    wt_context_free(ctx);
+    cp.struct_size = sizeof(wt_context_params);
+    ctx = nullptr;
+    CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(ctx == nullptr);
+    cp.kv_pager_flags = WT_KV_PAGER_COPY;
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+    CHECK(stats_of(ctx).pager_host_bytes > 0);
+    wt_context_free(ctx);
   }
   wt_model_free(m);
 }

@@ -88,6 +88,7 @@ Run greedy(const wt_model* model, const Config& c, const std::vector<wt_token>& 
   wt_model_info info{};
   if (wt_status st = wt_model_get_info(model, &info); st != WT_OK) return fail(st);
   if (c.pager) cp.kv_device_blocks = info.n_layer * (n_ctx / block_tokens) / 4;
+  if (c.pager) cp.kv_pager_flags = WT_KV_PAGER_COPY;  // the copying pager: its copy worker runs
   if (wt_status st = wt_context_create(model, &cp, &ctx); st != WT_OK) return fail(st);
   if (wt_status st = wt_context_prefill(ctx, prompt.data(), prompt.size()); st != WT_OK) return fail(st);
   for (int32_t i = 0;; ++i) {

@@ -23,6 +23,7 @@ struct Setup {
   wt_prune_method method = WT_PRUNE_FULL;
   wt_kv_type kv_type = WT_KV_F32;
   int32_t pager_blocks = 0;  // > 0: the KV pager with that many device blocks
+  bool pager_copy = false;   // the copying pager (WT_KV_PAGER_COPY); else in place (the CPU is unified)
 };
 
 wt_context* make(const wt_model* m, const Setup& s, int32_t n_ctx = kDoc + kQuestion + kSteps + 64) {
@@ -38,6 +39,7 @@ wt_context* make(const wt_model* m, const Setup& s, int32_t n_ctx = kDoc + kQues
   cp.prune.slim_decode_keep = 0.5f;  // SlimInfer re-selects blocks at decode: state to carry
   cp.kv_type = s.kv_type;
   cp.kv_device_blocks = s.pager_blocks;
+  cp.kv_pager_flags = s.pager_copy ? WT_KV_PAGER_COPY : 0;
   cp.kv_block_tokens = 8;
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
@@ -124,7 +126,7 @@ void round_trip(const Setup& s, bool through_file) {
     if (std::memcmp(want.logits[i].data(), got.logits[i].data(), sizeof(float) * want.logits[i].size()) != 0)
       first_diff = static_cast<int>(i);
   MESSAGE(std::string(wt_prune_method_name(s.method)) << std::string(s.kv_type == WT_KV_F16 ? " f16" : s.kv_type == WT_KV_Q8_0 ? " q8_0" : "")
-                                         << std::string(s.pager_blocks ? " paged" : "")
+                                         << std::string(s.pager_blocks ? (s.pager_copy ? " paged (copying)" : " paged (in place)") : "")
                                          << std::string(through_file ? " (file)" : "")
                                          << ": state " << state_bytes << " bytes, " << rows
                                          << " KV rows of KV head 0 over the layers; logits differ first at step "
@@ -161,8 +163,10 @@ TEST_CASE("context state: through a file and in f16 and q8_0 caches and with the
   wt_model_info info;
   REQUIRE(wt_model_get_info(wt::test::real_model().model, &info) == WT_OK);
   const int32_t quarter = info.n_layer * ((kDoc + kQuestion + kSteps + 64) / 8) / 4;
-  round_trip(Setup{WT_PRUNE_FULL, WT_KV_F32, quarter}, false);
-  round_trip(Setup{WT_PRUNE_SLIMINFER, WT_KV_Q8_0, quarter}, false);
+  round_trip(Setup{WT_PRUNE_FULL, WT_KV_F32, quarter, true}, false);
+  round_trip(Setup{WT_PRUNE_SLIMINFER, WT_KV_Q8_0, quarter, true}, false);
+  round_trip(Setup{WT_PRUNE_FULL, WT_KV_F32, quarter, false}, false);
+  round_trip(Setup{WT_PRUNE_SLIMINFER, WT_KV_Q8_0, quarter, false}, false);
 }
 
 TEST_CASE("context state: a state of a pager context loads into a resident one and back" * doctest::test_suite("model")) {
@@ -172,15 +176,18 @@ TEST_CASE("context state: a state of a pager context loads into a resident one a
   REQUIRE(wt_model_get_info(rm.model, &info) == WT_OK);
   const std::vector<wt_token> doc = rm.prompt(kDoc);
   const int32_t quarter = info.n_layer * ((kDoc + kQuestion + kSteps + 64) / 8) / 4;
-  wt_context* paged = make(rm.model, Setup{WT_PRUNE_FULL, WT_KV_F32, quarter});
-  wt_context* resident = make(rm.model, Setup{});
-  REQUIRE(wt_context_prefill(paged, doc.data(), doc.size()) == WT_OK);
-  const std::vector<uint8_t> a = save(paged);
-  REQUIRE_MESSAGE(wt_context_state_load(resident, a.data(), a.size()) == WT_OK, wt_last_error());
-  const std::vector<uint8_t> b = save(resident);
-  CHECK(a == b);  // the format does not depend on where the KV lives
-  wt_context_free(paged);
-  wt_context_free(resident);
+  for (bool copy : {true, false}) {
+    CAPTURE(copy);
+    wt_context* paged = make(rm.model, Setup{WT_PRUNE_FULL, WT_KV_F32, quarter, copy});
+    wt_context* resident = make(rm.model, Setup{});
+    REQUIRE(wt_context_prefill(paged, doc.data(), doc.size()) == WT_OK);
+    const std::vector<uint8_t> a = save(paged);
+    REQUIRE_MESSAGE(wt_context_state_load(resident, a.data(), a.size()) == WT_OK, wt_last_error());
+    const std::vector<uint8_t> b = save(resident);
+    CHECK(a == b);  // the format does not depend on where the KV lives
+    wt_context_free(paged);
+    wt_context_free(resident);
+  }
 }
 
 namespace {

@@ -2,7 +2,9 @@
 // quarter of the KV, generation gives the same logits and tokens as with every block
 // resident, for full KV and every method (prefill and decode, async prefetch and sync
 // swaps); the pager really moves blocks; decode allocates nothing; bad pool sizes are
-// refused.
+// refused. The CPU backend's memory is unified, so a context's pager works in place by
+// default there: the copying pager's cases ask for WT_KV_PAGER_COPY, and the in-place
+// cases check the same exactness with nothing copied.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -22,7 +24,11 @@ const wt::test::RealModel& fixture() { return wt::test::real_model(); }
 constexpr int32_t kCtx = 512;
 constexpr int32_t kBlock = 64;
 
-wt_context* make_ctx(wt_prune_method m, int32_t device_blocks, bool sync, wt_kv_type kv_type = WT_KV_F32) {
+enum class Pager { copy, in_place };
+std::string name(Pager p) { return p == Pager::copy ? "copy" : "in place"; }
+
+wt_context* make_ctx(wt_prune_method m, int32_t device_blocks, bool sync, wt_kv_type kv_type = WT_KV_F32,
+                     Pager pager = Pager::copy) {
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = kCtx;
   cp.n_threads = 2;
@@ -33,6 +39,7 @@ wt_context* make_ctx(wt_prune_method m, int32_t device_blocks, bool sync, wt_kv_
   cp.kv_block_tokens = kBlock;
   cp.kv_sync_swaps = sync;
   cp.kv_type = kv_type;
+  cp.kv_pager_flags = pager == Pager::copy ? WT_KV_PAGER_COPY : 0;
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(fixture().model, &cp, &ctx) == WT_OK, wt_last_error());
   return ctx;
@@ -93,9 +100,12 @@ TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits an
     const Run want = generate(resident, prompt, n_new);
     wt_context_free(resident);
     CHECK(want.stats.pager_device_bytes == 0);
-    for (bool sync : {false, true}) {
-      CAPTURE(sync);
-      wt_context* paged = make_ctx(m, quarter_pool(), sync);
+    // Copying with async prefetch, copying with sync swaps, in place.
+    for (int mode = 0; mode < 3; ++mode) {
+      const bool sync = mode == 1;
+      const Pager pager = mode == 2 ? Pager::in_place : Pager::copy;
+      CAPTURE(mode);
+      wt_context* paged = make_ctx(m, quarter_pool(), sync, WT_KV_F32, pager);
       const Run got = generate(paged, prompt, n_new);
       wt_context_free(paged);
       CHECK(got.tokens == want.tokens);
@@ -103,8 +113,16 @@ TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits an
       float worst = 0;
       for (size_t i = 0; i < got.logits.size(); ++i) worst = std::max(worst, max_abs_diff(got.logits[i], want.logits[i]));
       CHECK(worst == 0.0f);  // the same keys in the same order: the same arithmetic
-      // The pool is a quarter of the KV: decode had to bring blocks back.
       CHECK(got.stats.pager_device_bytes > 0);
+      if (pager == Pager::in_place) {  // one pool of every block: nothing moves, nothing leaves
+        CHECK(got.stats.pager_host_bytes == 0);
+        CHECK(got.stats.pager_bytes_to_host == 0);
+        CHECK(got.stats.pager_bytes_to_device == 0);
+        CHECK(got.stats.pager_blocks_in == 0);
+        CHECK(got.stats.pager_blocks_evicted == 0);
+        continue;
+      }
+      // The pool is a quarter of the KV: decode had to bring blocks back.
       CHECK(got.stats.pager_host_bytes >= 4 * got.stats.pager_device_bytes);
       CHECK(got.stats.pager_bytes_to_host > 0);
       if (m == WT_PRUNE_FULL) {
@@ -129,11 +147,14 @@ TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back e
     MESSAGE("SKIPPED: the default model is not installed");
     return;
   }
+  for (Pager pager : {Pager::copy, Pager::in_place})
   for (wt_kv_type type : {WT_KV_F32, WT_KV_F16, WT_KV_Q8_0}) {
     CAPTURE(type);
+    const std::string pager_name = name(pager);
+    CAPTURE(pager_name);
     const std::vector<wt_token> prompt = fixture().prompt(260);
     wt_context* resident = make_ctx(WT_PRUNE_FULL, 0, false, type);
-    wt_context* paged = make_ctx(WT_PRUNE_FULL, quarter_pool(), false, type);
+    wt_context* paged = make_ctx(WT_PRUNE_FULL, quarter_pool(), false, type, pager);
     const int32_t nv = fixture().model->model->hp.n_vocab;
     for (int round = 0; round < 2; ++round) {  // the second after a reset: no stale block
       for (wt_context* c : {resident, paged}) {
@@ -156,7 +177,7 @@ TEST_CASE("paged kv: prefill in chunks and after a reset reads the blocks back e
 
 // A pruned prompt's kept rows reach the pager through the typed staging (a copy of one
 // type into blocks of the same): FastKV and SlimInfer (decode re-selection) with each
-// narrow type, async and sync, against the resident context of that type.
+// narrow type, async, sync and in place, against the resident context of that type.
 TEST_CASE("paged kv: pruned prompts in f16 and q8_0 caches give the resident logits and tokens" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
@@ -171,15 +192,16 @@ TEST_CASE("paged kv: pruned prompts in f16 and q8_0 caches give the resident log
       wt_context* resident = make_ctx(m, 0, false, type);
       const Run want = generate(resident, prompt, 8);
       wt_context_free(resident);
-      for (bool sync : {false, true}) {
-        CAPTURE(sync);
-        wt_context* paged = make_ctx(m, quarter_pool(), sync, type);
+      for (int mode = 0; mode < 3; ++mode) {  // copying async, copying sync, in place
+        CAPTURE(mode);
+        const Pager pager = mode == 2 ? Pager::in_place : Pager::copy;
+        wt_context* paged = make_ctx(m, quarter_pool(), mode == 1, type, pager);
         const Run got = generate(paged, prompt, 8);
         wt_context_free(paged);
         CHECK(got.tokens == want.tokens);
         REQUIRE(got.logits.size() == want.logits.size());
         for (size_t i = 0; i < got.logits.size(); ++i) CHECK(max_abs_diff(got.logits[i], want.logits[i]) == 0.0f);
-        CHECK(got.stats.pager_bytes_to_host > 0);
+        CHECK((got.stats.pager_bytes_to_host > 0) == (pager == Pager::copy));
       }
     }
   }
@@ -233,6 +255,7 @@ TEST_CASE("paged kv: SlimInfer's later layers of a group are prefetched with the
   cp.prune.slim_decode_keep = 0.25f;
   cp.kv_block_tokens = 16;
   cp.kv_device_blocks = fixture().model->model->hp.n_layer * (kCtx / 16) / 4;
+  cp.kv_pager_flags = WT_KV_PAGER_COPY;
   wt_context* paged = nullptr;
   REQUIRE_MESSAGE(wt_context_create(fixture().model, &cp, &paged) == WT_OK, wt_last_error());
   const Run got = generate(paged, fixture().prompt(300), 12);
@@ -250,10 +273,13 @@ TEST_CASE("paged kv: prefill and decode allocate nothing" * doctest::test_suite(
     return;
   }
   const std::vector<wt_token> prompt = fixture().prompt(200);
-  for (wt_prune_method m : {WT_PRUNE_FULL, WT_PRUNE_SLIMINFER, WT_PRUNE_FASTKV}) {
+  for (wt_prune_method m : {WT_PRUNE_FULL, WT_PRUNE_SLIMINFER, WT_PRUNE_FASTKV})
+  for (Pager pager : {Pager::copy, Pager::in_place}) {
     const std::string method = wt_prune_method_name(m);
     CAPTURE(method);
-    wt_context* ctx = make_ctx(m, quarter_pool(), false);
+    const std::string pager_name = name(pager);
+    CAPTURE(pager_name);
+    wt_context* ctx = make_ctx(m, quarter_pool(), false, WT_KV_F32, pager);
     // A first run lets the threads finish starting; what is counted comes after a reset.
     REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
     REQUIRE(wt_context_decode(ctx, 42) == WT_OK);
@@ -268,7 +294,7 @@ TEST_CASE("paged kv: prefill and decode allocate nothing" * doctest::test_suite(
   }
 }
 
-TEST_CASE("paged kv: residency per layer: every row on the host and at most the pool on the device" *
+TEST_CASE("paged kv: residency per layer: every row on the host and at most the pool on the device; in place, every row in the one pool" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
@@ -279,7 +305,8 @@ TEST_CASE("paged kv: residency per layer: every row on the host and at most the 
   const uint64_t row_bytes = 2 * sizeof(float) * 3 * 64;  // SmolLM2: 3 KV heads of 64
   wt_context* paged = make_ctx(WT_PRUNE_FULL, quarter_pool(), false);
   wt_context* resident = make_ctx(WT_PRUNE_FULL, 0, false);
-  for (wt_context* c : {paged, resident}) {
+  wt_context* in_place = make_ctx(WT_PRUNE_FULL, quarter_pool(), false, WT_KV_F32, Pager::in_place);
+  for (wt_context* c : {paged, resident, in_place}) {
     REQUIRE(wt_context_prefill(c, prompt.data(), prompt.size()) == WT_OK);
     REQUIRE(wt_context_decode(c, 42) == WT_OK);
   }
@@ -289,19 +316,27 @@ TEST_CASE("paged kv: residency per layer: every row on the host and at most the 
     REQUIRE(wt_context_get_kv_residency(paged, l, &d, &h) == WT_OK);
     CHECK(h == 301 * row_bytes);  // written through: the host tier holds every row
     device_total += d;
-    REQUIRE(wt_context_get_kv_residency(resident, l, &d, &h) == WT_OK);
-    CHECK(d == 301 * row_bytes);
-    CHECK(h == 0);
+    for (wt_context* c : {resident, in_place}) {
+      REQUIRE(wt_context_get_kv_residency(c, l, &d, &h) == WT_OK);
+      CHECK(d == 301 * row_bytes);
+      CHECK(h == 0);
+    }
   }
   wt_context_stats st{};
   REQUIRE(wt_context_get_stats(paged, &st) == WT_OK);
   CHECK(device_total > 0);
   CHECK(device_total <= st.pager_device_bytes);
+  // In place the pool is every block of every layer (full KV: n_ctx rows a layer), whatever
+  // kv_device_blocks asked for, and there is no host pool.
+  REQUIRE(wt_context_get_stats(in_place, &st) == WT_OK);
+  CHECK(st.pager_device_bytes == static_cast<uint64_t>(n_layer) * kCtx * row_bytes);
+  CHECK(st.pager_host_bytes == 0);
   uint64_t d = 0, h = 0;
   CHECK(wt_context_get_kv_residency(paged, n_layer, &d, &h) == WT_ERR_INVALID_ARGUMENT);
   CHECK(wt_context_get_kv_residency(paged, 0, nullptr, &h) == WT_ERR_INVALID_ARGUMENT);
   wt_context_free(paged);
   wt_context_free(resident);
+  wt_context_free(in_place);
 }
 
 TEST_CASE("paged kv: pool sizes and block sizes out of range are refused with the reason") {
@@ -322,5 +357,10 @@ TEST_CASE("paged kv: pool sizes and block sizes out of range are refused with th
   cp.kv_device_blocks = 100;
   cp.kv_block_tokens = 0;
   CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(ctx == nullptr);
+  cp.kv_block_tokens = kBlock;
+  cp.kv_pager_flags = WT_KV_PAGER_COPY | 4;  // a flag this library does not know
+  CHECK(wt_context_create(fixture().model, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).find("kv_pager_flags") != std::string::npos);
   CHECK(ctx == nullptr);
 }

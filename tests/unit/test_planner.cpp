@@ -233,6 +233,7 @@ TEST_CASE("planner: with the KV pager the plan's arena and pools are the context
   co.n_ctx = 384;
   co.n_threads = 2;
   co.kv_device_blocks = 8;  // 384 / 64 = 6 blocks a layer; 4 layers hold 24
+  co.kv_pager_copy = true;  // the CPU is unified: without it the pager is in place (below)
   std::unique_ptr<Context> ctx;
   REQUIRE(Context::create(m, co, &ctx).is_ok());
   PlanRequest r;
@@ -240,6 +241,7 @@ TEST_CASE("planner: with the KV pager the plan's arena and pools are the context
   r.n_new = 16;
   r.n_threads = 2;
   r.kv_device_blocks = 8;
+  r.kv_pager_copy = true;
   Plan unified, discrete;
   REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &unified).is_ok());
   BoardProfile card = synthetic_board(uint64_t{1} << 40, 0);
@@ -268,9 +270,37 @@ TEST_CASE("planner: with the KV pager the plan's arena and pools are the context
   bool said = false;
   for (const std::string& n : unified.notes) said = said || n.find("not DRAM use") != std::string::npos;
   CHECK(said);
+
+  // In place (the default on unified memory): one pool of every block and no host pool, in
+  // the context and in the plan of a unified board; a discrete board's plan keeps copying.
+  co.kv_pager_copy = false;
+  r.kv_pager_copy = false;
+  std::unique_ptr<Context> in_place;
+  REQUIRE(Context::create(m, co, &in_place).is_ok());
+  Plan unified_in_place, discrete_default;
+  REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &unified_in_place).is_ok());
+  REQUIRE(plan(card, shape, r, &discrete_default).is_ok());
+  const ContextStats& ip = in_place->stats();
+  CHECK(ip.pager_device_bytes == 24 * block_bytes);
+  CHECK(ip.pager_host_bytes == 0);
+  CHECK(ip.arena_bytes == st.arena_bytes);  // the same staging layer
+  CHECK(unified_in_place.arena.pager_device_bytes == ip.pager_device_bytes);
+  CHECK(unified_in_place.arena.pager_host_bytes == 0);
+  CHECK(unified_in_place.total_bytes == unified_in_place.weights_bytes + ip.arena_bytes + ip.pager_device_bytes +
+                                            unified_in_place.overhead_bytes);
+  CHECK(unified.total_bytes - unified_in_place.total_bytes == 8 * block_bytes);  // the copying pool's extra
+  CHECK(discrete_default.total_bytes == discrete.total_bytes);
+  uint64_t sum = 0;
+  for (const PlanComponent& c : unified_in_place.components) sum += c.bytes;
+  CHECK(sum == unified_in_place.total_bytes);
+  said = false;
+  for (const std::string& n : unified_in_place.notes) said = said || n.find("in place") != std::string::npos;
+  CHECK(said);
+
   // A pool smaller than one layer is refused, as context creation refuses it.
   r.kv_device_blocks = 5;
   CHECK(plan(card, shape, r, &discrete).code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &unified_in_place).code() == WT_ERR_INVALID_ARGUMENT);
 }
 
 TEST_CASE("planner: KV rows per layer are what a pruned prefill and its decodes keep") {
@@ -617,7 +647,7 @@ TEST_CASE("planner: measured memory of a context is within 10% of its plan and b
     CHECK(r.peak_growth <= r.plan.context_bytes);
     CHECK(static_cast<double>(r.peak_growth) >= 0.9 * static_cast<double>(r.plan.context_bytes));
     const Plan p = plan_for(shape, n_ctx, 16, cp.prune, false, kv_dtype(c.kv_type));
-    if (!c.pager) CHECK(p.arena.total_bytes == r.plan.arena_bytes);
+    if (c.pager == test::Paging::none) CHECK(p.arena.total_bytes == r.plan.arena_bytes);
   }
 }
 

@@ -111,6 +111,7 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
   cp.kv_device_blocks = o.kv_device_blocks;
   cp.kv_block_tokens = o.kv_block_tokens;
   cp.kv_sync_swaps = o.kv_sync_swaps;
+  cp.kv_pager_flags = o.kv_pager_copy ? WT_KV_PAGER_COPY : 0;
   wt_tools::kv_type_from_name(spec.kv_type, &cp.kv_type);  // a name args.cpp accepted
   cp.matmul_mode = spec.matmul == "f32" ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   auto fail = [&](const std::string& what) {

@@ -72,6 +72,7 @@ struct ContextOptions {
   int32_t kv_device_blocks = 0;  // the KV pager (0: all KV resident)
   int32_t kv_block_tokens = 64;
   bool kv_sync_swaps = false;
+  bool kv_pager_copy = false;    // WT_KV_PAGER_COPY: the copying pager on unified memory too
 };
 bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
                   std::string* error);

@@ -9,8 +9,10 @@
 namespace bench {
 namespace {
 
-enum Mode { kResident, kAsync, kSync, kModes };
-const char* const kModeName[kModes] = {"resident", "async", "sync"};
+// async and sync: the copying pager (WT_KV_PAGER_COPY, on unified memory too); in place:
+// the pager on unified memory (one pool of every block, no copies), left out elsewhere.
+enum Mode { kResident, kAsync, kSync, kInPlace, kModes };
+const char* const kModeName[kModes] = {"resident", "async", "sync", "in place"};
 
 struct RunFacts {
   double ttft = 0, tpot = 0, e2e = 0;
@@ -130,9 +132,16 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         co.kv_device_blocks = md == kResident ? 0 : pool;
         co.kv_block_tokens = o.block_tokens;
         co.kv_sync_swaps = md == kSync;
+        co.kv_pager_copy = md != kInPlace;
         if (!make_context(m, spec, co, &ctx[md], error)) {
           free_all();
           return false;
+        }
+        wt_context_stats st{};
+        (void)wt_context_get_stats(ctx[md], &st);
+        if (md == kInPlace && st.pager_host_bytes > 0) {  // not unified: the copying pager again
+          wt_context_free(ctx[md]);
+          ctx[md] = nullptr;
         }
       }
       std::vector<RunFacts> runs[kModes];
@@ -141,6 +150,7 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
       for (int rep = 0; rep < o.reps && !g_stop; ++rep) {
         RunFacts f[kModes];
         for (int md = 0; md < kModes; ++md) {
+          if (!ctx[md]) continue;
           progress.show("p " + std::to_string(L) + " rep " + std::to_string(rep + 1) + " " + spec.label() + " " +
                         kModeName[md]);
           if (!one_run(ctx[md], prompt, ref, n_vocab, &f[md], error)) {
@@ -157,7 +167,7 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         // copy time is the sync run's host wait for its fetches. Either way, what the async
         // run lost against resident (every cost of paging, not only waiting).
         timed = timed && f[kAsync].decode.pager_copy_ms >= 0;
-        for (int md = kAsync; md < kModes; ++md) {
+        for (int md = kAsync; md <= kSync; ++md) {
           copy_ms[md].push_back(f[md].decode.pager_copy_ms);
           wait_ms[md].push_back(f[md].decode.pager_wait_ms);
         }
@@ -167,8 +177,9 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
       const double lost = median_of(lost_ms);
       double copy[kModes], waited[kModes];
       for (int md = 0; md < kModes; ++md) {
-        copy[md] = md == kResident || (!timed && md == kAsync) ? std::nan("") : median_of(copy_ms[md]);
-        waited[md] = md == kResident || !timed ? std::nan("") : median_of(wait_ms[md]);
+        const bool copies = md == kAsync || md == kSync;
+        copy[md] = !copies || (!timed && md == kAsync) ? std::nan("") : median_of(copy_ms[md]);
+        waited[md] = !copies || !timed ? std::nan("") : median_of(wait_ms[md]);
       }
       // Untimed, the fraction hidden comes from the time lost, and is only a figure when the
       // copies cost more than the resident decode time varies between repetitions; below
@@ -176,7 +187,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
       std::vector<double> resident_decode;
       for (const RunFacts& f : runs[kResident]) resident_decode.push_back(f.e2e - f.ttft);
       const bool resolvable = copy[kSync] > 2 * summarize(resident_decode).std;
-      for (int md = 0; md < kModes && !runs[md].empty(); ++md) {
+      for (int md = 0; md < kModes; ++md) {
+        if (runs[md].empty()) continue;
         std::vector<double> ttft, tpot, e2e;
         for (const RunFacts& f : runs[md]) {
           ttft.push_back(f.ttft);

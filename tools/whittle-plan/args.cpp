@@ -15,7 +15,7 @@ void usage(FILE* out, const char* argv0) {
                "usage: %s --board NAME|detect [--board-file FILE] --model GGUF|MODEL.json --ctx N\n"
                "          [--new N] [--method METHOD] [--keep R] [--prune-param KEY=VALUE]...\n"
                "          [--backend cpu|vulkan|cuda] [-t THREADS] [--logits-all] [--json OUT]\n"
-               "          [--kv-device-blocks N] [--kv-block T] [--kv-type f32|f16|q8_0]\n"
+               "          [--kv-device-blocks N] [--kv-block T] [--pager-copy] [--kv-type f32|f16|q8_0]\n"
                "       %s --list-boards [--board-file FILE]\n"
                "  --board       a built-in profile (platform/boards/boards.json), one from\n"
                "                --board-file, or detect (this machine's available memory)\n"
@@ -31,6 +31,8 @@ void usage(FILE* out, const char* argv0) {
                "  -t            CPU threads (their workspace is planned; default all cores)\n"
                "  --kv-device-blocks  the KV pager's device pool in blocks (default 0: no pager)\n"
                "  --kv-block    tokens per pager block (default 64)\n"
+               "  --pager-copy  on a unified board, plan the copying pager (device pool + host\n"
+               "                pool) instead of the pager in place (one pool of every block)\n"
                "  --kv-type     the KV cache's type (default f32; f16: half the KV bytes, q8_0: 0.27)\n"
                "  --beyond-train-ctx  plan (and solve for) a context past the model's training\n"
                "                context; without it such a --ctx is refused and the solved\n"
@@ -57,6 +59,8 @@ bool parse_args(int argc, char** argv, Options* o, bool* help) {
       if (!f.whole(0, 1 << 24, &o->kv_device_blocks)) return false;
     } else if (f.is("--kv-type")) {
       if (!f.kv_type(&o->kv_type)) return false;
+    } else if (f.is("--pager-copy")) {
+      o->kv_pager_copy = true;
     } else if (f.is("--kv-block")) {
       if (!f.whole(1, 4096, &o->kv_block_tokens)) return false;
     } else if (f.is("-t", "--threads")) {

@@ -26,6 +26,7 @@ struct Options {
   bool logits_all = false;
   int kv_device_blocks = 0;
   int kv_block_tokens = 64;
+  bool kv_pager_copy = false;
   wt_kv_type kv_type = WT_KV_F32;
   std::string json;
   bool list = false;

@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   req.logits_all = o.logits_all;
   req.kv_device_blocks = o.kv_device_blocks;
   req.kv_block_tokens = o.kv_block_tokens;
+  req.kv_pager_copy = o.kv_pager_copy;
   req.kv_type = wt::kv_dtype(o.kv_type);
   if (wt_prune_method_from_name(o.method.c_str(), &req.prune.method) != WT_OK) {
     std::fprintf(stderr, "error: unknown --method '%s'\n", o.method.c_str());
