@@ -34,9 +34,8 @@ uint64_t kv_types_of(wt_backend_kind kind) {
   switch (kind) {
     case WT_BACKEND_CPU:     // kernels/cpu/attention_impl.h, kv_rows.cpp
     case WT_BACKEND_VULKAN:  // kernels/vulkan/kv.glsl, kv_rows.comp
+    case WT_BACKEND_CUDA:    // kernels/cuda/kv_read.cuh, kv_store.cuh
       return bits({DType::f32, DType::f16, DType::q8_0});
-    case WT_BACKEND_CUDA:  // f32 only for now (issue 27)
-      return bits({DType::f32});
   }
   return 0;
 }

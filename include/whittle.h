@@ -506,8 +506,7 @@ typedef struct wt_context_params {
   wt_kv_type kv_type;            /* the KV cache's element type; default WT_KV_F32. f16
                                     halves the KV's bytes (and what decode reads per
                                     token), q8_0 keeps 0.27 of them (the pager's pools
-                                    too); on the CPU and Vulkan backends (CUDA: f32
-                                    only for now, else WT_ERR_UNSUPPORTED)               */
+                                    too); every backend                                 */
   /* Since WT_API_VERSION 8. */
   uint64_t kv_pager_flags;       /* WT_KV_PAGER_* bits; default 0 (in place on unified
                                     memory, copying elsewhere). Unknown bits are
@@ -527,8 +526,7 @@ WT_API wt_context_params wt_context_default_params(void);
  * pruning parameters (budget < window, tau <= 0, a layer beyond the model, keep outside
  * (0, 1], a count of tokens above 1048576, the largest n_ctx, ...), or a struct_size (of
  * params or params->prune) the library does not read, a kv_type that is not a wt_kv_type.
- * WT_ERR_UNSUPPORTED: kv_type WT_KV_F16 or WT_KV_Q8_0 for a model on the CUDA backend (for
- * now); WT_KV_Q8_0 for a head_dim that is not a multiple of 32.
+ * WT_ERR_UNSUPPORTED: kv_type WT_KV_Q8_0 for a head_dim that is not a multiple of 32.
  * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
  * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
  * allocated.

@@ -326,40 +326,6 @@ Status validate_op(const OpCall& call) {
   return error(WT_ERR_INVALID_ARGUMENT, "unknown op");
 }
 
-const Tensor* narrow_kv_tensor(const OpCall& call, const char** name) {
-  auto narrow = [](const Tensor& t) { return t.type != DType::f32 && is_kv_type(t.type); };
-  auto pick = [&](const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) -> const Tensor* {
-    if (narrow(a)) return *name = a_name, &a;
-    if (narrow(b)) return *name = b_name, &b;
-    return nullptr;
-  };
-  switch (call.op) {
-    case Op::attention_prefill: {
-      const AttentionPrefillOp& a = call.get<AttentionPrefillOp>();
-      return pick(a.k, "k", a.v, "v");
-    }
-    case Op::attention_decode: {
-      const AttentionDecodeOp& a = call.get<AttentionDecodeOp>();
-      return pick(a.k, "k", a.v, "v");
-    }
-    case Op::gather_rows: {
-      const GatherRowsOp& a = call.get<GatherRowsOp>();
-      return pick(a.src, "src", a.dst, "dst");
-    }
-    case Op::copy_rows: {  // every backend writes f32 into f16 rows (the uploader's half weights)
-      const CopyRowsOp& a = call.get<CopyRowsOp>();
-      if (narrow(a.src)) return *name = "src", &a.src;
-      return a.dst.type == DType::q8_0 ? (*name = "dst", &a.dst) : nullptr;
-    }
-    case Op::block_scores:
-      return pick(call.get<BlockScoresOp>().k, "k", Tensor{}, "");
-    case Op::window_scores:
-      return pick(call.get<WindowScoresOp>().k, "k", Tensor{}, "");
-    default:
-      return nullptr;
-  }
-}
-
 OpHostArrays op_host_arrays(OpCall& call) {
   OpHostArrays h;
   switch (call.op) {

@@ -273,13 +273,6 @@ class OpCall {
 // ranges: O(n) next to the kernels' work, never an allocation on success.
 Status validate_op(const OpCall& call);
 
-// The first tensor of a call that holds a KV cache of a type other than f32 (f16, q8_0:
-// attention's k and v; copy_rows, gather_rows, block_scores and window_scores over the
-// cache), with its name in *name: the CPU backend runs such calls; a device backend whose
-// kernels read only f32 refuses them naming the tensor and type rather than misread the
-// bytes. nullptr when the call has none.
-const Tensor* narrow_kv_tensor(const OpCall& call, const char** name);
-
 // The host int arrays a call reads, and the one it writes (a host result): pointers into
 // the call, so a device backend can point them at device-visible copies it makes.
 struct OpHostArrays {

@@ -80,10 +80,6 @@ Status CudaBackend::enqueue(const OpCall& call) {
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   const char* name = op_name(call.op);
   if (!e.launch) return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + name + ": " + e.reason);
-  const char* kv_name = nullptr;
-  if (const Tensor* t = narrow_kv_tensor(call, &kv_name))
-    return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + name + ": " + kv_name + " is a KV cache of " +
-                                         dtype_name(t->type) + ", which only the CPU backend reads for now");
   WT_TRY(bind_thread());
   const HostProfile::Span span(profile_.on && step_replay_, &profile_.issue_ns, &profile_.finish_ns);
 

@@ -9,7 +9,8 @@
 // Lane j scores key j for the warp's rows, the query held in registers (lane l keeps dims
 // l, l + 32, ...) and broadcast by shuffles; each row keeps a running max m, sum l and its
 // accumulator (online softmax), scores (q * scale) . k as the CPU does. V rows are read from
-// global memory (L1), once per warp for all its rows.
+// global memory (L1), once per warp for all its rows. The cache's rows are f32, f16 or q8_0
+// (kv_read.cuh: the kernel is templated on the reader; every value is f32 once loaded).
 //
 // Prefill: the grid is (row tiles, n_head_kv), the last (longest) tiles first. Row t sits
 // at position pos0 + t and sees keys 0..pos0 + t. With skip flags (skip_rows) a first kernel
@@ -22,6 +23,7 @@
 
 #include "attention_mma.cuh"
 #include "attention_rows.cuh"
+#include "kv_read.cuh"
 #include "tensor_core_paths.h"
 #include "pdl.cuh"
 
@@ -63,6 +65,7 @@ __global__ void __launch_bounds__(1024) attention_pack_rows_kernel(const int32_t
   if (tid == 0) kept[0] = base;
 }
 
+template <typename Kv>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
   kernel_prologue();
   extern __shared__ float kt[];  // [hdp][kKtStride]
@@ -110,9 +113,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
     for (int e = threadIdx.x; e < kBK * hdp; e += kThreads) {
       const int jj = e / hdp, d = e - jj * hdp;
       float x = 0.0f;
-      if (jj < nk && d < hd) {
-        x = row_at(a.k.data, a.k.nb1, a.k.nb2, g, j0 + jj)[d];
-      }
+      if (jj < nk && d < hd) x = Kv::at(kv_row(a.k, g, j0 + jj), d);
       kt[d * kKtStride + jj] = x;
     }
     __syncthreads();
@@ -150,12 +151,12 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
     // Keys of the tile some row of the warp sees; the others have p = 0.
     const int nv = warp_last - j0 + 1 < nk ? static_cast<int>(warp_last - j0 + 1) : nk;
     for (int jj = 0; jj < nv; ++jj) {
-      const float* vr = row_at(a.v.data, a.v.nb1, a.v.nb2, g, j0 + jj);
+      const char* vr = kv_row(a.v, g, j0 + jj);
       float vv[kMaxPer];
 #pragma unroll
       for (int i = 0; i < kMaxPer; ++i) {
         const int d = i * 32 + lane;
-        vv[i] = i < nper && d < hd ? vr[d] : 0.0f;
+        vv[i] = i < nper && d < hd ? Kv::at(vr, d) : 0.0f;
       }
 #pragma unroll
       for (int s = 0; s < kSlots; ++s) {
@@ -243,13 +244,16 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
     WT_TRY(launch_kernel("attention_pack_rows_kernel", l, attention_pack_rows_kernel, 1, 1024, 0, p.skip_rows, n,
                          static_cast<int32_t*>(l.workspace)));
   }
-  if (!p.f32_inputs && prefill_on_tensor_cores(l.cc_major, a.hd, n)) return attention_prefill_mma(a, n_head_kv, l);
+  if (!p.f32_inputs && prefill_on_tensor_cores(l.cc_major, a.hd, n))
+    return attention_prefill_mma(a, p.k.type, n_head_kv, l);
   const int64_t tiles = (n * a.group + kRows - 1) / kRows;
   const size_t smem = kt_bytes(a.hd);
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: attention_prefill: head_dim needs more shared memory than a block has");
-  return launch_kernel("attention_kernel<prefill>", l, attention_kernel,
-                       dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem, a);
+  return with_kv_reader(p.k.type, "attention_prefill", [&](auto kv) {
+    return launch_kernel("attention_kernel<prefill>", l, attention_kernel<decltype(kv)>,
+                         dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv)), kThreads, smem, a);
+  });
 }
 
 }  // namespace wt::cuda

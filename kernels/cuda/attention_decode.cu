@@ -3,7 +3,7 @@
 // (splits, n_head_kv, head tiles) fills the GPU; a block takes one split for up to
 // kDecodeHeads query heads of one KV head's group, so each K and V row it loads serves all
 // those heads. Per tile of kTile keys:
-//   1. scores: `lpk` lanes share a key row (vectorized loads when rows are 16-byte aligned,
+//   1. scores: `lpk` lanes share a key row (4 values per load where the rows allow it,
 //      each lane `kPer` dims), dot it with the block's pre-scaled queries (shared memory) and
 //      reduce by shuffles; the scores of the tile land in shared memory;
 //   2. one warp per head updates its running max and sum (online softmax) and turns the
@@ -13,11 +13,14 @@
 // The block's partial (max, sum, weighted values) per head goes to the workspace, and a
 // merge kernel (one block per head) combines the splits. Rows of a key list are read through
 // a copy of the tile's indices in shared memory (the list itself lives in mapped host memory).
+// The cache is f32, f16 or q8_0 (kv_read.cuh), converted to the f32 the CPU computes with;
+// f32 and f16 rows are read 4 values per load where aligned, q8_0 rows a value at a time.
 #include <cmath>
 #include <string>
 
 #include "attention.cuh"
 #include "decode_split.h"
+#include "kv_read.cuh"
 #include "warp.cuh"
 #include "pdl.cuh"
 
@@ -45,21 +48,22 @@ struct DecodeArgs {
   float* partial;       // [n_splits][n_head][hd + 2]: max, sum, then hd weighted values
 };
 
-// A lane's dims: chunk c of `kVec` floats at (c * lpk + sub) * kVec.
-template <int kVec, int kPer>
-__device__ __forceinline__ void load_row(const float* row, int hd, int lpk, int sub, float (&out)[kPer]) {
+// A lane's dims: chunk c of `kVec` values at (c * lpk + sub) * kVec.
+template <typename Kv, int kVec, int kPer>
+__device__ __forceinline__ void load_row(const char* row, int hd, int lpk, int sub, float (&out)[kPer]) {
+  static_assert(kVec == 1 || Kv::kVec4, "4-value loads of a type that has them");
 #pragma unroll
   for (int c = 0; c < kPer / kVec; ++c) {
     const int d = (c * lpk + sub) * kVec;
     if constexpr (kVec == 4) {
       float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (d < hd) x = *reinterpret_cast<const float4*>(row + d);  // hd % 4 == 0: the whole vector is in the row
+      if (d < hd) x = Kv::load4(row, d);  // hd % 4 == 0: the whole group is in the row
       out[c * 4 + 0] = x.x;
       out[c * 4 + 1] = x.y;
       out[c * 4 + 2] = x.z;
       out[c * 4 + 3] = x.w;
     } else {
-      out[c] = d < hd ? row[d] : 0.0f;
+      out[c] = d < hd ? Kv::at(row, d) : 0.0f;
     }
   }
 }
@@ -73,7 +77,7 @@ __device__ __forceinline__ int dim_of(int i, int lpk, int sub) {
 // group has at most 4, else kDecodeHeads). Shared memory: queries [kH][hdp], scores
 // [kH][kTile], running max / sum / rescale per head, the cross-warp sums [kWarps][kH][hdp],
 // the tile's key rows [kTile].
-template <int kVec, int kPer, int kH>
+template <typename Kv, int kVec, int kPer, int kH>
 __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a) {
   kernel_prologue();
   extern __shared__ float smem[];
@@ -124,7 +128,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
       for (int u = 0; u < kU; ++u) {
         const int jj = j0 + u * n_slots + slot;
         if (jj < nk) {
-          load_row<kVec, kPer>(row_at(a.k.data, a.k.nb1, a.k.nb2, g, rows[jj]), hd, lpk, sub, kv[u]);
+          load_row<Kv, kVec, kPer>(kv_row(a.k, g, rows[jj]), hd, lpk, sub, kv[u]);
         } else {
 #pragma unroll
           for (int i = 0; i < kPer; ++i) kv[u][i] = 0.0f;
@@ -186,7 +190,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
       for (int u = 0; u < kU; ++u) {
         const int jj = j0 + u * n_slots + slot;
         if (jj < nk) {
-          load_row<kVec, kPer>(row_at(a.v.data, a.v.nb1, a.v.nb2, g, rows[jj]), hd, lpk, sub, vv[u]);
+          load_row<Kv, kVec, kPer>(kv_row(a.v, g, rows[jj]), hd, lpk, sub, vv[u]);
         } else {
 #pragma unroll
           for (int i = 0; i < kPer; ++i) vv[u][i] = 0.0f;
@@ -294,14 +298,9 @@ __global__ void __launch_bounds__(kMergeThreads) attention_decode_merge_kernel(D
   }
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
-// Whether K and V rows can be read as float4: whole vectors per row, 16-byte aligned rows.
+// Whether K and V rows can be read 4 values per load (kv_read.cuh).
 bool vector_rows(const AttentionDecodeOp& d) {
-  if (d.q.ne[0] % 4 != 0) return false;
-  for (const Tensor* t : {&d.k, &d.v})
-    if (!aligned16(t->data) || t->nb[1] % 16 != 0 || t->nb[2] % 16 != 0) return false;
-  return true;
+  return kv_rows_vec4(d.k.type, d.q.ne[0], view_of(d.k)) && kv_rows_vec4(d.v.type, d.q.ne[0], view_of(d.v));
 }
 
 int pow2_at_least(int n) {
@@ -315,23 +314,23 @@ size_t shared_bytes(int hdp, int heads) {
          sizeof(int) * kTile;
 }
 
-template <int kVec, int kPer, int kH>
+template <typename Kv, int kVec, int kPer, int kH>
 Status launch_heads(const DecodeArgs& a, const DecodeSplit& s, int64_t n_head_kv, const Launch& l) {
   const size_t smem = shared_bytes(a.lpk * kPer, kH);
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: attention_decode: head_dim needs more shared memory than a block has");
   const dim3 grid(static_cast<unsigned>(s.n_splits), static_cast<unsigned>(n_head_kv),
                   static_cast<unsigned>(decode_head_tiles(a.group)));
-  return launch_kernel("attention_decode_kernel", l, attention_decode_kernel<kVec, kPer, kH>, grid, kThreads, smem, a);
+  return launch_kernel("attention_decode_kernel", l, attention_decode_kernel<Kv, kVec, kPer, kH>, grid, kThreads, smem, a);
 }
 
 // Small groups (G <= 4: SmolLM2's 3, Llama 3's 4) get 4-head blocks, so no work is spent on
 // heads the group does not have; larger groups tile by kDecodeHeads.
-template <int kVec, int kPer>
+template <typename Kv, int kVec, int kPer>
 Status launch_split(const DecodeArgs& a, const DecodeSplit& s, int64_t n_head_kv, const Launch& l) {
   static_assert(kDecodeHeads == 8, "the head tiles below are 4 and kDecodeHeads");
-  if (a.group <= 4) return launch_heads<kVec, kPer, 4>(a, s, n_head_kv, l);
-  return launch_heads<kVec, kPer, kDecodeHeads>(a, s, n_head_kv, l);
+  if (a.group <= 4) return launch_heads<Kv, kVec, kPer, 4>(a, s, n_head_kv, l);
+  return launch_heads<Kv, kVec, kPer, kDecodeHeads>(a, s, n_head_kv, l);
 }
 
 }  // namespace
@@ -376,22 +375,16 @@ Status attention_decode(const OpCall& c, const Launch& l) {
       return error(WT_ERR_INTERNAL, "cuda: attention_decode: workspace too small");
     // Vectorized: lpk lanes of 4 floats cover the row (hd <= 128: kPer 4; up to 256: 8).
     // Scalar: a warp per key row, 4 dims per lane up to hd 128, else 8.
-    if (vector_rows(d)) {
-      const int vecs = a.hd / 4;
-      a.lpk = pow2_at_least(vecs < 32 ? vecs : 32);
-      if (a.lpk * 4 >= a.hd) {
-        WT_TRY((launch_split<4, 4>(a, s, n_head_kv, l)));
-      } else {
-        WT_TRY((launch_split<4, 8>(a, s, n_head_kv, l)));
+    const bool vec = vector_rows(d);
+    const int vecs = a.hd / 4;
+    a.lpk = vec ? pow2_at_least(vecs < 32 ? vecs : 32) : 32;
+    WT_TRY(with_kv_reader(d.k.type, "attention_decode", [&](auto kv) -> Status {
+      using Kv = decltype(kv);
+      if constexpr (Kv::kVec4) {
+        if (vec) return a.lpk * 4 >= a.hd ? launch_split<Kv, 4, 4>(a, s, n_head_kv, l) : launch_split<Kv, 4, 8>(a, s, n_head_kv, l);
       }
-    } else {
-      a.lpk = 32;
-      if (a.hd <= 32 * 4) {
-        WT_TRY((launch_split<1, 4>(a, s, n_head_kv, l)));
-      } else {
-        WT_TRY((launch_split<1, 8>(a, s, n_head_kv, l)));
-      }
-    }
+      return a.hd <= 32 * 4 ? launch_split<Kv, 1, 4>(a, s, n_head_kv, l) : launch_split<Kv, 1, 8>(a, s, n_head_kv, l);
+    }));
   }
   return launch_kernel("attention_decode_merge_kernel", l, attention_decode_merge_kernel, static_cast<unsigned>(n_head),
                        kMergeThreads, 0, a);

@@ -5,7 +5,8 @@
 // 16 per warp, the query tile in shared memory as f16, pre-scaled by scale * log2(e) so the
 // softmax runs on exp2. Keys stream through shared memory kBN at a time: K and V as
 // [key][dim] f16, rows padded by 8 halves so a warp's fragment loads hit distinct banks; the
-// tile is read with float4 loads where rows are 16-byte aligned (kVec; scalar otherwise), and
+// tile is read 4 values per load where an f32 or f16 cache's rows allow it (kVec; kv_read.cuh;
+// scalar otherwise and for q8_0; f16 values convert exactly), and
 // V's fragments come through ldmatrix .trans (the P V product wants V's columns). Per tile each warp computes S = Q K^T (16 x kBN, f32 accumulators),
 // masks the keys past each row's position, updates its rows' running max and sum (online
 // softmax: every row lives in one quad of lanes, reduced by two shuffles), rescales its
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "attention_rows.cuh"
+#include "kv_read.cuh"
 #include "pdl.cuh"
 
 namespace wt::cuda {
@@ -71,11 +73,12 @@ struct MmaShape {
 };
 
 // Keys [j0, j0 + kBN) of KV head g as f16 rows [key][dim] into ks and vs (zeros past jb and hd).
-template <int kHD, int kBN, bool kVec>
+template <typename Kv, int kHD, int kBN, bool kVec>
 __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, int64_t g, int64_t j0, int64_t jb, __half* ks,
                                              __half* vs) {
   using S = MmaShape<kHD, kBN>;
-  if constexpr (kVec) {  // hd % 4 == 0 and 16-byte aligned rows: a float4 never straddles hd
+  static_assert(!kVec || Kv::kVec4, "4-value loads of a type that has them");
+  if constexpr (kVec) {  // hd % 4 == 0 and aligned rows: a group of 4 never straddles hd
     constexpr int kPer = kBN * kHD / 4 / kThreads;
     static_assert(kPer * kThreads * 4 == kBN * kHD, "the tile is a whole number of float4 per thread");
 #pragma unroll
@@ -87,7 +90,7 @@ __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, int64_t g, int64
       for (int i = 0; i < kPer; ++i) {
         const int e = (i * kThreads + threadIdx.x) * 4, jj = e / kHD, d = e - jj * kHD;
         x[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (j0 + jj < jb && d < a.hd) x[i] = *reinterpret_cast<const float4*>(row_at(src.data, src.nb1, src.nb2, g, j0 + jj) + d);
+        if (j0 + jj < jb && d < a.hd) x[i] = Kv::load4(kv_row(src, g, j0 + jj), d);
       }
 #pragma unroll
       for (int i = 0; i < kPer; ++i) {
@@ -104,8 +107,8 @@ __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, int64_t g, int64
       const int jj = e / kHD, d = e - jj * kHD;
       float kx = 0.0f, vx = 0.0f;
       if (j0 + jj < jb && d < a.hd) {
-        kx = row_at(a.k.data, a.k.nb1, a.k.nb2, g, j0 + jj)[d];
-        vx = row_at(a.v.data, a.v.nb1, a.v.nb2, g, j0 + jj)[d];
+        kx = Kv::at(kv_row(a.k, g, j0 + jj), d);
+        vx = Kv::at(kv_row(a.v, g, j0 + jj), d);
       }
       ks[jj * S::kKS + d] = __float2half_rn(kx);
       vs[jj * S::kKS + d] = __float2half_rn(vx);
@@ -113,7 +116,7 @@ __device__ __forceinline__ void load_kv_tile(const AttnArgs& a, int64_t g, int64
   }
 }
 
-template <int kHD, int kBN, bool kVec>
+template <typename Kv, int kHD, int kBN, bool kVec>
 __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
   kernel_prologue();
   using S = MmaShape<kHD, kBN>;
@@ -158,7 +161,7 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
 
   for (int64_t j0 = 0; j0 < jb; j0 += kBN) {
     __syncthreads();  // the previous tile is consumed (and, the first time, the queries are stored)
-    load_kv_tile<kHD, kBN, kVec>(a, g, j0, jb, ks, vs);
+    load_kv_tile<Kv, kHD, kBN, kVec>(a, g, j0, jb, ks, vs);
     __syncthreads();
     if (warp_last < j0) continue;  // no row of this warp sees the tile (warp-uniform)
 
@@ -255,29 +258,30 @@ __global__ void __launch_bounds__(kThreads) attention_mma_kernel(AttnArgs a) {
   }
 }
 
-bool aligned16(const RowView& t) {
-  return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.nb1 % 16 == 0 && t.nb2 % 16 == 0;
-}
-
 template <int kHD, int kBN>
-Status launch(const AttnArgs& a, int64_t n_head_kv, const Launch& l) {
+Status launch(const AttnArgs& a, DType kv_type, int64_t n_head_kv, const Launch& l) {
   constexpr size_t smem = MmaShape<kHD, kBN>::kSmemBytes;
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: attention_prefill: the tensor-core tile needs more shared memory than a block has");
   const int64_t tiles = (a.n * a.group + kBM - 1) / kBM;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv));
-  if (a.hd % 4 == 0 && aligned16(a.k) && aligned16(a.v))
-    return launch_kernel("attention_mma_kernel", l, attention_mma_kernel<kHD, kBN, true>, grid, kThreads, smem, a);
-  return launch_kernel("attention_mma_kernel", l, attention_mma_kernel<kHD, kBN, false>, grid, kThreads, smem, a);
+  return with_kv_reader(kv_type, "attention_prefill", [&](auto kv) {
+    using Kv = decltype(kv);
+    if constexpr (Kv::kVec4) {
+      if (kv_rows_vec4(kv_type, a.hd, a.k) && kv_rows_vec4(kv_type, a.hd, a.v))
+        return launch_kernel("attention_mma_kernel", l, attention_mma_kernel<Kv, kHD, kBN, true>, grid, kThreads, smem, a);
+    }
+    return launch_kernel("attention_mma_kernel", l, attention_mma_kernel<Kv, kHD, kBN, false>, grid, kThreads, smem, a);
+  });
 }
 
 }  // namespace
 
-Status attention_prefill_mma(const AttnArgs& a, int64_t n_head_kv, const Launch& l) {
+Status attention_prefill_mma(const AttnArgs& a, DType kv_type, int64_t n_head_kv, const Launch& l) {
   // Head dims padded to 64 or 128 (zeros add nothing to the scores); 32 keys per tile at 128
   // keep the block under the 48 KiB of shared memory every GPU gives without opting in.
-  if (a.hd <= 64) return launch<64, 64>(a, n_head_kv, l);
-  if (a.hd <= 128) return launch<128, 32>(a, n_head_kv, l);
+  if (a.hd <= 64) return launch<64, 64>(a, kv_type, n_head_kv, l);
+  if (a.hd <= 128) return launch<128, 32>(a, kv_type, n_head_kv, l);
   return error(WT_ERR_INTERNAL, "cuda: attention_prefill: the tensor-core kernel takes head_dim <= 128, got " +
                                     std::to_string(a.hd));
 }

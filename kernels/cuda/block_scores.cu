@@ -6,10 +6,12 @@
 //     registers), then each query head of the group adds |qbar_h . ukey| (a warp sum); the
 //     unit's score is that total / n_head, the block's the max over units (warps' maxima
 //     combined in shared memory).
+// The keys are a KV cache of f32, f16 or q8_0 (kv_read.cuh), read as the CPU's f32 values.
 #include "block_scores.cuh"
 
 #include <cmath>
 
+#include "kv_read.cuh"
 #include "warp.cuh"
 #include "pdl.cuh"
 
@@ -44,6 +46,7 @@ struct BsArgs {
   float* dst;          // [n_blocks]
 };
 
+template <typename Kv>
 __global__ void __launch_bounds__(kThreads) block_scores_kernel(BsArgs a) {
   kernel_prologue();
   __shared__ float best_of[kWarps];
@@ -59,11 +62,11 @@ __global__ void __launch_bounds__(kThreads) block_scores_kernel(BsArgs a) {
     for (int64_t g = 0; g < a.n_head_kv; ++g) {
       float uk[kMaxPer] = {};
       for (int64_t r = us; r < ue; ++r) {
-        const float* kr = row_at(a.k.data, a.k.nb1, a.k.nb2, g, a.ids ? a.ids[r] : r);
+        const char* kr = kv_row(a.k, g, a.ids ? a.ids[r] : r);
 #pragma unroll
         for (int i = 0; i < kMaxPer; ++i) {
           const int d = i * 32 + lane;
-          if (d < a.hd) uk[i] += kr[d];
+          if (d < a.hd) uk[i] += Kv::at(kr, d);
         }
       }
 #pragma unroll
@@ -124,7 +127,10 @@ Status block_scores(const OpCall& c, const Launch& l) {
                          static_cast<unsigned>((n_head * hd + kThreads - 1) / kThreads), kThreads, 0, view_of(q), a.hd,
                          n_head, n, n_last, static_cast<float*>(l.workspace)));
   }
-  return launch_kernel("block_scores_kernel", l, block_scores_kernel, static_cast<unsigned>(n_blocks), kThreads, 0, a);
+  return with_kv_reader(k.type, "block_scores", [&](auto kv) {
+    return launch_kernel("block_scores_kernel", l, block_scores_kernel<decltype(kv)>, static_cast<unsigned>(n_blocks),
+                         kThreads, 0, a);
+  });
 }
 
 }  // namespace wt::cuda

@@ -13,6 +13,7 @@
 
 #include "kernels/dtype.h"
 #include "launch.cuh"
+#include "warp.cuh"  // warp_sum
 
 namespace wt::cuda {
 
@@ -53,11 +54,6 @@ __device__ __forceinline__ const T* row_at(const void* base, int64_t r, size_t n
   return reinterpret_cast<const T*>(static_cast<const char*>(base) + r * static_cast<int64_t>(nb));
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 // Sum of v over the block (blockDim.x a multiple of 32, <= 1024); every thread gets it.
 __device__ __forceinline__ float block_sum(float v) {
   __shared__ float part[32];
@@ -76,7 +72,7 @@ __device__ __forceinline__ float block_sum(float v) {
   return part[0];
 }
 
-__device__ __forceinline__ float f16_at(const uint8_t* p) {
+__host__ __device__ __forceinline__ float f16_at(const uint8_t* p) {
   // Two bytes, any alignment (quantized rows need not start on an even address).
   const unsigned short h = static_cast<unsigned short>(p[0] | (p[1] << 8));
   return __half2float(__ushort_as_half(h));
@@ -121,7 +117,7 @@ struct WF16 {
 // Q8_0, 34 bytes per 32: d f16 @0, qs[32] int8 @2; x = q d.
 struct WQ8_0 {
   static constexpr size_t kBlockBytes = 34, kBlockElems = 32;
-  __device__ static float load1(const uint8_t* row, int64_t i) {
+  __host__ __device__ static float load1(const uint8_t* row, int64_t i) {
     const uint8_t* blk = row + (i >> 5) * 34;
     return static_cast<float>(static_cast<int8_t>(blk[2 + (i & 31)])) * f16_at(blk);
   }

@@ -14,12 +14,14 @@
 //     lane j scores column j and writes the normalized probability (per query) or adds it
 //     to its sum, the warps' sums then added in shared memory. Raw mode is phase 2 alone
 //     with q . k unscaled and unmasked.
-// Scores are (q * scale) . k as on the CPU.
+// Scores are (q * scale) . k as on the CPU. The keys are a KV cache of f32, f16 or q8_0
+// (kv_read.cuh; both kernels are templated on its reader).
 #include "window_scores.cuh"
 
 #include <cmath>
 #include <string>
 
+#include "kv_read.cuh"
 #include "warp.cuh"
 #include "pdl.cuh"
 
@@ -70,14 +72,16 @@ __device__ __forceinline__ int64_t last_key(const WsArgs& a, int64_t i) {
 }
 
 // kt[d][jj] = k row j0 + jj of KV head g, zero past nk keys and past hd.
+template <typename Kv>
 __device__ __forceinline__ void load_keys(const WsArgs& a, int64_t g, int64_t j0, int nk, int hdp, float* kt) {
   for (int e = threadIdx.x; e < kBK * hdp; e += kThreads) {
     const int jj = e / hdp, d = e - jj * hdp;
-    kt[d * kKtStride + jj] = jj < nk && d < a.hd ? row_at(a.k.data, a.k.nb1, a.k.nb2, g, j0 + jj)[d] : 0.0f;
+    kt[d * kKtStride + jj] = jj < nk && d < a.hd ? Kv::at(kv_row(a.k, g, j0 + jj), d) : 0.0f;
   }
 }
 
 // Phase 1. Grid: (row tiles of G * W rows, n_head_kv, chunks).
+template <typename Kv>
 __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a) {
   kernel_prologue();
   extern __shared__ float kt[];  // [hdp][kKtStride]
@@ -115,7 +119,7 @@ __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a)
   for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int nk = jb - j0 < kBK ? static_cast<int>(jb - j0) : kBK;
     __syncthreads();  // the previous tile is consumed
-    load_keys(a, g, j0, nk, hdp, kt);
+    load_keys<Kv>(a, g, j0, nk, hdp, kt);
     __syncthreads();
     if (warp_last < j0) continue;  // warp-uniform
     float sc[kSlots] = {};
@@ -153,6 +157,7 @@ __global__ void __launch_bounds__(kThreads) window_scores_stats_kernel(WsArgs a)
 }
 
 // Phase 2. Grid: (column tiles of 32, n_head).
+template <typename Kv>
 __global__ void __launch_bounds__(kThreads) window_scores_kernel(WsArgs a) {
   kernel_prologue();
   extern __shared__ float kt[];  // [hdp][kKtStride], then the warps' sums [kWarps][32]
@@ -162,7 +167,7 @@ __global__ void __launch_bounds__(kThreads) window_scores_kernel(WsArgs a) {
   const int hdp = (a.hd + 31) & ~31, nper = hdp / 32;
   const int nk = a.n_cols - j0 < kBK ? static_cast<int>(a.n_cols - j0) : kBK;
   float* sums = kt + hdp * kKtStride;
-  load_keys(a, g, j0, nk, hdp, kt);
+  load_keys<Kv>(a, g, j0, nk, hdp, kt);
   __syncthreads();
 
   const float scale = a.softmax ? a.scale : 1.0f;
@@ -230,8 +235,10 @@ size_t window_scores_workspace_bytes(const OpCall& c) {
   return sizeof(float) * 2 * static_cast<size_t>(stats_chunks(keys, w) * ws.q.ne[1] * w);
 }
 
-Status window_scores(const OpCall& c, const Launch& l) {
-  const WindowScoresOp& ws = c.get<WindowScoresOp>();
+namespace {
+
+template <typename Kv>
+Status launch_window_scores(const WindowScoresOp& ws, const Launch& l) {
   const Tensor &dst = ws.dst, &q = ws.q, &k = ws.k;
   if (q.ne[0] > kMaxHeadDim) return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: head_dim must be <= 256");
 
@@ -269,7 +276,7 @@ Status window_scores(const OpCall& c, const Launch& l) {
     a.chunk = (a.chunk + kBK - 1) / kBK * kBK;  // whole key tiles
     const int64_t tiles = (a.w * a.group + kRows - 1) / kRows;
     WT_TRY(launch_kernel(
-        "window_scores_stats_kernel", l, window_scores_stats_kernel,
+        "window_scores_stats_kernel", l, window_scores_stats_kernel<Kv>,
         dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(n_head_kv), static_cast<unsigned>(a.n_chunks)),
         kThreads, kt_bytes, a));
   }
@@ -278,8 +285,15 @@ Status window_scores(const OpCall& c, const Launch& l) {
   if (smem > l.max_shared_per_block)
     return error(WT_ERR_UNSUPPORTED, "cuda: window_scores: head_dim needs more shared memory than a block has");
   const int64_t col_tiles = (a.n_cols + kBK - 1) / kBK;
-  return launch_kernel("window_scores_kernel", l, window_scores_kernel,
+  return launch_kernel("window_scores_kernel", l, window_scores_kernel<Kv>,
                        dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(n_head)), kThreads, smem, a);
+}
+
+}  // namespace
+
+Status window_scores(const OpCall& c, const Launch& l) {
+  const WindowScoresOp& ws = c.get<WindowScoresOp>();
+  return with_kv_reader(ws.k.type, "window_scores", [&](auto kv) { return launch_window_scores<decltype(kv)>(ws, l); });
 }
 
 }  // namespace wt::cuda

@@ -53,7 +53,6 @@ Steps record_steps(const wt_model* m, const wt_prune_params& pp, const std::vect
 
 }  // namespace
 
-#if !defined(WT_MODEL_TEST_CUDA)
 // An f16 KV cache (issue 27), read and written by the device kernels directly: the same
 // tokens as the CPU with the same cache type. Full KV, and SlimInfer (its block scores and
 // active-block attention read the cache; its prefill gathers rows into it).
@@ -119,7 +118,6 @@ TEST_CASE(WT_MODEL_BACKEND " model: with a q8_0 KV cache the device stays within
     CHECK(agree_f32 + 2 >= cpu_agree_f32);
   }
 }
-#endif
 
 // The KV pager on the device: prefill into blocks, paged decode attention through the block
 // table, prefetch on the copy stream (lavapipe has one queue family: both streams share one
@@ -139,11 +137,12 @@ TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives t
     wt_prune_method method;
     wt_kv_type kv_type;
   };
-  std::vector<Run> runs = {{WT_PRUNE_FULL, WT_KV_F32}, {WT_PRUNE_SLIMINFER, WT_KV_F32}};
-#if !defined(WT_MODEL_TEST_CUDA)
   // The pool and the pinned tier hold the cache's type; blocks move as bytes (issue 27).
-  runs.insert(runs.end(), {{WT_PRUNE_FULL, WT_KV_F16}, {WT_PRUNE_FULL, WT_KV_Q8_0}, {WT_PRUNE_SLIMINFER, WT_KV_Q8_0}});
-#endif
+  const std::vector<Run> runs = {{WT_PRUNE_FULL, WT_KV_F32},
+                                 {WT_PRUNE_SLIMINFER, WT_KV_F32},
+                                 {WT_PRUNE_FULL, WT_KV_F16},
+                                 {WT_PRUNE_FULL, WT_KV_Q8_0},
+                                 {WT_PRUNE_SLIMINFER, WT_KV_Q8_0}};
   for (const Run& run : runs) {
     const wt_prune_method m = run.method;
     const std::string name = std::string(wt_prune_method_name(m)) +

@@ -46,27 +46,6 @@
 
 using namespace wt::test::device_cases;
 
-#if defined(WT_MODEL_TEST_CUDA)
-// CUDA keeps an f32 KV cache only for now (issue 27): the context says so, allocating
-// nothing, rather than let the device kernels misread the cache.
-TEST_CASE(WT_MODEL_BACKEND " model: an f16 or q8_0 KV cache is refused with WT_ERR_UNSUPPORTED for now") {
-  wt_model* dev = device_model();
-  if (!dev) return;
-  for (wt_kv_type type : {WT_KV_F16, WT_KV_Q8_0}) {
-    CAPTURE(type);
-    wt_context_params cp = wt_context_default_params();
-    cp.n_ctx = 64;
-    cp.kv_type = type;
-    wt_context* ctx = nullptr;
-    CHECK(wt_context_create(dev, &cp, &ctx) == WT_ERR_UNSUPPORTED);
-    CHECK(std::string(wt_last_error()).find("does not keep a KV cache of") != std::string::npos);
-    CHECK(ctx == nullptr);
-    wt_context_plan_info plan{};
-    CHECK(wt_context_plan(dev, &cp, &plan) == WT_ERR_UNSUPPORTED);
-  }
-}
-#endif
-
 TEST_CASE(WT_MODEL_BACKEND " model: logits of three prompts match the CPU with f32 activations") {
   wt_model* dev = device_model();
   if (!dev) return;

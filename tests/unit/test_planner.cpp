@@ -173,16 +173,14 @@ TEST_CASE("planner: f16 and q8_0 KV caches are planned by type as the context al
     REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p32).is_ok());
     CHECK(p.arena.pager_device_bytes * c.den == p32.arena.pager_device_bytes * c.num);
     CHECK(p.arena.pager_host_bytes * c.den == p32.arena.pager_host_bytes * c.num);
-    // What wt_context_create refuses, the planner refuses: either type on CUDA (f32 only for
-    // now), by the same check against the backend's KV types; Vulkan keeps both.
+    // Every backend keeps both types (backends/weight_types.cpp kv_types_of), so the planner
+    // plans them for each.
     r.kv_type = c.type;
     r.kv_device_blocks = 0;
-    r.backend = WT_BACKEND_CUDA;
-    const Status on_cuda = plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p);
-    CHECK(on_cuda.code() == WT_ERR_UNSUPPORTED);
-    CHECK(on_cuda.message().find("cuda backend does not keep a KV cache of") != std::string::npos);
-    r.backend = WT_BACKEND_VULKAN;
-    CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).is_ok());
+    for (wt_backend_kind b : {WT_BACKEND_CUDA, WT_BACKEND_VULKAN}) {
+      r.backend = b;
+      CHECK(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).is_ok());
+    }
   }
   // q8_0 over head_dim 16: refused by both, naming the head_dim.
   const ModelShape narrow = model_shape_from_model(*tiny().model);
