@@ -2,8 +2,8 @@
 # Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped):
 # the model from its halves, gpu-check's model tests and benches (bench-host among them), the
 # CUDA model tests with WT_CUDA_FUSE=norope, A/Bs of the fused one-row matmuls (CUDA's
-# WT_CUDA_FUSE, Vulkan's WT_VK_FUSE), then Nsight Compute without the cache flush (a decode
-# step's kernels as they run warm).
+# WT_CUDA_FUSE, Vulkan's WT_VK_FUSE), CUDA decode and the pager by KV cache type, then Nsight
+# Compute without the cache flush (a decode step's kernels as they run warm).
 set -x
 cd "$(dirname "$0")/../.."
 for d in doctest gl nlohmann vk; do [ -e .gpu-carry/$d ] || ln -sfn /root/carry/$d .gpu-carry/$d; done
@@ -26,6 +26,13 @@ for i in 1 2; do
       grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/ab-fuse.txt
   done
 done
+# CUDA's KV caches of f16 and q8_0 (kernels/cuda/kv_read.cuh, kv_store.cuh; written without
+# a GPU, 2026-11-28; their parity cases ran in call 1): decode at depth 4096 by cache type,
+# and the pager with each (issue 27's table refilled for f32 and f16).
+/root/build/tools/whittle-bench -m $M -p 4096 -n 64 -r 3 --kv-type f32,f16,q8_0 --backend cuda 2>&1 |
+  grep -E '^\| [0-9]' | tee $OUT/kv-types-cuda.txt
+/root/build/tools/whittle-bench -m $M --pager -p 2048 -n 32 -r 2 --kv-type f32,f16 --backend cuda 2>&1 |
+  grep -E '^\| [0-9]|bandwidth' | tee $OUT/pager-kv-types-cuda.txt
 # Vulkan's fused one-row matmuls (its GPU kernels: norm, gate, biases, accumulate; never
 # measured on a GPU, docs/results/vulkan.md) off and on, the same build (WT_VK_FUSE),
 # alternating, twice.
