@@ -16,6 +16,7 @@ constexpr bool follows(Kernel f32, Kernel k, uint32_t delta) {
 }
 static_assert(follows(Kernel::embed_f32, Kernel::embed_q6_k, 10) && follows(Kernel::matmul_f32, Kernel::matmul_q6_k, 10)
                   && follows(Kernel::matmul_sg_f32, Kernel::matmul_sg_q6_k, 10)
+                  && follows(Kernel::matmul_tiled_f32, Kernel::matmul_tiled_q6_k, 10)
                   && follows(Kernel::matmul_lane_f32, Kernel::matmul_lane_q6_k, 10),
               "weight_variant: the type variants of embed and matmul are consecutive");
 
@@ -231,6 +232,12 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   const bool lanes = b.lane_kernels() && !matmul_fused(a) && k_dim % 8 == 0 && x_bind.first % 4 == 0 &&
                      stride(a.x, 1, 4) % 4 == 0;
   const bool sg = !lanes && b.subgroup_arith() && k_dim % 8 == 0;
+  // A prompt's rows on a GPU: the tiled kernel (matmul_tiled.comp), which reads each weight
+  // once per 64 rows where the others read it once per 4; one product a dispatch, no
+  // fusions (those are one-row calls). From kTiledMinRows rows: the bound is a guess until
+  // a GPU measures it (docs/results/vulkan.md).
+  constexpr int64_t kTiledMinRows = 32;
+  const bool tiled = b.tiled_matmul() && !lanes && !matmul_fused(a) && a.x.n_rows() >= kTiledMinRows;
   // Bindings of the products' weights and dsts: one each where they share a buffer (one
   // dispatch, the products as segments of its column groups), else one dispatch apiece.
   Bound w_bind, d_bind;
@@ -241,7 +248,7 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   for (int i = 0; i < m.n; ++i) n_bias += m.bias[i]->empty() ? 0 : 1;
   Bound bias_bind;
   uint32_t bias_first[3] = {};
-  bool joint = one_dispatch(m, rows, lanes || sg) && (n_bias == 0 || n_bias == m.n);
+  bool joint = one_dispatch(m, rows, (lanes || sg) && !tiled) && (n_bias == 0 || n_bias == m.n);
   if (joint) {
     bool shared_w = false, shared_d = false, shared_b = true;
     WT_TRY(b.bind_union(m.w, m.n, wu, "matmul weights", &w_bind, w_first, &shared_w));
@@ -259,8 +266,11 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   }
   Kernel k;
   WT_TRY(weight_variant(b, a.w.type,
-                        lanes ? Kernel::matmul_lane_f32 : sg ? Kernel::matmul_sg_f32 : Kernel::matmul_f32, "matmul",
-                        &k));
+                        tiled   ? Kernel::matmul_tiled_f32
+                        : lanes ? Kernel::matmul_lane_f32
+                        : sg    ? Kernel::matmul_sg_f32
+                                : Kernel::matmul_f32,
+                        "matmul", &k));
   // Where every quantized block starts (the weights' first bytes, row stride, block size):
   // on a word, plain loads; on two bytes, no byte path (dequant.glsl kWAlign).
   auto align_of = [](uint64_t v) -> uint32_t { return v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1; };
@@ -336,7 +346,12 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   };
   uint32_t wg = b.wg_size();
   uint64_t n_groups = static_cast<uint64_t>(p.ne[1]) * row_tiles;  // portable: one product
-  if (texel && p.ne[2] == 1) {
+  if (tiled) {
+    // Tiles of 64 rows x 64 outputs (matmul_tiled.comp kBM, kBN), 256 invocations each.
+    constexpr uint32_t kTile = 64;
+    wg = 256;
+    n_groups = ((p.ne[1] + kTile - 1) / kTile) * ((static_cast<uint64_t>(p.ne[2]) + kTile - 1) / kTile);
+  } else if (texel && p.ne[2] == 1) {
     // Lanes along k (matmul.comp kRowsK outputs per workgroup), one subgroup per workgroup.
     // Column groups of 16 outputs, at most 32 workgroups of them (i0 each, one after
     // another): lavapipe's cost per workgroup is paid 32 times, not once per group.

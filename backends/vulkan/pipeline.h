@@ -23,7 +23,10 @@ namespace wt::vk {
   X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0) X(matmul_q5_1) X(matmul_bf16)           \
   X(matmul_q4_k) X(matmul_q5_k) X(matmul_q6_k) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0)    \
   X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(matmul_sg_bf16)           \
-  X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(matmul_lane_f32) X(matmul_lane_f16)          \
+  X(matmul_sg_q4_k) X(matmul_sg_q5_k) X(matmul_sg_q6_k) X(matmul_tiled_f32) X(matmul_tiled_f16)      \
+  X(matmul_tiled_q8_0) X(matmul_tiled_q4_0) X(matmul_tiled_q4_1) X(matmul_tiled_q5_0)                 \
+  X(matmul_tiled_q5_1) X(matmul_tiled_bf16) X(matmul_tiled_q4_k) X(matmul_tiled_q5_k)                 \
+  X(matmul_tiled_q6_k) X(matmul_lane_f32) X(matmul_lane_f16)                                          \
   X(matmul_lane_q8_0) X(matmul_lane_q4_0) X(matmul_lane_q4_1) X(matmul_lane_q5_0) X(matmul_lane_q5_1)     \
   X(matmul_lane_bf16) X(matmul_lane_q4_k) X(matmul_lane_q5_k) X(matmul_lane_q6_k) X(matmul_lt_q8_0)      \
   X(matmul_lt_q4_0) X(matmul_lt_q4_1) X(matmul_lt_q5_0) X(matmul_lt_q5_1) X(matmul_lt_q4_k) X(matmul_lt_q5_k)    \

@@ -2,7 +2,8 @@
 # Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped):
 # the model from its halves, gpu-check's model tests and benches (bench-host among them), the
 # CUDA model tests with WT_CUDA_FUSE=norope, A/Bs of the fused one-row matmuls (CUDA's
-# WT_CUDA_FUSE, Vulkan's WT_VK_FUSE), CUDA decode and the pager by KV cache type, then Nsight
+# WT_CUDA_FUSE, Vulkan's WT_VK_FUSE), CUDA decode and the pager by KV cache type, Vulkan's
+# tiled prompt matmul off and on (WT_VK_TILED), then Nsight
 # Compute without the cache flush (a decode step's kernels as they run warm).
 set -x
 cd "$(dirname "$0")/../.."
@@ -41,6 +42,15 @@ for i in 1 2; do
     echo "## WT_VK_FUSE=$f run $i" | tee -a $OUT/ab-vk-fuse.txt
     WT_VK_FUSE=$f /root/build/tools/whittle-bench -m $M -p 512,2048 -n 64 -r 2 --backend vulkan 2>&1 |
       grep -E '^\| [0-9]' | tee -a $OUT/ab-vk-fuse.txt
+  done
+done
+# Vulkan's tiled prompt matmul (matmul_tiled.comp, 2026-11-28, never on a GPU yet) off and
+# on, the same build (WT_VK_TILED), alternating, twice: prefill is where Vulkan trails CUDA most.
+for i in 1 2; do
+  for t in 0 1; do
+    echo "## WT_VK_TILED=$t run $i" | tee -a $OUT/ab-vk-tiled.txt
+    WT_VK_TILED=$t /root/build/tools/whittle-bench -m $M -p 512,2048 -n 16 -r 2 --backend vulkan 2>&1 |
+      grep -E '^\| [0-9]' | tee -a $OUT/ab-vk-tiled.txt
   done
 done
 N=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); N=${N:-ncu}

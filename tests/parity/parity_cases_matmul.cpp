@@ -153,6 +153,12 @@ void matmul_cases(std::vector<Case>& v) {
   // dequantized weight tiles from 64 rows).
   for (DType t : {DType::f32, DType::q4_1, DType::q5_0, DType::q5_1})
     v.push_back(matmul_case(t, 128, 40, 70, "prefill rows"));
+  // Vulkan's tiled kernel (matmul_tiled.comp, 32 rows or more on the GPU kernels): tiles of
+  // 64 x 64 cut ragged in both directions (67 rows, 130 outputs), k steps of 16 past k's end
+  // (k 100), the types the cases above leave to fewer rows.
+  for (DType t : {DType::f16, DType::q8_0, DType::q4_0})
+    v.push_back(matmul_case(t, 96, 130, 67, "prefill rows, ragged tiles"));
+  for (DType t : {DType::f32, DType::f16}) v.push_back(matmul_case(t, 100, 40, 40, "k % 16 != 0, prefill rows"));
   // The same rows asking for f32 (WT_MATMUL_F32): CUDA's cuBLAS path without TF32.
   for (DType t : {DType::f32, DType::q4_1}) v.push_back(matmul_case(t, 128, 40, 70, "prefill rows", true));
   // Qwen2.5-0.5B's width (896 = 28 blocks, not a multiple of 256; Q5_0 rows of 616 bytes,
