@@ -17,6 +17,7 @@ constexpr bool kv_twins(Kernel f32, Kernel f16, Kernel q8) {
 static_assert(kv_twins(Kernel::attention_prefill, Kernel::attention_prefill_f16, Kernel::attention_prefill_q8_0) &&
                   kv_twins(Kernel::attention_decode, Kernel::attention_decode_f16, Kernel::attention_decode_q8_0) &&
                   kv_twins(Kernel::attention_split, Kernel::attention_split_f16, Kernel::attention_split_q8_0) &&
+                  kv_twins(Kernel::attention_tiled, Kernel::attention_tiled_f16, Kernel::attention_tiled_q8_0) &&
                   kv_twins(Kernel::attention_lane_prefill, Kernel::attention_lane_prefill_f16,
                            Kernel::attention_lane_prefill_q8_0) &&
                   kv_twins(Kernel::attention_lane_decode, Kernel::attention_lane_decode_f16,
@@ -51,6 +52,15 @@ bool lane_attention_fits(const VulkanBackend& b, const Bound (&bind)[kBindings],
   }
   const uint64_t shared = uint64_t{kAttnLanes} * group * (hd + 2) * sizeof(float);
   return !decode || shared <= b.vk_caps().max_shared_bytes;
+}
+
+// attention_tiled.comp: 16 rows a workgroup of 256, head_dim a multiple of 4 up to 128, its
+// shared arrays (q rows, a step's keys and values, padded to 129 floats; the step's scores)
+// within the device's; only where the tiled prompt kernels are on (GPU kernels, 256 a group).
+constexpr uint32_t kTiledRows = 16, kTiledWg = 256;
+bool tiled_attention_fits(const VulkanBackend& b, const Push& p) {
+  constexpr uint64_t kShared = sizeof(float) * (3 * 16 * 129 + 16 * 17);
+  return b.tiled_prompt() && p.ne[0] % 4 == 0 && p.ne[0] <= 128 && kShared <= b.vk_caps().max_shared_bytes;
 }
 
 // Both attention ops: ids are the prefill's per-row skip flags or the decode's key rows.
@@ -108,6 +118,13 @@ Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const
     merge[b_src0] = bind[b_dst];
     grid(p.ne[1], &gx, &gy);
     return b.record(Kernel::attention_merge, kAttnWg, merge, p, gx, gy);
+  }
+  if (!decode && !with_ids && tiled_attention_fits(b, p)) {
+    // A prompt on a GPU: flash tiles of 16 (position, head) rows of one KV head, the keys
+    // through shared memory (attention_tiled.comp).
+    const uint64_t rows = static_cast<uint64_t>(p.ne[2]) * (p.ne[1] / p.ne[3]);
+    grid(static_cast<uint64_t>(p.ne[3]) * groups_for(rows, kTiledRows), &gx, &gy);
+    return b.record(kv_variant(Kernel::attention_tiled, a.k.type), kTiledWg, bind, p, gx, gy);
   }
   grid(static_cast<uint64_t>(p.ne[1]) * p.ne[2], &gx, &gy);
   return b.record(kv_variant(decode ? Kernel::attention_decode : Kernel::attention_prefill, a.k.type), kAttnWg, bind,

@@ -237,7 +237,7 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
   // fusions (those are one-row calls). From kTiledMinRows rows: the bound is a guess until
   // a GPU measures it (docs/results/vulkan.md).
   constexpr int64_t kTiledMinRows = 32;
-  const bool tiled = b.tiled_matmul() && !lanes && !matmul_fused(a) && a.x.n_rows() >= kTiledMinRows;
+  const bool tiled = b.tiled_prompt() && !lanes && !matmul_fused(a) && a.x.n_rows() >= kTiledMinRows;
   // Bindings of the products' weights and dsts: one each where they share a buffer (one
   // dispatch, the products as segments of its column groups), else one dispatch apiece.
   Bound w_bind, d_bind;

@@ -33,7 +33,8 @@ namespace wt::vk {
   X(matmul_lt_q6_k) X(argmax) X(gather_rows) X(pool1d) X(topk)    \
   X(kv_similarity) X(attention_prefill) X(attention_prefill_f16) X(attention_prefill_q8_0)            \
   X(attention_decode) X(attention_decode_f16) X(attention_decode_q8_0) X(attention_split)             \
-  X(attention_split_f16) X(attention_split_q8_0) X(attention_merge) X(attention_lane_prefill)          \
+  X(attention_split_f16) X(attention_split_q8_0) X(attention_merge) X(attention_tiled)                 \
+  X(attention_tiled_f16) X(attention_tiled_q8_0) X(attention_lane_prefill)                             \
   X(attention_lane_prefill_f16) X(attention_lane_prefill_q8_0) X(attention_lane_decode)               \
   X(attention_lane_decode_f16) X(attention_lane_decode_q8_0) X(window_scores_stats)                   \
   X(window_scores_stats_f16) X(window_scores_stats_q8_0) X(window_scores) X(window_scores_f16)        \

@@ -84,7 +84,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
   // WT_VK_FUSE=0 turns them off for an A/B on a GPU (scripts/gpu-lease/call2.sh), as
   // WT_CUDA_FUSE does CUDA's.
   const char* tiled = std::getenv("WT_VK_TILED");
-  tiled_matmul_ = !lane_kernels_ && wg_size_ >= 256 && !(tiled && std::strcmp(tiled, "0") == 0);
+  tiled_prompt_ = !lane_kernels_ && wg_size_ >= 256 && !(tiled && std::strcmp(tiled, "0") == 0);
   const char* fuse = std::getenv("WT_VK_FUSE");
   caps_.fused_matmul_k = lane_kernels_ || (fuse && std::strcmp(fuse, "0") == 0) ? 0 : INT64_MAX;
   caps_.fuse_rope = false;

@@ -60,9 +60,10 @@ class VulkanBackend final : public Backend {
   // The lane kernels: matmul with outputs per lane, attention with a query row or key
   // slice per lane (BackendOptions::vulkan_kernels).
   bool lane_kernels() const { return lane_kernels_; }
-  // The tiled matmul of a prompt's rows (matmul_tiled.comp) where the GPU kernels run and the
-  // workgroup holds its 256 invocations; WT_VK_TILED=0 turns it off (an A/B on a GPU).
-  bool tiled_matmul() const { return tiled_matmul_; }
+  // The tiled kernels of a prompt (matmul_tiled.comp, attention_tiled.comp) where the GPU
+  // kernels run and a workgroup holds their 256 invocations; WT_VK_TILED=0 turns them off
+  // (an A/B on a GPU).
+  bool tiled_prompt() const { return tiled_prompt_; }
   // What VulkanKernels::automatic picks on this device: the lane kernels on a CPU device
   // (a lane is a SIMD slot there), the subgroup ones elsewhere.
   bool automatic_picks_lane() const { return automatic_lane_; }
@@ -108,7 +109,7 @@ class VulkanBackend final : public Backend {
   bool subgroup_arith_ = false;
   bool lane_kernels_ = false;
   bool automatic_lane_ = false;
-  bool tiled_matmul_ = false;
+  bool tiled_prompt_ = false;
   KernelProfile profile_;  // WT_VK_PROFILE=1: per-kernel times, printed at destruction
 };
 

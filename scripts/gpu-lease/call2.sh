@@ -3,7 +3,7 @@
 # the model from its halves, gpu-check's model tests and benches (bench-host among them), the
 # CUDA model tests with WT_CUDA_FUSE=norope, A/Bs of the fused one-row matmuls (CUDA's
 # WT_CUDA_FUSE, Vulkan's WT_VK_FUSE), CUDA decode and the pager by KV cache type, Vulkan's
-# tiled prompt matmul off and on (WT_VK_TILED), then Nsight
+# tiled prompt kernels off and on (WT_VK_TILED), then Nsight
 # Compute without the cache flush (a decode step's kernels as they run warm).
 set -x
 cd "$(dirname "$0")/../.."
@@ -20,13 +20,19 @@ tar czf $OUT/call2-logs.tgz -C /root gc2
 # norm, gate, bias, accumulate, rope) off, on, and on but for rope, the same build
 # (WT_CUDA_FUSE), alternating, twice; with the host's time per step.
 (cd /root/build && WT_CUDA_FUSE=norope ctest -R "cuda model" -j 4 2>&1 | tail -15) | tee $OUT/model-tests-norope.txt
-for i in 1 2; do
-  for f in 0 1 norope; do
-    echo "## WT_CUDA_FUSE=$f run $i" | tee -a $OUT/ab-fuse.txt
-    WT_CUDA_FUSE=$f WT_CUDA_PROFILE=1 /root/build/tools/whittle-bench -m $M -p 512,8192 -n 128 -r 3 --backend cuda 2>&1 |
-      grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/ab-fuse.txt
+# ab VAR "VALUES" FILE ARGS...: whittle-bench ARGS with VAR set to each value in turn, the
+# whole round twice; the table rows (and CUDA's host profile) appended to $OUT/FILE.
+ab() {
+  local var=$1 values=$2 file=$3
+  shift 3
+  for i in 1 2; do
+    for v in $values; do
+      echo "## $var=$v run $i" | tee -a $OUT/$file
+      env $var=$v /root/build/tools/whittle-bench -m $M "$@" 2>&1 | grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/$file
+    done
   done
-done
+}
+WT_CUDA_PROFILE=1 ab WT_CUDA_FUSE "0 1 norope" ab-fuse.txt -p 512,8192 -n 128 -r 3 --backend cuda
 # CUDA's KV caches of f16 and q8_0 (kernels/cuda/kv_read.cuh, kv_store.cuh; written without
 # a GPU, 2026-11-28; their parity cases ran in call 1): decode at depth 4096 by cache type,
 # and the pager with each (issue 27's table refilled for f32 and f16).
@@ -37,22 +43,11 @@ done
 # Vulkan's fused one-row matmuls (its GPU kernels: norm, gate, biases, accumulate; never
 # measured on a GPU, docs/results/vulkan.md) off and on, the same build (WT_VK_FUSE),
 # alternating, twice.
-for i in 1 2; do
-  for f in 0 1; do
-    echo "## WT_VK_FUSE=$f run $i" | tee -a $OUT/ab-vk-fuse.txt
-    WT_VK_FUSE=$f /root/build/tools/whittle-bench -m $M -p 512,2048 -n 64 -r 2 --backend vulkan 2>&1 |
-      grep -E '^\| [0-9]' | tee -a $OUT/ab-vk-fuse.txt
-  done
-done
-# Vulkan's tiled prompt matmul (matmul_tiled.comp, 2026-11-28, never on a GPU yet) off and
-# on, the same build (WT_VK_TILED), alternating, twice: prefill is where Vulkan trails CUDA most.
-for i in 1 2; do
-  for t in 0 1; do
-    echo "## WT_VK_TILED=$t run $i" | tee -a $OUT/ab-vk-tiled.txt
-    WT_VK_TILED=$t /root/build/tools/whittle-bench -m $M -p 512,2048 -n 16 -r 2 --backend vulkan 2>&1 |
-      grep -E '^\| [0-9]' | tee -a $OUT/ab-vk-tiled.txt
-  done
-done
+ab WT_VK_FUSE "0 1" ab-vk-fuse.txt -p 512,2048 -n 64 -r 2 --backend vulkan
+# Vulkan's tiled prompt kernels (matmul_tiled.comp, attention_tiled.comp; 2026-11-28, never
+# on a GPU yet) off and on, the same build (WT_VK_TILED), alternating, twice: prefill is
+# where Vulkan trails CUDA most.
+ab WT_VK_TILED "0 1" ab-vk-tiled.txt -p 512,2048 -n 16 -r 2 --backend vulkan
 N=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); N=${N:-ncu}
 head -c 4800 /usr/share/common-licenses/Apache-2.0 > /root/x/prompt.txt 2>/dev/null || head -c 4800 README.md > /root/x/prompt.txt
 timeout 100 env LC_ALL=C $N --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
