@@ -69,6 +69,16 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   const size_t slot_bytes = plane_row_bytes_ * static_cast<size_t>(p.block_tokens);
   const size_t dev_plane = slot_bytes * static_cast<size_t>(p.n_device_blocks);
   const size_t host_plane = slot_bytes * static_cast<size_t>(host_blocks);
+  // Paged attention binds the device pool's K (and V) plane whole: refused here, not at the
+  // first decode step. In place that plane is every layer's KV, which a long context on
+  // Vulkan can take past a binding's range.
+  const size_t bind_limit = backend.caps().max_binding_bytes;
+  if (bind_limit > 0 && dev_plane > bind_limit)
+    return error(WT_ERR_UNSUPPORTED, "pager: the device pool's K plane of " + std::to_string(dev_plane) +
+                                         " bytes is more than the " + std::string(backend.caps().name) +
+                                         " backend binds at once (" + std::to_string(bind_limit) +
+                                         "); a shorter n_ctx, a smaller kv_type, or the copying pager " +
+                                         "(WT_KV_PAGER_COPY) with fewer kv_device_blocks");
   WT_TRY(backend.alloc(2 * dev_plane, MemoryKind::device, &dev_mem_));
   if (!p.in_place) {
     Status st = backend.alloc(2 * host_plane, MemoryKind::host_pinned, &host_mem_);
