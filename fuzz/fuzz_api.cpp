@@ -132,6 +132,9 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
   if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
     set_raw_enum(&p.kv_type, fdp.ConsumeBool() ? static_cast<int32_t>(fdp.ConsumeBool() ? WT_KV_F16 : WT_KV_Q8_0)
                                                : pick_int(fdp, 3));
+  // The pager's flags (API 8): the copying pager mostly, now and then any bits.
+  if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
+    p.kv_pager_flags = fdp.ConsumeBool() ? WT_KV_PAGER_COPY : fdp.ConsumeIntegral<uint64_t>();
   const size_t shift = prune_shift(p.prune.struct_size);
   p.struct_size = pick_struct_size(fdp, context_params_sizes(shift), sizeof p - shift);
   return p;

@@ -311,6 +311,9 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
     const double v = prune_param_value(p, spec);
     if (spec.type == PruneParamType::f32 || spec.type == PruneParamType::i32)
       if (!in_range(v, spec.range)) return bad(std::string(spec.name) + " " + num(v) + " " + range_text(spec));
+    // An integer kept in `extra` (a float) must be one: the policies convert it to int32.
+    if (spec.type == PruneParamType::i32 && !(v == std::floor(v) && v >= INT32_MIN && v <= INT32_MAX))
+      return bad(std::string(spec.name) + " " + num(v) + " is not a whole number in the int32 range");
     return Status::ok();
   }));
   if (p.budget > 0 && p.budget < p.window)

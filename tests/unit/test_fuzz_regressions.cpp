@@ -119,6 +119,30 @@ TEST_CASE("fuzz regression: pruning token counts beyond any context are refused 
   wt_model_free(m);
 }
 
+TEST_CASE("fuzz regression: an integer parameter kept in extra must be a whole int32 (fuzz_api)") {
+  // fuzz_api: snapkv_pyramid (an i32 kept in extra, a double) stored as 3.4e38 reached
+  // SnapKV's constructor, whose conversion to int32 is undefined; a parameter without a
+  // range was never checked. Now refused with the reason, as 0.5 and NaN are.
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(kTiny.c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  for (double bad : {3.4e38, -3.0e9, 0.5, std::nan("")}) {
+    CAPTURE(bad);
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 32;
+    REQUIRE(wt_prune_set_param(&cp.prune, "method", "snapkv") == WT_OK);
+    REQUIRE(wt_prune_set_param(&cp.prune, "snapkv_pyramid", "2") == WT_OK);
+    int set = 0;
+    for (wt_prune_extra_param& e : cp.prune.extra)
+      if (e.key != 0 && e.value == 2.0) e.value = bad, ++set;
+    REQUIRE(set == 1);
+    wt_context_plan_info plan;
+    CHECK(wt_context_plan(m, &cp, &plan) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(wt_last_error(), "snapkv_pyramid"));
+    if (!std::isnan(bad)) CHECK(contains(wt_last_error(), "is not a whole number in the int32 range"));  // NaN: out of range
+  }
+  wt_model_free(m);
+}
+
 TEST_CASE("fuzz regression: NaN attention scores stay NaN without undefined behaviour (fuzz_gguf)") {
   // fuzz_gguf: a tiny model whose weights make attention scores NaN; fast_exp converted
   // floor(NaN) to int32_t, undefined (UBSan: "nan is outside the range of representable
