@@ -84,7 +84,7 @@ void check_reads(const std::vector<uint8_t>& row, DType t, int64_t d) {
 
 }  // namespace
 
-TEST_CASE("cuda kv codecs: rows stored as f16 and q8_0 are the CPU's bytes, and read back as the CPU's values") {
+TEST_CASE("cuda kv codecs: rows stored as f16 and q8_0 are the CPU's bytes and read back as the CPU's values") {
   for (int64_t d : {32, 64, 96, 128, 192}) {
     for (uint32_t seed : {1u, 2u, 3u}) {
       CAPTURE(d);

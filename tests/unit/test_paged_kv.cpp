@@ -294,7 +294,7 @@ TEST_CASE("paged kv: prefill and decode allocate nothing" * doctest::test_suite(
   }
 }
 
-TEST_CASE("paged kv: residency per layer: every row on the host and at most the pool on the device; in place, every row in the one pool" *
+TEST_CASE("paged kv: residency per layer: copying keeps every row on the host and at most the pool on the device and in place every row in the one pool" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
