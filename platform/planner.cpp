@@ -86,7 +86,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_device_blocks = req.kv_device_blocks;
   in.kv_block_tokens = req.kv_block_tokens;
   in.kv_type = req.kv_type;
-  in.kv_pager_in_place = req.kv_device_blocks > 0 && board.unified && !req.kv_pager_copy;
+  in.kv_pager_in_place = pager_in_place(req.kv_device_blocks, req.kv_pager_copy, board.unified);
   // KV as the method keeps it, which is what a context created with max_new_tokens = n_new
   // allocates (kv_capacity: the policy's peak at a prompt of n_ctx - n_new, plus every
   // generated row; full KV: n_ctx rows).

@@ -59,7 +59,7 @@ bool lane_attention_fits(const VulkanBackend& b, const Bound (&bind)[kBindings],
 // within the device's; only where the tiled prompt kernels are on (GPU kernels, 256 a group).
 constexpr uint32_t kTiledRows = 16, kTiledWg = 256;
 bool tiled_attention_fits(const VulkanBackend& b, const Push& p) {
-  constexpr uint64_t kShared = sizeof(float) * (3 * 16 * 129 + 16 * 17);
+  constexpr uint64_t kShared = sizeof(float) * (3 * kTiledRows * 129 + kTiledRows * 17);
   return b.tiled_prompt() && p.ne[0] % 4 == 0 && p.ne[0] <= 128 && kShared <= b.vk_caps().max_shared_bytes;
 }
 

@@ -350,7 +350,7 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
     // Tiles of 64 rows x 64 outputs (matmul_tiled.comp kBM, kBN), 256 invocations each.
     constexpr uint32_t kTile = 64;
     wg = 256;
-    n_groups = ((p.ne[1] + kTile - 1) / kTile) * ((static_cast<uint64_t>(p.ne[2]) + kTile - 1) / kTile);
+    n_groups = groups_for(p.ne[1], kTile) * groups_for(p.ne[2], kTile);
   } else if (texel && p.ne[2] == 1) {
     // Lanes along k (matmul.comp kRowsK outputs per workgroup), one subgroup per workgroup.
     // Column groups of 16 outputs, at most 32 workgroups of them (i0 each, one after

@@ -104,6 +104,11 @@ struct ArenaViews {
 struct PagedKvParams;
 // The pager's shape for these inputs (sync_swaps left false).
 PagedKvParams paged_kv_params(const ArenaInputs& in);
+// Whether a pager works in place (paged_kv.h): asked for, not told to copy, on unified memory
+// (the context asks its backend; the planner, the board).
+inline bool pager_in_place(int32_t kv_device_blocks, bool copy, bool unified_memory) {
+  return kv_device_blocks > 0 && !copy && unified_memory;
+}
 
 // Where the two parts of a context's arena begin (both null: count only).
 struct ArenaBases {
