@@ -48,6 +48,12 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.simd = simd_.c_str();
   const char* pdl = std::getenv("WT_CUDA_PDL");
   pdl_ = dev_.cc_major >= 9 && pdl && std::strcmp(pdl, "1") == 0;
+  // Output columns per warp of the fused one-row matmuls (1, 2, 4 or 8; unset: matmul.cu's
+  // choice): an A/B on one build.
+  if (const char* cols = std::getenv("WT_CUDA_ROW_COLS")) {
+    const long v = std::strtol(cols, nullptr, 10);
+    row_cols_ = v == 1 || v == 2 || v == 4 || v == 8 ? static_cast<int>(v) : 0;
+  }
   if (const char* seg = std::getenv("WT_CUDA_STEP_SEGMENT")) {
     const long v = std::strtol(seg, nullptr, 10);
     segment_ops_ = v > 0 ? static_cast<size_t>(v) : 0;
@@ -199,6 +205,7 @@ Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const 
   l.max_threads_per_block = dev_.max_threads_per_block;
   l.max_shared_per_block = dev_.max_shared_per_block;
   l.pdl = pdl_;
+  l.row_cols = row_cols_;
   *out = l;
   return Status::ok();
 }

@@ -80,6 +80,7 @@ class CudaBackend final : public Backend {
   // WT_CUDA_PDL=1 on compute capability 9.0+; off by default: on an H200 it changed no decode
   // step and cost 3% of prefill (docs/results/gpu-h200.md, round 6).
   bool pdl_ = false;
+  int row_cols_ = 0;  // Launch::row_cols (WT_CUDA_ROW_COLS)
   // A decode step's capture is ended and launched every segment_ops_ launches, so the GPU
   // runs the first layers while the host captures the rest (an H200, default model: TPOT
   // 1.33 ms against 2.13 ms for whole steps; docs/results/gpu-h200.md, round 8).

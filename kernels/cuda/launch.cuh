@@ -42,6 +42,7 @@ struct Launch {
   int max_threads_per_block = 1024;
   size_t max_shared_per_block = 48 * 1024;
   bool pdl = false;  // programmatic dependent launch (pdl.cuh): 9.0+ and WT_CUDA_PDL=1
+  int row_cols = 0;  // output columns per warp of fused one-row matmuls (1, 2, 4, 8; 0: matmul.cu picks)
 };
 
 // Status from a CUDA runtime result, naming the call: "cuda: <what>: <cudaGetErrorString>".

@@ -44,26 +44,28 @@ struct MatmulArgs {
   MatmulSeg seg[3];
 };
 
-// The warp's product g and its unit u there (uniform over the warp): an output column, or,
-// for the first rope_segs products (a fused rope), a pair of a head's columns (pair set).
-// False past the last unit. Constant indices into a.seg keep the parameters out of local
-// memory.
+// The warp's product g and its unit u there (uniform over the warp): kCols output columns
+// (the last unit of a product may hold fewer), or, for the first rope_segs products (a fused
+// rope; kCols is 1 then), a pair of a head's columns (pair set). False past the last unit.
+// Constant indices into a.seg keep the parameters out of local memory.
+template <int kCols = 1>
 __device__ __forceinline__ bool warp_unit(const MatmulArgs& a, int rope_segs, int64_t* u_out, MatmulSeg* g_out,
                                            bool* pair_out) {
+  auto units = [](int64_t n_out, bool pair) { return pair ? n_out / 2 : (n_out + kCols - 1) / kCols; };
   int64_t u = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
   MatmulSeg g = a.seg[0];
   bool pair = rope_segs > 0;
-  int64_t n = pair ? g.n_out / 2 : g.n_out;
+  int64_t n = units(g.n_out, pair);
   if (u >= n && a.n_seg > 1) {
     u -= n;
     g = a.seg[1];
     pair = rope_segs > 1;
-    n = pair ? g.n_out / 2 : g.n_out;
+    n = units(g.n_out, pair);
     if (u >= n && a.n_seg > 2) {
       u -= n;
       g = a.seg[2];
       pair = false;
-      n = g.n_out;
+      n = units(g.n_out, pair);
     }
   }
   *u_out = u;
@@ -166,17 +168,19 @@ __device__ __forceinline__ float fused_in(const float* x, const FusedArgs& f, in
   return x[e];
 }
 
-// One row of x (a decode step), fused. One warp per output column as in matmul_warp, or per
-// pair of a head's columns where rope rotates them (the angle in double as the CPU's rope
-// computes it). Each warp makes its input on the fly (no block-wide staging or barrier: the
-// weights' loads start at once); with a norm it also sums x^2 over the elements it reads,
-// which are every element once, and scales its sums by 1 / rms. Bias, accumulate, rope at
-// the end.
-template <typename W, RowInput kStage>
+// One row of x (a decode step), fused. One warp per kCols output columns (matmul_warp's
+// one, or several sharing the warp's input: an output head of 49152 columns made its input
+// 49152 times with one), or per pair of a head's columns where rope rotates them (kCols 1;
+// the angle in double as the CPU's rope computes it). Each warp makes its input on the fly
+// (no block-wide staging or barrier: the weights' loads start at once); with a norm it also
+// sums x^2 over the elements it reads, which are every element once, and scales its sums by
+// 1 / rms. Bias, accumulate, rope at the end.
+template <typename W, RowInput kStage, int kCols>
 __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
   kernel_prologue();
   extern __shared__ float staged[];
   constexpr RowInput kIn = kStage == RowInput::gate_staged ? RowInput::plain : kStage;
+  constexpr int kSlots = kCols > 2 ? kCols : 2;  // columns a warp reads: kCols, or a rope pair
   const float* x = a.x;
   if constexpr (kStage == RowInput::gate_staged) {
     for (int64_t i = threadIdx.x; i < a.k; i += blockDim.x) staged[i] = fused_in<RowInput::gate>(a.x, f, i);
@@ -187,52 +191,69 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
   int64_t u;
   MatmulSeg g;
   bool pair;
-  if (!warp_unit(a, f.rope_segs, &u, &g, &pair)) return;
-  int64_t c0 = u, c1 = u;
+  if (!warp_unit<kCols>(a, f.rope_segs, &u, &g, &pair)) return;
+  pair = kCols == 1 && pair;  // the host fuses rope only with one column per warp
+  int64_t col[kSlots];
+  int n_col = kCols, n_store = kCols;  // columns read; columns stored (the last unit may hold fewer)
   int32_t j = 0;
-  const bool rotate = pair && rope_pair(f, u, &c0, &c1, &j);
-  const uint8_t* w0 = g.w + c0 * static_cast<int64_t>(g.w_nb1);
-  const uint8_t* w1 = g.w + c1 * static_cast<int64_t>(g.w_nb1);
+  bool rotate = false;
+  if (pair) {
+    rotate = rope_pair(f, u, &col[0], &col[1], &j);
+    n_col = n_store = 2;
+  } else {
+    const int64_t c0 = u * kCols;
+    if (g.n_out - c0 < kCols) n_store = static_cast<int>(g.n_out - c0);
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c) col[c] = c0 + (c < n_store ? c : n_store - 1);  // past the end: the last again
+  }
+  const uint8_t* w[kSlots];
+#pragma unroll
+  for (int c = 0; c < kSlots; ++c) w[c] = g.w + col[c] * static_cast<int64_t>(g.w_nb1);
   const int64_t n_units = a.k / 8;
-  float acc0 = 0.0f, acc1 = 0.0f, ss = 0.0f;
+  float acc[kSlots], ss = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kSlots; ++c) acc[c] = 0.0f;
   for (int64_t e = lane; e < n_units; e += 32) {
-    float wa[4], wb[4], xa[4], xb[4];
+    float wa[kSlots][4], wb[kSlots][4], xa[4], xb[4];
     int64_t ea, eb;
-    W::load8(w0, e, wa, wb, &ea, &eb);
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c)  // the same element indices for every column: only the row differs
+      if (c < n_col) W::load8(w[c], e, wa[c], wb[c], &ea, &eb);
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       xa[t] = fused_in<kIn>(x, f, ea + t);
       xb[t] = fused_in<kIn>(x, f, eb + t);
       if constexpr (kIn == RowInput::norm) ss += x[ea + t] * x[ea + t] + x[eb + t] * x[eb + t];
     }
-    acc0 += wa[0] * xa[0] + wa[1] * xa[1] + wa[2] * xa[2] + wa[3] * xa[3] + wb[0] * xb[0] + wb[1] * xb[1] +
-            wb[2] * xb[2] + wb[3] * xb[3];
-    if (pair) {
-      W::load8(w1, e, wa, wb, &ea, &eb);  // the same element indices: only the row differs
-      acc1 += wa[0] * xa[0] + wa[1] * xa[1] + wa[2] * xa[2] + wa[3] * xa[3] + wb[0] * xb[0] + wb[1] * xb[1] +
-              wb[2] * xb[2] + wb[3] * xb[3];
-    }
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c)
+      if (c < n_col)
+        acc[c] += wa[c][0] * xa[0] + wa[c][1] * xa[1] + wa[c][2] * xa[2] + wa[c][3] * xa[3] + wb[c][0] * xb[0] +
+                  wb[c][1] * xb[1] + wb[c][2] * xb[2] + wb[c][3] * xb[3];
   }
   for (int64_t i = n_units * 8 + lane; i < a.k; i += 32) {  // k % 8: f32 and f16 rows only
     const float xi = fused_in<kIn>(x, f, i);
     if constexpr (kIn == RowInput::norm) ss += x[i] * x[i];
-    acc0 += W::load1(w0, i) * xi;
-    if (pair) acc1 += W::load1(w1, i) * xi;
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c)
+      if (c < n_col) acc[c] += W::load1(w[c], i) * xi;
   }
-  float s0 = warp_sum(acc0);
-  float s1 = pair ? warp_sum(acc1) : 0.0f;
+  float s[kSlots];
+#pragma unroll
+  for (int c = 0; c < kSlots; ++c) s[c] = c < n_col ? warp_sum(acc[c]) : 0.0f;
   if constexpr (kIn == RowInput::norm) {
     const float scale = 1.0f / sqrtf(warp_sum(ss) / static_cast<float>(a.k) + f.eps);
-    s0 *= scale;
-    s1 *= scale;
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c) s[c] *= scale;
   }
   if (lane != 0) return;
-  if (g.bias) {
-    s0 += g.bias[c0];
-    if (pair) s1 += g.bias[c1];
-  }
+#pragma unroll
+  for (int c = 0; c < kSlots; ++c)
+    if (c < n_store && g.bias) s[c] += g.bias[col[c]];
   if (!pair) {
-    g.y[c0] = f.accumulate ? g.y[c0] + s0 : s0;
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c)
+      if (c < n_store) g.y[col[c]] = f.accumulate ? g.y[col[c]] + s[c] : s[c];
     return;
   }
   if (rotate) {
@@ -240,12 +261,12 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
     double freq = pow(static_cast<double>(f.theta_base), -2.0 * j / f.n_rot);
     if (f.divisors) freq /= f.divisors[j];
     const float c = static_cast<float>(cos(pos * freq)), sn = static_cast<float>(sin(pos * freq));
-    const float x0 = s0, x1 = s1;
-    s0 = x0 * c - x1 * sn;
-    s1 = x0 * sn + x1 * c;
+    const float x0 = s[0], x1 = s[1];
+    s[0] = x0 * c - x1 * sn;
+    s[1] = x0 * sn + x1 * c;
   }
-  g.y[c0] = s0;
-  g.y[c1] = s1;
+  g.y[col[0]] = s[0];
+  g.y[col[1]] = s[1];
 }
 
 // Rows [o0, o0 + n) of the weights as f32, row-major [n, k], into dst.
@@ -306,6 +327,37 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf
   return Status::ok();
 }
 
+// Output columns per warp of a fused one-row call: 1 with rope (a warp per pair); else
+// Launch::row_cols where set (WT_CUDA_ROW_COLS, an A/B on one build), else 4 from 8192
+// columns (an output head), where the warps are many and each made the whole input alone.
+int fused_row_cols(const MatmulArgs& a, int rope_segs, const Launch& l) {
+  if (rope_segs > 0) return 1;
+  if (l.row_cols > 0) return l.row_cols;
+  int64_t outs = 0;
+  for (int s = 0; s < a.n_seg; ++s) outs += a.seg[s].n_out;
+  return outs >= 8192 ? 4 : 1;
+}
+
+template <typename W, int kCols>
+Status launch_fused(const MatmulOp& m, const MatmulArgs& a, const FusedArgs& f, const Launch& l) {
+  int64_t units = 0;  // warps: kCols columns each, a pair of them where rope rotates the product
+  for (int s = 0; s < a.n_seg; ++s)
+    units += s < f.rope_segs ? a.seg[s].n_out / 2 : (a.seg[s].n_out + kCols - 1) / kCols;
+  const unsigned gx = static_cast<unsigned>((units + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  constexpr int kThreads = 32 * kWarpsPerBlock;
+  if (!m.norm.empty())
+    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::norm, kCols>, dim3(gx), kThreads, 0, a, f);
+  if constexpr (kCols == 1) {  // the down projection's few columns: one per warp
+    const size_t staged = sizeof(float) * static_cast<size_t>(a.k);
+    if (!m.gate.empty() && staged + 1024 <= l.max_shared_per_block)
+      return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate_staged, 1>, dim3(gx), kThreads, staged, a,
+                           f);
+    if (!m.gate.empty())
+      return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate, 1>, dim3(gx), kThreads, 0, a, f);
+  }
+  return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::plain, kCols>, dim3(gx), kThreads, 0, a, f);
+}
+
 template <typename W>
 Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
   const RopeOp& r = m.rope;
@@ -322,18 +374,12 @@ Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
   f.position_scale = r.position_scale;
   f.positions = r.positions;
   f.divisors = static_cast<const float*>(r.freq_divisors.data);
-  int64_t units = 0;  // columns, pairs of them where rope rotates the product
-  for (int s = 0; s < a.n_seg; ++s) units += s < f.rope_segs ? a.seg[s].n_out / 2 : a.seg[s].n_out;
-  const unsigned gx = static_cast<unsigned>((units + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  if (!m.norm.empty())
-    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::norm>, dim3(gx), 32 * kWarpsPerBlock, 0, a, f);
-  const size_t staged = sizeof(float) * static_cast<size_t>(a.k);
-  if (!m.gate.empty() && staged + 1024 <= l.max_shared_per_block)
-    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate_staged>, dim3(gx), 32 * kWarpsPerBlock,
-                         staged, a, f);
-  if (!m.gate.empty())
-    return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::gate>, dim3(gx), 32 * kWarpsPerBlock, 0, a, f);
-  return launch_kernel("matmul", l, matmul_row_fused<W, RowInput::plain>, dim3(gx), 32 * kWarpsPerBlock, 0, a, f);
+  switch (m.gate.empty() ? fused_row_cols(a, f.rope_segs, l) : 1) {
+    case 2: return launch_fused<W, 2>(m, a, f, l);
+    case 4: return launch_fused<W, 4>(m, a, f, l);
+    case 8: return launch_fused<W, 8>(m, a, f, l);
+    default: return launch_fused<W, 1>(m, a, f, l);
+  }
 }
 
 template <typename W>

@@ -2,7 +2,7 @@
 # Device call 2 of 2, at once after call 1 (carry .gpu-carry/mBz: the second half gzipped):
 # the model from its halves, gpu-check's model tests and benches (bench-host among them), the
 # CUDA model tests with WT_CUDA_FUSE=norope, A/Bs of the fused one-row matmuls (CUDA's
-# WT_CUDA_FUSE, Vulkan's WT_VK_FUSE), CUDA decode and the pager by KV cache type, Vulkan's
+# WT_CUDA_FUSE, WT_CUDA_ROW_COLS, Vulkan's WT_VK_FUSE), CUDA decode and the pager by KV cache type, Vulkan's
 # tiled prompt kernels off and on (WT_VK_TILED), then Nsight
 # Compute without the cache flush (a decode step's kernels as they run warm).
 set -x
@@ -33,6 +33,10 @@ ab() {
   done
 }
 WT_CUDA_PROFILE=1 ab WT_CUDA_FUSE "0 1 norope" ab-fuse.txt -p 512,8192 -n 128 -r 3 --backend cuda
+# Output columns per warp of the fused one-row matmuls (kernels/cuda/matmul.cu's
+# fused_row_cols; 2026-11-28, never on a GPU): 1 everywhere (as before), the default (4 for
+# the output head), 8 everywhere but the rope and gate calls.
+ab WT_CUDA_ROW_COLS "1 0 8" ab-row-cols.txt -p 512 -n 128 -r 3 --backend cuda
 # CUDA's KV caches of f16 and q8_0 (kernels/cuda/kv_read.cuh, kv_store.cuh; written without
 # a GPU, 2026-11-28; their parity cases ran in call 1): decode at depth 4096 by cache type,
 # and the pager with each (issue 27's table refilled for f32 and f16).

@@ -49,7 +49,11 @@ void fused_matmul_cases(std::vector<Case>& v) {
                      F{DType::f32, 100, 33, 0, 0, gate, false, "k % 8 != 0"},
                      F{DType::q4_0, 12288, 16, 0, 0, gate, true, "a row past 48 KiB of shared memory"},
                      F{DType::q4_k, 256, 40, 24, 0, mixed_add_into, true, "mixed K-quants, one launch each"},
-                     F{DType::f16, 256, 48, 16, 0, norm, true, "f16, k % 8 == 0"}}) {
+                     F{DType::f16, 256, 48, 16, 0, norm, true, "f16, k % 8 == 0"},
+                     // From 8192 columns CUDA gives each warp several (matmul.cu's fused_row_cols):
+                     // products whose last warp holds fewer; with and without the norm.
+                     F{DType::q8_0, 576, 8195, 0, 0, norm, false, "an output head: columns per warp"},
+                     F{DType::q4_1, 576, 4098, 4097, 3, add_into, true, "several columns per warp, three products"}}) {
     const int outs = f.o1 + f.o2 + f.o3;
     const char* kind = f.kind == norm ? "norm" : f.kind == gate ? "gate" : "accumulate";
     Case c = make(Op::matmul, std::string("fused ") + kind + " " + dtype_name(f.t) + " k=" + std::to_string(f.k) +
