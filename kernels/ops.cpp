@@ -1,8 +1,9 @@
-// Op names, the one validation of every call (ops.h: validate_op), and the host arrays a
-// call carries. The checks are what the kernels of every backend rely on; each failure
+// Op names, the one validation of every call (ops.h: validate_op), the host arrays a
+// call carries, and rope's angles as every backend computes them (rope_freqs, rope_angles). The checks are what the kernels of every backend rely on; each failure
 // names the op and the argument.
 #include "ops.h"
 
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -114,6 +115,11 @@ Status check(const Check& c, const RopeOp& a) {
   if (!a.freq_divisors.empty()) {
     WT_TRY(c.floats(a.freq_divisors, "frequency divisors"));
     WT_TRY(c.that(a.freq_divisors.ne[0] >= a.n_rot / 2, "fewer frequency divisors than n_rot / 2"));
+  }
+  if (!a.angles.empty()) {
+    WT_TRY(c.floats(a.angles, "angles"));
+    WT_TRY(c.that(a.angles.ne[0] == a.n_rot, "angles rows must be n_rot long (cos and sin of each pair)"));
+    WT_TRY(c.that(a.angles.n_rows() >= a.x.ne[2], "fewer angle rows than rows of x"));
   }
   return c.that(a.x.ne[2] == 0 || a.positions, "positions are missing");
 }
@@ -309,6 +315,24 @@ Status check(const Check& c, const ArgmaxOp& a) {
 }
 
 }  // namespace
+
+void rope_freqs(const RopeOp& r, double* freqs) {
+  const float* div = r.freq_divisors.empty() ? nullptr : static_cast<const float*>(r.freq_divisors.data);
+  for (int32_t i = 0; i < r.n_rot / 2; ++i) {
+    double f = std::pow(static_cast<double>(r.theta_base), -2.0 * i / r.n_rot);
+    if (div) f /= div[i];
+    freqs[i] = f;
+  }
+}
+
+void rope_angles(const RopeOp& r, const double* freqs, int32_t position, float* out) {
+  const double pos = static_cast<double>(position) * r.position_scale;
+  for (int32_t i = 0; i < r.n_rot / 2; ++i) {
+    const double angle = pos * freqs[i];
+    out[2 * i] = static_cast<float>(std::cos(angle));
+    out[2 * i + 1] = static_cast<float>(std::sin(angle));
+  }
+}
 
 Status validate_op(const OpCall& call) {
   if (!call.holds_op_args())

@@ -54,7 +54,20 @@ struct RopeOp {
   float theta_base = 10000.0f;
   float position_scale = 1.0f;         // linear scaling: 1 / factor
   Tensor freq_divisors{};              // optional [n_rot/2] (llama3 scaling, precomputed)
+  // Optional [n_rot, >= n]: row r's angles as rope_angles() makes them, cos and sin of each
+  // pair; kernels read them instead of computing them (the engine fills it once per decode
+  // step for every layer: no pow, cos or sin per layer and warp; exact where a device has
+  // no float64). Where set, positions, theta_base, position_scale and freq_divisors must be
+  // the ones it was made from.
+  Tensor angles{};
 };
+
+// Rope's angles as every backend computes them: for pair i < n_rot / 2, freq_i =
+// theta_base^(-2i / n_rot) / freq_divisors[i] in double (rope_freqs: [n_rot / 2]), then for a
+// position p, angle_i = (p * position_scale) * freq_i in double, out[2i] = cos, out[2i + 1] =
+// sin, each rounded to float (rope_angles: [n_rot]). freq_divisors must be host-readable.
+void rope_freqs(const RopeOp& r, double* freqs);
+void rope_angles(const RopeOp& r, const double* freqs, int32_t position, float* out);
 
 // dst[n, out] = x[n, k] . w[out, k]^T (w any weight type). Up to two more products of the
 // same x (dst2 = x . w2^T, dst3 = x . w3^T; empty: none), which a GPU backend computes in

@@ -39,8 +39,14 @@ void run_rmsnorm(const ThreadCtx& tc, const Launch& l) {
   cpu::rmsnorm(tc, a.dst, a.x, a.weight, a.eps, a.residual);
 }
 void rope(const ThreadCtx& tc, const RopeOp& a) {
-  const cpu::RopeParams p{a.n_rot, a.neox, a.theta_base, a.position_scale,
-                          a.freq_divisors.empty() ? nullptr : static_cast<const float*>(a.freq_divisors.data)};
+  double freqs[256];  // n_rot <= 512 (validate_op)
+  cpu::RopeParams p{.n_rot = a.n_rot, .neox = a.neox, .op = &a, .freqs = freqs};
+  if (!a.angles.empty()) {
+    p.angles = static_cast<const float*>(a.angles.data);
+    p.angles_stride = static_cast<int64_t>(a.angles.nb[1] / sizeof(float));
+  } else {
+    rope_freqs(a, freqs);
+  }
   cpu::rope(tc, a.x, a.x2, a.positions, p);
 }
 // A one-row call's scratch at the front of the workspace (MatmulOp's fusions): the fused

@@ -408,22 +408,20 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   }
   const int32_t n_rot = a.n_rot;  // even, in (0, min(head_dim, 512)] (validate_op)
   const int32_t half = n_rot / 2;
-  const bool f64 = b.vk_caps().float64;
-  // Frequencies exactly as the CPU computes them (double pow, then the divisor), once per
-  // launch into the ring; divisors are read through their mapped (host) pointer.
-  const float* div = a.freq_divisors.empty() ? nullptr : static_cast<const float*>(a.freq_divisors.data);
+  const bool table = !a.angles.empty();  // the angles made on the host (RopeOp::angles)
+  const bool f64 = !table && b.vk_caps().float64;
+  // Without angles: frequencies exactly as the CPU computes them (rope_freqs: double pow,
+  // then the divisor, read through its mapped host pointer), once per launch into the ring.
   double freq_d[256];
   float freq_f[256];
-  for (int32_t i = 0; i < half; ++i) {
-    double f = std::pow(static_cast<double>(a.theta_base), -2.0 * i / n_rot);
-    if (div) f /= div[i];
-    freq_d[i] = f;
-    freq_f[i] = static_cast<float>(f);
-  }
+  if (!table) rope_freqs(a, freq_d);
+  for (int32_t i = 0; i < half && !table; ++i) freq_f[i] = static_cast<float>(freq_d[i]);
   Bound bind[kBindings];
   init_bindings(b, bind);
   bind[b_dst] = x_bind;
-  if (f64) {
+  if (table) {
+    WT_TRY(bind_f32(b, a.angles, "rope angles", &bind[b_src2]));
+  } else if (f64) {
     WT_TRY(b.upload(freq_d, sizeof(double) * half, &bind[b_src2]));
   } else {
     WT_TRY(b.upload(freq_f, sizeof(float) * half, &bind[b_src2]));
@@ -439,11 +437,12 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
     p.nb[2] = firsts[1];
     push_strides(&p, 2, a.x2);
   }
+  if (table) push_strides(&p, 3, a.angles);
   p.i[0] = n_rot;
   p.i[1] = a.neox ? 1 : 0;
   // The CPU multiplies the position by position_scale (linear scaling; 1 when unscaled).
   p.f[1] = a.position_scale;
-  return record_elementwise(b, f64 ? Kernel::rope_f64 : Kernel::rope, bind, p,
+  return record_elementwise(b, table ? Kernel::rope_table : f64 ? Kernel::rope_f64 : Kernel::rope, bind, p,
                             static_cast<uint64_t>(half) * (p.ne[1] + p.ne[3]) * p.ne[2]);
 }
 

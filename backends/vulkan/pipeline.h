@@ -19,7 +19,7 @@ namespace wt::vk {
 #define WT_VK_KERNELS(X)                                                                              \
   X(add) X(rmsnorm) X(swiglu) X(copy_rows) X(kv_store_f16) X(kv_store_q8_0) X(kv_copy) X(embed_f32)  \
   X(embed_f16) X(embed_q8_0) X(embed_q4_0) X(embed_q4_1) X(embed_q5_0) X(embed_q5_1) X(embed_bf16)   \
-  X(embed_q4_k) X(embed_q5_k) X(embed_q6_k) X(rope) X(rope_f64) X(matmul_f32) X(matmul_f16)          \
+  X(embed_q4_k) X(embed_q5_k) X(embed_q6_k) X(rope) X(rope_f64) X(rope_table) X(matmul_f32) X(matmul_f16)          \
   X(matmul_q8_0) X(matmul_q4_0) X(matmul_q4_1) X(matmul_q5_0) X(matmul_q5_1) X(matmul_bf16)           \
   X(matmul_q4_k) X(matmul_q5_k) X(matmul_q6_k) X(matmul_sg_f32) X(matmul_sg_f16) X(matmul_sg_q8_0)    \
   X(matmul_sg_q4_0) X(matmul_sg_q4_1) X(matmul_sg_q5_0) X(matmul_sg_q5_1) X(matmul_sg_bf16)           \

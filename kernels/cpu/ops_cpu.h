@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/ops.h"
 #include "kernels/tensor.h"
 #include "thread_ctx.h"
 
@@ -24,12 +25,14 @@ void add(const ThreadCtx& tc, const Tensor& dst, const Tensor& a, const Tensor& 
 struct RopeParams {
   int32_t n_rot;                   // leading dims of each head that rotate
   bool neox;                       // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
-  float theta_base;
-  float position_scale;            // linear scaling: 1 / factor (1 otherwise)
-  const float* freq_divisors;      // [n_rot/2] or nullptr (llama3 scaling)
+  const RopeOp* op;                // its angles' parameters (rope_angles)
+  const double* freqs;             // [n_rot/2]: rope_freqs(*op), once per call
+  const float* angles = nullptr;   // RopeOp::angles: row r's at angles + r * angles_stride
+  int64_t angles_stride = 0;       // floats
 };
 // x[n, n_heads, hd] rotated in place; row r is at position positions[r]. x2 (optional:
-// empty or [n, n_heads2, hd]) rotated with the same angles, computed once per row.
+// empty or [n, n_heads2, hd]) rotated with the same angles, made once per row (rope_angles)
+// unless given.
 void rope(const ThreadCtx& tc, const Tensor& x, const Tensor& x2, const int32_t* positions, const RopeParams& p);
 
 // Causal GQA attention, flash-style (no n x n matrix). q/dst: [n, n_head, hd], k/v:

@@ -135,6 +135,7 @@ struct FusedArgs {
   float theta_base, position_scale;
   const int32_t* positions;
   const float* divisors;  // or null
+  const float* angles;    // RopeOp::angles' row (cos, sin of each pair) or null: then computed
 };
 
 // Pair u of a rotated product: head u / (head_dim / 2), index j in it. The first n_rot / 2
@@ -171,7 +172,7 @@ __device__ __forceinline__ float fused_in(const float* x, const FusedArgs& f, in
 // One row of x (a decode step), fused. One warp per kCols output columns (matmul_warp's
 // one, or several sharing the warp's input: an output head of 49152 columns made its input
 // 49152 times with one), or per pair of a head's columns where rope rotates them (kCols 1;
-// the angle in double as the CPU's rope computes it). Each warp makes its input on the fly
+// RopeOp::angles, else the angle in double as the CPU computes it). Each warp makes its input on the fly
 // (no block-wide staging or barrier: the weights' loads start at once); with a norm it also
 // sums x^2 over the elements it reads, which are every element once, and scales its sums by
 // 1 / rms. Bias, accumulate, rope at the end.
@@ -257,10 +258,17 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
     return;
   }
   if (rotate) {
-    const double pos = static_cast<double>(f.positions[0]) * f.position_scale;
-    double freq = pow(static_cast<double>(f.theta_base), -2.0 * j / f.n_rot);
-    if (f.divisors) freq /= f.divisors[j];
-    const float c = static_cast<float>(cos(pos * freq)), sn = static_cast<float>(sin(pos * freq));
+    float c, sn;
+    if (f.angles) {
+      c = f.angles[2 * j];
+      sn = f.angles[2 * j + 1];
+    } else {
+      const double pos = static_cast<double>(f.positions[0]) * f.position_scale;
+      double freq = pow(static_cast<double>(f.theta_base), -2.0 * j / f.n_rot);
+      if (f.divisors) freq /= f.divisors[j];
+      c = static_cast<float>(cos(pos * freq));
+      sn = static_cast<float>(sin(pos * freq));
+    }
     const float x0 = s[0], x1 = s[1];
     s[0] = x0 * c - x1 * sn;
     s[1] = x0 * sn + x1 * c;
@@ -374,6 +382,7 @@ Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
   f.position_scale = r.position_scale;
   f.positions = r.positions;
   f.divisors = static_cast<const float*>(r.freq_divisors.data);
+  f.angles = static_cast<const float*>(r.angles.data);
   switch (m.gate.empty() ? fused_row_cols(a, f.rope_segs, l) : 1) {
     case 2: return launch_fused<W, 2>(m, a, f, l);
     case 4: return launch_fused<W, 4>(m, a, f, l);

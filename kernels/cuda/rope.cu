@@ -1,6 +1,7 @@
 // rope on CUDA (rope.cuh): one block per row (grid-stride over rows). The block first
-// computes the row's n_rot/2 angles in double exactly as the CPU does (pow, the divisor,
-// cos and sin), then rotates every head's pairs with them, x's and then x2's.
+// takes the row's n_rot/2 angles from RopeOp::angles, or computes them in double exactly as
+// the CPU does (pow, the divisor, cos and sin), then rotates every head's pairs with them,
+// x's and then x2's.
 #include "common.cuh"
 #include "rope.cuh"
 #include "pdl.cuh"
@@ -16,6 +17,8 @@ struct RopeArgs {
   int64_t n_heads2;
   const int32_t* positions;
   const float* divisors;  // [n_rot/2] or null
+  const float* angles;    // RopeOp::angles (row r at r * angles_nb1 bytes) or null
+  size_t angles_nb1;
   int64_t n_heads, n;
   int32_t n_rot;
   bool neox;
@@ -30,6 +33,12 @@ __global__ void rope_kernel(RopeArgs a) {
     __syncthreads();  // the previous row's angles are no longer read
     const double pos = static_cast<double>(a.positions[r]) * a.position_scale;
     for (int32_t i = threadIdx.x; i < half; i += blockDim.x) {
+      if (a.angles) {
+        const float* t = row_at<float>(a.angles, r, a.angles_nb1);
+        cos_v[i] = t[2 * i];
+        sin_v[i] = t[2 * i + 1];
+        continue;
+      }
       double freq = pow(static_cast<double>(a.theta_base), -2.0 * i / a.n_rot);
       if (a.divisors) freq /= a.divisors[i];
       const double angle = pos * freq;
@@ -63,6 +72,8 @@ Status rope(const OpCall& c, const Launch& l) {
   a.nb2 = x.nb[2];
   a.positions = r.positions;
   a.divisors = r.freq_divisors.empty() ? nullptr : static_cast<const float*>(r.freq_divisors.data);
+  a.angles = r.angles.empty() ? nullptr : static_cast<const float*>(r.angles.data);
+  a.angles_nb1 = r.angles.nb[1];
   a.n_heads = x.ne[1];
   a.x2 = static_cast<float*>(r.x2.data);
   a.nb1_2 = r.x2.nb[1];

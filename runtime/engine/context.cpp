@@ -11,6 +11,7 @@
 #include "context_budget.h"
 #include "runtime/prune/registry.h"
 #include "model_device.h"
+#include "op_runner.h"
 
 namespace wt {
 
@@ -175,6 +176,8 @@ Status Context::allocate() {
   positions_ = v.positions;
   token_ids_ = v.token_ids;
   rope_divisors_ = v.rope_divisors;
+  rope_freqs_ = v.rope_freqs;
+  rope_angles_ = v.rope_angles;
   row_tmp_ = v.row_tmp;
   tok_tmp_ = v.tok_tmp;
   kv_pos_ = v.kv_pos;
@@ -200,6 +203,8 @@ Status Context::allocate() {
   } else {
     rope_divisors_ = nullptr;
   }
+  // The divisors are read here, once: a decode step makes its angles from these on the host.
+  rope_freqs(rope_op(Tensor{}, Tensor{}, nullptr, hp, rope_divisors_), rope_freqs_);
   return Status::ok();
 }
 

@@ -234,6 +234,8 @@ class Context {
   bool policy_decoding_ = false; // the last prefill was pruned: decode asks the policy
   PruneStats prune_stats_;
   float* rope_divisors_ = nullptr;
+  double* rope_freqs_ = nullptr;  // [n_rot/2] rope_freqs() of the model's rope, made at allocation
+  float* rope_angles_ = nullptr;  // [n_rot] a one-row pass's angles (RopeOp::angles)
   int32_t n_ctx_ = 0;
   int32_t n_past_ = 0;
   int32_t n_logit_rows_ = 0;  // rows the logits buffer holds

@@ -148,6 +148,10 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   v.positions = h.take_n<int32_t>(n_sz);
   v.token_ids = h.take_n<int32_t>(n_sz);
   v.rope_divisors = a.take_n<float>(static_cast<size_t>(hp.n_rot / 2 + 1));  // written once, read by rope
+  // A decode step's rope angles, made once for every layer (RopeOp::angles); the kernels read
+  // them where the host wrote them.
+  v.rope_freqs = h.take_n<double>(static_cast<size_t>(hp.n_rot / 2 + 1));
+  v.rope_angles = h.take_n<float>(static_cast<size_t>(hp.n_rot + 1));
   // Pruning state: sized for n_ctx so no pass allocates.
   v.row_tmp = h.take_n<int32_t>(n_sz);
   v.tok_tmp = h.take_n<int32_t>(n_sz);

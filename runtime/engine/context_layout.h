@@ -66,7 +66,7 @@ struct ArenaBytes {
   uint64_t logits_bytes = 0;       // [n_logit_rows, n_vocab]
   uint64_t kv_bytes = 0;           // K and V of kv_type, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)
-  uint64_t index_bytes = 0;        // positions, token ids, rope divisors, row scratch, KV positions
+  uint64_t index_bytes = 0;        // positions, token ids, rope divisors and angles, row scratch, KV positions
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
   uint64_t prune_host_bytes = 0;   // of prune_bytes, the host part's: all but the anchors
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
@@ -88,6 +88,8 @@ struct ArenaViews {
   int32_t* positions = nullptr;   // [n_ctx]
   int32_t* token_ids = nullptr;   // [n_ctx]
   float* rope_divisors = nullptr; // [n_rot/2 + 1]
+  double* rope_freqs = nullptr;   // [n_rot/2] rope_freqs(): made once, read by the host
+  float* rope_angles = nullptr;   // [n_rot] a one-row pass's RopeOp::angles, made once per pass
   int32_t* row_tmp = nullptr;     // [n_ctx]
   int32_t* tok_tmp = nullptr;     // [n_ctx]
   int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][n_ctx]

@@ -65,6 +65,13 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // Rows appended to a resident f32 cache are the K and V matmul's own outputs (rope rotates
   // the keys there): no copy into the cache after them (append_kv sees they are in place).
   const bool kv_in_place = !pass.fresh && !pass.paged && options_.kv_type == DType::f32;
+  // One row: its rope angles made here once for every layer (RopeOp::angles), not by each
+  // layer's kernel (on a GPU, per warp, in double).
+  const float* angles = nullptr;
+  if (n == 1) {
+    rope_angles(rope_op(Tensor{}, Tensor{}, nullptr, hp, rope_divisors_), rope_freqs_, positions_[0], rope_angles_);
+    angles = rope_angles_;
+  }
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
     const Tensor q = first_rows(act_.q, rows);        // [rows, n_head, head_dim]
@@ -86,14 +93,14 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
       if (fuse) {  // the norm, the biases and (fuse_rope) rope in the same launch
-        const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_) : RopeOp{};
+        const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_, angles) : RopeOp{};
         WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
       } else {
         WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
         WT_TRY(run.linears(3, dst, xn, wts, bias));
       }
     }
-    if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_));
+    if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_, angles));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
     WT_TRY(append_kv(run, pass, l, k, v, &keys));
     Decision d;      // the policy's answer: KV rows to keep, rows to skip or attend, rows that go on

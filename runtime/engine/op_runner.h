@@ -47,9 +47,10 @@ struct MatmulFusion {
 };
 
 // RopeOp for x [rows, heads, head_dim] and x2 (a layer's queries and keys) at positions, as
-// the model's hparams say.
+// the model's hparams say; angles (optional, [rows][n_rot]): RopeOp::angles, rope_angles()'s
+// for those positions.
 inline RopeOp rope_op(const Tensor& x, const Tensor& x2, const int32_t* positions, const Hparams& hp,
-                      const float* divisors) {
+                      const float* divisors, const float* angles = nullptr) {
   RopeOp r{.x = x,
            .x2 = x2,
            .positions = positions,
@@ -58,6 +59,7 @@ inline RopeOp rope_op(const Tensor& x, const Tensor& x2, const int32_t* position
            .theta_base = hp.rope_theta,
            .position_scale = hp.rope_scaling == RopeScaling::linear ? 1.0f / hp.rope_factor : 1.0f};
   if (divisors) r.freq_divisors = make_tensor_2d(const_cast<float*>(divisors), DType::f32, hp.n_rot / 2, 1);
+  if (angles) r.angles = make_tensor_2d(const_cast<float*>(angles), DType::f32, hp.n_rot, x.ne[2]);
   return r;
 }
 
@@ -115,8 +117,9 @@ class OpRunner {
   }
   // x [rows, heads, head_dim] and x2 [rows, heads2, head_dim] (a layer's queries and keys)
   // rotated at positions[0..rows) as the model's hparams say, in one launch.
-  Status rope(const Tensor& x, const Tensor& x2, const int32_t* positions, const Hparams& hp, const float* divisors) {
-    return b_.launch(rope_op(x, x2, positions, hp, divisors));
+  Status rope(const Tensor& x, const Tensor& x2, const int32_t* positions, const Hparams& hp, const float* divisors,
+              const float* angles = nullptr) {
+    return b_.launch(rope_op(x, x2, positions, hp, divisors, angles));
   }
   Status copy_rows(const Tensor& dst, const Tensor& src, int32_t row0) {
     return b_.launch(CopyRowsOp{.dst = dst, .src = src, .row0 = row0});

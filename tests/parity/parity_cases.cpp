@@ -111,6 +111,23 @@ void rope_cases(std::vector<Case>& v) {
     c.results = result_src0;
     v.push_back(c);
   }
+  // Angles given (RopeOp::angles, what the engine passes a decode step's rope): every backend
+  // rotates by the table's (cos, sin) as given, whatever their values, so random ones check
+  // that each reads row r's pair i where the CPU does (rows padded past n_rot: the stride).
+  // That rope_angles() makes what the kernels compute: tests/unit/test_cpu_ops.cpp.
+  for (const bool neox : {false, true}) {
+    Case c = make(Op::rope, std::string("angles given hd=64 heads=9+3 n=3") + (neox ? " neox" : "") + " padded rows");
+    c.src[0] = f32(3, 64, 9, 3);
+    c.src[1] = f32(2, 64 + 6, 3);
+    c.src[2] = f32(3, 64, 3, 3);
+    c.ids = iota_ids(3, 4099, 17, 8192);
+    c.call = [neox](const Slots& s) {
+      return OpCall(RopeOp{.x = s.src[0], .x2 = s.src[2], .positions = s.ids, .n_rot = 64, .neox = neox,
+                           .theta_base = 1e6f, .angles = cols(s.src[1], 0, 64)});
+    };
+    c.results = result_src0 | result_src2;
+    v.push_back(c);
+  }
   // Queries and keys in one launch (RopeOp::x2), as a layer's forward pass rotates them: in
   // one buffer (heads 0..9 of src0 and the 3 after them; Vulkan's single dispatch) and in two
   // (src0 and src2; Vulkan's one dispatch each).

@@ -53,7 +53,7 @@ void fused_matmul_cases(std::vector<Case>& v) {
                      // From 8192 columns CUDA gives each warp several (matmul.cu's fused_row_cols):
                      // products whose last warp holds fewer; with and without the norm.
                      F{DType::q8_0, 576, 8195, 0, 0, norm, false, "an output head: columns per warp"},
-                     F{DType::q4_1, 576, 4098, 4097, 3, add_into, true, "several columns per warp, three products"}}) {
+                     F{DType::q4_1, 576, 4098, 4097, 3, add_into, true, "several columns per warp and three products"}}) {
     const int outs = f.o1 + f.o2 + f.o3;
     const char* kind = f.kind == norm ? "norm" : f.kind == gate ? "gate" : "accumulate";
     Case c = make(Op::matmul, std::string("fused ") + kind + " " + dtype_name(f.t) + " k=" + std::to_string(f.k) +
@@ -98,13 +98,17 @@ void fused_qkv_rope_cases(std::vector<Case>& v) {
     bool neox, bias, divisors;
     int32_t pos;
     const char* why;
+    bool angles = false;  // RopeOp::angles given (random: they are used as given), after the divisors
   };
   for (const R& r : {R{DType::q4_1, DType::q4_1, 576, 64, 9, 3, 64, false, false, false, 37, "the default model"},
                      R{DType::q8_0, DType::q8_0, 896, 64, 14, 2, 64, true, true, false, 1000, "Qwen2.5-0.5B"},
                      R{DType::q4_0, DType::q4_0, 256, 64, 4, 2, 32, true, false, true, 5, "n_rot 32, divisors"},
                      R{DType::f16, DType::f16, 128, 32, 4, 4, 16, false, true, true, 8190, "n_rot 16, pairs (2i, 2i+1)"},
                      R{DType::q4_k, DType::q6_k, 1536, 128, 12, 2, 128, true, false, false, 31000,
-                       "Qwen2.5-1.5B heads, mixed K-quants"}}) {
+                       "Qwen2.5-1.5B heads, mixed K-quants"},
+                     R{DType::q4_1, DType::q4_1, 576, 64, 9, 3, 64, false, false, false, 37, "angles given", true},
+                     R{DType::q8_0, DType::q8_0, 896, 64, 14, 2, 32, true, true, true, 1000,
+                       "angles given with divisors and n_rot 32", true}}) {
     const int oq = r.hd * r.heads, okv = r.hd * r.kv_heads;
     const bool mixed = r.t1 != r.t2;
     Case c = make(Op::matmul, std::string("fused norm, bias, rope ") + dtype_name(r.t1) + "+" + dtype_name(r.t2) +
@@ -115,7 +119,8 @@ void fused_qkv_rope_cases(std::vector<Case>& v) {
     c.dst = f32(2, oq + 2 * okv, 1);
     c.src[0] = f32(2, r.k, 1, 1, Fill::normal, 3.0f);
     c.src[1] = typed(r.t1, r.k, mixed ? oq : oq + 2 * okv, 0.1f);
-    c.src[2] = mixed ? typed(r.t2, r.k, 2 * okv, 0.1f) : f32(2, r.k + oq + 2 * okv + r.n_rot / 2, 1, 1, Fill::positive);
+    c.src[2] = mixed ? typed(r.t2, r.k, 2 * okv, 0.1f)
+                     : f32(2, r.k + oq + 2 * okv + r.n_rot / 2 + r.n_rot, 1, 1, Fill::positive);
     c.ids = {r.pos};
     c.call = [r, oq, okv, mixed](const Slots& s) {
       auto heads = [&](const Tensor& out, int n_heads) {
@@ -139,6 +144,7 @@ void fused_qkv_rope_cases(std::vector<Case>& v) {
       op.rope = RopeOp{.x = heads(op.dst, r.heads), .x2 = heads(op.dst2, r.kv_heads), .positions = s.ids,
                        .n_rot = r.n_rot, .neox = r.neox, .theta_base = r.neox ? 1e6f : 10000.0f};
       if (r.divisors) op.rope.freq_divisors = cols(s.src[2], r.k + oq + 2 * okv, r.n_rot / 2);
+      if (r.angles) op.rope.angles = cols(s.src[2], r.k + oq + 2 * okv + r.n_rot / 2, r.n_rot);
       return OpCall(op);
     };
     v.push_back(c);

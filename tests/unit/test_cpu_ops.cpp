@@ -137,8 +137,12 @@ TEST_CASE("ops: rope rotates pairs by position (norm and neox) and a second tens
     auto x = random_vec(static_cast<size_t>(hd * heads * n), 4);
     const auto orig = x;
     std::vector<int32_t> pos = {0, 1, 7, 100, 4095};
-    const float divisors[32] = {1, 1, 2, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8};
-    wt::cpu::RopeParams p{static_cast<int32_t>(hd), neox, 10000.0f, 0.5f, divisors};
+    float divisors[32] = {1, 1, 2, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8};
+    wt::RopeOp op{.n_rot = static_cast<int32_t>(hd), .neox = neox, .theta_base = 10000.0f, .position_scale = 0.5f};
+    op.freq_divisors = wt::make_tensor_2d(divisors, wt::DType::f32, 32, 1);
+    double freqs[32];
+    wt::rope_freqs(op, freqs);
+    const wt::cpu::RopeParams p{.n_rot = op.n_rot, .neox = neox, .op = &op, .freqs = freqs};
     Tensor tx = t3(x, hd, heads, n);
     run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, tx, wt::Tensor{}, pos.data(), p); });
     double worst = 0;
@@ -163,6 +167,17 @@ TEST_CASE("ops: rope rotates pairs by position (norm and neox) and a second tens
     run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, ty2_alone, wt::Tensor{}, pos.data(), p); });
     CHECK(y == x);
     CHECK(y2 == y2_alone);
+    // Angles given (RopeOp::angles, as the engine makes them once per decode step): the
+    // same bits as the angles the kernel makes itself.
+    std::vector<float> angles(static_cast<size_t>(hd * n));
+    for (int64_t r = 0; r < n; ++r) wt::rope_angles(op, freqs, pos[static_cast<size_t>(r)], &angles[static_cast<size_t>(r * hd)]);
+    wt::cpu::RopeParams pt = p;
+    pt.angles = angles.data();
+    pt.angles_stride = hd;
+    auto z = orig;
+    Tensor tz = t3(z, hd, heads, n);
+    run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, tz, wt::Tensor{}, pos.data(), pt); });
+    CHECK(z == x);
   }
 }
 

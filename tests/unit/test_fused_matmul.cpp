@@ -172,7 +172,7 @@ TEST_CASE("fused matmul: bit-identical to rmsnorm, swiglu, matmul and add as sep
   CHECK(std::memcmp(fused.data(), split.data(), sizeof(float) * fused.size()) == 0);
 }
 
-TEST_CASE("fused matmul: calls the fusions cannot take are refused with a message") {
+TEST_CASE("fused matmul: calls the fusions cannot take are refused with a message (rope angles among them)") {
   Cpu cpu;
   const int64_t k = 64, out = 8;
   std::vector<float> x = normal(2 * k, 21), nw = normal(k, 22), w = normal(k * out, 23), y(2 * out);
@@ -205,4 +205,11 @@ TEST_CASE("fused matmul: calls the fusions cannot take are refused with a messag
   wt::RopeOp no_pos = r;
   no_pos.positions = nullptr;
   refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .rope = no_pos}, "positions are missing");
+  // RopeOp::angles: a row of cos and sin per pair (n_rot floats), a row for every row of x.
+  wt::RopeOp short_angles = r;
+  short_angles.angles = wt::make_tensor_2d(nw.data(), DType::f32, 2, 1);
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .rope = short_angles}, "angles rows must be n_rot long");
+  wt::RopeOp no_angle_rows = r;
+  no_angle_rows.angles = wt::make_tensor_2d(nw.data(), DType::f32, 4, 0);
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .rope = no_angle_rows}, "fewer angle rows");
 }
