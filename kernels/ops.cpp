@@ -1,6 +1,7 @@
 // Op names, the one validation of every call (ops.h: validate_op), the host arrays a
-// call carries, and rope's angles as every backend computes them (rope_freqs, rope_angles). The checks are what the kernels of every backend rely on; each failure
-// names the op and the argument.
+// call carries, and rope's angles as every backend computes them (rope_freqs, rope_angles).
+// The checks are what the kernels of every backend rely on; each failure names the op and
+// the argument.
 #include "ops.h"
 
 #include <cmath>
