@@ -52,6 +52,7 @@ static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::count),
 Status VulkanBackend::enqueue(const OpCall& call) {
   const OpEntry& e = kOps[static_cast<size_t>(call.op)];
   if (!e.encode) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op_name(call.op) + ": " + e.reason);
+  step_profile_.launched();
   return e.encode(*this, call);
 }
 

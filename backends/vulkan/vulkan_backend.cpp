@@ -99,6 +99,7 @@ VulkanBackend::~VulkanBackend() {
   (void)streams_[0].synchronize();
   (void)streams_[1].synchronize();
   profile_.print();
+  step_profile_.print();
 }
 
 Status VulkanBackend::check_validation() const {
@@ -174,9 +175,25 @@ bool VulkanBackend::stream_times(StreamTimes* out) {
 }
 
 Status VulkanBackend::synchronize(Stream stream) {
-  WT_TRY(streams_[static_cast<int>(stream)].synchronize());
+  VkStream& s = streams_[static_cast<int>(stream)];
+  if (stream == Stream::compute && step_profile_.waiting()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    WT_TRY(s.synchronize());
+    step_profile_.step_waited(std::chrono::steady_clock::now() - t0, s.submitted());
+  } else {
+    WT_TRY(s.synchronize());
+  }
   if (stream == Stream::compute) ring_slots_.clear();  // no submitted work reads the ring any more
   return check_validation();
+}
+
+Status VulkanBackend::set_step_replay(bool on) {
+  if (on) {
+    step_profile_.step_start(streams_[static_cast<int>(Stream::compute)].submitted());
+  } else {
+    step_profile_.step_issued();
+  }
+  return Status::ok();
 }
 
 size_t VulkanBackend::workspace_bytes(const OpCall& c) const {

@@ -9,6 +9,7 @@
 #include "backends/upload_ring.h"
 #include "device.h"
 #include "kernel_profile.h"
+#include "step_profile.h"
 #include "memory.h"
 #include "pipeline.h"
 #include "stream.h"
@@ -43,6 +44,7 @@ class VulkanBackend final : public Backend {
   Status record_event(Stream stream, Event* out) override;
   Status wait_event(Stream stream, const Event& event) override;
   Status synchronize(Stream stream) override;
+  Status set_step_replay(bool on) override;  // marks for StepProfile only: steps run op by op
   // From timestamps of every batch (stream.h says how waiting is estimated); false where
   // a queue family has no timestamps.
   bool stream_times(StreamTimes* out) override;
@@ -111,6 +113,7 @@ class VulkanBackend final : public Backend {
   bool automatic_lane_ = false;
   bool tiled_prompt_ = false;
   KernelProfile profile_;  // WT_VK_PROFILE=1: per-kernel times, printed at destruction
+  StepProfile step_profile_;  // WT_VK_HOST_PROFILE=1: the host's time per decode step
 };
 
 }  // namespace wt::vk

@@ -34,9 +34,14 @@ struct KvF16 {
   }
   __host__ __device__ static float4 load4(const char* row, int d) {
     const uint2 w = *reinterpret_cast<const uint2*>(reinterpret_cast<const __half*>(row) + d);
-    const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&w.x));
-    const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&w.y));
-    return make_float4(lo.x, lo.y, hi.x, hi.y);
+    // The words' bits as halves through __half_raw, not a pointer cast (strict aliasing in
+    // host builds).
+    auto half_at = [](unsigned int word, int shift) {
+      __half_raw r;
+      r.x = static_cast<unsigned short>(word >> shift);
+      return __half2float(__half(r));
+    };
+    return make_float4(half_at(w.x, 0), half_at(w.x, 16), half_at(w.y, 0), half_at(w.y, 16));
   }
 };
 
