@@ -61,10 +61,12 @@ struct BackendCaps {
                                   // at most (Vulkan: its command storage; an estimate)
   uint64_t weight_types = 0;   // the DTypes its matmul and embed read: bit (1 << DType value)
   uint64_t kv_types = 0;       // the KV cache types its kernels read and write (same bits)
-  int64_t fused_matmul_k = 0;  // MatmulOp's fusions (norm, gate, bias, accumulate, rope) run for
+  int64_t fused_matmul_k = 0;  // MatmulOp's fusions (norm, gate, bias, accumulate, rope, glu) run for
                                // x rows up to this long; 0: the backend has none
   bool fuse_rope = false;      // the engine folds rope into a decode step's Q, K, V matmul too
                                // (where that is faster than rope's own launch)
+  bool fuse_glu = false;       // the engine folds swiglu into a decode step's gate and up matmul
+                               // (MatmulOp::glu) instead of into the down projection's input
   int n_threads = 1;
   const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")
 };

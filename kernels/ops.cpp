@@ -156,6 +156,15 @@ Status check(const Check& c, const MatmulOp& a) {
     WT_TRY(c.that(is_view_of(r.x, a.dst, a.w), "rope's x is not dst's heads"));
     WT_TRY(c.that(r.x2.empty() || (!a.w2.empty() && is_view_of(r.x2, a.dst2, a.w2)), "rope's x2 is not dst2's heads"));
   }
+  if (a.glu) {
+    WT_TRY(c.that(!a.w2.empty() && a.w3.empty() && a.w2.ne[1] == a.w.ne[1],
+                  "glu takes two products of one width (a feed-forward's gate and up)"));
+    WT_TRY(c.that(!a.accumulate && a.rope.x.empty(), "glu with accumulate or rope"));
+    const char* d = static_cast<const char*>(a.dst.data);
+    const char* d2 = static_cast<const char*>(a.dst2.data);
+    const int64_t span = a.w.ne[1] * static_cast<int64_t>(sizeof(float));
+    WT_TRY(c.that(d + span <= d2 || d2 + span <= d, "glu's dst and dst2 overlap"));
+  }
   if (!a.norm.empty()) {
     WT_TRY(c.floats(a.norm, "norm"));
     WT_TRY(c.that(a.norm.ne[0] >= a.x.ne[0], "norm is shorter than a row"));

@@ -81,6 +81,9 @@ void rope_angles(const RopeOp& r, const double* freqs, int32_t position, float* 
 //  - accumulate: dst += product (+ bias) instead of dst = it (a block's residual add);
 //  - rope (set when rope.x is): then RopeOp rope, whose x and x2 are [1, heads, head_dim]
 //    views of dst and dst2 (a layer's queries and keys), head_dim even; not with accumulate.
+//  - glu: then dst = silu(dst) * dst2 (SwigluOp with gate = dst, up = dst2, after the biases):
+//    a feed-forward's gate and up products leave the down projection's input; w2 of w's
+//    shape, no w3, not with accumulate or rope.
 // norm and gate exclude each other; dst must not overlap x, gate or norm.
 struct MatmulOp {
   Tensor dst{}, x{}, w{};
@@ -92,12 +95,13 @@ struct MatmulOp {
   Tensor bias{}, bias2{}, bias3{};
   bool accumulate = false;
   RopeOp rope{};
+  bool glu = false;
 };
 
 // Whether a matmul call asks for any of the fusions.
 inline bool matmul_fused(const MatmulOp& m) {
   return !m.norm.empty() || !m.gate.empty() || !m.bias.empty() || !m.bias2.empty() || !m.bias3.empty() ||
-         m.accumulate || !m.rope.x.empty();
+         m.accumulate || !m.rope.x.empty() || m.glu;
 }
 
 // The products of a matmul call, in order: (dst, w), then (dst2, w2) and (dst3, w3) where set.

@@ -95,13 +95,14 @@ void run_matmul(const ThreadCtx& tc, const Launch& l) {
     }
   }
   if (!matmul_fused(a)) return;
-  // The epilogue, in the order of the ops it stands for: bias, the residual add, rope.
+  // The epilogue, in the order of the ops it stands for: bias, the residual add, swiglu, rope.
   tc.sync();
   for (int i = 0; i < p.n; ++i)
     if (!p.bias[i]->empty()) cpu::add(tc, out[i], out[i], *p.bias[i]);
   tc.sync();
   if (a.accumulate)
     for (int i = 0; i < p.n; ++i) cpu::add(tc, *p.dst[i], *p.dst[i], out[i]);
+  if (a.glu) cpu::swiglu(tc, a.dst, a.dst, a.dst2);
   if (!a.rope.x.empty()) rope(tc, a.rope);
 }
 void run_add(const ThreadCtx& tc, const Launch& l) {
@@ -185,6 +186,7 @@ class CpuBackend final : public Backend {
     caps_.kv_types = kv_types_of(WT_BACKEND_CPU);
     caps_.fused_matmul_k = INT64_MAX;
     caps_.fuse_rope = true;
+    caps_.fuse_glu = true;  // the same swiglu, in the gate and up call instead of the down projection's
     caps_.n_threads = pool_.n_threads();
     caps_.simd = cpu::matmul_isa();
   }

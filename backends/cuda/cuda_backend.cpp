@@ -39,10 +39,12 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.kv_types = kv_types_of(WT_BACKEND_CUDA);
   // MatmulOp's fusions (kernels/cuda/matmul.cu: any row length). WT_CUDA_FUSE=0 turns them
   // off (the engine then runs the norms, rope, swiglu, biases and residual adds as ops of
-  // their own), WT_CUDA_FUSE=norope all but rope's: A/Bs on one build.
+  // their own); a value naming norope and/or noglu keeps rope out of Q, K, V and swiglu out
+  // of gate and up (then in the down projection's input): A/Bs on one build.
   const char* fuse = std::getenv("WT_CUDA_FUSE");
   caps_.fused_matmul_k = fuse && std::strcmp(fuse, "0") == 0 ? 0 : INT64_MAX;
-  caps_.fuse_rope = !(fuse && std::strcmp(fuse, "norope") == 0);
+  caps_.fuse_rope = !(fuse && std::strstr(fuse, "norope"));
+  caps_.fuse_glu = !(fuse && std::strstr(fuse, "noglu"));
   caps_.n_threads = 1;
   simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
   caps_.simd = simd_.c_str();

@@ -220,6 +220,12 @@ Status encode_matmul(VulkanBackend& b, const OpCall& c) {
     WT_TRY(encode_matmul(b, OpCall(products)));
     return encode_rope(b, OpCall(a.rope));
   }
+  if (a.glu) {  // swiglu after the products, a dispatch of its own (caps: no fuse_glu)
+    MatmulOp products = a;
+    products.glu = false;
+    WT_TRY(encode_matmul(b, OpCall(products)));
+    return encode_swiglu(b, OpCall(SwigluOp{.dst = a.dst, .gate = a.dst, .up = a.dst2}));
+  }
   const MatmulProducts m = matmul_products(a);
   // Activations stay f32 whatever f32_activations asks: the product is the CPU's matmul_f32
   // (weights dequantized, f32 sums); int8 activation quantization is a CPU speed path.

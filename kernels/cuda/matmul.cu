@@ -15,6 +15,7 @@
 #include "matmul.cuh"
 #include "tensor_core_paths.h"
 #include "pdl.cuh"
+#include "swiglu.cuh"
 
 namespace wt::cuda {
 namespace {
@@ -136,6 +137,9 @@ struct FusedArgs {
   const int32_t* positions;
   const float* divisors;  // or null
   const float* angles;    // RopeOp::angles' row (cos, sin of each pair) or null: then computed
+  // MatmulOp::glu: a warp per column u of the first two products (gate and up, one weight
+  // type, kCols 1), y[u] = silu(gate) * up, y2[u] = up.
+  bool glu;
 };
 
 // Pair u of a rotated product: head u / (head_dim / 2), index j in it. The first n_rot / 2
@@ -175,7 +179,7 @@ __device__ __forceinline__ float fused_in(const float* x, const FusedArgs& f, in
 // RopeOp::angles, else the angle in double as the CPU computes it). Each warp makes its input on the fly
 // (no block-wide staging or barrier: the weights' loads start at once); with a norm it also
 // sums x^2 over the elements it reads, which are every element once, and scales its sums by
-// 1 / rms. Bias, accumulate, rope at the end.
+// 1 / rms. Bias, accumulate, rope or glu at the end.
 template <typename W, RowInput kStage, int kCols>
 __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
   kernel_prologue();
@@ -192,13 +196,24 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
   int64_t u;
   MatmulSeg g;
   bool pair;
-  if (!warp_unit<kCols>(a, f.rope_segs, &u, &g, &pair)) return;
-  pair = kCols == 1 && pair;  // the host fuses rope only with one column per warp
+  const bool glu = kCols == 1 && f.glu;
+  if (glu) {
+    u = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    g = a.seg[0];
+    pair = true;
+    if (u >= g.n_out) return;
+  } else if (!warp_unit<kCols>(a, f.rope_segs, &u, &g, &pair)) {
+    return;
+  }
+  pair = kCols == 1 && pair;  // the host fuses rope and glu only with one column per warp
   int64_t col[kSlots];
   int n_col = kCols, n_store = kCols;  // columns read; columns stored (the last unit may hold fewer)
   int32_t j = 0;
   bool rotate = false;
-  if (pair) {
+  if (glu) {
+    col[0] = col[1] = u;
+    n_col = n_store = 2;
+  } else if (pair) {
     rotate = rope_pair(f, u, &col[0], &col[1], &j);
     n_col = n_store = 2;
   } else {
@@ -210,6 +225,7 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
   const uint8_t* w[kSlots];
 #pragma unroll
   for (int c = 0; c < kSlots; ++c) w[c] = g.w + col[c] * static_cast<int64_t>(g.w_nb1);
+  if (glu) w[1] = a.seg[1].w + u * static_cast<int64_t>(a.seg[1].w_nb1);  // up's row
   const int64_t n_units = a.k / 8;
   float acc[kSlots], ss = 0.0f;
 #pragma unroll
@@ -248,6 +264,15 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
     for (int c = 0; c < kSlots; ++c) s[c] *= scale;
   }
   if (lane != 0) return;
+  if (glu) {
+    const MatmulSeg& up = a.seg[1];
+    if (g.bias) s[0] += g.bias[u];
+    if (up.bias) s[1] += up.bias[u];
+    // exp(-g) clamped as swiglu's kernel (and the CPU's fast_exp) clamp it.
+    g.y[u] = s[0] / (1.0f + expf(fminf(fmaxf(-s[0], -87.0f), 88.0f))) * s[1];
+    up.y[u] = s[1];
+    return;
+  }
 #pragma unroll
   for (int c = 0; c < kSlots; ++c)
     if (c < n_store && g.bias) s[c] += g.bias[col[c]];
@@ -351,6 +376,7 @@ Status launch_fused(const MatmulOp& m, const MatmulArgs& a, const FusedArgs& f, 
   int64_t units = 0;  // warps: kCols columns each, a pair of them where rope rotates the product
   for (int s = 0; s < a.n_seg; ++s)
     units += s < f.rope_segs ? a.seg[s].n_out / 2 : (a.seg[s].n_out + kCols - 1) / kCols;
+  if (f.glu) units = a.seg[0].n_out;  // a column of gate and of up each
   const unsigned gx = static_cast<unsigned>((units + kWarpsPerBlock - 1) / kWarpsPerBlock);
   constexpr int kThreads = 32 * kWarpsPerBlock;
   if (!m.norm.empty())
@@ -383,7 +409,8 @@ Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
   f.positions = r.positions;
   f.divisors = static_cast<const float*>(r.freq_divisors.data);
   f.angles = static_cast<const float*>(r.angles.data);
-  switch (m.gate.empty() ? fused_row_cols(a, f.rope_segs, l) : 1) {
+  f.glu = m.glu;
+  switch (m.gate.empty() && !m.glu ? fused_row_cols(a, f.rope_segs, l) : 1) {
     case 2: return launch_fused<W, 2>(m, a, f, l);
     case 4: return launch_fused<W, 4>(m, a, f, l);
     case 8: return launch_fused<W, 8>(m, a, f, l);
@@ -445,6 +472,7 @@ Status matmul(const OpCall& c, const Launch& l) {
   if (!one_type) {  // mixed weight types (a Q4_K_M file's V may be Q6_K): one launch per product
     for (int i = 0; i < p.n; ++i) {
       MatmulOp one = m;  // the fusions too: each launch makes its own input
+      one.glu = false;   // swiglu after both (below)
       one.dst = *p.dst[i];
       one.w = *p.w[i];
       one.bias = *p.bias[i];
@@ -453,6 +481,7 @@ Status matmul(const OpCall& c, const Launch& l) {
       one.rope.x2 = Tensor{};
       WT_TRY(matmul(OpCall(one), l));
     }
+    if (m.glu) return swiglu(OpCall(SwigluOp{.dst = m.dst, .gate = m.dst, .up = m.dst2}), l);
     return Status::ok();
   }
   MatmulArgs a;

@@ -58,8 +58,9 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   bool pending = false;
   // A decode step on a backend that fuses one-row matmuls (MatmulOp's fusions): each norm
   // runs inside the matmul that reads it, the Q, K, V biases and rope inside theirs, swiglu
-  // inside the down projection, and the output projections add into x themselves (nothing
-  // is pending). Rope's pairs need an even head_dim; a backend may keep rope apart.
+  // inside the gate and up matmul (fuse_glu) or the down projection, and the output
+  // projections add into x themselves (nothing is pending). Rope's pairs need an even
+  // head_dim; a backend may keep rope apart.
   const bool fuse = n == 1 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
   const bool fuse_rope = fuse && run.fuses_rope() && hp.head_dim % 2 == 0;
   // Rows appended to a resident f32 cache are the K and V matmul's own outputs (rope rotates
@@ -123,7 +124,10 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor dst[2] = {gate, up};
       const Tensor wts[2] = {w.w_gate, w.w_up};
       const Tensor bias[2] = {};
-      if (fuse) {
+      if (fuse && run.fuses_glu()) {  // gate and up leave silu(gate) * up in gate
+        WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps, .glu = true}));
+        WT_TRY(run.linear(x, gate, w.w_down, Tensor{}, {.accumulate = true}));
+      } else if (fuse) {  // the down projection makes silu(gate) * up itself
         WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps}));
         WT_TRY(run.linear(x, up, w.w_down, Tensor{}, {.gate = gate, .accumulate = true}));
       } else {

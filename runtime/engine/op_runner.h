@@ -37,13 +37,14 @@ inline Tensor flatten_heads(Tensor t) {
 // What a one-row matmul does in the same launch (MatmulOp's fusions): the input is x's
 // rmsnorm (norm) or silu(gate) * x (gate); accumulate adds the product into dst.
 // The products' biases go into the same call; rope (rope.x set) rotates the first two
-// products (Q and K) after them.
+// products (Q and K) after them; glu leaves silu(first) * second in the first (gate, up).
 struct MatmulFusion {
   Tensor norm{};
   float eps = 0;
   Tensor gate{};
   bool accumulate = false;
   RopeOp rope{};
+  bool glu = false;
 };
 
 // RopeOp for x [rows, heads, head_dim] and x2 (a layer's queries and keys) at positions, as
@@ -84,6 +85,8 @@ class OpRunner {
   bool fuses(int64_t k) const { return b_.caps().fused_matmul_k >= k; }
   // Whether rope should join them (BackendCaps::fuse_rope).
   bool fuses_rope() const { return b_.caps().fuse_rope; }
+  // Whether swiglu should join the gate and up matmul (BackendCaps::fuse_glu).
+  bool fuses_glu() const { return b_.caps().fuse_glu; }
   // dst = x . w^T (+ bias when given)
   Status linear(const Tensor& dst, const Tensor& x, const Tensor& w, const Tensor& bias, const MatmulFusion& f = {}) {
     return linears(1, &dst, x, &w, &bias, f);
@@ -92,7 +95,8 @@ class OpRunner {
   // backend runs same-typed products in one launch): Q, K and V; gate and up.
   Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias, const MatmulFusion& f = {}) {
     MatmulOp m{.dst = dst[0], .x = x, .w = w[0], .f32_activations = f32_activations_,
-               .norm = f.norm, .norm_eps = f.eps, .gate = f.gate, .accumulate = f.accumulate, .rope = f.rope};
+               .norm = f.norm, .norm_eps = f.eps, .gate = f.gate, .accumulate = f.accumulate, .rope = f.rope,
+               .glu = f.glu};
     if (n > 1) {
       m.dst2 = dst[1];
       m.w2 = w[1];

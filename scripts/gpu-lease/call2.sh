@@ -17,7 +17,7 @@ cp /root/gc2/report.md $OUT/call2-report.md
 tar czf $OUT/call2-logs.tgz -C /root gc2
 # The CUDA model tests again with rope kept out of the fused Q, K, V matmul (the variant
 # round 9 measured faster; docs/results/gpu-h200.md), then fused one-row matmuls (MatmulOp's
-# norm, gate, bias, accumulate, rope) off, on, and on but for rope, the same build
+# norm, gate, bias, accumulate, rope, glu) on, on but for rope, on but for glu, the same build
 # (WT_CUDA_FUSE), alternating, twice; with the host's time per step.
 (cd /root/build && WT_CUDA_FUSE=norope ctest -R "cuda model" -j 4 2>&1 | tail -15) | tee $OUT/model-tests-norope.txt
 # ab VAR "VALUES" FILE ARGS...: whittle-bench ARGS with VAR set to each value in turn, the
@@ -28,11 +28,13 @@ ab() {
   for i in 1 2; do
     for v in $values; do
       echo "## $var=$v run $i" | tee -a $OUT/$file
-      env $var=$v /root/build/tools/whittle-bench -m $M "$@" 2>&1 | grep -E '^\| [0-9]|^cuda profile' | tee -a $OUT/$file
+      env $var=$v /root/build/tools/whittle-bench -m $M "$@" 2>&1 | grep -E '^\| [0-9]|^(cuda|vulkan) profile' | tee -a $OUT/$file
     done
   done
 }
-WT_CUDA_PROFILE=1 ab WT_CUDA_FUSE "0 1 norope" ab-fuse.txt -p 512,8192 -n 128 -r 3 --backend cuda
+# (1: every fusion, glu and rope's angles table among them; norope: rope apart; noglu:
+# swiglu in the down projection's input, as round 9 ran it.)
+WT_CUDA_PROFILE=1 ab WT_CUDA_FUSE "1 norope noglu" ab-fuse.txt -p 512,8192 -n 128 -r 3 --backend cuda
 # Output columns per warp of the fused one-row matmuls (kernels/cuda/matmul.cu's
 # fused_row_cols; 2026-11-28, never on a GPU): 1 everywhere (as before), the default (4 for
 # the output head), 8 everywhere but the rope and gate calls.
@@ -47,7 +49,9 @@ ab WT_CUDA_ROW_COLS "1 0 8" ab-row-cols.txt -p 512 -n 128 -r 3 --backend cuda
 # Vulkan's fused one-row matmuls (its GPU kernels: norm, gate, biases, accumulate; never
 # measured on a GPU, docs/results/vulkan.md) off and on, the same build (WT_VK_FUSE),
 # alternating, twice.
-ab WT_VK_FUSE "0 1" ab-vk-fuse.txt -p 512,2048 -n 64 -r 2 --backend vulkan
+# With the host's time per step (WT_VK_HOST_PROFILE): is Vulkan's decode gap to CUDA the
+# host's or the GPU's?
+WT_VK_HOST_PROFILE=1 ab WT_VK_FUSE "0 1" ab-vk-fuse.txt -p 512,2048 -n 64 -r 2 --backend vulkan
 # Vulkan's tiled prompt kernels (matmul_tiled.comp, attention_tiled.comp; 2026-11-28, never
 # on a GPU yet) off and on, the same build (WT_VK_TILED), alternating, twice: prefill is
 # where Vulkan trails CUDA most.

@@ -31,7 +31,7 @@ Case matmul_case(DType t, int k, int out, int n, const char* why = "", bool f32_
 // projection, the output projections adding into the residual stream (dst's random start).
 // src[2] is the norm's weights or the gate; the reference is the CPU's own fused call.
 void fused_matmul_cases(std::vector<Case>& v) {
-  enum Kind { norm, gate, add_into, mixed_add_into };
+  enum Kind { norm, gate, add_into, mixed_add_into, norm_glu, mixed_glu };
   struct F {
     DType t;
     int k, o1, o2, o3;
@@ -53,29 +53,36 @@ void fused_matmul_cases(std::vector<Case>& v) {
                      // From 8192 columns CUDA gives each warp several (matmul.cu's fused_row_cols):
                      // products whose last warp holds fewer; with and without the norm.
                      F{DType::q8_0, 576, 8195, 0, 0, norm, false, "an output head: columns per warp"},
-                     F{DType::q4_1, 576, 4098, 4097, 3, add_into, true, "several columns per warp and three products"}}) {
+                     F{DType::q4_1, 576, 4098, 4097, 3, add_into, true, "several columns per warp and three products"},
+                     // MatmulOp::glu: silu(gate) * up left in the gate's product (backends with
+                     // fuse_glu: CUDA's warp per column of both; Vulkan: swiglu after).
+                     F{DType::q4_1, 576, 1536, 1536, 0, norm_glu, false, "gate and up into swiglu"},
+                     F{DType::q8_0, 896, 70, 70, 0, norm_glu, false, "glu with odd widths"},
+                     F{DType::q4_k, 256, 40, 40, 0, mixed_glu, false, "glu over mixed K-quants"}}) {
     const int outs = f.o1 + f.o2 + f.o3;
-    const char* kind = f.kind == norm ? "norm" : f.kind == gate ? "gate" : "accumulate";
+    const bool glu = f.kind == norm_glu || f.kind == mixed_glu;
+    const bool mixed = f.kind == mixed_add_into || f.kind == mixed_glu;
+    const char* kind = f.kind == norm ? "norm" : f.kind == gate ? "gate" : glu ? "glu" : "accumulate";
     Case c = make(Op::matmul, std::string("fused ") + kind + " " + dtype_name(f.t) + " k=" + std::to_string(f.k) +
                                   " out=" + std::to_string(f.o1) + "+" + std::to_string(f.o2) + "+" +
                                   std::to_string(f.o3) + " n=1 (" + f.why + ")");
     c.fused_k = f.k;
     c.dst = f32(2, outs, 1);
     c.src[0] = f32(2, f.k, 1, 1, Fill::normal, f.kind == norm ? 3.0f : 1.0f);
-    c.src[1] = typed(f.t, f.k, f.kind == mixed_add_into ? f.o1 : outs, 0.1f);
-    if (f.kind == norm || f.kind == gate) c.src[2] = f32(2, f.k, 1);
-    if (f.kind == mixed_add_into) c.src[2] = typed(DType::q6_k, f.k, f.o2, 0.1f);
-    c.call = [f](const Slots& s) {
+    c.src[1] = typed(f.t, f.k, mixed ? f.o1 : outs, 0.1f);
+    if (f.kind == norm || f.kind == gate || f.kind == norm_glu) c.src[2] = f32(2, f.k, 1);
+    if (mixed) c.src[2] = typed(DType::q6_k, f.k, f.o2, 0.1f);
+    c.call = [f, glu, mixed](const Slots& s) {
       MatmulOp op{.dst = cols(s.dst, 0, f.o1), .x = s.src[0], .w = rows(s.src[1], 0, f.o1),
-                  .f32_activations = s.reference, .accumulate = f.accumulate};
-      if (f.kind == norm) {
+                  .f32_activations = s.reference, .accumulate = f.accumulate, .glu = glu};
+      if (f.kind == norm || f.kind == norm_glu) {
         op.norm = s.src[2];
         op.norm_eps = 1e-5f;
       }
       if (f.kind == gate) op.gate = s.src[2];
       if (f.o2 > 0) {
         op.dst2 = cols(s.dst, f.o1, f.o2);
-        op.w2 = f.kind == mixed_add_into ? s.src[2] : rows(s.src[1], f.o1, f.o2);
+        op.w2 = mixed ? s.src[2] : rows(s.src[1], f.o1, f.o2);
       }
       if (f.o3 > 0) {
         op.dst3 = cols(s.dst, f.o1 + f.o2, f.o3);

@@ -99,7 +99,7 @@ TEST_CASE("fused matmul: norm, gate and accumulate follow their definitions on t
   for (int64_t o = 0; o < out; ++o) CHECK(std::fabs(y[o] - (y0[o] + product(xd, o))) <= 1e-4 * (1.0 + std::fabs(y[o])));
 }
 
-TEST_CASE("fused matmul: bit-identical to rmsnorm, swiglu, matmul and add as separate ops (int8 activations)") {
+TEST_CASE("fused matmul: bit-identical to rmsnorm, swiglu, matmul, add and rope as separate ops (int8 activations)") {
   Cpu cpu;
   const int64_t k = 256, o1 = 48, o2 = 40;
   std::vector<float> x = normal(k, 11, 3.0f), nw = normal(k, 12), g = normal(k, 13);
@@ -170,6 +170,32 @@ TEST_CASE("fused matmul: bit-identical to rmsnorm, swiglu, matmul and add as sep
     }
   }
   CHECK(std::memcmp(fused.data(), split.data(), sizeof(float) * fused.size()) == 0);
+
+  // Gate and up with the norm, biases and glu (a decode step's feed-forward on a backend with
+  // fuse_glu): rmsnorm, matmul, two adds, swiglu into the first product.
+  const Tensor w2o1 = wt::make_tensor_2d(wq.data() + w1.nb[1] * o2, DType::q8_0, k, o1);  // a second o1-wide weight
+  for (float* out : {fused.data(), split.data()}) {
+    MatmulOp m{.dst = wt::make_tensor_2d(out, DType::f32, o1, 1), .x = row(x), .w = w1};
+    m.dst2 = wt::make_tensor_2d(out + o1, DType::f32, o1, 1);
+    m.w2 = w2o1;
+    const Tensor b1 = wt::make_tensor_2d(b.data(), DType::f32, o1, 1), b2 = wt::make_tensor_2d(b.data() + o2, DType::f32, o1, 1);
+    if (out == fused.data()) {
+      m.norm = row(nw);
+      m.norm_eps = 1e-6f;
+      m.bias = b1;
+      m.bias2 = b2;
+      m.glu = true;
+      REQUIRE(cpu.run(m).is_ok());
+    } else {
+      REQUIRE(cpu.run(wt::RmsnormOp{.dst = row(xn), .x = row(x), .weight = row(nw), .eps = 1e-6f}).is_ok());
+      m.x = row(xn);
+      REQUIRE(cpu.run(m).is_ok());
+      REQUIRE(cpu.run(wt::AddOp{.dst = m.dst, .a = m.dst, .b = b1}).is_ok());
+      REQUIRE(cpu.run(wt::AddOp{.dst = m.dst2, .a = m.dst2, .b = b2}).is_ok());
+      REQUIRE(cpu.run(wt::SwigluOp{.dst = m.dst, .gate = m.dst, .up = m.dst2}).is_ok());
+    }
+  }
+  CHECK(std::memcmp(fused.data(), split.data(), sizeof(float) * static_cast<size_t>(2 * o1)) == 0);
 }
 
 TEST_CASE("fused matmul: calls the fusions cannot take are refused with a message (rope angles among them)") {
@@ -212,4 +238,14 @@ TEST_CASE("fused matmul: calls the fusions cannot take are refused with a messag
   wt::RopeOp no_angle_rows = r;
   no_angle_rows.angles = wt::make_tensor_2d(nw.data(), DType::f32, 4, 0);
   refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .rope = no_angle_rows}, "fewer angle rows");
+  // glu: two products of one width (gate and up), apart, without accumulate or rope.
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .glu = true}, "glu takes two products");
+  const Tensor y2 = wt::make_tensor_2d(y.data() + out, DType::f32, out, 1);
+  const Tensor w_half = wt::make_tensor_2d(w.data(), DType::f32, k, out / 2);
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .dst2 = y2, .w2 = w_half, .glu = true}, "glu takes two products");
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .dst2 = y2, .w2 = wt, .accumulate = true, .glu = true},
+          "glu with accumulate");
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .dst2 = wt::make_tensor_2d(y.data() + 1, DType::f32, out, 1), .w2 = wt,
+                   .glu = true},
+          "overlap");
 }
