@@ -4,7 +4,9 @@
 // work, each launch's checks, encoding and recording, and the submits every
 // VkStream::kMaxBatchOps launches); then it waits in the step's synchronize for what the
 // GPU has left. A GPU that outruns the host waits little; a host that outruns the GPU
-// waits for the rest. Printed once, when the backend goes; no clock is read while it is off.
+// waits for the rest. Issuing is also given in this thread's CPU time: on a CPU device
+// (lavapipe) the driver's threads run the batches submitted so far on the same cores, and
+// issuing's wall time counts their share too. Printed once, when the backend goes; no clock is read while it is off.
 #pragma once
 
 #include <chrono>
@@ -33,9 +35,10 @@ class StepProfile {
   bool in_step_ = false;
   bool waiting_ = false;
   Clock::time_point t0_{};
+  double cpu0_ns_ = 0;
   uint64_t submitted0_ = 0;
   uint64_t steps_ = 0, ops_ = 0, submits_ = 0;
-  double issue_ns_ = 0, wait_ns_ = 0;
+  double issue_ns_ = 0, issue_cpu_ns_ = 0, wait_ns_ = 0;
 };
 
 }  // namespace wt::vk
