@@ -174,6 +174,8 @@ TEST_CASE("fused matmul: bit-identical to rmsnorm, swiglu, matmul, add and rope 
   // Gate and up with the norm, biases and glu (a decode step's feed-forward on a backend with
   // fuse_glu): rmsnorm, matmul, two adds, swiglu into the first product.
   const Tensor w2o1 = wt::make_tensor_2d(wq.data() + w1.nb[1] * o2, DType::q8_0, k, o1);  // a second o1-wide weight
+  fused.assign(static_cast<size_t>(2 * o1), 0.0f);  // gate then up
+  split = fused;
   for (float* out : {fused.data(), split.data()}) {
     MatmulOp m{.dst = wt::make_tensor_2d(out, DType::f32, o1, 1), .x = row(x), .w = w1};
     m.dst2 = wt::make_tensor_2d(out + o1, DType::f32, o1, 1);
@@ -195,7 +197,7 @@ TEST_CASE("fused matmul: bit-identical to rmsnorm, swiglu, matmul, add and rope 
       REQUIRE(cpu.run(wt::SwigluOp{.dst = m.dst, .gate = m.dst, .up = m.dst2}).is_ok());
     }
   }
-  CHECK(std::memcmp(fused.data(), split.data(), sizeof(float) * static_cast<size_t>(2 * o1)) == 0);
+  CHECK(std::memcmp(fused.data(), split.data(), sizeof(float) * fused.size()) == 0);
 }
 
 TEST_CASE("fused matmul: calls the fusions cannot take are refused with a message (rope angles among them)") {
