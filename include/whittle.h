@@ -88,8 +88,8 @@ extern "C" {
  * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size
  * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
  * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
- * 8: wt_context_params.kv_pager_flags. */
-#define WT_API_VERSION 8
+ * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers. */
+#define WT_API_VERSION 9
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -617,6 +617,9 @@ typedef struct wt_context_stats {
    * copy time hidden behind compute is 1 - pager_wait_ms / pager_copy_ms. */
   double pager_copy_ms;
   double pager_wait_ms;
+  /* Since API 9: the copies the pager's moves took (fetches, write-backs, write-through);
+   * blocks in consecutive slots of both tiers go as one copy per K and V plane. */
+  int64_t pager_transfers;
 } wt_context_stats;
 
 /* WT_ERR_INVALID_ARGUMENT: NULL arguments, or an out_stats->struct_size the library does

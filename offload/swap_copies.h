@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "backends/backend.h"
 #include "swap_plan.h"
@@ -24,9 +25,10 @@ struct PoolMemory {
 
 // after: when given, the copy stream first waits for it (the compute stream's last read of
 // the slots the plan overwrites). out_done: recorded on the copy stream after the last copy.
-// WT_ERR_INVALID_ARGUMENT: a slot or byte count outside its buffer (nothing issued then);
-// a backend's status otherwise.
+// Commands that continue each other slot by slot go as one copy_async per plane;
+// *n_transfers (optional) grows by the copy_async calls made. WT_ERR_INVALID_ARGUMENT: a
+// slot or byte count outside its buffer (nothing issued then); a backend's status otherwise.
 Status issue_copies(Backend& backend, const SwapPlan& plan, const PoolMemory& mem, const Event* after,
-                    Event* out_done);
+                    Event* out_done, int64_t* n_transfers = nullptr);
 
 }  // namespace wt

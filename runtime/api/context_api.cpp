@@ -208,6 +208,7 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
     o.pager_sync_wait_ms = c.sync_wait_ms;
     o.pager_copy_ms = kv ? c.copy_ms : 0;
     o.pager_wait_ms = kv ? c.wait_ms : 0;
+    o.pager_transfers = c.n_transfers;
     return wt::api::write_output(o, out_stats);
   });
 }

@@ -79,6 +79,7 @@ constexpr Layout kPlanInfoLayouts[] = {
 };
 constexpr Layout kContextStatsLayouts[] = {
     {5, 0, offsetof(wt_context_stats, pager_wait_ms) + sizeof(double)},
+    {9, offsetof(wt_context_stats, pager_transfers), offsetof(wt_context_stats, pager_transfers) + sizeof(int64_t)},
 };
 constexpr Layout kPruneStatsLayouts[] = {
     {5, 0, offsetof(wt_prune_stats, prefill_ms) + sizeof(double)},

@@ -192,6 +192,7 @@ Status PagedKv::append(OpRunner& run, int32_t layer, const Tensor& k, const Tens
       WT_TRY(b_->copy_async(Stream::copy, byte_view(pools_.host[pl], dst_off, bytes),
                             byte_view(pools_.device[pl], src_off, bytes), bytes));
     counters_.bytes_to_host += 2 * bytes;
+    counters_.n_transfers += 2;
     r += m;
   }
   WT_TRY(b_->record_event(Stream::copy, &last_copy_));
@@ -262,7 +263,7 @@ Status PagedKv::fetch(int32_t layer, const std::vector<int32_t>& want, bool on_d
   Event after;
   if (p_.sync_swaps) WT_TRY(b_->synchronize(Stream::compute));
   WT_TRY(b_->record_event(Stream::compute, &after));
-  WT_TRY(issue_copies(*b_, plan_, pools_, &after, &last_copy_));
+  WT_TRY(issue_copies(*b_, plan_, pools_, &after, &last_copy_, &counters_.n_transfers));
   last_fetch_ = last_copy_;
   copies_queued_ = fetch_pending_ = true;
   counters_.bytes_to_device += plan_.account.bytes_to_device;
@@ -290,7 +291,7 @@ Status PagedKv::evict(int32_t layer) {
     // A write-back: only for a block whose host copy is stale, which write-through avoids.
     Event after;
     WT_TRY(b_->record_event(Stream::compute, &after));
-    WT_TRY(issue_copies(*b_, plan_, pools_, &after, &last_copy_));
+    WT_TRY(issue_copies(*b_, plan_, pools_, &after, &last_copy_, &counters_.n_transfers));
     copies_queued_ = true;
     counters_.bytes_to_host += plan_.account.bytes_to_host;
   }

@@ -51,6 +51,7 @@ struct PagerCounters {
   int64_t n_blocks_in = 0;       // blocks fetched
   int64_t n_blocks_on_demand = 0;// of those, fetched when attention needed them (not ahead)
   int64_t n_blocks_evicted = 0;
+  int64_t n_transfers = 0;       // copy_async calls those moves took (consecutive slots: one)
   double sync_wait_ms = 0;       // sync_swaps: host time waiting for fetches
   // Where the backend times its streams (StreamTimes; -1 where it does not): the copy
   // stream's busy time, and the time compute waited for copies — blocked on their events,

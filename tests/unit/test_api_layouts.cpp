@@ -231,6 +231,23 @@ TEST_CASE("api: output structs: struct_size set by C++ itself, bounds what the l
     CHECK(untouched(b, old_size));
   }
 
+  SUBCASE("wt_context_stats of an API 5-8 header (before pager_transfers): its fields, not one byte after") {
+    const size_t old_size = offsetof(wt_context_stats, pager_transfers);
+    static_assert(offsetof(wt_context_stats, pager_wait_ms) + sizeof(double) == offsetof(wt_context_stats, pager_transfers));
+    std::vector<unsigned char> b(sizeof(wt_context_stats) + 16, 0xAB);
+    std::memcpy(b.data(), &old_size, sizeof old_size);
+    REQUIRE(wt_context_get_stats(c.ctx, reinterpret_cast<wt_context_stats*>(b.data())) == WT_OK);
+    CHECK(size_field(b) == old_size);
+    CHECK(reinterpret_cast<const wt_context_stats*>(b.data())->arena_bytes > 0);
+    CHECK(untouched(b, old_size));
+    // Between the two layouts: refused, nothing written.
+    const size_t between = old_size + 4;
+    std::vector<unsigned char> m(sizeof(wt_context_stats) + 16, 0xAB);
+    std::memcpy(m.data(), &between, sizeof between);
+    CHECK(wt_context_get_stats(c.ctx, reinterpret_cast<wt_context_stats*>(m.data())) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(untouched(m, sizeof(size_t)));
+  }
+
   SUBCASE("struct_size 0 (not set, or a C caller of an API 1-4 header) and too small: refused, nothing written") {
     for (size_t size : {size_t{0}, sizeof(size_t), size_t{12}}) {
       CAPTURE(size);

@@ -488,6 +488,57 @@ TEST_CASE("pager: blocks pruned then brought back keep their content (CPU backen
   be->free(&mem.host[0]);
 }
 
+TEST_CASE("pager: commands that continue each other slot by slot go as one copy per plane") {
+  std::unique_ptr<wt::Backend> be;
+  REQUIRE(wt::create_cpu_backend(wt::BackendOptions{}, &be).is_ok());
+  wt::PoolMemory mem;
+  mem.n_planes = 2;
+  mem.slot_bytes = 40;  // per plane
+  const int32_t n_slots = 12;
+  for (int pl = 0; pl < 2; ++pl) {
+    REQUIRE(be->alloc(n_slots * mem.slot_bytes, wt::MemoryKind::device, &mem.device[pl]).is_ok());
+    REQUIRE(be->alloc(n_slots * mem.slot_bytes, wt::MemoryKind::host_pinned, &mem.host[pl]).is_ok());
+  }
+  auto base = [](const wt::Buffer& b) { return static_cast<uint8_t*>(b.host) + b.offset; };
+  const size_t whole = 2 * mem.slot_bytes;  // a command's bytes cover both planes
+  using wt::Tier;
+  SwapPlan plan;
+  // Write-backs device 0, 1 -> host 7, 8 (one run); prefetches host 2, 3, 4 -> device 5, 6, 7
+  // with the last one ragged (one run); host 9, 10 -> device 0, 1 (a run of its own: device 0
+  // does not follow 7), the second ragged; host 11 -> device 2 (after a ragged one: its own).
+  plan.copies = {{0, 0, Tier::device, 0, Tier::host, 7, whole}, {0, 1, Tier::device, 1, Tier::host, 8, whole},
+                 {0, 2, Tier::host, 2, Tier::device, 5, whole}, {0, 3, Tier::host, 3, Tier::device, 6, whole},
+                 {0, 4, Tier::host, 4, Tier::device, 7, 2 * 16}, {1, 0, Tier::host, 9, Tier::device, 0, whole},
+                 {1, 1, Tier::host, 10, Tier::device, 1, 2 * 24}, {1, 2, Tier::host, 11, Tier::device, 2, whole}};
+  // Every byte of both tiers distinct; the expected result: each command alone, in order.
+  std::vector<uint8_t> want[2][2];  // [plane][tier: 0 device, 1 host]
+  for (int pl = 0; pl < 2; ++pl)
+    for (int t = 0; t < 2; ++t) {
+      uint8_t* b = base(t == 0 ? mem.device[pl] : mem.host[pl]);
+      for (size_t i = 0; i < n_slots * mem.slot_bytes; ++i) b[i] = static_cast<uint8_t>(i * 7 + pl * 3 + t * 101);
+      want[pl][t].assign(b, b + n_slots * mem.slot_bytes);
+    }
+  for (const wt::CopyCommand& c : plan.copies)
+    for (int pl = 0; pl < 2; ++pl) {
+      std::vector<uint8_t>& src = want[pl][c.src == Tier::device ? 0 : 1];
+      std::vector<uint8_t>& dst = want[pl][c.dst == Tier::device ? 0 : 1];
+      std::memcpy(dst.data() + c.dst_slot * mem.slot_bytes, src.data() + c.src_slot * mem.slot_bytes, c.bytes / 2);
+    }
+  wt::Event done;
+  int64_t transfers = 0;
+  REQUIRE(wt::issue_copies(*be, plan, mem, nullptr, &done, &transfers).is_ok());
+  REQUIRE(be->synchronize(wt::Stream::copy).is_ok());
+  CHECK(transfers == 2 * 4);  // 4 runs of 8 commands, 2 planes each
+  for (int pl = 0; pl < 2; ++pl) {
+    CHECK(std::memcmp(base(mem.device[pl]), want[pl][0].data(), want[pl][0].size()) == 0);
+    CHECK(std::memcmp(base(mem.host[pl]), want[pl][1].data(), want[pl][1].size()) == 0);
+  }
+  for (int pl = 0; pl < 2; ++pl) {
+    be->free(&mem.device[pl]);
+    be->free(&mem.host[pl]);
+  }
+}
+
 TEST_CASE("pager: invariants hold after random sequences of appends and swaps") {
   for (uint32_t seed : {1u, 2u, 3u, 42u}) {
     CAPTURE(seed);

@@ -61,6 +61,7 @@ bool one_run(wt_context* c, const Tokens& prompt, const Tokens& ref, int32_t n_v
   f->decode.pager_bytes_to_host -= after_prefill.pager_bytes_to_host;
   f->decode.pager_blocks_in -= after_prefill.pager_blocks_in;
   f->decode.pager_blocks_on_demand -= after_prefill.pager_blocks_on_demand;
+  f->decode.pager_transfers -= after_prefill.pager_transfers;
   f->decode.pager_sync_wait_ms -= after_prefill.pager_sync_wait_ms;
   if (f->all.pager_copy_ms >= 0) {  // -1: the backend does not time its streams
     f->decode.pager_copy_ms -= after_prefill.pager_copy_ms;
@@ -83,8 +84,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
 
   out->markdown =
       "| L | method | mode | TTFT ms | TPOT ms | E2E ms | E2E ratio | MiB to device / token | KiB to host / token | "
-      "blocks in / token | on demand | copy ms | waited ms | hidden | lost ms | top-1 vs full |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "blocks in / token | copies / token | on demand | copy ms | waited ms | hidden | lost ms | top-1 vs full |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::fputs(out->markdown.c_str(), stdout);
   double total = 0;
   for (int32_t L : o.prompt_lengths) total += static_cast<double>(o.methods.size() * kModes) * o.reps * prefill_units(L);
@@ -200,6 +201,7 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         const double to_dev = last.decode.pager_bytes_to_device / steps;
         const double to_host = last.decode.pager_bytes_to_host / steps;
         const double blocks_in = last.decode.pager_blocks_in / steps;
+        const double transfers = last.decode.pager_transfers / steps;  // copy calls, both directions
         const double on_demand = last.decode.pager_blocks_in > 0
                                      ? static_cast<double>(last.decode.pager_blocks_on_demand) / last.decode.pager_blocks_in
                                      : std::nan("");
@@ -227,6 +229,7 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         j.set("bytes_to_device_per_token", to_dev);
         j.set("bytes_to_host_per_token", to_host);
         j.set("blocks_in_per_token", blocks_in);
+        j.set("transfers_per_token", transfers);
         j.set("on_demand_fraction", Json(on_demand));
         j.set("sync_wait_ms_per_run", last.all.pager_sync_wait_ms);
         j.set("stream_times_measured", timed);
@@ -252,7 +255,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
             fmt(median_of(ttft), "%.1f") + " | " + fmt(median_of(tpot), "%.2f") + " | " + fmt(median_of(e2e), "%.1f") +
             " | " + fmt(median_of(ratio[md]), "%.3f") + " | " + fmt(paged ? to_dev / 1048576.0 : std::nan(""), "%.3f") +
             " | " + fmt(paged ? to_host / 1024.0 : std::nan(""), "%.1f") + " | " +
-            fmt(paged ? blocks_in : std::nan(""), "%.1f") + " | " + fmt(on_demand * 100, "%.0f%%") + " | " +
+            fmt(paged ? blocks_in : std::nan(""), "%.1f") + " | " + fmt(paged ? transfers : std::nan(""), "%.1f") +
+            " | " + fmt(on_demand * 100, "%.0f%%") + " | " +
             fmt(copy[md], "%.1f") + " | " + fmt(waited[md], "%.1f") + " | " + fmt(hidden * 100, "%.0f%%") + " | " +
             fmt(md == kAsync ? lost : std::nan(""), "%.1f") + " | " + fmt(agree, "%.3f") + " |\n";
         out->markdown += row;
