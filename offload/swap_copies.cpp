@@ -1,5 +1,7 @@
 #include "swap_copies.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -43,12 +45,17 @@ Status issue_copies(Backend& backend, const SwapPlan& plan, const PoolMemory& me
   // whole slot) goes as one copy per plane: blocks fetched into consecutive slots from
   // consecutive host slots are one transfer, not one each. The stream runs copies in order,
   // so write-backs still end before the prefetches after them begin.
+  // WT_PAGER_MERGE=0: one copy per command and plane, as before (an A/B on a GPU).
+  static const bool merge = [] {
+    const char* v = std::getenv("WT_PAGER_MERGE");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
   const std::vector<CopyCommand>& cs = plan.copies;
   int64_t transfers = 0;
   for (size_t i = 0; i < cs.size();) {
     size_t j = i + 1;
     size_t bytes = cs[i].bytes / planes;  // per plane
-    while (j < cs.size() && cs[j].src == cs[i].src && cs[j].dst == cs[i].dst && cs[i].src != cs[i].dst &&
+    while (merge && j < cs.size() && cs[j].src == cs[i].src && cs[j].dst == cs[i].dst && cs[i].src != cs[i].dst &&
            cs[j].src_slot == cs[j - 1].src_slot + 1 && cs[j].dst_slot == cs[j - 1].dst_slot + 1 &&
            bytes == (j - i) * mem.slot_bytes) {
       bytes += cs[j].bytes / planes;

@@ -44,8 +44,10 @@ ab WT_CUDA_ROW_COLS "1 0 8" ab-row-cols.txt -p 512 -n 128 -r 3 --backend cuda
 # and the pager with each (issue 27's table refilled for f32 and f16).
 /root/build/tools/whittle-bench -m $M -p 4096 -n 64 -r 3 --kv-type f32,f16,q8_0 --backend cuda 2>&1 |
   grep -E '^\| [0-9]' | tee $OUT/kv-types-cuda.txt
-/root/build/tools/whittle-bench -m $M --pager -p 2048 -n 32 -r 2 --kv-type f32,f16 --backend cuda 2>&1 |
-  grep -E '^\| [0-9]|bandwidth' | tee $OUT/pager-kv-types-cuda.txt
+# The pager by KV type, with its copies of consecutive slots merged (the default) and one
+# per block and plane as before (WT_PAGER_MERGE=0; 2026-11-28: 1640 -> 276 copies a token
+# for full KV with a quarter pool at 2048).
+ab WT_PAGER_MERGE "1 0" pager-kv-types-cuda.txt --pager -p 2048 -n 32 -r 1 --kv-type f32,f16 --backend cuda
 # Vulkan's fused one-row matmuls (its GPU kernels: norm, gate, biases, accumulate; never
 # measured on a GPU, docs/results/vulkan.md) off and on, the same build (WT_VK_FUSE),
 # alternating, twice.
