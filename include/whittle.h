@@ -88,7 +88,8 @@ extern "C" {
  * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size
  * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
  * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
- * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers. */
+ * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
+ * wt_model_copy_bandwidth. */
 #define WT_API_VERSION 9
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
@@ -221,6 +222,15 @@ typedef struct wt_model_info {
 /* WT_ERR_INVALID_ARGUMENT: NULL model or out_info, or an out_info->struct_size the
  * library does not write (see Binary compatibility). */
 WT_API wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info);
+
+/* Since API 9. The host -> device copy bandwidth of the model's backend in GB/s (1e9 bytes a
+ * second): `bytes` copied from pinned host memory to device memory on the backend's copy
+ * stream, the KV pager's path, best of three after a warm-up (the CPU backend: a memcpy on
+ * its copy worker). What a pager's bytes per token cost is judged against. Allocates
+ * 2 x bytes for the call and frees them; takes the model's device as a decode call does.
+ * WT_ERR_INVALID_ARGUMENT: NULL model or out_gbs, bytes outside [1 MiB, 1 GiB];
+ * WT_ERR_OUT_OF_MEMORY when the buffers do not fit. */
+WT_API wt_status wt_model_copy_bandwidth(const wt_model* model, uint64_t bytes, double* out_gbs);
 
 /* ==== Tokenizer ======================================================================= */
 

@@ -2,8 +2,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "offload/copy_probe.h"
 #include "runtime/engine/model_device.h"
 #include "runtime/model/gguf.h"
 #include "handles.h"
@@ -121,6 +124,23 @@ wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info) {
     info.backend = m.device ? m.device->backend().caps().name : "cpu";
     info.device = m.device ? m.device->backend().caps().device_name.c_str() : "";
     return wt::api::write_output(info, out_info);
+  });
+}
+
+wt_status wt_model_copy_bandwidth(const wt_model* model, uint64_t bytes, double* out_gbs) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_gbs, "out_gbs"));
+    if (bytes > (uint64_t{1} << 30))  // before the size_t conversion (32-bit hosts)
+      return wt::error(WT_ERR_INVALID_ARGUMENT, "copy bandwidth: bytes is " + std::to_string(bytes) + ", outside [1 MiB, 1 GiB]");
+    wt::ModelDevice* dev = model->model->device.get();
+    if (dev) {
+      const auto lock = dev->lock();  // the backend serves one caller at a time
+      return wt::measure_copy_bandwidth(dev->backend(), static_cast<size_t>(bytes), out_gbs);
+    }
+    std::unique_ptr<wt::Backend> cpu;  // weights in host memory: a CPU backend of one thread
+    WT_TRY(wt::create_cpu_backend(wt::BackendOptions{}, &cpu));
+    return wt::measure_copy_bandwidth(*cpu, static_cast<size_t>(bytes), out_gbs);
   });
 }
 

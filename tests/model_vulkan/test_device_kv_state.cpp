@@ -119,6 +119,17 @@ TEST_CASE(WT_MODEL_BACKEND " model: with a q8_0 KV cache the device stays within
   }
 }
 
+// The host -> device copy bandwidth the pager's fetches run at (wt_model_copy_bandwidth): a
+// copy from pinned memory into device memory on the copy stream.
+TEST_CASE(WT_MODEL_BACKEND " model: the copy bandwidth probe copies pinned memory into the device") {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  double gbs = -1;
+  REQUIRE_MESSAGE(wt_model_copy_bandwidth(dev, uint64_t{16} << 20, &gbs) == WT_OK, wt_last_error());
+  CHECK(gbs > 0);
+  MESSAGE("host -> device copy: " << gbs << " GB/s (16 MiB)");
+}
+
 // The KV pager on the device: prefill into blocks, paged decode attention through the block
 // table, prefetch on the copy stream (lavapipe has one queue family: both streams share one
 // queue, so ordering comes only from the timeline semaphores; nothing overlaps there). The

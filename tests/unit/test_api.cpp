@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -102,6 +103,22 @@ TEST_CASE("api: bad arguments return statuses with messages, never crash") {
   wt_model_free(m);
   wt_model_free(nullptr);
   wt_context_free(nullptr);
+}
+
+TEST_CASE("api: the copy bandwidth probe times a copy and refuses sizes outside 1 MiB to 1 GiB") {
+  wt_model* m = load(kTiny);
+  double gbs = -1;
+  REQUIRE_MESSAGE(wt_model_copy_bandwidth(m, uint64_t{4} << 20, &gbs) == WT_OK, wt_last_error());
+  CHECK(gbs > 0);
+  CHECK(std::isfinite(gbs));
+  for (uint64_t bad : {uint64_t{0}, (uint64_t{1} << 20) - 1, (uint64_t{1} << 30) + 1, ~uint64_t{0}}) {
+    CAPTURE(bad);
+    CHECK(wt_model_copy_bandwidth(m, bad, &gbs) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(contains(wt_last_error(), "1 MiB, 1 GiB"));
+  }
+  CHECK(wt_model_copy_bandwidth(m, uint64_t{1} << 20, nullptr) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_model_copy_bandwidth(nullptr, uint64_t{1} << 20, &gbs) == WT_ERR_INVALID_ARGUMENT);
+  wt_model_free(m);
 }
 
 TEST_CASE("api: sampling is deterministic for a seed and greedy at temperature 0") {

@@ -82,11 +82,21 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
   for (const Tokens& s : filler.sentences) text.insert(text.end(), s.begin(), s.end());
   const int32_t n_vocab = m.info.n_vocab;
 
-  out->markdown =
-      "| L | method | mode | TTFT ms | TPOT ms | E2E ms | E2E ratio | MiB to device / token | KiB to host / token | "
-      "blocks in / token | copies / token | on demand | copy ms | waited ms | hidden | lost ms | top-1 vs full |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  std::fputs(out->markdown.c_str(), stdout);
+  // The backend's host -> device copy bandwidth, measured here (issue 27's bar for a paged
+  // step: resident TPOT + 1.1 x bytes to the device per token / this bandwidth).
+  double probe_gbs = 0;
+  if (wt_model_copy_bandwidth(m.model, uint64_t{256} << 20, &probe_gbs) != WT_OK) probe_gbs = 0;
+  const std::string probe_line =
+      probe_gbs > 0 ? "copy probe: host -> device " + fmt(probe_gbs, "%.2f") + " GB/s (256 MiB from pinned memory)\n"
+                    : std::string("copy probe: failed (") + wt_last_error() + ")\n";
+  std::fputs(probe_line.c_str(), stdout);
+  const std::string header =
+      "| L | method | mode | TTFT ms | TPOT ms | TPOT bar ms | E2E ms | E2E ratio | MiB to device / token | "
+      "KiB to host / token | blocks in / token | copies / token | on demand | copy ms | waited ms | hidden | lost ms | "
+      "top-1 vs full |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  out->markdown = probe_line + "\n" + header;
+  std::fputs(header.c_str(), stdout);
   double total = 0;
   for (int32_t L : o.prompt_lengths) total += static_cast<double>(o.methods.size() * kModes) * o.reps * prefill_units(L);
   Progress progress(total);
@@ -202,6 +212,14 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         const double to_host = last.decode.pager_bytes_to_host / steps;
         const double blocks_in = last.decode.pager_blocks_in / steps;
         const double transfers = last.decode.pager_transfers / steps;  // copy calls, both directions
+        // Issue 27's bar for a copying mode: the resident TPOT plus 1.1 x the copy time of
+        // its bytes at the probe's bandwidth.
+        std::vector<double> resident_tpot;
+        for (const RunFacts& f : runs[kResident]) resident_tpot.push_back(f.tpot);
+        const bool copying = md == kAsync || md == kSync;
+        const double bar = copying && probe_gbs > 0 && !resident_tpot.empty()
+                               ? median_of(resident_tpot) + 1.1 * to_dev / (probe_gbs * 1e9) * 1e3
+                               : std::nan("");
         const double on_demand = last.decode.pager_blocks_in > 0
                                      ? static_cast<double>(last.decode.pager_blocks_on_demand) / last.decode.pager_blocks_in
                                      : std::nan("");
@@ -230,6 +248,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         j.set("bytes_to_host_per_token", to_host);
         j.set("blocks_in_per_token", blocks_in);
         j.set("transfers_per_token", transfers);
+        j.set("copy_probe_gbs", probe_gbs > 0 ? Json(probe_gbs) : Json());
+        j.set("tpot_bar_ms", std::isnan(bar) ? Json() : Json(bar));
         j.set("on_demand_fraction", Json(on_demand));
         j.set("sync_wait_ms_per_run", last.all.pager_sync_wait_ms);
         j.set("stream_times_measured", timed);
@@ -252,7 +272,8 @@ bool run_pager(const BenchModel& m, const Machine& mc, const PagerOptions& o_in,
         out->records.push_back(j);
         const std::string row =
             "| " + std::to_string(L) + " | " + spec.label() + " | " + kModeName[md] + " | " +
-            fmt(median_of(ttft), "%.1f") + " | " + fmt(median_of(tpot), "%.2f") + " | " + fmt(median_of(e2e), "%.1f") +
+            fmt(median_of(ttft), "%.1f") + " | " + fmt(median_of(tpot), "%.2f") + " | " + fmt(bar, "%.2f") + " | " +
+            fmt(median_of(e2e), "%.1f") +
             " | " + fmt(median_of(ratio[md]), "%.3f") + " | " + fmt(paged ? to_dev / 1048576.0 : std::nan(""), "%.3f") +
             " | " + fmt(paged ? to_host / 1024.0 : std::nan(""), "%.1f") + " | " +
             fmt(paged ? blocks_in : std::nan(""), "%.1f") + " | " + fmt(paged ? transfers : std::nan(""), "%.1f") +
