@@ -227,9 +227,11 @@ WT_API wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_inf
  * second): `bytes` copied from pinned host memory to device memory on the backend's copy
  * stream, the KV pager's path, best of three after a warm-up (the CPU backend: a memcpy on
  * its copy worker). What a pager's bytes per token cost is judged against. Allocates
- * 2 x bytes for the call and frees them; takes the model's device as a decode call does.
+ * 2 x bytes for the call and frees them. Its copies count in the copy-stream times
+ * (pager_copy_ms) of the model's contexts alive meanwhile: probe before making them.
  * WT_ERR_INVALID_ARGUMENT: NULL model or out_gbs, bytes outside [1 MiB, 1 GiB];
- * WT_ERR_OUT_OF_MEMORY when the buffers do not fit. */
+ * WT_ERR_OUT_OF_MEMORY when the buffers do not fit; WT_ERR_BUSY when a call of one of the
+ * model's contexts holds its device (another thread's, or this one's from a callback). */
 WT_API wt_status wt_model_copy_bandwidth(const wt_model* model, uint64_t bytes, double* out_gbs);
 
 /* ==== Tokenizer ======================================================================= */

@@ -120,7 +120,9 @@ Status check(const Check& c, const RopeOp& a) {
   if (!a.angles.empty()) {
     WT_TRY(c.floats(a.angles, "angles"));
     WT_TRY(c.that(a.angles.ne[0] == a.n_rot, "angles rows must be n_rot long (cos and sin of each pair)"));
-    WT_TRY(c.that(a.angles.n_rows() >= a.x.ne[2], "fewer angle rows than rows of x"));
+    // Kernels read row r at r * nb[1]: a 2-D table.
+    WT_TRY(c.that(a.angles.ne[2] == 1 && a.angles.ne[3] == 1, "angles must be a 2-D table [n_rot, rows]"));
+    WT_TRY(c.that(a.angles.ne[1] >= a.x.ne[2], "fewer angle rows than rows of x"));
   }
   return c.that(a.x.ne[2] == 0 || a.positions, "positions are missing");
 }
@@ -159,6 +161,8 @@ Status check(const Check& c, const MatmulOp& a) {
   if (a.glu) {
     WT_TRY(c.that(!a.w2.empty() && a.w3.empty() && a.w2.ne[1] == a.w.ne[1],
                   "glu takes two products of one width (a feed-forward's gate and up)"));
+    // swiglu runs over dst's rows as they are: exactly the products' width.
+    WT_TRY(c.that(a.dst.ne[0] == a.w.ne[1] && a.dst2.ne[0] == a.w.ne[1], "glu's dst and dst2 must be the products' width"));
     WT_TRY(c.that(!a.accumulate && a.rope.x.empty(), "glu with accumulate or rope"));
     const char* d = static_cast<const char*>(a.dst.data);
     const char* d2 = static_cast<const char*>(a.dst2.data);

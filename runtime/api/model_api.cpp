@@ -135,11 +135,17 @@ wt_status wt_model_copy_bandwidth(const wt_model* model, uint64_t bytes, double*
       return wt::error(WT_ERR_INVALID_ARGUMENT, "copy bandwidth: bytes is " + std::to_string(bytes) + ", outside [1 MiB, 1 GiB]");
     wt::ModelDevice* dev = model->model->device.get();
     if (dev) {
-      const auto lock = dev->lock();  // the backend serves one caller at a time
+      // The backend serves one caller at a time; waiting here from a callback of a call
+      // that holds the device would never end.
+      const auto lock = dev->try_lock();
+      if (!lock.owns_lock())
+        return wt::error(WT_ERR_BUSY, "copy bandwidth: a call of one of the model's contexts holds its device");
       return wt::measure_copy_bandwidth(dev->backend(), static_cast<size_t>(bytes), out_gbs);
     }
     std::unique_ptr<wt::Backend> cpu;  // weights in host memory: a CPU backend of one thread
-    WT_TRY(wt::create_cpu_backend(wt::BackendOptions{}, &cpu));
+    wt::BackendOptions one;
+    one.n_threads = 1;
+    WT_TRY(wt::create_cpu_backend(one, &cpu));
     return wt::measure_copy_bandwidth(*cpu, static_cast<size_t>(bytes), out_gbs);
   });
 }

@@ -41,6 +41,9 @@ class ModelDevice {
   // when it takes it: contexts on different threads take turns on the device. Letting them
   // overlap needs per-context streams in the backend interface, a later step.
   std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mutex_); }
+  // The lock if no call holds the device now (owns_lock() says): for a call that may come
+  // from a callback of one already holding it, which lock() would deadlock.
+  std::unique_lock<std::mutex> try_lock() { return std::unique_lock<std::mutex>(mutex_, std::try_to_lock); }
 
  private:
   std::unique_ptr<Backend> backend_;

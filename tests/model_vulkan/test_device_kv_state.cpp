@@ -121,13 +121,36 @@ TEST_CASE(WT_MODEL_BACKEND " model: with a q8_0 KV cache the device stays within
 
 // The host -> device copy bandwidth the pager's fetches run at (wt_model_copy_bandwidth): a
 // copy from pinned memory into device memory on the copy stream.
-TEST_CASE(WT_MODEL_BACKEND " model: the copy bandwidth probe copies pinned memory into the device") {
+TEST_CASE(WT_MODEL_BACKEND " model: the copy bandwidth probe copies pinned memory into the device and is busy inside a prefill") {
   wt_model* dev = device_model();
   if (!dev) return;
   double gbs = -1;
   REQUIRE_MESSAGE(wt_model_copy_bandwidth(dev, uint64_t{16} << 20, &gbs) == WT_OK, wt_last_error());
   CHECK(gbs > 0);
   MESSAGE("host -> device copy: " << gbs << " GB/s (16 MiB)");
+  // From a prefill's progress callback, whose call holds the device: WT_ERR_BUSY, not a wait
+  // that never ends.
+  struct Probe {
+    wt_model* model;
+    wt_status status = WT_OK;
+    int calls = 0;
+  } probe{dev};
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 16;
+  cp.progress = [](float, void* user) {
+    auto* p = static_cast<Probe*>(user);
+    double g = 0;
+    if (p->calls++ == 0) p->status = wt_model_copy_bandwidth(p->model, uint64_t{1} << 20, &g);
+    return true;
+  };
+  cp.progress_user = &probe;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(dev, &cp, &ctx) == WT_OK, wt_last_error());
+  const wt_token two[2] = {1, 2};
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, two, 2) == WT_OK, wt_last_error());
+  CHECK(probe.calls > 0);
+  CHECK(probe.status == WT_ERR_BUSY);
+  wt_context_free(ctx);
 }
 
 // The KV pager on the device: prefill into blocks, paged decode attention through the block

@@ -250,4 +250,14 @@ TEST_CASE("fused matmul: calls the fusions cannot take are refused with a messag
   refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .dst2 = wt::make_tensor_2d(y.data() + 1, DType::f32, out, 1), .w2 = wt,
                    .glu = true},
           "overlap");
+  std::vector<float> wide(3 * out);  // dst 2 wider than the products: swiglu would run past them
+  refused(MatmulOp{.dst = wt::make_tensor_2d(wide.data(), DType::f32, out + 2, 1), .x = x1, .w = wt,
+                   .dst2 = wt::make_tensor_2d(wide.data() + out + 2, DType::f32, out, 1), .w2 = wt, .glu = true},
+          "products' width");
+  // Angles: a 2-D table (kernels read row r at r * nb[1]).
+  wt::RopeOp angles_3d = r;
+  const int64_t ane[3] = {4, 1, 1};
+  angles_3d.angles = wt::make_tensor(nw.data(), DType::f32, 3, ane);
+  angles_3d.angles.ne[3] = 2;
+  refused(MatmulOp{.dst = y1, .x = x1, .w = wt, .rope = angles_3d}, "2-D table");
 }
