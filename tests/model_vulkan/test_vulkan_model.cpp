@@ -167,6 +167,10 @@ TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (full KV)
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (FastKV)") { check_greedy(WT_PRUNE_FASTKV); }
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (ASL)") { check_greedy(WT_PRUNE_ASL); }
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (SlimInfer)") { check_greedy(WT_PRUNE_SLIMINFER); }
+// decode_topk (no enumerator): window scores of each step's own row and a top-k of blocks.
+TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (decode_topk)") {
+  check_greedy(static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION));
+}
 TEST_CASE(WT_MODEL_BACKEND " model: two contexts on two threads share the device and match a lone run") {
   wt_model* dev = device_model();
   if (!dev) return;

@@ -460,3 +460,110 @@ TEST_CASE("prune decisions: SnapKV's union keeps, per KV head, its query heads' 
     for (int32_t h = 0; h < g; ++h) CHECK(want.count(order[static_cast<size_t>(h)][0]) == 1);
   }
 }
+
+namespace {
+// In-memory decode-state streams for a policy's save and load.
+struct VecWriter final : wt::StateWriter {
+  std::vector<uint8_t> bytes;
+  wt::Status write(const void* data, size_t n) override {
+    const auto* b = static_cast<const uint8_t*>(data);
+    bytes.insert(bytes.end(), b, b + n);
+    return wt::Status::ok();
+  }
+};
+struct VecReader final : wt::StateReader {
+  const std::vector<uint8_t>& bytes;
+  size_t at = 0;
+  explicit VecReader(const std::vector<uint8_t>& b) : bytes(b) {}
+  wt::Status read(void* dst, size_t n) override {
+    if (at + n > bytes.size()) return wt::error(WT_ERR_FORMAT, "short");
+    std::copy(bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.begin() + static_cast<std::ptrdiff_t>(at + n),
+              static_cast<uint8_t*>(dst));
+    at += n;
+    return wt::Status::ok();
+  }
+};
+}  // namespace
+
+TEST_CASE("prune decisions: decode_topk attends the prompt blocks whose best row sums the most attention, and every generated row") {
+  const int32_t n_head = 4, n_kv = 2, L = 100, B = 16, n_cache = L + 3;  // 7 blocks, the last of 4 rows
+  const wt::PruneShape shape{2, n_head, n_kv, 16, 256};
+  wt_prune_params p = wt_prune_default_params();
+  wt_prune_method m{};
+  REQUIRE(wt_prune_method_from_name("decode_topk", &m) == WT_OK);
+  p.method = m;
+  p.keep = 0.4f;  // 40 rows: 2 whole blocks
+  auto pol = make(p, shape);
+  pol->begin(L, 0);
+  // The prefill keeps everything and asks nothing.
+  CHECK(pol->request(0, L).kind == ScoreRequest::Kind::none);
+  CHECK(pol->kv_budget(1, L) == L);
+
+  const ScoreRequest req = pol->decode_request(1, n_cache);
+  REQUIRE(req.kind == ScoreRequest::Kind::window);
+  CHECK(req.window == 1);
+  CHECK(req.softmax);
+  CHECK(req.n_cols == L);
+  CHECK(req.pool_kernel == 1);
+
+  std::vector<float> scores = randn(static_cast<size_t>(n_head) * L, 17);
+  for (float& x : scores) x = std::abs(x);
+  scores[static_cast<size_t>(2) * L + 98] = 50.0f;  // head 2: the partial last block wins
+  // Directly: each row's sum over all heads, each block's best row, the two best blocks.
+  std::vector<double> block(7, -1.0);
+  for (int32_t r = 0; r < L; ++r) {
+    double s = 0;
+    for (int32_t h = 0; h < n_head; ++h) s += scores[static_cast<size_t>(h) * L + r];
+    block[static_cast<size_t>(r / B)] = std::max(block[static_cast<size_t>(r / B)], s);
+  }
+  std::vector<int32_t> order(7);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return block[a] > block[b]; });
+  REQUIRE(order[0] == 6);
+  std::vector<int32_t> want;
+  for (int32_t b : {std::min(order[0], order[1]), std::max(order[0], order[1])})
+    for (int32_t r = b * B; r < std::min(L, (b + 1) * B); ++r) want.push_back(r);
+  for (int32_t r = L; r < n_cache; ++r) want.push_back(r);
+
+  auto decide = [&](wt::PrunePolicy& pl) {
+    Observation o;
+    o.layer = 1;
+    o.n_rows = 1;
+    o.n_keys = n_cache;
+    o.scores = scores.data();
+    o.n_cols = L;
+    HostSelector sel;
+    Decision d;
+    REQUIRE(pl.decode_decide(1, o, sel, &d).is_ok());
+    return std::vector<int32_t>(d.attend_rows, d.attend_rows + d.n_attend_rows);
+  };
+  CHECK(decide(*pol) == want);
+  CHECK(want.size() == static_cast<size_t>(B + 4 + 3));
+
+  // A saved context's policy decides the same after a load (the prompt's length is its state).
+  VecWriter w;
+  REQUIRE(pol->save_decode_state(w).is_ok());
+  REQUIRE(w.bytes.size() == pol->decode_state_bytes());
+  auto loaded = make(p, shape);
+  VecReader check_only(w.bytes), take(w.bytes);
+  REQUIRE(loaded->load_decode_state(check_only, w.bytes.size(), false).is_ok());
+  CHECK(loaded->decode_request(1, n_cache).kind == ScoreRequest::Kind::none);  // not applied yet
+  REQUIRE(loaded->load_decode_state(take, w.bytes.size(), true).is_ok());
+  CHECK(decide(*loaded) == want);
+  const std::vector<uint8_t> two_bytes(2, 0);
+  VecReader short_state(two_bytes);
+  CHECK(loaded->load_decode_state(short_state, 2, false).code() == WT_ERR_FORMAT);
+
+  // A budget of every block asks nothing: the steps attend all rows, as full KV does.
+  p.keep = 1.0f;
+  auto all = make(p, shape);
+  all->begin(L, 0);
+  CHECK(all->decode_request(1, n_cache).kind == ScoreRequest::Kind::none);
+  // Single rows: the 40 best rows by their summed score.
+  p.keep = 0.4f;
+  REQUIRE(wt_prune_set_param(&p, "decode_topk_block", "1") == WT_OK);
+  auto rows = make(p, shape);
+  rows->begin(L, 0);
+  REQUIRE(rows->decode_request(1, n_cache).kind == ScoreRequest::Kind::window);
+  CHECK(decide(*rows).size() == static_cast<size_t>(40 + 3));
+}

@@ -18,9 +18,12 @@
 
 namespace {
 
+// decode_topk has no enumerator (whittle.h: methods after the first ten).
+const wt_prune_method kDecodeTopk = static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION);
 const wt_prune_method kMethods[] = {WT_PRUNE_STREAMING, WT_PRUNE_SNAPKV,    WT_PRUNE_FASTKV,
                                     WT_PRUNE_GEMFILTER, WT_PRUNE_ASL,       WT_PRUNE_CLAA,
-                                    WT_PRUNE_SLIMINFER, WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE};
+                                    WT_PRUNE_SLIMINFER, WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE,
+                                    kDecodeTopk};
 
 const wt::test::RealModel& fixture() { return wt::test::real_model(); }
 bool have_model() { return wt::test::have_real_model(); }
@@ -116,7 +119,7 @@ TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model
       CHECK(wt_context_n_past(ctx) == (reindexed ? st.n_selected : L));
       // Layers whose rows are still the full prompt compute exactly what full KV computes.
       int32_t exact_until = -1;
-      if (m == WT_PRUNE_SNAPKV || m == WT_PRUNE_STREAMING) exact_until = hp.n_layer - 1;
+      if (m == WT_PRUNE_SNAPKV || m == WT_PRUNE_STREAMING || m == kDecodeTopk) exact_until = hp.n_layer - 1;
       if (m == WT_PRUNE_FASTKV || m == WT_PRUNE_CLAA || m == WT_PRUNE_ASL || m == WT_PRUNE_SLIMINFER)
         exact_until = st.selection_layer >= 0 ? st.selection_layer : hp.n_layer - 1;
       if (m == WT_PRUNE_SLIMINFER) exact_until = rp.slim_layers[0];
@@ -134,7 +137,8 @@ TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model
         const int32_t rows = c.kv_len(l);
         CHECK(rows == st.kv_rows[l]);
         CHECK(rows <= pol.kv_budget(l, L));
-        const bool budgeted = m != WT_PRUNE_TOKENFILTER && m != WT_PRUNE_SLIMINFER &&
+        // decode_topk keeps every row; its budget is what a decode step attends.
+        const bool budgeted = m != WT_PRUNE_TOKENFILTER && m != WT_PRUNE_SLIMINFER && m != kDecodeTopk &&
                               !(m == WT_PRUNE_CLAA && l < rp.claa_min_layer);
         if (budgeted) CHECK(pol.kv_budget(l, L) <= keep_budget);
         for (int32_t h = 0; h < hp.n_head_kv; ++h) {
@@ -178,6 +182,37 @@ TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model
       wt_context_free(ctx);
     }
   }
+  wt_context_free(full);
+}
+
+TEST_CASE("prune: decode_topk prefills as full KV bit for bit and its decode steps attend a subset" * doctest::test_suite("model")) {
+  if (!have_model()) return;
+  const std::vector<wt_token> prompt = fixture().prompt(200);
+  wt_context* full = make_ctx(params(WT_PRUNE_FULL, 1.0f), 256);
+  wt_context* topk = make_ctx(params(kDecodeTopk, 0.2f), 256);  // 40 rows: 2 blocks of 16 of 13
+  REQUIRE(wt_context_prefill(full, prompt.data(), prompt.size()) == WT_OK);
+  REQUIRE(wt_context_prefill(topk, prompt.data(), prompt.size()) == WT_OK);
+  std::vector<float> want = last_logits(full), got = last_logits(topk);
+  CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+  // The same tokens into both: each step of decode_topk reads 32 of the 200 prompt rows,
+  // so its logits move away from full KV's (and stay finite).
+  int differ = 0;
+  for (int i = 0; i < 4; ++i) {
+    const wt_token t = argmax(want);
+    REQUIRE(wt_context_decode(full, t) == WT_OK);
+    REQUIRE(wt_context_decode(topk, t) == WT_OK);
+    want = last_logits(full);
+    got = last_logits(topk);
+    differ += std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) != 0;
+    bool finite = true;
+    for (float v : got) finite &= std::isfinite(v);
+    CHECK(finite);
+  }
+  CHECK(differ == 4);
+  wt_prune_stats st;
+  REQUIRE(wt_context_get_prune_stats(topk, &st) == WT_OK);
+  for (int32_t l = 0; l < topk->ctx->model().hp.n_layer; ++l) CHECK(st.kv_rows[l] == 200);
+  wt_context_free(topk);
   wt_context_free(full);
 }
 
