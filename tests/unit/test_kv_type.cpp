@@ -91,9 +91,12 @@ struct Limits {
 // token and layer whether to skip attention by a threshold on a similarity: a last-bit change
 // flips a decision near the threshold (63/64, 190/192 over three prompts;
 // docs/results/kv-type.md), so it is held to 62/64. The oracle re-ranks from its own greedy
-// answer, also a discrete choice: its KL may be larger.
+// answer, also a discrete choice: its KL may be larger. So does decode_topk's, which picks its
+// blocks again at every step and layer (measured: 64/64, KL 1.8e-5).
 Limits f16_limits(wt_prune_method method) {
-  return Limits{method == WT_PRUNE_TOKENFILTER ? kSteps - 2 : kSteps, method == WT_PRUNE_ORACLE ? 1e-2 : 1e-5};
+  const bool reselects = method == static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION);  // decode_topk
+  return Limits{method == WT_PRUNE_TOKENFILTER ? kSteps - 2 : kSteps,
+                method == WT_PRUNE_ORACLE ? 1e-2 : reselects ? 1e-4 : 1e-5};
 }
 
 // q8_0 rounds each value to one of 255 steps of its block's largest magnitude (an error up
@@ -141,8 +144,9 @@ TEST_CASE("kv type: f16 and q8_0 KV caches keep the f32 cache's greedy tokens fo
     const std::vector<Agreement> a = agreement(m, method, prompt, WT_MATMUL_F32, types);
     for (size_t t = 0; t < std::size(kNarrow); ++t) {
       const NarrowType& n = kNarrow[t];
-      CAPTURE(n.name);
-      MESSAGE(name << ": " << n.name << " KV top-1 agreement with f32 KV " << a[t].agree << "/" << a[t].steps
+      const std::string type = n.name;  // a const char* would print as a pointer
+      CAPTURE(type);
+      MESSAGE(name << ": " << type << " KV top-1 agreement with f32 KV " << a[t].agree << "/" << a[t].steps
                    << ", mean KL " << a[t].kl);
       const Limits l = n.limits(method);
       CHECK(a[t].agree >= l.agree * a[t].steps / kSteps);
