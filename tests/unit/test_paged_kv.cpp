@@ -92,7 +92,8 @@ TEST_CASE("paged kv: a device pool of 25% of the KV gives the resident logits an
   const int n_new = 12;
   const wt_prune_method methods[] = {WT_PRUNE_FULL,      WT_PRUNE_STREAMING, WT_PRUNE_SNAPKV, WT_PRUNE_FASTKV,
                                      WT_PRUNE_GEMFILTER, WT_PRUNE_ASL,       WT_PRUNE_CLAA,   WT_PRUNE_SLIMINFER,
-                                     WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE};
+                                     WT_PRUNE_TOKENFILTER, WT_PRUNE_ORACLE,
+                                     static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION)};  // decode_topk
   for (wt_prune_method m : methods) {
     const std::string method = wt_prune_method_name(m);
     CAPTURE(method);

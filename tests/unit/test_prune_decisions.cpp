@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <set>
@@ -28,6 +29,8 @@ using wt::ScoreRequest;
 class HostSelector final : public wt::Selector {
  public:
   wt::Status topk(const float* s, int32_t rows, int32_t n, int32_t k, int32_t* out) override {
+    REQUIRE(k >= 0);
+    REQUIRE(k <= n);  // the backend's TopkOp refuses more
     std::vector<int32_t> idx(static_cast<size_t>(n));
     for (int32_t r = 0; r < rows; ++r) {
       const float* v = s + static_cast<size_t>(r) * n;
@@ -553,6 +556,24 @@ TEST_CASE("prune decisions: decode_topk attends the prompt blocks whose best row
   const std::vector<uint8_t> two_bytes(2, 0);
   VecReader short_state(two_bytes);
   CHECK(loaded->load_decode_state(short_state, 2, false).code() == WT_ERR_FORMAT);
+  const int32_t too_long = 257;  // past n_ctx
+  std::vector<uint8_t> bad(sizeof too_long);
+  std::memcpy(bad.data(), &too_long, sizeof too_long);
+  VecReader bad_state(bad);
+  CHECK(loaded->load_decode_state(bad_state, bad.size(), false).code() == WT_ERR_FORMAT);
+
+  // A budget below one block still attends one block (the best), never nothing.
+  p.keep = 0.05f;  // 5 rows
+  auto one = make(p, shape);
+  one->begin(L, 0);
+  REQUIRE(one->decode_request(1, n_cache).kind == ScoreRequest::Kind::window);
+  std::vector<int32_t> best_block;
+  for (int32_t r = 6 * B; r < L; ++r) best_block.push_back(r);
+  for (int32_t r = L; r < n_cache; ++r) best_block.push_back(r);
+  CHECK(decide(*one) == best_block);
+  // A prompt within one block: nothing to choose.
+  one->begin(B, 0);
+  CHECK(one->decode_request(1, B + 1).kind == ScoreRequest::Kind::none);
 
   // A budget of every block asks nothing: the steps attend all rows, as full KV does.
   p.keep = 1.0f;

@@ -194,7 +194,7 @@ TEST_CASE("prune: decode_topk prefills as full KV bit for bit and its decode ste
   REQUIRE(wt_context_prefill(topk, prompt.data(), prompt.size()) == WT_OK);
   std::vector<float> want = last_logits(full), got = last_logits(topk);
   CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
-  // The same tokens into both: each step of decode_topk reads 32 of the 200 prompt rows,
+  // The same tokens into both: each step of decode_topk reads two blocks (24-32) of the 200 prompt rows,
   // so its logits move away from full KV's (and stay finite).
   int differ = 0;
   for (int i = 0; i < 4; ++i) {
