@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "fast_math.h"
+#include "one_row_scores.h"
 #include "ops_cpu.h"
 #include "quant.h"
 #include "vector_isa.h"
@@ -26,12 +27,14 @@ void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, cons
              const int32_t*);
 void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
             const int32_t*, int32_t);
+void one_row_scores(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, int64_t, float, void*);
 }  // namespace attn_avx2
 namespace attn_avx512 {
 void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
              const int32_t*);
 void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
             const int32_t*, int32_t);
+void one_row_scores(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, int64_t, float, void*);
 }  // namespace attn_avx512
 #endif
 
@@ -50,6 +53,22 @@ size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_hea
   const int64_t max_units = 4 * n_threads + n_head_kv;
   return sizeof(attn_base::TileScratch) * static_cast<size_t>(n_threads) +
          sizeof(float) * static_cast<size_t>(max_units * group * (head_dim + 2));
+}
+
+size_t one_row_scores_workspace_bytes(int64_t n_head, int n_threads) {
+  // attn_base::one_row_chunks is at most 4 nth chunks per head.
+  return sizeof(attn_base::TileScratch) * static_cast<size_t>(n_threads) +
+         sizeof(float) * static_cast<size_t>(n_head * 4 * n_threads * 2);
+}
+
+void one_row_scores(VecIsa isa, const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
+                    int64_t n_visible, float scale, void* workspace) {
+#if defined(__x86_64__)
+  if (isa == VecIsa::avx512) return attn_avx512::one_row_scores(tc, dst, q, k, n_visible, scale, workspace);
+  if (isa == VecIsa::avx2) return attn_avx2::one_row_scores(tc, dst, q, k, n_visible, scale, workspace);
+#endif
+  (void)isa;
+  attn_base::one_row_scores_impl(tc, dst, q, k, n_visible, scale, workspace);
 }
 
 void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,

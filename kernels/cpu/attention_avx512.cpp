@@ -46,6 +46,11 @@ void decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tenso
   decode_impl(tc, dst, q, k, v, pos0, scale, workspace, ids, n_ids);
 }
 
+void one_row_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, int64_t n_vis,
+                    float scale, void* workspace) {
+  one_row_scores_impl(tc, dst, q, k, n_vis, scale, workspace);
+}
+
 }  // namespace wt::cpu::attn_avx512
 
 #if defined(__clang__)

@@ -511,6 +511,115 @@ static inline void attend_heads(const TileRows& rows, const wt::Tensor& k, const
   }
 }
 
+// One query row's softmax scores (window_scores with W = 1: a decode step scoring the keys
+// it sees, decode_topk): dst[head][j] = exp(z_j - m) / l for keys j < n_cols, 0 from n_vis
+// on, where z = scale * q.k over keys [0, n_vis) and (m, l) their max and sum of exp. The
+// keys are read as decode reads them: in place, every KV head of a position together, 16
+// keys' dot products summed at once; a unit is a chunk of keys (over every KV head where
+// heads_fit, else one), which writes the raw z and keeps (m, l) per head in `part`
+// [n_head][n_chunks][2]; after a barrier each head's chunks merge and its row is
+// normalized in place. (The two-phase window kernel transposes every 64-key block and
+// reads the keys twice: 4x slower for one row.)
+template <typename T>
+static inline void one_row_keys(const TileRows& rows, const wt::Tensor& k, int64_t g0, int64_t g1, int64_t group,
+                                int64_t ja, int64_t jb, float scale, float* const* out, int64_t n_cols,
+                                TileScratch* ts) {
+  constexpr int64_t kAhead = sizeof(T) == sizeof(float) ? 8 : 16;
+  const int64_t hd = k.ne[0];
+  float* part = ts->kt;  // [row][key % 16][16], as attend_keys_heads
+  for (int64_t j = ja; j < jb; ++j) {
+    const int64_t jn = (j + kAhead) < jb ? (j + kAhead) : jb - 1;
+    for (int64_t g = g0; g < g1; ++g) {
+      const char* kn = k.row<char>(g, jn);
+      for (size_t b = 0; b < k.nb[1]; b += 64) __builtin_prefetch(kn + b);
+      const T* kr = k.row<T>(g, j);
+      for_row_batches((g - g0) * group, (g - g0 + 1) * group, [&](auto batch, int64_t r) {
+        dot_rows_batch<decltype(batch)::value>(rows.q + r, kr, hd, part + (r * 16 + (j - ja) % 16) * 16);
+      });
+    }
+    const int64_t i = (j - ja) % 16;
+    if (i != 15 && j != jb - 1) continue;
+    const int64_t base = j - i, cnt = i + 1;  // keys [base, base + cnt)
+    for (int64_t r = 0; r < rows.n; ++r) {
+      const F16v sc = hsum16x16(part + r * 256) * scale;
+      alignas(64) float z[16];
+      store16(z, sc);
+      for (int64_t e = cnt; e < 16; ++e) z[e] = -1e30f;  // stale lanes of an earlier 16
+      if (base < n_cols) {
+        const int64_t w = (n_cols - base) < cnt ? (n_cols - base) : cnt;
+        std::memcpy(out[r] + base, z, sizeof(float) * static_cast<size_t>(w));
+      }
+      float bm = z[0];
+      for (int e = 1; e < 16; ++e) bm = z[e] > bm ? z[e] : bm;
+      const float m_new = bm > ts->m[r] ? bm : ts->m[r];
+      store16(z, vexp16(load16(z) - splat16(m_new)));
+      float sum = 0.0f;
+      for (int e = 0; e < 16; ++e) sum += z[e];
+      ts->l[r] = ts->l[r] * wt::cpu::fast_exp(ts->m[r] - m_new) + sum;
+      ts->m[r] = m_new;
+    }
+  }
+}
+
+static inline int64_t one_row_chunks(int64_t nth, int64_t n_vis) {
+  const int64_t blocks = (n_vis + 15) / 16, want = 4 * nth;  // 16-key steps
+  return want < blocks ? want : (blocks > 0 ? blocks : 1);
+}
+
+static void one_row_scores_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
+                                const wt::Tensor& k, int64_t n_vis, float scale, void* workspace) {
+  const int64_t hd = q.ne[0], n_head = q.ne[1], n_head_kv = k.ne[1];
+  const int64_t group = n_head / n_head_kv, n_cols = dst.ne[0];
+  const bool all_heads = heads_fit(n_head, n_head_kv, hd);
+  const int64_t unit_heads = all_heads ? n_head_kv : 1;
+  const int64_t n_chunks = one_row_chunks(tc.nth, n_vis);
+  const int64_t per_chunk = (n_vis + n_chunks - 1) / n_chunks;
+  TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
+  float* part = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.nth);  // [n_head][n_chunks][2]
+  const int64_t qrow = q.ne[2] - 1;
+  for (int64_t u = tc.ith; u < n_head_kv / unit_heads * n_chunks; u += tc.nth) {
+    const int64_t g0 = u / n_chunks * unit_heads, c = u % n_chunks;
+    const int64_t ja = c * per_chunk, jb = (ja + per_chunk) < n_vis ? (ja + per_chunk) : n_vis;
+    TileRows rows;
+    float* out[kMaxRows];
+    for (int64_t head = g0 * group; head < (g0 + unit_heads) * group; ++head) {
+      out[rows.n] = dst.row<float>(head, 0);
+      rows.q[rows.n++] = q.row<float>(head, qrow);
+    }
+    for (int64_t r = 0; r < rows.n; ++r) {
+      ts->m[r] = -1e30f;  // finite, as reset_rows: exp(m_old - m_new) stays defined
+      ts->l[r] = 0.0f;
+    }
+    if (ja < jb) {
+      if (k.type == wt::DType::q8_0) one_row_keys<KvQ8>(rows, k, g0, g0 + unit_heads, group, ja, jb, scale, out, n_cols, ts);
+      else if (k.type == wt::DType::f16) one_row_keys<uint16_t>(rows, k, g0, g0 + unit_heads, group, ja, jb, scale, out, n_cols, ts);
+      else one_row_keys<float>(rows, k, g0, g0 + unit_heads, group, ja, jb, scale, out, n_cols, ts);
+    }
+    for (int64_t r = 0; r < rows.n; ++r) {
+      float* p = part + ((g0 * group + r) * n_chunks + c) * 2;
+      p[0] = ts->m[r];
+      p[1] = ts->l[r];
+    }
+  }
+  tc.sync();
+  const int64_t n_cb = (n_cols + 15) / 16;
+  for (int64_t u = tc.ith; u < n_head * n_cb; u += tc.nth) {
+    const int64_t head = u / n_cb, j0 = (u % n_cb) * 16;
+    const float* p = part + head * n_chunks * 2;
+    float m = -1e30f, l = 0.0f;
+    for (int64_t c = 0; c < n_chunks; ++c) m = p[2 * c] > m ? p[2 * c] : m;
+    for (int64_t c = 0; c < n_chunks; ++c) l += p[2 * c + 1] * wt::cpu::fast_exp(p[2 * c] - m);
+    float* row = dst.row<float>(head, 0) + j0;
+    const int64_t nb = (n_cols - j0) < 16 ? (n_cols - j0) : 16;
+    const int64_t nv = n_vis - j0 <= 0 ? 0 : (n_vis - j0 < nb ? n_vis - j0 : nb);
+    alignas(64) float z[16] = {};
+    std::memcpy(z, row, sizeof(float) * static_cast<size_t>(nv));
+    store16(z, vexp16(load16(z) - splat16(m)) * splat16(1.0f / l));  // l >= 1: the max term is exp(0)
+    for (int64_t e = nv; e < 16; ++e) z[e] = 0.0f;
+    std::memcpy(row, z, sizeof(float) * static_cast<size_t>(nb));
+  }
+}
+
 static inline void reset_rows(int64_t n_rows, int64_t hd, TileScratch* ts) {
   for (int64_t r = 0; r < n_rows; ++r) {
     // A finite floor instead of -inf keeps exp(m_old - m_new) well defined on the first block.

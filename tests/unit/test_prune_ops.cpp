@@ -173,6 +173,8 @@ TEST_CASE("prune ops: window_scores matches a naive causal softmax over the wind
         {64, 9, 3, 140, 32, 130, 97, 130},  // partial key blocks; more q rows than keys
         {32, 8, 2, 5, 5, 150, 150, 120},    // decode-like: keys past i2 exist but are hidden
         {64, 4, 4, 40, 1, 40, 33, 0},       // W = 1, no GQA
+        {64, 14, 2, 1, 1, 1000, 900, 0},    // W = 1 over key chunks (decode_topk: generated rows unscored)
+        {64, 9, 3, 1, 1, 777, 777, 700},    // W = 1, partial blocks, keys past the visible ones
         {64, 9, 3, 300, 32, 300, 300, 300},
     };
     for (const WsShape& s : shapes) {
