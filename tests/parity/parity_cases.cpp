@@ -364,7 +364,9 @@ void window_scores_cases(std::vector<Case>& v) {
   for (const W& w : {W{64, 4, 2, 40, 40, 8, 1, 40, 40}, W{64, 4, 2, 40, 40, 8, 3, 33, 40},
                      W{32, 6, 3, 70, 70, 16, 0, 70, 0}, W{64, 2, 1, 5, 90, 5, 1, 90, 90},
                      W{64, 9, 3, 32, 8300, 32, 1, 8300, 8300}, W{64, 7, 1, 100, 2500, 100, 3, 2500, 2500},
-                     W{64, 9, 3, 40, 1200, 16, 1, 1200, 1000}, W{64, 14, 2, 32, 33000, 32, 1, 33000, 33000}}) {
+                     W{64, 9, 3, 40, 1200, 16, 1, 1200, 1000}, W{64, 14, 2, 32, 33000, 32, 1, 33000, 33000},
+                     // One row (decode_topk's step: the CPU's one_row_scores), generated keys unscored.
+                     W{64, 14, 2, 1, 4100, 1, 1, 4000, 4100}, W{64, 9, 3, 1, 777, 1, 3, 700, 777}}) {
     Case c = make(Op::window_scores, "hd=" + std::to_string(w.hd) + " heads=" + std::to_string(w.heads) + "/" +
                                          std::to_string(w.kv_heads) + " keys=" + std::to_string(w.n_keys) +
                                          " W=" + std::to_string(w.window) + " mode=" + std::to_string(w.mode));
