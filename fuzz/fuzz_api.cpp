@@ -248,6 +248,12 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
   expect_status(kv_listed, {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_get_kv_positions");
   if (kv_listed == WT_OK)
     for (int32_t i = 0; i < n_kv; ++i) g_sink = g_sink + (kv_pos[i] < 0);  // ASan: the rows are there
+  const int32_t* attended = nullptr;
+  int32_t n_attended = 0;
+  const wt_status read = wt_context_get_attended_rows(ctx, pick_int(fdp, g_n_layer), &attended, &n_attended);
+  expect_status(read, {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_get_attended_rows");
+  if (read == WT_OK)
+    for (int32_t i = 0; i < n_attended; ++i) g_sink = g_sink + (attended[i] < 0);  // ASan: the rows are there
 
   // An output struct's struct_size from the input (API 5): the library writes no byte past
   // it, and refuses (writing nothing) one below the struct's first layout.

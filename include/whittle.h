@@ -402,7 +402,9 @@ typedef struct wt_prune_params {
   /* Evaluation */
   int32_t record_ranking;    /* 1: keep each layer's token ranking of the last pruned prefill
                                 for wt_context_get_token_ranking (costs (n_layer + 1) x n_ctx
-                                floats); default 0                                         */
+                                floats) and the rows each layer attended in the last decode
+                                step for wt_context_get_attended_rows (n_layer x n_ctx
+                                int32); default 0                                           */
   /* Since WT_API_VERSION 4. The parameters of methods without fields above, by name: set
    * and change them only with wt_prune_set_param (at most WT_PRUNE_MAX_EXTRA different
    * ones); one not set has its default. */
@@ -704,6 +706,21 @@ WT_API wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t lay
  * [0, n_head_kv). */
 WT_API wt_status wt_context_get_kv_positions(const wt_context* ctx, int32_t layer, int32_t kv_head,
                                              const int32_t** out_positions, int32_t* out_n);
+
+/* Which KV rows a layer's attention read in the last decode step (an evaluation tap: needs
+ * prune.record_ranking = 1): after a pruned prefill, a method may attend only some of a
+ * layer's rows at each step (decode_topk: the best blocks by the step's own attention;
+ * SlimInfer: its active blocks). out_rows[i] indexes the rows wt_context_get_kv_positions
+ * lists for that layer (the same rows for every KV head; map them through its list for a
+ * head's positions), in the order the method gives them (decode_topk: the chosen prompt rows
+ * ascending, then every row generated since); *out_n of them. Every row the layer held,
+ * 0..n-1, when the method chose none at that step.
+ * The pointer stays valid until the next prefill, decode, reset or free.
+ * WT_ERR_INVALID_ARGUMENT: NULL arguments, layer outside [0, n_layer), recording off (the
+ * message says to set prune.record_ranking = 1), or the last call that ran the model was not
+ * a decode step after a pruned prefill. */
+WT_API wt_status wt_context_get_attended_rows(const wt_context* ctx, int32_t layer, const int32_t** out_rows,
+                                              int32_t* out_n);
 
 /* ==== Saved state (prompt cache) ====================================================== */
 

@@ -298,6 +298,34 @@ wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer, con
   });
 }
 
+wt_status wt_context_get_attended_rows(const wt_context* ctx, int32_t layer, const int32_t** out_rows,
+                                       int32_t* out_n) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
+    WT_TRY(require(out_rows, "out_rows"));
+    WT_TRY(require(out_n, "out_n"));
+    const wt::Context& c = *ctx->ctx;
+    const int32_t n_layer = c.model().hp.n_layer;
+    if (layer < 0 || layer >= n_layer)
+      return wt::error(WT_ERR_INVALID_ARGUMENT,
+                       "layer " + std::to_string(layer) + " is outside [0, " + std::to_string(n_layer) + ")");
+    if (!c.records_ranking())
+      return wt::error(WT_ERR_INVALID_ARGUMENT,
+                       "attended rows are not recorded: create the context with a pruning method and "
+                       "prune.record_ranking = 1");
+    int32_t n = 0;
+    const int32_t* rows = c.attended_rows(layer, &n);
+    if (!rows)
+      return wt::error(WT_ERR_INVALID_ARGUMENT,
+                       "the last call that ran the model was not a decode step after a pruned prefill: no rows recorded");
+    *out_rows = rows;
+    *out_n = n;
+    return Status::ok();
+  });
+}
+
 wt_status wt_context_get_kv_positions(const wt_context* ctx, int32_t layer, int32_t kv_head,
                                       const int32_t** out_positions, int32_t* out_n) {
   return guarded([&]() -> Status {

@@ -61,6 +61,7 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   WT_TRY(make_policy(options.prune, shape, &ctx->prune_, &ctx->policy_));
   const size_t nl = static_cast<size_t>(hp.n_layer);
   ctx->kv_len_.assign(nl, 0);
+  ctx->attended_n_.assign(nl, -1);
   if (options.max_new_tokens < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "max_new_tokens must be >= 0 (0 = no bound: n_ctx KV rows in every layer)");
   ctx->kv_cap_.resize(nl);
@@ -188,6 +189,7 @@ Status Context::allocate() {
   score_capacity_ = v.score_capacity;
   anchors_ = v.anchors;
   if (v.ranking) ranking_ = RankingSink{v.ranking, model_.hp.n_layer, n_ctx_, 0};
+  attended_ = v.attended;
   Buffer ws = arena_;
   ws.offset = v.workspace_offset;
   ws.size_bytes = bytes.workspace_bytes;
@@ -322,6 +324,13 @@ void Context::begin_ranking(int32_t n_prompt) {
   policy_->set_ranking_sink(&ranking_);
 }
 
+const int32_t* Context::attended_rows(int32_t l, int32_t* n) const {
+  const int32_t count = attended_n_[static_cast<size_t>(l)];
+  if (!attended_ || count < 0) return nullptr;
+  *n = count;
+  return attended_ + static_cast<size_t>(l) * static_cast<size_t>(n_ctx_);
+}
+
 const int32_t* Context::kv_positions(int32_t l, int32_t h) const {
   return kv_pos_ + (static_cast<size_t>(l) * static_cast<size_t>(model_.hp.n_head_kv) + static_cast<size_t>(h)) *
                        static_cast<size_t>(n_ctx_);
@@ -336,6 +345,7 @@ void Context::reset() {
   policy_decoding_ = false;
   ranking_.n_prompt = 0;
   if (policy_) policy_->set_ranking_sink(nullptr);  // a failed prefill may have left it set
+  std::fill(attended_n_.begin(), attended_n_.end(), -1);
   for (int32_t& len : kv_len_) len = 0;
   if (kv_) {
     kv_->clear();

@@ -121,6 +121,10 @@ class Context {
   // ranked since the last reset.
   bool records_ranking() const { return ranking_.rows != nullptr; }
   const float* token_ranking(int32_t layer, int32_t* n_prompt) const;
+  // The attended-rows tap (with record_ranking): the KV rows (indices into layer l's rows, as
+  // kv_positions lists them) that layer l's attention read in the last pass, *n of them;
+  // nullptr unless that pass was a decode step the policy was asked about.
+  const int32_t* attended_rows(int32_t l, int32_t* n) const;
 
  private:
   Context(const Model& model, const ContextOptions& options) : model_(model), options_(options) {}
@@ -162,6 +166,8 @@ class Context {
   Status attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor& attn, const Tensor& q,
                 const LayerKeys& keys, const Decision& d);
   Status keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v, const Decision& d);
+  // The attended-rows tap: layer l's key rows of this decode step (all n_keys without a choice).
+  void record_attended(int32_t l, const Decision& d, int32_t n_keys);
   Status keep_rows(OpRunner& run, const Decision& d, Tensor* x, Tensor* xn, int32_t* rows);
   // Between layers of a prefill of two tokens or more (every pass of it: a pruned prefill's
   // second pass and answer steps may run one row): WT_ERR_ABORTED when wt_context_abort or
@@ -224,6 +230,8 @@ class Context {
   float* anchors_ = nullptr;     // [n_layer][2][n_head_kv][head_dim] Token Filtering anchors
   RankingSink ranking_;          // rows [n_layer + 1][n_ctx] in the arena with record_ranking;
                                  // n_prompt 0: nothing ranked since the last reset
+  int32_t* attended_ = nullptr;  // [n_layer][n_ctx] in the arena with record_ranking
+  std::vector<int32_t> attended_n_;  // [n_layer] rows recorded by the last pass; -1: none
   std::unique_ptr<PagedKv> kv_;  // the pager (kv_device_blocks > 0), else null
   std::vector<int32_t> kv_len_;  // [n_layer] KV rows each layer holds
   std::vector<int32_t> kv_cap_;  // [n_layer] KV rows each layer is sized for (the plan's)

@@ -169,7 +169,10 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
     if (!in.backend->caps().reads_any_host_pointer) v.topk_in = h.take_n<float>(v.score_capacity);
     v.anchors = a.take_n<float>(static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd));
-    if (in.prune->record_ranking) v.ranking = h.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
+    if (in.prune->record_ranking) {
+      v.ranking = h.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
+      v.attended = h.take_n<int32_t>(static_cast<size_t>(hp.n_layer) * n_sz);
+    }
   }
   b.prune_host_bytes = h.used() - prune_host_mark;
   part(&b.prune_bytes);

@@ -100,6 +100,7 @@ struct ArenaViews {
   size_t score_capacity = 0;
   float* anchors = nullptr;       // [n_layer][2][n_head_kv][head_dim]
   float* ranking = nullptr;       // [n_layer + 1][n_ctx] with record_ranking
+  int32_t* attended = nullptr;    // [n_layer][n_ctx] with record_ranking: a decode step's key rows
   size_t workspace_offset = 0;    // from the base
 };
 

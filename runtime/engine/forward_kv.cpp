@@ -4,6 +4,7 @@
 // with the KV resident in the arena's cache or in the pager's blocks. A paged multi-row
 // pass reads the layer through one layer of staging (k_cache_[0]); a paged decode step
 // reads the device pool through the block table.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -78,6 +79,7 @@ Status Context::ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Ten
 
 Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor& attn, const Tensor& q,
                        const LayerKeys& keys, const Decision& d) {
+  if (pass.decoder && attended_) record_attended(l, d, keys.kv0 + static_cast<int32_t>(q.ne[2]));
   const float scale = 1.0f / std::sqrt(static_cast<float>(model_.hp.head_dim));
   if (!keys.paged_step)
     return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0, .scale = scale,
@@ -93,6 +95,17 @@ Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor&
   const bool skipped = d.skip_rows && d.skip_rows[0] != 0;  // nothing computed: no keys read
   return run.attention({.dst = attn, .q = q, .k = paged->k_pool(), .v = paged->v_pool(), .pos0 = keys.kv0,
                         .scale = scale, .skip_rows = skipped ? d.skip_rows : nullptr, .key_rows = ids, .n_key_rows = n_keys});
+}
+
+void Context::record_attended(int32_t l, const Decision& d, int32_t n_keys) {
+  int32_t* out = attended_ + static_cast<size_t>(l) * static_cast<size_t>(n_ctx_);
+  if (d.attend_rows) {
+    std::copy(d.attend_rows, d.attend_rows + d.n_attend_rows, out);
+    attended_n_[static_cast<size_t>(l)] = d.n_attend_rows;
+  } else {
+    for (int32_t r = 0; r < n_keys; ++r) out[r] = r;
+    attended_n_[static_cast<size_t>(l)] = n_keys;
+  }
 }
 
 Status Context::keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v,

@@ -34,7 +34,8 @@ const PruneParamSpec kShared[] = {
     {"layer", PruneParamType::i32, offsetof(wt_prune_params, layer), -1, {}, false,
      "the selection / filter layer of FastKV, CLAA, GemFilter; -1 = the paper's layer scaled to the depth"},
     {"record_ranking", PruneParamType::i32, offsetof(wt_prune_params, record_ranking), 0, {0, 1}, false,
-     "1: keep each layer's token ranking for wt_context_get_token_ranking"},
+     "1: keep each layer's token ranking (wt_context_get_token_ranking) and a decode step's attended rows "
+     "(wt_context_get_attended_rows)"},
 };
 
 // Integral values in full ("2147483647"), others as %g.

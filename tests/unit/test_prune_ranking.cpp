@@ -297,6 +297,104 @@ TEST_CASE("kv positions tap: statuses, full KV, SnapKV per KV head, GemFilter re
   wt_context_free(gem);
 }
 
+// The C tap wt_context_get_attended_rows: statuses (recording off, no decode step yet, a
+// prefill after one), decode_topk's rows (whole blocks of the prompt up to the budget,
+// ascending, then every generated row), every row where a method chooses none (SnapKV at
+// decode; decode_topk whose budget covers the prompt), and that recording changes nothing.
+std::vector<int32_t> attended(const wt_context* ctx, int32_t l) {
+  const int32_t* rows = nullptr;
+  int32_t n = -1;
+  REQUIRE_MESSAGE(wt_context_get_attended_rows(ctx, l, &rows, &n) == WT_OK, wt_last_error());
+  REQUIRE(n >= 0);
+  return std::vector<int32_t>(rows, rows + n);
+}
+
+wt_prune_params decode_topk(float keep, int32_t record) {
+  wt_prune_params p = params(WT_PRUNE_FULL, keep, record);
+  REQUIRE(wt_prune_set_param(&p, "method", "decode_topk") == WT_OK);
+  REQUIRE(wt_prune_set_param(&p, "decode_topk_block", "8") == WT_OK);
+  return p;
+}
+
+TEST_CASE("attended rows tap: statuses, decode_topk's blocks, every row without a choice") {
+  TinyModel tiny;
+  const int32_t L = 203, B = 8;  // 26 blocks, the last one of 3 rows
+  const std::vector<wt_token> prompt = byte_tokens(L);
+  const int32_t* rows = nullptr;
+  int32_t n = 0;
+
+  wt_context* off = make_ctx(tiny.model, decode_topk(0.2f, 0), 256);
+  prefill(off, prompt);
+  REQUIRE(wt_context_decode(off, 42) == WT_OK);
+  CHECK(wt_context_get_attended_rows(off, 0, &rows, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(error_mentions("prune.record_ranking = 1"));
+
+  wt_context* ctx = make_ctx(tiny.model, decode_topk(0.2f, 1), 256);
+  CHECK(wt_context_get_attended_rows(nullptr, 0, &rows, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_attended_rows(ctx, 0, nullptr, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_attended_rows(ctx, 0, &rows, nullptr) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_attended_rows(ctx, 4, &rows, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(error_mentions("layer 4 is outside [0, 4)"));
+  CHECK(wt_context_get_attended_rows(ctx, -1, &rows, &n) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt_context_get_attended_rows(ctx, 0, &rows, &n) == WT_ERR_INVALID_ARGUMENT);  // nothing ran
+  prefill(ctx, prompt);
+  CHECK(wt_context_get_attended_rows(ctx, 0, &rows, &n) == WT_ERR_INVALID_ARGUMENT);  // a prefill
+  CHECK(error_mentions("not a decode step"));
+  const int32_t kb = static_cast<int32_t>(0.2f * static_cast<float>(L)) / B;  // 40 rows: 5 blocks
+  for (int32_t step = 0; step < 3; ++step) {
+    REQUIRE(wt_context_decode(ctx, 42 + step) == WT_OK);
+    for (int32_t l = 0; l < 4; ++l) {
+      CAPTURE(step);
+      CAPTURE(l);
+      const std::vector<int32_t> r = attended(ctx, l);
+      CHECK(std::is_sorted(r.begin(), r.end()));
+      CHECK(std::adjacent_find(r.begin(), r.end()) == r.end());
+      // kb whole blocks of the prompt (the last block has L % B rows), then the generated rows.
+      std::set<int32_t> blocks;
+      size_t i = 0;
+      for (; i < r.size() && r[i] < L; ++i) blocks.insert(r[i] / B);
+      CHECK(blocks.size() == static_cast<size_t>(kb));
+      size_t rows = 0;
+      for (int32_t b : blocks) rows += static_cast<size_t>(std::min(L, (b + 1) * B) - b * B);
+      CHECK(i == rows);
+      REQUIRE(r.size() == i + static_cast<size_t>(step + 1));
+      for (int32_t t = 0; t <= step; ++t) CHECK(r[i + static_cast<size_t>(t)] == L + t);
+    }
+  }
+  wt_context_reset(ctx);
+  CHECK(wt_context_get_attended_rows(ctx, 0, &rows, &n) == WT_ERR_INVALID_ARGUMENT);
+  wt_context_free(ctx);
+  wt_context_free(off);
+
+  // Recording changes nothing: the logits after the same steps, bit for bit.
+  wt_context* a = make_ctx(tiny.model, decode_topk(0.2f, 1), 256);
+  wt_context* b = make_ctx(tiny.model, decode_topk(0.2f, 0), 256);
+  prefill(a, prompt);
+  prefill(b, prompt);
+  for (wt_token t : {7, 99, 200}) {
+    REQUIRE(wt_context_decode(a, t) == WT_OK);
+    REQUIRE(wt_context_decode(b, t) == WT_OK);
+    CHECK(same_bits(last_logits(a), last_logits(b)));
+  }
+  wt_context_free(a);
+  wt_context_free(b);
+
+  // No choice at decode: every row the layer holds, in order (SnapKV keeps L / 5 rows).
+  std::vector<wt_context*> none = {make_ctx(tiny.model, params(WT_PRUNE_SNAPKV, 0.2f, 1), 256),
+                                   make_ctx(tiny.model, decode_topk(1.0f, 1), 256)};
+  for (wt_context* c : none) {
+    prefill(c, prompt);
+    REQUIRE(wt_context_decode(c, 42) == WT_OK);
+    for (int32_t l = 0; l < 4; ++l) {
+      const int32_t held = static_cast<int32_t>(kv_positions(c, l, 0).size());
+      std::vector<int32_t> expect(static_cast<size_t>(held));
+      std::iota(expect.begin(), expect.end(), 0);
+      CHECK(attended(c, l) == expect);
+    }
+    wt_context_free(c);
+  }
+}
+
 // Label long: five minutes under ASan, where every method's host code already runs in the
 // allocation and full-budget tests; the Release stage runs it (qemu leaves long and model out).
 TEST_CASE("prune ranking: every method on the real model (600 tokens at 20% keep)" * doctest::test_suite("long")) {
