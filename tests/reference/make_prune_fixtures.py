@@ -3,9 +3,11 @@
 
 For each of 3 needle-in-a-haystack prompts at 256, 512 and 1024 tokens, runs the float64
 NumPy reference of prune_reference.py (SnapKV in Whittle's per-KV-head variant, FastKV,
-GemFilter, CLAA, ASL, StreamingLLM, SlimInfer, Token Filtering) with Whittle's defaults for SmolLM2-135M at keep 0.2, and writes one
-text file per case, `<prompt>_<n>.ref`, holding the token ids and, per method, layer and
-KV head, the sorted original positions that layer/head keeps. The format is documented
+GemFilter, CLAA, ASL, StreamingLLM, SlimInfer, Token Filtering, decode_topk) with Whittle's
+defaults for SmolLM2-135M at keep 0.2, and writes one text file per case, `<prompt>_<n>.ref`,
+holding the token ids and, per method, layer and KV head, the sorted original positions
+that layer/head keeps (decode_topk: also the prompt positions each layer attends at each of
+4 decode steps). The format is documented
 in tests/reference/README.md ("Pruning reference").
 
 It also measures how far the authors' per-query-head SnapKV is from the per-KV-head
@@ -56,10 +58,11 @@ METHOD_PARAMS = {
     "sliminfer": dict(keep=KEEP, block=64, unit=8, query=4, layer0=10, layer1=20, layer2=28, window=8,
                       abs_score=True),
     "tokenfilter": dict(target=0.5, start=0.5, anchor_decay=0.9, key_weight=0.5, warmup=16, window=8),
+    "decode_topk": dict(keep=KEEP, block=16, steps=4),
 }
 METHOD_FUNCS = {"snapkv": pr.snapkv, "fastkv": pr.fastkv, "gemfilter": pr.gemfilter,
                 "claa": pr.claa, "asl": pr.asl, "streaming": pr.streaming, "sliminfer": pr.sliminfer,
-                "tokenfilter": pr.tokenfilter}
+                "tokenfilter": pr.tokenfilter, "decode_topk": pr.decode_topk}
 
 # The filler texts (Debian's /usr/share/common-licenses), pinned so that a regeneration on
 # another machine either reproduces the same ids or fails loudly.
@@ -159,6 +162,12 @@ def method_block(res: pr.PruneResult) -> list[str]:
     if "skipped" in res.info:   # Token Filtering: rows whose attention was skipped, per tail layer
         sk = res.info["skipped"]
         lines.append(f"skipped {sum(sk.values())} " + " ".join(f"{l}:{n}" for l, n in sorted(sk.items())))
+    # decode_topk: per decode step the token fed, the argmax after it and its margin, then
+    # per layer the prompt positions its attention read and the block top-k's gap
+    for i, (token, nxt, margin, layers) in enumerate(res.info.get("steps", [])):
+        lines.append(f"step {i} {token} {nxt} {margin:.6e}")
+        for il, (rows, gap) in enumerate(layers):
+            lines.append(f"attend {il} {len(rows)} {fmt_gap(gap)} " + ranges(rows))
     prev = None
     for il, heads in enumerate(res.kv):
         for h, pos in enumerate(heads):

@@ -30,6 +30,9 @@ The algorithms follow the authors' published code (see /work/shared/METHODS.md):
   SlimInfer  no public code: the paper (arXiv 2508.06447, §4.1-4.2, eq. 1-2), METHODS.md §8
              and the choices runtime/prune/README.md documents where those are silent
              ("Decisions where the sources are silent or disagree": SlimInfer)
+  decode_topk  a decode-time selection: the exact top-k of the step's own attention that
+             Quest (Tang et al., ICML 2024) approximates, in blocks; Whittle's documented
+             rule (runtime/prune/methods/decode_topk.cpp), the authors having no such method
 
 Conventions shared by every method:
   * Arithmetic is float64 throughout (the authors cast softmax probabilities to fp16/bf16
@@ -57,8 +60,8 @@ from reference_forward import (  # noqa: E402
 
 __all__ = [
     "load_model", "LayerState", "layer_qkv", "layer_finish", "full_trace", "run_from",
-    "window_scores", "pool1d", "topk_lower_first", "snapkv", "fastkv", "gemfilter",
-    "claa", "asl", "streaming", "sliminfer", "PruneResult",
+    "layer_tail", "window_scores", "pool1d", "topk_lower_first", "snapkv", "fastkv", "gemfilter",
+    "claa", "asl", "streaming", "sliminfer", "tokenfilter", "decode_topk", "PruneResult",
 ]
 
 
@@ -104,7 +107,6 @@ def layer_finish(m: Model, il: int, x: np.ndarray, q: np.ndarray, k: np.ndarray,
     (bool per row, Token Filtering): those rows' attention output is zero before the
     projection, so only the residual (and the projection's bias) passes."""
     c = m.cfg
-    L = m.layers[il]
     n = x.shape[0]
     G = c.n_head // c.n_head_kv
     qg = q.reshape(n, c.n_head_kv, G, c.head_dim_k)
@@ -116,11 +118,19 @@ def layer_finish(m: Model, il: int, x: np.ndarray, q: np.ndarray, k: np.ndarray,
     o = np.einsum("hgqk,khd->qhgd", p, v).reshape(n, c.n_head * c.head_dim_v)
     if skip is not None:
         o[skip] = 0.0
+    return layer_tail(m, il, x, o)
+
+
+def layer_tail(m: Model, il: int, x: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """The rest of layer `il` after the attention heads' output o (n, H * Dv): output
+    projection, residual, SwiGLU FFN, residual."""
+    L = m.layers[il]
+    eps = m.cfg.rms_eps
     o = o @ L["attn_output"].T
     if "attn_output.bias" in L:
         o = o + L["attn_output.bias"]
     x = x + o
-    h = rms_norm(x, L["ffn_norm"], c.rms_eps)
+    h = rms_norm(x, L["ffn_norm"], eps)
     return x + (silu(h @ L["ffn_gate"].T) * (h @ L["ffn_up"].T)) @ L["ffn_down"].T
 
 
@@ -777,4 +787,74 @@ def tokenfilter(m: Model, trace: FullTrace, *, target: float, start: float, anch
         res.gap.append([math.inf] * c.n_head_kv)
     res.info["skipped"] = skipped
     res.info["last_logits"] = logits_of(m, x[-1:])[0]
+    return res
+
+
+# ----------------------------------------------------------------------------- decode top-k
+
+def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: int) -> PruneResult:
+    """Query-aware decode selection (the "oracle top-k" that Quest approximates: Tang et al.,
+    ICML 2024, §3; runtime/prune/methods/decode_topk.cpp says why Whittle has it). The prompt
+    is prefilled in full and every layer keeps all of its KV (kv lines: every row). Then
+    `steps` greedy decode steps, each fed the previous step's argmax (the first: the full
+    prefill's). At each step, in each layer, the step's own query scores every prompt row:
+    s[j] = sum over all H query heads of softmax(q_h . k_j / sqrt(d)) over ALL the layer's
+    keys (prompt, generated, its own), for the prompt's columns j < L. A block of `block`
+    consecutive prompt rows scores as its best row; the top kb blocks (ties: lower block
+    first) are attended, kb = floor(keep * L) // block (at least 1), every block when
+    floor(keep * L) >= L. The attention then reads the chosen blocks' rows plus every row
+    from L on (generated and the step's own), softmax over those alone.
+
+    info["steps"]: one entry per step: (token fed, next argmax, its margin over the second,
+    [per layer: (sorted prompt positions attended, topk_gap of the block scores)])."""
+    c = m.cfg
+    L = len(trace.tokens)
+    res = PruneResult("decode_topk", dict(keep=keep, block=block, steps=steps), L)
+    pos = np.arange(L)
+    for _ in range(c.n_layer):
+        res.kv.append([pos.copy() for _ in range(c.n_head_kv)])
+        res.gap.append([math.inf] * c.n_head_kv)
+    # Every layer's prompt K (post-RoPE) and V, recomputed from the layer's input rows.
+    ks, vs = [], []
+    for il in range(c.n_layer):
+        x_in = trace.hidden[il - 1] if il > 0 else m.tok_embd[trace.tokens]
+        _, k, v = layer_qkv(m, il, x_in, pos)
+        ks.append(k)
+        vs.append(v)
+    n_blocks = (L + block - 1) // block
+    budget = floor_budget(keep, L)
+    kb = n_blocks if budget >= L else max(1, budget // block)
+    G = c.n_head // c.n_head_kv
+    last = logits_of(m, trace.hidden[-1][-1:])[0]
+    token = int(np.argsort(-last, kind="stable")[0])
+    out = []
+    for s in range(steps):
+        p = L + s
+        x = m.tok_embd[[token]].copy()
+        layers = []
+        for il in range(c.n_layer):
+            q, k, v = layer_qkv(m, il, x, np.array([p]))
+            ks[il] = np.concatenate([ks[il], k])
+            vs[il] = np.concatenate([vs[il], v])
+            K, V = ks[il], vs[il]
+            kv_of = np.arange(c.n_head) // G                           # query head -> KV head
+            z = np.einsum("hd,hkd->hk", q[0], K.transpose(1, 0, 2)[kv_of]) / math.sqrt(c.head_dim_k)
+            prob = np.exp(z - z.max(axis=1, keepdims=True))
+            prob /= prob.sum(axis=1, keepdims=True)
+            score = prob[:, :L].sum(axis=0)
+            bs = np.array([score[b * block:(b + 1) * block].max() for b in range(n_blocks)])
+            chosen = np.sort(topk_lower_first(bs, kb))
+            rows = np.concatenate([np.arange(b * block, min(L, (b + 1) * block)) for b in chosen])
+            layers.append((rows.copy(), topk_gap(bs, kb)))
+            rows = np.concatenate([rows, np.arange(L, p + 1)])
+            zr = z[:, rows]
+            pr_ = np.exp(zr - zr.max(axis=1, keepdims=True))
+            pr_ /= pr_.sum(axis=1, keepdims=True)
+            o = np.einsum("hk,hkd->hd", pr_, V[rows].transpose(1, 0, 2)[kv_of]).reshape(1, -1)
+            x = layer_tail(m, il, x, o)
+        lg = logits_of(m, x)[0]
+        o2 = np.argsort(-lg, kind="stable")
+        out.append((token, int(o2[0]), float(lg[o2[0]] - lg[o2[1]]), layers))
+        token = int(o2[0])
+    res.info["steps"] = out
     return res

@@ -36,6 +36,15 @@ struct KvLine {
   std::set<int32_t> pos;
 };
 
+// decode_topk: one decode step of the reference: the token fed, the argmax after it, and per
+// layer the prompt positions its attention read (with the block top-k's gap).
+struct DecodeStep {
+  wt_token token = 0;
+  int32_t next = -1;
+  double next_margin = 0;
+  std::vector<KvLine> attend;  // head unused
+};
+
 struct MethodBlock {
   std::string name;
   std::map<std::string, std::string> params;
@@ -49,6 +58,7 @@ struct MethodBlock {
   std::map<int32_t, double> ratios;  // asl: V_l / V_init of every layer the test ran at
   int64_t skipped = -1;  // tokenfilter: (row, layer) pairs whose attention was skipped
   std::vector<KvLine> kv;
+  std::vector<DecodeStep> steps;
 };
 
 struct Case {
@@ -123,6 +133,22 @@ Case read_case(const std::string& path) {
       }
     } else if (key == "skipped" && m) {
       in >> m->skipped;  // the total; the per-layer counts after it have no Whittle tap
+    } else if (key == "step" && m) {
+      DecodeStep st;
+      int32_t index = 0;
+      in >> index >> st.token >> st.next >> st.next_margin;
+      REQUIRE(index == static_cast<int32_t>(m->steps.size()));
+      m->steps.push_back(std::move(st));
+    } else if (key == "attend" && m) {
+      REQUIRE(!m->steps.empty());
+      KvLine k;
+      int32_t count = 0;
+      std::string gap;
+      in >> k.layer >> count >> gap;
+      k.gap = gap == "inf" ? INFINITY : std::stod(gap);
+      k.pos = read_runs(in, {});
+      REQUIRE(k.pos.size() == static_cast<size_t>(count));
+      m->steps.back().attend.push_back(std::move(k));
     } else if (key == "kv" && m) {
       KvLine k;
       int32_t count = 0;
@@ -185,6 +211,7 @@ const std::map<std::string, std::string>& param_names(const std::string& method)
         {"key_weight", "tf_key_weight"},
         {"warmup", "tf_warmup"},
         {"window", "window"}}},
+      {"decode_topk", {{"keep", "keep"}, {"block", "decode_topk_block"}}},
   };
   return names.at(method);
 }
@@ -198,6 +225,55 @@ struct Agreement {
 std::map<std::string, Agreement>& totals() {
   static std::map<std::string, Agreement> t;
   return t;
+}
+
+// decode_topk: feed the reference's tokens (teacher forcing: one flipped argmax does not
+// change the later steps' inputs) and compare, per step and layer, the prompt positions the
+// attention read (wt_context_get_attended_rows through wt_context_get_kv_positions) and that
+// every generated row was read; then the argmax where the reference's is clear.
+void check_steps(const wt_model* model, wt_context* ctx, const Case& c, const MethodBlock& m) {
+  const int32_t L = static_cast<int32_t>(c.tokens.size());
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(model, &info) == WT_OK);
+  Agreement& a = totals()[m.name + " (decode steps)"];
+  for (size_t s = 0; s < m.steps.size(); ++s) {
+    const DecodeStep& step = m.steps[s];
+    CAPTURE(s);
+    REQUIRE_MESSAGE(wt_context_decode(ctx, step.token) == WT_OK, wt_last_error());
+    for (const KvLine& k : step.attend) {
+      CAPTURE(k.layer);
+      const int32_t* rows = nullptr;
+      const int32_t* pos = nullptr;
+      int32_t n = 0, n_pos = 0;
+      REQUIRE_MESSAGE(wt_context_get_attended_rows(ctx, k.layer, &rows, &n) == WT_OK, wt_last_error());
+      REQUIRE(wt_context_get_kv_positions(ctx, k.layer, 0, &pos, &n_pos) == WT_OK);
+      std::set<int32_t> ours, generated;
+      for (int32_t i = 0; i < n; ++i) {
+        REQUIRE(rows[i] >= 0);
+        REQUIRE(rows[i] < n_pos);
+        (pos[rows[i]] < L ? ours : generated).insert(pos[rows[i]]);
+      }
+      std::set<int32_t> every_generated;
+      for (int32_t p = L; p <= L + static_cast<int32_t>(s); ++p) every_generated.insert(p);
+      CHECK(generated == every_generated);
+      int64_t common = 0;
+      for (int32_t j : k.pos) common += ours.count(j);
+      a.ref_positions += static_cast<int64_t>(k.pos.size());
+      a.common += common;
+      ++a.lines;
+      a.identical += ours == k.pos ? 1 : 0;
+      CHECK(ours.size() == k.pos.size());
+      if (k.gap > kDecidedGap) {
+        ++a.decided;
+        a.decided_identical += ours == k.pos ? 1 : 0;
+      }
+    }
+    if (step.next_margin > 0.5) {
+      const float* logits = nullptr;
+      REQUIRE(wt_context_logits(ctx, -1, &logits) == WT_OK);
+      CHECK(std::max_element(logits, logits + info.n_vocab) - logits == step.next);
+    }
+  }
 }
 
 void run_case(wt_model* model, const Case& c) {
@@ -218,6 +294,7 @@ void run_case(wt_model* model, const Case& c) {
     cp.n_threads = 2;
     cp.matmul_mode = WT_MATMUL_F32;
     cp.prune = pp;
+    cp.prune.record_ranking = m.steps.empty() ? 0 : 1;  // the attended-rows tap
     wt_context* ctx = nullptr;
     REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, wt_last_error());
     REQUIRE_MESSAGE(wt_context_prefill(ctx, c.tokens.data(), c.tokens.size()) == WT_OK, wt_last_error());
@@ -289,6 +366,7 @@ void run_case(wt_model* model, const Case& c) {
       CHECK(st.n_selected == static_cast<int32_t>(m.sel_pos.size()));
     }
     if (m.name != "asl") CHECK(st.asl_ratios == nullptr);
+    if (!m.steps.empty()) check_steps(model, ctx, c, m);
     // The next token after the pruned prefill, where the reference's choice is clear.
     if (m.next >= 0 && m.next_margin > 0.5) {
       const float* logits = nullptr;
@@ -313,7 +391,7 @@ TEST_CASE("prune reference: kept KV per layer and KV head vs the NumPy reference
   for (const char* p : {"p0", "p1", "p2"})
     for (const char* n : {"256", "512", "1024"}) {
       const Case c = read_case(std::string(WT_TEST_DATA_DIR) + "/reference/prune/" + p + "_" + n + ".ref");
-      REQUIRE(c.methods.size() == 8);
+      REQUIRE(c.methods.size() == 9);
       run_case(model, c);
     }
 
