@@ -126,8 +126,12 @@ constexpr NarrowType kNarrow[] = {{WT_KV_F16, "f16", f16_limits}, {WT_KV_Q8_0, "
 // with KL 3e-3 for f16 — docs/results/kv-type.md — as it would for any change of the last
 // bits; tests/reference/README.md measures that chaos.)
 // No comma or semicolon in the names: doctest_discover_tests drops the labels of such a test.
+// Label slow (out of the default run; ctest -L slow -R "kv type"): five minutes on the
+// AVX2 host of 2026-11-29, where the whole CI ran past 90 minutes; the figures it checks are
+// in docs/results/kv-type.md, and the model cases with f16 and q8_0 caches (paged kv,
+// context state, vulkan model) still run them.
 TEST_CASE("kv type: f16 and q8_0 KV caches keep the f32 cache's greedy tokens for full KV and every method" *
-          doctest::test_suite("long")) {
+          doctest::test_suite("slow")) {
   if (!wt::test::have_real_model()) {
     MESSAGE("SKIPPED: the default model is not installed");
     return;
