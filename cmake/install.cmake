@@ -1,6 +1,7 @@
-# Install: whittle.h, the static library (and libwhittle.so with WHITTLE_SHARED=ON), the
-# CMake package (whittleConfig.cmake, version file, exported targets whittle::*) and
-# whittle.pc. Included from the top-level CMakeLists.txt after the library is complete.
+# Install: whittle.h (and the parts it includes, include/whittle/), the static library (and
+# libwhittle.so with WHITTLE_SHARED=ON), the CMake package (whittleConfig.cmake, version
+# file, exported targets whittle::*) and whittle.pc. Included from the top-level
+# CMakeLists.txt after the library is complete.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -15,6 +16,9 @@ install(TARGETS ${WT_INSTALL_TARGETS} EXPORT whittleTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/whittle.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The parts whittle.h includes by their path beside it.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/whittle DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
 install(EXPORT whittleTargets NAMESPACE whittle:: DESTINATION ${WT_CMAKE_DIR})
 
 set(WT_USES_MIMALLOC OFF)

@@ -646,126 +646,13 @@ WT_API wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* o
 WT_API wt_status wt_context_get_kv_residency(const wt_context* ctx, int32_t layer, uint64_t* out_device_bytes,
                                              uint64_t* out_host_bytes);
 
-/* What the pruning policy did in the last pruned prefill (and the decodes after it). The
- * arrays have n_layer entries and stay valid until the next prefill, reset or free. */
-typedef struct wt_prune_stats {
-  WT_OUT_STRUCT_SIZE(wt_prune_stats); /* set by the caller; since API 5 */
-  wt_prune_method method;
-  int32_t n_prompt;          /* L, prompt tokens of the pruned prefill                       */
-  int32_t n_layer;
-  int32_t selection_layer;   /* the layer whose scores chose the kept tokens (TSP, ASL,
-                                CLAA, GemFilter filter, SlimInfer's last stage); -1 = none  */
-  bool triggered;            /* ASL: the variance test fired (false: no selection, or forced
-                                at asl_max_layer); others: a selection happened             */
-  int32_t n_selected;        /* hidden rows after the selection (L when none)               */
-  const int32_t* kv_rows;    /* [n_layer] prompt KV rows kept per layer (per KV head)       */
-  const int32_t* hidden_rows;/* [n_layer] rows each layer computed in the (last) pass       */
-  const uint64_t* kv_bytes;  /* [n_layer] bytes of the kept prompt KV per layer             */
-  int64_t n_attention_skipped; /* (token, layer) pairs whose attention was skipped          */
-  int32_t n_block_swaps;     /* SlimInfer: decode steps x groups whose active set changed    */
-  double asl_min_ratio;      /* ASL: the smallest V_l / V_init of the variance test, and the */
-  int32_t asl_min_ratio_layer; /* layer where it was seen (-1: never evaluated)            */
-  double score_ms;           /* time in scoring and selection ops                           */
-  double pass1_ms;           /* two-pass methods: the filter pass (oracle: prefill + answer) */
-  double prefill_ms;         /* the whole pruned prefill, both passes                       */
-  /* Since API 7. ASL: [n_layer] V_l / V_init at each layer where the variance test ran (1 at
-   * the first, whose V is V_init: max(asl_min_layer, asl_obs_layers - 1)); NaN where it did
-   * not run (before that layer, after the selection, every layer when the prompt fit the
-   * budget or V_init was 0). NULL for the other methods and before ASL's first pruned
-   * prefill. The curve asl_tau is compared with: a run with a tiny asl_tau (1e-6: it does not
-   * fire) shows where each tau would select. */
-  const double* asl_ratios;
-} wt_prune_stats;
+/* ==== Pruning statistics and evaluation taps ========================================= */
 
-/* WT_ERR_INVALID_ARGUMENT: NULL arguments, or an out_stats->struct_size the library does
- * not write. */
-WT_API wt_status wt_context_get_prune_stats(const wt_context* ctx, wt_prune_stats* out_stats);
-
-/* The importance by which the method of the last pruned prefill ranked the prompt's tokens
- * (an evaluation tap: needs prune.record_ranking = 1). layer in [0, n_layer): the scores
- * the method computed at that layer; layer -1: the final ranking it selected its kept
- * tokens / KV by. out_scores[j] is prompt position j's score, for j in [0, *out_n) with
- * *out_n = n_prompt of the last pruned prefill (original positions, also after GemFilter's
- * re-indexing); higher = more important. NaN where that layer ranked nothing for the token:
- * window tokens (never scored), tokens already dropped, layers where the method computed no
- * score, and every row when the prompt fit the budget. runtime/prune/README.md says what
- * each method records. The pointer stays valid until the next prefill, reset or free.
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, layer outside [-1, n_layer), recording off (the
- * message says to set prune.record_ranking = 1), or no pruned prefill since the last
- * reset. */
-WT_API wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer,
-                                              const float** out_scores, int32_t* out_n);
-
-/* Which tokens' KV a layer holds (an evaluation tap; any context, pruned or not): the
- * original position of each KV row that `layer`, KV head `kv_head` holds now, in the order
- * the rows are stored. A prompt token's position is its index in the prompt (also after
- * GemFilter's re-indexed re-prefill, whose rotary positions are 0..K-1); the t-th token after
- * a prompt of L tokens is at L + t. *out_n is the number of rows (0 on a fresh or reset
- * context). The pointer stays valid until the next prefill, decode, reset or free.
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, layer outside [0, n_layer), kv_head outside
- * [0, n_head_kv). */
-WT_API wt_status wt_context_get_kv_positions(const wt_context* ctx, int32_t layer, int32_t kv_head,
-                                             const int32_t** out_positions, int32_t* out_n);
-
-/* Which KV rows a layer's attention read in the last decode step (an evaluation tap: needs
- * prune.record_ranking = 1): after a pruned prefill, a method may attend only some of a
- * layer's rows at each step (decode_topk: the best blocks by the step's own attention;
- * SlimInfer: its active blocks). out_rows[i] indexes the rows wt_context_get_kv_positions
- * lists for that layer (the same rows for every KV head; map them through its list for a
- * head's positions), in the order the method gives them (decode_topk: the chosen prompt rows
- * ascending, then every row generated since); *out_n of them. Every row the layer held,
- * 0..n-1, when the method chose none at that step.
- * The pointer stays valid until the next prefill, decode, reset or free.
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, layer outside [0, n_layer), recording off (the
- * message says to set prune.record_ranking = 1), or the last call that ran the model was not
- * a decode step after a pruned prefill. */
-WT_API wt_status wt_context_get_attended_rows(const wt_context* ctx, int32_t layer, const int32_t** out_rows,
-                                              int32_t* out_n);
+#include "whittle/evaluation.h"
 
 /* ==== Saved state (prompt cache) ====================================================== */
 
-/* A context's state as bytes: every layer's KV rows (in the context's KV type: only the rows
- * the layer holds, so a pruned prompt's state is its kept KV, with their original positions),
- * n_past, the last row's logits, and what the pruning policy's later decode steps need
- * (SlimInfer's active blocks, Token Filtering's thresholds). Load it into a fresh context of
- * the same model and KV type (any backend: the format does not depend on it, nor on the KV
- * pager) and continue: prefill more tokens, decode, generate, with the results of the
- * context that was saved (bit for bit on the CPU backend). A state made after a pruned
- * prefill needs a context with the same pruning method and parameters; one without a
- * pruned prefill loads into any context of the model and KV type. The format carries a
- * version, the model's fingerprint (shape, rotary setup, every weight's type and shape) and
- * a checksum of its bytes.
- *
- * Size in bytes of the state now (it changes with every prefill and decode).
- * WT_ERR_INVALID_ARGUMENT: NULL arguments. */
-WT_API wt_status wt_context_state_size(const wt_context* ctx, size_t* out_bytes);
-
-/* Writes the state into buffer[0, capacity); *out_bytes = bytes written.
- * WT_ERR_BUFFER_TOO_SMALL: buffer NULL or capacity below wt_context_state_size, and
- * *out_bytes receives the size needed (nothing written). WT_ERR_INVALID_ARGUMENT: NULL ctx or
- * out_bytes. WT_ERR_BACKEND: reading the KV back from the device failed. */
-WT_API wt_status wt_context_state_save(wt_context* ctx, void* buffer, size_t capacity, size_t* out_bytes);
-
-/* The same into a file: written to "<path>.tmp", then renamed over path, so path is either
- * the old file or the whole new state. WT_ERR_IO: the file cannot be created, written or
- * renamed (the .tmp file is removed). */
-WT_API wt_status wt_context_state_save_file(wt_context* ctx, const char* path);
-
-/* Replaces ctx's tokens with a saved state. The whole state is read and checked first; if a
- * check fails, ctx is unchanged (tokens, KV, logits) and the status says why:
- * WT_ERR_FORMAT: not a state, truncated, damaged (checksum), or inconsistent;
- * WT_ERR_UNSUPPORTED: a newer format version than this library reads;
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, a state of another model, of another KV type, or
- * made after a prefill pruned by another method or other parameters than ctx's;
- * WT_ERR_CONTEXT_FULL: more tokens than ctx's n_ctx, or a layer with more KV rows than ctx
- * is sized for (max_new_tokens). Nothing is allocated: the state goes into ctx's own memory.
- * A read that fails after the checks passed (the file changed meanwhile) resets ctx as
- * wt_context_reset does. After a load, wt_context_logits(ctx, -1, ...) is the last row's
- * logits of the saved context (none if it had none); wt_context_get_stats counts from zero. */
-WT_API wt_status wt_context_state_load(wt_context* ctx, const void* state, size_t n_bytes);
-
-/* The same from a file. WT_ERR_IO: the file cannot be opened or read. */
-WT_API wt_status wt_context_state_load_file(wt_context* ctx, const char* path);
+#include "whittle/state.h"
 
 /* ==== Sampling ======================================================================== */
 

@@ -53,6 +53,17 @@ Status check_sampler(const wt_sampler& s, const wt_context& ctx) {
   return Status::ok();
 }
 
+// A layer of the context's model: in [lowest, n_layer). `note` says what a lowest below 0
+// stands for.
+Status check_layer(const wt::Context& c, int32_t layer, int32_t lowest = 0, const char* note = "") {
+  const int32_t n_layer = c.model().hp.n_layer;
+  if (layer < lowest || layer >= n_layer)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "layer " + std::to_string(layer) + " is outside [" +
+                                                  std::to_string(lowest) + ", " + std::to_string(n_layer) + ")" +
+                                                  note);
+  return Status::ok();
+}
+
 }  // namespace
 
 extern "C" {
@@ -281,10 +292,7 @@ wt_status wt_context_get_token_ranking(const wt_context* ctx, int32_t layer, con
     WT_TRY(require(out_scores, "out_scores"));
     WT_TRY(require(out_n, "out_n"));
     const wt::Context& c = *ctx->ctx;
-    const int32_t n_layer = c.model().hp.n_layer;
-    if (layer < -1 || layer >= n_layer)
-      return wt::error(WT_ERR_INVALID_ARGUMENT, "layer " + std::to_string(layer) + " is outside [-1, " +
-                                                    std::to_string(n_layer) + ") (-1: the final ranking)");
+    WT_TRY(check_layer(c, layer, -1, " (-1: the final ranking)"));
     if (!c.records_ranking())
       return wt::error(WT_ERR_INVALID_ARGUMENT,
                        "token rankings are not recorded: create the context with a pruning method and "
@@ -307,10 +315,7 @@ wt_status wt_context_get_attended_rows(const wt_context* ctx, int32_t layer, con
     WT_TRY(require(out_rows, "out_rows"));
     WT_TRY(require(out_n, "out_n"));
     const wt::Context& c = *ctx->ctx;
-    const int32_t n_layer = c.model().hp.n_layer;
-    if (layer < 0 || layer >= n_layer)
-      return wt::error(WT_ERR_INVALID_ARGUMENT,
-                       "layer " + std::to_string(layer) + " is outside [0, " + std::to_string(n_layer) + ")");
+    WT_TRY(check_layer(c, layer));
     if (!c.records_ranking())
       return wt::error(WT_ERR_INVALID_ARGUMENT,
                        "attended rows are not recorded: create the context with a pruning method and "
@@ -335,11 +340,8 @@ wt_status wt_context_get_kv_positions(const wt_context* ctx, int32_t layer, int3
     WT_TRY(require(out_positions, "out_positions"));
     WT_TRY(require(out_n, "out_n"));
     const wt::Context& c = *ctx->ctx;
-    const int32_t n_layer = c.model().hp.n_layer;
+    WT_TRY(check_layer(c, layer));
     const int32_t n_head_kv = static_cast<int32_t>(c.model().hp.n_head_kv);
-    if (layer < 0 || layer >= n_layer)
-      return wt::error(WT_ERR_INVALID_ARGUMENT,
-                       "layer " + std::to_string(layer) + " is outside [0, " + std::to_string(n_layer) + ")");
     if (kv_head < 0 || kv_head >= n_head_kv)
       return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_head " + std::to_string(kv_head) + " is outside [0, " +
                                                     std::to_string(n_head_kv) + ")");

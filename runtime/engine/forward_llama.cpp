@@ -176,7 +176,7 @@ Context::Pass Context::begin_pass(const int32_t* tokens, const int32_t* pos, int
   p.decoder = !p.fresh && n == 1 && policy_decoding_ ? policy_.get() : nullptr;
   p.paged = kv_.get();
   if (p.paged && p.fresh) p.paged->clear();
-  std::fill(attended_n_.begin(), attended_n_.end(), -1);  // the tap describes this pass only
+  if (attended_) std::fill(attended_n_.begin(), attended_n_.end(), -1);  // the tap describes this pass only
   std::memmove(positions_, pos, sizeof(int32_t) * static_cast<size_t>(n));
   std::memmove(token_ids_, tokens, sizeof(int32_t) * static_cast<size_t>(n));
   return p;

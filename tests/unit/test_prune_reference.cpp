@@ -220,6 +220,19 @@ struct Agreement {
   int64_t ref_positions = 0, common = 0;  // over every (layer, KV head) line
   int32_t lines = 0, identical = 0, decided = 0, decided_identical = 0;
   double share() const { return ref_positions ? static_cast<double>(common) / static_cast<double>(ref_positions) : 1.0; }
+  // One (layer, KV head) or (step, layer) line; `decides` says whether its cut-off counts as
+  // decided.
+  void add(const std::set<int32_t>& ours, const std::set<int32_t>& ref, bool decides) {
+    for (int32_t j : ref) common += static_cast<int64_t>(ours.count(j));
+    ref_positions += static_cast<int64_t>(ref.size());
+    ++lines;
+    const bool same = ours == ref;
+    identical += same ? 1 : 0;
+    if (decides) {
+      ++decided;
+      decided_identical += same ? 1 : 0;
+    }
+  }
 };
 
 std::map<std::string, Agreement>& totals() {
@@ -256,17 +269,8 @@ void check_steps(const wt_model* model, wt_context* ctx, const Case& c, const Me
       std::set<int32_t> every_generated;
       for (int32_t p = L; p <= L + static_cast<int32_t>(s); ++p) every_generated.insert(p);
       CHECK(generated == every_generated);
-      int64_t common = 0;
-      for (int32_t j : k.pos) common += ours.count(j);
-      a.ref_positions += static_cast<int64_t>(k.pos.size());
-      a.common += common;
-      ++a.lines;
-      a.identical += ours == k.pos ? 1 : 0;
+      a.add(ours, k.pos, k.gap > kDecidedGap);
       CHECK(ours.size() == k.pos.size());
-      if (k.gap > kDecidedGap) {
-        ++a.decided;
-        a.decided_identical += ours == k.pos ? 1 : 0;
-      }
     }
     if (step.next_margin > 0.5) {
       const float* logits = nullptr;
@@ -305,22 +309,14 @@ void run_case(wt_model* model, const Case& c) {
       int32_t n = 0;
       REQUIRE(wt_context_get_kv_positions(ctx, k.layer, k.head, &pos, &n) == WT_OK);
       const std::set<int32_t> ours(pos, pos + n);
-      int64_t common = 0;
-      for (int32_t j : k.pos) common += ours.count(j);
-      a.ref_positions += static_cast<int64_t>(k.pos.size());
-      a.common += common;
-      ++a.lines;
-      a.identical += ours == k.pos ? 1 : 0;
       // The first layers and every head before a selection choose from the same inputs: a
       // decided cut-off there must agree. (After a selection that differs, later layers
       // see other rows: their lines count in the share only.) SlimInfer's lines carry the
       // smallest gap of the stages before them, so a decided line there is decided at
       // every layer.
-      if (k.gap > kDecidedGap && (!m.selected || k.layer <= m.sel_layer || m.name == "sliminfer")) {
-        ++a.decided;
-        a.decided_identical += ours == k.pos ? 1 : 0;
-        CHECK_MESSAGE(ours.size() == k.pos.size(), "layer " << k.layer << " head " << k.head);
-      }
+      const bool decides = k.gap > kDecidedGap && (!m.selected || k.layer <= m.sel_layer || m.name == "sliminfer");
+      a.add(ours, k.pos, decides);
+      if (decides) CHECK_MESSAGE(ours.size() == k.pos.size(), "layer " << k.layer << " head " << k.head);
     }
     wt_prune_stats st{};
     REQUIRE(wt_context_get_prune_stats(ctx, &st) == WT_OK);
