@@ -8,5 +8,6 @@ shift
 if ! command -v nvcc >/dev/null 2>&1 && [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
-cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+source "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release "${compiler_cache[@]}" "$@" >/dev/null
 cmake --build "$dir" -j "$(nproc)"

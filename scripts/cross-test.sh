@@ -48,7 +48,8 @@ if [ "$vulkan" = auto ]; then
 fi
 echo "cross-test: aarch64 build in $dir (Vulkan backend: $vulkan, compiled and linked only)"
 
-cmake -S "$root" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/jetson-orin.cmake" \
+source "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/jetson-orin.cmake" "${compiler_cache[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DWHITTLE_TESTS=ON -DWHITTLE_TOOLS=ON -DWHITTLE_VULKAN="$vulkan" \
   -DWHITTLE_CUDA=OFF >/dev/null
 # The library, the three tools and the unit-test binary (its doctest discovery already runs

@@ -56,7 +56,8 @@ fi
 # ---- build ---------------------------------------------------------------------------------
 build="$root/build-fuzz"
 start=$(date +%s)
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+source "$root/scripts/compiler-cache.sh"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${compiler_cache[@]}" \
   -DWHITTLE_FUZZ=ON -DWHITTLE_VULKAN=OFF -DWHITTLE_CUDA=OFF -DWHITTLE_TOOLS=ON -DWHITTLE_TESTS=OFF >/dev/null
 cmake --build "$build" -j "$jobs" --target "${harnesses[@]}" >/dev/null
 echo "fuzz.sh: build of ${harnesses[*]} took $(( $(date +%s) - start )) s (in $build)"

@@ -4,6 +4,8 @@
 set -euo pipefail
 
 apt_packages=(build-essential cmake doctest-dev libmimalloc-dev nlohmann-json3-dev python3 python3-pip unzip)
+# ccache: scripts/compiler-cache.sh (builds of sources compiled before are cache hits).
+apt_packages+=(ccache)
 # The Vulkan backend: loader and headers, glslc, Mesa's drivers (lavapipe runs Vulkan on the
 # CPU, so the Vulkan tests run for real without a GPU), the validation layers, vulkaninfo.
 apt_packages+=(libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers vulkan-tools)

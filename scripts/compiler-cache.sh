@@ -1,0 +1,15 @@
+# Sourced (with $root set) by the scripts that configure a build: build.sh, cross-test.sh,
+# fuzz.sh. Where ccache is installed (setup.sh installs it) every C and C++ compile goes
+# through it, so a source compiled before with the same flags is a cache hit, also from
+# another clone: CI builds five configurations of a fresh clone, each minutes on two cores.
+# CCACHE_BASEDIR turns the paths under the root into relative ones and CCACHE_NOHASHDIR keeps
+# the build directory out of the hash (debug builds put it there), so a clone elsewhere hits
+# the same entries. A hit is the compiler's own earlier output for the same preprocessed
+# source and flags; without ccache (or with WHITTLE_CCACHE=0) the build is the same, uncached.
+# nvcc is left out (the CUDA sources are few).
+if command -v ccache >/dev/null 2>&1 && [ "${WHITTLE_CCACHE:-1}" != 0 ]; then
+  compiler_cache=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+else
+  compiler_cache=(-DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER=)
+fi
