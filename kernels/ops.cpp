@@ -311,6 +311,27 @@ Status check(const Check& c, const BlockScoresOp& a) {
   return c.that(a.dst.ne[0] >= (keys + a.block - 1) / a.block, "dst has fewer entries than blocks");
 }
 
+Status check(const Check& c, const KeyBoundsOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.k, "k", /*kv_types_too=*/true));  // the KV cache's keys
+  WT_TRY(c.that(a.block >= 1, "block must be >= 1"));
+  WT_TRY(c.that(a.dst.data != a.k.data, "dst aliases k"));
+  WT_TRY(c.that(a.dst.ne[0] == 2 * a.k.ne[0] && a.dst.ne[1] == a.k.ne[1],
+                "dst must be [n_blocks, n_head_kv, 2 * head_dim] of k's heads"));
+  return c.that(a.dst.ne[2] >= (a.k.ne[2] + a.block - 1) / a.block, "dst has fewer rows than blocks");
+}
+
+Status check(const Check& c, const BoundScoresOp& a) {
+  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.floats(a.q, "q"));
+  WT_TRY(c.floats(a.bounds, "bounds"));
+  WT_TRY(c.that(a.q.ne[2] >= 1, "q has no row"));
+  WT_TRY(c.that(a.bounds.ne[0] == 2 * a.q.ne[0], "bounds rows must be 2 * head_dim"));
+  WT_TRY(c.that(a.bounds.ne[1] >= 1 && a.q.ne[1] % a.bounds.ne[1] == 0, "q's heads are not a multiple of the bounds' KV heads"));
+  WT_TRY(c.that(a.dst.ne[0] >= 1 && a.dst.ne[0] <= a.bounds.ne[2], "dst blocks must be in [1, bounds rows]"));
+  return c.that(a.dst.ne[1] >= a.q.ne[1], "dst has fewer heads than q");
+}
+
 Status check(const Check& c, const KvSimilarityOp& a) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.k, "k"));

@@ -228,6 +228,24 @@ struct BlockScoresOp {
   int32_t n_keys = 0;                // with key_ids; otherwise every row of k
 };
 
+// Quest's page bounds (Tang et al., ICML 2024): for each block b of `block` consecutive
+// rows of k [n, n_head_kv, hd] (the last block may be shorter) and KV head g, the elementwise
+// min and max of the block's keys: dst[b, g, 0:hd] = min, dst[b, g, hd:2hd] = max, for
+// dst[n_blocks, n_head_kv, 2 * hd] with n_blocks = ceil(n / block).
+struct KeyBoundsOp {
+  Tensor dst{}, k{};
+  int32_t block = 0;
+};
+
+// dst[1, n_head, n_blocks]: for the last query row of q [n, n_head, hd], per head h (of KV
+// head g = h / (n_head / n_head_kv)), the softmax over the blocks of the upper bounds
+// u[b] = scale * sum_d max(q_d * lo_d, q_d * hi_d) with lo, hi = bounds[b, g] (KeyBoundsOp's
+// dst, its first n_blocks = dst.ne[0] blocks): no key of block b has a larger q.k * scale.
+struct BoundScoresOp {
+  Tensor dst{}, q{}, bounds{};
+  float scale = 1.0f;
+};
+
 // dst[n, n_head_kv, 2]: for each row t of k and v [n, n_head_kv, hd], in row order,
 // cos(k_t, A_k) and cos(v_t, A_v) per KV head against anchors[2, n_head_kv, hd] (K then V;
 // read and updated in place), then each anchor becomes decay * A + (1 - decay) * x (an all-

@@ -153,6 +153,14 @@ void run_kv_similarity(const ThreadCtx& tc, const Launch& l) {
   const KvSimilarityOp& a = l.call->get<KvSimilarityOp>();
   cpu::kv_similarity(tc, a.dst, a.k, a.v, a.anchors, a.decay);
 }
+void run_key_bounds(const ThreadCtx& tc, const Launch& l) {
+  const KeyBoundsOp& a = l.call->get<KeyBoundsOp>();
+  cpu::key_bounds(tc, a.dst, a.k, a.block, l.workspace);
+}
+void run_bound_scores(const ThreadCtx& tc, const Launch& l) {
+  const BoundScoresOp& a = l.call->get<BoundScoresOp>();
+  cpu::bound_scores(tc, a.dst, a.q, a.bounds, a.scale);
+}
 void run_argmax(const ThreadCtx& tc, const Launch& l) {
   const ArgmaxOp& a = l.call->get<ArgmaxOp>();
   if (tc.ith == 0) *a.out = cpu::argmax(a.x);
@@ -289,6 +297,8 @@ class CpuBackend final : public Backend {
         const BlockScoresOp& a = c.get<BlockScoresOp>();
         return cpu::block_scores_workspace_bytes(a.q.ne[0], a.q.ne[1], nth);
       }
+      case Op::key_bounds:
+        return cpu::key_bounds_workspace_bytes(c.get<KeyBoundsOp>().k.ne[0], nth);
       default:
         return 0;
     }

@@ -63,6 +63,8 @@ constexpr OpEntry entry_gather_rows{&gather_rows, &gather_rows_workspace_bytes, 
 constexpr OpEntry entry_block_scores{&block_scores, &block_scores_workspace_bytes, nullptr};
 constexpr OpEntry entry_kv_similarity{&kv_similarity, &kv_similarity_workspace_bytes, nullptr};
 constexpr OpEntry entry_argmax{&argmax, &argmax_workspace_bytes, nullptr};
+constexpr OpEntry entry_key_bounds{nullptr, nullptr, "Quest's key bounds have no CUDA kernel yet (the CPU backend has them)"};
+constexpr OpEntry entry_bound_scores{nullptr, nullptr, "Quest's bound scores have no CUDA kernel yet (the CPU backend has them)"};
 
 constexpr OpEntry kOps[] = {
 #define WT_OP(name, Args) entry_##name,

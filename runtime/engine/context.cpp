@@ -62,6 +62,7 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   const size_t nl = static_cast<size_t>(hp.n_layer);
   ctx->kv_len_.assign(nl, 0);
   ctx->attended_n_.assign(nl, -1);
+  ctx->key_bounds_rows_.assign(nl, 0);
   if (options.max_new_tokens < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "max_new_tokens must be >= 0 (0 = no bound: n_ctx KV rows in every layer)");
   ctx->kv_cap_.resize(nl);
@@ -85,6 +86,15 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
     WT_TRY(create_cpu_backend(bo, &ctx->own_backend_));
     ctx->backend_ = ctx->own_backend_.get();
   }
+  // A policy that scores blocks by their key bounds needs the two ops on the backend.
+  if (ctx->policy_ && ctx->policy_->key_bounds_block() > 0)
+    for (Op op : {Op::key_bounds, Op::bound_scores}) {
+      const char* why = nullptr;
+      if (!ctx->backend_->supports(op, &why))
+        return error(WT_ERR_UNSUPPORTED, std::string(find_prune_method(ctx->prune_.method)->name) +
+                                             " with key bounds: the " + ctx->backend_->caps().name + " backend has no " +
+                                             op_name(op) + " (" + (why ? why : "") + ")");
+    }
   *out = std::move(ctx);
   return Status::ok();
 }
@@ -136,6 +146,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.n_logit_rows = options_.logits_all ? n_ctx_ : 1;
   in.f32_activations = options_.f32_activations;
   in.prune = policy_ ? &prune_ : nullptr;
+  in.key_bounds_block = policy_ ? policy_->key_bounds_block() : 0;
   in.backend = backend_;
   in.kv_device_blocks = options_.kv_device_blocks;
   in.kv_block_tokens = options_.kv_block_tokens;
@@ -188,6 +199,7 @@ Status Context::allocate() {
   topk_in_ = v.topk_in;
   score_capacity_ = v.score_capacity;
   anchors_ = v.anchors;
+  key_bounds_ = v.key_bounds;
   if (v.ranking) ranking_ = RankingSink{v.ranking, model_.hp.n_layer, n_ctx_, 0};
   attended_ = v.attended;
   Buffer ws = arena_;
@@ -346,6 +358,7 @@ void Context::reset() {
   ranking_.n_prompt = 0;
   if (policy_) policy_->set_ranking_sink(nullptr);  // a failed prefill may have left it set
   std::fill(attended_n_.begin(), attended_n_.end(), -1);
+  std::fill(key_bounds_rows_.begin(), key_bounds_rows_.end(), 0);
   for (int32_t& len : kv_len_) len = 0;
   if (kv_) {
     kv_->clear();

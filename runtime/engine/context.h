@@ -228,6 +228,11 @@ class Context {
   float* pooled_ = nullptr;      // [n_head][n_ctx] after pooling; kv similarities
   size_t score_capacity_ = 0;    // floats in scores_ and in pooled_
   float* anchors_ = nullptr;     // [n_layer][2][n_head_kv][head_dim] Token Filtering anchors
+  // [n_layer][...] (context_layout.h) the key bounds of decode steps that ask for them, and the
+  // prompt rows each layer's bounds cover now (0: none; cleared by every pass that is not a
+  // decode step, since such a pass may change the rows).
+  float* key_bounds_ = nullptr;
+  std::vector<int32_t> key_bounds_rows_;
   RankingSink ranking_;          // rows [n_layer + 1][n_ctx] in the arena with record_ranking;
                                  // n_prompt 0: nothing ranked since the last reset
   int32_t* attended_ = nullptr;  // [n_layer][n_ctx] in the arena with record_ranking

@@ -74,6 +74,12 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
                                                                  .window = in.prune->window, .softmax = false}));
     need = std::max(need, backend.workspace_bytes(BlockScoresOp{.dst = scores, .q = q, .k = k,
                                                                 .block = in.prune->window}));
+    if (in.key_bounds_block > 0) {
+      const int64_t bne[3] = {2 * hd, hp.n_head_kv, (n + in.key_bounds_block - 1) / in.key_bounds_block};
+      const Tensor bounds = make_tensor(nullptr, DType::f32, 3, bne);
+      need = std::max(need, backend.workspace_bytes(KeyBoundsOp{.dst = bounds, .k = k, .block = in.key_bounds_block}));
+      need = std::max(need, backend.workspace_bytes(BoundScoresOp{.dst = scores, .q = q, .bounds = bounds}));
+    }
     // top-k over a row of every head's scores
     need = std::max(need, backend.workspace_bytes(TopkOp{.scores = make_tensor_2d(nullptr, DType::f32, n, hp.n_head),
                                                          .k = static_cast<int32_t>(n)}));
@@ -169,6 +175,8 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
     if (!in.backend->caps().reads_any_host_pointer) v.topk_in = h.take_n<float>(v.score_capacity);
     v.anchors = a.take_n<float>(static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd));
+    if (in.key_bounds_block > 0)  // written and read by kernels only
+      v.key_bounds = a.take_n<float>(static_cast<size_t>(hp.n_layer) * key_bounds_floats(hp, n, in.key_bounds_block));
     if (in.prune->record_ranking) {
       v.ranking = h.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
       v.attended = h.take_n<int32_t>(static_cast<size_t>(hp.n_layer) * n_sz);
@@ -190,6 +198,11 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     b.pager_host_bytes = PagedKv::host_pool_bytes(pp);
   }
   return b;
+}
+
+size_t key_bounds_floats(const Hparams& hp, int64_t n_ctx, int32_t block) {
+  return static_cast<size_t>((n_ctx + block - 1) / block) * static_cast<size_t>(hp.n_head_kv) * 2 *
+         static_cast<size_t>(hp.head_dim);
 }
 
 uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {

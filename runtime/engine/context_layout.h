@@ -49,6 +49,7 @@ struct ArenaInputs {
   int32_t n_logit_rows = 1;     // n_ctx with logits_all, else 1
   bool f32_activations = false;
   const wt_prune_params* prune = nullptr;  // resolved params of the policy; null: full KV
+  int32_t key_bounds_block = 0;  // the policy's PrunePolicy::key_bounds_block(): > 0 plans the bounds
   const Backend* backend = nullptr;        // workspace_bytes() and caps()
   int32_t kv_device_blocks = 0;  // > 0: the KV pager (paged_kv.h) with this device pool;
                                  // the arena then keeps one layer of KV as staging
@@ -67,8 +68,8 @@ struct ArenaBytes {
   uint64_t kv_bytes = 0;           // K and V of kv_type, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)
   uint64_t index_bytes = 0;        // positions, token ids, rope divisors and angles, row scratch, KV positions
-  uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, ranking rows
-  uint64_t prune_host_bytes = 0;   // of prune_bytes, the host part's: all but the anchors
+  uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, key bounds, ranking rows
+  uint64_t prune_host_bytes = 0;   // of prune_bytes, the host part's: all but the anchors and key bounds
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
   uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes): both parts
   uint64_t host_bytes = 0;         // of total_bytes, the host part: logits_bytes, the index
@@ -99,6 +100,7 @@ struct ArenaViews {
   float* topk_in = nullptr;       // [score_capacity] or null (backend reads host pointers)
   size_t score_capacity = 0;
   float* anchors = nullptr;       // [n_layer][2][n_head_kv][head_dim]
+  float* key_bounds = nullptr;    // [n_layer][ceil(n_ctx / key_bounds_block)][n_head_kv][2 * head_dim]
   float* ranking = nullptr;       // [n_layer + 1][n_ctx] with record_ranking
   int32_t* attended = nullptr;    // [n_layer][n_ctx] with record_ranking: a decode step's key rows
   size_t workspace_offset = 0;    // from the base
@@ -135,6 +137,9 @@ inline const char* kv_type_name(DType t) {
 
 // Bytes of one token's K and V in one layer (all KV heads) in a cache of kv_type.
 uint64_t kv_row_bytes(const Hparams& hp, DType kv_type);
+
+// Floats of one layer's key bounds (KeyBoundsOp) over n_ctx rows in blocks of `block`.
+size_t key_bounds_floats(const Hparams& hp, int64_t n_ctx, int32_t block);
 
 // Whether a context can keep its KV cache as kv_type: a KV type (is_kv_type), rows that
 // q8_0's blocks of 32 divide, and a type the backend's kernels read (`kv_types`, bits of

@@ -214,6 +214,28 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       obs->n_cols = n;
       return Status::ok();
     }
+    case ScoreRequest::Kind::key_bounds: {
+      const int32_t block = policy_ ? policy_->key_bounds_block() : 0;
+      const int64_t n_blocks = block > 0 ? (req.n_cols + block - 1) / block : 0;
+      if (!key_bounds_ || block < 1 || req.block != block || n != 1 || req.n_cols < 1 || req.n_cols > n_keys ||
+          n_blocks * hp.n_head > static_cast<int64_t>(score_capacity_))
+        return error(WT_ERR_INTERNAL, "key bounds: bad request");
+      const int64_t bne[3] = {2 * hp.head_dim, hp.n_head_kv, n_blocks};
+      const size_t per_layer = key_bounds_floats(hp, n_ctx_, block);
+      const Tensor bounds = make_tensor(key_bounds_ + static_cast<size_t>(layer) * per_layer, DType::f32, 3, bne);
+      // Built once from the prompt's keys, then every step reads the bounds alone.
+      int32_t& built = key_bounds_rows_[static_cast<size_t>(layer)];
+      if (built != req.n_cols) {
+        WT_TRY(run.key_bounds(bounds, first_rows(k, req.n_cols), block));
+        built = req.n_cols;
+      }
+      const int64_t ne[3] = {n_blocks, hp.n_head, 1};
+      const Tensor dst = make_tensor(scores_, DType::f32, 3, ne);  // [1, n_head, n_blocks]
+      WT_TRY(run.bound_scores(dst, q, bounds, 1.0f / std::sqrt(static_cast<float>(hp.head_dim))));
+      obs->scores = scores_;
+      obs->n_cols = static_cast<int32_t>(n_blocks);
+      return Status::ok();
+    }
   }
   return error(WT_ERR_INTERNAL, "unknown score request");
 }
@@ -239,6 +261,10 @@ Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest&
         *key_ids = kv_->device_rows(l, nullptr, kv_->n_rows(l));
       }
       return Status::ok();
+    case ScoreRequest::Kind::key_bounds:
+      // The bounds need no key once built; to build them, the prompt's keys as for window.
+      if (key_bounds_rows_[static_cast<size_t>(l)] == req.n_cols) return Status::ok();
+      [[fallthrough]];
     case ScoreRequest::Kind::window:
       // Window scores read every key contiguously: the layer's blocks into the staging.
       WT_TRY(kv_->require(l, nullptr, 0));

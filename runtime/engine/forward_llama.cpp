@@ -177,6 +177,7 @@ Context::Pass Context::begin_pass(const int32_t* tokens, const int32_t* pos, int
   p.paged = kv_.get();
   if (p.paged && p.fresh) p.paged->clear();
   if (attended_) std::fill(attended_n_.begin(), attended_n_.end(), -1);  // the tap describes this pass only
+  if (key_bounds_ && !p.decoder) std::fill(key_bounds_rows_.begin(), key_bounds_rows_.end(), 0);
   std::memmove(positions_, pos, sizeof(int32_t) * static_cast<size_t>(n));
   std::memmove(token_ids_, tokens, sizeof(int32_t) * static_cast<size_t>(n));
   return p;

@@ -177,6 +177,12 @@ class OpRunner {
   Status kv_similarity(const Tensor& dst, const Tensor& k, const Tensor& v, const Tensor& anchors, float decay) {
     return b_.launch(KvSimilarityOp{.dst = dst, .k = k, .v = v, .anchors = anchors, .decay = decay});
   }
+  Status key_bounds(const Tensor& dst, const Tensor& k, int32_t block) {
+    return b_.launch(KeyBoundsOp{.dst = dst, .k = k, .block = block});
+  }
+  Status bound_scores(const Tensor& dst, const Tensor& q, const Tensor& bounds, float scale) {
+    return b_.launch(BoundScoresOp{.dst = dst, .q = q, .bounds = bounds, .scale = scale});
+  }
   Status argmax(const Tensor& x, int32_t* out) { return b_.launch(ArgmaxOp{.x = x, .out = out}); }
 
  private:

@@ -32,7 +32,7 @@ struct PruneShape {
 
 // What the engine computes at a layer, before the layer's attention, for the policy.
 struct ScoreRequest {
-  enum class Kind { none, window, blocks, kv_similarity };
+  enum class Kind { none, window, blocks, kv_similarity, key_bounds };
   Kind kind = Kind::none;
   // window: window_scores of the last `window` query rows against all keys, then pool1d.
   int32_t window = 0;
@@ -46,6 +46,10 @@ struct ScoreRequest {
   int32_t n_key_rows = 0;
   // kv_similarity: anchors are the engine's, per layer, reset at every pruned prefill.
   float anchor_decay = 0.0f;
+  // key_bounds (a decode step): the softmax per query head over Quest's upper bounds of the
+  // blocks of `block` rows of key rows 0..n_cols (KeyBoundsOp, BoundScoresOp). The engine
+  // keeps each layer's bounds (key_bounds_block() rows a block) from the first step that asks
+  // until a pass that is not a decode step. Observation: [1][n_head][n_blocks].
 };
 
 struct Observation {
@@ -54,6 +58,7 @@ struct Observation {
   int32_t n_keys = 0;               // key rows the rows may see
   const int32_t* positions = nullptr;  // [n_rows] original positions
   const float* scores = nullptr;    // window: [n_out][n_head][n_cols]; blocks: [n_blocks];
+                                    // key_bounds: [1][n_head][n_blocks];
                                     // kv_similarity: [n_rows][n_head_kv][2]
   int32_t n_cols = 0;               // window: n_cols; blocks: n_blocks
 };
@@ -162,6 +167,9 @@ class PrunePolicy {
   // more for methods whose first pass writes KV it later replaces (two-pass methods, the
   // oracle's answer with full KV).
   virtual int32_t kv_peak(int32_t layer, int32_t n_prompt) const { return kv_budget(layer, n_prompt); }
+  // Rows per block of the key bounds its decode requests ask for (ScoreRequest::key_bounds),
+  // which the engine plans for every layer; 0: it asks for none.
+  virtual int32_t key_bounds_block() const { return 0; }
 
   // A saved context after a pruned prefill: what this policy's later decode steps need
   // (decode_request / decode_decide), written as exactly decode_state_bytes() bytes, and read

@@ -171,6 +171,23 @@ TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (SlimInfe
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (decode_topk)") {
   check_greedy(static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION));
 }
+// decode_topk_bounds = 1 needs the key_bounds and bound_scores ops, which only the CPU
+// backend has so far: the context is refused when it is created, naming the op, never at the
+// first decode step.
+TEST_CASE(WT_MODEL_BACKEND " model: decode_topk with key bounds is refused at create without the key_bounds op") {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 256;
+  REQUIRE(wt_prune_set_param(&cp.prune, "method", "decode_topk") == WT_OK);
+  REQUIRE(wt_prune_set_param(&cp.prune, "decode_topk_bounds", "1") == WT_OK);
+  wt_context* ctx = nullptr;
+  CHECK(wt_context_create(dev, &cp, &ctx) == WT_ERR_UNSUPPORTED);
+  CHECK(ctx == nullptr);
+  const std::string msg = wt_last_error();
+  MESSAGE(msg);
+  CHECK(msg.find("key_bounds") != std::string::npos);
+}
 TEST_CASE(WT_MODEL_BACKEND " model: two contexts on two threads share the device and match a lone run") {
   wt_model* dev = device_model();
   if (!dev) return;

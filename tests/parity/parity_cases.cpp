@@ -34,6 +34,8 @@ constexpr Tolerance kTolerances[] = {
     {Op::block_scores, 1e-10, 1e-5},
     {Op::kv_similarity, 1e-10, 1e-5},
     {Op::argmax, 0.0, 0.0},
+    {Op::key_bounds, 0.0, 0.0},  // a min and a max: exact on every backend
+    {Op::bound_scores, 1e-10, 1e-5},
 };
 
 void add_cases(std::vector<Case>& v) {
@@ -496,6 +498,41 @@ void block_scores_cases(std::vector<Case>& v) {
   }
 }
 
+// Quest's bounds: blocks of 16 (the default), a short last block, one row per block, and a
+// block longer than the keys; over f32, f16 and q8_0 caches (the keys are src[1]).
+void key_bounds_cases(std::vector<Case>& v) {
+  for (auto [hd, kv_heads, n, block] : {std::tuple{64, 3, 100, 16}, std::tuple{128, 2, 37, 16},
+                                         std::tuple{32, 1, 9, 1}, std::tuple{64, 2, 5, 64}}) {
+    Case c = make(Op::key_bounds, "hd=" + std::to_string(hd) + " kv_heads=" + std::to_string(kv_heads) +
+                                      " n=" + std::to_string(n) + " block=" + std::to_string(block));
+    c.dst = f32(3, 2 * hd, kv_heads, (n + block - 1) / block);
+    c.src[1] = f32(3, hd, kv_heads, n);
+    c.call = [block = block](const Slots& s) {
+      return OpCall(KeyBoundsOp{.dst = s.dst, .k = s.src[1], .block = block});
+    };
+    v.push_back(c);
+    add_kv_type_twins(v, c);
+  }
+}
+
+// Bounds of random values (lo > hi in places: the op needs no order), GQA groups of 1-7,
+// one query row and the last of several.
+void bound_scores_cases(std::vector<Case>& v) {
+  for (auto [hd, heads, kv_heads, rows, blocks] : {std::tuple{64, 9, 3, 1, 64}, std::tuple{64, 14, 2, 1, 512},
+                                                    std::tuple{128, 4, 4, 3, 7}, std::tuple{32, 2, 1, 1, 1}}) {
+    Case c = make(Op::bound_scores, "hd=" + std::to_string(hd) + " heads=" + std::to_string(heads) + "/" +
+                                        std::to_string(kv_heads) + " rows=" + std::to_string(rows) +
+                                        " blocks=" + std::to_string(blocks));
+    c.dst = f32(3, blocks, heads, 1);
+    c.src[0] = f32(3, hd, heads, rows);
+    c.src[1] = f32(3, 2 * hd, kv_heads, blocks + 2);  // two rows more than scored
+    c.call = [](const Slots& s) {
+      return OpCall(BoundScoresOp{.dst = s.dst, .q = s.src[0], .bounds = s.src[1], .scale = 0.125f});
+    };
+    v.push_back(c);
+  }
+}
+
 void kv_similarity_cases(std::vector<Case>& v) {
   for (auto [hd, kv_heads, n, zero_anchor] : {std::tuple{64, 2, 9, true}, std::tuple{128, 3, 1, false},
                                                std::tuple{48, 1, 20, false}}) {
@@ -562,6 +599,8 @@ std::vector<Case> cases(Op op) {
     case Op::block_scores: block_scores_cases(v); break;
     case Op::kv_similarity: kv_similarity_cases(v); break;
     case Op::argmax: argmax_cases(v); break;
+    case Op::key_bounds: key_bounds_cases(v); break;
+    case Op::bound_scores: bound_scores_cases(v); break;
     case Op::count: break;
   }
   for (Case& c : v) {  // x is src[0] in both: [k, rows] and [hd, heads, positions]

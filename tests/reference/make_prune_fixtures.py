@@ -59,10 +59,12 @@ METHOD_PARAMS = {
                       abs_score=True),
     "tokenfilter": dict(target=0.5, start=0.5, anchor_decay=0.9, key_weight=0.5, warmup=16, window=8),
     "decode_topk": dict(keep=KEEP, block=16, steps=4),
+    "decode_topk_bounds": dict(keep=KEEP, block=16, steps=4, bounds=True),
 }
 METHOD_FUNCS = {"snapkv": pr.snapkv, "fastkv": pr.fastkv, "gemfilter": pr.gemfilter,
                 "claa": pr.claa, "asl": pr.asl, "streaming": pr.streaming, "sliminfer": pr.sliminfer,
-                "tokenfilter": pr.tokenfilter, "decode_topk": pr.decode_topk}
+                "tokenfilter": pr.tokenfilter, "decode_topk": pr.decode_topk,
+                "decode_topk_bounds": pr.decode_topk}
 
 # The filler texts (Debian's /usr/share/common-licenses), pinned so that a regeneration on
 # another machine either reproduces the same ids or fails loudly.

@@ -792,7 +792,8 @@ def tokenfilter(m: Model, trace: FullTrace, *, target: float, start: float, anch
 
 # ----------------------------------------------------------------------------- decode top-k
 
-def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: int) -> PruneResult:
+def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: int,
+                bounds: bool = False) -> PruneResult:
     """Query-aware decode selection (the "oracle top-k" that Quest approximates: Tang et al.,
     ICML 2024, §3; runtime/prune/methods/decode_topk.cpp says why Whittle has it). The prompt
     is prefilled in full and every layer keeps all of its KV (kv lines: every row). Then
@@ -805,11 +806,23 @@ def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: i
     floor(keep * L) >= L. The attention then reads the chosen blocks' rows plus every row
     from L on (generated and the step's own), softmax over those alone.
 
+    bounds=True scores the blocks as Quest does (Tang et al., ICML 2024, §3.2 and Algorithm
+    1): each block of `block` prompt rows and KV head g keeps the elementwise min lo and max
+    hi of its (post-RoPE) keys; query head h gives block b the upper bound
+    u[h][b] = sum_d max(q_d lo_d, q_d hi_d) / sqrt(d) of any of its keys' q.k / sqrt(d). Quest
+    takes each head's top blocks by u; Whittle attends the same rows for every head, so the
+    block score is sum over heads of softmax over the blocks of u[h] (the exact scores' sum
+    over heads of the softmax, with a block's bound for its rows). The method is then
+    "decode_topk_bounds".
+
     info["steps"]: one entry per step: (token fed, next argmax, its margin over the second,
     [per layer: (sorted prompt positions attended, topk_gap of the block scores)])."""
     c = m.cfg
     L = len(trace.tokens)
-    res = PruneResult("decode_topk", dict(keep=keep, block=block, steps=steps), L)
+    params = dict(keep=keep, block=block, steps=steps)
+    if bounds:
+        params["bounds"] = True
+    res = PruneResult("decode_topk_bounds" if bounds else "decode_topk", params, L)
     pos = np.arange(L)
     for _ in range(c.n_layer):
         res.kv.append([pos.copy() for _ in range(c.n_head_kv)])
@@ -822,6 +835,9 @@ def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: i
         ks.append(k)
         vs.append(v)
     n_blocks = (L + block - 1) // block
+    # Quest's bounds per layer: [n_blocks, n_head_kv, head_dim] minima and maxima.
+    lo = [np.stack([k[b * block:(b + 1) * block].min(axis=0) for b in range(n_blocks)]) for k in ks]
+    hi = [np.stack([k[b * block:(b + 1) * block].max(axis=0) for b in range(n_blocks)]) for k in ks]
     budget = floor_budget(keep, L)
     kb = n_blocks if budget >= L else max(1, budget // block)
     G = c.n_head // c.n_head_kv
@@ -841,8 +857,15 @@ def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: i
             z = np.einsum("hd,hkd->hk", q[0], K.transpose(1, 0, 2)[kv_of]) / math.sqrt(c.head_dim_k)
             prob = np.exp(z - z.max(axis=1, keepdims=True))
             prob /= prob.sum(axis=1, keepdims=True)
-            score = prob[:, :L].sum(axis=0)
-            bs = np.array([score[b * block:(b + 1) * block].max() for b in range(n_blocks)])
+            if bounds:
+                qh = q[0][:, None, :]                                   # [H, 1, d]
+                u = np.maximum(qh * lo[il].transpose(1, 0, 2)[kv_of], qh * hi[il].transpose(1, 0, 2)[kv_of])
+                u = u.sum(axis=2) / math.sqrt(c.head_dim_k)             # [H, n_blocks]
+                pu = np.exp(u - u.max(axis=1, keepdims=True))
+                bs = (pu / pu.sum(axis=1, keepdims=True)).sum(axis=0)
+            else:
+                score = prob[:, :L].sum(axis=0)
+                bs = np.array([score[b * block:(b + 1) * block].max() for b in range(n_blocks)])
             chosen = np.sort(topk_lower_first(bs, kb))
             rows = np.concatenate([np.arange(b * block, min(L, (b + 1) * block)) for b in chosen])
             layers.append((rows.copy(), topk_gap(bs, kb)))

@@ -10,7 +10,9 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/kv_rows.h"
 #include "kernels/cpu/ops_cpu.h"
+#include "kernels/cpu/quant.h"
 #include "support/random_tensor.h"
 #include "support/run_workers.h"
 
@@ -437,6 +439,88 @@ TEST_CASE("prune ops: block_scores is the max over units of the mean |qbar . uni
         worst = std::max(worst, std::fabs(out[static_cast<size_t>(b)] - ref[static_cast<size_t>(b)]) /
                                     (1e-6 + ref[static_cast<size_t>(b)]));
       CHECK(worst < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores the softmax of bounds no key exceeds") {
+  struct Case {
+    int64_t hd, n_head, n_head_kv, n;
+    int32_t block;
+    wt::DType kv;
+  };
+  const Case cases[] = {
+      {64, 9, 3, 100, 16, wt::DType::f32},   // last block 4 rows
+      {64, 14, 2, 37, 16, wt::DType::f16},
+      {32, 4, 4, 9, 1, wt::DType::q8_0},     // one row per block: the bound is the key's own score
+      {64, 2, 1, 5, 64, wt::DType::f32},     // one block, shorter than `block`
+  };
+  for (const Case& c : cases) {
+    const uint32_t seed = static_cast<uint32_t>(c.n * 5 + c.block);
+    auto q = random_vec(static_cast<size_t>(c.hd * c.n_head), seed);
+    auto kf = random_vec(static_cast<size_t>(c.hd * c.n_head_kv * c.n), seed + 1);
+    // The cache's rows in its type, and what they read back as (the values the bounds cover).
+    size_t row_bytes = 0;
+    REQUIRE(wt::dtype_row_bytes(c.kv, c.hd, &row_bytes));
+    std::vector<char> cache(row_bytes * static_cast<size_t>(c.n_head_kv * c.n));
+    std::vector<float> k(kf.size());
+    for (int64_t r = 0; r < c.n_head_kv * c.n; ++r) {
+      wt::cpu::kv_store_row(c.kv, kf.data() + r * c.hd, cache.data() + static_cast<size_t>(r) * row_bytes, c.hd);
+      wt::cpu::dequantize(c.kv, cache.data() + static_cast<size_t>(r) * row_bytes, k.data() + r * c.hd, c.hd);
+    }
+    const int64_t kne[3] = {c.hd, c.n_head_kv, c.n};
+    const Tensor tk = wt::make_tensor(cache.data(), c.kv, 3, kne);
+    const int64_t n_blocks = (c.n + c.block - 1) / c.block, group = c.n_head / c.n_head_kv;
+    const float scale = 0.125f;
+    for (int workers : {1, 2, 3}) {
+      INFO("seed " << seed << " n " << c.n << " block " << c.block << " kv " << wt::dtype_name(c.kv) << " workers " << workers);
+      std::vector<float> bounds(static_cast<size_t>(2 * c.hd * c.n_head_kv * n_blocks), -7.0f);
+      const Tensor tb = t3(bounds, 2 * c.hd, c.n_head_kv, n_blocks);
+      Workspace ws(wt::cpu::key_bounds_workspace_bytes(c.hd, workers));
+      run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::key_bounds(tc, tb, tk, c.block, ws.p); });
+      bool exact = true;
+      for (int64_t b = 0; b < n_blocks; ++b)
+        for (int64_t g = 0; g < c.n_head_kv; ++g)
+          for (int64_t d = 0; d < c.hd; ++d) {
+            float lo = INFINITY, hi = -INFINITY;
+            for (int64_t r = b * c.block; r < std::min<int64_t>(c.n, (b + 1) * c.block); ++r) {
+              lo = std::min(lo, k[at(d, g, r, c.hd, c.n_head_kv)]);
+              hi = std::max(hi, k[at(d, g, r, c.hd, c.n_head_kv)]);
+            }
+            exact &= bounds[at(d, g, b, 2 * c.hd, c.n_head_kv)] == lo && bounds[at(c.hd + d, g, b, 2 * c.hd, c.n_head_kv)] == hi;
+          }
+      CHECK(exact);
+
+      std::vector<float> out(static_cast<size_t>(c.n_head * n_blocks), -7.0f);
+      const Tensor to = t3(out, n_blocks, c.n_head, 1), tq = t3(q, c.hd, c.n_head, 1);
+      run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::bound_scores(tc, to, tq, tb, scale); });
+      double worst = 0;
+      bool bound_holds = true;
+      for (int64_t h = 0; h < c.n_head; ++h) {
+        const int64_t g = h / group;
+        std::vector<double> u(static_cast<size_t>(n_blocks));
+        for (int64_t b = 0; b < n_blocks; ++b) {
+          double s = 0;
+          for (int64_t d = 0; d < c.hd; ++d) {
+            const double qd = q[at(d, h, 0, c.hd, c.n_head)];
+            s += std::max(qd * bounds[at(d, g, b, 2 * c.hd, c.n_head_kv)], qd * bounds[at(c.hd + d, g, b, 2 * c.hd, c.n_head_kv)]);
+          }
+          u[static_cast<size_t>(b)] = scale * s;
+          // The invariant the bound is for: no key of the block scores above it.
+          for (int64_t r = b * c.block; r < std::min<int64_t>(c.n, (b + 1) * c.block); ++r) {
+            double z = 0;
+            for (int64_t d = 0; d < c.hd; ++d) z += double(q[at(d, h, 0, c.hd, c.n_head)]) * k[at(d, g, r, c.hd, c.n_head_kv)];
+            bound_holds &= scale * z <= u[static_cast<size_t>(b)] + 1e-9;
+          }
+        }
+        const double top = *std::max_element(u.begin(), u.end());
+        double sum = 0;
+        for (double& x : u) sum += x = std::exp(x - top);
+        for (int64_t b = 0; b < n_blocks; ++b)
+          worst = std::max(worst, std::fabs(out[at(b, h, 0, n_blocks, c.n_head)] - u[static_cast<size_t>(b)] / sum));
+      }
+      CHECK(bound_holds);
+      CHECK(worst < 1e-6);
     }
   }
 }

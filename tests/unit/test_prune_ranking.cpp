@@ -395,6 +395,89 @@ TEST_CASE("attended rows tap: statuses, decode_topk's blocks, every row without 
   }
 }
 
+// decode_topk_bounds = 1 (Quest's key bounds): the same shape of choice (kb whole blocks,
+// then the generated rows), unchanged by where the KV lives and by the context's history: a
+// reset and the same prompt, a state saved and loaded into a fresh context (the bounds are
+// rebuilt from the loaded keys), the copying pager with a quarter of the blocks, all give the
+// resident context's logits bit for bit. How well the bounds choose is the NumPy reference's
+// and the bench's to say (docs/results/fidelity-*.md).
+TEST_CASE("decode_topk with key bounds: whole blocks, the same logits after a reset, a state load and in the pager") {
+  TinyModel tiny;
+  const int32_t L = 203, B = 8;
+  const std::vector<wt_token> prompt = byte_tokens(L);
+  const std::vector<wt_token> steps = {42, 7, 99, 200};
+  auto bounds_params = [](int32_t record) {
+    wt_prune_params p = decode_topk(0.2f, record);
+    REQUIRE(wt_prune_set_param(&p, "decode_topk_bounds", "1") == WT_OK);
+    return p;
+  };
+  auto run = [&](wt_context* c, bool fresh) {
+    if (fresh) prefill(c, prompt);
+    std::vector<std::vector<float>> out;
+    for (wt_token t : steps) {
+      REQUIRE(wt_context_decode(c, t) == WT_OK);
+      out.push_back(last_logits(c));
+    }
+    return out;
+  };
+  wt_context* ctx = make_ctx(tiny.model, bounds_params(1), 256);
+  prefill(ctx, prompt);
+  const int32_t kb = static_cast<int32_t>(0.2f * static_cast<float>(L)) / B;
+  std::vector<std::vector<float>> ref;
+  for (size_t step = 0; step < steps.size(); ++step) {
+    REQUIRE(wt_context_decode(ctx, steps[step]) == WT_OK);
+    ref.push_back(last_logits(ctx));
+    for (int32_t l = 0; l < 4; ++l) {
+      CAPTURE(step);
+      CAPTURE(l);
+      const std::vector<int32_t> r = attended(ctx, l);
+      CHECK(std::is_sorted(r.begin(), r.end()));
+      std::set<int32_t> blocks;
+      size_t i = 0;
+      for (; i < r.size() && r[i] < L; ++i) blocks.insert(r[i] / B);
+      CHECK(blocks.size() == static_cast<size_t>(kb));
+      size_t rows = 0;
+      for (int32_t b : blocks) rows += static_cast<size_t>(std::min(L, (b + 1) * B) - b * B);
+      CHECK(i == rows);
+      CHECK(r.size() == i + step + 1);
+    }
+  }
+  // The bounds choose differently from the exact scores somewhere, or the test would not
+  // tell the two apart (the tiny model's random weights give loose bounds).
+  wt_context* exact = make_ctx(tiny.model, decode_topk(0.2f, 0), 256);
+  CHECK_FALSE(run(exact, true) == ref);
+  wt_context_free(exact);
+
+  wt_context_reset(ctx);
+  CHECK(run(ctx, true) == ref);
+
+  // Saved after the prompt, loaded into a fresh context.
+  wt_context_reset(ctx);
+  prefill(ctx, prompt);
+  size_t bytes = 0;
+  REQUIRE(wt_context_state_size(ctx, &bytes) == WT_OK);
+  std::vector<char> state(bytes);
+  REQUIRE(wt_context_state_save(ctx, state.data(), state.size(), &bytes) == WT_OK);
+  wt_context* loaded = make_ctx(tiny.model, bounds_params(1), 256);
+  REQUIRE_MESSAGE(wt_context_state_load(loaded, state.data(), bytes) == WT_OK, wt_last_error());
+  CHECK(run(loaded, false) == ref);
+  wt_context_free(loaded);
+
+  // The copying pager, a quarter of the blocks on the device.
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 256;
+  cp.n_threads = 2;
+  cp.prune = bounds_params(0);
+  cp.kv_block_tokens = 16;
+  cp.kv_device_blocks = 4 * (256 / 16) / 4;
+  cp.kv_pager_flags = WT_KV_PAGER_COPY;
+  wt_context* paged = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(tiny.model, &cp, &paged) == WT_OK, wt_last_error());
+  CHECK(run(paged, true) == ref);
+  wt_context_free(paged);
+  wt_context_free(ctx);
+}
+
 // Label long: five minutes under ASan, where every method's host code already runs in the
 // allocation and full-budget tests; the Release stage runs it (qemu leaves long and model out).
 TEST_CASE("prune ranking: every method on the real model (600 tokens at 20% keep)" * doctest::test_suite("long")) {

@@ -212,6 +212,7 @@ const std::map<std::string, std::string>& param_names(const std::string& method)
         {"warmup", "tf_warmup"},
         {"window", "window"}}},
       {"decode_topk", {{"keep", "keep"}, {"block", "decode_topk_block"}}},
+      {"decode_topk_bounds", {{"keep", "keep"}, {"block", "decode_topk_block"}, {"bounds", "decode_topk_bounds"}}},
   };
   return names.at(method);
 }
@@ -285,7 +286,9 @@ void run_case(wt_model* model, const Case& c) {
     CAPTURE(c.name);
     CAPTURE(m.name);
     wt_prune_params pp = wt_prune_default_params();
-    REQUIRE(wt_prune_set_param(&pp, "method", m.name.c_str()) == WT_OK);
+    // decode_topk_bounds is decode_topk with its decode_topk_bounds parameter (a fixture line).
+    const std::string method = m.name == "decode_topk_bounds" ? "decode_topk" : m.name;
+    REQUIRE(wt_prune_set_param(&pp, "method", method.c_str()) == WT_OK);
     for (const auto& [ref_name, wt_name] : param_names(m.name)) {
       REQUIRE_MESSAGE(m.params.count(ref_name), "the fixture has no " << ref_name);
       REQUIRE_MESSAGE(wt_prune_set_param(&pp, wt_name.c_str(), m.params.at(ref_name).c_str()) == WT_OK,
@@ -387,7 +390,7 @@ TEST_CASE("prune reference: kept KV per layer and KV head vs the NumPy reference
   for (const char* p : {"p0", "p1", "p2"})
     for (const char* n : {"256", "512", "1024"}) {
       const Case c = read_case(std::string(WT_TEST_DATA_DIR) + "/reference/prune/" + p + "_" + n + ".ref");
-      REQUIRE(c.methods.size() == 9);
+      REQUIRE(c.methods.size() == 10);
       run_case(model, c);
     }
 

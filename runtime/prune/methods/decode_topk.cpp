@@ -8,9 +8,15 @@
 // at 4096 tokens its top-1 agrees with full KV's on 97% of teacher-forced tokens where the
 // best eviction at the same 20% agrees on 88% (docs/results/fidelity-qwen2.5-0.5b.md).
 //
-// What it saves today: the attention's reads of the unselected rows' values. The scores
-// still read every key, and all of the KV stays (with the pager, the scores bring every
-// block to the device). Making the scores cheaper (Quest's bounds) is the next step.
+// What the exact scores save: the attention's reads of the unselected rows' values; the
+// scores still read every key (with the pager, they bring every block to the device).
+// decode_topk_bounds = 1 scores the blocks as Quest does instead: each block of B rows keeps
+// the elementwise min and max of its keys per KV head (built once per layer at the first
+// step), and a step's query gives every block the upper bound sum_d max(q_d lo_d, q_d hi_d)
+// of its keys' q.k; per query head the softmax over those bounds, summed over the heads,
+// ranks the blocks. A step then reads 2 rows per block instead of B keys, and the pager
+// moves only the chosen blocks. Quest selects per query head; Whittle's attention reads the
+// same rows for every head, hence the sum (the exact scores sum the same way).
 #include <algorithm>
 #include <string>
 
@@ -23,12 +29,16 @@ namespace {
 constexpr PruneParamSpec kParams[] = {
     {"decode_topk_block", PruneParamType::i32, kPruneExtra, 16, {1, 4096}, false,
      "rows per selected block (1: single rows); a block scores as its best row"},
+    {"decode_topk_bounds", PruneParamType::i32, kPruneExtra, 0, {0, 1}, false,
+     "1: score blocks by Quest's key bounds (min/max per block) instead of every key"},
 };
 
 class DecodeTopk final : public ScoredPolicy {
  public:
   DecodeTopk(const wt_prune_params& p, const PruneShape& s)
-      : ScoredPolicy(p, s), block_(static_cast<int32_t>(prune_param_value(p, kParams[0]))) {
+      : ScoredPolicy(p, s),
+        block_(static_cast<int32_t>(prune_param_value(p, kParams[0]))),
+        bounds_(prune_param_value(p, kParams[1]) != 0) {
     attend_.assign(static_cast<size_t>(s.n_ctx), 0);
     blocks_.assign(static_cast<size_t>(s.n_ctx), 0);
   }
@@ -37,10 +47,17 @@ class DecodeTopk final : public ScoredPolicy {
   ScoreRequest request(int32_t, int32_t) override { return {}; }
   Status decide(int32_t, const Observation&, Selector&, Decision*) override { return Status::ok(); }
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return n_prompt; }
+  int32_t key_bounds_block() const override { return bounds_ ? block_ : 0; }
 
   ScoreRequest decode_request(int32_t, int32_t n_cache) override {
     if (n_blocks_kept() >= n_blocks() || n_prompt_ > n_cache - 1) return {};
     ScoreRequest r;
+    if (bounds_) {
+      r.kind = ScoreRequest::Kind::key_bounds;
+      r.block = block_;
+      r.n_cols = n_prompt_;
+      return r;
+    }
     r.kind = ScoreRequest::Kind::window;
     r.window = 1;  // the step's own row
     r.softmax = true;
@@ -52,14 +69,17 @@ class DecodeTopk final : public ScoredPolicy {
 
   Status decode_decide(int32_t, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
-    const int32_t n = obs.n_cols, nb = n_blocks(), kb = n_blocks_kept();
+    const int32_t nb = n_blocks(), kb = n_blocks_kept(), n = n_prompt_;
     sum_groups(obs);
-    sum_kv_heads(n);
-    // A block's score is its best row's: one strong row (a needle's digit) keeps its block.
-    float* block_scores = kv_scores_.data();  // free after sum_kv_heads
-    for (int32_t b = 0; b < nb; ++b) {
-      const float* s = token_scores_.data() + static_cast<size_t>(b) * block_;
-      block_scores[b] = *std::max_element(s, s + std::min(block_, n - b * block_));
+    sum_kv_heads(obs.n_cols);  // bounds: a column per block; exact: per prompt row
+    float* block_scores = token_scores_.data();
+    if (!bounds_) {
+      // A block's score is its best row's: one strong row (a needle's digit) keeps its block.
+      block_scores = kv_scores_.data();  // free after sum_kv_heads
+      for (int32_t b = 0; b < nb; ++b) {
+        const float* s = token_scores_.data() + static_cast<size_t>(b) * block_;
+        block_scores[b] = *std::max_element(s, s + std::min(block_, n - b * block_));
+      }
     }
     WT_TRY(sel.topk(block_scores, 1, nb, kb, blocks_.data()));
     int32_t m = 0;
@@ -95,6 +115,7 @@ class DecodeTopk final : public ScoredPolicy {
   }
 
   int32_t block_;
+  bool bounds_;                  // Quest's key bounds instead of every key's score
   std::vector<int32_t> attend_;  // [n_ctx] the rows a step attends
   std::vector<int32_t> blocks_;  // [n_ctx] the chosen blocks
 };
