@@ -237,10 +237,12 @@ struct KeyBoundsOp {
   int32_t block = 0;
 };
 
-// dst[1, n_head, n_blocks]: for the last query row of q [n, n_head, hd], per head h (of KV
-// head g = h / (n_head / n_head_kv)), the softmax over the blocks of the upper bounds
-// u[b] = scale * sum_d max(q_d * lo_d, q_d * hi_d) with lo, hi = bounds[b, g] (KeyBoundsOp's
-// dst, its first n_blocks = dst.ne[0] blocks): no key of block b has a larger q.k * scale.
+// dst[n_blocks]: for the last query row of q [n, n_head, hd], per head h (of KV head
+// g = h / (n_head / n_head_kv)) the upper bounds u_h[b] = scale * sum_d max(q_d * lo_d,
+// q_d * hi_d) with lo, hi = bounds[b, g] (KeyBoundsOp's dst, its first n_blocks = dst.ne[0]
+// blocks: no key of block b has a larger q.k * scale), then
+// dst[b] = log sum_h softmax_b(u_h)[b], in the log domain: a bound far below a head's best
+// would underflow to 0 in f32 and tie with every other such block.
 struct BoundScoresOp {
   Tensor dst{}, q{}, bounds{};
   float scale = 1.0f;

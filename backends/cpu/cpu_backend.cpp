@@ -159,7 +159,7 @@ void run_key_bounds(const ThreadCtx& tc, const Launch& l) {
 }
 void run_bound_scores(const ThreadCtx& tc, const Launch& l) {
   const BoundScoresOp& a = l.call->get<BoundScoresOp>();
-  cpu::bound_scores(tc, a.dst, a.q, a.bounds, a.scale);
+  cpu::bound_scores(tc, a.dst, a.q, a.bounds, a.scale, l.workspace);
 }
 void run_argmax(const ThreadCtx& tc, const Launch& l) {
   const ArgmaxOp& a = l.call->get<ArgmaxOp>();
@@ -299,6 +299,10 @@ class CpuBackend final : public Backend {
       }
       case Op::key_bounds:
         return cpu::key_bounds_workspace_bytes(c.get<KeyBoundsOp>().k.ne[0], nth);
+      case Op::bound_scores: {
+        const BoundScoresOp& a = c.get<BoundScoresOp>();
+        return cpu::bound_scores_workspace_bytes(a.q.ne[1], a.dst.ne[0]);
+      }
       default:
         return 0;
     }

@@ -126,9 +126,12 @@ size_t block_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int n_thre
 void key_bounds(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, int32_t block, void* workspace);
 size_t key_bounds_workspace_bytes(int64_t head_dim, int n_threads);
 
-// dst[1, n_head, n_blocks]: per head, the softmax over blocks of the upper bound
+// dst[n_blocks]: log sum over heads of the softmax over blocks of the upper bound
 // scale * sum_d max(q_d lo_d, q_d hi_d) of the last query row against bounds[b, h / G].
-void bound_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& bounds, float scale);
+// workspace: bound_scores_workspace_bytes().
+void bound_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& bounds, float scale,
+                  void* workspace);
+size_t bound_scores_workspace_bytes(int64_t n_head, int64_t n_blocks);
 
 // dst[n, n_head_kv, 2]: per row t of k and v [n, n_head_kv, hd], in order, the cosine of
 // k_t and v_t with running anchors (anchors[2, n_head_kv, hd]: k then v), then

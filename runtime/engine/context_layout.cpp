@@ -78,7 +78,8 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
       const int64_t bne[3] = {2 * hd, hp.n_head_kv, (n + in.key_bounds_block - 1) / in.key_bounds_block};
       const Tensor bounds = make_tensor(nullptr, DType::f32, 3, bne);
       need = std::max(need, backend.workspace_bytes(KeyBoundsOp{.dst = bounds, .k = k, .block = in.key_bounds_block}));
-      need = std::max(need, backend.workspace_bytes(BoundScoresOp{.dst = scores, .q = q, .bounds = bounds}));
+      const Tensor block_scores = make_tensor_2d(nullptr, DType::f32, bne[2], 1);  // [n_blocks]
+      need = std::max(need, backend.workspace_bytes(BoundScoresOp{.dst = block_scores, .q = q, .bounds = bounds}));
     }
     // top-k over a row of every head's scores
     need = std::max(need, backend.workspace_bytes(TopkOp{.scores = make_tensor_2d(nullptr, DType::f32, n, hp.n_head),

@@ -218,7 +218,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       const int32_t block = policy_ ? policy_->key_bounds_block() : 0;
       const int64_t n_blocks = block > 0 ? (req.n_cols + block - 1) / block : 0;
       if (!key_bounds_ || block < 1 || req.block != block || n != 1 || req.n_cols < 1 || req.n_cols > n_keys ||
-          n_blocks * hp.n_head > static_cast<int64_t>(score_capacity_))
+          n_blocks > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "key bounds: bad request");
       const int64_t bne[3] = {2 * hp.head_dim, hp.n_head_kv, n_blocks};
       const size_t per_layer = key_bounds_floats(hp, n_ctx_, block);
@@ -229,8 +229,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
         WT_TRY(run.key_bounds(bounds, first_rows(k, req.n_cols), block));
         built = req.n_cols;
       }
-      const int64_t ne[3] = {n_blocks, hp.n_head, 1};
-      const Tensor dst = make_tensor(scores_, DType::f32, 3, ne);  // [1, n_head, n_blocks]
+      const Tensor dst = make_tensor_2d(scores_, DType::f32, n_blocks, 1);  // [n_blocks]
       WT_TRY(run.bound_scores(dst, q, bounds, 1.0f / std::sqrt(static_cast<float>(hp.head_dim))));
       obs->scores = scores_;
       obs->n_cols = static_cast<int32_t>(n_blocks);

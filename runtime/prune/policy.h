@@ -46,10 +46,10 @@ struct ScoreRequest {
   int32_t n_key_rows = 0;
   // kv_similarity: anchors are the engine's, per layer, reset at every pruned prefill.
   float anchor_decay = 0.0f;
-  // key_bounds (a decode step): the softmax per query head over Quest's upper bounds of the
-  // blocks of `block` rows of key rows 0..n_cols (KeyBoundsOp, BoundScoresOp). The engine
-  // keeps each layer's bounds (key_bounds_block() rows a block) from the first step that asks
-  // until a pass that is not a decode step. Observation: [1][n_head][n_blocks].
+  // key_bounds (a decode step): per block of `block` rows of key rows 0..n_cols, the log of
+  // the query heads' summed softmax over Quest's upper bounds of the blocks (KeyBoundsOp,
+  // BoundScoresOp). The engine keeps each layer's bounds (key_bounds_block() rows a block)
+  // from the first step that asks until a pass that is not a decode step.
 };
 
 struct Observation {
@@ -58,7 +58,7 @@ struct Observation {
   int32_t n_keys = 0;               // key rows the rows may see
   const int32_t* positions = nullptr;  // [n_rows] original positions
   const float* scores = nullptr;    // window: [n_out][n_head][n_cols]; blocks: [n_blocks];
-                                    // key_bounds: [1][n_head][n_blocks];
+                                    // key_bounds: [n_blocks];
                                     // kv_similarity: [n_rows][n_head_kv][2]
   int32_t n_cols = 0;               // window: n_cols; blocks: n_blocks
 };

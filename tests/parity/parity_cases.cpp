@@ -523,7 +523,7 @@ void bound_scores_cases(std::vector<Case>& v) {
     Case c = make(Op::bound_scores, "hd=" + std::to_string(hd) + " heads=" + std::to_string(heads) + "/" +
                                         std::to_string(kv_heads) + " rows=" + std::to_string(rows) +
                                         " blocks=" + std::to_string(blocks));
-    c.dst = f32(3, blocks, heads, 1);
+    c.dst = f32(1, blocks);
     c.src[0] = f32(3, hd, heads, rows);
     c.src[1] = f32(3, 2 * hd, kv_heads, blocks + 2);  // two rows more than scored
     c.call = [](const Slots& s) {

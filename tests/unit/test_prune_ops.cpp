@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/kv_rows.h"
@@ -443,17 +444,20 @@ TEST_CASE("prune ops: block_scores is the max over units of the mean |qbar . uni
   }
 }
 
-TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores the softmax of bounds no key exceeds") {
+TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores the log of the heads' softmax of bounds no key exceeds") {
   struct Case {
     int64_t hd, n_head, n_head_kv, n;
     int32_t block;
     wt::DType kv;
+    float scale;
   };
   const Case cases[] = {
-      {64, 9, 3, 100, 16, wt::DType::f32},   // last block 4 rows
-      {64, 14, 2, 37, 16, wt::DType::f16},
-      {32, 4, 4, 9, 1, wt::DType::q8_0},     // one row per block: the bound is the key's own score
-      {64, 2, 1, 5, 64, wt::DType::f32},     // one block, shorter than `block`
+      {64, 9, 3, 100, 16, wt::DType::f32, 0.125f},   // last block 4 rows
+      {64, 14, 2, 37, 16, wt::DType::f16, 0.125f},
+      {32, 4, 4, 9, 1, wt::DType::q8_0, 0.125f},     // one row per block: the bound is the key's own score
+      {64, 2, 1, 5, 64, wt::DType::f32, 0.125f},     // one block, shorter than `block`
+      // Bounds hundreds apart: an f32 softmax would be 0 for most blocks, the log stays exact.
+      {64, 9, 3, 160, 16, wt::DType::f32, 40.0f},
   };
   for (const Case& c : cases) {
     const uint32_t seed = static_cast<uint32_t>(c.n * 5 + c.block);
@@ -471,9 +475,9 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
     const int64_t kne[3] = {c.hd, c.n_head_kv, c.n};
     const Tensor tk = wt::make_tensor(cache.data(), c.kv, 3, kne);
     const int64_t n_blocks = (c.n + c.block - 1) / c.block, group = c.n_head / c.n_head_kv;
-    const float scale = 0.125f;
+    const float scale = c.scale;
     for (int workers : {1, 2, 3}) {
-      INFO("seed " << seed << " n " << c.n << " block " << c.block << " kv " << wt::dtype_name(c.kv) << " workers " << workers);
+      INFO("seed " << seed << " n " << c.n << " block " << c.block << " kv " << std::string(wt::dtype_name(c.kv)) << " workers " << workers);
       std::vector<float> bounds(static_cast<size_t>(2 * c.hd * c.n_head_kv * n_blocks), -7.0f);
       const Tensor tb = t3(bounds, 2 * c.hd, c.n_head_kv, n_blocks);
       Workspace ws(wt::cpu::key_bounds_workspace_bytes(c.hd, workers));
@@ -491,11 +495,16 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
           }
       CHECK(exact);
 
-      std::vector<float> out(static_cast<size_t>(c.n_head * n_blocks), -7.0f);
-      const Tensor to = t3(out, n_blocks, c.n_head, 1), tq = t3(q, c.hd, c.n_head, 1);
-      run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::bound_scores(tc, to, tq, tb, scale); });
-      double worst = 0;
+      std::vector<float> out(static_cast<size_t>(n_blocks), -7.0f);
+      const Tensor to = wt::make_tensor_2d(out.data(), wt::DType::f32, n_blocks, 1), tq = t3(q, c.hd, c.n_head, 1);
+      Workspace bws(wt::cpu::bound_scores_workspace_bytes(c.n_head, n_blocks));
+      run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::bound_scores(tc, to, tq, tb, scale, bws.p); });
       bool bound_holds = true;
+      // Per head the log-softmax over the blocks, then per block the log of the heads' sum,
+      // both shifted by their maximum (double, no underflow).
+      std::vector<double> logp(static_cast<size_t>(c.n_head * n_blocks));
+      double u_max = 0;  // the bounds' size: f32 rounds them to ~1e-7 of it
+      int32_t f32_zeros = 0;  // blocks whose f32 softmax in a head would be 0
       for (int64_t h = 0; h < c.n_head; ++h) {
         const int64_t g = h / group;
         std::vector<double> u(static_cast<size_t>(n_blocks));
@@ -506,6 +515,7 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
             s += std::max(qd * bounds[at(d, g, b, 2 * c.hd, c.n_head_kv)], qd * bounds[at(c.hd + d, g, b, 2 * c.hd, c.n_head_kv)]);
           }
           u[static_cast<size_t>(b)] = scale * s;
+          u_max = std::max(u_max, std::fabs(scale * s));
           // The invariant the bound is for: no key of the block scores above it.
           for (int64_t r = b * c.block; r < std::min<int64_t>(c.n, (b + 1) * c.block); ++r) {
             double z = 0;
@@ -515,12 +525,21 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
         }
         const double top = *std::max_element(u.begin(), u.end());
         double sum = 0;
-        for (double& x : u) sum += x = std::exp(x - top);
+        for (double x : u) sum += std::exp(x - top);
+        for (double x : u) f32_zeros += std::exp(static_cast<float>(x - top)) == 0.0f ? 1 : 0;
         for (int64_t b = 0; b < n_blocks; ++b)
-          worst = std::max(worst, std::fabs(out[at(b, h, 0, n_blocks, c.n_head)] - u[static_cast<size_t>(b)] / sum));
+          logp[static_cast<size_t>(h * n_blocks + b)] = u[static_cast<size_t>(b)] - top - std::log(sum);
+      }
+      double worst = 0;
+      for (int64_t b = 0; b < n_blocks; ++b) {
+        double top = -INFINITY, sum = 0;
+        for (int64_t h = 0; h < c.n_head; ++h) top = std::max(top, logp[static_cast<size_t>(h * n_blocks + b)]);
+        for (int64_t h = 0; h < c.n_head; ++h) sum += std::exp(logp[static_cast<size_t>(h * n_blocks + b)] - top);
+        worst = std::max(worst, std::fabs(out[static_cast<size_t>(b)] - (top + std::log(sum))) / (1.0 + u_max));
       }
       CHECK(bound_holds);
-      CHECK(worst < 1e-6);
+      CHECK(worst < 1e-5);
+      if (c.scale > 1.0f) CHECK(f32_zeros > 0);  // the case is what its comment says
     }
   }
 }

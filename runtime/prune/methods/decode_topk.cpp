@@ -13,8 +13,9 @@
 // decode_topk_bounds = 1 scores the blocks as Quest does instead: each block of B rows keeps
 // the elementwise min and max of its keys per KV head (built once per layer at the first
 // step), and a step's query gives every block the upper bound sum_d max(q_d lo_d, q_d hi_d)
-// of its keys' q.k; per query head the softmax over those bounds, summed over the heads,
-// ranks the blocks. A step then reads 2 rows per block instead of B keys, and the pager
+// of its keys' q.k; per query head the softmax over those bounds, summed over the heads
+// (in the log domain: in f32 a block's softmax is 0 once its bound is ~100 below the head's
+// best, and such blocks would tie), ranks the blocks. A step then reads 2 rows per block instead of B keys, and the pager
 // moves only the chosen blocks. Quest selects per query head; Whittle's attention reads the
 // same rows for every head, hence the sum (the exact scores sum the same way).
 #include <algorithm>
@@ -70,16 +71,17 @@ class DecodeTopk final : public ScoredPolicy {
   Status decode_decide(int32_t, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
     const int32_t nb = n_blocks(), kb = n_blocks_kept(), n = n_prompt_;
-    sum_groups(obs);
-    sum_kv_heads(obs.n_cols);  // bounds: a column per block; exact: per prompt row
-    float* block_scores = token_scores_.data();
+    const float* block_scores = obs.scores;  // bounds: already one (log) score per block
     if (!bounds_) {
+      sum_groups(obs);
+      sum_kv_heads(n);
       // A block's score is its best row's: one strong row (a needle's digit) keeps its block.
-      block_scores = kv_scores_.data();  // free after sum_kv_heads
+      float* best = kv_scores_.data();  // free after sum_kv_heads
       for (int32_t b = 0; b < nb; ++b) {
         const float* s = token_scores_.data() + static_cast<size_t>(b) * block_;
-        block_scores[b] = *std::max_element(s, s + std::min(block_, n - b * block_));
+        best[b] = *std::max_element(s, s + std::min(block_, n - b * block_));
       }
+      block_scores = best;
     }
     WT_TRY(sel.topk(block_scores, 1, nb, kb, blocks_.data()));
     int32_t m = 0;
