@@ -4,8 +4,10 @@
 # another clone: CI builds five configurations of a fresh clone, each minutes on two cores.
 # CCACHE_BASEDIR turns the paths under the root into relative ones and CCACHE_NOHASHDIR keeps
 # the build directory out of the hash (debug builds put it there), so a clone elsewhere hits
-# the same entries. A hit is the compiler's own earlier output for the same preprocessed
-# source and flags; without ccache (or with WHITTLE_CCACHE=0) the build is the same, uncached.
+# the same entries (the price: a hit's debug info may name the other clone's build directory
+# as its compilation directory). A hit is the compiler's own earlier output for the same
+# preprocessed source and flags; without ccache (or with WHITTLE_CCACHE=0) the build is the
+# same, uncached.
 # nvcc is left out (the CUDA sources are few).
 if command -v ccache >/dev/null 2>&1 && [ "${WHITTLE_CCACHE:-1}" != 0 ]; then
   compiler_cache=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

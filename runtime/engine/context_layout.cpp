@@ -75,10 +75,9 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
     need = std::max(need, backend.workspace_bytes(BlockScoresOp{.dst = scores, .q = q, .k = k,
                                                                 .block = in.prune->window}));
     if (in.key_bounds_block > 0) {
-      const int64_t bne[3] = {2 * hd, hp.n_head_kv, (n + in.key_bounds_block - 1) / in.key_bounds_block};
-      const Tensor bounds = make_tensor(nullptr, DType::f32, 3, bne);
+      const Tensor bounds = key_bounds_tensor(hp, nullptr, 0, n, n, in.key_bounds_block);
       need = std::max(need, backend.workspace_bytes(KeyBoundsOp{.dst = bounds, .k = k, .block = in.key_bounds_block}));
-      const Tensor block_scores = make_tensor_2d(nullptr, DType::f32, bne[2], 1);  // [n_blocks]
+      const Tensor block_scores = make_tensor_2d(nullptr, DType::f32, bounds.ne[2], 1);  // [n_blocks]
       need = std::max(need, backend.workspace_bytes(BoundScoresOp{.dst = block_scores, .q = q, .bounds = bounds}));
     }
     // top-k over a row of every head's scores
@@ -204,6 +203,12 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
 size_t key_bounds_floats(const Hparams& hp, int64_t n_ctx, int32_t block) {
   return static_cast<size_t>((n_ctx + block - 1) / block) * static_cast<size_t>(hp.n_head_kv) * 2 *
          static_cast<size_t>(hp.head_dim);
+}
+
+Tensor key_bounds_tensor(const Hparams& hp, float* base, int32_t layer, int64_t n_rows, int64_t n_ctx, int32_t block) {
+  const int64_t ne[3] = {2 * hp.head_dim, hp.n_head_kv, (n_rows + block - 1) / block};
+  float* at = base ? base + static_cast<size_t>(layer) * key_bounds_floats(hp, n_ctx, block) : nullptr;
+  return make_tensor(at, DType::f32, 3, ne);
 }
 
 uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {

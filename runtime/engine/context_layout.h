@@ -140,6 +140,9 @@ uint64_t kv_row_bytes(const Hparams& hp, DType kv_type);
 
 // Floats of one layer's key bounds (KeyBoundsOp) over n_ctx rows in blocks of `block`.
 size_t key_bounds_floats(const Hparams& hp, int64_t n_ctx, int32_t block);
+// Layer `layer`'s key bounds over n_rows rows: [ceil(n_rows / block), n_head_kv, 2 * head_dim]
+// at `base` (ArenaViews::key_bounds, or null for sizing) with n_ctx rows planned per layer.
+Tensor key_bounds_tensor(const Hparams& hp, float* base, int32_t layer, int64_t n_rows, int64_t n_ctx, int32_t block);
 
 // Whether a context can keep its KV cache as kv_type: a KV type (is_kv_type), rows that
 // q8_0's blocks of 32 divide, and a type the backend's kernels read (`kv_types`, bits of

@@ -220,9 +220,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       if (!key_bounds_ || block < 1 || req.block != block || n != 1 || req.n_cols < 1 || req.n_cols > n_keys ||
           n_blocks > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "key bounds: bad request");
-      const int64_t bne[3] = {2 * hp.head_dim, hp.n_head_kv, n_blocks};
-      const size_t per_layer = key_bounds_floats(hp, n_ctx_, block);
-      const Tensor bounds = make_tensor(key_bounds_ + static_cast<size_t>(layer) * per_layer, DType::f32, 3, bne);
+      const Tensor bounds = key_bounds_tensor(hp, key_bounds_, layer, req.n_cols, n_ctx_, block);
       // Built once from the prompt's keys, then every step reads the bounds alone.
       int32_t& built = key_bounds_rows_[static_cast<size_t>(layer)];
       if (built != req.n_cols) {

@@ -316,6 +316,22 @@ wt_prune_params decode_topk(float keep, int32_t record) {
   return p;
 }
 
+// decode_topk's attended rows of one layer after decode step `step`: kb whole blocks of B
+// prompt rows (the last block has L % B rows), ascending, then the step + 1 generated rows.
+void check_whole_blocks(const std::vector<int32_t>& r, int32_t L, int32_t B, int32_t kb, int32_t step) {
+  CHECK(std::is_sorted(r.begin(), r.end()));
+  CHECK(std::adjacent_find(r.begin(), r.end()) == r.end());
+  std::set<int32_t> blocks;
+  size_t i = 0;
+  for (; i < r.size() && r[i] < L; ++i) blocks.insert(r[i] / B);
+  CHECK(blocks.size() == static_cast<size_t>(kb));
+  size_t rows = 0;
+  for (int32_t b : blocks) rows += static_cast<size_t>(std::min(L, (b + 1) * B) - b * B);
+  CHECK(i == rows);
+  REQUIRE(r.size() == i + static_cast<size_t>(step + 1));
+  for (int32_t t = 0; t <= step; ++t) CHECK(r[i + static_cast<size_t>(t)] == L + t);
+}
+
 TEST_CASE("attended rows tap: statuses, decode_topk's blocks, every row without a choice") {
   TinyModel tiny;
   const int32_t L = 203, B = 8;  // 26 blocks, the last one of 3 rows
@@ -346,19 +362,7 @@ TEST_CASE("attended rows tap: statuses, decode_topk's blocks, every row without 
     for (int32_t l = 0; l < 4; ++l) {
       CAPTURE(step);
       CAPTURE(l);
-      const std::vector<int32_t> r = attended(ctx, l);
-      CHECK(std::is_sorted(r.begin(), r.end()));
-      CHECK(std::adjacent_find(r.begin(), r.end()) == r.end());
-      // kb whole blocks of the prompt (the last block has L % B rows), then the generated rows.
-      std::set<int32_t> blocks;
-      size_t i = 0;
-      for (; i < r.size() && r[i] < L; ++i) blocks.insert(r[i] / B);
-      CHECK(blocks.size() == static_cast<size_t>(kb));
-      size_t rows = 0;
-      for (int32_t b : blocks) rows += static_cast<size_t>(std::min(L, (b + 1) * B) - b * B);
-      CHECK(i == rows);
-      REQUIRE(r.size() == i + static_cast<size_t>(step + 1));
-      for (int32_t t = 0; t <= step; ++t) CHECK(r[i + static_cast<size_t>(t)] == L + t);
+      check_whole_blocks(attended(ctx, l), L, B, kb, step);
     }
   }
   wt_context_reset(ctx);
@@ -397,9 +401,9 @@ TEST_CASE("attended rows tap: statuses, decode_topk's blocks, every row without 
 
 // decode_topk_bounds = 1 (Quest's key bounds): the same shape of choice (kb whole blocks,
 // then the generated rows), unchanged by where the KV lives and by the context's history: a
-// reset and the same prompt, a state saved and loaded into a fresh context (the bounds are
-// rebuilt from the loaded keys), the copying pager with a quarter of the blocks, all give the
-// resident context's logits bit for bit. How well the bounds choose is the NumPy reference's
+// reset and the same prompt, a state saved and loaded into a context that had decoded after
+// another prompt (the bounds are rebuilt from the loaded keys), the copying pager with a
+// quarter of the blocks, all give the resident context's logits bit for bit. How well the bounds choose is the NumPy reference's
 // and the bench's to say (docs/results/fidelity-*.md).
 TEST_CASE("decode_topk with key bounds: whole blocks, the same logits after a reset, a state load and in the pager") {
   TinyModel tiny;
@@ -430,16 +434,7 @@ TEST_CASE("decode_topk with key bounds: whole blocks, the same logits after a re
     for (int32_t l = 0; l < 4; ++l) {
       CAPTURE(step);
       CAPTURE(l);
-      const std::vector<int32_t> r = attended(ctx, l);
-      CHECK(std::is_sorted(r.begin(), r.end()));
-      std::set<int32_t> blocks;
-      size_t i = 0;
-      for (; i < r.size() && r[i] < L; ++i) blocks.insert(r[i] / B);
-      CHECK(blocks.size() == static_cast<size_t>(kb));
-      size_t rows = 0;
-      for (int32_t b : blocks) rows += static_cast<size_t>(std::min(L, (b + 1) * B) - b * B);
-      CHECK(i == rows);
-      CHECK(r.size() == i + step + 1);
+      check_whole_blocks(attended(ctx, l), L, B, kb, static_cast<int32_t>(step));
     }
   }
   // The bounds choose differently from the exact scores somewhere, or the test would not
@@ -458,7 +453,13 @@ TEST_CASE("decode_topk with key bounds: whole blocks, the same logits after a re
   REQUIRE(wt_context_state_size(ctx, &bytes) == WT_OK);
   std::vector<char> state(bytes);
   REQUIRE(wt_context_state_save(ctx, state.data(), state.size(), &bytes) == WT_OK);
+  // The loading context has run another prompt of the same length, its bounds built by a
+  // decode step: the load must drop them (stale bounds would choose other blocks).
   wt_context* loaded = make_ctx(tiny.model, bounds_params(1), 256);
+  std::vector<wt_token> other = prompt;
+  std::reverse(other.begin(), other.end());
+  prefill(loaded, other);
+  REQUIRE(wt_context_decode(loaded, steps[0]) == WT_OK);
   REQUIRE_MESSAGE(wt_context_state_load(loaded, state.data(), bytes) == WT_OK, wt_last_error());
   CHECK(run(loaded, false) == ref);
   wt_context_free(loaded);

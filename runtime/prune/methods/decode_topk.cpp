@@ -15,9 +15,11 @@
 // step), and a step's query gives every block the upper bound sum_d max(q_d lo_d, q_d hi_d)
 // of its keys' q.k; per query head the softmax over those bounds, summed over the heads
 // (in the log domain: in f32 a block's softmax is 0 once its bound is ~100 below the head's
-// best, and such blocks would tie), ranks the blocks. A step then reads 2 rows per block instead of B keys, and the pager
-// moves only the chosen blocks. Quest selects per query head; Whittle's attention reads the
-// same rows for every head, hence the sum (the exact scores sum the same way).
+// best, and such blocks would tie), ranks the blocks. A step then reads 2 rows per block
+// instead of B keys, and with the pager the steps after the first move only the chosen
+// blocks (the first brings every block of the layer to build the bounds). Quest selects per
+// query head; Whittle's attention reads the same rows for every head, hence the sum (the
+// exact scores sum the same way).
 #include <algorithm>
 #include <string>
 
@@ -71,6 +73,9 @@ class DecodeTopk final : public ScoredPolicy {
   Status decode_decide(int32_t, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
     const int32_t nb = n_blocks(), kb = n_blocks_kept(), n = n_prompt_;
+    if (bounds_ && obs.n_cols != nb)
+      return error(WT_ERR_INTERNAL, "decode_topk: " + std::to_string(obs.n_cols) + " block scores for " +
+                                        std::to_string(nb) + " blocks");
     const float* block_scores = obs.scores;  // bounds: already one (log) score per block
     if (!bounds_) {
       sum_groups(obs);
