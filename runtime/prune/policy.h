@@ -46,10 +46,10 @@ struct ScoreRequest {
   int32_t n_key_rows = 0;
   // kv_similarity: anchors are the engine's, per layer, reset at every pruned prefill.
   float anchor_decay = 0.0f;
-  // key_bounds (a decode step): per block of `block` rows of key rows 0..n_cols, the log of
-  // the query heads' summed softmax over Quest's upper bounds of the blocks (KeyBoundsOp,
-  // BoundScoresOp). The engine keeps each layer's bounds (key_bounds_block() rows a block)
-  // from the first step that asks until a pass that is not a decode step.
+  // key_bounds (a decode step): per block of the policy's key_bounds_block() rows of key rows
+  // 0..n_cols, the log of the query heads' summed softmax over Quest's upper bounds of the
+  // blocks (KeyBoundsOp, BoundScoresOp). The engine keeps each layer's bounds from the first
+  // step that asks until a pass that is not a decode step.
 };
 
 struct Observation {

@@ -399,6 +399,39 @@ TEST_CASE("attended rows tap: statuses, decode_topk's blocks, every row without 
   }
 }
 
+// decode_topk_dense_layers = N (Quest leaves its first two layers dense): layers 0..N-1
+// attend every row at each step, the later layers whole blocks, with exact scores and with
+// the bounds.
+TEST_CASE("decode_topk_dense_layers: the first layers attend every row and the rest choose blocks") {
+  TinyModel tiny;
+  const int32_t L = 203, B = 8;
+  const int32_t kb = static_cast<int32_t>(0.2f * static_cast<float>(L)) / B;
+  const std::vector<wt_token> prompt = byte_tokens(L);
+  for (const char* bounds : {"0", "1"}) {
+    CAPTURE(std::string(bounds));
+    wt_prune_params p = decode_topk(0.2f, 1);
+    REQUIRE(wt_prune_set_param(&p, "decode_topk_dense_layers", "2") == WT_OK);
+    REQUIRE(wt_prune_set_param(&p, "decode_topk_bounds", bounds) == WT_OK);
+    wt_context* ctx = make_ctx(tiny.model, p, 256);
+    prefill(ctx, prompt);
+    for (int32_t step = 0; step < 2; ++step) {
+      REQUIRE(wt_context_decode(ctx, 42 + step) == WT_OK);
+      for (int32_t l = 0; l < 4; ++l) {
+        CAPTURE(step);
+        CAPTURE(l);
+        if (l < 2) {
+          std::vector<int32_t> every(static_cast<size_t>(L + step + 1));
+          std::iota(every.begin(), every.end(), 0);
+          CHECK(attended(ctx, l) == every);
+        } else {
+          check_whole_blocks(attended(ctx, l), L, B, kb, step);
+        }
+      }
+    }
+    wt_context_free(ctx);
+  }
+}
+
 // decode_topk_bounds = 1 (Quest's key bounds): the same shape of choice (kb whole blocks,
 // then the generated rows), unchanged by where the KV lives and by the context's history: a
 // reset and the same prompt, a state saved and loaded into a context that had decoded after

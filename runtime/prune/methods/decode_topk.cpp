@@ -34,6 +34,8 @@ constexpr PruneParamSpec kParams[] = {
      "rows per selected block (1: single rows); a block scores as its best row"},
     {"decode_topk_bounds", PruneParamType::i32, kPruneExtra, 0, {0, 1}, false,
      "1: score blocks by Quest's key bounds (min/max per block) instead of every key"},
+    {"decode_topk_dense_layers", PruneParamType::i32, kPruneExtra, 0, {0, 1024}, false,
+     "the first N layers attend every row at decode (Quest leaves its first two layers dense)"},
 };
 
 class DecodeTopk final : public ScoredPolicy {
@@ -41,7 +43,8 @@ class DecodeTopk final : public ScoredPolicy {
   DecodeTopk(const wt_prune_params& p, const PruneShape& s)
       : ScoredPolicy(p, s),
         block_(static_cast<int32_t>(prune_param_value(p, kParams[0]))),
-        bounds_(prune_param_value(p, kParams[1]) != 0) {
+        bounds_(prune_param_value(p, kParams[1]) != 0),
+        dense_layers_(static_cast<int32_t>(prune_param_value(p, kParams[2]))) {
     attend_.assign(static_cast<size_t>(s.n_ctx), 0);
     blocks_.assign(static_cast<size_t>(s.n_ctx), 0);
   }
@@ -52,12 +55,11 @@ class DecodeTopk final : public ScoredPolicy {
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return n_prompt; }
   int32_t key_bounds_block() const override { return bounds_ ? block_ : 0; }
 
-  ScoreRequest decode_request(int32_t, int32_t n_cache) override {
-    if (n_blocks_kept() >= n_blocks() || n_prompt_ > n_cache - 1) return {};
+  ScoreRequest decode_request(int32_t layer, int32_t n_cache) override {
+    if (layer < dense_layers_ || n_blocks_kept() >= n_blocks() || n_prompt_ > n_cache - 1) return {};
     ScoreRequest r;
-    if (bounds_) {
+    if (bounds_) {  // the rows a block has are key_bounds_block()'s
       r.kind = ScoreRequest::Kind::key_bounds;
-      r.block = block_;
       r.n_cols = n_prompt_;
       return r;
     }
@@ -123,6 +125,7 @@ class DecodeTopk final : public ScoredPolicy {
 
   int32_t block_;
   bool bounds_;                  // Quest's key bounds instead of every key's score
+  int32_t dense_layers_;         // layers 0..dense_layers_-1 attend every row
   std::vector<int32_t> attend_;  // [n_ctx] the rows a step attends
   std::vector<int32_t> blocks_;  // [n_ctx] the chosen blocks
 };
