@@ -19,6 +19,7 @@
 #include "kernels/cuda/copy_rows.cuh"
 #include "kernels/cuda/embed.cuh"
 #include "kernels/cuda/gather_rows.cuh"
+#include "kernels/cuda/key_bounds.cuh"
 #include "kernels/cuda/kv_similarity.cuh"
 #include "kernels/cuda/matmul.cuh"
 #include "kernels/cuda/pool1d.cuh"
@@ -63,8 +64,8 @@ constexpr OpEntry entry_gather_rows{&gather_rows, &gather_rows_workspace_bytes, 
 constexpr OpEntry entry_block_scores{&block_scores, &block_scores_workspace_bytes, nullptr};
 constexpr OpEntry entry_kv_similarity{&kv_similarity, &kv_similarity_workspace_bytes, nullptr};
 constexpr OpEntry entry_argmax{&argmax, &argmax_workspace_bytes, nullptr};
-constexpr OpEntry entry_key_bounds{nullptr, nullptr, "Quest's key bounds have no CUDA kernel yet (the CPU backend has them)"};
-constexpr OpEntry entry_bound_scores{nullptr, nullptr, "Quest's bound scores have no CUDA kernel yet (the CPU backend has them)"};
+constexpr OpEntry entry_key_bounds{&key_bounds, &key_bounds_workspace_bytes, nullptr};
+constexpr OpEntry entry_bound_scores{&bound_scores, &bound_scores_workspace_bytes, nullptr};
 
 constexpr OpEntry kOps[] = {
 #define WT_OP(name, Args) entry_##name,

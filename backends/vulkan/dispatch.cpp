@@ -38,8 +38,8 @@ constexpr OpEntry entry_gather_rows{&encode_gather_rows, nullptr};
 constexpr OpEntry entry_block_scores{&encode_block_scores, nullptr};
 constexpr OpEntry entry_kv_similarity{&encode_kv_similarity, nullptr};
 constexpr OpEntry entry_argmax{&encode_argmax, nullptr};
-constexpr OpEntry entry_key_bounds{nullptr, "Quest's key bounds have no Vulkan shader yet (the CPU backend has them)"};
-constexpr OpEntry entry_bound_scores{nullptr, "Quest's bound scores have no Vulkan shader yet (the CPU backend has them)"};
+constexpr OpEntry entry_key_bounds{&encode_key_bounds, nullptr};
+constexpr OpEntry entry_bound_scores{&encode_bound_scores, nullptr};
 
 constexpr OpEntry kOps[] = {
 #define WT_OP(name, Args) entry_##name,

@@ -108,6 +108,9 @@ Status encode_kv_rows(VulkanBackend& b, const KvRows& a);
 Status encode_pool1d(VulkanBackend& b, const OpCall& c);
 Status encode_topk(VulkanBackend& b, const OpCall& c);
 Status encode_kv_similarity(VulkanBackend& b, const OpCall& c);
+Status encode_key_bounds(VulkanBackend& b, const OpCall& c);
+Status encode_bound_scores(VulkanBackend& b, const OpCall& c);
+size_t bound_scores_workspace_bytes(const BoundScoresOp& a);
 // ops_attention.cpp
 Status encode_attention_prefill(VulkanBackend& b, const OpCall& c);
 Status encode_attention_decode(VulkanBackend& b, const OpCall& c);

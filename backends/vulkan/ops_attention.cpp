@@ -24,7 +24,8 @@ static_assert(kv_twins(Kernel::attention_prefill, Kernel::attention_prefill_f16,
                            Kernel::attention_lane_decode_q8_0) &&
                   kv_twins(Kernel::window_scores_stats, Kernel::window_scores_stats_f16, Kernel::window_scores_stats_q8_0) &&
                   kv_twins(Kernel::window_scores, Kernel::window_scores_f16, Kernel::window_scores_q8_0) &&
-                  kv_twins(Kernel::block_scores, Kernel::block_scores_f16, Kernel::block_scores_q8_0),
+                  kv_twins(Kernel::block_scores, Kernel::block_scores_f16, Kernel::block_scores_q8_0) &&
+                  kv_twins(Kernel::key_bounds, Kernel::key_bounds_f16, Kernel::key_bounds_q8_0),
               "kv_variant: each KV-reading kernel's f16 and q8_0 twins follow it");
 
 constexpr uint32_t kAttnWg = 64;  // attention.comp / block_scores.comp size their shared arrays for 64

@@ -1,5 +1,6 @@
 // Encoders of the selection ops the pruning policies use: pool1d, topk (a host result),
-// kv_similarity. Shapes and semantics as in kernels/ops.def.
+// kv_similarity, key_bounds and bound_scores (Quest's, kernels/vulkan/key_bounds.comp).
+// Shapes and semantics as in kernels/ops.def.
 #include <cstring>
 #include <string>
 
@@ -70,6 +71,54 @@ Status encode_kv_similarity(VulkanBackend& b, const OpCall& c) {
   // One workgroup per (kv head, k or v) stream; 64 threads cover a head dimension <= 256
   // with a few elements each.
   return b.record(Kernel::kv_similarity, 64, bind, p, 2 * p.ne[1]);
+}
+
+Status encode_key_bounds(VulkanBackend& b, const OpCall& c) {
+  const KeyBoundsOp& a = c.get<KeyBoundsOp>();
+  Bound bind[kBindings];
+  init_bindings(b, bind);
+  WT_TRY(bind_f32(b, a.dst, "key_bounds dst", &bind[b_dst]));
+  uint32_t ku = 4;
+  WT_TRY(bind_kv(b, a.k, "key_bounds k", &bind[b_src1], &ku));
+  Push p;
+  const int64_t n_blocks = (a.k.ne[2] + a.block - 1) / a.block;
+  p.ne[0] = static_cast<uint32_t>(a.k.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.k.ne[1]);
+  p.ne[2] = static_cast<uint32_t>(a.k.ne[2]);
+  p.ne[3] = static_cast<uint32_t>(n_blocks);
+  push_strides(&p, 0, a.dst);
+  push_strides(&p, 2, a.k, ku);
+  p.i[0] = a.block;
+  return record_elementwise(b, kv_variant(Kernel::key_bounds, a.k.type), bind, p,
+                            static_cast<uint64_t>(n_blocks) * p.ne[1] * p.ne[0]);
+}
+
+size_t bound_scores_workspace_bytes(const BoundScoresOp& a) {
+  return sizeof(float) * static_cast<size_t>(a.q.ne[1] * a.dst.ne[0]);  // [n_head][n_blocks] log-softmax
+}
+
+Status encode_bound_scores(VulkanBackend& b, const OpCall& c) {
+  const BoundScoresOp& a = c.get<BoundScoresOp>();
+  if (a.q.ne[0] > 256) return error(WT_ERR_UNSUPPORTED, "vulkan: bound_scores: head_dim must be <= 256");
+  Bound bind[kBindings];
+  init_bindings(b, bind);
+  WT_TRY(bind_f32(b, a.dst, "bound_scores dst", &bind[b_dst]));
+  WT_TRY(bind_f32(b, a.q, "bound_scores q", &bind[b_src0]));
+  WT_TRY(bind_f32(b, a.bounds, "bound_scores bounds", &bind[b_src1]));
+  WT_TRY(b.bind_workspace(bound_scores_workspace_bytes(a), "bound_scores", &bind[b_src2]));
+  Push p;
+  p.ne[0] = static_cast<uint32_t>(a.q.ne[0]);
+  p.ne[1] = static_cast<uint32_t>(a.q.ne[1]);
+  p.ne[2] = static_cast<uint32_t>(a.dst.ne[0]);
+  p.ne[3] = static_cast<uint32_t>(a.bounds.ne[1]);
+  push_strides(&p, 1, a.q);
+  push_strides(&p, 2, a.bounds);
+  p.i[0] = static_cast<int32_t>(a.q.ne[2] - 1);  // the last query row
+  p.f[0] = a.scale;
+  // A workgroup of 64 per head (the kernel's shared arrays), then one invocation per block;
+  // the batch's barrier orders the second after the first.
+  WT_TRY(b.record(Kernel::bound_scores_head, 64, bind, p, p.ne[1]));
+  return record_elementwise(b, Kernel::bound_scores_sum, bind, p, p.ne[2]);
 }
 
 }  // namespace wt::vk

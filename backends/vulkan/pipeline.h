@@ -38,7 +38,8 @@ namespace wt::vk {
   X(attention_lane_prefill_f16) X(attention_lane_prefill_q8_0) X(attention_lane_decode)               \
   X(attention_lane_decode_f16) X(attention_lane_decode_q8_0) X(window_scores_stats)                   \
   X(window_scores_stats_f16) X(window_scores_stats_q8_0) X(window_scores) X(window_scores_f16)        \
-  X(window_scores_q8_0) X(block_scores_qbar) X(block_scores) X(block_scores_f16) X(block_scores_q8_0)
+  X(window_scores_q8_0) X(block_scores_qbar) X(block_scores) X(block_scores_f16) X(block_scores_q8_0) \
+  X(key_bounds) X(key_bounds_f16) X(key_bounds_q8_0) X(bound_scores_head) X(bound_scores_sum)
 
 enum class Kernel : uint32_t {
 #define WT_VK_ENUM(name) name,

@@ -12,6 +12,7 @@
 #include "backends/weight_types.h"
 #include "base/fault_injection.h"
 #include "decode_split.h"
+#include "encode.h"
 #include "vk_status.h"
 
 namespace wt {
@@ -210,6 +211,8 @@ size_t VulkanBackend::workspace_bytes(const OpCall& c) const {
       const BlockScoresOp& a = c.get<BlockScoresOp>();
       return sizeof(float) * static_cast<size_t>(a.q.ne[0] * a.q.ne[1]);  // qbar [n_head][hd]
     }
+    case Op::bound_scores:
+      return bound_scores_workspace_bytes(c.get<BoundScoresOp>());
     // A split decode's partials (decode_split.h; not on the lane kernels), for the larger of
     // the call's keys and the cache's rows. The planner asks with a prefill over the whole
     // cache, so a prefill's answer covers every decode step over that cache.

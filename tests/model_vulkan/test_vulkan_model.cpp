@@ -43,6 +43,7 @@
 #include "support/real_model.h"
 #include "support/context_measure.h"
 #include "whittle.h"
+#include "whittle/evaluation.h"
 
 using namespace wt::test::device_cases;
 
@@ -171,22 +172,63 @@ TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (SlimInfe
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (decode_topk)") {
   check_greedy(static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION));
 }
-// decode_topk_bounds = 1 needs the key_bounds and bound_scores ops, which only the CPU
-// backend has so far: the context is refused when it is created, naming the op, never at the
-// first decode step.
-TEST_CASE(WT_MODEL_BACKEND " model: decode_topk with key bounds is refused at create without the key_bounds op") {
+// decode_topk_bounds = 1 (Quest's key bounds, the key_bounds and bound_scores ops): at every
+// decode step every layer attends the rows the CPU's bounds choose, and the greedy tokens are
+// the CPU's. Blocks of 4 rows and keep 0.3 make 10 blocks of the 40-token prompt, 3 chosen:
+// a choice among many, not every block.
+namespace {
+struct BoundsRun {
+  std::vector<wt_token> tokens;
+  std::vector<std::vector<int32_t>> attended;  // per (step, layer)
+};
+BoundsRun bounds_run(const wt_model* m, const std::vector<wt_token>& prompt, int n_steps) {
+  wt_prune_params pp = method(static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION));
+  REQUIRE(wt_prune_set_param(&pp, "decode_topk_bounds", "1") == WT_OK);
+  REQUIRE(wt_prune_set_param(&pp, "decode_topk_block", "4") == WT_OK);
+  pp.record_ranking = 1;
+  const wt_context_params cp = greedy_params(pp, prompt.size(), n_steps + 1, WT_KV_F32);
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(m, &info) == WT_OK);
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+  BoundsRun r;
+  const float* logits = nullptr;
+  for (int i = 0; i < n_steps; ++i) {
+    REQUIRE(wt_context_logits(ctx, -1, &logits) == WT_OK);
+    r.tokens.push_back(argmax(logits, info.n_vocab));
+    REQUIRE_MESSAGE(wt_context_decode(ctx, r.tokens.back()) == WT_OK, wt_last_error());
+    for (int32_t l = 0; l < info.n_layer; ++l) {
+      const int32_t* rows = nullptr;
+      int32_t n = 0;
+      REQUIRE(wt_context_get_attended_rows(ctx, l, &rows, &n) == WT_OK);
+      r.attended.emplace_back(rows, rows + n);
+    }
+  }
+  wt_context_free(ctx);
+  return r;
+}
+}  // namespace
+
+TEST_CASE(WT_MODEL_BACKEND " model: decode_topk with key bounds attends the CPU's rows at every step") {
   wt_model* dev = device_model();
   if (!dev) return;
-  wt_context_params cp = wt_context_default_params();
-  cp.n_ctx = 256;
-  REQUIRE(wt_prune_set_param(&cp.prune, "method", "decode_topk") == WT_OK);
-  REQUIRE(wt_prune_set_param(&cp.prune, "decode_topk_bounds", "1") == WT_OK);
-  wt_context* ctx = nullptr;
-  CHECK(wt_context_create(dev, &cp, &ctx) == WT_ERR_UNSUPPORTED);
-  CHECK(ctx == nullptr);
-  const std::string msg = wt_last_error();
-  MESSAGE(msg);
-  CHECK(msg.find("key_bounds") != std::string::npos);
+  const std::vector<wt_token> prompt = real_model().prompt(sizes().greedy_prompt);
+  const int n_steps = 8;
+  const BoundsRun want = bounds_run(real_model().model, prompt, n_steps);
+  const BoundsRun got = bounds_run(dev, prompt, n_steps);
+  CHECK(got.tokens == want.tokens);
+  REQUIRE(got.attended.size() == want.attended.size());
+  size_t same = 0, chosen = 0;
+  for (size_t i = 0; i < want.attended.size(); ++i) {
+    same += got.attended[i] == want.attended[i];
+    // 3 blocks of 4 prompt rows plus the rows generated so far: the bounds chose.
+    chosen += want.attended[i].size() < prompt.size();
+  }
+  MESSAGE(same << " of " << want.attended.size() << " (step, layer) row sets are the CPU's; " << chosen
+               << " of them chose fewer rows than the prompt's");
+  CHECK(same == want.attended.size());
+  CHECK(chosen == want.attended.size());
 }
 TEST_CASE(WT_MODEL_BACKEND " model: two contexts on two threads share the device and match a lone run") {
   wt_model* dev = device_model();

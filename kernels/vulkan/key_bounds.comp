@@ -1,0 +1,104 @@
+#version 450
+// Quest's page bounds and the scores a decode step's query gives them (kernels/ops.h:
+// KeyBoundsOp, BoundScoresOp; the CPU's kernels/cpu/key_bounds.cpp). Three kernels:
+//   KB_BOUNDS: one invocation per (block, KV head, dim): the min and max of the block's keys
+//     in that dim, into dst[b, g, d] and dst[b, g, hd + d]. k (binding 2) is a cache of f32,
+//     f16 or q8_0 (kv.glsl). ne0 = hd, ne1 = n_head_kv, ne2 = key rows, ne3 = blocks;
+//     i0 = block rows. A min and a max are exact, so the bounds equal the CPU's bit for bit.
+//   KB_HEAD: one workgroup per query head h: u_h[b] = f0 * sum_d max(q_d lo_d, q_d hi_d)
+//     over the blocks, then u_h - logsumexp(u_h) (the head's log-softmax) into the workspace
+//     (binding 3, [n_head][n_blocks]). q (binding 1) row i0 is the query; bounds are binding
+//     2 (f32). ne0 = hd (<= 256), ne1 = n_head, ne2 = n_blocks, ne3 = n_head_kv.
+//   KB_SUM: one invocation per block: dst[b] = log sum_h exp(workspace[h][b]), from the
+//     heads' largest, so a block every head puts far below its best keeps a finite score.
+#include "common.glsl"
+
+layout(binding = 0) writeonly buffer Dst { float dst[]; };
+
+#if defined(KB_BOUNDS)
+#include "kv.glsl"
+
+void main() {
+  const uint idx = global_id();
+  const uint hd = p.ne0, n_kv = p.ne1, n = p.ne2;
+  if (idx >= p.ne3 * n_kv * hd) return;
+  const uint d = idx % hd, g = (idx / hd) % n_kv, b = idx / (hd * n_kv);
+  const uint r0 = b * uint(p.i0), r1 = min(r0 + uint(p.i0), n);
+  float lo = load_k(p.o_s1 + g * p.s1_nb1 + r0 * p.s1_nb2, d), hi = lo;
+  for (uint r = r0 + 1u; r < r1; ++r) {
+    const float x = load_k(p.o_s1 + g * p.s1_nb1 + r * p.s1_nb2, d);
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+  }
+  const uint o = p.o_dst + b * p.dst_nb2 + g * p.dst_nb1 + d;
+  dst[o] = lo;
+  dst[o + hd] = hi;
+}
+
+#else
+layout(binding = 1) readonly buffer Q { float q[]; };
+layout(binding = 2) readonly buffer Bounds { float bounds[]; };
+layout(binding = 3) buffer Logp { float logp[]; };
+
+#if defined(KB_HEAD)
+shared float qs[256];
+shared float red[64];
+
+// The workgroup's max (max = true) or sum of v; every invocation gets it.
+float reduce(float v, bool max_of) {
+  const uint t = gl_LocalInvocationID.x;
+  red[t] = v;
+  barrier();
+  for (uint w = gl_WorkGroupSize.x / 2u; w > 0u; w >>= 1) {
+    if (t < w) red[t] = max_of ? max(red[t], red[t + w]) : red[t] + red[t + w];
+    barrier();
+  }
+  const float r = red[0];
+  barrier();
+  return r;
+}
+
+void main() {
+  const uint h = group_id(), t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
+  const uint hd = p.ne0, nb = p.ne2, g = h / (p.ne1 / p.ne3);
+  for (uint d = t; d < hd; d += wg) qs[d] = q[p.o_s0 + h * p.s0_nb1 + uint(p.i0) * p.s0_nb2 + d];
+  barrier();
+  const uint row = p.o_s2 + h * nb;
+  float top = uintBitsToFloat(0xFF800000u);  // -inf
+  for (uint b = t; b < nb; b += wg) {
+    const uint o = p.o_s1 + b * p.s1_nb2 + g * p.s1_nb1;
+    // Four partial sums, as the CPU adds them.
+    float s[4] = float[4](0.0, 0.0, 0.0, 0.0);
+    uint d = 0u;
+    for (; d + 4u <= hd; d += 4u)
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+        const float a = qs[d + j] * bounds[o + d + j], c = qs[d + j] * bounds[o + hd + d + j];
+        s[j] += a > c ? a : c;
+      }
+    for (; d < hd; ++d) {
+      const float a = qs[d] * bounds[o + d], c = qs[d] * bounds[o + hd + d];
+      s[0] += a > c ? a : c;
+    }
+    const float u = p.f0 * ((s[0] + s[1]) + (s[2] + s[3]));
+    logp[row + b] = u;
+    top = max(top, u);
+  }
+  top = reduce(top, true);
+  float sum = 0.0;
+  for (uint b = t; b < nb; b += wg) sum += exp(logp[row + b] - top);  // this invocation's own entries
+  const float lse = top + log(reduce(sum, false));
+  for (uint b = t; b < nb; b += wg) logp[row + b] -= lse;
+}
+
+#else  // KB_SUM
+void main() {
+  const uint b = global_id(), nb = p.ne2, n_head = p.ne1;
+  if (b >= nb) return;
+  float top = uintBitsToFloat(0xFF800000u);
+  for (uint h = 0u; h < n_head; ++h) top = max(top, logp[p.o_s2 + h * nb + b]);
+  float sum = 0.0;
+  for (uint h = 0u; h < n_head; ++h) sum += exp(logp[p.o_s2 + h * nb + b] - top);
+  dst[p.o_dst + b] = top + log(sum);
+}
+#endif
+#endif
