@@ -1,5 +1,5 @@
 // The KV cache's element types as the CUDA kernels that read a cache see them (attention,
-// window_scores, block_scores): f32, f16 or q8_0 (kernels/dtype.h is_kv_type; the layouts of
+// window_scores, block_scores, key_bounds): f32, f16 or q8_0 (kernels/dtype.h is_kv_type; the layouts of
 // kernels/cpu/quant.h: q8_0 is 34-byte blocks of an f16 scale d and 32 int8 q, x = q * d).
 // A kernel templated on a reader gets element d of a row as the f32 value the CPU reads
 // (kernels/cpu/attention_impl.h converts to the same values), so the arithmetic after the

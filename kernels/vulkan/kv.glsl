@@ -1,5 +1,5 @@
 // KV cache reads for the kernels that score or attend over a cache (attention, window_scores,
-// block_scores): the cache's type comes from a -D define on the including kernel, KV_F16 or
+// block_scores, key_bounds): the cache's type comes from a -D define on the including kernel, KV_F16 or
 // KV_Q8_0 (else f32). Keys are binding 2; values binding 3 where the kernel defines KV_V.
 // Rows start at `row`, in elements for f32 and f16, in bytes for q8_0 (34-byte blocks of 32
 // values: an f16 scale d, then 32 int8 q, x = q * d: kernels/cpu/quant.h). f16 and q8_0 are

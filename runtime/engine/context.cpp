@@ -86,6 +86,16 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
     WT_TRY(create_cpu_backend(bo, &ctx->own_backend_));
     ctx->backend_ = ctx->own_backend_.get();
   }
+  // A policy that scores blocks by their key bounds needs the two ops on the backend (every
+  // backend has them today): refused here, never at the first decode step.
+  if (ctx->policy_ && ctx->policy_->key_bounds_block() > 0)
+    for (Op op : {Op::key_bounds, Op::bound_scores}) {
+      const char* why = nullptr;
+      if (!ctx->backend_->supports(op, &why))
+        return error(WT_ERR_UNSUPPORTED, std::string(find_prune_method(ctx->prune_.method)->name) +
+                                             " with key bounds: the " + ctx->backend_->caps().name + " backend has no " +
+                                             op_name(op) + " (" + (why ? why : "") + ")");
+    }
   *out = std::move(ctx);
   return Status::ok();
 }

@@ -172,21 +172,23 @@ TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (SlimInfe
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (decode_topk)") {
   check_greedy(static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION));
 }
-// decode_topk_bounds = 1 (Quest's key bounds, the key_bounds and bound_scores ops): at every
-// decode step every layer attends the rows the CPU's bounds choose, and the greedy tokens are
-// the CPU's. Blocks of 4 rows and keep 0.3 make 10 blocks of the 40-token prompt, 3 chosen:
-// a choice among many, not every block.
+// decode_topk_bounds = 1 (Quest's key bounds, the key_bounds and bound_scores ops), over an
+// f32 and a q8_0 cache (the bounds read it in bytes): the greedy tokens are the CPU's, and at
+// each decode step each layer attends the rows the CPU's bounds choose. Blocks of 4 rows at
+// keep 0.3 choose 3 of 10 blocks of the 40-token prompt. On lavapipe every row set is the
+// CPU's (240/240); a GPU's exp and log may order two nearly tied blocks the other way, hence
+// 90% (a shader that sums q * hi only, not the larger product, gave 70/240).
 namespace {
 struct BoundsRun {
   std::vector<wt_token> tokens;
   std::vector<std::vector<int32_t>> attended;  // per (step, layer)
 };
-BoundsRun bounds_run(const wt_model* m, const std::vector<wt_token>& prompt, int n_steps) {
+BoundsRun bounds_run(const wt_model* m, const std::vector<wt_token>& prompt, int n_steps, wt_kv_type kv_type) {
   wt_prune_params pp = method(static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION));
   REQUIRE(wt_prune_set_param(&pp, "decode_topk_bounds", "1") == WT_OK);
   REQUIRE(wt_prune_set_param(&pp, "decode_topk_block", "4") == WT_OK);
   pp.record_ranking = 1;
-  const wt_context_params cp = greedy_params(pp, prompt.size(), n_steps + 1, WT_KV_F32);
+  const wt_context_params cp = greedy_params(pp, prompt.size(), n_steps + 1, kv_type);
   wt_model_info info;
   REQUIRE(wt_model_get_info(m, &info) == WT_OK);
   wt_context* ctx = nullptr;
@@ -215,20 +217,24 @@ TEST_CASE(WT_MODEL_BACKEND " model: decode_topk with key bounds attends the CPU'
   if (!dev) return;
   const std::vector<wt_token> prompt = real_model().prompt(sizes().greedy_prompt);
   const int n_steps = 8;
-  const BoundsRun want = bounds_run(real_model().model, prompt, n_steps);
-  const BoundsRun got = bounds_run(dev, prompt, n_steps);
-  CHECK(got.tokens == want.tokens);
-  REQUIRE(got.attended.size() == want.attended.size());
-  size_t same = 0, chosen = 0;
-  for (size_t i = 0; i < want.attended.size(); ++i) {
-    same += got.attended[i] == want.attended[i];
-    // 3 blocks of 4 prompt rows plus the rows generated so far: the bounds chose.
-    chosen += want.attended[i].size() < prompt.size();
+  for (wt_kv_type kv_type : {WT_KV_F32, WT_KV_Q8_0}) {
+    CAPTURE(static_cast<int>(kv_type));
+    const BoundsRun want = bounds_run(real_model().model, prompt, n_steps, kv_type);
+    const BoundsRun got = bounds_run(dev, prompt, n_steps, kv_type);
+    CHECK(got.tokens == want.tokens);
+    REQUIRE(got.attended.size() == want.attended.size());
+    size_t same = 0, chosen = 0;
+    for (size_t i = 0; i < want.attended.size(); ++i) {
+      same += got.attended[i] == want.attended[i];
+      // Whole blocks up to the budget plus the rows generated so far: the bounds chose.
+      chosen += want.attended[i].size() < prompt.size();
+    }
+    MESSAGE(std::string(kv_type == WT_KV_F32 ? "f32" : "q8_0") << " KV: " << same << " of " << want.attended.size()
+                                                    << " (step, layer) row sets are the CPU's; " << chosen
+                                                    << " of them chose fewer rows than the prompt's");
+    CHECK(same * 10 >= want.attended.size() * 9);
+    CHECK(chosen == want.attended.size());
   }
-  MESSAGE(same << " of " << want.attended.size() << " (step, layer) row sets are the CPU's; " << chosen
-               << " of them chose fewer rows than the prompt's");
-  CHECK(same == want.attended.size());
-  CHECK(chosen == want.attended.size());
 }
 TEST_CASE(WT_MODEL_BACKEND " model: two contexts on two threads share the device and match a lone run") {
   wt_model* dev = device_model();
