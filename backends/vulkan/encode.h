@@ -112,6 +112,9 @@ Status encode_key_bounds(VulkanBackend& b, const OpCall& c);
 Status encode_bound_scores(VulkanBackend& b, const OpCall& c);
 size_t bound_scores_workspace_bytes(const BoundScoresOp& a);
 // ops_attention.cpp
+// What the attention-shaped kernels cannot do (head_dim > 256); validate_op has checked that
+// q and k agree in head_dim and that n_head is a multiple of n_head_kv.
+Status check_heads(const Tensor& q, const char* op);
 Status encode_attention_prefill(VulkanBackend& b, const OpCall& c);
 Status encode_attention_decode(VulkanBackend& b, const OpCall& c);
 Status encode_window_scores(VulkanBackend& b, const OpCall& c);

@@ -31,12 +31,6 @@ static_assert(kv_twins(Kernel::attention_prefill, Kernel::attention_prefill_f16,
 constexpr uint32_t kAttnWg = 64;  // attention.comp / block_scores.comp size their shared arrays for 64
 constexpr uint32_t kAttnLanes = 8;  // attention_lane.comp: one AVX2 vector of lanes on lavapipe
 
-// What this backend's kernels cannot do; validate_op has checked that q and k agree in
-// head_dim and that n_head is a multiple of n_head_kv.
-Status check_heads(const Tensor& q, const char* op) {
-  if (q.ne[0] > 4 * kAttnWg) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + ": head_dim must be <= 256");
-  return Status::ok();
-}
 
 // Whether attention_lane.comp can take a call (the lane kernels are on): head_dim a
 // multiple of 4 within its register arrays, the cache's rows on 4 floats (f32) or 2 halves
@@ -215,6 +209,11 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   uint32_t gx, gy;
   grid(static_cast<uint64_t>((n_keys + block - 1) / block), &gx, &gy);
   return b.record(kv_variant(Kernel::block_scores, a.k.type), kAttnWg, bind, p, gx, gy);
+}
+
+Status check_heads(const Tensor& q, const char* op) {
+  if (q.ne[0] > 4 * kAttnWg) return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + op + ": head_dim must be <= 256");
+  return Status::ok();
 }
 
 }  // namespace wt::vk

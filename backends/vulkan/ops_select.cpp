@@ -99,7 +99,7 @@ size_t bound_scores_workspace_bytes(const BoundScoresOp& a) {
 
 Status encode_bound_scores(VulkanBackend& b, const OpCall& c) {
   const BoundScoresOp& a = c.get<BoundScoresOp>();
-  if (a.q.ne[0] > 256) return error(WT_ERR_UNSUPPORTED, "vulkan: bound_scores: head_dim must be <= 256");
+  WT_TRY(check_heads(a.q, "bound_scores"));
   Bound bind[kBindings];
   init_bindings(b, bind);
   WT_TRY(bind_f32(b, a.dst, "bound_scores dst", &bind[b_dst]));

@@ -7,13 +7,14 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "kernels/dtype.h"
 #include "launch.cuh"
-#include "warp.cuh"  // warp_sum
+#include "warp.cuh"  // warp_sum, warp_max
 
 namespace wt::cuda {
 
@@ -54,23 +55,27 @@ __device__ __forceinline__ const T* row_at(const void* base, int64_t r, size_t n
   return reinterpret_cast<const T*>(static_cast<const char*>(base) + r * static_cast<int64_t>(nb));
 }
 
-// Sum of v over the block (blockDim.x a multiple of 32, <= 1024); every thread gets it.
-__device__ __forceinline__ float block_sum(float v) {
+// Sum (kMax: maximum) of v over the block (blockDim.x a multiple of 32, <= 1024); every
+// thread gets it.
+template <bool kMax>
+__device__ __forceinline__ float block_reduce(float v) {
   __shared__ float part[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  v = warp_sum(v);
+  v = kMax ? warp_max(v) : warp_sum(v);
   __syncthreads();  // part may still be read by a previous call
   if (lane == 0) part[warp] = v;
   __syncthreads();
   if (warp == 0) {
     const int n_warps = static_cast<int>(blockDim.x >> 5);
-    float s = lane < n_warps ? part[lane] : 0.0f;
-    s = warp_sum(s);
+    float s = lane < n_warps ? part[lane] : kMax ? -INFINITY : 0.0f;
+    s = kMax ? warp_max(s) : warp_sum(s);
     if (lane == 0) part[0] = s;
   }
   __syncthreads();
   return part[0];
 }
+__device__ __forceinline__ float block_sum(float v) { return block_reduce<false>(v); }
+__device__ __forceinline__ float block_max(float v) { return block_reduce<true>(v); }
 
 __host__ __device__ __forceinline__ float f16_at(const uint8_t* p) {
   // Two bytes, any alignment (quantized rows need not start on an even address).

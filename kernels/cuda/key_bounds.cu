@@ -19,7 +19,6 @@ namespace wt::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kWarps = kThreads / 32;
 constexpr int kMaxHeadDim = 256;
 
 struct KbArgs {
@@ -47,24 +46,11 @@ __global__ void __launch_bounds__(kThreads) key_bounds_kernel(KbArgs a) {
   out[a.hd + d] = hi;
 }
 
-// Every thread's v combined over the block (max or sum); every thread gets it.
-__device__ float block_reduce(float v, bool max_of, float* shared) {
-  v = max_of ? warp_max(v) : warp_sum(v);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  float r = shared[0];
-  for (int w = 1; w < kWarps; ++w) r = max_of ? fmaxf(r, shared[w]) : r + shared[w];
-  __syncthreads();  // shared is free for the next reduction
-  return r;
-}
-
 __global__ void __launch_bounds__(kThreads) bound_scores_head_kernel(RowView q, int64_t q_row, RowView bounds, int hd,
                                                                     int group, int64_t n_blocks, float scale,
                                                                     float* logp) {
   kernel_prologue();
   __shared__ float qs[kMaxHeadDim];
-  __shared__ float red[kWarps];
   const int64_t h = blockIdx.x, g = h / group;
   const float* qh = row_at(q.data, q.nb1, q.nb2, h, q_row);
   for (int d = threadIdx.x; d < hd; d += kThreads) qs[d] = qh[d];
@@ -83,10 +69,10 @@ __global__ void __launch_bounds__(kThreads) bound_scores_head_kernel(RowView q, 
     u[b] = scale * ((s[0] + s[1]) + (s[2] + s[3]));
     top = fmaxf(top, u[b]);
   }
-  top = block_reduce(top, true, red);
+  top = block_max(top);
   float sum = 0.0f;
   for (int64_t b = threadIdx.x; b < n_blocks; b += kThreads) sum += expf(u[b] - top);  // this thread's own entries
-  const float lse = top + logf(block_reduce(sum, false, red));
+  const float lse = top + logf(block_sum(sum));
   for (int64_t b = threadIdx.x; b < n_blocks; b += kThreads) u[b] -= lse;
 }
 
