@@ -301,7 +301,7 @@ class CpuBackend final : public Backend {
         return cpu::key_bounds_workspace_bytes(c.get<KeyBoundsOp>().k.ne[0], nth);
       case Op::bound_scores: {
         const BoundScoresOp& a = c.get<BoundScoresOp>();
-        return cpu::bound_scores_workspace_bytes(a.q.ne[1], a.dst.ne[0]);
+        return cpu::bound_scores_workspace_bytes(a.q.ne[0], a.q.ne[1], a.bounds.ne[1], a.dst.ne[0], nth);
       }
       default:
         return 0;

@@ -128,10 +128,14 @@ size_t key_bounds_workspace_bytes(int64_t head_dim, int n_threads);
 
 // dst[n_blocks]: log sum over heads of the softmax over blocks of the upper bound
 // scale * sum_d max(q_d lo_d, q_d hi_d) of the last query row against bounds[b, h / G].
-// workspace: bound_scores_workspace_bytes().
+// Every ISA build gives the same bits. workspace: bound_scores_workspace_bytes().
 void bound_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& bounds, float scale,
                   void* workspace);
-size_t bound_scores_workspace_bytes(int64_t n_head, int64_t n_blocks);
+size_t bound_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int64_t n_blocks,
+                                    int n_threads);
+// Tests: run bound_scores on "base", "avx2" or "avx512" (false if unknown or not on this CPU;
+// nullptr: the run-time choice again).
+bool set_bound_scores_isa_for_testing(const char* name);
 
 // dst[n, n_head_kv, 2]: per row t of k and v [n, n_head_kv, hd], in order, the cosine of
 // k_t and v_t with running anchors (anchors[2, n_head_kv, hd]: k then v), then

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -167,7 +168,7 @@ TEST_CASE("prune ops: window_scores matches a naive causal softmax over the wind
   WsIsaGuard guard;
   for (const char* isa : {"avx512", "avx2", "base"}) {
     if (!wt::cpu::set_window_scores_isa_for_testing(isa)) {
-      MESSAGE("window_scores: " << isa << " not on this CPU, not tested");
+      MESSAGE("window_scores: " << std::string(isa) << " not on this CPU, not tested");
       continue;
     }
     const WsShape shapes[] = {
@@ -444,7 +445,12 @@ TEST_CASE("prune ops: block_scores is the max over units of the mean |qbar . uni
   }
 }
 
+struct BsIsaGuard {
+  ~BsIsaGuard() { wt::cpu::set_bound_scores_isa_for_testing(nullptr); }
+};
+
 TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores the log of the heads' softmax of bounds no key exceeds") {
+  BsIsaGuard guard;
   struct Case {
     int64_t hd, n_head, n_head_kv, n;
     int32_t block;
@@ -458,6 +464,8 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
       {64, 2, 1, 5, 64, wt::DType::f32, 0.125f},     // one block, shorter than `block`
       // Bounds hundreds apart: an f32 softmax would be 0 for most blocks, the log stays exact.
       {64, 9, 3, 160, 16, wt::DType::f32, 40.0f},
+      {30, 10, 2, 50, 4, wt::DType::f32, 0.2f},      // a head size not a multiple of 4; groups of 5
+      {64, 12, 2, 64, 8, wt::DType::f32, 0.125f},    // groups of 6 (Qwen2.5-1.5B)
   };
   for (const Case& c : cases) {
     const uint32_t seed = static_cast<uint32_t>(c.n * 5 + c.block);
@@ -495,10 +503,22 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
           }
       CHECK(exact);
 
-      std::vector<float> out(static_cast<size_t>(n_blocks), -7.0f);
-      const Tensor to = wt::make_tensor_2d(out.data(), wt::DType::f32, n_blocks, 1), tq = t3(q, c.hd, c.n_head, 1);
-      Workspace bws(wt::cpu::bound_scores_workspace_bytes(c.n_head, n_blocks));
-      run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::bound_scores(tc, to, tq, tb, scale, bws.p); });
+      // Every ISA build gives the baseline's bits: the same partial sums in the same order.
+      std::vector<float> out;
+      for (const char* isa : {"base", "avx2", "avx512"}) {
+        if (!wt::cpu::set_bound_scores_isa_for_testing(isa)) {
+          MESSAGE("bound_scores: " << std::string(isa) << " not on this CPU, not tested");
+          continue;
+        }
+        std::vector<float> o(static_cast<size_t>(n_blocks), -7.0f);
+        const Tensor to = wt::make_tensor_2d(o.data(), wt::DType::f32, n_blocks, 1), tq = t3(q, c.hd, c.n_head, 1);
+        Workspace bws(wt::cpu::bound_scores_workspace_bytes(c.hd, c.n_head, c.n_head_kv, n_blocks, workers));
+        run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::bound_scores(tc, to, tq, tb, scale, bws.p); });
+        if (out.empty())
+          out = o;
+        else
+          CHECK_MESSAGE(std::memcmp(o.data(), out.data(), o.size() * sizeof(float)) == 0, std::string(isa));
+      }
       bool bound_holds = true;
       // Per head the log-softmax over the blocks, then per block the log of the heads' sum,
       // both shifted by their maximum (double, no underflow).

@@ -1,0 +1,87 @@
+// The upper-bound scores a decode step's query gives Quest's key bounds (ops.h:
+// BoundScoresOp), in three phases: (1) blocks split over the workers, each scoring its
+// blocks for every head (bound_scores_impl.h, compiled per ISA: the bounds of a block are
+// read once for all the query heads of their KV head); (2) heads split, each turning its row
+// of scores into a log-softmax over the blocks; (3) blocks split, each the log of the heads'
+// summed softmax.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "ops_cpu.h"
+#include "vector_isa.h"
+
+namespace wt::cpu {
+namespace bs_base {
+#define BS_HEADS 1  // one head in a 4-lane vector (SSE2, NEON)
+#include "bound_scores_impl.h"
+#undef BS_HEADS
+}  // namespace bs_base
+
+#if defined(__x86_64__)
+namespace bs_avx2 {
+void run(const Tensor& q, const Tensor& bounds, float scale, int64_t n_blocks, int64_t b0, int64_t b1, float* qp,
+         float* u);
+}  // namespace bs_avx2
+namespace bs_avx512 {
+void run(const Tensor& q, const Tensor& bounds, float scale, int64_t n_blocks, int64_t b0, int64_t b1, float* qp,
+         float* u);
+}  // namespace bs_avx512
+#endif
+
+namespace {
+IsaChoice g_isa;  // a test's choice
+
+// Packed query floats per worker: enough for the widest build (4 heads per vector).
+int64_t pack_floats(int64_t head_dim, int64_t group) { return (group + 3) / 4 * 4 * head_dim; }
+}  // namespace
+
+bool set_bound_scores_isa_for_testing(const char* name) { return g_isa.set(name); }
+
+size_t bound_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int64_t n_blocks,
+                                    int n_threads) {
+  const int64_t group = n_head_kv > 0 ? n_head / n_head_kv : 0;
+  return sizeof(float) * static_cast<size_t>(n_head * n_blocks + n_threads * pack_floats(head_dim, group));
+}
+
+void bound_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& bounds, float scale,
+                  void* workspace) {
+  const int64_t hd = q.ne[0], n_head = q.ne[1], n_blocks = dst.ne[0];
+  float* logp = static_cast<float*>(workspace);  // [n_head][n_blocks]
+  float* qp = logp + n_head * n_blocks + tc.ith * pack_floats(hd, n_head / bounds.ne[1]);
+  int64_t b0, b1;
+  tc.split(n_blocks, &b0, &b1);
+  const VecIsa isa = g_isa.get();
+#if defined(__x86_64__)
+  if (isa == VecIsa::avx512)
+    bs_avx512::run(q, bounds, scale, n_blocks, b0, b1, qp, logp);
+  else if (isa == VecIsa::avx2)
+    bs_avx2::run(q, bounds, scale, n_blocks, b0, b1, qp, logp);
+  else
+#endif
+    bs_base::bound_dots(q, bounds, scale, n_blocks, b0, b1, qp, logp);
+  tc.sync();
+  int64_t h0, h1;
+  tc.split(n_head, &h0, &h1);
+  for (int64_t h = h0; h < h1; ++h) {
+    float* u = logp + h * n_blocks;
+    float top = -std::numeric_limits<float>::infinity();
+    for (int64_t b = 0; b < n_blocks; ++b) top = u[b] > top ? u[b] : top;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n_blocks; ++b) sum += std::exp(u[b] - top);
+    const float lse = top + std::log(sum);
+    for (int64_t b = 0; b < n_blocks; ++b) u[b] -= lse;
+  }
+  tc.sync();
+  float* out = static_cast<float*>(dst.data);
+  for (int64_t b = b0; b < b1; ++b) {
+    float top = -std::numeric_limits<float>::infinity();
+    for (int64_t h = 0; h < n_head; ++h) top = logp[h * n_blocks + b] > top ? logp[h * n_blocks + b] : top;
+    float sum = 0.0f;
+    for (int64_t h = 0; h < n_head; ++h) sum += std::exp(logp[h * n_blocks + b] - top);
+    out[b] = top + std::log(sum);
+  }
+}
+
+}  // namespace wt::cpu

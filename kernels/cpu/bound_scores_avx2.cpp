@@ -1,0 +1,33 @@
+// bound_scores_impl.h compiled for avx2, two heads in an 8-lane vector;
+// bound_scores.cpp calls it when the CPU has it.
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/tensor.h"
+
+// The target is set after the includes so inline functions of the headers stay baseline
+// code (the linker could otherwise pick a avx2 copy for the portable parts).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+
+namespace wt::cpu::bs_avx2 {
+#define BS_HEADS 2
+#include "bound_scores_impl.h"
+#undef BS_HEADS
+
+void run(const Tensor& q, const Tensor& bounds, float scale, int64_t n_blocks, int64_t b0, int64_t b1, float* qp,
+         float* u) {
+  bound_dots(q, bounds, scale, n_blocks, b0, b1, qp, u);
+}
+
+}  // namespace wt::cpu::bs_avx2
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif

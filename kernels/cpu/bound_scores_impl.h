@@ -1,0 +1,101 @@
+// The dot products of bound_scores (bound_scores.cpp), compiled once per ISA like
+// window_scores_impl.h: bound_scores.cpp (baseline), bound_scores_avx2.cpp,
+// bound_scores_avx512.cpp. Include only from those files, inside a namespace of their own,
+// with BS_HEADS defined.
+//
+// Every lane keeps one of the four partial sums the baseline has always used (dimension d
+// goes to partial d % 4, dimensions in order), and a vector holds BS_HEADS query heads of one
+// KV head side by side, 4 lanes each. So the wider builds read a block's bounds once for
+// several heads and still give the baseline's bits, which the tests check; the selection
+// (a top-k over these scores) then does not depend on the machine.
+
+// The including file includes <cstdint>, <cstring> and kernels/tensor.h first, at file
+// scope (a standard header included inside a namespace would declare std:: in it).
+
+constexpr int kHeads = BS_HEADS;  // query heads per vector
+constexpr int kLanes = 4 * kHeads;
+typedef float FV __attribute__((vector_size(kLanes * 4)));
+typedef float F4 __attribute__((vector_size(16)));
+
+// Four floats repeated in every head's lanes.
+static inline FV repeat4(const float* p) {
+  F4 v;
+  std::memcpy(&v, p, sizeof v);
+#if BS_HEADS == 1
+  return v;
+#elif BS_HEADS == 2
+  return __builtin_shufflevector(v, v, 0, 1, 2, 3, 0, 1, 2, 3);
+#elif BS_HEADS == 4
+  return __builtin_shufflevector(v, v, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+#else
+#error "BS_HEADS must be 1, 2 or 4"
+#endif
+}
+
+// Floats of packed query a worker needs: bound_dots packs one KV head's query heads at a
+// time, in chunks of kHeads (the last chunk repeats the group's last head).
+inline int64_t bound_dots_pack_floats(int64_t head_dim, int64_t group) {
+  return (group + kHeads - 1) / kHeads * kHeads * head_dim;
+}
+
+// acc[i] = the partial sums of chunk qc's heads against block bounds lo[i] (hd floats, then
+// hi): NB blocks at once, so NB independent add chains share each load of the query.
+template <int NB>
+static inline void chunk_dots(const float* const* lo, int64_t hd, const float* qc, FV* acc) {
+  for (int i = 0; i < NB; ++i) acc[i] = FV{};
+  for (int64_t d4 = 0; d4 < hd / 4; ++d4) {
+    FV qv;
+    std::memcpy(&qv, qc + d4 * kLanes, sizeof qv);
+    for (int i = 0; i < NB; ++i) {
+      const FV a = qv * repeat4(lo[i] + 4 * d4), e = qv * repeat4(lo[i] + hd + 4 * d4);
+      acc[i] += a > e ? a : e;  // the baseline's a > c ? a : c, lane by lane (maxps)
+    }
+  }
+}
+
+// u[h * n_blocks + b] = scale * sum_d max(q_d lo_d, q_d hi_d) of the last row of q, head h,
+// against the bounds of block b and KV head h / G, for blocks [b0, b1) of n_blocks. qp: the
+// worker's bound_dots_pack_floats() floats.
+static void bound_dots(const wt::Tensor& q, const wt::Tensor& bounds, float scale, int64_t n_blocks, int64_t b0,
+                       int64_t b1, float* qp, float* u) {
+  constexpr int kBlocks = 4;  // blocks scored together
+  const int64_t hd = q.ne[0], n_kv = bounds.ne[1], t = q.ne[2] - 1;
+  const int64_t group = q.ne[1] / n_kv, n_chunks = (group + kHeads - 1) / kHeads, hd4 = hd / 4;
+  for (int64_t g = 0; g < n_kv; ++g) {
+    // qp[c][d4][p * 4 + j] = q[head c * kHeads + p][4 * d4 + j]
+    for (int64_t c = 0; c < n_chunks; ++c)
+      for (int p = 0; p < kHeads; ++p) {
+        const int64_t hh = c * kHeads + p < group ? c * kHeads + p : group - 1;
+        const float* qh = q.row<float>(g * group + hh, t);
+        for (int64_t d4 = 0; d4 < hd4; ++d4)
+          std::memcpy(qp + (c * hd4 + d4) * kLanes + p * 4, qh + 4 * d4, 4 * sizeof(float));
+      }
+    for (int64_t b = b0; b < b1; b += kBlocks) {
+      const int nb = b1 - b < kBlocks ? static_cast<int>(b1 - b) : kBlocks;
+      const float* lo[kBlocks];
+      for (int i = 0; i < nb; ++i) lo[i] = bounds.row<float>(g, b + i);
+      for (int64_t c = 0; c < n_chunks; ++c) {
+        const float* qc = qp + c * hd4 * kLanes;
+        FV acc[kBlocks];
+        if (nb == kBlocks)
+          chunk_dots<kBlocks>(lo, hd, qc, acc);
+        else
+          for (int i = 0; i < nb; ++i) chunk_dots<1>(lo + i, hd, qc, acc + i);
+        for (int i = 0; i < nb; ++i) {
+          float s[kLanes];
+          std::memcpy(s, &acc[i], sizeof s);
+          for (int p = 0; p < kHeads && c * kHeads + p < group; ++p) {
+            const int64_t h = g * group + c * kHeads + p;
+            const float* qh = q.row<float>(h, t);
+            float* sp = s + 4 * p;
+            for (int64_t d = 4 * hd4; d < hd; ++d) {  // head sizes not a multiple of 4
+              const float a = qh[d] * lo[i][d], e = qh[d] * lo[i][hd + d];
+              sp[0] += a > e ? a : e;
+            }
+            u[h * n_blocks + b + i] = scale * ((sp[0] + sp[1]) + (sp[2] + sp[3]));
+          }
+        }
+      }
+    }
+  }
+}
