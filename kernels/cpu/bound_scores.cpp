@@ -3,12 +3,14 @@
 // blocks for every head (bound_scores_impl.h, compiled per ISA: the bounds of a block are
 // read once for all the query heads of their KV head); (2) heads split, each turning its row
 // of scores into a log-softmax over the blocks; (3) blocks split, each the log of the heads'
-// summed softmax.
+// summed softmax. Phases 2 and 3 are this file's baseline code for every ISA (4 lanes of
+// vec_exp.h's exponential), so their bits do not depend on the ISA picked at run time either.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
+#include "fast_math.h"
 #include "ops_cpu.h"
 #include "vector_isa.h"
 
@@ -32,6 +34,16 @@ void run(const Tensor& q, const Tensor& bounds, float scale, int64_t n_blocks, i
 
 namespace {
 IsaChoice g_isa;  // a test's choice
+
+typedef float V4 __attribute__((vector_size(16)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+#include "vec_exp.h"
+
+V4 load4(const float* p) {
+  V4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
 
 // Packed query floats per worker: enough for the widest build (4 heads per vector).
 int64_t pack_floats(int64_t head_dim, int64_t group) { return (group + 3) / 4 * 4 * head_dim; }
@@ -68,18 +80,33 @@ void bound_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const
     float* u = logp + h * n_blocks;
     float top = -std::numeric_limits<float>::infinity();
     for (int64_t b = 0; b < n_blocks; ++b) top = u[b] > top ? u[b] : top;
-    float sum = 0.0f;
-    for (int64_t b = 0; b < n_blocks; ++b) sum += std::exp(u[b] - top);
+    V4 acc = {};
+    int64_t b = 0;
+    for (; b + 4 <= n_blocks; b += 4) acc += vec_exp<V4, I4>(load4(u + b) - top);
+    float sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (; b < n_blocks; ++b) sum += fast_exp(u[b] - top);
     const float lse = top + std::log(sum);
-    for (int64_t b = 0; b < n_blocks; ++b) u[b] -= lse;
+    for (b = 0; b < n_blocks; ++b) u[b] -= lse;
   }
   tc.sync();
+  // Four blocks at a time, each summing the heads in order.
   float* out = static_cast<float*>(dst.data);
-  for (int64_t b = b0; b < b1; ++b) {
-    float top = -std::numeric_limits<float>::infinity();
-    for (int64_t h = 0; h < n_head; ++h) top = logp[h * n_blocks + b] > top ? logp[h * n_blocks + b] : top;
+  int64_t b = b0;
+  for (; b + 4 <= b1; b += 4) {
+    V4 top = load4(logp + b);
+    for (int64_t h = 1; h < n_head; ++h) {
+      const V4 x = load4(logp + h * n_blocks + b);
+      top = x > top ? x : top;
+    }
+    V4 sum = {};
+    for (int64_t h = 0; h < n_head; ++h) sum += vec_exp<V4, I4>(load4(logp + h * n_blocks + b) - top);
+    for (int j = 0; j < 4; ++j) out[b + j] = top[j] + std::log(sum[j]);
+  }
+  for (; b < b1; ++b) {
+    float top = logp[b];
+    for (int64_t h = 1; h < n_head; ++h) top = logp[h * n_blocks + b] > top ? logp[h * n_blocks + b] : top;
     float sum = 0.0f;
-    for (int64_t h = 0; h < n_head; ++h) sum += std::exp(logp[h * n_blocks + b] - top);
+    for (int64_t h = 0; h < n_head; ++h) sum += fast_exp(logp[h * n_blocks + b] - top);
     out[b] = top + std::log(sum);
   }
 }

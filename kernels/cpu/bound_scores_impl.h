@@ -32,11 +32,8 @@ static inline FV repeat4(const float* p) {
 #endif
 }
 
-// Floats of packed query a worker needs: bound_dots packs one KV head's query heads at a
-// time, in chunks of kHeads (the last chunk repeats the group's last head).
-inline int64_t bound_dots_pack_floats(int64_t head_dim, int64_t group) {
-  return (group + kHeads - 1) / kHeads * kHeads * head_dim;
-}
+// bound_scores.cpp sizes the packed query for at most 4 heads per vector.
+static_assert(kHeads <= 4, "bound_scores_workspace_bytes() packs at most 4 heads per vector");
 
 // acc[i] = the partial sums of chunk qc's heads against block bounds lo[i] (hd floats, then
 // hi): NB blocks at once, so NB independent add chains share each load of the query.
@@ -55,12 +52,13 @@ static inline void chunk_dots(const float* const* lo, int64_t hd, const float* q
 
 // u[h * n_blocks + b] = scale * sum_d max(q_d lo_d, q_d hi_d) of the last row of q, head h,
 // against the bounds of block b and KV head h / G, for blocks [b0, b1) of n_blocks. qp: the
-// worker's bound_dots_pack_floats() floats.
+// worker's ceil(G / kHeads) * kHeads * hd floats.
 static void bound_dots(const wt::Tensor& q, const wt::Tensor& bounds, float scale, int64_t n_blocks, int64_t b0,
                        int64_t b1, float* qp, float* u) {
   constexpr int kBlocks = 4;  // blocks scored together
   const int64_t hd = q.ne[0], n_kv = bounds.ne[1], t = q.ne[2] - 1;
   const int64_t group = q.ne[1] / n_kv, n_chunks = (group + kHeads - 1) / kHeads, hd4 = hd / 4;
+  if (b0 >= b1) return;  // a worker without blocks (more workers than blocks)
   for (int64_t g = 0; g < n_kv; ++g) {
     // qp[c][d4][p * 4 + j] = q[head c * kHeads + p][4 * d4 + j]
     for (int64_t c = 0; c < n_chunks; ++c)

@@ -1,5 +1,5 @@
 // The vector ISA of the float kernels that are compiled once per ISA (attention,
-// window_scores) and picked at run time: what this CPU (and its OS) can run.
+// window_scores, bound_scores) and picked at run time: what this CPU (and its OS) can run.
 #pragma once
 
 #include <atomic>
