@@ -148,6 +148,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.f32_activations = options_.f32_activations;
   in.prune = policy_ ? &prune_ : nullptr;
   in.key_bounds_block = policy_ ? policy_->key_bounds_block() : 0;
+  in.key_bounds_first_layer = policy_ ? policy_->key_bounds_first_layer() : 0;
   in.backend = backend_;
   in.kv_device_blocks = options_.kv_device_blocks;
   in.kv_block_tokens = options_.kv_block_tokens;

@@ -175,8 +175,9 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
     if (!in.backend->caps().reads_any_host_pointer) v.topk_in = h.take_n<float>(v.score_capacity);
     v.anchors = a.take_n<float>(static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd));
-    if (in.key_bounds_block > 0)  // written and read by kernels only
-      v.key_bounds = a.take_n<float>(static_cast<size_t>(hp.n_layer) * key_bounds_floats(hp, n, in.key_bounds_block));
+    const int32_t bound_layers = hp.n_layer - std::min(hp.n_layer, std::max(0, in.key_bounds_first_layer));
+    if (in.key_bounds_block > 0 && bound_layers > 0)  // written and read by kernels only
+      v.key_bounds = a.take_n<float>(static_cast<size_t>(bound_layers) * key_bounds_floats(hp, n, in.key_bounds_block));
     if (in.prune->record_ranking) {
       v.ranking = h.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
       v.attended = h.take_n<int32_t>(static_cast<size_t>(hp.n_layer) * n_sz);

@@ -50,6 +50,7 @@ struct ArenaInputs {
   bool f32_activations = false;
   const wt_prune_params* prune = nullptr;  // resolved params of the policy; null: full KV
   int32_t key_bounds_block = 0;  // the policy's PrunePolicy::key_bounds_block(): > 0 plans the bounds
+  int32_t key_bounds_first_layer = 0;  // PrunePolicy::key_bounds_first_layer(): the layers planned start there
   const Backend* backend = nullptr;        // workspace_bytes() and caps()
   int32_t kv_device_blocks = 0;  // > 0: the KV pager (paged_kv.h) with this device pool;
                                  // the arena then keeps one layer of KV as staging
@@ -100,7 +101,7 @@ struct ArenaViews {
   float* topk_in = nullptr;       // [score_capacity] or null (backend reads host pointers)
   size_t score_capacity = 0;
   float* anchors = nullptr;       // [n_layer][2][n_head_kv][head_dim]
-  float* key_bounds = nullptr;    // [n_layer][ceil(n_ctx / key_bounds_block)][n_head_kv][2 * head_dim]
+  float* key_bounds = nullptr;    // [n_layer - first layer][ceil(n_ctx / key_bounds_block)][n_head_kv][2 * head_dim]
   float* ranking = nullptr;       // [n_layer + 1][n_ctx] with record_ranking
   int32_t* attended = nullptr;    // [n_layer][n_ctx] with record_ranking: a decode step's key rows
   size_t workspace_offset = 0;    // from the base
@@ -140,7 +141,8 @@ uint64_t kv_row_bytes(const Hparams& hp, DType kv_type);
 
 // Floats of one layer's key bounds (KeyBoundsOp) over n_ctx rows in blocks of `block`.
 size_t key_bounds_floats(const Hparams& hp, int64_t n_ctx, int32_t block);
-// Layer `layer`'s key bounds over n_rows rows: [ceil(n_rows / block), n_head_kv, 2 * head_dim]
+// The key bounds of planned layer `layer` (the model's layer less the policy's
+// key_bounds_first_layer()) over n_rows rows: [ceil(n_rows / block), n_head_kv, 2 * head_dim]
 // at `base` (ArenaViews::key_bounds, or null for sizing) with n_ctx rows planned per layer.
 Tensor key_bounds_tensor(const Hparams& hp, float* base, int32_t layer, int64_t n_rows, int64_t n_ctx, int32_t block);
 

@@ -216,11 +216,12 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
     }
     case ScoreRequest::Kind::key_bounds: {
       const int32_t block = policy_ ? policy_->key_bounds_block() : 0;
+      const int32_t first = policy_ ? policy_->key_bounds_first_layer() : 0;  // the layers planned start there
       const int64_t n_blocks = block > 0 ? (req.n_cols + block - 1) / block : 0;
-      if (!key_bounds_ || block < 1 || n != 1 || req.n_cols < 1 || req.n_cols > n_keys ||
+      if (!key_bounds_ || block < 1 || layer < first || n != 1 || req.n_cols < 1 || req.n_cols > n_keys ||
           n_blocks > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "key bounds: bad request");
-      const Tensor bounds = key_bounds_tensor(hp, key_bounds_, layer, req.n_cols, n_ctx_, block);
+      const Tensor bounds = key_bounds_tensor(hp, key_bounds_, layer - first, req.n_cols, n_ctx_, block);
       // Built once from the prompt's keys, then every step reads the bounds alone.
       int32_t& built = key_bounds_rows_[static_cast<size_t>(layer)];
       if (built != req.n_cols) {

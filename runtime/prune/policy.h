@@ -168,8 +168,10 @@ class PrunePolicy {
   // oracle's answer with full KV).
   virtual int32_t kv_peak(int32_t layer, int32_t n_prompt) const { return kv_budget(layer, n_prompt); }
   // Rows per block of the key bounds its decode requests ask for (ScoreRequest::key_bounds),
-  // which the engine plans for every layer; 0: it asks for none.
+  // which the engine plans for every layer from key_bounds_first_layer() on; 0: it asks for
+  // none. The layers before that one never ask (decode_topk_dense_layers).
   virtual int32_t key_bounds_block() const { return 0; }
+  virtual int32_t key_bounds_first_layer() const { return 0; }
 
   // A saved context after a pruned prefill: what this policy's later decode steps need
   // (decode_request / decode_decide), written as exactly decode_state_bytes() bytes, and read

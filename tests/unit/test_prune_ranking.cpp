@@ -430,6 +430,33 @@ TEST_CASE("decode_topk_dense_layers: the first layers attend every row and the r
     }
     wt_context_free(ctx);
   }
+  // The dense layers never ask for key bounds, so the plan holds none for them: one layer's
+  // bounds are ceil(256 / 8) blocks x 1 KV head x 2 x head_dim 16 floats. With every layer
+  // dense (8 > 4) none are planned, and decoding still works.
+  auto arena = [&](const char* dense) {
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 256;
+    cp.prune = decode_topk(0.2f, 0);
+    REQUIRE(wt_prune_set_param(&cp.prune, "decode_topk_bounds", "1") == WT_OK);
+    REQUIRE(wt_prune_set_param(&cp.prune, "decode_topk_dense_layers", dense) == WT_OK);
+    wt_context_plan_info info{};
+    info.struct_size = sizeof info;
+    REQUIRE(wt_context_plan(tiny.model, &cp, &info) == WT_OK);
+    return static_cast<int64_t>(info.arena_bytes);
+  };
+  const int64_t layer_bounds = 32 * 1 * 2 * 16 * static_cast<int64_t>(sizeof(float));
+  CHECK(arena("0") - arena("2") == 2 * layer_bounds);
+  CHECK(arena("0") - arena("8") == 4 * layer_bounds);
+  wt_prune_params all_dense = decode_topk(0.2f, 1);
+  REQUIRE(wt_prune_set_param(&all_dense, "decode_topk_bounds", "1") == WT_OK);
+  REQUIRE(wt_prune_set_param(&all_dense, "decode_topk_dense_layers", "8") == WT_OK);
+  wt_context* ctx = make_ctx(tiny.model, all_dense, 256);
+  prefill(ctx, prompt);
+  REQUIRE(wt_context_decode(ctx, 42) == WT_OK);
+  std::vector<int32_t> every(static_cast<size_t>(L + 1));
+  std::iota(every.begin(), every.end(), 0);
+  CHECK(attended(ctx, 3) == every);
+  wt_context_free(ctx);
 }
 
 // decode_topk_bounds = 1 (Quest's key bounds): the same shape of choice (kb whole blocks,

@@ -56,6 +56,7 @@ class DecodeTopk final : public ScoredPolicy {
   Status decide(int32_t, const Observation&, Selector&, Decision*) override { return Status::ok(); }
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return n_prompt; }
   int32_t key_bounds_block() const override { return bounds_ ? block_ : 0; }
+  int32_t key_bounds_first_layer() const override { return dense_layers_; }
 
   ScoreRequest decode_request(int32_t layer, int32_t n_cache) override {
     if (layer < dense_layers_ || n_blocks_kept() >= n_blocks() || n_prompt_ > n_cache - 1) return {};
