@@ -1,7 +1,6 @@
 // Quest's page bounds (ops.h: KeyBoundsOp), built once per layer after the prompt; each
 // decode step then reads 2 * hd floats per block and KV head instead of the block's keys
 // (bound_scores.cpp).
-#include <cmath>
 #include <limits>
 
 #include "ops_cpu.h"
