@@ -51,6 +51,14 @@ class Check {
       if (t.nb[i] % elem != 0) return fail(std::string(what) + " has a stride that is not a whole element");
     return Status::ok();
   }
+  // Present, of type f16 (Quest's key bounds), with row strides of whole elements.
+  Status halves(const Tensor& t, const char* what) const {
+    WT_TRY(present(t, what));
+    if (t.type != DType::f16) return fail(std::string(what) + " must be f16, not " + dtype_name(t.type));
+    for (int i = 1; i < 4; ++i)
+      if (t.nb[i] % sizeof(uint16_t) != 0) return fail(std::string(what) + " has a stride that is not a whole element");
+    return Status::ok();
+  }
   // Weights of any type: present, rows of whole quantization blocks.
   Status weights(const Tensor& t, const char* what) const {
     WT_TRY(present(t, what));
@@ -312,7 +320,7 @@ Status check(const Check& c, const BlockScoresOp& a) {
 }
 
 Status check(const Check& c, const KeyBoundsOp& a) {
-  WT_TRY(c.floats(a.dst, "dst"));
+  WT_TRY(c.halves(a.dst, "dst"));
   WT_TRY(c.floats(a.k, "k", /*kv_types_too=*/true));  // the KV cache's keys
   WT_TRY(c.that(a.block >= 1, "block must be >= 1"));
   WT_TRY(c.that(a.dst.data != a.k.data, "dst aliases k"));
@@ -324,7 +332,7 @@ Status check(const Check& c, const KeyBoundsOp& a) {
 Status check(const Check& c, const BoundScoresOp& a) {
   WT_TRY(c.floats(a.dst, "dst"));
   WT_TRY(c.floats(a.q, "q"));
-  WT_TRY(c.floats(a.bounds, "bounds"));
+  WT_TRY(c.halves(a.bounds, "bounds"));
   WT_TRY(c.that(a.q.ne[2] >= 1, "q has no row"));
   WT_TRY(c.that(a.bounds.ne[0] == 2 * a.q.ne[0], "bounds rows must be 2 * head_dim"));
   WT_TRY(c.that(a.bounds.ne[1] >= 1 && a.q.ne[1] % a.bounds.ne[1] == 0, "q's heads are not a multiple of the bounds' KV heads"));

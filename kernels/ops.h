@@ -231,7 +231,9 @@ struct BlockScoresOp {
 // Quest's page bounds (Tang et al., ICML 2024): for each block b of `block` consecutive
 // rows of k [n, n_head_kv, hd] (the last block may be shorter) and KV head g, the elementwise
 // min and max of the block's keys: dst[b, g, 0:hd] = min, dst[b, g, hd:2hd] = max, for
-// dst[n_blocks, n_head_kv, 2 * hd] with n_blocks = ceil(n / block).
+// dst[n_blocks, n_head_kv, 2 * hd] of f16 with n_blocks = ceil(n / block), rounded outward
+// (the min down, the max up; f16_bound.h), so the pair still encloses the block's keys
+// (keys beyond f16's +-65504 excepted: their bounds saturate there).
 struct KeyBoundsOp {
   Tensor dst{}, k{};
   int32_t block = 0;

@@ -35,6 +35,15 @@ inline Status bind_f32(const VulkanBackend& b, const Tensor& t, const char* what
   return b.bind_tensor(t, 4, what, out);
 }
 
+// An f16 tensor (Quest's key bounds) bound in halves, read and written as words: its start
+// and row strides must be even in halves.
+inline Status bind_halves(const VulkanBackend& b, const Tensor& t, const char* what, Bound* out) {
+  bool even = reinterpret_cast<uintptr_t>(t.data) % 4 == 0;
+  for (int i = 1; i < 4; ++i) even = even && t.nb[i] % 4 == 0;
+  if (!even) return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + what + ": f16 rows must start on a 4-byte word");
+  return b.bind_tensor(t, 2, what, out);
+}
+
 // A KV cache (f32, f16 or q8_0, validate_op checked which) bound in the units its kernels
 // address it in (kernels/vulkan/kv.glsl): floats, halves or bytes, returned in *unit. A q8_0
 // row must start on an even byte: its blocks' scales are read as aligned half-words.

@@ -77,7 +77,7 @@ Status encode_key_bounds(VulkanBackend& b, const OpCall& c) {
   const KeyBoundsOp& a = c.get<KeyBoundsOp>();
   Bound bind[kBindings];
   init_bindings(b, bind);
-  WT_TRY(bind_f32(b, a.dst, "key_bounds dst", &bind[b_dst]));
+  WT_TRY(bind_halves(b, a.dst, "key_bounds dst", &bind[b_dst]));
   uint32_t ku = 4;
   WT_TRY(bind_kv(b, a.k, "key_bounds k", &bind[b_src1], &ku));
   Push p;
@@ -86,7 +86,7 @@ Status encode_key_bounds(VulkanBackend& b, const OpCall& c) {
   p.ne[1] = static_cast<uint32_t>(a.k.ne[1]);
   p.ne[2] = static_cast<uint32_t>(a.k.ne[2]);
   p.ne[3] = static_cast<uint32_t>(n_blocks);
-  push_strides(&p, 0, a.dst);
+  push_strides(&p, 0, a.dst, 2);
   push_strides(&p, 2, a.k, ku);
   p.i[0] = a.block;
   return record_elementwise(b, kv_variant(Kernel::key_bounds, a.k.type), bind, p,
@@ -104,7 +104,7 @@ Status encode_bound_scores(VulkanBackend& b, const OpCall& c) {
   init_bindings(b, bind);
   WT_TRY(bind_f32(b, a.dst, "bound_scores dst", &bind[b_dst]));
   WT_TRY(bind_f32(b, a.q, "bound_scores q", &bind[b_src0]));
-  WT_TRY(bind_f32(b, a.bounds, "bound_scores bounds", &bind[b_src1]));
+  WT_TRY(bind_halves(b, a.bounds, "bound_scores bounds", &bind[b_src1]));
   WT_TRY(b.bind_workspace(bound_scores_workspace_bytes(a), "bound_scores", &bind[b_src2]));
   Push p;
   p.ne[0] = static_cast<uint32_t>(a.q.ne[0]);
@@ -112,7 +112,7 @@ Status encode_bound_scores(VulkanBackend& b, const OpCall& c) {
   p.ne[2] = static_cast<uint32_t>(a.dst.ne[0]);
   p.ne[3] = static_cast<uint32_t>(a.bounds.ne[1]);
   push_strides(&p, 1, a.q);
-  push_strides(&p, 2, a.bounds);
+  push_strides(&p, 2, a.bounds, 2);
   p.i[0] = static_cast<int32_t>(a.q.ne[2] - 1);  // the last query row
   p.f[0] = a.scale;
   // A workgroup of 64 per head (the kernel's shared arrays), then one invocation per block;

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "fast_math.h"
+#include "kernels/f16_bound.h"
 #include "ops_cpu.h"
 #include "vector_isa.h"
 

@@ -1,8 +1,11 @@
 // bound_scores_impl.h compiled for avx2, two heads in an 8-lane vector;
 // bound_scores.cpp calls it when the CPU has it.
+#include <immintrin.h>
+
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/f16_bound.h"
 #include "kernels/tensor.h"
 
 // The target is set after the includes so inline functions of the headers stay baseline
@@ -15,9 +18,11 @@
 #endif
 
 namespace wt::cpu::bs_avx2 {
+#define BS_F16C 1  // the target has F16C
 #define BS_HEADS 2
 #include "bound_scores_impl.h"
 #undef BS_HEADS
+#undef BS_F16C
 
 void run(const Tensor& q, const Tensor& bounds, float scale, int64_t n_blocks, int64_t b0, int64_t b1, float* qp,
          float* u) {

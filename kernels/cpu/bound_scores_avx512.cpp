@@ -1,8 +1,20 @@
 // bound_scores_impl.h compiled for avx512, four heads in a 16-lane vector;
 // bound_scores.cpp calls it when the CPU has it.
+// GCC 12 warns inside its own avx512fintrin.h (the _mm512_undefined_ps placeholder of
+// _mm512_broadcast_f32x4 looks uninitialized to it): silenced for the header's lines only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/f16_bound.h"
 #include "kernels/tensor.h"
 
 // The target is set after the includes so inline functions of the headers stay baseline
@@ -15,9 +27,11 @@
 #endif
 
 namespace wt::cpu::bs_avx512 {
+#define BS_F16C 1  // the target has F16C
 #define BS_HEADS 4
 #include "bound_scores_impl.h"
 #undef BS_HEADS
+#undef BS_F16C
 
 void run(const Tensor& q, const Tensor& bounds, float scale, int64_t n_blocks, int64_t b0, int64_t b1, float* qp,
          float* u) {

@@ -9,24 +9,55 @@
 // several heads and still give the baseline's bits, which the tests check; the selection
 // (a top-k over these scores) then does not depend on the machine.
 
-// The including file includes <cstdint>, <cstring> and kernels/tensor.h first, at file
-// scope (a standard header included inside a namespace would declare std:: in it).
+// The bounds are f16 (kernels/f16_bound.h: zero or normal values only), converted exactly:
+// by F16C's vcvtph2ps where the including file defines BS_F16C (and includes
+// <immintrin.h>), else by moving the bits into f32's fields and scaling by 2^112. Both give
+// the same floats, so the builds still agree bit for bit.
+//
+// The including file includes <cstdint>, <cstring>, kernels/f16_bound.h and kernels/tensor.h
+// first, at file scope (a standard header included inside a namespace would declare std:: in it).
 
 constexpr int kHeads = BS_HEADS;  // query heads per vector
 constexpr int kLanes = 4 * kHeads;
 typedef float FV __attribute__((vector_size(kLanes * 4)));
 typedef float F4 __attribute__((vector_size(16)));
+typedef uint16_t H4 __attribute__((vector_size(8)));
+typedef uint32_t U4 __attribute__((vector_size(16)));
 
-// Four floats repeated in every head's lanes.
-static inline FV repeat4(const float* p) {
-  F4 v;
-  std::memcpy(&v, p, sizeof v);
+// Four stored bounds as floats.
+static inline F4 half4(const uint16_t* p) {
+#if defined(BS_F16C)
+  return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+#else
+  H4 h;
+  std::memcpy(&h, p, sizeof h);
+  const U4 w = __builtin_convertvector(h, U4);
+  const U4 bits = ((w & 0x8000u) << 16) | ((w & 0x7FFFu) << 13);
+  F4 f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f * wt::kF16BoundScale;
+#endif
+}
+
+static inline float half1(uint16_t h) {
+  const uint32_t bits = wt::f16_bound_scaled_f32_bits(h);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f * wt::kF16BoundScale;
+}
+
+// Four floats repeated in every head's lanes. The wide builds broadcast in registers
+// (vinsertf128, vshuff32x4): GCC 12 compiled __builtin_shufflevector of a 4-lane vector to
+// a wider one through the stack, a store-forwarding stall that made up most of the kernel's
+// time.
+static inline FV repeat4(F4 v) {
 #if BS_HEADS == 1
   return v;
 #elif BS_HEADS == 2
-  return __builtin_shufflevector(v, v, 0, 1, 2, 3, 0, 1, 2, 3);
+  const __m128 x = reinterpret_cast<__m128>(v);
+  return reinterpret_cast<FV>(_mm256_set_m128(x, x));
 #elif BS_HEADS == 4
-  return __builtin_shufflevector(v, v, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+  return reinterpret_cast<FV>(_mm512_broadcast_f32x4(reinterpret_cast<__m128>(v)));
 #else
 #error "BS_HEADS must be 1, 2 or 4"
 #endif
@@ -35,16 +66,16 @@ static inline FV repeat4(const float* p) {
 // bound_scores.cpp sizes the packed query for at most 4 heads per vector.
 static_assert(kHeads <= 4, "bound_scores_workspace_bytes() packs at most 4 heads per vector");
 
-// acc[i] = the partial sums of chunk qc's heads against block bounds lo[i] (hd floats, then
+// acc[i] = the partial sums of chunk qc's heads against block bounds lo[i] (hd halves, then
 // hi): NB blocks at once, so NB independent add chains share each load of the query.
 template <int NB>
-static inline void chunk_dots(const float* const* lo, int64_t hd, const float* qc, FV* acc) {
+static inline void chunk_dots(const uint16_t* const* lo, int64_t hd, const float* qc, FV* acc) {
   for (int i = 0; i < NB; ++i) acc[i] = FV{};
   for (int64_t d4 = 0; d4 < hd / 4; ++d4) {
     FV qv;
     std::memcpy(&qv, qc + d4 * kLanes, sizeof qv);
     for (int i = 0; i < NB; ++i) {
-      const FV a = qv * repeat4(lo[i] + 4 * d4), e = qv * repeat4(lo[i] + hd + 4 * d4);
+      const FV a = qv * repeat4(half4(lo[i] + 4 * d4)), e = qv * repeat4(half4(lo[i] + hd + 4 * d4));
       acc[i] += a > e ? a : e;  // the baseline's a > c ? a : c, lane by lane (maxps)
     }
   }
@@ -70,8 +101,8 @@ static void bound_dots(const wt::Tensor& q, const wt::Tensor& bounds, float scal
       }
     for (int64_t b = b0; b < b1; b += kBlocks) {
       const int nb = b1 - b < kBlocks ? static_cast<int>(b1 - b) : kBlocks;
-      const float* lo[kBlocks];
-      for (int i = 0; i < nb; ++i) lo[i] = bounds.row<float>(g, b + i);
+      const uint16_t* lo[kBlocks];
+      for (int i = 0; i < nb; ++i) lo[i] = bounds.row<uint16_t>(g, b + i);
       for (int64_t c = 0; c < n_chunks; ++c) {
         const float* qc = qp + c * hd4 * kLanes;
         FV acc[kBlocks];
@@ -87,7 +118,7 @@ static void bound_dots(const wt::Tensor& q, const wt::Tensor& bounds, float scal
             const float* qh = q.row<float>(h, t);
             float* sp = s + 4 * p;
             for (int64_t d = 4 * hd4; d < hd; ++d) {  // head sizes not a multiple of 4
-              const float a = qh[d] * lo[i][d], e = qh[d] * lo[i][hd + d];
+              const float a = qh[d] * half1(lo[i][d]), e = qh[d] * half1(lo[i][hd + d]);
               sp[0] += a > e ? a : e;
             }
             u[h * n_blocks + b + i] = scale * ((sp[0] + sp[1]) + (sp[2] + sp[3]));

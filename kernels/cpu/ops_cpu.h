@@ -120,9 +120,9 @@ void block_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const
                   const BlockScoresParams& p, void* workspace);
 size_t block_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int n_threads);
 
-// dst[n_blocks, n_head_kv, 2 * hd]: per block of `block` rows of k (any KV type) and KV
-// head, the elementwise min (first hd) and max of its keys. workspace:
-// key_bounds_workspace_bytes().
+// dst[n_blocks, n_head_kv, 2 * hd] of f16: per block of `block` rows of k (any KV type) and
+// KV head, the elementwise min (first hd) and max of its keys, rounded outward
+// (kernels/f16_bound.h). workspace: key_bounds_workspace_bytes().
 void key_bounds(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, int32_t block, void* workspace);
 size_t key_bounds_workspace_bytes(int64_t head_dim, int n_threads);
 

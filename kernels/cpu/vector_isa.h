@@ -4,16 +4,29 @@
 
 #include <atomic>
 #include <cstring>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace wt::cpu {
 
 enum class VecIsa { base, avx2, avx512, count };
 
+#if defined(__x86_64__)
+// CPUID.1:ECX[29]: the wide builds convert f16 KV rows and key bounds with F16C (clang 14's
+// __builtin_cpu_supports has no "f16c"). Every AVX2 CPU has it; checked all the same.
+inline bool cpu_has_f16c() {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 inline bool cpu_has(VecIsa isa) {
 #if defined(__x86_64__)
   // __builtin_cpu_supports also checks that the OS saves the wider register state.
-  if (isa == VecIsa::avx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  if (isa == VecIsa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa == VecIsa::avx512)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && cpu_has_f16c();
+  if (isa == VecIsa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
 #endif
   return isa == VecIsa::base;
 }

@@ -1,16 +1,19 @@
 // Quest's key bounds (cpu/key_bounds.cpp), three kernels.
 //  key_bounds: one thread per (block, KV head, dim), the min and max of the block's keys in
-//    that dim; a min and a max are exact, so the bounds are the CPU's bit for bit. The keys
-//    are a KV cache of f32, f16 or q8_0 (kv_read.cuh), read as the CPU's f32 values.
+//    that dim, rounded outward to f16 (kernels/f16_bound.h, the CPU's function); a min and a
+//    max are exact, so the bounds are the CPU's bit for bit. The keys are a KV cache of f32,
+//    f16 or q8_0 (kv_read.cuh), read as the CPU's f32 values.
 //  bound_scores, per head: one block (4 warps) per query head; the query row in shared
-//    memory, each thread a block's upper bound at a time (four partial sums, as the CPU),
-//    then the head's log-softmax over the blocks into the workspace [n_head][n_blocks].
+//    memory, each thread a block's upper bound at a time (four partial sums, as the CPU; the
+//    f16 bounds converted exactly), then the head's log-softmax over the blocks into the
+//    workspace [n_head][n_blocks].
 //  bound_scores, per block: one thread per block, log sum_h exp of the heads' entries from
 //    their largest, so a block far below every head's best keeps a finite score.
 #include "key_bounds.cuh"
 
 #include <cmath>
 
+#include "kernels/f16_bound.h"
 #include "kv_read.cuh"
 #include "pdl.cuh"
 #include "warp.cuh"
@@ -25,7 +28,7 @@ struct KbArgs {
   RowView k;
   int hd;
   int64_t n_head_kv, n_rows, n_blocks, block;
-  RowView dst;  // [n_blocks][n_head_kv][2 hd]
+  RowView dst;  // f16 [n_blocks][n_head_kv][2 hd]
 };
 
 template <typename Kv>
@@ -41,9 +44,9 @@ __global__ void __launch_bounds__(kThreads) key_bounds_kernel(KbArgs a) {
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;
   }
-  float* out = row_at(a.dst.data, a.dst.nb1, a.dst.nb2, g, b);
-  out[d] = lo;
-  out[a.hd + d] = hi;
+  uint16_t* out = reinterpret_cast<uint16_t*>(a.dst.data + static_cast<size_t>(g) * a.dst.nb1 + static_cast<size_t>(b) * a.dst.nb2);
+  out[d] = f16_bound_bits(__float_as_uint(lo), /*up=*/false);
+  out[a.hd + d] = f16_bound_bits(__float_as_uint(hi), /*up=*/true);
 }
 
 __global__ void __launch_bounds__(kThreads) bound_scores_head_kernel(RowView q, int64_t q_row, RowView bounds, int hd,
@@ -58,14 +61,16 @@ __global__ void __launch_bounds__(kThreads) bound_scores_head_kernel(RowView q, 
   float* u = logp + h * n_blocks;
   float top = -INFINITY;
   for (int64_t b = threadIdx.x; b < n_blocks; b += kThreads) {
-    const float* lo = row_at(bounds.data, bounds.nb1, bounds.nb2, g, b);
-    const float* hi = lo + hd;
+    const __half* lo = reinterpret_cast<const __half*>(bounds.data + static_cast<size_t>(g) * bounds.nb1 +
+                                                       static_cast<size_t>(b) * bounds.nb2);
+    const __half* hi = lo + hd;
     float s[4] = {};
     int d = 0;
     for (; d + 4 <= hd; d += 4)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) s[j] += fmaxf(qs[d + j] * lo[d + j], qs[d + j] * hi[d + j]);
-    for (; d < hd; ++d) s[0] += fmaxf(qs[d] * lo[d], qs[d] * hi[d]);
+      for (int j = 0; j < 4; ++j)
+        s[j] += fmaxf(qs[d + j] * __half2float(lo[d + j]), qs[d + j] * __half2float(hi[d + j]));
+    for (; d < hd; ++d) s[0] += fmaxf(qs[d] * __half2float(lo[d]), qs[d] * __half2float(hi[d]));
     u[b] = scale * ((s[0] + s[1]) + (s[2] + s[3]));
     top = fmaxf(top, u[b]);
   }

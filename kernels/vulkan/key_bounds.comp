@@ -1,47 +1,79 @@
 #version 450
 // Quest's page bounds and the scores a decode step's query gives them (kernels/ops.h:
 // KeyBoundsOp, BoundScoresOp; the CPU's kernels/cpu/key_bounds.cpp). Three kernels:
-//   KB_BOUNDS: one invocation per (block, KV head, dim): the min and max of the block's keys
-//     in that dim, into dst[b, g, d] and dst[b, g, hd + d]. k (binding 2) is a cache of f32,
-//     f16 or q8_0 (kv.glsl). ne0 = hd, ne1 = n_head_kv, ne2 = key rows, ne3 = blocks;
-//     i0 = block rows. A min and a max are exact, so the bounds equal the CPU's bit for bit.
+//   KB_BOUNDS: one invocation per word (two halves) of the f16 bounds dst[b, g, 0:2hd]:
+//     element j < hd the min of the block's keys in dim j rounded down, j >= hd the max in
+//     dim j - hd rounded up (f16_bound below, kernels/f16_bound.h's steps). dst is written as
+//     words (no 16-bit storage feature needed), so its offset and strides are even in halves
+//     (the encoder checks). k (binding 2) is a cache of f32, f16 or q8_0 (kv.glsl). ne0 = hd,
+//     ne1 = n_head_kv, ne2 = key rows, ne3 = blocks; i0 = block rows. A min and a max are
+//     exact and the rounding is integer code, so the bounds equal the CPU's bit for bit.
 //   KB_HEAD: one workgroup per query head h: u_h[b] = f0 * sum_d max(q_d lo_d, q_d hi_d)
 //     over the blocks, then u_h - logsumexp(u_h) (the head's log-softmax) into the workspace
 //     (binding 3, [n_head][n_blocks]). q (binding 1) row i0 is the query; bounds are binding
-//     2 (f32). ne0 = hd (<= 256), ne1 = n_head, ne2 = n_blocks, ne3 = n_head_kv.
+//     2 (f16, read as words; zero or normal values, which unpackHalf2x16 converts exactly).
+//     ne0 = hd (<= 256), ne1 = n_head, ne2 = n_blocks, ne3 = n_head_kv.
 //   KB_SUM: one invocation per block: dst[b] = log sum_h exp(workspace[h][b]), from the
 //     heads' largest, so a block every head puts far below its best keeps a finite score.
 #include "common.glsl"
 
-layout(binding = 0) writeonly buffer Dst { float dst[]; };
-
 #if defined(KB_BOUNDS)
+layout(binding = 0) writeonly buffer Dst { uint dstw[]; };
 #include "kv.glsl"
 
-void main() {
-  const uint idx = global_id();
-  const uint hd = p.ne0, n_kv = p.ne1, n = p.ne2;
-  if (idx >= p.ne3 * n_kv * hd) return;
-  const uint d = idx % hd, g = (idx / hd) % n_kv, b = idx / (hd * n_kv);
-  const uint r0 = b * uint(p.i0), r1 = min(r0 + uint(p.i0), n);
+// The f16 bits of x rounded up (toward +inf) or down, as kernels/f16_bound.h: no subnormals
+// (2^-14 or zero, whichever is outward), magnitudes above 65504 saturated.
+uint f16_bound(float x, bool up) {
+  const uint bits = floatBitsToUint(x), sign = (bits >> 16) & 0x8000u, a = bits & 0x7FFFFFFFu;
+  if (a == 0u) return sign;
+  const bool away = (sign == 0u) == up;
+  const int e = int(a >> 23) - 127;
+  uint mag;
+  if (e < -14)
+    mag = away ? 0x0400u : 0u;
+  else if (e > 15)
+    mag = 0x7BFFu;
+  else {
+    mag = (uint(e + 15) << 10) | ((a >> 13) & 0x3FFu);
+    if (away && (a & 0x1FFFu) != 0u) ++mag;
+    mag = min(mag, 0x7BFFu);
+  }
+  return sign | mag;
+}
+
+// Element j of a (block, KV head)'s bounds row: the min (j < hd) or max of dim j mod hd.
+uint bound_half(uint j, uint g, uint b) {
+  const uint hd = p.ne0, d = j < hd ? j : j - hd;
+  const uint r0 = b * uint(p.i0), r1 = min(r0 + uint(p.i0), p.ne2);
   float lo = load_k(p.o_s1 + g * p.s1_nb1 + r0 * p.s1_nb2, d), hi = lo;
   for (uint r = r0 + 1u; r < r1; ++r) {
     const float x = load_k(p.o_s1 + g * p.s1_nb1 + r * p.s1_nb2, d);
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;
   }
-  const uint o = p.o_dst + b * p.dst_nb2 + g * p.dst_nb1 + d;
-  dst[o] = lo;
-  dst[o + hd] = hi;
+  return j < hd ? f16_bound(lo, false) : f16_bound(hi, true);
+}
+
+void main() {
+  const uint idx = global_id();
+  const uint hd = p.ne0, n_kv = p.ne1;  // a row is 2 hd halves = hd words
+  if (idx >= p.ne3 * n_kv * hd) return;
+  const uint w = idx % hd, g = (idx / hd) % n_kv, b = idx / (hd * n_kv);
+  const uint o = p.o_dst + b * p.dst_nb2 + g * p.dst_nb1;  // in halves, even
+  dstw[(o >> 1) + w] = bound_half(2u * w, g, b) | (bound_half(2u * w + 1u, g, b) << 16);
 }
 
 #else
+layout(binding = 0) writeonly buffer Dst { float dst[]; };
 layout(binding = 1) readonly buffer Q { float q[]; };
-layout(binding = 2) readonly buffer Bounds { float bounds[]; };
+layout(binding = 2) readonly buffer Bounds { uint boundsw[]; };
 layout(binding = 3) buffer Logp { float logp[]; };
 
 #if defined(KB_HEAD)
 shared float qs[256];
+
+// Element e (in halves) of the bounds.
+float bound_at(uint e) { return unpackHalf2x16(boundsw[e >> 1] >> ((e & 1u) * 16u)).x; }
 shared float red[64];
 
 // The workgroup's max (max = true) or sum of v; every invocation gets it.
@@ -72,11 +104,11 @@ void main() {
     uint d = 0u;
     for (; d + 4u <= hd; d += 4u)
       [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-        const float a = qs[d + j] * bounds[o + d + j], c = qs[d + j] * bounds[o + hd + d + j];
+        const float a = qs[d + j] * bound_at(o + d + j), c = qs[d + j] * bound_at(o + hd + d + j);
         s[j] += a > c ? a : c;
       }
     for (; d < hd; ++d) {
-      const float a = qs[d] * bounds[o + d], c = qs[d] * bounds[o + hd + d];
+      const float a = qs[d] * bound_at(o + d), c = qs[d] * bound_at(o + hd + d);
       s[0] += a > c ? a : c;
     }
     const float u = p.f0 * ((s[0] + s[1]) + (s[2] + s[3]));

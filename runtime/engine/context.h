@@ -231,7 +231,7 @@ class Context {
   // [n_layer][...] (context_layout.h) the key bounds of decode steps that ask for them, and the
   // prompt rows each layer's bounds cover now (0: none; cleared by every pass that is not a
   // decode step, since such a pass may change the rows).
-  float* key_bounds_ = nullptr;
+  uint16_t* key_bounds_ = nullptr;  // f16, ArenaViews::key_bounds
   std::vector<int32_t> key_bounds_rows_;
   RankingSink ranking_;          // rows [n_layer + 1][n_ctx] in the arena with record_ranking;
                                  // n_prompt 0: nothing ranked since the last reset

@@ -177,7 +177,7 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     v.anchors = a.take_n<float>(static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd));
     const int32_t bound_layers = hp.n_layer - std::min(hp.n_layer, std::max(0, in.key_bounds_first_layer));
     if (in.key_bounds_block > 0 && bound_layers > 0)  // written and read by kernels only
-      v.key_bounds = a.take_n<float>(static_cast<size_t>(bound_layers) * key_bounds_floats(hp, n, in.key_bounds_block));
+      v.key_bounds = a.take_n<uint16_t>(static_cast<size_t>(bound_layers) * key_bounds_halves(hp, n, in.key_bounds_block));
     if (in.prune->record_ranking) {
       v.ranking = h.take_n<float>(static_cast<size_t>(hp.n_layer + 1) * n_sz);
       v.attended = h.take_n<int32_t>(static_cast<size_t>(hp.n_layer) * n_sz);
@@ -201,15 +201,16 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   return b;
 }
 
-size_t key_bounds_floats(const Hparams& hp, int64_t n_ctx, int32_t block) {
+size_t key_bounds_halves(const Hparams& hp, int64_t n_ctx, int32_t block) {
   return static_cast<size_t>((n_ctx + block - 1) / block) * static_cast<size_t>(hp.n_head_kv) * 2 *
          static_cast<size_t>(hp.head_dim);
 }
 
-Tensor key_bounds_tensor(const Hparams& hp, float* base, int32_t layer, int64_t n_rows, int64_t n_ctx, int32_t block) {
+Tensor key_bounds_tensor(const Hparams& hp, uint16_t* base, int32_t layer, int64_t n_rows, int64_t n_ctx,
+                         int32_t block) {
   const int64_t ne[3] = {2 * hp.head_dim, hp.n_head_kv, (n_rows + block - 1) / block};
-  float* at = base ? base + static_cast<size_t>(layer) * key_bounds_floats(hp, n_ctx, block) : nullptr;
-  return make_tensor(at, DType::f32, 3, ne);
+  uint16_t* at = base ? base + static_cast<size_t>(layer) * key_bounds_halves(hp, n_ctx, block) : nullptr;
+  return make_tensor(at, DType::f16, 3, ne);
 }
 
 uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {

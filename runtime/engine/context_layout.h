@@ -101,7 +101,7 @@ struct ArenaViews {
   float* topk_in = nullptr;       // [score_capacity] or null (backend reads host pointers)
   size_t score_capacity = 0;
   float* anchors = nullptr;       // [n_layer][2][n_head_kv][head_dim]
-  float* key_bounds = nullptr;    // [n_layer - first layer][ceil(n_ctx / key_bounds_block)][n_head_kv][2 * head_dim]
+  uint16_t* key_bounds = nullptr;  // f16 [n_layer - first layer][ceil(n_ctx / key_bounds_block)][n_head_kv][2 * head_dim]
   float* ranking = nullptr;       // [n_layer + 1][n_ctx] with record_ranking
   int32_t* attended = nullptr;    // [n_layer][n_ctx] with record_ranking: a decode step's key rows
   size_t workspace_offset = 0;    // from the base
@@ -139,12 +139,13 @@ inline const char* kv_type_name(DType t) {
 // Bytes of one token's K and V in one layer (all KV heads) in a cache of kv_type.
 uint64_t kv_row_bytes(const Hparams& hp, DType kv_type);
 
-// Floats of one layer's key bounds (KeyBoundsOp) over n_ctx rows in blocks of `block`.
-size_t key_bounds_floats(const Hparams& hp, int64_t n_ctx, int32_t block);
+// f16 elements of one layer's key bounds (KeyBoundsOp) over n_ctx rows in blocks of `block`.
+size_t key_bounds_halves(const Hparams& hp, int64_t n_ctx, int32_t block);
 // The key bounds of planned layer `layer` (the model's layer less the policy's
 // key_bounds_first_layer()) over n_rows rows: [ceil(n_rows / block), n_head_kv, 2 * head_dim]
 // at `base` (ArenaViews::key_bounds, or null for sizing) with n_ctx rows planned per layer.
-Tensor key_bounds_tensor(const Hparams& hp, float* base, int32_t layer, int64_t n_rows, int64_t n_ctx, int32_t block);
+Tensor key_bounds_tensor(const Hparams& hp, uint16_t* base, int32_t layer, int64_t n_rows, int64_t n_ctx,
+                         int32_t block);
 
 // Whether a context can keep its KV cache as kv_type: a KV type (is_kv_type), rows that
 // q8_0's blocks of 32 divide, and a type the backend's kernels read (`kv_types`, bits of

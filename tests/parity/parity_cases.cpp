@@ -498,20 +498,43 @@ void block_scores_cases(std::vector<Case>& v) {
   }
 }
 
-// Quest's bounds: blocks of 16 (the default), a short last block, one row per block, and a
-// block longer than the keys; over f32, f16 and q8_0 caches (the keys are src[1]).
+// Quest's bounds (f16, rounded outward): blocks of 16 (the default), a short last block, one
+// row per block, and a block longer than the keys; over f32, f16 and q8_0 caches (the keys
+// are src[1]).
 void key_bounds_cases(std::vector<Case>& v) {
   for (auto [hd, kv_heads, n, block] : {std::tuple{64, 3, 100, 16}, std::tuple{128, 2, 37, 16},
                                          std::tuple{32, 1, 9, 1}, std::tuple{64, 2, 5, 64}}) {
     Case c = make(Op::key_bounds, "hd=" + std::to_string(hd) + " kv_heads=" + std::to_string(kv_heads) +
                                       " n=" + std::to_string(n) + " block=" + std::to_string(block));
-    c.dst = f32(3, 2 * hd, kv_heads, (n + block - 1) / block);
+    c.dst = kv(DType::f16, 2 * hd, kv_heads, (n + block - 1) / block);  // rounded outward: exact too
     c.src[1] = f32(3, hd, kv_heads, n);
     c.call = [block = block](const Slots& s) {
       return OpCall(KeyBoundsOp{.dst = s.dst, .k = s.src[1], .block = block});
     };
     v.push_back(c);
     add_kv_type_twins(v, c);
+  }
+  // The rounding's edges on every backend: keys around 1e-5 (bounds of zero or 2^-14, never
+  // an f16 subnormal; in an f16 cache the keys themselves are subnormal), keys around 4e4
+  // (bounds saturated at 65504), and an odd head size (the word holding the last min and
+  // the first max, on backends that write the halves in pairs).
+  for (auto [hd, scale, f16_too] : {std::tuple{64, 1e-5f, true}, std::tuple{64, 4e4f, false},
+                                     std::tuple{33, 1.0f, true}}) {
+    const int64_t kv_heads = 2, n = 40;
+    const int32_t block = 4;
+    Case c = make(Op::key_bounds, "hd=" + std::to_string(hd) + " kv_heads=2 n=40 block=4 keys scaled " +
+                                      std::to_string(scale));
+    c.dst = kv(DType::f16, 2 * hd, kv_heads, (n + block - 1) / block);
+    c.src[1] = f32(3, hd, kv_heads, n, Fill::normal, scale);
+    c.call = [block](const Slots& s) { return OpCall(KeyBoundsOp{.dst = s.dst, .k = s.src[1], .block = block}); };
+    v.push_back(c);
+    if (f16_too) {
+      Case h = c;
+      h.label = "kv f16 " + c.label;
+      h.kv_type = DType::f16;
+      h.src[1].type = DType::f16;
+      v.push_back(h);
+    }
   }
 }
 
@@ -525,7 +548,7 @@ void bound_scores_cases(std::vector<Case>& v) {
                                         " blocks=" + std::to_string(blocks));
     c.dst = f32(1, blocks);
     c.src[0] = f32(3, hd, heads, rows);
-    c.src[1] = f32(3, 2 * hd, kv_heads, blocks + 2);  // two rows more than scored
+    c.src[1] = kv(DType::f16, 2 * hd, kv_heads, blocks + 2);  // f16 bounds, two rows more than scored
     c.call = [](const Slots& s) {
       return OpCall(BoundScoresOp{.dst = s.dst, .q = s.src[0], .bounds = s.src[1], .scale = 0.125f});
     };

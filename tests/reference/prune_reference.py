@@ -792,6 +792,23 @@ def tokenfilter(m: Model, trace: FullTrace, *, target: float, start: float, anch
 
 # ----------------------------------------------------------------------------- decode top-k
 
+def f16_outward(x, up):
+    """x (any float array) as Whittle stores Quest's key bounds (kernels/f16_bound.h): f16
+    rounded toward +inf (up) or -inf, never a subnormal (2^-14 or zero, whichever is
+    outward), magnitudes above 65504 saturated. Returned as float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16)
+        toward = np.float16(np.inf if up else -np.inf)
+        off = (h.astype(np.float64) < x) if up else (h.astype(np.float64) > x)
+        h = np.where(off, np.nextafter(h, toward), h)
+    tiny = np.float16(2.0 ** -14)
+    sub = (h != 0) & (np.abs(h) < tiny)
+    h = np.where(sub & (h > 0), tiny if up else np.float16(0), h)
+    h = np.where(sub & (h < 0), np.float16(0) if up else -tiny, h)
+    return np.clip(h.astype(np.float64), -65504.0, 65504.0)
+
+
 def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: int,
                 bounds: bool = False) -> PruneResult:
     """Query-aware decode selection (the "oracle top-k" that Quest approximates: Tang et al.,
@@ -808,7 +825,7 @@ def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: i
 
     bounds=True scores the blocks as Quest does (Tang et al., ICML 2024, §3.2 and Algorithm
     1): each block of `block` prompt rows and KV head g keeps the elementwise min lo and max
-    hi of its (post-RoPE) keys; query head h gives block b the upper bound
+    hi of its (post-RoPE) keys, stored as f16 rounded outward (f16_outward); query head h gives block b the upper bound
     u[h][b] = sum_d max(q_d lo_d, q_d hi_d) / sqrt(d) of any of its keys' q.k / sqrt(d). Quest
     takes each head's top blocks by u; Whittle attends the same rows for every head, so the
     block score is sum over heads of softmax over the blocks of u[h] (the exact scores' sum
@@ -835,9 +852,12 @@ def decode_topk(m: Model, trace: FullTrace, *, keep: float, block: int, steps: i
         ks.append(k)
         vs.append(v)
     n_blocks = (L + block - 1) // block
-    # Quest's bounds per layer: [n_blocks, n_head_kv, head_dim] minima and maxima.
-    lo = [np.stack([k[b * block:(b + 1) * block].min(axis=0) for b in range(n_blocks)]) for k in ks]
-    hi = [np.stack([k[b * block:(b + 1) * block].max(axis=0) for b in range(n_blocks)]) for k in ks]
+    # Quest's bounds per layer: [n_blocks, n_head_kv, head_dim] minima and maxima, stored as
+    # f16 rounded outward as Whittle stores them.
+    lo = [f16_outward(np.stack([k[b * block:(b + 1) * block].min(axis=0) for b in range(n_blocks)]), up=False)
+          for k in ks]
+    hi = [f16_outward(np.stack([k[b * block:(b + 1) * block].max(axis=0) for b in range(n_blocks)]), up=True)
+          for k in ks]
     budget = floor_budget(keep, L)
     kb = n_blocks if budget >= L else max(1, budget // block)
     G = c.n_head // c.n_head_kv

@@ -15,6 +15,7 @@
 #include "kernels/cpu/kv_rows.h"
 #include "kernels/cpu/ops_cpu.h"
 #include "kernels/cpu/quant.h"
+#include "kernels/f16_bound.h"
 #include "support/random_tensor.h"
 #include "support/run_workers.h"
 
@@ -445,6 +446,60 @@ TEST_CASE("prune ops: block_scores is the max over units of the mean |qbar . uni
   }
 }
 
+// The f16 rounding of the key bounds (kernels/f16_bound.h) against quant.h's own f16
+// conversion: down is the largest zero-or-normal f16 <= x and up the smallest >= x, for
+// values around every binade of f16's range, its edges, zeros and subnormals; magnitudes
+// above 65504 saturate.
+TEST_CASE("prune ops: key bounds round to f16 outward, never to a subnormal, saturating above 65504") {
+  auto value = [](uint16_t h) { return wt::cpu::f16_to_f32(h); };
+  auto normal_or_zero = [](uint16_t h) { return (h & 0x7FFFu) == 0 || ((h >> 10) & 0x1Fu) != 0; };
+  // Every finite zero-or-normal f16 value, ascending.
+  std::vector<float> grid;
+  for (uint32_t h = 0; h < 0x10000u; ++h)
+    if (((h >> 10) & 0x1Fu) != 0x1Fu && normal_or_zero(static_cast<uint16_t>(h))) grid.push_back(value(static_cast<uint16_t>(h)));
+  std::sort(grid.begin(), grid.end());
+  std::vector<float> xs = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, -65504.0f, 65505.0f, 65520.0f, 1e9f, -1e9f,
+                           INFINITY, -INFINITY, 0x1p-14f, -0x1p-14f, 0x1p-15f, -0x1p-24f, 1e-30f, -1e-30f};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+  for (int e = -26; e <= 16; ++e)
+    for (int i = 0; i < 200; ++i) {
+      const float x = std::ldexp(mant(rng), e);
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
+  for (float g : grid) {  // the grid's own values, exactly representable
+    xs.push_back(g);
+    xs.push_back(std::nextafter(g, INFINITY));
+    xs.push_back(std::nextafter(g, -INFINITY));
+  }
+  int64_t bad = 0;
+  for (float x : xs) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    for (bool up : {false, true}) {
+      const uint16_t h = wt::f16_bound_bits(bits, up);
+      const float got = value(h);
+      // The stored value decodes the same way the kernels read it.
+      const uint32_t scaled = wt::f16_bound_scaled_f32_bits(h);
+      float f;
+      std::memcpy(&f, &scaled, sizeof f);
+      const bool decodes = f * wt::kF16BoundScale == got;
+      float want;
+      if (std::fabs(x) > 65504.0f)
+        want = x > 0 ? 65504.0f : -65504.0f;  // saturated
+      else if (up)
+        want = *std::lower_bound(grid.begin(), grid.end(), x);  // the smallest >= x
+      else
+        want = *(std::upper_bound(grid.begin(), grid.end(), x) - 1);  // the largest <= x
+      const bool ok = normal_or_zero(h) && decodes && got == want;
+      if (!ok && bad++ < 5)
+        MESSAGE("x " << x << (up ? " up" : " down") << ": got " << got << " (bits " << h << "), want " << want);
+    }
+  }
+  CHECK(bad == 0);
+}
+
 struct BsIsaGuard {
   ~BsIsaGuard() { wt::cpu::set_bound_scores_isa_for_testing(nullptr); }
 };
@@ -489,11 +544,14 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
     std::vector<float> out;
     for (int workers : {1, 2, 3}) {
       INFO("seed " << seed << " n " << c.n << " block " << c.block << " kv " << std::string(wt::dtype_name(c.kv)) << " workers " << workers);
-      std::vector<float> bounds(static_cast<size_t>(2 * c.hd * c.n_head_kv * n_blocks), -7.0f);
-      const Tensor tb = t3(bounds, 2 * c.hd, c.n_head_kv, n_blocks);
+      std::vector<uint16_t> halves(static_cast<size_t>(2 * c.hd * c.n_head_kv * n_blocks), 0x7E00);  // NaN
+      const int64_t bne[3] = {2 * c.hd, c.n_head_kv, n_blocks};
+      const Tensor tb = wt::make_tensor(halves.data(), wt::DType::f16, 3, bne);
       Workspace ws(wt::cpu::key_bounds_workspace_bytes(c.hd, workers));
       run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::key_bounds(tc, tb, tk, c.block, ws.p); });
-      bool exact = true;
+      // Each block's exact min and max, rounded outward (the rounding is the test above's).
+      bool exact = true, encloses = true;
+      std::vector<float> bounds(halves.size());  // what the stored halves read back as
       for (int64_t b = 0; b < n_blocks; ++b)
         for (int64_t g = 0; g < c.n_head_kv; ++g)
           for (int64_t d = 0; d < c.hd; ++d) {
@@ -502,9 +560,17 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
               lo = std::min(lo, k[at(d, g, r, c.hd, c.n_head_kv)]);
               hi = std::max(hi, k[at(d, g, r, c.hd, c.n_head_kv)]);
             }
-            exact &= bounds[at(d, g, b, 2 * c.hd, c.n_head_kv)] == lo && bounds[at(c.hd + d, g, b, 2 * c.hd, c.n_head_kv)] == hi;
+            const size_t il = at(d, g, b, 2 * c.hd, c.n_head_kv), ih = at(c.hd + d, g, b, 2 * c.hd, c.n_head_kv);
+            uint32_t lb, hb;
+            std::memcpy(&lb, &lo, sizeof lb);
+            std::memcpy(&hb, &hi, sizeof hb);
+            exact &= halves[il] == wt::f16_bound_bits(lb, false) && halves[ih] == wt::f16_bound_bits(hb, true);
+            bounds[il] = wt::cpu::f16_to_f32(halves[il]);
+            bounds[ih] = wt::cpu::f16_to_f32(halves[ih]);
+            encloses &= bounds[il] <= lo && bounds[ih] >= hi;
           }
       CHECK(exact);
+      CHECK(encloses);
 
       for (const char* isa : {"base", "avx2", "avx512"}) {
         if (!wt::cpu::set_bound_scores_isa_for_testing(isa)) {

@@ -431,7 +431,7 @@ TEST_CASE("decode_topk_dense_layers: the first layers attend every row and the r
     wt_context_free(ctx);
   }
   // The dense layers never ask for key bounds, so the plan holds none for them: one layer's
-  // bounds are ceil(256 / 8) blocks x 1 KV head x 2 x head_dim 16 floats. With every layer
+  // bounds are ceil(256 / 8) blocks x 1 KV head x 2 x head_dim 16 halves (f16). With every layer
   // dense (8 > 4) none are planned, and decoding still works.
   auto arena = [&](const char* dense) {
     wt_context_params cp = wt_context_default_params();
@@ -444,7 +444,7 @@ TEST_CASE("decode_topk_dense_layers: the first layers attend every row and the r
     REQUIRE(wt_context_plan(tiny.model, &cp, &info) == WT_OK);
     return static_cast<int64_t>(info.arena_bytes);
   };
-  const int64_t layer_bounds = 32 * 1 * 2 * 16 * static_cast<int64_t>(sizeof(float));
+  const int64_t layer_bounds = 32 * 1 * 2 * 16 * static_cast<int64_t>(sizeof(uint16_t));
   CHECK(arena("0") - arena("2") == 2 * layer_bounds);
   CHECK(arena("0") - arena("8") == 4 * layer_bounds);
   wt_prune_params all_dense = decode_topk(0.2f, 1);
