@@ -496,6 +496,10 @@ TEST_CASE("prune decisions: decode_topk attends the prompt blocks whose best row
   REQUIRE(wt_prune_method_from_name("decode_topk", &m) == WT_OK);
   p.method = m;
   p.keep = 0.4f;  // 40 rows: 2 whole blocks
+  // The exact scores over blocks of 16 (the defaults are the bounds at blocks of 4): a
+  // decode step's window scores.
+  REQUIRE(wt_prune_set_param(&p, "decode_topk_bounds", "0") == WT_OK);
+  REQUIRE(wt_prune_set_param(&p, "decode_topk_block", "16") == WT_OK);
   auto pol = make(p, shape);
   pol->begin(L, 0);
   // The prefill keeps everything and asks nothing.

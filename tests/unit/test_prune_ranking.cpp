@@ -309,10 +309,12 @@ std::vector<int32_t> attended(const wt_context* ctx, int32_t l) {
   return std::vector<int32_t>(rows, rows + n);
 }
 
+// decode_topk with the exact scores (decode_topk_bounds = 0) over blocks of 8.
 wt_prune_params decode_topk(float keep, int32_t record) {
   wt_prune_params p = params(WT_PRUNE_FULL, keep, record);
   REQUIRE(wt_prune_set_param(&p, "method", "decode_topk") == WT_OK);
   REQUIRE(wt_prune_set_param(&p, "decode_topk_block", "8") == WT_OK);
+  REQUIRE(wt_prune_set_param(&p, "decode_topk_bounds", "0") == WT_OK);
   return p;
 }
 

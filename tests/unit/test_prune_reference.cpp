@@ -294,6 +294,8 @@ void run_case(wt_model* model, const Case& c) {
       REQUIRE_MESSAGE(wt_prune_set_param(&pp, wt_name.c_str(), m.params.at(ref_name).c_str()) == WT_OK,
                       wt_last_error());
     }
+    // decode_topk's fixture lines are the exact scores' rule (no bounds parameter).
+    if (m.name == "decode_topk") REQUIRE(wt_prune_set_param(&pp, "decode_topk_bounds", "0") == WT_OK);
     if (m.params.count("per_query_head")) REQUIRE(m.params.at("per_query_head") == "0");
     if (m.params.count("abs_score")) REQUIRE(m.params.at("abs_score") == "1");
     wt_context_params cp = wt_context_default_params();

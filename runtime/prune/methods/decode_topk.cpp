@@ -24,6 +24,10 @@
 // f32 bounds agreed with full KV on 89% of tokens at blocks of 16, 93% at 8 and 97% (the
 // exact scores') at 4, and the f16 ones at 4 agree as often (docs/results/
 // fidelity-qwen2.5-0.5b.md, with the CPU's step times).
+//
+// The defaults are the bounds at blocks of 4 (since 2026-12-01): the exact scores'
+// agreement at a CPU decode step of 0.85-0.92x full KV's, where the exact scores cost
+// 1.2-1.4x. decode_topk_bounds = 0 gives the exact scores (blocks of 16 were their default).
 #include <algorithm>
 #include <string>
 
@@ -34,10 +38,10 @@ namespace wt {
 namespace {
 
 constexpr PruneParamSpec kParams[] = {
-    {"decode_topk_block", PruneParamType::i32, kPruneExtra, 16, {1, 4096}, false,
+    {"decode_topk_block", PruneParamType::i32, kPruneExtra, 4, {1, 4096}, false,
      "rows per selected block (1: single rows); a block scores as its best row"},
-    {"decode_topk_bounds", PruneParamType::i32, kPruneExtra, 0, {0, 1}, false,
-     "1: score blocks by Quest's key bounds (min/max per block) instead of every key"},
+    {"decode_topk_bounds", PruneParamType::i32, kPruneExtra, 1, {0, 1}, false,
+     "1 (default): score blocks by Quest's key bounds (min/max per block); 0: by every key"},
     {"decode_topk_dense_layers", PruneParamType::i32, kPruneExtra, 0, {0, 1024}, false,
      "the first N layers attend every row at decode (Quest leaves its first two layers dense)"},
 };
