@@ -46,10 +46,10 @@ static inline float half1(uint16_t h) {
   return f * wt::kF16BoundScale;
 }
 
-// Four floats repeated in every head's lanes. The wide builds broadcast in registers
-// (vinsertf128, vshuff32x4): GCC 12 compiled __builtin_shufflevector of a 4-lane vector to
-// a wider one through the stack, a store-forwarding stall that made up most of the kernel's
-// time.
+// Four floats repeated in every head's lanes, in registers (vinsertf128, vshuff32x4): GCC 12
+// compiled __builtin_shufflevector of a 4-lane vector to 16 lanes through the stack in the
+// AVX-512 build, a store-forwarding stall that made up most of the kernel's time (its AVX2
+// build kept the 8-lane one in registers).
 static inline FV repeat4(F4 v) {
 #if BS_HEADS == 1
   return v;
