@@ -1,15 +1,5 @@
 // attention_impl.h compiled for avx512; attention.cpp calls it when the CPU has it.
-// GCC 12 warns inside its own avx512fintrin.h (the _mm512_undefined_* placeholders of
-// _mm512_cvtph_ps and _mm512_cvtepi32_ps look uninitialized to it): silenced for the
-// header's lines only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "immintrin_quiet.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,15 +1,6 @@
 // bound_scores_impl.h compiled for avx512, four heads in a 16-lane vector;
 // bound_scores.cpp calls it when the CPU has it.
-// GCC 12 warns inside its own avx512fintrin.h (the _mm512_undefined_ps placeholder of
-// _mm512_broadcast_f32x4 looks uninitialized to it): silenced for the header's lines only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "immintrin_quiet.h"
 
 #include <cstdint>
 #include <cstring>

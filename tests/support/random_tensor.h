@@ -23,4 +23,9 @@ inline Tensor t3(std::vector<float>& v, int64_t a, int64_t b, int64_t c) {
   return make_tensor(v.data(), DType::f32, 3, ne);
 }
 
+// Element (a, b, c) of a contiguous [A, B, C] tensor (a innermost).
+inline size_t at(int64_t a, int64_t b, int64_t c, int64_t A, int64_t B) {
+  return static_cast<size_t>((c * B + b) * A + a);
+}
+
 }  // namespace wt::test

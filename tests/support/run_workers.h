@@ -1,7 +1,9 @@
 // Runs a CPU kernel on n threads that share a barrier, the way the CPU backend's pool
-// does, so kernel tests can check results for several worker counts.
+// does, so kernel tests can check results for several worker counts; and the workspace a
+// kernel gets.
 #pragma once
 
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -18,5 +20,15 @@ void run_workers(int n, Fn fn) {
   fn(cpu::ThreadCtx{0, n, &barrier});
   for (auto& t : threads) t.join();
 }
+
+// Workspace as the backend gives it: 64-byte aligned, filled with junk so a kernel that
+// reads scratch before writing it shows up.
+struct Workspace {
+  std::vector<char> buf;
+  void* p;
+  explicit Workspace(size_t bytes) : buf(bytes + 64, 0x7f) {
+    p = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t(63));
+  }
+};
 
 }  // namespace wt::test
