@@ -435,6 +435,18 @@ void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 
 // ---- activation quantization -----------------------------------------------------------
 
+// The sum of 16 int32 lanes in vector adds, which wrap. GCC's _mm512_reduce_add_epi32 ends in
+// a scalar int addition, undefined on overflow: a NaN or infinite activation converts to
+// INT32_MIN lanes (a fuzz_gguf model, once its KV cache is f16 and rounds large values to
+// infinity), and UBSan stops there. Finite blocks (|q| <= 127) never come near overflow.
+WT_INLINE int32_t hsum_epi32(__m512i v) {
+  const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
 void quantize_row(const float* x, int64_t k, ActKind kind, uint8_t* dst) {
   const ActLayout l = act_layout(k, kind);
   const __m512 sign = _mm512_set1_ps(-0.0f);
@@ -461,8 +473,8 @@ void quantize_row(const float* x, int64_t k, ActKind kind, uint8_t* dst) {
       _mm_store_si128(reinterpret_cast<__m128i*>(q[b]), _mm512_cvtepi32_epi8(q0));
       _mm_store_si128(reinterpret_cast<__m128i*>(q[b] + 16), _mm512_cvtepi32_epi8(q1));
       dx[b] = d;
-      sum[b][0] = _mm512_reduce_add_epi32(q0);
-      sum[b][1] = _mm512_reduce_add_epi32(q1);
+      sum[b][0] = hsum_epi32(q0);
+      sum[b][1] = hsum_epi32(q1);
     }
     act_store_chunk(l, c, q, dx, sum, dst);
   }

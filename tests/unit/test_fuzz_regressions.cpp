@@ -160,7 +160,10 @@ TEST_CASE("fuzz regression: non-finite activations quantize without int32 overfl
   // fuzz_gguf: a tiny model whose activations overflow to inf/NaN. The AVX2 and AVX-512
   // activation quantizers map them to INT32_MIN lanes and act_store_chunk added two such
   // half-block sums in int32 (UBSan: signed integer overflow). The sum is now 64-bit. A CPU
-  // without AVX2 runs the scalar quantizer, which clamps first, and passes either way.
+  // without AVX2 runs the scalar quantizer, which clamps first, and passes either way. Once
+  // f16 became the default KV type (2026-12-02) the model's infinities reached the AVX-512
+  // quantizer's own lane sum, GCC's _mm512_reduce_add_epi32 (a scalar int addition at its
+  // end): the lanes are now summed in wrapping vector adds.
   run_found_model(kFound + "gguf_nonfinite_activation_sums.gguf");
 }
 
