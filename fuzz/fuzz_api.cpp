@@ -128,9 +128,9 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
     p.kv_block_tokens = pick_int(fdp, 64);
     p.kv_sync_swaps = fdp.ConsumeBool();
   }
-  // The KV type (API 6): f16 or q8_0 mostly, now and then any int.
+  // The KV type (API 6): one of the three mostly (f16 is the default), now and then any int.
   if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
-    set_raw_enum(&p.kv_type, fdp.ConsumeBool() ? static_cast<int32_t>(fdp.ConsumeBool() ? WT_KV_F16 : WT_KV_Q8_0)
+    set_raw_enum(&p.kv_type, fdp.ConsumeBool() ? fdp.ConsumeIntegralInRange<int32_t>(WT_KV_F32, WT_KV_Q8_0)
                                                : pick_int(fdp, 3));
   // The pager's flags (API 8): the copying pager mostly, now and then any bits.
   if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)

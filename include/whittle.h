@@ -39,7 +39,9 @@
  *   library accepts. wt_prune_params inside wt_context_params carries its own struct_size,
  *   and the context fields after it are read where the caller's prune layout puts them.
  *   WT_API_VERSION grows by one whenever a params struct gains fields; the fields added
- *   after version 1 say since when they exist.
+ *   after version 1 say since when they exist. A default may change without a new layout,
+ *   and then applies to applications built against older headers too: kv_type's became
+ *   WT_KV_F16 on 2026-12-02 (WT_KV_F32 before).
  * - The structs the library fills (wt_model_info, wt_context_plan_info, wt_context_stats,
  *   wt_prune_stats) start with `size_t struct_size` too (since API 5), which the caller
  *   sets to the struct's size before the call: `st.struct_size = sizeof st;` in C
@@ -305,7 +307,8 @@ typedef enum wt_matmul_mode {
                          f16 q, k, v (sums in f32). Vulkan: as WT_MATMUL_F32            */
   WT_MATMUL_F32 = 1   /* f32 activations times dequantized weights, f32 attention inputs:
                          slower, no rounding below f32; for checking against float
-                         references                                                   */
+                         references (with kv_type WT_KV_F32: the KV's default f16
+                         rounds keys and values as they are stored)                   */
 } wt_matmul_mode;
 
 /* ==== Pruning ========================================================================= */
@@ -517,10 +520,10 @@ typedef struct wt_context_params {
   bool kv_sync_swaps;            /* wait for every swap on the host instead of prefetching
                                     (the async-vs-sync ablation); default false           */
   /* Since WT_API_VERSION 6. */
-  wt_kv_type kv_type;            /* the KV cache's element type; default WT_KV_F32. f16
-                                    halves the KV's bytes (and what decode reads per
-                                    token), q8_0 keeps 0.27 of them (the pager's pools
-                                    too); every backend                                 */
+  wt_kv_type kv_type;            /* the KV cache's element type; default WT_KV_F16 (half
+                                    the KV's bytes of f32, and of what decode reads per
+                                    token; WT_KV_F32 before 2026-12-02), q8_0 keeps 0.27
+                                    of them (the pager's pools too); every backend      */
   /* Since WT_API_VERSION 8. */
   uint64_t kv_pager_flags;       /* WT_KV_PAGER_* bits; default 0 (in place on unified
                                     memory, copying elsewhere). Unknown bits are

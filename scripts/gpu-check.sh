@@ -9,7 +9,8 @@
 #   compute-sanitizer  ctest parity_cuda_compute_sanitizer (memcheck + racecheck; skipped,
 #                      visibly, without compute-sanitizer)
 #   bench-full         whittle-bench --backend cuda, full KV at -p 512,2048,8192 -n 128 -r 3, in
-#                      both matmul modes (fast: tensor cores; f32: none) in the same run
+#                      both matmul modes (fast: tensor cores; f32: none) and both KV types
+#                      (f16, the default since 2026-12-02, and f32, the rounds before) in one run
 #   bench-prune        whittle-bench --method all --keep 0.1 at -p 8192 -n 128 -r 3
 #   bench-host         whittle-bench full KV at -p 512,8192 -n 128 -r 3 with WT_CUDA_PROFILE=1 (the
 #                      host's time per decode step), whole-step captures against segments of
@@ -612,7 +613,8 @@ elif [ "$have_model" = 0 ]; then
   skip_step bench-full "no model"; skip_step bench-prune "no model"; skip_step bench-host "no model"
 else
   run_step bench-full plain stdout_tee "$out/bench-full.md" \
-    "$bench" -m "$model" "${full_sizes[@]}" --backend cuda --matmul fast,f32 --json "$out/bench-full.json"
+    "$bench" -m "$model" "${full_sizes[@]}" --backend cuda --kv-type f16,f32 --matmul fast,f32 \
+    --json "$out/bench-full.json"
   run_step bench-prune plain stdout_tee "$out/bench-prune.md" \
     "$bench" -m "$model" "${prune_sizes[@]}" --backend cuda --method all --keep 0.1 --json "$out/bench-prune.json"
   run_step bench-host plain stdout_tee "$out/bench-host.md" bench_host

@@ -83,7 +83,7 @@ wt_context_params wt_context_default_params(void) {
   p.kv_device_blocks = 0;
   p.kv_block_tokens = 64;
   p.kv_sync_swaps = false;
-  p.kv_type = WT_KV_F32;
+  p.kv_type = WT_KV_F16;
   p.kv_pager_flags = 0;
   return p;
 }

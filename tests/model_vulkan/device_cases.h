@@ -119,6 +119,11 @@ inline wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t
   cp.logits_all = logits_all;
   cp.matmul_mode = mode;
   cp.prune = pp;
+  // f32 KV, not the f16 default: logits compared within a tolerance of float rounding. An
+  // f16 cache rounds a value the two sides computed a rounding apart to different halves
+  // where the pair straddles a step (one f16 step is 1e-3 relative); the f16 cases compare
+  // greedy tokens (greedy_params).
+  cp.kv_type = WT_KV_F32;
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
   return ctx;

@@ -91,6 +91,7 @@ bool run_logits_case(const wt_model* model, const std::vector<wt_token>& prompt,
   wt_context_params cp = wt_context_default_params();
   cp.n_threads = 2;
   cp.n_ctx = static_cast<int32_t>(prompt.size()) + kLogitsDecodeSteps + 64;  // the oracle's answer too
+  cp.kv_type = WT_KV_F32;  // b83939d's cache (f16 is the default since 2026-12-02)
   for (const auto& [k, v] : c.params)
     if (wt_prune_set_param(&cp.prune, k.c_str(), v.c_str()) != WT_OK) return fail(err, c.name + ": " + k);
   if (c.kv_device_blocks > 0) {

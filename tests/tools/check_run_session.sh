@@ -34,7 +34,7 @@ if [ "$what" = cache ]; then
   got="$(base -p "$p2" --prompt-cache "$cache")" || fail "longer prompt run"
   grep -q "prompt cache: [0-9]* of the prompt's [0-9]* tokens restored" "$work/err" || fail "the prefix was not restored"
   [ "$got" = "$want2" ] || fail "restore + prefill of the rest differs from one prefill: '$got' vs '$want2'"
-  got="$(base -p "$p2" --prompt-cache "$cache" --kv-type f16)" || fail "f16 run"
+  got="$(base -p "$p2" --prompt-cache "$cache" --kv-type f32)" || fail "f32 run (the cache is f16, the default)"
   grep -q "not used (WT_ERR_INVALID_ARGUMENT" "$work/err" || fail "a cache of another KV type was used"
   head -c 200 "$cache" > "$cache.cut" && mv "$cache.cut" "$cache"
   got="$(base -p "$p2" --prompt-cache "$cache")" || fail "damaged-cache run"

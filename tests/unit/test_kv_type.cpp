@@ -31,27 +31,32 @@ void lse_argmax(const float* l, int32_t n, double* lse, int* best) {
   *lse = mx + std::log(s);
 }
 
-// Contexts of one method over `prompt`, the first with f32 KV and one per entry of `types`,
-// then kSteps steps teacher-forced with the f32 context's greedy tokens: how often each
-// other context's argmax is the same, and its mean KL from the f32 one. The f32 run is
-// shared by the narrow types (it is the same run for each).
+// One context's settings: its matmul mode and KV type.
+struct Variant {
+  wt_matmul_mode mode;
+  wt_kv_type kv;
+};
+
+// Contexts of one method over `prompt`, one per variant, then kSteps steps teacher-forced
+// with the first context's greedy tokens: how often each other context's argmax is the same,
+// and its mean KL from the first one.
 std::vector<Agreement> agreement(const wt_model* m, wt_prune_method method, const std::vector<wt_token>& prompt,
-                                 wt_matmul_mode mode, const std::vector<wt_kv_type>& types) {
-  std::vector<wt_context*> ctx(types.size() + 1, nullptr);
+                                 const std::vector<Variant>& variants) {
+  std::vector<wt_context*> ctx(variants.size(), nullptr);
   for (size_t t = 0; t < ctx.size(); ++t) {
     wt_context_params cp = wt_context_default_params();
     cp.n_ctx = static_cast<int32_t>(prompt.size()) + kSteps + 64;  // the oracle's answer too
     cp.n_threads = 2;
     cp.prune.method = method;
     cp.prune.keep = 0.2f;
-    cp.kv_type = t == 0 ? WT_KV_F32 : types[t - 1];
-    cp.matmul_mode = mode;
+    cp.kv_type = variants[t].kv;
+    cp.matmul_mode = variants[t].mode;
     REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx[t]) == WT_OK, wt_last_error());
     REQUIRE_MESSAGE(wt_context_prefill(ctx[t], prompt.data(), prompt.size()) == WT_OK, wt_last_error());
   }
   wt_model_info info;
   REQUIRE(wt_model_get_info(m, &info) == WT_OK);
-  std::vector<Agreement> out(types.size());
+  std::vector<Agreement> out(variants.size() - 1);
   for (int i = 0; i < kSteps; ++i) {
     const float* ref = nullptr;
     REQUIRE(wt_context_logits(ctx[0], -1, &ref) == WT_OK);
@@ -105,8 +110,12 @@ Limits f16_limits(wt_prune_method method) {
 // every method but two, held to that; StreamingLLM 62/64, held to 62: one token below
 // the target, said so in the results; Token Filtering 50/64 (KL 0.29: its per-token skip
 // thresholds flip on the rounding, as with f16 in the fast mode), held to 48.
+// decode_topk picks its blocks again at every step and layer from the cache's keys (since
+// 2026-12-01 by their f16 bounds, decode_topk_bounds=1): with its defaults 61/64 (KL 1.8e-3)
+// measured on 2026-12-02, held to 61, two tokens below the target (docs/results/kv-type.md).
 Limits q8_0_limits(wt_prune_method method) {
-  const int agree = method == WT_PRUNE_TOKENFILTER ? 48 : method == WT_PRUNE_STREAMING ? 62 : 63;
+  const bool reselects = method == static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION);  // decode_topk
+  const int agree = method == WT_PRUNE_TOKENFILTER ? 48 : method == WT_PRUNE_STREAMING ? 62 : reselects ? 61 : 63;
   return Limits{agree, method == WT_PRUNE_TOKENFILTER ? 0.5 : method == WT_PRUNE_ORACLE ? 1e-2 : 3e-3};
 }
 
@@ -143,9 +152,9 @@ TEST_CASE("kv type: f16 and q8_0 KV caches keep the f32 cache's greedy tokens fo
     REQUIRE(wt_prune_method_at(k, &method) == WT_OK);
     const std::string name = wt_prune_method_name(method);
     CAPTURE(name);
-    std::vector<wt_kv_type> types;
-    for (const NarrowType& n : kNarrow) types.push_back(n.type);
-    const std::vector<Agreement> a = agreement(m, method, prompt, WT_MATMUL_F32, types);
+    std::vector<Variant> variants{{WT_MATMUL_F32, WT_KV_F32}};
+    for (const NarrowType& n : kNarrow) variants.push_back({WT_MATMUL_F32, n.type});
+    const std::vector<Agreement> a = agreement(m, method, prompt, variants);
     for (size_t t = 0; t < std::size(kNarrow); ++t) {
       const NarrowType& n = kNarrow[t];
       const std::string type = n.name;  // a const char* would print as a pointer
@@ -159,6 +168,49 @@ TEST_CASE("kv type: f16 and q8_0 KV caches keep the f32 cache's greedy tokens fo
   }
 }
 
+// Why f16 is the default although, in the fast mode, its greedy tokens part from f32 KV's
+// on 1-3% of steps: so do f32 KV's from the exact model's (f32 activations and KV). The
+// int8 activations' rounding is chaotic (tests/reference/README.md), and f16 KV leaves the
+// fast mode as close to the exact model as f32 KV does. Measured over four prompts and
+// every method, 64 steps each (docs/results/kv-type.md): agreement with the exact model
+// 2663/2816 (f32 KV) against 2671/2816 (f16 KV). Held here on three prompts of real text
+// for full KV and two pruning methods: per method f16 no more than 6 of 192 tokens (3%) and
+// 30% of mean KL behind f32, all three no more than 8 of 576 (measured on the AVX-512 host
+// of 2026-12-02: full 186 / 183, SnapKV 187 / 184, SlimInfer 186 / 189; KL within 11%).
+// Label slow (about two minutes; ctest -L slow -R "kv type").
+TEST_CASE("kv type: in the fast mode an f16 KV cache stays as close to the exact model as an f32 one" *
+          doctest::test_suite("slow")) {
+  if (!wt::test::have_real_model()) {
+    MESSAGE("SKIPPED: the default model is not installed");
+    return;
+  }
+  const wt_model* m = wt::test::real_model().model;
+  const std::vector<wt_token>& text = wt::test::real_model().text;
+  REQUIRE(text.size() >= 2000);
+  const std::vector<Variant> variants{
+      {WT_MATMUL_F32, WT_KV_F32}, {WT_MATMUL_FAST, WT_KV_F32}, {WT_MATMUL_FAST, WT_KV_F16}};
+  int f32_all = 0, f16_all = 0;
+  for (const wt_prune_method method : {WT_PRUNE_FULL, WT_PRUNE_SNAPKV, WT_PRUNE_SLIMINFER}) {
+    const std::string name = wt_prune_method_name(method);
+    CAPTURE(name);
+    Agreement f32, f16;
+    for (const size_t start : {size_t{0}, size_t{600}, size_t{1300}}) {
+      const std::vector<wt_token> prompt(text.begin() + static_cast<long>(start),
+                                         text.begin() + static_cast<long>(start + 500));
+      const std::vector<Agreement> a = agreement(m, method, prompt, variants);
+      f32.agree += a[0].agree, f32.steps += a[0].steps, f32.kl += a[0].kl;
+      f16.agree += a[1].agree, f16.steps += a[1].steps, f16.kl += a[1].kl;
+    }
+    MESSAGE(name << ": top-1 agreement with the exact model, fast mode: f32 KV " << f32.agree << "/" << f32.steps
+                 << " (summed mean KL " << f32.kl << "), f16 KV " << f16.agree << "/" << f16.steps << " (" << f16.kl
+                 << ")");
+    CHECK(f16.agree >= f32.agree - 6);
+    CHECK(f16.kl <= 1.3 * f32.kl);
+    f32_all += f32.agree, f16_all += f16.agree;
+  }
+  CHECK(f16_all >= f32_all - 8);
+}
+
 TEST_CASE("kv type: f16 halves the KV bytes and q8_0 keeps 34 of 128 in the arena and the pager's pools and an unknown type is refused" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) {
@@ -169,8 +221,10 @@ TEST_CASE("kv type: f16 halves the KV bytes and q8_0 keeps 34 of 128 in the aren
   wt_model_info info;
   REQUIRE(wt_model_get_info(m, &info) == WT_OK);
   wt_context_params cp = wt_context_default_params();
+  CHECK(cp.kv_type == WT_KV_F16);  // the default since 2026-12-02 (docs/results/kv-type.md)
   cp.n_ctx = 512;
   cp.n_threads = 1;
+  cp.kv_type = WT_KV_F32;
   wt_context_plan_info f32{}, f32_paged{};
   REQUIRE(wt_context_plan(m, &cp, &f32) == WT_OK);
   cp.kv_device_blocks = 64;

@@ -217,7 +217,7 @@ TEST_CASE("planner: the plan's arena is the context's arena_bytes, default model
     cp.max_new_tokens = 128;
     wt_context* ctx = nullptr;
     REQUIRE(wt_context_create(wm, &cp, &ctx) == WT_OK);
-    const Plan p = plan_for(shape, 2048, 128, cp.prune);
+    const Plan p = plan_for(shape, 2048, 128, cp.prune, false, kv_dtype(cp.kv_type));  // f16, the default
     CHECK(p.arena.total_bytes == ctx->ctx->stats().arena_bytes);
     CHECK(p.arena.kv_bytes == ctx->ctx->stats().kv_bytes);
     wt_context_free(ctx);

@@ -28,11 +28,16 @@ const wt_prune_method kMethods[] = {WT_PRUNE_STREAMING, WT_PRUNE_SNAPKV,    WT_P
 const wt::test::RealModel& fixture() { return wt::test::real_model(); }
 bool have_model() { return wt::test::have_real_model(); }
 
-wt_context* make_ctx(const wt_prune_params& pp, int n_ctx) {
+// f32 KV unless told: these invariants are bit-level, on the cache's f32 rows (the f16
+// default is checked against f32 in test_kv_type.cpp).
+wt_context* make_ctx(const wt_prune_params& pp, int n_ctx, wt_kv_type kv = WT_KV_F32,
+                     wt_matmul_mode mode = WT_MATMUL_FAST) {
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = n_ctx;
   cp.n_threads = 2;
   cp.prune = pp;
+  cp.kv_type = kv;
+  cp.matmul_mode = mode;
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(fixture().model, &cp, &ctx) == WT_OK, wt_last_error());
   return ctx;
@@ -58,36 +63,58 @@ int32_t argmax(const std::vector<float>& v) {
 
 }  // namespace
 
+// With an f32 cache, bit for bit. With an f16 cache (the default) full KV's prompt attends
+// the cache's rounded rows while a method's pruning pass attends the pass's own f32 rows
+// (forward_llama.cpp, append_kv), so their logits part in the low bits: there, with f32
+// activations, the same argmax at every step and a small distance are asked. (In the fast
+// mode the int8 activations amplify that difference as they do any: measured max abs 1.09
+// and one argmax of five apart, the distance of f32 KV from the exact model; kv_type_noise.)
 TEST_CASE("prune: a budget covering the prompt gives exactly the full-KV logits for every method" * doctest::test_suite("model")) {
   if (!have_model()) return;
   const std::vector<wt_token> prompt = fixture().prompt(200);
-  wt_context* full = make_ctx(params(WT_PRUNE_FULL, 1.0f), 256);
-  REQUIRE(wt_context_prefill(full, prompt.data(), prompt.size()) == WT_OK);
-  std::vector<std::vector<float>> want{last_logits(full)};
-  std::vector<wt_token> next;
-  for (int i = 0; i < 4; ++i) {
-    next.push_back(argmax(want.back()));
-    REQUIRE(wt_context_decode(full, next.back()) == WT_OK);
-    want.push_back(last_logits(full));
-  }
-  wt_context_free(full);
-
-  for (wt_prune_method m : kMethods) {
-    const std::string method = wt_prune_method_name(m);
-    CAPTURE(method);
-    wt_prune_params pp = params(m, 1.0f);
-    pp.tf_warmup = 256;  // Token Filtering has no budget: a warm-up longer than the prompt
-    wt_context* ctx = make_ctx(pp, 256);
-    REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
-    // The same ops over the same rows: bit-identical, not just close.
-    CHECK(std::memcmp(last_logits(ctx).data(), want[0].data(), want[0].size() * sizeof(float)) == 0);
+  for (const wt_kv_type kv : {WT_KV_F32, WT_KV_F16}) {
+    const std::string kv_name = kv == WT_KV_F32 ? "f32" : "f16";
+    CAPTURE(kv_name);
+    const wt_matmul_mode mode = kv == WT_KV_F32 ? WT_MATMUL_FAST : WT_MATMUL_F32;
+    wt_context* full = make_ctx(params(WT_PRUNE_FULL, 1.0f), 256, kv, mode);
+    REQUIRE(wt_context_prefill(full, prompt.data(), prompt.size()) == WT_OK);
+    std::vector<std::vector<float>> want{last_logits(full)};
+    std::vector<wt_token> next;
     for (int i = 0; i < 4; ++i) {
-      REQUIRE(wt_context_decode(ctx, next[static_cast<size_t>(i)]) == WT_OK);
-      CHECK(std::memcmp(last_logits(ctx).data(), want[static_cast<size_t>(i + 1)].data(),
-                        want[0].size() * sizeof(float)) == 0);
+      next.push_back(argmax(want.back()));
+      REQUIRE(wt_context_decode(full, next.back()) == WT_OK);
+      want.push_back(last_logits(full));
     }
-    CHECK(wt_context_n_past(ctx) == 204);
-    wt_context_free(ctx);
+    wt_context_free(full);
+
+    for (wt_prune_method m : kMethods) {
+      const std::string method = wt_prune_method_name(m);
+      CAPTURE(method);
+      wt_prune_params pp = params(m, 1.0f);
+      pp.tf_warmup = 256;  // Token Filtering has no budget: a warm-up longer than the prompt
+      wt_context* ctx = make_ctx(pp, 256, kv, mode);
+      REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
+      float max_abs = 0;
+      for (int i = 0; i < 5; ++i) {
+        CAPTURE(i);
+        if (i > 0) REQUIRE(wt_context_decode(ctx, next[static_cast<size_t>(i - 1)]) == WT_OK);
+        const std::vector<float> got = last_logits(ctx);
+        const std::vector<float>& w = want[static_cast<size_t>(i)];
+        if (kv == WT_KV_F32) {
+          // The same ops over the same rows: bit-identical, not just close.
+          CHECK(std::memcmp(got.data(), w.data(), w.size() * sizeof(float)) == 0);
+        } else {
+          CHECK(argmax(got) == argmax(w));
+          for (size_t j = 0; j < w.size(); ++j) max_abs = std::max(max_abs, std::fabs(got[j] - w[j]));
+        }
+      }
+      if (kv == WT_KV_F16) {
+        MESSAGE(method << " keep 1 against full KV, f16 cache: logits max abs difference " << max_abs);
+        CHECK(max_abs < 0.05f);  // measured 0.017 for every method
+      }
+      CHECK(wt_context_n_past(ctx) == 204);
+      wt_context_free(ctx);
+    }
   }
 }
 

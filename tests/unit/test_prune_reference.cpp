@@ -302,6 +302,7 @@ void run_case(wt_model* model, const Case& c) {
     cp.n_ctx = static_cast<int32_t>(c.tokens.size()) + 8;
     cp.n_threads = 2;
     cp.matmul_mode = WT_MATMUL_F32;
+    cp.kv_type = WT_KV_F32;  // the reference's keys and values are f32
     cp.prune = pp;
     cp.prune.record_ranking = m.steps.empty() ? 0 : 1;  // the attended-rows tap
     wt_context* ctx = nullptr;

@@ -108,6 +108,7 @@ void run_case(wt_model* model, const wt::test::ReferenceCase& c, wt_matmul_mode 
   cp.n_threads = 2;
   cp.logits_all = true;
   cp.matmul_mode = mode;
+  cp.kv_type = WT_KV_F32;  // the reference's keys and values are f32
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, wt_last_error());
   REQUIRE_MESSAGE(wt_context_prefill(ctx, c.tokens.data(), c.tokens.size()) == WT_OK, wt_last_error());
@@ -268,6 +269,7 @@ void check_qwen_ppl(wt_matmul_mode mode) {
   cp.n_threads = 2;
   cp.logits_all = true;
   cp.matmul_mode = mode;
+  cp.kv_type = WT_KV_F32;  // the reference's keys and values are f32
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, wt_last_error());
   const auto t0 = std::chrono::steady_clock::now();

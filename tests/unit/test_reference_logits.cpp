@@ -77,6 +77,7 @@ void check_case(const std::string& file, wt_matmul_mode mode) {
   cp.n_threads = 2;
   cp.logits_all = true;
   cp.matmul_mode = mode;
+  cp.kv_type = WT_KV_F32;  // the reference's keys and values are f32
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, wt_last_error());
   REQUIRE_MESSAGE(wt_context_prefill(ctx, c.tokens.data(), c.tokens.size()) == WT_OK, wt_last_error());

@@ -77,6 +77,15 @@ bool kv_type_from_name(const std::string& name, wt_kv_type* out) {
   return true;
 }
 
+const char* kv_type_name(wt_kv_type type) {
+  switch (type) {
+    case WT_KV_F32: return "f32";
+    case WT_KV_F16: return "f16";
+    case WT_KV_Q8_0: return "q8_0";
+  }
+  return "?";
+}
+
 bool Flags::kv_type(wt_kv_type* out) {
   const std::string name = flag();
   const char* v = nullptr;

@@ -18,6 +18,8 @@ constexpr int kMaxThreads = 1024;
 
 // A KV cache type by the name the tools take (f32, f16, q8_0); false for any other.
 bool kv_type_from_name(const std::string& name, wt_kv_type* out);
+// The name of a KV cache type ("f32", "f16", "q8_0"; "?" for a value that is none).
+const char* kv_type_name(wt_kv_type type);
 
 class Flags {
  public:

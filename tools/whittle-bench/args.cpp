@@ -27,8 +27,8 @@ const char* const kUsage =
     "          0.5 when none: passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking; or none)\n"
     "          --fidelity agree,kl|agree|kl|none  (the real-text prompts instead of the suite's)\n"
     "  methods: --method all|full|snapkv,...  --keep 0.1,0.2  --prune-param KEY=V1,V2 (repeatable)\n"
-    "  KV:     --kv-type f32,f16,q8_0 (the KV cache's type: every method in each; f16, q8_0 on the CPU\n"
-    "          and Vulkan)\n"
+    "  KV:     --kv-type f32,f16,q8_0 (the KV cache's type: every method in each; the\n"
+    "          baseline is full KV in the first type listed; default f16)\n"
     "  matmul: --matmul fast,f32 (wt_matmul_mode: every method in each; fast = the CPU's int8\n"
     "          activations, CUDA's tensor cores from 64 prompt tokens; f32 = neither)\n"
     "          --list-methods (the library's methods and parameters)\n"
@@ -39,7 +39,8 @@ const char* const kUsage =
     "          --method/--keep/--prune-param as above; default full and snapkv keep 0.2)\n"
     "  ASL:    --asl-calibrate (V_l / V_init per layer on 8 task prompts, and the layer each tau would\n"
     "          select at; -p lengths, --keep one value, --seed 11, --prune-param for other ASL fields;\n"
-    "          ASL, f32 KV and the fast matmul: the other method options do not apply)\n"
+    "          ASL and the fast matmul (the curve comes from the prompt's own f32 rows, whatever the\n"
+    "          KV type): the other method options do not apply)\n"
     "  output: --json FILE  --jsonl FILE  --csv FILE  --plot DIR  [--plot-script PATH]\n"
     "  older:  --prune all|M1,M2 [--keep 0.1] (prefill on prose)  --asl-compare\n";
 

@@ -39,8 +39,13 @@ std::string BenchModel::text_of(const Tokens& tokens) const {
   return valid_utf8(out);
 }
 
-uint64_t BenchModel::kv_row_bytes() const {  // f32: the most any KV type takes
-  return 2ull * sizeof(float) * static_cast<uint64_t>(info.n_head_kv) * static_cast<uint64_t>(info.head_dim);
+uint64_t BenchModel::kv_row_bytes() const { return kv_row_bytes("f32"); }
+
+uint64_t BenchModel::kv_row_bytes(const std::string& kv_type) const {
+  const uint64_t values = 2ull * static_cast<uint64_t>(info.n_head_kv) * static_cast<uint64_t>(info.head_dim);
+  if (kv_type == "f16") return 2 * values;
+  if (kv_type == "q8_0") return values / 32 * 34;  // per 32 values an f16 scale and 32 int8
+  return 4 * values;
 }
 
 Machine probe_machine(int threads) {
@@ -63,10 +68,20 @@ Machine probe_machine(int threads) {
   return mc;
 }
 
+namespace {
+std::string& baseline_kv() {
+  static std::string name = wt_tools::kv_type_name(wt_context_default_params().kv_type);
+  return name;
+}
+}  // namespace
+
+const std::string& MethodSpec::baseline_kv_type() { return baseline_kv(); }
+void MethodSpec::set_baseline_kv_type(const std::string& name) { baseline_kv() = name; }
+
 std::string MethodSpec::label() const {
   std::string s = method;
   for (const auto& [k, v] : params) s += " " + k + "=" + v;
-  if (kv_type != "f32") s += " kv=" + kv_type;
+  if (kv_type != baseline_kv_type()) s += " kv=" + kv_type;
   if (matmul != "fast") s += " mm=" + matmul;
   return s;
 }
@@ -74,7 +89,9 @@ std::string MethodSpec::label() const {
 Json MethodSpec::params_json() const {
   Json j = Json::object();
   for (const auto& [k, v] : params) j.set(k, v);
-  if (kv_type != "f32") j.set("kv_type", kv_type);  // absent at the defaults: earlier records stay comparable
+  // Always: records written before f16 became the default (2026-12-02) have none and were f32,
+  // so a record without it must not match a new one (--resume keys on these params).
+  j.set("kv_type", kv_type);
   if (matmul != "fast") j.set("matmul", matmul);
   return j;
 }
@@ -82,7 +99,7 @@ Json MethodSpec::params_json() const {
 std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, const std::vector<std::string>& kv_types,
                                       const std::vector<std::string>& matmuls) {
   if (kv_types.empty() && matmuls.empty()) return specs;
-  const std::vector<std::string> kvs = kv_types.empty() ? std::vector<std::string>{"f32"} : kv_types;
+  const std::vector<std::string> kvs = kv_types.empty() ? std::vector<std::string>{MethodSpec::baseline_kv_type()} : kv_types;
   const std::vector<std::string> mms = matmuls.empty() ? std::vector<std::string>{"fast"} : matmuls;
   std::vector<MethodSpec> out;
   for (const std::string& t : kvs) {

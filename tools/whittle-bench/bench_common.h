@@ -33,7 +33,9 @@ struct BenchModel {
   Tokenizer tokenizer() const;
   std::string text_of(const Tokens& tokens) const;  // bytes of the tokens, valid UTF-8
   // Bytes of K and V of one token in one layer (the f32 cache).
-  uint64_t kv_row_bytes() const;
+  uint64_t kv_row_bytes() const;  // K and V of one row in f32, the most any KV type takes
+  // K and V of one row in a KV type by its name (f32, f16, q8_0).
+  uint64_t kv_row_bytes(const std::string& kv_type) const;
 };
 
 struct Machine {
@@ -52,16 +54,23 @@ Machine probe_machine(int threads);
 struct MethodSpec {
   std::string method;
   std::vector<std::pair<std::string, std::string>> params;
-  std::string kv_type = "f32";  // the KV cache's element (--kv-type): f32, f16 or q8_0
+  std::string kv_type = baseline_kv_type();  // the KV cache's element (--kv-type): f32, f16 or q8_0
   std::string matmul = "fast";  // the context's matmul_mode (--matmul): fast or f32
-  std::string label() const;  // "snapkv", "snapkv keep=0.2 window=16", "full kv=f16 mm=f32"
-  Json params_json() const;   // the params, and kv_type / matmul when not the defaults
-  // The reference every run is compared with: full KV in f32, the fast matmul, no parameters.
-  bool is_baseline() const { return method == "full" && kv_type == "f32" && matmul == "fast" && params.empty(); }
+  std::string label() const;  // "snapkv", "snapkv keep=0.2 window=16", "full kv=f32 mm=f32"
+  Json params_json() const;   // the params, kv_type, and matmul when not the default
+  // The reference every run is compared with: full KV in the baseline's KV type, the fast
+  // matmul, no parameters.
+  bool is_baseline() const {
+    return method == "full" && kv_type == baseline_kv_type() && matmul == "fast" && params.empty();
+  }
+  // The baseline's KV type: the first --kv-type listed (main.cpp sets it), else the
+  // library's default (wt_context_default_params: f16). Specs take it unless told.
+  static const std::string& baseline_kv_type();
+  static void set_baseline_kv_type(const std::string& name);
 };
 
 // specs x kv types x matmul modes: each spec once per pair, and full KV for each pair but
-// (f32, fast) (the baseline, which the modes add themselves). No lists: specs as they are.
+// (the baseline's KV type, fast) (the baseline, which the modes add themselves). No lists: specs as they are.
 std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, const std::vector<std::string>& kv_types,
                                       const std::vector<std::string>& matmuls);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Pools whittle-bench suite runs (--json files, e.g. several seeds) into one markdown table
-per configuration (method + parameters): retrieval accuracy over every prompt, greedy top-1
+per configuration (method + parameters + KV type): retrieval accuracy over every prompt, greedy top-1
 agreement with full KV, the TTFT ratio to full KV and accuracy points lost per 10% of TTFT
 saved; full KV beside every method. docs/results/fidelity-*.md are made with it.
 
@@ -12,9 +12,14 @@ import sys
 from collections import defaultdict
 
 
+def kv_type(rec):
+    # Records name their KV type since 2026-12-02 (f16 the default); earlier ones were f32.
+    return rec.get("params", {}).get("kv_type", "f32")
+
+
 def config_name(rec):
-    params = " ".join(f"{k}={v}" for k, v in sorted(rec.get("params", {}).items()))
-    return rec["method"] + (" " + params if params else "")
+    params = " ".join(f"{k}={v}" for k, v in sorted(rec.get("params", {}).items()) if k != "kv_type")
+    return rec["method"] + (" " + params if params else "") + " kv=" + kv_type(rec)
 
 
 def main(paths):
@@ -47,14 +52,16 @@ def main(paths):
     print("| configuration | retrieval correct | accuracy | greedy top-1 agreement with full KV "
           "| TTFT ratio (median) | points lost per 10% TTFT saved |")
     print("|---|---|---|---|---|---|")
-    full = runs.get("full")
-    full_acc = full["correct"] / full["tasks"] if full and full["tasks"] else None
     for name, r in runs.items():
+        # Against full KV in the same KV type (a file of several types has one full per type).
+        full_name = "full kv=" + name.rsplit(" kv=", 1)[1]
+        full = runs.get(full_name)
+        full_acc = full["correct"] / full["tasks"] if full and full["tasks"] else None
         acc = r["correct"] / r["tasks"] if r["tasks"] else float("nan")
         agree = f"{r['agree']}/{r['agree_n']} ({100 * r['agree'] / r['agree_n']:.0f}%)" if r["agree_n"] else "-"
         ratio = statistics.median(ratios[name]) if ratios[name] else float("nan")
         lost = "-"
-        if full_acc is not None and name != "full" and ratio < 1:
+        if full_acc is not None and name != full_name and ratio < 1:
             lost = f"{100 * (full_acc - acc) / ((1 - ratio) * 10):.1f}"
         print(f"| {name} | {r['correct']}/{r['tasks']} | {100 * acc:.0f}% | {agree} | {ratio:.2f} | {lost} |")
     return 0

@@ -100,6 +100,8 @@ int run_older_mode(const Args& a, wt_model* model) {
 static int run_main(int argc, char** argv) {
   Args a;
   if (const int rc = parse(argc, argv, &a); rc != 0) return rc < 0 ? 0 : rc;
+  // Full KV in the first --kv-type listed is the baseline (--kv-type f32,f16: ratios to f32).
+  if (!a.kv_types.empty()) MethodSpec::set_baseline_kv_type(a.kv_types[0]);
   // The calibration's own default seed (not the suite's), in every record it writes.
   if (a.mode == Args::Mode::asl_calibrate && !a.seed_given) a.seed = AslCalibrateOptions{}.seed;
   BenchModel m;

@@ -439,7 +439,8 @@ Json summary_record(const BenchModel& m, const Machine& mc, const SuiteOptions& 
     total_all += ct.second;
   }
   std::vector<uint64_t> kv_per_layer;
-  for (double k : g.kept) kv_per_layer.push_back(static_cast<uint64_t>(k * static_cast<double>(m.kv_row_bytes())));
+  const double row_bytes = static_cast<double>(m.kv_row_bytes(ms.spec.kv_type));
+  for (double k : g.kept) kv_per_layer.push_back(static_cast<uint64_t>(k * row_bytes));
   const double decode_tps = 1000.0 / g.tpot_ms;
   Json j = base_record("summary", m, mc, o.name, o.seed);
   j.set("L", L);
@@ -529,15 +530,26 @@ std::string headline(const std::vector<Json>& records) {
     int n = 0;
   };
   std::vector<std::pair<std::string, Acc>> rows;
-  std::map<int64_t, double> full_acc;  // by L
   auto num = [](const Json* j) { return j ? j->number() : kNaN; };
+  // A summary's method and parameters; its KV type when not the baseline's (records before
+  // 2026-12-02 name none: f32, then the default).
+  auto label_of = [](const Json& r) {
+    std::string label = r.find("method")->str();
+    for (const auto& [k, v] : r.find("params")->items())
+      if (k != "kv_type" || v.str() != MethodSpec::baseline_kv_type()) label += " " + k + "=" + v.str();
+    return label;
+  };
+  // By L: the baseline's accuracy, the first full-KV summary of each length (the modes put
+  // the baseline first; --kv-type and --matmul add full KV in other variants after it).
+  std::map<int64_t, double> full_acc;
+  std::string base_label = "full";
   for (const Json& r : records)
-    if (r.find("kind")->str() == "summary" && r.find("method")->str() == "full")
-      full_acc[static_cast<int64_t>(r.find("L")->number())] = num(r.find("accuracy_all"));
+    if (r.find("kind")->str() == "summary" && r.find("method")->str() == "full" &&
+        full_acc.emplace(static_cast<int64_t>(r.find("L")->number()), num(r.find("accuracy_all"))).second)
+      base_label = label_of(r);
   for (const Json& r : records) {
     if (r.find("kind")->str() != "summary") continue;
-    std::string label = r.find("method")->str();
-    for (const auto& [k, v] : r.find("params")->items()) label += " " + k + "=" + v.str();
+    const std::string label = label_of(r);
     const double acc = num(r.find("accuracy_all")), ratio = num(r.find("ttft_ratio"));
     const double fa = full_acc[static_cast<int64_t>(r.find("L")->number())];
     if (!std::isfinite(acc) || !std::isfinite(ratio) || !std::isfinite(fa)) continue;
@@ -555,7 +567,7 @@ std::string headline(const std::vector<Json>& records) {
     const double saved = a.saved / a.n, acc = a.acc / a.n, fa = a.full_acc / a.n;
     char buf[256];
     std::string per = "-";
-    if (saved > 0.02 && label != "full") {
+    if (saved > 0.02 && label != base_label) {
       std::snprintf(buf, sizeof buf, "%.1f", 100.0 * (fa - acc) / (saved * 10.0));
       per = buf;
     }

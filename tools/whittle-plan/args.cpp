@@ -33,7 +33,7 @@ void usage(FILE* out, const char* argv0) {
                "  --kv-block    tokens per pager block (default 64)\n"
                "  --pager-copy  on a unified board, plan the copying pager (device pool + host\n"
                "                pool) instead of the pager in place (one pool of every block)\n"
-               "  --kv-type     the KV cache's type (default f32; f16: half the KV bytes, q8_0: 0.27)\n"
+               "  --kv-type     the KV cache's type (default f16: half f32's KV bytes; q8_0: 0.27)\n"
                "  --beyond-train-ctx  plan (and solve for) a context past the model's training\n"
                "                context; without it such a --ctx is refused and the solved\n"
                "                context stops there\n"

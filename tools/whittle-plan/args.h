@@ -27,7 +27,7 @@ struct Options {
   int kv_device_blocks = 0;
   int kv_block_tokens = 64;
   bool kv_pager_copy = false;
-  wt_kv_type kv_type = WT_KV_F32;
+  wt_kv_type kv_type = wt_context_default_params().kv_type;  // f16
   std::string json;
   bool list = false;
   bool beyond_train_ctx = false;

@@ -103,9 +103,8 @@ void usage(FILE* out, const char* argv0) {
                "             activations, CUDA's prompts off tensor cores (TF32, f16); slower\n"
                "  --backend  where the weights live and the model runs (default cpu); vulkan\n"
                "             always uses f32 activations\n"
-               "  --kv-type  the KV cache's type (default f32); f16 halves the KV's memory and what\n"
-               "             decode reads per token, q8_0 keeps 0.27 of it (cpu and vulkan; cuda\n"
-               "             refuses f16 and q8_0 for now)\n"
+               "  --kv-type  the KV cache's type (default f16: half the KV's memory of f32, and of\n"
+               "             what decode reads per token; q8_0 keeps 0.27 of it)\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str());

@@ -31,7 +31,7 @@ struct Options {
   std::string prompt_cache;   // --prompt-cache FILE
   bool interactive = false;   // -i: chat on the terminal
   wt_backend_kind backend = WT_BACKEND_CPU;
-  wt_kv_type kv_type = WT_KV_F32;
+  wt_kv_type kv_type = wt_context_default_params().kv_type;  // f16
 };
 
 enum class Action { run, help, list_methods };
