@@ -3,7 +3,11 @@
 // layers, 9/3 heads of 64), per ISA build this CPU has and per KV type; median of
 // repetitions, and the cache's bytes per millisecond.
 //
-//   bench_attention [--keys N] [--threads N] [--reps N] [--heads 14/2 --layers 24]
+//   bench_attention [--keys N] [--threads N] [--reps N] [--heads 14/2 --layers 24] [--bounds B]
+//
+// --bounds B also times decode_topk's scoring step per ISA build of bound_scores: one query
+// row against the f16 key bounds of blocks of B keys (made by key_bounds from the f16
+// cache), every layer, beside the f16 attention over every key of the same build.
 //
 // --heads and --layers give another model's shape (head size 64): 14/2 and 24 layers are
 // Qwen2.5-0.5B's, whose GQA group of 7 query heads reads each cache row for all of them.
@@ -50,29 +54,83 @@ std::vector<uint8_t> make_cache(wt::DType type, int64_t n_keys, std::mt19937& rn
   return out;
 }
 
+// Milliseconds, median of reps, of fn() run on `threads` workers.
+template <class Fn>
+double median_ms(int threads, int reps, Fn&& fn) {
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    wt::test::run_workers(threads, fn);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// decode_topk's scoring of one step (--bounds): bound_scores over every layer's f16 bounds
+// of blocks of `block` keys, per ISA build of bound_scores. The attention rows above are the
+// step of full KV it replaces.
+void bench_bounds(int64_t n_keys, int block, int threads, int reps, const wt::Tensor& tq, std::mt19937& rng) {
+  const int64_t n_blocks = (n_keys + block - 1) / block;
+  const int64_t ne_kv[3] = {kHeadDim, kKvHeads, n_keys}, ne_b[3] = {2 * kHeadDim, kKvHeads, n_blocks};
+  std::vector<std::vector<uint16_t>> bounds;
+  std::vector<char> kws(wt::cpu::key_bounds_workspace_bytes(kHeadDim, threads) + 64);
+  void* kwsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(kws.data()) + 63) & ~uintptr_t(63));
+  for (int64_t l = 0; l < kLayers; ++l) {
+    std::vector<uint8_t> k = make_cache(wt::DType::f16, n_keys, rng);
+    bounds.emplace_back(static_cast<size_t>(2 * kHeadDim * kKvHeads * n_blocks));
+    const wt::Tensor tk = wt::make_tensor(k.data(), wt::DType::f16, 3, ne_kv);
+    const wt::Tensor tb = wt::make_tensor(bounds.back().data(), wt::DType::f16, 3, ne_b);
+    wt::test::run_workers(threads, [&](const wt::cpu::ThreadCtx& tc) { wt::cpu::key_bounds(tc, tb, tk, block, kwsp); });
+  }
+  std::vector<float> scores(static_cast<size_t>(n_blocks));
+  const wt::Tensor to = wt::make_tensor_2d(scores.data(), wt::DType::f32, n_blocks, 1);
+  std::vector<char> ws(wt::cpu::bound_scores_workspace_bytes(kHeadDim, kHeads, kKvHeads, n_blocks, threads) + 64);
+  void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+  std::printf("\ndecode_topk's bound scores, blocks of %d (%lld blocks) x %lld layers, median of %d\n\n", block,
+              static_cast<long long>(n_blocks), static_cast<long long>(kLayers), reps);
+  std::printf("| ISA | ms per token | bounds MiB |\n|---|---|---|\n");
+  const double mib = static_cast<double>(kLayers) * static_cast<double>(bounds[0].size()) * 2.0 / (1024.0 * 1024.0);
+  for (const char* isa : {"avx512", "avx2", "base"}) {
+    if (!wt::cpu::set_bound_scores_isa_for_testing(isa)) continue;
+    const double med = median_ms(threads, reps, [&](const wt::cpu::ThreadCtx& tc) {
+      for (int64_t l = 0; l < kLayers; ++l) {
+        const wt::Tensor tb = wt::make_tensor(bounds[static_cast<size_t>(l)].data(), wt::DType::f16, 3, ne_b);
+        wt::cpu::bound_scores(tc, to, tq, tb, 0.125f, wsp);
+        tc.sync();  // the next layer reuses the workspace
+      }
+    });
+    std::printf("| %s | %.2f | %.1f |\n", isa, med, mib);
+  }
+  wt::cpu::set_bound_scores_isa_for_testing(nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t n_keys = 4096;
-  int threads = 2, reps = 9;
+  int threads = 2, reps = 9, bounds_block = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--keys" && i + 1 < argc) n_keys = std::atoll(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (a == "--layers" && i + 1 < argc) kLayers = std::atoll(argv[++i]);
+    else if (a == "--bounds" && i + 1 < argc) bounds_block = std::atoi(argv[++i]);
     else if (a == "--heads" && i + 1 < argc &&
              std::sscanf(argv[i + 1], "%lld/%lld", reinterpret_cast<long long*>(&kHeads),
                          reinterpret_cast<long long*>(&kKvHeads)) == 2)
       ++i;
     else {
-      std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N] [--heads H/HKV] [--layers N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N] [--heads H/HKV] [--layers N] [--bounds B]\n",
+                   argv[0]);
       return a == "--help" ? 0 : 2;
     }
   }
   if (n_keys < 1 || threads < 1 || reps < 1 || kLayers < 1 || kKvHeads < 1 || kHeads < kKvHeads ||
-      kHeads % kKvHeads != 0 || kHeads > 64) {
-    std::fprintf(stderr, "--keys, --threads, --reps and --layers must be positive, --heads H/HKV with HKV dividing H <= 64\n");
+      kHeads % kKvHeads != 0 || kHeads > 64 || bounds_block < 0) {
+    std::fprintf(stderr, "--keys, --threads, --reps and --layers must be positive, --heads H/HKV with HKV dividing H <= 64, "
+                         "--bounds not negative\n");
     return 2;
   }
   std::mt19937 rng(1);
@@ -117,5 +175,6 @@ int main(int argc, char** argv) {
     }
   }
   wt::cpu::set_attention_isa_for_testing(nullptr);
+  if (bounds_block > 0) bench_bounds(n_keys, bounds_block, threads, reps, tq, rng);
   return 0;
 }
