@@ -155,21 +155,14 @@ int main(int argc, char** argv) {
     const double mib = 2.0 * kLayers * static_cast<double>(k[0].size()) / (1024.0 * 1024.0);
     for (const char* isa : {"avx512", "avx2", "base"}) {
       if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;
-      std::vector<double> ms;
-      for (int r = 0; r < reps; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        wt::test::run_workers(threads, [&](const wt::cpu::ThreadCtx& tc) {
-          for (int64_t l = 0; l < kLayers; ++l) {
-            const wt::Tensor tk = wt::make_tensor(k[l].data(), type, 3, ne_kv);
-            const wt::Tensor tv = wt::make_tensor(v[l].data(), type, 3, ne_kv);
-            wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(n_keys - 1), 0.125f, wsp);
-            tc.sync();  // the next layer reuses the workspace
-          }
-        });
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      }
-      std::sort(ms.begin(), ms.end());
-      const double med = ms[ms.size() / 2];
+      const double med = median_ms(threads, reps, [&](const wt::cpu::ThreadCtx& tc) {
+        for (int64_t l = 0; l < kLayers; ++l) {
+          const wt::Tensor tk = wt::make_tensor(k[l].data(), type, 3, ne_kv);
+          const wt::Tensor tv = wt::make_tensor(v[l].data(), type, 3, ne_kv);
+          wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(n_keys - 1), 0.125f, wsp);
+          tc.sync();  // the next layer reuses the workspace
+        }
+      });
       std::printf("| %s | %s | %.2f | %.1f | %.1f |\n", isa, wt::dtype_name(type), med, mib,
                   mib * 1024.0 * 1024.0 / (med * 1e6));
     }

@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(kThreads) key_bounds_kernel(KbArgs a) {
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;
   }
-  uint16_t* out = reinterpret_cast<uint16_t*>(a.dst.data + static_cast<size_t>(g) * a.dst.nb1 + static_cast<size_t>(b) * a.dst.nb2);
+  uint16_t* out = row_at<uint16_t>(a.dst.data, a.dst.nb1, a.dst.nb2, g, b);
   out[d] = f16_bound_bits(__float_as_uint(lo), /*up=*/false);
   out[a.hd + d] = f16_bound_bits(__float_as_uint(hi), /*up=*/true);
 }
@@ -61,8 +61,7 @@ __global__ void __launch_bounds__(kThreads) bound_scores_head_kernel(RowView q, 
   float* u = logp + h * n_blocks;
   float top = -INFINITY;
   for (int64_t b = threadIdx.x; b < n_blocks; b += kThreads) {
-    const __half* lo = reinterpret_cast<const __half*>(bounds.data + static_cast<size_t>(g) * bounds.nb1 +
-                                                       static_cast<size_t>(b) * bounds.nb2);
+    const __half* lo = row_at<__half>(bounds.data, bounds.nb1, bounds.nb2, g, b);
     const __half* hi = lo + hd;
     float s[4] = {};
     int d = 0;

@@ -26,12 +26,15 @@ __device__ __forceinline__ float warp_max(float x) {
   return x;
 }
 
-// Row (i1, i2) of a tensor given as base pointer and byte strides (ne0 is contiguous).
-__device__ __forceinline__ const float* row_at(const char* base, size_t nb1, size_t nb2, int64_t i1, int64_t i2) {
-  return reinterpret_cast<const float*>(base + static_cast<size_t>(i1) * nb1 + static_cast<size_t>(i2) * nb2);
+// Row (i1, i2) of a tensor given as base pointer and byte strides (ne0 is contiguous), as
+// elements of T (float unless told: row_at<uint16_t> for the f16 key bounds).
+template <typename T = float>
+__device__ __forceinline__ const T* row_at(const char* base, size_t nb1, size_t nb2, int64_t i1, int64_t i2) {
+  return reinterpret_cast<const T*>(base + static_cast<size_t>(i1) * nb1 + static_cast<size_t>(i2) * nb2);
 }
-__device__ __forceinline__ float* row_at(char* base, size_t nb1, size_t nb2, int64_t i1, int64_t i2) {
-  return reinterpret_cast<float*>(base + static_cast<size_t>(i1) * nb1 + static_cast<size_t>(i2) * nb2);
+template <typename T = float>
+__device__ __forceinline__ T* row_at(char* base, size_t nb1, size_t nb2, int64_t i1, int64_t i2) {
+  return reinterpret_cast<T*>(base + static_cast<size_t>(i1) * nb1 + static_cast<size_t>(i2) * nb2);
 }
 
 // A tensor's base and row strides, as kernels take them.

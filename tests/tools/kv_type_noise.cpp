@@ -6,7 +6,6 @@
 // is the exact one's and its mean KL(exact || it). C API only.
 //   kv_type_noise MODEL.gguf TEXT_FILE PROMPT_TOKENS START_TOKEN STEPS METHOD[,METHOD...]
 // (keep 0.2 for the pruning methods, 2 threads). One line per method.
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,31 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "support/kv_agreement.h"
 #include "whittle.h"
 
 namespace {
 
-struct Variant {
-  wt_matmul_mode mode;
-  wt_kv_type kv;
-  const char* name;
-};
 // The first is the reference.
-constexpr Variant kVariants[] = {{WT_MATMUL_F32, WT_KV_F32, "exact"},
-                                 {WT_MATMUL_FAST, WT_KV_F32, "fast f32 KV"},
-                                 {WT_MATMUL_FAST, WT_KV_F16, "fast f16 KV"},
-                                 {WT_MATMUL_F32, WT_KV_F16, "exact f16 KV"}};
-constexpr int kN = sizeof(kVariants) / sizeof(kVariants[0]);
-
-// Log-softmax normalizer and argmax of one row of logits.
-void lse_argmax(const float* l, int32_t n, double* lse, int* best) {
-  *best = 0;
-  for (int32_t j = 1; j < n; ++j)
-    if (l[j] > l[*best]) *best = j;
-  double s = 0;
-  for (int32_t j = 0; j < n; ++j) s += std::exp(static_cast<double>(l[j]) - l[*best]);
-  *lse = l[*best] + std::log(s);
-}
+const std::vector<wt::test::KvVariant> kVariants = {
+    {WT_MATMUL_F32, WT_KV_F32}, {WT_MATMUL_FAST, WT_KV_F32}, {WT_MATMUL_FAST, WT_KV_F16}, {WT_MATMUL_F32, WT_KV_F16}};
+const char* const kNames[] = {"exact", "fast f32 KV", "fast f16 KV", "exact f16 KV"};
 
 int fail(const char* what) {
   std::fprintf(stderr, "%s: %s\n", what, wt_last_error());
@@ -46,53 +29,22 @@ int fail(const char* what) {
 }
 
 // One method: the line described at the top, or 1 with the library's message.
-int run_method(const wt_model* m, int32_t n_vocab, const std::vector<wt_token>& prompt, int steps,
-               const std::string& name) {
+int run_method(const wt_model* m, const std::vector<wt_token>& prompt, int steps, const std::string& name) {
   wt_prune_method method = WT_PRUNE_FULL;
   if (wt_prune_method_from_name(name.c_str(), &method) != WT_OK) return fail(name.c_str());
-  wt_context* ctx[kN] = {};
-  int status = 0;
-  for (int i = 0; i < kN && !status; ++i) {
-    wt_context_params cp = wt_context_default_params();
-    cp.n_ctx = static_cast<int32_t>(prompt.size()) + steps + 64;  // the oracle's answer too
-    cp.n_threads = 2;
-    cp.prune.method = method;
-    cp.prune.keep = 0.2f;
-    cp.kv_type = kVariants[i].kv;
-    cp.matmul_mode = kVariants[i].mode;
-    if (wt_context_create(m, &cp, &ctx[i]) != WT_OK || wt_context_prefill(ctx[i], prompt.data(), prompt.size()) != WT_OK)
-      status = fail(name.c_str());
+  std::vector<wt::test::KvAgreement> a;
+  std::string err;
+  if (!wt::test::kv_agreement(m, method, prompt, kVariants, steps, &a, &err)) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), err.c_str());
+    return 1;
   }
-  int agree[kN] = {};
-  double kl[kN] = {};
-  for (int s = 0; s < steps && !status; ++s) {
-    const float* l[kN];
-    double lse[kN];
-    int best[kN];
-    for (int i = 0; i < kN; ++i) {
-      if (wt_context_logits(ctx[i], -1, &l[i]) != WT_OK) {
-        status = fail("logits");
-        break;
-      }
-      lse_argmax(l[i], n_vocab, &lse[i], &best[i]);
-      agree[i] += best[i] == best[0];
-      for (int32_t j = 0; j < n_vocab; ++j) {
-        const double lp = l[0][j] - lse[0], lq = l[i][j] - lse[i];
-        kl[i] += std::exp(lp) * (lp - lq);
-      }
-    }
-    for (int i = 0; i < kN && !status; ++i)
-      if (wt_context_decode(ctx[i], best[0]) != WT_OK) status = fail("decode");
-  }
-  if (!status) {
-    std::printf("%s, %zu prompt tokens, %d steps: top-1 agreement with the exact model (mean KL)", name.c_str(),
-                prompt.size(), steps);
-    for (int i = 1; i < kN; ++i) std::printf("%s %s %d (%.2e)", i > 1 ? "," : "", kVariants[i].name, agree[i], kl[i] / steps);
-    std::printf("\n");
-    std::fflush(stdout);
-  }
-  for (wt_context* c : ctx) wt_context_free(c);
-  return status;
+  std::printf("%s, %zu prompt tokens, %d steps: top-1 agreement with the exact model (mean KL)", name.c_str(),
+              prompt.size(), steps);
+  for (size_t i = 0; i < a.size(); ++i)
+    std::printf("%s %s %d (%.2e)", i > 0 ? "," : "", kNames[i + 1], a[i].agree, a[i].kl);
+  std::printf("\n");
+  std::fflush(stdout);
+  return 0;
 }
 
 }  // namespace
@@ -127,13 +79,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::vector<wt_token> prompt(tokens.begin() + start, tokens.begin() + start + n_prompt);
-  wt_model_info info;
-  int status = wt_model_get_info(m, &info) == WT_OK ? 0 : fail("model info");
+  int status = 0;
   const std::string methods = argv[6];
   for (size_t p = 0; p <= methods.size() && !status;) {
     size_t q = methods.find(',', p);
     if (q == std::string::npos) q = methods.size();
-    status = run_method(m, info.n_vocab, prompt, static_cast<int>(steps), methods.substr(p, q - p));
+    status = run_method(m, prompt, static_cast<int>(steps), methods.substr(p, q - p));
     p = q + 1;
   }
   wt_model_free(m);

@@ -3,11 +3,11 @@
 // full KV and every pruning method; their KV bytes; and the combinations that are refused.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "support/kv_agreement.h"
 #include "support/real_model.h"
 #include "whittle.h"
 
@@ -15,74 +15,15 @@ namespace {
 
 constexpr int kSteps = 64;
 
-struct Agreement {
-  int agree = 0, steps = 0;
-  double kl = 0;  // mean KL(f32 || narrow type) over the steps, nats
-};
+using wt::test::KvAgreement;
+using wt::test::KvVariant;
 
-// Log-softmax normalizer and argmax of one row of logits.
-void lse_argmax(const float* l, int32_t n, double* lse, int* best) {
-  *best = 0;
-  for (int32_t j = 1; j < n; ++j)
-    if (l[j] > l[*best]) *best = j;
-  const float mx = l[*best];
-  double s = 0;
-  for (int32_t j = 0; j < n; ++j) s += std::exp(static_cast<double>(l[j]) - mx);
-  *lse = mx + std::log(s);
-}
-
-// One context's settings: its matmul mode and KV type.
-struct Variant {
-  wt_matmul_mode mode;
-  wt_kv_type kv;
-};
-
-// Contexts of one method over `prompt`, one per variant, then kSteps steps teacher-forced
-// with the first context's greedy tokens: how often each other context's argmax is the same,
-// and its mean KL from the first one.
-std::vector<Agreement> agreement(const wt_model* m, wt_prune_method method, const std::vector<wt_token>& prompt,
-                                 const std::vector<Variant>& variants) {
-  std::vector<wt_context*> ctx(variants.size(), nullptr);
-  for (size_t t = 0; t < ctx.size(); ++t) {
-    wt_context_params cp = wt_context_default_params();
-    cp.n_ctx = static_cast<int32_t>(prompt.size()) + kSteps + 64;  // the oracle's answer too
-    cp.n_threads = 2;
-    cp.prune.method = method;
-    cp.prune.keep = 0.2f;
-    cp.kv_type = variants[t].kv;
-    cp.matmul_mode = variants[t].mode;
-    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx[t]) == WT_OK, wt_last_error());
-    REQUIRE_MESSAGE(wt_context_prefill(ctx[t], prompt.data(), prompt.size()) == WT_OK, wt_last_error());
-  }
-  wt_model_info info;
-  REQUIRE(wt_model_get_info(m, &info) == WT_OK);
-  std::vector<Agreement> out(variants.size() - 1);
-  for (int i = 0; i < kSteps; ++i) {
-    const float* ref = nullptr;
-    REQUIRE(wt_context_logits(ctx[0], -1, &ref) == WT_OK);
-    double lse_ref = 0;
-    int best_ref = 0;
-    lse_argmax(ref, info.n_vocab, &lse_ref, &best_ref);
-    for (size_t t = 1; t < ctx.size(); ++t) {
-      const float* l = nullptr;
-      REQUIRE(wt_context_logits(ctx[t], -1, &l) == WT_OK);
-      double lse = 0;
-      int best = 0;
-      lse_argmax(l, info.n_vocab, &lse, &best);
-      double kl = 0;
-      for (int32_t j = 0; j < info.n_vocab; ++j) {
-        const double lp = ref[j] - lse_ref, lq = l[j] - lse;
-        kl += std::exp(lp) * (lp - lq);
-      }
-      Agreement& a = out[t - 1];
-      a.kl += kl;
-      a.agree += best == best_ref;
-      ++a.steps;
-    }
-    for (wt_context* c : ctx) REQUIRE_MESSAGE(wt_context_decode(c, best_ref) == WT_OK, wt_last_error());
-  }
-  for (Agreement& a : out) a.kl /= a.steps;
-  for (wt_context* c : ctx) wt_context_free(c);
+// kv_agreement over kSteps steps, the test failing with the library's message if a call does.
+std::vector<KvAgreement> agreement(const wt_model* m, wt_prune_method method, const std::vector<wt_token>& prompt,
+                                   const std::vector<KvVariant>& variants) {
+  std::vector<KvAgreement> out;
+  std::string err;
+  REQUIRE_MESSAGE(wt::test::kv_agreement(m, method, prompt, variants, kSteps, &out, &err), err);
   return out;
 }
 
@@ -152,9 +93,9 @@ TEST_CASE("kv type: f16 and q8_0 KV caches keep the f32 cache's greedy tokens fo
     REQUIRE(wt_prune_method_at(k, &method) == WT_OK);
     const std::string name = wt_prune_method_name(method);
     CAPTURE(name);
-    std::vector<Variant> variants{{WT_MATMUL_F32, WT_KV_F32}};
+    std::vector<KvVariant> variants{{WT_MATMUL_F32, WT_KV_F32}};
     for (const NarrowType& n : kNarrow) variants.push_back({WT_MATMUL_F32, n.type});
-    const std::vector<Agreement> a = agreement(m, method, prompt, variants);
+    const std::vector<KvAgreement> a = agreement(m, method, prompt, variants);
     for (size_t t = 0; t < std::size(kNarrow); ++t) {
       const NarrowType& n = kNarrow[t];
       const std::string type = n.name;  // a const char* would print as a pointer
@@ -187,17 +128,17 @@ TEST_CASE("kv type: in the fast mode an f16 KV cache stays as close to the exact
   const wt_model* m = wt::test::real_model().model;
   const std::vector<wt_token>& text = wt::test::real_model().text;
   REQUIRE(text.size() >= 2000);
-  const std::vector<Variant> variants{
+  const std::vector<KvVariant> variants{
       {WT_MATMUL_F32, WT_KV_F32}, {WT_MATMUL_FAST, WT_KV_F32}, {WT_MATMUL_FAST, WT_KV_F16}};
   int f32_all = 0, f16_all = 0;
   for (const wt_prune_method method : {WT_PRUNE_FULL, WT_PRUNE_SNAPKV, WT_PRUNE_SLIMINFER}) {
     const std::string name = wt_prune_method_name(method);
     CAPTURE(name);
-    Agreement f32, f16;
+    KvAgreement f32, f16;
     for (const size_t start : {size_t{0}, size_t{600}, size_t{1300}}) {
       const std::vector<wt_token> prompt(text.begin() + static_cast<long>(start),
                                          text.begin() + static_cast<long>(start + 500));
-      const std::vector<Agreement> a = agreement(m, method, prompt, variants);
+      const std::vector<KvAgreement> a = agreement(m, method, prompt, variants);
       f32.agree += a[0].agree, f32.steps += a[0].steps, f32.kl += a[0].kl;
       f16.agree += a[1].agree, f16.steps += a[1].steps, f16.kl += a[1].kl;
     }
