@@ -1,10 +1,13 @@
-// bound_scores_impl.h compiled for avx2, two heads in an 8-lane vector;
+// bound_scores_impl.h compiled for avx2, 8-lane vectors, the sums of up to 4 heads in registers;
 // bound_scores.cpp calls it when the CPU has it.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "bound_scores_steps.h"
+#include "fast_math.h"
 #include "kernels/f16_bound.h"
 #include "kernels/tensor.h"
 
@@ -19,15 +22,14 @@
 
 namespace wt::cpu::bs_avx2 {
 #define BS_F16C 1  // the target has F16C
-#define BS_HEADS 2
+#define BS_LANES 8
+#define BS_HEADS 4
 #include "bound_scores_impl.h"
 #undef BS_HEADS
+#undef BS_LANES
 #undef BS_F16C
 
-void run(const Tensor& q, const Tensor& bounds, float scale, int64_t n_blocks, int64_t b0, int64_t b1, float* qp,
-         float* u) {
-  bound_dots(q, bounds, scale, n_blocks, b0, b1, qp, u);
-}
+BoundScoreSteps steps() { return {bound_dots, log_softmax_rows, block_log_sums}; }
 
 }  // namespace wt::cpu::bs_avx2
 

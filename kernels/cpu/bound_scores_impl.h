@@ -1,34 +1,38 @@
 // The dot products of bound_scores (bound_scores.cpp), compiled once per ISA like
 // window_scores_impl.h: bound_scores.cpp (baseline), bound_scores_avx2.cpp,
 // bound_scores_avx512.cpp. Include only from those files, inside a namespace of their own,
-// with BS_HEADS defined.
+// with BS_LANES (16, 8 or 4: the native vector's floats) and BS_HEADS (query heads whose
+// sums stay in registers together) defined.
 //
-// Every lane keeps one of the four partial sums the baseline has always used (dimension d
-// goes to partial d % 4, dimensions in order), and a vector holds BS_HEADS query heads of one
-// KV head side by side, 4 lanes each. So the wider builds read a block's bounds once for
-// several heads and still give the baseline's bits, which the tests check; the selection
-// (a top-k over these scores) then does not depend on the machine.
-
+// Dimensions run along the lanes: a block's bounds are read 16 halves at a time (one
+// conversion for 16 dimensions) and used by every query head of their KV head, and lane l
+// sums dimensions l, l + 16, ... in order. Sixteen blocks' sums of a head are then reduced
+// together by vec16.h's hsum16x16, which adds in one order in every build. Every build
+// therefore gives the same bits (the tests compare them with memcmp), so the selection (a
+// top-k over these scores) does not depend on the machine.
+//
 // The bounds are f16 (kernels/f16_bound.h: zero or normal values only), converted exactly:
 // by F16C's vcvtph2ps where the including file defines BS_F16C (and includes
 // <immintrin.h>), else by moving the bits into f32's fields and scaling by 2^112. Both give
-// the same floats, so the builds still agree bit for bit.
+// the same floats.
 //
-// The including file includes <cstdint>, <cstring>, kernels/f16_bound.h and kernels/tensor.h
-// first, at file scope (a standard header included inside a namespace would declare std:: in it).
+// The including file includes <cstdint>, <cstring>, fast_math.h, kernels/f16_bound.h and
+// kernels/tensor.h first, at file scope (a standard header included inside a namespace
+// would declare std:: in it).
 
-constexpr int kHeads = BS_HEADS;  // query heads per vector
-constexpr int kLanes = 4 * kHeads;
-typedef float FV __attribute__((vector_size(kLanes * 4)));
-typedef float F4 __attribute__((vector_size(16)));
+#include "vec_exp.h"  // vec_select, which vec16.h's vmax16 uses
+#define WT_VEC16_LANES BS_LANES
+#include "vec16.h"  // F16v: 16 floats as one value, in registers in every build
+#undef WT_VEC16_LANES
+
+constexpr int kHeads = BS_HEADS;
+static_assert(kHeads >= 1 && kHeads <= 4, "bound_dots passes over 1 to 4 heads at a time");
+
+// Four stored bounds as floats, without F16C.
 typedef uint16_t H4 __attribute__((vector_size(8)));
 typedef uint32_t U4 __attribute__((vector_size(16)));
-
-// Four stored bounds as floats.
-static inline F4 half4(const uint16_t* p) {
-#if defined(BS_F16C)
-  return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-#else
+typedef float F4 __attribute__((vector_size(16)));
+[[maybe_unused]] static inline F4 half4(const uint16_t* p) {
   H4 h;
   std::memcpy(&h, p, sizeof h);
   const U4 w = __builtin_convertvector(h, U4);
@@ -36,6 +40,45 @@ static inline F4 half4(const uint16_t* p) {
   F4 f;
   std::memcpy(&f, &bits, sizeof f);
   return f * wt::kF16BoundScale;
+}
+
+// Sixteen stored bounds as floats.
+static inline F16v half16(const uint16_t* p) {
+#if defined(BS_F16C) && BS_LANES == 16
+  return F16v(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+#elif defined(BS_F16C) && BS_LANES == 8
+  F16v r;
+  r.p[0] = FNv(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  r.p[1] = FNv(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8))));
+  return r;
+#else
+  float f[16];
+  for (int c = 0; c < 4; ++c) {
+    const F4 x = half4(p + 4 * c);
+    std::memcpy(f + 4 * c, &x, sizeof x);
+  }
+  return load16(f);
+#endif
+}
+
+// a > e ? a : e lane by lane, which is exactly what x86's maxps computes (the second
+// operand on equality, signed zeros and NaN): GCC compiled the vector ?: and vmax16's mask
+// select to a compare and a blend, which made AVX2's bounds 25% slower.
+static inline F16v max_ae(const F16v& a, const F16v& e) {
+#if defined(BS_F16C) && BS_LANES == 16
+  return F16v(_mm512_max_ps(__m512(a), __m512(e)));
+#else
+  F16v r;
+  for (int c = 0; c < kParts; ++c) {
+#if defined(BS_F16C) && BS_LANES == 8
+    r.p[c] = FNv(_mm256_max_ps(__m256(a.p[c]), __m256(e.p[c])));
+#elif defined(__SSE__)
+    r.p[c] = FNv(_mm_max_ps(__m128(a.p[c]), __m128(e.p[c])));
+#else
+    r.p[c] = a.p[c] > e.p[c] ? a.p[c] : e.p[c];
+#endif
+  }
+  return r;
 #endif
 }
 
@@ -46,85 +89,144 @@ static inline float half1(uint16_t h) {
   return f * wt::kF16BoundScale;
 }
 
-// Four floats repeated in every head's lanes, in registers (vinsertf128, vshuff32x4): GCC 12
-// compiled __builtin_shufflevector of a 4-lane vector to 16 lanes through the stack in the
-// AVX-512 build, a store-forwarding stall that made up most of the kernel's time (its AVX2
-// build kept the 8-lane one in registers).
-static inline FV repeat4(F4 v) {
-#if BS_HEADS == 1
-  return v;
-#elif BS_HEADS == 2
-  const __m128 x = reinterpret_cast<__m128>(v);
-  return reinterpret_cast<FV>(_mm256_set_m128(x, x));
-#elif BS_HEADS == 4
-  return reinterpret_cast<FV>(_mm512_broadcast_f32x4(reinterpret_cast<__m128>(v)));
-#else
-#error "BS_HEADS must be 1, 2 or 4"
-#endif
-}
+// Floats of the worker's workspace bound_dots uses.
+static inline int64_t bound_dots_floats(int64_t n_head) { return n_head * 256; }
 
-// bound_scores.cpp sizes the packed query for at most 4 heads per vector.
-static_assert(kHeads <= 4, "bound_scores_workspace_bytes() packs at most 4 heads per vector");
-
-// acc[i] = the partial sums of chunk qc's heads against block bounds lo[i] (hd halves, then
-// hi): NB blocks at once, so NB independent add chains share each load of the query.
-template <int NB>
-static inline void chunk_dots(const uint16_t* const* lo, int64_t hd, const float* qc, FV* acc) {
-  for (int i = 0; i < NB; ++i) acc[i] = FV{};
-  for (int64_t d4 = 0; d4 < hd / 4; ++d4) {
-    FV qv;
-    std::memcpy(&qv, qc + d4 * kLanes, sizeof qv);
-    for (int i = 0; i < NB; ++i) {
-      const FV a = qv * repeat4(half4(lo[i] + 4 * d4)), e = qv * repeat4(half4(lo[i] + hd + 4 * d4));
-      acc[i] += a > e ? a : e;  // the baseline's a > c ? a : c, lane by lane (maxps)
+// sums[r * 256 + i * 16 + l]: lane l of the sums of the R query rows q[r] (hd floats each)
+// against the bounds lo (hd lows, then hd highs) of block i of 16. Per dimension
+// max(q lo, q hi) as a > e ? a : e (the op asks no order of lo and hi).
+template <int R>
+static inline void head_sums(const float* const* q, const uint16_t* lo, int64_t hd, int64_t i, float* sums) {
+  const int64_t hd16 = hd / 16 * 16;
+  F16v acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = splat16(0.0f);
+  for (int64_t d = 0; d < hd16; d += 16) {
+    const F16v l = half16(lo + d), h = half16(lo + hd + d);
+    for (int r = 0; r < R; ++r) {
+      const F16v qv = load16(q[r] + d);
+      acc[r] += max_ae(qv * l, qv * h);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float* s = sums + r * 256 + i * 16;
+    store16(s, acc[r]);
+    for (int64_t d = hd16; d < hd; ++d) {  // head sizes not a multiple of 16: lane d % 16
+      const float a = q[r][d] * half1(lo[d]), e = q[r][d] * half1(lo[hd + d]);
+      s[d - hd16] += a > e ? a : e;
     }
   }
 }
 
 // u[h * n_blocks + b] = scale * sum_d max(q_d lo_d, q_d hi_d) of the last row of q, head h,
-// against the bounds of block b and KV head h / G, for blocks [b0, b1) of n_blocks. qp: the
-// worker's ceil(G / kHeads) * kHeads * hd floats.
+// against the bounds of block b and KV head h / G, for blocks [b0, b1) of n_blocks. Block
+// by block, every KV head at each: the bounds are [block][KV head][2 hd], read as one
+// stream. ws: the worker's bound_dots_floats(hd, n_head).
 static void bound_dots(const wt::Tensor& q, const wt::Tensor& bounds, float scale, int64_t n_blocks, int64_t b0,
-                       int64_t b1, float* qp, float* u) {
-  constexpr int kBlocks = 4;  // blocks scored together
-  const int64_t hd = q.ne[0], n_kv = bounds.ne[1], t = q.ne[2] - 1;
-  const int64_t group = q.ne[1] / n_kv, n_chunks = (group + kHeads - 1) / kHeads, hd4 = hd / 4;
+                       int64_t b1, float* ws, float* u) {
+  const int64_t hd = q.ne[0], n_head = q.ne[1], n_kv = bounds.ne[1], t = q.ne[2] - 1;
+  const int64_t group = n_head / n_kv;
+  constexpr int64_t kAhead = 8;  // blocks: 6 KiB ahead with 3 KV heads of 64 dimensions
   if (b0 >= b1) return;  // a worker without blocks (more workers than blocks)
-  for (int64_t g = 0; g < n_kv; ++g) {
-    // qp[c][d4][p * 4 + j] = q[head c * kHeads + p][4 * d4 + j]
-    for (int64_t c = 0; c < n_chunks; ++c)
-      for (int p = 0; p < kHeads; ++p) {
-        const int64_t hh = c * kHeads + p < group ? c * kHeads + p : group - 1;
-        const float* qh = q.row<float>(g * group + hh, t);
-        for (int64_t d4 = 0; d4 < hd4; ++d4)
-          std::memcpy(qp + (c * hd4 + d4) * kLanes + p * 4, qh + 4 * d4, 4 * sizeof(float));
+  float* sums = ws;  // [n_head][16 blocks][16 lanes]
+  for (int64_t b = b0; b < b1; b += 16) {
+    const int64_t nb = b1 - b < 16 ? b1 - b : 16;
+    for (int64_t i = 0; i < nb; ++i) {
+      // The bounds of the block kAhead further on, which a decode step reads from DRAM (the
+      // weights and the KV cache evict them between steps): the loads of the sums otherwise
+      // waited on memory for most of the kernel's time (perf, 4096 tokens, blocks of 4).
+      const int64_t ahead = b + i + kAhead < b1 ? b + i + kAhead : b1 - 1;
+      for (int64_t g = 0; g < n_kv; ++g) {
+        const char* next = bounds.row<char>(g, ahead);
+        for (size_t off = 0; off < bounds.nb[1]; off += 64) __builtin_prefetch(next + off);
       }
-    for (int64_t b = b0; b < b1; b += kBlocks) {
-      const int nb = b1 - b < kBlocks ? static_cast<int>(b1 - b) : kBlocks;
-      const uint16_t* lo[kBlocks];
-      for (int i = 0; i < nb; ++i) lo[i] = bounds.row<uint16_t>(g, b + i);
-      for (int64_t c = 0; c < n_chunks; ++c) {
-        const float* qc = qp + c * hd4 * kLanes;
-        FV acc[kBlocks];
-        if (nb == kBlocks)
-          chunk_dots<kBlocks>(lo, hd, qc, acc);
-        else
-          for (int i = 0; i < nb; ++i) chunk_dots<1>(lo + i, hd, qc, acc + i);
-        for (int i = 0; i < nb; ++i) {
-          float s[kLanes];
-          std::memcpy(s, &acc[i], sizeof s);
-          for (int p = 0; p < kHeads && c * kHeads + p < group; ++p) {
-            const int64_t h = g * group + c * kHeads + p;
-            const float* qh = q.row<float>(h, t);
-            float* sp = s + 4 * p;
-            for (int64_t d = 4 * hd4; d < hd; ++d) {  // head sizes not a multiple of 4
-              const float a = qh[d] * half1(lo[i][d]), e = qh[d] * half1(lo[i][hd + d]);
-              sp[0] += a > e ? a : e;
-            }
-            u[h * n_blocks + b + i] = scale * ((sp[0] + sp[1]) + (sp[2] + sp[3]));
-          }
+      for (int64_t g = 0; g < n_kv; ++g) {
+        const uint16_t* lo = bounds.row<uint16_t>(g, b + i);
+        for (int64_t h = g * group, h_end = h + group; h < h_end;) {
+          // Up to kHeads heads per pass over the bounds (a group of 3 in one, of 7 in 4 + 3).
+          const int64_t n = h_end - h < kHeads ? h_end - h : kHeads;
+          float* hs = sums + h * 256;
+          const float* hq[4];
+          for (int64_t r = 0; r < n && r < 4; ++r) hq[r] = q.row<float>(h + r, t);
+          if (n >= 4) head_sums<4>(hq, lo, hd, i, hs);
+          else if (n == 3) head_sums<3>(hq, lo, hd, i, hs);
+          else if (n == 2) head_sums<2>(hq, lo, hd, i, hs);
+          else head_sums<1>(hq, lo, hd, i, hs);
+          h += n >= 4 ? 4 : n;
         }
       }
     }
+    for (int64_t h = 0; h < n_head; ++h) {
+      float* s = sums + h * 256;
+      if (nb < 16) std::memset(s + nb * 16, 0, sizeof(float) * static_cast<size_t>((16 - nb) * 16));
+      const F16v x = hsum16x16(s) * scale;
+      if (nb == 16) {
+        store16(u + h * n_blocks + b, x);
+      } else {
+        for (int64_t i = 0; i < nb; ++i) u[h * n_blocks + b + i] = lane(x, static_cast<int>(i));
+      }
+    }
+  }
+}
+
+// The sum of s[0..16) in one order: lanes l and l + 8, then l and l + 4, l and l + 2, l and l + 1.
+static inline float sum16(float* s) {
+  for (int w = 8; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) s[l] += s[l + w];
+  return s[0];
+}
+
+// The exponentials of x - top for 16 values x, of which the first n < 16 are read (the rest
+// 0 on return): the tails go through the same vector steps as whole groups of 16, so a value
+// does not depend on where a worker's range begins.
+static inline F16v exp_tail(const float* x, int64_t n, const F16v& top) {
+  float buf[16] = {};
+  std::memcpy(buf, x, sizeof(float) * static_cast<size_t>(n));
+  store16(buf, vexp16(load16(buf) - top));
+  for (int64_t l = n; l < 16; ++l) buf[l] = 0.0f;
+  return load16(buf);
+}
+
+// Phase 2, heads [h0, h1): each head's row of n_blocks scores becomes its log-softmax. Lane
+// b % 16 sums block b's exponential, from block 0 on.
+static void log_softmax_rows(float* logp, int64_t n_blocks, int64_t h0, int64_t h1) {
+  const int64_t n16 = n_blocks / 16 * 16;
+  for (int64_t h = h0; h < h1; ++h) {
+    float* u = logp + h * n_blocks;
+    F16v mv = splat16(-__builtin_inff());
+    for (int64_t b = 0; b < n16; b += 16) mv = vmax16(mv, load16(u + b));  // a NaN never wins
+    float top = -__builtin_inff();
+    for (int l = 0; l < 16; ++l) top = lane(mv, l) > top ? lane(mv, l) : top;
+    for (int64_t b = n16; b < n_blocks; ++b) top = u[b] > top ? u[b] : top;
+    const F16v tv = splat16(top);
+    F16v acc = splat16(0.0f);
+    for (int64_t b = 0; b < n16; b += 16) acc += vexp16(load16(u + b) - tv);
+    if (n16 < n_blocks) acc += exp_tail(u + n16, n_blocks - n16, tv);
+    float s[16];
+    store16(s, acc);
+    const float lse = top + std::log(sum16(s));
+    const F16v lv = splat16(lse);
+    for (int64_t b = 0; b < n16; b += 16) store16(u + b, load16(u + b) - lv);
+    for (int64_t b = n16; b < n_blocks; ++b) u[b] -= lse;
+  }
+}
+
+// Phase 3, blocks [b0, b1): out[b] = log sum_h exp(logp[h][b]), shifted by the heads' max,
+// the heads in order; 16 blocks at a time, a shorter group at the end padded, each block's
+// value the same whichever group it is in.
+static void block_log_sums(const float* logp, float* out, int64_t n_head, int64_t n_blocks, int64_t b0,
+                           int64_t b1) {
+  for (int64_t b = b0; b < b1; b += 16) {
+    const int64_t n = b1 - b < 16 ? b1 - b : 16;
+    auto row = [&](int64_t h) {  // head h's values of the group, a tail padded with zeros
+      if (n == 16) return load16(logp + h * n_blocks + b);
+      float buf[16] = {};
+      std::memcpy(buf, logp + h * n_blocks + b, sizeof(float) * static_cast<size_t>(n));
+      return load16(buf);
+    };
+    F16v top = row(0);
+    for (int64_t h = 1; h < n_head; ++h) top = vmax16(top, row(h));
+    F16v sum = splat16(0.0f);
+    for (int64_t h = 0; h < n_head; ++h) sum += vexp16(row(h) - top);
+    for (int64_t i = 0; i < n; ++i) out[b + i] = lane(top, static_cast<int>(i)) + std::log(lane(sum, static_cast<int>(i)));
   }
 }

@@ -8,8 +8,9 @@
 // the same order in every build; the bits differ between builds only where one fuses a
 // multiply-add and another cannot (SSE2 has no FMA).
 //
-// Include only from attention_impl.h, inside its per-ISA namespace after vec_exp.h, with
-// WT_VEC16_LANES (16, 8 or 4) defined; no include guard (one inclusion per namespace).
+// Include only from attention_impl.h and bound_scores_impl.h, inside their per-ISA
+// namespace after vec_exp.h, with WT_VEC16_LANES (16, 8 or 4) defined; no include guard
+// (one inclusion per namespace).
 
 #if WT_VEC16_LANES == 16
 

@@ -4,8 +4,9 @@
 //    max are exact, so the bounds are the CPU's bit for bit. The keys are a KV cache of f32,
 //    f16 or q8_0 (kv_read.cuh), read as the CPU's f32 values.
 //  bound_scores, per head: one block (4 warps) per query head; the query row in shared
-//    memory, each thread a block's upper bound at a time (four partial sums, as the CPU; the
-//    f16 bounds converted exactly), then the head's log-softmax over the blocks into the
+//    memory, each thread a block's upper bound at a time (four partial sums, not the CPU's
+//    16-lane order: the parity test's tolerance covers it; the f16 bounds converted
+//    exactly), then the head's log-softmax over the blocks into the
 //    workspace [n_head][n_blocks].
 //  bound_scores, per block: one thread per block, log sum_h exp of the heads' entries from
 //    their largest, so a block far below every head's best keeps a finite score.

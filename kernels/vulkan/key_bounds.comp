@@ -99,7 +99,7 @@ void main() {
   float top = uintBitsToFloat(0xFF800000u);  // -inf
   for (uint b = t; b < nb; b += wg) {
     const uint o = p.o_s1 + b * p.s1_nb2 + g * p.s1_nb1;
-    // Four partial sums, as the CPU adds them.
+    // Four partial sums (the CPU sums 16 lanes, then a tree: the parity tolerance covers the order).
     float s[4] = float[4](0.0, 0.0, 0.0, 0.0);
     uint d = 0u;
     for (; d + 4u <= hd; d += 4u)

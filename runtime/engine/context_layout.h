@@ -59,7 +59,7 @@ struct ArenaInputs {
   bool kv_pager_in_place = false;
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
-  DType kv_type = DType::f32;  // the KV cache's element: f32 or f16
+  DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0
 };
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
