@@ -1,4 +1,4 @@
-// The dot products of bound_scores (bound_scores.cpp), compiled once per ISA like
+// The three steps of bound_scores (bound_scores.cpp), compiled once per ISA like
 // window_scores_impl.h: bound_scores.cpp (baseline), bound_scores_avx2.cpp,
 // bound_scores_avx512.cpp. Include only from those files, inside a namespace of their own,
 // with BS_LANES (16, 8 or 4: the native vector's floats) and BS_HEADS (query heads whose
@@ -9,15 +9,20 @@
 // sums dimensions l, l + 16, ... in order. Sixteen blocks' sums of a head are then reduced
 // together by vec16.h's hsum16x16, which adds in one order in every build. Every build
 // therefore gives the same bits (the tests compare them with memcmp), so the selection (a
-// top-k over these scores) does not depend on the machine.
+// top-k over these scores) does not depend on the ISA build picked at run time (std::log
+// is the C library's, the same call in every build). All float arithmetic here is in this
+// header's static functions, one copy per ISA namespace, which CMake compiles without fused
+// multiply-adds (kernels/CMakeLists.txt): an inline function of another header could be
+// another file's fused copy at link time.
 //
 // The bounds are f16 (kernels/f16_bound.h: zero or normal values only), converted exactly:
 // by F16C's vcvtph2ps where the including file defines BS_F16C (and includes
 // <immintrin.h>), else by moving the bits into f32's fields and scaling by 2^112. Both give
-// the same floats.
+// the same floats (for finite bounds only, which key_bounds guarantees by saturating at
+// 65504: an f16 inf or NaN would convert differently).
 //
-// The including file includes <cstdint>, <cstring>, fast_math.h, kernels/f16_bound.h and
-// kernels/tensor.h first, at file scope (a standard header included inside a namespace
+// The including file includes <cmath>, <cstdint>, <cstring>, fast_math.h,
+// kernels/f16_bound.h, kernels/tensor.h and, on x86, <xmmintrin.h> first, at file scope (a standard header included inside a namespace
 // would declare std:: in it).
 
 #include "vec_exp.h"  // vec_select, which vec16.h's vmax16 uses
@@ -120,7 +125,7 @@ static inline void head_sums(const float* const* q, const uint16_t* lo, int64_t 
 // u[h * n_blocks + b] = scale * sum_d max(q_d lo_d, q_d hi_d) of the last row of q, head h,
 // against the bounds of block b and KV head h / G, for blocks [b0, b1) of n_blocks. Block
 // by block, every KV head at each: the bounds are [block][KV head][2 hd], read as one
-// stream. ws: the worker's bound_dots_floats(hd, n_head).
+// stream. ws: the worker's bound_dots_floats(n_head).
 static void bound_dots(const wt::Tensor& q, const wt::Tensor& bounds, float scale, int64_t n_blocks, int64_t b0,
                        int64_t b1, float* ws, float* u) {
   const int64_t hd = q.ne[0], n_head = q.ne[1], n_kv = bounds.ne[1], t = q.ne[2] - 1;
@@ -134,29 +139,37 @@ static void bound_dots(const wt::Tensor& q, const wt::Tensor& bounds, float scal
       // The bounds of the block kAhead further on, which a decode step reads from DRAM (the
       // weights and the KV cache evict them between steps): the loads of the sums otherwise
       // waited on memory for most of the kernel's time (perf, 4096 tokens, blocks of 4).
-      const int64_t ahead = b + i + kAhead < b1 ? b + i + kAhead : b1 - 1;
-      for (int64_t g = 0; g < n_kv; ++g) {
-        const char* next = bounds.row<char>(g, ahead);
-        for (size_t off = 0; off < bounds.nb[1]; off += 64) __builtin_prefetch(next + off);
-      }
+      if (b + i + kAhead < b1)
+        for (int64_t g = 0; g < n_kv; ++g) {
+          const char* next = bounds.row<char>(g, b + i + kAhead);
+          for (size_t off = 0; off < bounds.nb[1]; off += 64) __builtin_prefetch(next + off);
+        }
       for (int64_t g = 0; g < n_kv; ++g) {
         const uint16_t* lo = bounds.row<uint16_t>(g, b + i);
         for (int64_t h = g * group, h_end = h + group; h < h_end;) {
           // Up to kHeads heads per pass over the bounds (a group of 3 in one, of 7 in 4 + 3).
           const int64_t n = h_end - h < kHeads ? h_end - h : kHeads;
           float* hs = sums + h * 256;
-          const float* hq[4];
-          for (int64_t r = 0; r < n && r < 4; ++r) hq[r] = q.row<float>(h + r, t);
-          if (n >= 4) head_sums<4>(hq, lo, hd, i, hs);
-          else if (n == 3) head_sums<3>(hq, lo, hd, i, hs);
-          else if (n == 2) head_sums<2>(hq, lo, hd, i, hs);
-          else head_sums<1>(hq, lo, hd, i, hs);
-          h += n >= 4 ? 4 : n;
+          const float* hq[kHeads];
+          for (int64_t r = 0; r < n; ++r) hq[r] = q.row<float>(h + r, t);
+          if constexpr (kHeads >= 4) {
+            if (n == 4) head_sums<4>(hq, lo, hd, i, hs);
+          }
+          if constexpr (kHeads >= 3) {
+            if (n == 3) head_sums<3>(hq, lo, hd, i, hs);
+          }
+          if constexpr (kHeads >= 2) {
+            if (n == 2) head_sums<2>(hq, lo, hd, i, hs);
+          }
+          if (n == 1) head_sums<1>(hq, lo, hd, i, hs);
+          h += n;
         }
       }
     }
     for (int64_t h = 0; h < n_head; ++h) {
       float* s = sums + h * 256;
+      // Lane k of hsum16x16 reads block k's row only: the unused rows are zeroed so that
+      // nothing reads uninitialized floats, not for the bits.
       if (nb < 16) std::memset(s + nb * 16, 0, sizeof(float) * static_cast<size_t>((16 - nb) * 16));
       const F16v x = hsum16x16(s) * scale;
       if (nb == 16) {

@@ -1,4 +1,4 @@
-// F16v: 16 floats handled as one value by the attention kernel, kept in registers in every
+// F16v: 16 floats handled as one value by the attention and bound_scores kernels, kept in registers in every
 // ISA build. With AVX-512 it is one native vector (GCC vector extension). With AVX2 (8
 // lanes) and SSE2 or NEON (4 lanes) it is a struct of 2 or 4 native vectors with the same
 // operators: a 64-byte vector type is a register only with AVX-512, and GCC kept variables

@@ -62,7 +62,11 @@ __host__ __device__ __forceinline__ void kv_store_unit(const char* src, char* ds
     blk[0] = static_cast<uint8_t>(bits & 0xFF);
     blk[1] = static_cast<uint8_t>(bits >> 8);
     for (int j = 0; j < 32; ++j) {
-      const int q = x ? static_cast<int>(roundf(x[j] * id)) : 0;  // |q| <= 127: x / d within [-127, 127]
+      // |q| <= 127: x / d within [-127, 127]. A NaN value (or an inf one, times id = 0) stores
+      // 0, as the device's conversion and the CPU's lround give; converting NaN to int is
+      // undefined in the host build (tests/cuda_host).
+      const float r = x ? roundf(x[j] * id) : 0.0f;
+      const int q = r == r ? static_cast<int>(r) : 0;
       blk[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(q));
     }
   }
