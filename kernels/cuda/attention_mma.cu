@@ -6,7 +6,8 @@
 // softmax runs on exp2. Keys stream through shared memory kBN at a time: K and V as
 // [key][dim] f16, rows padded by 8 halves so a warp's fragment loads hit distinct banks; the
 // tile is read 4 values per load where an f32 or f16 cache's rows allow it (kVec; kv_read.cuh;
-// scalar otherwise and for q8_0; f16 values convert exactly), and
+// scalar otherwise and for q8_0; an f16 cache's values convert exactly, an f32 or q8_0
+// cache's (d * q) are rounded to f16 here, within the parity tolerance), and
 // V's fragments come through ldmatrix .trans (the P V product wants V's columns). Per tile each warp computes S = Q K^T (16 x kBN, f32 accumulators),
 // masks the keys past each row's position, updates its rows' running max and sum (online
 // softmax: every row lives in one quad of lanes, reduced by two shuffles), rescales its
