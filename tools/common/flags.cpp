@@ -69,20 +69,27 @@ bool Flags::backend(wt_backend_kind* out) {
   return true;
 }
 
+namespace {
+// The KV cache types by the names the tools take, both directions from one table.
+struct KvTypeName {
+  const char* name;
+  wt_kv_type type;
+};
+constexpr KvTypeName kKvTypeNames[] = {{"f32", WT_KV_F32}, {"f16", WT_KV_F16}, {"q8_0", WT_KV_Q8_0}};
+}  // namespace
+
 bool kv_type_from_name(const std::string& name, wt_kv_type* out) {
-  if (name == "f32") *out = WT_KV_F32;
-  else if (name == "f16") *out = WT_KV_F16;
-  else if (name == "q8_0") *out = WT_KV_Q8_0;
-  else return false;
-  return true;
+  for (const KvTypeName& k : kKvTypeNames)
+    if (name == k.name) {
+      *out = k.type;
+      return true;
+    }
+  return false;
 }
 
 const char* kv_type_name(wt_kv_type type) {
-  switch (type) {
-    case WT_KV_F32: return "f32";
-    case WT_KV_F16: return "f16";
-    case WT_KV_Q8_0: return "q8_0";
-  }
+  for (const KvTypeName& k : kKvTypeNames)
+    if (type == k.type) return k.name;
   return "?";
 }
 
