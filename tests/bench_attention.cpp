@@ -4,6 +4,9 @@
 // repetitions, and the cache's bytes per millisecond.
 //
 //   bench_attention [--keys N] [--threads N] [--reps N] [--heads 14/2 --layers 24] [--bounds B]
+//                   [--isa avx512|avx2|base] [--kv f32|f16|q8_0]
+//
+// --isa and --kv time one build or one KV type only (for a profile of one kernel).
 //
 // --bounds B also times decode_topk's scoring step per ISA build of bound_scores: one query
 // row against the f16 key bounds of blocks of B keys (made by key_bounds from the f16
@@ -31,6 +34,7 @@ namespace {
 
 constexpr int64_t kHeadDim = 64;
 int64_t kHeads = 9, kKvHeads = 3, kLayers = 30;  // the default model's; --heads, --layers
+std::string g_only_isa;                           // --isa: one build only (empty: all)
 
 // One layer's K or V of n_keys rows in the given type, from uniform values in [-1, 1].
 std::vector<uint8_t> make_cache(wt::DType type, int64_t n_keys, std::mt19937& rng) {
@@ -92,6 +96,7 @@ void bench_bounds(int64_t n_keys, int block, int threads, int reps, const wt::Te
   std::printf("| ISA | ms per token | bounds MiB |\n|---|---|---|\n");
   const double mib = static_cast<double>(kLayers) * static_cast<double>(bounds[0].size()) * 2.0 / (1024.0 * 1024.0);
   for (const char* isa : {"avx512", "avx2", "base"}) {
+    if (!g_only_isa.empty() && g_only_isa != isa) continue;
     if (!wt::cpu::set_bound_scores_isa_for_testing(isa)) continue;
     const double med = median_ms(threads, reps, [&](const wt::cpu::ThreadCtx& tc) {
       for (int64_t l = 0; l < kLayers; ++l) {
@@ -110,6 +115,7 @@ void bench_bounds(int64_t n_keys, int block, int threads, int reps, const wt::Te
 int main(int argc, char** argv) {
   int64_t n_keys = 4096;
   int threads = 2, reps = 9, bounds_block = 0;
+  std::string only_isa, only_kv;  // empty: all
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--keys" && i + 1 < argc) n_keys = std::atoll(argv[++i]);
@@ -117,15 +123,24 @@ int main(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (a == "--layers" && i + 1 < argc) kLayers = std::atoll(argv[++i]);
     else if (a == "--bounds" && i + 1 < argc) bounds_block = std::atoi(argv[++i]);
+    else if (a == "--isa" && i + 1 < argc) only_isa = argv[++i];
+    else if (a == "--kv" && i + 1 < argc) only_kv = argv[++i];
     else if (a == "--heads" && i + 1 < argc &&
              std::sscanf(argv[i + 1], "%lld/%lld", reinterpret_cast<long long*>(&kHeads),
                          reinterpret_cast<long long*>(&kKvHeads)) == 2)
       ++i;
     else {
-      std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N] [--heads H/HKV] [--layers N] [--bounds B]\n",
+      std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N] [--heads H/HKV] [--layers N] [--bounds B] "
+                   "[--isa avx512|avx2|base] [--kv f32|f16|q8_0]\n",
                    argv[0]);
       return a == "--help" ? 0 : 2;
     }
+  }
+  const bool isa_ok = only_isa.empty() || only_isa == "avx512" || only_isa == "avx2" || only_isa == "base";
+  const bool kv_ok = only_kv.empty() || only_kv == "f32" || only_kv == "f16" || only_kv == "q8_0";
+  if (!isa_ok || !kv_ok) {
+    std::fprintf(stderr, "--isa takes avx512, avx2 or base; --kv f32, f16 or q8_0\n");
+    return 2;
   }
   if (n_keys < 1 || threads < 1 || reps < 1 || kLayers < 1 || kKvHeads < 1 || kHeads < kKvHeads ||
       kHeads % kKvHeads != 0 || kHeads > 64 || bounds_block < 0) {
@@ -133,6 +148,7 @@ int main(int argc, char** argv) {
                          "--bounds not negative\n");
     return 2;
   }
+  g_only_isa = only_isa;
   std::mt19937 rng(1);
   std::vector<float> q(kHeadDim * kHeads), out(q.size());
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -147,6 +163,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(kKvHeads), threads, reps);
   std::printf("| ISA | KV | ms per token | KV MiB | GB/s |\n|---|---|---|---|---|\n");
   for (wt::DType type : {wt::DType::f32, wt::DType::f16, wt::DType::q8_0}) {
+    if (!only_kv.empty() && only_kv != (type == wt::DType::f32 ? "f32" : type == wt::DType::f16 ? "f16" : "q8_0"))
+      continue;
     std::vector<std::vector<uint8_t>> k, v;
     for (int64_t l = 0; l < kLayers; ++l) {
       k.push_back(make_cache(type, n_keys, rng));
@@ -154,6 +172,7 @@ int main(int argc, char** argv) {
     }
     const double mib = 2.0 * kLayers * static_cast<double>(k[0].size()) / (1024.0 * 1024.0);
     for (const char* isa : {"avx512", "avx2", "base"}) {
+      if (!only_isa.empty() && only_isa != isa) continue;
       if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;
       const double med = median_ms(threads, reps, [&](const wt::cpu::ThreadCtx& tc) {
         for (int64_t l = 0; l < kLayers; ++l) {
@@ -163,7 +182,7 @@ int main(int argc, char** argv) {
           tc.sync();  // the next layer reuses the workspace
         }
       });
-      std::printf("| %s | %s | %.2f | %.1f | %.1f |\n", isa, wt::dtype_name(type), med, mib,
+      std::printf("| %s | %s | %.3f | %.1f | %.1f |\n", isa, wt::dtype_name(type), med, mib,
                   mib * 1024.0 * 1024.0 / (med * 1e6));
     }
   }

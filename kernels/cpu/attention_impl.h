@@ -199,17 +199,25 @@ static inline float softmax_step(int64_t r, int64_t nv, float* s, TileScratch* t
   if (nv >= 16) {
     F16v mv = splat16(m_new);
     for (; jm + 16 <= nv; jm += 16) mv = vmax16(mv, load16(s + jm));
-    for (int i = 0; i < 16; ++i) m_new = lane(mv, i) > m_new ? lane(mv, i) : m_new;
+    m_new = hmax16(mv);
   }
   for (; jm < nv; ++jm) m_new = s[jm] > m_new ? s[jm] : m_new;
   const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
-  // The exponentials 16 at a time (vec_exp.h), then their sum in key order (a float sum
-  // is not reordered).
+  // The exponentials 16 at a time (vec_exp.h), summed in 16 lanes (hsum16's order, the same
+  // in every build), then the last nv % 16 in key order: a sum in key order was a chain of
+  // 64 dependent adds per row and key block.
   int64_t je = 0;
-  for (; je + 16 <= nv; je += 16) store16(s + je, vexp16(load16(s + je) - m_new));
-  for (; je < nv; ++je) s[je] = wt::cpu::fast_exp(s[je] - m_new);
-  float sum = 0.0f;
-  for (int64_t jj = 0; jj < nv; ++jj) sum += s[jj];
+  F16v sv = {};
+  for (; je + 16 <= nv; je += 16) {
+    const F16v e = vexp16(load16(s + je) - m_new);
+    store16(s + je, e);
+    sv += e;
+  }
+  float sum = hsum16(sv);
+  for (; je < nv; ++je) {
+    s[je] = wt::cpu::fast_exp(s[je] - m_new);
+    sum += s[je];
+  }
   ts->m[r] = m_new;
   ts->l[r] = ts->l[r] * alpha + sum;
   return alpha;
@@ -298,6 +306,21 @@ static inline void for_row_batches(int64_t r_begin, int64_t r_end, F f) {
   }
 }
 
+// The last n - d values (n % 16 of them) of R rows' dot products, added to lane 0 of each
+// row's partial sums in part. std::fma: the same rounding whether or not the compiler would
+// fuse (it did for one KV type and not another in the AVX2 build). Out of line: tails are
+// rare (head_dim % 16 != 0), and inlined, their scalar loop made GCC keep dot_rows_batch's
+// accumulators on the stack.
+template <typename T>
+__attribute__((noinline)) static void dot_rows_tail(const float* const* q, const T* b, int64_t d, int64_t n, int R,
+                                                    float* part) {
+  for (int i = 0; i < R; ++i) {
+    float t = part[i * 256];
+    for (int64_t e = d; e < n; ++e) t = std::fma(q[i][e], kv_elem(b, e), t);
+    part[i * 256] = t;
+  }
+}
+
 // The dot products of R query rows with one cache row b of n values, each as a 16-lane
 // vector of partial sums (part[i * 256], for hsum16x16 to add up), each 16 values of b
 // loaded (and converted) once for all R rows. Per row the same float order whatever R is:
@@ -319,15 +342,8 @@ static inline void dot_rows_batch(const float* const* q, const T* b, int64_t n, 
     for (int i = 0; i < R; ++i) acc0[i] += load16(q[i] + d) * b0;
     d += 16;
   }
-  for (int i = 0; i < R; ++i) {
-    F16v sum = acc0[i] + acc1[i];
-    // std::fma: the same rounding whether or not the compiler would fuse (it did for one
-    // KV type and not another in the AVX2 build); tails are rare (head_dim % 16 != 0).
-    float t = lane(sum, 0);
-    for (int64_t e = d; e < n; ++e) t = std::fma(q[i][e], kv_elem(b, e), t);
-    set_lane(&sum, 0, t);
-    store16(part + i * 256, sum);
-  }
+  for (int i = 0; i < R; ++i) store16(part + i * 256, acc0[i] + acc1[i]);
+  if (d < n) dot_rows_tail(q, b, d, n, R, part);
 }
 
 // Decode's online-softmax update of rows [r_begin, r_end) (one position's query heads: all

@@ -25,10 +25,30 @@ static inline F16v load16(const float* p) {
 static inline void store16(float* p, const F16v& v) { std::memcpy(p, &v, sizeof v); }
 static inline F16v splat16(float x) { return F16v{} + x; }
 static inline float lane(const F16v& v, int i) { return v[i]; }
-static inline void set_lane(F16v* v, int i, float x) { (*v)[i] = x; }
 // b > a ? b : a per lane (a NaN b never wins).
 static inline F16v vmax16(const F16v& a, const F16v& b) { return vec_select<F16v, I16v>(b > a, b, a); }
 static inline F16v vexp16(const F16v& x) { return vec_exp<F16v, I16v>(x); }
+
+typedef float F8h __attribute__((vector_size(32)));
+typedef float F4h __attribute__((vector_size(16)));
+// The sum of v's 16 lanes in one order in every build: lanes l and l + 8, then of those l
+// and l + 4, then (s0 + s2) + (s1 + s3) (hsum16x16's order for one vector).
+static inline float hsum16(const F16v& v) {
+  const F8h a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const F4h b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  return (b[0] + b[2]) + (b[1] + b[3]);
+}
+// The largest of v's 16 lanes (exact in any order; v must hold no NaN).
+static inline float hmax16(const F16v& v) {
+  const F8h x = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const F8h y = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const F8h a = x > y ? x : y;
+  const F4h lo = __builtin_shufflevector(a, a, 0, 1, 2, 3), hi = __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  const F4h b = lo > hi ? lo : hi;
+  const float c0 = b[0] > b[2] ? b[0] : b[2], c1 = b[1] > b[3] ? b[1] : b[3];
+  return c0 > c1 ? c0 : c1;
+}
 
 // Lane k of the result is the sum of the 16 lanes of v[k] (v: 16 vectors of 16 floats), in
 // one order in every build: lanes l and l + 8 added, then of those l and l + 4, then
@@ -83,7 +103,6 @@ static inline F16v splat16(float x) {
   return r;
 }
 static inline float lane(const F16v& v, int i) { return v.p[i / kVecLanes][i % kVecLanes]; }
-static inline void set_lane(F16v* v, int i, float x) { v->p[i / kVecLanes][i % kVecLanes] = x; }
 
 #define WT_VEC16_OP(op)                                                                      \
   static inline F16v operator op(const F16v& a, const F16v& b) {                            \
@@ -118,6 +137,29 @@ static inline F16v vexp16(const F16v& x) {
   F16v r;
   for (int c = 0; c < kParts; ++c) r.p[c] = vec_exp<FNv, INv>(x.p[c]);
   return r;
+}
+
+// As the AVX-512 hsum16 and hmax16: lanes l and l + 8, then l and l + 4, then (s0 + s2) +
+// (s1 + s3), whole native vectors where a part holds those lanes.
+static inline F4v half_reduce4(const F16v& v, bool sum) {
+#if WT_VEC16_LANES == 8
+  const FNv a = sum ? v.p[0] + v.p[1] : (v.p[0] > v.p[1] ? v.p[0] : v.p[1]);
+  const F4v lo = __builtin_shufflevector(a, a, 0, 1, 2, 3), hi = __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  return sum ? lo + hi : (lo > hi ? lo : hi);
+#else
+  if (sum) return (v.p[0] + v.p[2]) + (v.p[1] + v.p[3]);
+  const F4v a0 = v.p[0] > v.p[2] ? v.p[0] : v.p[2], a1 = v.p[1] > v.p[3] ? v.p[1] : v.p[3];
+  return a0 > a1 ? a0 : a1;
+#endif
+}
+static inline float hsum16(const F16v& v) {
+  const F4v b = half_reduce4(v, true);
+  return (b[0] + b[2]) + (b[1] + b[3]);
+}
+static inline float hmax16(const F16v& v) {
+  const F4v b = half_reduce4(v, false);
+  const float c0 = b[0] > b[2] ? b[0] : b[2], c1 = b[1] > b[3] ? b[1] : b[3];
+  return c0 > c1 ? c0 : c1;
 }
 
 // As the AVX-512 hsum16x16, the same additions in the same order: per key, lanes l and l + 8
