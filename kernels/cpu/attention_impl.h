@@ -223,62 +223,6 @@ static inline float softmax_step(int64_t r, int64_t nv, float* s, TileScratch* t
   return alpha;
 }
 
-// Prefill's online-softmax update of rows [0, rows.n) by a block of nb keys starting at key
-// j0, transposed in ts->kt; vrow(jj) is the block's value row jj as f32.
-template <typename VRow>
-static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int64_t hd, float scale, VRow vrow,
-                               TileScratch* ts) {
-  for (int64_t r = 0; r < rows.n; ++r) {
-    const int64_t visible = rows.pos[r] - j0 + 1;  // keys of this block the row may see
-    if (visible <= 0) continue;
-    const int64_t nv = visible < nb ? visible : nb;
-    float* s = ts->s + r * kBK;
-    const float* q = rows.q[r];
-    // Scores of the whole key block, accumulated in registers (4 x 16 lanes = kBK).
-    F16v s0 = {}, s1 = {}, s2 = {}, s3 = {};
-    for (int64_t d = 0; d < hd; ++d) {
-      const float qd = q[d] * scale;
-      const float* kt = ts->kt + d * kBK;
-      s0 += qd * load16(kt);
-      s1 += qd * load16(kt + 16);
-      s2 += qd * load16(kt + 32);
-      s3 += qd * load16(kt + 48);
-    }
-    store16(s, s0);
-    store16(s + 16, s1);
-    store16(s + 32, s2);
-    store16(s + 48, s3);
-    const float alpha = softmax_step(r, nv, s, ts);
-    float* acc = ts->acc + r * hd;
-    if (hd % 64 == 0) {
-      // 64 output lanes at a time stay in registers across the whole key block.
-      for (int64_t d0 = 0; d0 < hd; d0 += 64) {
-        F16v a0 = load16(acc + d0) * alpha, a1 = load16(acc + d0 + 16) * alpha;
-        F16v a2 = load16(acc + d0 + 32) * alpha, a3 = load16(acc + d0 + 48) * alpha;
-        for (int64_t jj = 0; jj < nv; ++jj) {
-          const float p = s[jj];
-          const float* vr = vrow(jj) + d0;
-          a0 += p * load16(vr);
-          a1 += p * load16(vr + 16);
-          a2 += p * load16(vr + 32);
-          a3 += p * load16(vr + 48);
-        }
-        store16(acc + d0, a0);
-        store16(acc + d0 + 16, a1);
-        store16(acc + d0 + 32, a2);
-        store16(acc + d0 + 48, a3);
-      }
-    } else {
-      for (int64_t d = 0; d < hd; ++d) acc[d] *= alpha;
-      for (int64_t jj = 0; jj < nv; ++jj) {
-        const float p = s[jj];
-        const float* vr = vrow(jj);
-        for (int64_t d = 0; d < hd; ++d) acc[d] += p * vr[d];
-      }
-    }
-  }
-}
-
 // Query rows handled together by decode, so each key or value row read from the cache (and
 // converted, for f16 and q8_0) serves several rows from registers, and the value lanes a
 // pass keeps in registers (in F16v): 4 rows x 4 F16v of accumulators plus 4 of values fit
@@ -346,12 +290,14 @@ static inline void dot_rows_batch(const float* const* q, const T* b, int64_t n, 
   if (d < n) dot_rows_tail(q, b, d, n, R, part);
 }
 
-// Decode's online-softmax update of rows [r_begin, r_end) (one position's query heads: all
-// see the same nv keys) by their scores in ts->s; vrow(jj) is the block's value row jj as
-// stored in the cache. Per row the arithmetic of update_rows; the value rows are read (and
-// converted) once per batch of rows.
+// The online-softmax update of rows [r_begin, r_end), which all see the block's first nv
+// keys (one position's query heads in decode; in prefill also whole positions past the
+// diagonal), by their scores in ts->s: each row's running max and sum, then its accumulator
+// rescaled and the value rows added in key order. vrow(jj) is the block's value row jj, as
+// stored in the cache (decode) or as f32 (prefill); each is read (and converted) once per
+// batch of rows.
 template <typename VRow>
-static inline void update_rows_decode(int64_t r_begin, int64_t r_end, int64_t nv, int64_t hd, VRow vrow,
+static inline void accumulate_rows(int64_t r_begin, int64_t r_end, int64_t nv, int64_t hd, VRow vrow,
                                       TileScratch* ts) {
   float alpha[kMaxRows];
   for (int64_t r = r_begin; r < r_end; ++r) alpha[r] = softmax_step(r, nv, ts->s + r * kBK, ts);
@@ -394,6 +340,80 @@ static inline void update_rows_decode(int64_t r_begin, int64_t r_end, int64_t nv
         for (int c = 0; c < kValueVecs; ++c) store16(ts->acc + (r0 + i) * hd + d0 + 16 * c, a[i][c]);
     }
   });
+}
+
+// Prefill's scores of R query rows against the block's keys, transposed in ts->kt, into
+// s + i * kBK: every kt row loaded once for the R rows, whose 4 x R accumulators are
+// independent chains of multiply-adds (4 chains alone wait on the FMA latency: half the
+// AVX-512 units' rate). Per row the arithmetic of one row alone.
+template <int R>
+static inline void block_scores(const float* const* q, int64_t hd, float scale, const TileScratch* ts, float* s) {
+  F16v a[R][4] = {};
+  for (int64_t d = 0; d < hd; ++d) {
+    const float* kt = ts->kt + d * kBK;
+    const F16v k0 = load16(kt), k1 = load16(kt + 16), k2 = load16(kt + 32), k3 = load16(kt + 48);
+    for (int i = 0; i < R; ++i) {
+      const float qd = q[i][d] * scale;
+      a[i][0] += qd * k0;
+      a[i][1] += qd * k1;
+      a[i][2] += qd * k2;
+      a[i][3] += qd * k3;
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int c = 0; c < 4; ++c) store16(s + i * kBK + 16 * c, a[i][c]);
+}
+
+// Rows scored together by block_scores: 4 rows x 4 F16v of accumulators fit AVX-512's 32
+// registers; with AVX2 and NEON one row's 4 F16v are already 8 or 16 registers (8 or 16
+// independent chains).
+#if defined(WT_ATTN_AVX512)
+constexpr int kScoreRows = 4;
+#else
+constexpr int kScoreRows = 1;
+#endif
+
+// Prefill's online-softmax update of rows [0, rows.n) by a block of nb keys starting at key
+// j0, transposed in ts->kt; vrow(jj) is the block's value row jj as f32. Rows that see the
+// same keys (the query heads of one position, and whole positions once the block is past
+// the diagonal) go together: their scores share the key loads (block_scores) and their
+// value sums the value loads (update_rows_decode), each row's arithmetic unchanged.
+template <typename VRow>
+static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int64_t hd, float scale, VRow vrow,
+                               TileScratch* ts) {
+  auto visible = [&](int64_t r) {  // keys of this block row r may see
+    const int64_t v = rows.pos[r] - j0 + 1;
+    return v < nb ? v : nb;
+  };
+  for (int64_t r = 0; r < rows.n;) {
+    const int64_t nv = visible(r);
+    if (nv <= 0) {
+      ++r;
+      continue;
+    }
+    int64_t r_end = r + 1;
+    while (r_end < rows.n && r_end - r < kRowBatch && visible(r_end) == nv) ++r_end;
+    for (int64_t i = r; i < r_end;) {
+      if constexpr (kScoreRows >= 4) {
+        if (r_end - i >= 4) {
+          block_scores<4>(rows.q + i, hd, scale, ts, ts->s + i * kBK);
+          i += 4;
+          continue;
+        }
+      }
+      if constexpr (kScoreRows >= 2) {
+        if (r_end - i >= 2) {
+          block_scores<2>(rows.q + i, hd, scale, ts, ts->s + i * kBK);
+          i += 2;
+          continue;
+        }
+      }
+      block_scores<1>(rows.q + i, hd, scale, ts, ts->s + i * kBK);
+      ++i;
+    }
+    accumulate_rows(r, r_end, nv, hd, vrow, ts);
+    r = r_end;
+  }
 }
 
 // Prefill: accumulates keys [ja, jb) of KV head g into the running state of the tile's rows
@@ -507,7 +527,7 @@ static inline void attend_keys_heads(const TileRows& rows, const wt::Tensor& k, 
     }
     for (int64_t g = g0; g < g1; ++g) {
       auto vrow = [&](int64_t jj) { return v.row<T>(g, kIds ? ids[j0 + jj] : j0 + jj); };
-      update_rows_decode((g - g0) * group, (g - g0 + 1) * group, nb, hd, vrow, ts);
+      accumulate_rows((g - g0) * group, (g - g0 + 1) * group, nb, hd, vrow, ts);
     }
   }
 }
