@@ -223,8 +223,9 @@ static inline float softmax_step(int64_t r, int64_t nv, float* s, TileScratch* t
   return alpha;
 }
 
-// Query rows handled together by decode, so each key or value row read from the cache (and
-// converted, for f16 and q8_0) serves several rows from registers, and the value lanes a
+// Query rows handled together (decode's dot products and value sums, prefill's value sums),
+// so each key or value row read from the cache (and converted, for f16 and q8_0) serves
+// several rows from registers, and the value lanes a
 // pass keeps in registers (in F16v): 4 rows x 4 F16v of accumulators plus 4 of values fit
 // the 32 registers of AVX-512; 2 x 2 plus 2 fit the 16 of AVX2 (an F16v is two) and the 32
 // of NEON (an F16v is four).
@@ -298,7 +299,7 @@ static inline void dot_rows_batch(const float* const* q, const T* b, int64_t n, 
 // batch of rows.
 template <typename VRow>
 static inline void accumulate_rows(int64_t r_begin, int64_t r_end, int64_t nv, int64_t hd, VRow vrow,
-                                      TileScratch* ts) {
+                                   TileScratch* ts) {
   float alpha[kMaxRows];
   for (int64_t r = r_begin; r < r_end; ++r) alpha[r] = softmax_step(r, nv, ts->s + r * kBK, ts);
   if (hd % (16 * kValueVecs) != 0) {  // head sizes such as 48 or 80: 16 lanes of one row at a time
@@ -377,7 +378,9 @@ constexpr int kScoreRows = 1;
 // j0, transposed in ts->kt; vrow(jj) is the block's value row jj as f32. Rows that see the
 // same keys (the query heads of one position, and whole positions once the block is past
 // the diagonal) go together: their scores share the key loads (block_scores) and their
-// value sums the value loads (update_rows_decode), each row's arithmetic unchanged.
+// value sums the value loads (accumulate_rows). Each row's arithmetic is that of a row
+// alone; the last head_dim % 16 value lanes use std::fma (accumulate_rows), so a build
+// without FMA (SSE2) rounds those lanes once where a separate multiply and add rounded twice.
 template <typename VRow>
 static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int64_t hd, float scale, VRow vrow,
                                TileScratch* ts) {
@@ -420,7 +423,7 @@ static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int
 // (the query heads of g at up to 64 positions). T: the cache's element, float, uint16_t
 // (f16 bits) or KvQ8 (q8_0 blocks); f16 and q8_0 rows are converted once into the scratch.
 // Templates rather than run-time tests so the dense f32 path keeps its loops. The key block
-// is transposed once and every row's 64 scores accumulate in registers (update_rows):
+// is transposed once and every row's 64 scores accumulate in registers (block_scores):
 // transposing costs two scalar moves per key value, which only many rows repay (at depth
 // 4096 it was 57% of a decode step; decode reads key rows as stored, attend_keys_heads).
 template <typename T>

@@ -4,8 +4,8 @@
 // operators: a 64-byte vector type is a register only with AVX-512, and GCC kept variables
 // of it in memory elsewhere (16 scalar stores to broadcast a float, the accumulators on the
 // stack), which made the AVX2 and baseline builds' attention 5-9x slower than AVX-512's
-// (tests/bench_attention). Every operation is lane by lane and hsum16x16 adds in one order,
-// the same order in every build; the bits differ between builds only where one fuses a
+// (tests/bench_attention). Every operation is lane by lane, and hsum16x16 and hsum16 add in
+// one order, the same in every build; the bits differ between builds only where one fuses a
 // multiply-add and another cannot (SSE2 has no FMA).
 //
 // Include only from attention_impl.h and bound_scores_impl.h, inside their per-ISA

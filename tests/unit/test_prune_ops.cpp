@@ -308,6 +308,41 @@ TEST_CASE("prune ops: topk returns the k largest, ties to the lower index, ascen
       }
     }
   }
+  // Continuous values with NaN, infinities, both zeros and subnormals mixed in: the order
+  // of the kernel's comment (value desc, index asc, NaN below every number, -0 == +0).
+  {
+    const int64_t m = 777;
+    std::vector<float> y(static_cast<size_t>(m));
+    std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+    const float specials[] = {std::nanf(""), -std::nanf(""), INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 3.0f};
+    for (int64_t i = 0; i < m; ++i)
+      y[static_cast<size_t>(i)] = rng() % 5 == 0 ? specials[rng() % 9] : u(rng);
+    auto above = [&](int32_t a, int32_t b) {
+      const float va = y[static_cast<size_t>(a)], vb = y[static_cast<size_t>(b)];
+      const bool na = std::isnan(va), nb = std::isnan(vb);
+      if (na != nb) return nb;
+      if (!na && va != vb) return va > vb;
+      return a < b;
+    };
+    const Tensor ty = wt::make_tensor_2d(y.data(), wt::DType::f32, m, 1);
+    // A k whose last place falls among the zeros (-0 and +0 tie there, broken by index).
+    int32_t n_pos = 0;
+    for (float v : y) n_pos += v > 0.0f;
+    for (int32_t k : {1, 5, 100, n_pos + 3, 600, 700, 776, 777, 800}) {
+      INFO("seed 21, specials, k " << k);
+      std::vector<int32_t> got(static_cast<size_t>(k), -9);
+      Workspace ws(wt::cpu::topk_workspace_bytes(m, 1));
+      run_workers(1, [&](const ThreadCtx& tc) { wt::cpu::topk(tc, ty, k, got.data(), ws.p); });
+      std::vector<int32_t> idx(static_cast<size_t>(m));
+      std::iota(idx.begin(), idx.end(), 0);
+      std::sort(idx.begin(), idx.end(), above);
+      const int64_t kk = k < m ? k : m;
+      idx.resize(static_cast<size_t>(kk));
+      std::sort(idx.begin(), idx.end());
+      idx.resize(static_cast<size_t>(k), -1);  // k beyond the row: -1 after every index
+      CHECK(got == idx);
+    }
+  }
   // The all-equal row keeps the first k indices.
   std::vector<int32_t> out(3 * rows);
   Workspace ws(wt::cpu::topk_workspace_bytes(n, 1));
