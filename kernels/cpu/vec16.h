@@ -31,6 +31,8 @@ static inline F16v vexp16(const F16v& x) { return vec_exp<F16v, I16v>(x); }
 
 typedef float F8h __attribute__((vector_size(32)));
 typedef float F4h __attribute__((vector_size(16)));
+typedef int32_t I8h __attribute__((vector_size(32)));
+typedef int32_t I4h __attribute__((vector_size(16)));
 // The sum of v's 16 lanes in one order in every build: lanes l and l + 8, then of those l
 // and l + 4, then (s0 + s2) + (s1 + s3) (hsum16x16's order for one vector).
 static inline float hsum16(const F16v& v) {
@@ -43,9 +45,9 @@ static inline float hsum16(const F16v& v) {
 static inline float hmax16(const F16v& v) {
   const F8h x = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
   const F8h y = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const F8h a = x > y ? x : y;
+  const F8h a = vec_select<F8h, I8h>(x > y, x, y);
   const F4h lo = __builtin_shufflevector(a, a, 0, 1, 2, 3), hi = __builtin_shufflevector(a, a, 4, 5, 6, 7);
-  const F4h b = lo > hi ? lo : hi;
+  const F4h b = vec_select<F4h, I4h>(lo > hi, lo, hi);
   const float c0 = b[0] > b[2] ? b[0] : b[2], c1 = b[1] > b[3] ? b[1] : b[3];
   return c0 > c1 ? c0 : c1;
 }
@@ -79,6 +81,7 @@ constexpr int kParts = 16 / kVecLanes;
 typedef float FNv __attribute__((vector_size(kVecLanes * 4)));
 typedef int32_t INv __attribute__((vector_size(kVecLanes * 4)));
 typedef float F4v __attribute__((vector_size(16)));
+typedef int32_t I4v __attribute__((vector_size(16)));
 
 struct F16v {
   FNv p[kParts];  // lanes [kVecLanes c, kVecLanes (c + 1)) in p[c]
@@ -143,13 +146,14 @@ static inline F16v vexp16(const F16v& x) {
 // (s1 + s3), whole native vectors where a part holds those lanes.
 static inline F4v half_reduce4(const F16v& v, bool sum) {
 #if WT_VEC16_LANES == 8
-  const FNv a = sum ? v.p[0] + v.p[1] : (v.p[0] > v.p[1] ? v.p[0] : v.p[1]);
+  const FNv a = sum ? v.p[0] + v.p[1] : vec_select<FNv, INv>(v.p[0] > v.p[1], v.p[0], v.p[1]);
   const F4v lo = __builtin_shufflevector(a, a, 0, 1, 2, 3), hi = __builtin_shufflevector(a, a, 4, 5, 6, 7);
-  return sum ? lo + hi : (lo > hi ? lo : hi);
+  return sum ? lo + hi : vec_select<F4v, I4v>(lo > hi, lo, hi);
 #else
   if (sum) return (v.p[0] + v.p[2]) + (v.p[1] + v.p[3]);
-  const F4v a0 = v.p[0] > v.p[2] ? v.p[0] : v.p[2], a1 = v.p[1] > v.p[3] ? v.p[1] : v.p[3];
-  return a0 > a1 ? a0 : a1;
+  const F4v a0 = vec_select<F4v, I4v>(v.p[0] > v.p[2], v.p[0], v.p[2]);
+  const F4v a1 = vec_select<F4v, I4v>(v.p[1] > v.p[3], v.p[1], v.p[3]);
+  return vec_select<F4v, I4v>(a0 > a1, a0, a1);
 #endif
 }
 static inline float hsum16(const F16v& v) {
