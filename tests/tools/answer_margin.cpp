@@ -50,8 +50,10 @@ bool fail(const char* what) {
 // Greedy decoding of prompt under v, at most steps tokens or up to an end token.
 bool greedy(const wt_model* m, const std::vector<wt_token>& prompt, int steps, const wt_prune_params& prune,
             const Variant& v, Answer* out) {
-  if (!wt::cpu::set_matmul_isa_for_testing(v.matmul_isa) || !wt::cpu::set_attention_isa_for_testing(v.attention_isa))
-    return fail(v.matmul_isa);
+  if (!wt::cpu::set_matmul_isa_for_testing(v.matmul_isa) || !wt::cpu::set_attention_isa_for_testing(v.attention_isa)) {
+    std::fprintf(stderr, "answer_margin: this CPU has no %s matmul or %s attention path\n", v.matmul_isa, v.attention_isa);
+    return false;
+  }
   wt_model_info info{};
   info.struct_size = sizeof info;
   wt_context_params cp = wt_context_default_params();
@@ -96,7 +98,7 @@ bool greedy(const wt_model* m, const std::vector<wt_token>& prompt, int steps, c
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: answer_margin MODEL.gguf PROMPT STEPS [--expect TEXT]... [METHOD [KEY=VALUE]...]\n");
+  std::fprintf(stderr, "usage: answer_margin MODEL.gguf PROMPT STEPS [--expect TEXT | --skip PATH]... [METHOD [KEY=VALUE]...]\n");
   return 2;
 }
 
