@@ -150,6 +150,80 @@ WT_INLINE Group group_q8(const uint8_t* row, int64_t g, int nv) {
   return o;
 }
 
+// Q4_K / Q5_K: group g is half h of super-block g / 2 (sub-blocks 4h .. 4h+3, always
+// whole: K-quant rows are multiples of 256). Of the half's 64 bytes of qs, the first 32
+// hold sub-blocks 4h, 4h+1 as low / high nibbles, the next 32 sub-blocks 4h+2, 4h+3. Q5_K:
+// bit 4h + t of qh[i] is bit 4 of element i of local sub-block t. d = d sc, m = -dmin mn
+// per sub-block, computed as unpack_block does (the same f32 products).
+template <bool kFive>
+WT_INLINE Group group_qk(const uint8_t* row, int64_t g) {
+  const uint8_t* p = row + (g >> 1) * (kFive ? 176 : 144);
+  const int h = static_cast<int>(g & 1);
+  const __m256i mask = _mm256_set1_epi8(0x0F);
+  Group o;
+  for (int q = 0; q < 2; ++q) {  // local sub-blocks 2q (low nibbles) and 2q + 1 (high)
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + (kFive ? 48 : 16) + 64 * h + 32 * q));
+    const __m256i ln = _mm256_and_si256(v, mask), hn = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+    o.lo[q] = _mm256_permute2x128_si256(ln, hn, 0x20);  // [2q: 0..15 | 2q+1: 0..15]
+    o.hi[q] = _mm256_permute2x128_si256(ln, hn, 0x31);  // [2q: 16..31 | 2q+1: 16..31]
+    if constexpr (kFive) {
+      const int s = 4 * h + 2 * q;  // qh bits s (128-bit lane 0) and s + 1 (lane 1)
+      const __m256i sel = _mm256_setr_epi64x(0x0101010101010101ll << s, 0x0101010101010101ll << s,
+                                             0x0101010101010101ll << (s + 1), 0x0101010101010101ll << (s + 1));
+      const __m256i sixteen = _mm256_set1_epi8(16);
+      const __m256i qh0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)));
+      const __m256i qh1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32)));
+      o.lo[q] = _mm256_or_si256(o.lo[q], _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh0, sel), sel), sixteen));
+      o.hi[q] = _mm256_or_si256(o.hi[q], _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh1, sel), sel), sixteen));
+    }
+  }
+  // 6-bit scales and mins of sub-blocks 4h..4h+3, four bytes at a time (see k_scale_min).
+  uint32_t w[3];
+  std::memcpy(w, p + 4, 12);
+  const uint32_t sc = h == 0 ? (w[0] & 0x3F3F3F3F) : ((w[2] & 0x0F0F0F0F) | ((w[0] >> 2) & 0x30303030));
+  const uint32_t mn = h == 0 ? (w[1] & 0x3F3F3F3F) : (((w[2] >> 4) & 0x0F0F0F0F) | ((w[1] >> 2) & 0x30303030));
+  const __m128 scf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc))));
+  const __m128 mnf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn))));
+  o.d = _mm_mul_ps(_mm_set1_ps(_cvtsh_ss(load_u16(p))), scf);
+  o.m = _mm_xor_ps(_mm_mul_ps(_mm_set1_ps(_cvtsh_ss(load_u16(p + 2))), mnf), _mm_set1_ps(-0.0f));
+  return o;
+}
+
+// Q6_K: group g is half h of super-block g / 2, local sub-block t = elements 32t .. 32t+31
+// of the half: low nibbles of ql[64h + 32 (t % 2) + i] (t < 2) or high ones (t >= 2), 2 high
+// bits from qh[32h + i] >> 2t. Scales cover 16 elements, so d and m are per half block
+// (lanes [t0 lo, t0 hi, t1 lo, ...]); q keeps the stored value + 32, so m = -32 d.
+struct Group6 {
+  __m256i lo[2], hi[2];
+  __m256 d, m;
+};
+
+WT_INLINE Group6 group_q6k(const uint8_t* row, int64_t g) {
+  const uint8_t* p = row + (g >> 1) * 210;
+  const int h = static_cast<int>(g & 1);
+  const __m256i mask = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3);
+  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * h));       // t = 0 | 2
+  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * h + 32));  // t = 1 | 3
+  const __m256i la = _mm256_and_si256(a, mask), ha = _mm256_and_si256(_mm256_srli_epi16(a, 4), mask);
+  const __m256i lb = _mm256_and_si256(b, mask), hb = _mm256_and_si256(_mm256_srli_epi16(b, 4), mask);
+  const __m256i qh0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 128 + 32 * h)));
+  const __m256i qh1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 144 + 32 * h)));
+  Group6 o;
+  for (int q = 0; q < 2; ++q) {  // local sub-blocks 2q (128-bit lane 0) and 2q + 1 (lane 1)
+    // Shifting dwords by at most 6 keeps each byte's two bits within the byte.
+    const __m256i shift = _mm256_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 2);
+    const __m256i b0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srlv_epi32(qh0, shift), three), 4);
+    const __m256i b1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srlv_epi32(qh1, shift), three), 4);
+    const __m256i x = q == 0 ? la : ha, y = q == 0 ? lb : hb;
+    o.lo[q] = _mm256_or_si256(_mm256_permute2x128_si256(x, y, 0x20), b0);
+    o.hi[q] = _mm256_or_si256(_mm256_permute2x128_si256(x, y, 0x31), b1);
+  }
+  const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 192 + 8 * h));
+  o.d = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(load_u16(p + 208))), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc8)));
+  o.m = _mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(_mm256_set1_ps(32.0f), o.d));  // as weight_chunk_ref
+  return o;
+}
+
 WT_INLINE void transpose4(__m256i a, __m256i b, __m256i c, __m256i d, __m256i* out, int stride) {
   const __m256i t0 = _mm256_unpacklo_epi32(a, b), t1 = _mm256_unpackhi_epi32(a, b);
   const __m256i t2 = _mm256_unpacklo_epi32(c, d), t3 = _mm256_unpackhi_epi32(c, d);
@@ -159,8 +233,21 @@ WT_INLINE void transpose4(__m256i a, __m256i b, __m256i c, __m256i d, __m256i* o
   out[3 * stride] = _mm256_unpackhi_epi64(t1, t3);
 }
 
+// d16[L] = d[idx[L]] and m16[L] = m[idx[L]] of 16 values in natural order (lo: 0..7, hi:
+// 8..15), stored as the chunk's two f32 vectors: two 8-lane permutes and a blend per half.
+WT_INLINE void store_scales(const uint8_t* idx16, __m256 d_lo, __m256 d_hi, __m256 m_lo, __m256 m_hi, float* d16) {
+  for (int h = 0; h < 2; ++h) {
+    const __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(idx16 + 8 * h)));
+    const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));  // sign bit set where idx >= 8
+    _mm256_storeu_ps(d16 + 8 * h, _mm256_blendv_ps(_mm256_permutevar8x32_ps(d_lo, idx),
+                                                   _mm256_permutevar8x32_ps(d_hi, idx), hi));
+    _mm256_storeu_ps(d16 + 16 + 8 * h, _mm256_blendv_ps(_mm256_permutevar8x32_ps(m_lo, idx),
+                                                        _mm256_permutevar8x32_ps(m_hi, idx), hi));
+  }
+}
+
 // Chunk c of a row into the cache, in the layout of chunk_map (see quant.h).
-template <int kType>  // 0: Q4_0, 1: Q4_1, 2: Q8_0, 3: Q5_0, 4: Q5_1
+template <int kType>  // 0: Q4_0, 1: Q4_1, 2: Q8_0, 3: Q5_0, 4: Q5_1, 5: Q4_K, 6: Q5_K
 void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
   const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
   const int64_t g0 = c * 4;  // 16 blocks = 4 groups per full chunk
@@ -169,7 +256,8 @@ void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t*
   alignas(32) float d[16] = {}, m[16] = {};
   for (int t = 0; t < ng; ++t) {
     const int nv = static_cast<int>(std::min<int64_t>(4, l.n_blocks - 4 * (g0 + t)));
-    if constexpr (kType == 2) g[t] = group_q8(row, g0 + t, nv);
+    if constexpr (kType >= 5) g[t] = group_qk<kType == 6>(row, g0 + t);
+    else if constexpr (kType == 2) g[t] = group_q8(row, g0 + t, nv);
     else if constexpr (kType >= 3) g[t] = group_q5<kType == 4>(row, g0 + t, nv);
     else g[t] = group_q4<kType == 1>(row, g0 + t, nv);
     _mm_store_ps(d + 4 * t, g[t].d);
@@ -197,19 +285,21 @@ void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t*
         break;
     }
   }
-  // d16 / m16: lane L takes block map.block[L] of the natural order (a gather from 16
-  // values = two 8-lane permutes and a blend per half).
-  float* d16 = reinterpret_cast<float*>(dst + 64 * map.n_vec);
-  const __m256 d_lo = _mm256_load_ps(d), d_hi = _mm256_load_ps(d + 8);
-  const __m256 m_lo = _mm256_load_ps(m), m_hi = _mm256_load_ps(m + 8);
-  for (int h = 0; h < 2; ++h) {
-    const __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(map.block + 8 * h)));
-    const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));  // sign bit set where idx >= 8
-    _mm256_storeu_ps(d16 + 8 * h, _mm256_blendv_ps(_mm256_permutevar8x32_ps(d_lo, idx),
-                                                   _mm256_permutevar8x32_ps(d_hi, idx), hi));
-    _mm256_storeu_ps(d16 + 16 + 8 * h, _mm256_blendv_ps(_mm256_permutevar8x32_ps(m_lo, idx),
-                                                        _mm256_permutevar8x32_ps(m_hi, idx), hi));
-  }
+  // d16 / m16: lane L takes block map.block[L] of the natural order.
+  store_scales(map.block, _mm256_load_ps(d), _mm256_load_ps(d + 8), _mm256_load_ps(m), _mm256_load_ps(m + 8),
+               reinterpret_cast<float*>(dst + 64 * map.n_vec));
+}
+
+// Q6_K's chunk (half16: 8 blocks, 16 half-block lanes, 4 vectors) from two groups: the
+// 4x4 dword transpose of the low and high halves of each 128-bit lane (see make_map).
+void fill_chunk_q6k(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
+  const Group6 a = group_q6k(row, 2 * c), b = group_q6k(row, 2 * c + 1);
+  __m256i* v = reinterpret_cast<__m256i*>(dst);  // vector q, half h at v[2 q + h]
+  for (int h = 0; h < 2; ++h) transpose4(a.lo[h], a.hi[h], b.lo[h], b.hi[h], v + h, 2);
+  uint8_t unit[16];  // lane -> half block 2 block + half of the natural order
+  for (int L = 0; L < 16; ++L) unit[L] = static_cast<uint8_t>(2 * map.block[L] + map.half[L]);
+  store_scales(unit, a.d, b.d, a.m, b.m, reinterpret_cast<float*>(dst + 64 * map.n_vec));
 }
 
 template <DType T>
@@ -221,7 +311,12 @@ void fill_cache(const uint8_t* row, const ActLayout& l, int64_t c0, int64_t c1, 
     else if constexpr (T == DType::q8_0) fill_chunk_fast<2>(row, l, c, dst);
     else if constexpr (T == DType::q5_0) fill_chunk_fast<3>(row, l, c, dst);
     else if constexpr (T == DType::q5_1) fill_chunk_fast<4>(row, l, c, dst);
-    else weight_chunk_ref(T, row, l, c, unsigned_offset(T), dst);  // K-quants: portable unpack
+    else if constexpr (T == DType::q4_k) fill_chunk_fast<5>(row, l, c, dst);
+    else if constexpr (T == DType::q5_k) fill_chunk_fast<6>(row, l, c, dst);
+    else {
+      static_assert(T == DType::q6_k);
+      fill_chunk_q6k(row, l, c, dst);
+    }
   }
 }
 

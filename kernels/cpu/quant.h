@@ -140,8 +140,8 @@ void act_store_chunk(const ActLayout& l, int64_t c, const int8_t (*q)[32], const
 // then d16 and m16 (f32) such that w = d16 (q + offset) + m16 per lane. offset 0 keeps the
 // format's signed integers (Q4_0 q - 8, Q5_0 q - 16, Q6_K q - 32, Q8_0 as stored); unsigned_offset()
 // makes every format's q non-negative, as vpdpbusd / maddubs want their first operand.
-// Padding blocks are all zero. (Portable paths and K-quant fallbacks; the AVX-512 path
-// builds the same bytes with shuffles.)
+// Padding blocks are all zero. (Portable paths; the AVX-512 and AVX2 paths
+// build the same bytes with shuffles; AVX2 keeps Q8_0 signed, offset 0.)
 void weight_chunk_ref(DType t, const uint8_t* row, const ActLayout& l, int64_t c, int offset, uint8_t* dst);
 inline int unsigned_offset(DType t) {
   return t == DType::q4_0 ? 8 : t == DType::q5_0 ? 16 : t == DType::q6_k ? 32 : t == DType::q8_0 ? 128 : 0;
