@@ -246,48 +246,70 @@ WT_INLINE void store_scales(const uint8_t* idx16, __m256 d_lo, __m256 d_hi, __m2
   }
 }
 
-// Chunk c of a row into the cache, in the layout of chunk_map (see quant.h).
+WT_INLINE __m256 cat(__m128 lo, __m128 hi) { return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1); }
+
 template <int kType>  // 0: Q4_0, 1: Q4_1, 2: Q8_0, 3: Q5_0, 4: Q5_1, 5: Q4_K, 6: Q5_K
-void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
-  const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
+WT_INLINE Group load_group(const uint8_t* row, int64_t g, int nv) {
+  if constexpr (kType >= 5) return group_qk<kType == 6>(row, g);
+  else if constexpr (kType == 2) return group_q8(row, g, nv);
+  else if constexpr (kType >= 3) return group_q5<kType == 4>(row, g, nv);
+  else return group_q4<kType == 1>(row, g, nv);
+}
+
+// Chunk c of NV vectors (2 NV blocks) of a row into the cache, in the layout of chunk_map
+// (see quant.h). Everything stays in registers up to the stores: scales gathered through a
+// stack array stalled on store forwarding (4-lane stores read back as 8 lanes).
+template <int kType, int NV>
+WT_INLINE void fill_chunk_nv(const uint8_t* row, const ActLayout& l, int64_t c, const ChunkMap& map, uint8_t* dst) {
+  constexpr int kGroups = NV >= 2 ? NV / 2 : 1;
   const int64_t g0 = c * 4;  // 16 blocks = 4 groups per full chunk
-  const int ng = std::max(1, map.n_blocks / 4);
-  Group g[4];
-  alignas(32) float d[16] = {}, m[16] = {};
-  for (int t = 0; t < ng; ++t) {
-    const int nv = static_cast<int>(std::min<int64_t>(4, l.n_blocks - 4 * (g0 + t)));
-    if constexpr (kType >= 5) g[t] = group_qk<kType == 6>(row, g0 + t);
-    else if constexpr (kType == 2) g[t] = group_q8(row, g0 + t, nv);
-    else if constexpr (kType >= 3) g[t] = group_q5<kType == 4>(row, g0 + t, nv);
-    else g[t] = group_q4<kType == 1>(row, g0 + t, nv);
-    _mm_store_ps(d + 4 * t, g[t].d);
-    _mm_store_ps(m + 4 * t, g[t].m);
+  Group g[kGroups];
+  if (4 * (g0 + kGroups) <= l.n_blocks) {  // every block present (the common case)
+    for (int t = 0; t < kGroups; ++t) g[t] = load_group<kType>(row, g0 + t, 4);
+  } else {
+    for (int t = 0; t < kGroups; ++t)
+      g[t] = load_group<kType>(row, g0 + t, static_cast<int>(std::min<int64_t>(4, l.n_blocks - 4 * (g0 + t))));
   }
   __m256i* v = reinterpret_cast<__m256i*>(dst);  // vector q, half h at v[2 q + h]
   for (int h = 0; h < 2; ++h) {
-    switch (map.n_vec) {
-      case 8:
-        transpose4(g[0].lo[h], g[1].lo[h], g[2].lo[h], g[3].lo[h], v + h, 2);
-        transpose4(g[0].hi[h], g[1].hi[h], g[2].hi[h], g[3].hi[h], v + 8 + h, 2);
-        break;
-      case 4:
-        v[0 + h] = _mm256_unpacklo_epi64(g[0].lo[h], g[1].lo[h]);
-        v[2 + h] = _mm256_unpackhi_epi64(g[0].lo[h], g[1].lo[h]);
-        v[4 + h] = _mm256_unpacklo_epi64(g[0].hi[h], g[1].hi[h]);
-        v[6 + h] = _mm256_unpackhi_epi64(g[0].hi[h], g[1].hi[h]);
-        break;
-      case 2:
-        v[0 + h] = g[0].lo[h];
-        v[2 + h] = g[0].hi[h];
-        break;
-      default:  // 2 blocks: [lo of blocks 0,1 | hi of blocks 0,1]
-        v[h] = h == 0 ? g[0].lo[0] : g[0].hi[0];
-        break;
+    if constexpr (NV == 8) {
+      transpose4(g[0].lo[h], g[1].lo[h], g[2].lo[h], g[3].lo[h], v + h, 2);
+      transpose4(g[0].hi[h], g[1].hi[h], g[2].hi[h], g[3].hi[h], v + 8 + h, 2);
+    } else if constexpr (NV == 4) {
+      v[0 + h] = _mm256_unpacklo_epi64(g[0].lo[h], g[1].lo[h]);
+      v[2 + h] = _mm256_unpackhi_epi64(g[0].lo[h], g[1].lo[h]);
+      v[4 + h] = _mm256_unpacklo_epi64(g[0].hi[h], g[1].hi[h]);
+      v[6 + h] = _mm256_unpackhi_epi64(g[0].hi[h], g[1].hi[h]);
+    } else if constexpr (NV == 2) {
+      v[0 + h] = g[0].lo[h];
+      v[2 + h] = g[0].hi[h];
+    } else {  // 2 blocks: [lo of blocks 0,1 | hi of blocks 0,1]
+      v[h] = h == 0 ? g[0].lo[0] : g[0].hi[0];
     }
   }
-  // d16 / m16: lane L takes block map.block[L] of the natural order.
-  store_scales(map.block, _mm256_load_ps(d), _mm256_load_ps(d + 8), _mm256_load_ps(m), _mm256_load_ps(m + 8),
-               reinterpret_cast<float*>(dst + 64 * map.n_vec));
+  // d16 / m16: lane L takes block map.block[L] of the natural order (blocks 0..15).
+  __m256 d_lo = cat(g[0].d, _mm_setzero_ps()), m_lo = cat(g[0].m, _mm_setzero_ps());
+  __m256 d_hi = _mm256_setzero_ps(), m_hi = _mm256_setzero_ps();
+  if constexpr (kGroups >= 2) {
+    d_lo = cat(g[0].d, g[1].d);
+    m_lo = cat(g[0].m, g[1].m);
+  }
+  if constexpr (kGroups == 4) {
+    d_hi = cat(g[2].d, g[3].d);
+    m_hi = cat(g[2].m, g[3].m);
+  }
+  store_scales(map.block, d_lo, d_hi, m_lo, m_hi, reinterpret_cast<float*>(dst + 64 * NV));
+}
+
+template <int kType>
+void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
+  switch (map.n_vec) {
+    case 8: return fill_chunk_nv<kType, 8>(row, l, c, map, dst);
+    case 4: return fill_chunk_nv<kType, 4>(row, l, c, map, dst);
+    case 2: return fill_chunk_nv<kType, 2>(row, l, c, map, dst);
+    default: return fill_chunk_nv<kType, 1>(row, l, c, map, dst);
+  }
 }
 
 // Q6_K's chunk (half16: 8 blocks, 16 half-block lanes, 4 vectors) from two groups: the
