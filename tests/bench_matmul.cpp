@@ -2,7 +2,7 @@
 // matmul-only tokens/s of the default model's shape (SmolLM2-135M: 30 layers, d 576,
 // ffn 1536, 9/3 heads of 64, vocab 49152), at 1 and 2 threads, median of repetitions.
 //
-//   bench_matmul [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot]
+//   bench_matmul [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack]
 //
 // Decode cycles through distinct weight copies (~the model's size) so weights stream from
 // memory as in a real token step instead of sitting in L2.
@@ -182,12 +182,46 @@ double time_matrix(Pool& pool, const Setup& s, int reps) {
   return median(t);
 }
 
+// --unpack: ns per 32-element block of the path's weight unpack (Kernels::fill_chunk) and of
+// the portable weight_chunk_ref it replaces, over a cache-resident matrix, per format.
+void bench_unpack(int reps, std::mt19937& rng) {
+  const wt::cpu::mm::Kernels* kern = wt::cpu::mm::find_kernels(wt::cpu::matmul_isa());
+  if (!kern || !kern->fill_chunk) {
+    std::printf("the %s path unpacks block by block: no chunk unpack to time\n", wt::cpu::matmul_isa());
+    return;
+  }
+  std::printf("\n%-6s %12s %12s %8s\n", "format", "path ns/blk", "ref ns/blk", "ref/path");
+  for (DType t : {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0, DType::q4_k, DType::q5_k,
+                  DType::q6_k}) {
+    const int64_t k = 1536, n_out = 64;  // 64 rows of 1536: ~60 KiB of weights, in L2
+    Buf w(row_bytes(t, k) * n_out), dst(1024);
+    fill_weights(t, k, n_out, w.p, rng);
+    const wt::cpu::ActLayout l = wt::cpu::act_layout(k, wt::cpu::act_kind(t));
+    const size_t rb = row_bytes(t, k);
+    auto time = [&](bool ref) {
+      std::vector<double> ts;
+      for (int r = 0; r < reps; ++r) {
+        const double t0 = now_s();
+        for (int64_t i = 0; i < n_out; ++i)
+          for (int64_t c = 0; c < l.n_chunks; ++c) {
+            if (ref) wt::cpu::weight_chunk_ref(t, w.p + i * rb, l, c, kern->fill_offset(t), dst.p);
+            else kern->fill_chunk(t, w.p + i * rb, l, c, dst.p);
+          }
+        ts.push_back((now_s() - t0) * 1e9 / static_cast<double>(n_out * l.n_blocks));
+      }
+      return median(ts);
+    };
+    const double path = time(false), ref = time(true);
+    std::printf("%-6s %12.1f %12.1f %7.1fx\n", wt::dtype_name(t), path, ref, ref / path);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int reps = 7;
-  bool quick = false;
+  bool quick = false, unpack = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--isa" && i + 1 < argc) {
@@ -207,13 +241,19 @@ int main(int argc, char** argv) {
       g_hot = true;
     } else if (a == "--cpu") {
       g_cpu_time = true;
+    } else if (a == "--unpack") {
+      unpack = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack]\n", argv[0]);
       return 1;
     }
   }
   std::printf("matmul isa: %s\n", wt::cpu::matmul_isa());
   std::mt19937 rng(1);
+  if (unpack) {
+    bench_unpack(reps, rng);
+    return 0;
+  }
 
   // The default model: per layer q, k, v, o, gate, up (k = 576) and down (k = 1536).
   Model model{{{DType::q4_1, 576, 576, "q"},

@@ -38,7 +38,7 @@ constexpr int kMR = 2;                    // weight rows per register tile
 constexpr int kNR = 4;                    // activation rows per register tile
 constexpr int64_t kCacheRowBytes = 3072;  // one panel of a weight row (see avx512)
 
-// ---- unpacking Q4_0 / Q4_1 / Q8_0 with vectors ----------------------------------------
+// ---- unpacking every quantized format with vectors ------------------------------------
 // A natural group: blocks 0,1 (half 0) and 2,3 (half 1) of 4, elements 0..15 in lo and
 // 16..31 in hi, one block per 128-bit lane; d and m per block.
 
@@ -168,8 +168,8 @@ WT_INLINE Group group_qk(const uint8_t* row, int64_t g) {
     o.hi[q] = _mm256_permute2x128_si256(ln, hn, 0x31);  // [2q: 16..31 | 2q+1: 16..31]
     if constexpr (kFive) {
       const int s = 4 * h + 2 * q;  // qh bits s (128-bit lane 0) and s + 1 (lane 1)
-      const __m256i sel = _mm256_setr_epi64x(0x0101010101010101ll << s, 0x0101010101010101ll << s,
-                                             0x0101010101010101ll << (s + 1), 0x0101010101010101ll << (s + 1));
+      const long long b0 = static_cast<long long>(0x0101010101010101ull << s), b1 = static_cast<long long>(0x0101010101010101ull << (s + 1));
+      const __m256i sel = _mm256_setr_epi64x(b0, b0, b1, b1);
       const __m256i sixteen = _mm256_set1_epi8(16);
       const __m256i qh0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)));
       const __m256i qh1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32)));
@@ -177,11 +177,8 @@ WT_INLINE Group group_qk(const uint8_t* row, int64_t g) {
       o.hi[q] = _mm256_or_si256(o.hi[q], _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh1, sel), sel), sixteen));
     }
   }
-  // 6-bit scales and mins of sub-blocks 4h..4h+3, four bytes at a time (see k_scale_min).
-  uint32_t w[3];
-  std::memcpy(w, p + 4, 12);
-  const uint32_t sc = h == 0 ? (w[0] & 0x3F3F3F3F) : ((w[2] & 0x0F0F0F0F) | ((w[0] >> 2) & 0x30303030));
-  const uint32_t mn = h == 0 ? (w[1] & 0x3F3F3F3F) : (((w[2] >> 4) & 0x0F0F0F0F) | ((w[1] >> 2) & 0x30303030));
+  uint32_t sc, mn;  // 6-bit scales and mins of sub-blocks 4h..4h+3, a byte each
+  k_scale_min4(p + 4, h, &sc, &mn);
   const __m128 scf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc))));
   const __m128 mnf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn))));
   o.d = _mm_mul_ps(_mm_set1_ps(_cvtsh_ss(load_u16(p))), scf);
@@ -192,7 +189,8 @@ WT_INLINE Group group_qk(const uint8_t* row, int64_t g) {
 // Q6_K: group g is half h of super-block g / 2, local sub-block t = elements 32t .. 32t+31
 // of the half: low nibbles of ql[64h + 32 (t % 2) + i] (t < 2) or high ones (t >= 2), 2 high
 // bits from qh[32h + i] >> 2t. Scales cover 16 elements, so d and m are per half block
-// (lanes [t0 lo, t0 hi, t1 lo, ...]); q keeps the stored value + 32, so m = -32 d.
+// (lanes [t0 lo, t0 hi, t1 lo, ...]); q is the stored 6-bit value (signed value + 32), so
+// m = -32 d.
 struct Group6 {
   __m256i lo[2], hi[2];
   __m256 d, m;
@@ -248,27 +246,27 @@ WT_INLINE void store_scales(const uint8_t* idx16, __m256 d_lo, __m256 d_hi, __m2
 
 WT_INLINE __m256 cat(__m128 lo, __m128 hi) { return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1); }
 
-template <int kType>  // 0: Q4_0, 1: Q4_1, 2: Q8_0, 3: Q5_0, 4: Q5_1, 5: Q4_K, 6: Q5_K
+template <DType T>  // the block32 formats
 WT_INLINE Group load_group(const uint8_t* row, int64_t g, int nv) {
-  if constexpr (kType >= 5) return group_qk<kType == 6>(row, g);
-  else if constexpr (kType == 2) return group_q8(row, g, nv);
-  else if constexpr (kType >= 3) return group_q5<kType == 4>(row, g, nv);
-  else return group_q4<kType == 1>(row, g, nv);
+  if constexpr (T == DType::q4_k || T == DType::q5_k) return group_qk<T == DType::q5_k>(row, g);
+  else if constexpr (T == DType::q8_0) return group_q8(row, g, nv);
+  else if constexpr (T == DType::q5_0 || T == DType::q5_1) return group_q5<T == DType::q5_1>(row, g, nv);
+  else return group_q4<T == DType::q4_1>(row, g, nv);
 }
 
 // Chunk c of NV vectors (2 NV blocks) of a row into the cache, in the layout of chunk_map
 // (see quant.h). Everything stays in registers up to the stores: scales gathered through a
 // stack array stalled on store forwarding (4-lane stores read back as 8 lanes).
-template <int kType, int NV>
+template <DType T, int NV>
 WT_INLINE void fill_chunk_nv(const uint8_t* row, const ActLayout& l, int64_t c, const ChunkMap& map, uint8_t* dst) {
   constexpr int kGroups = NV >= 2 ? NV / 2 : 1;
   const int64_t g0 = c * 4;  // 16 blocks = 4 groups per full chunk
   Group g[kGroups];
   if (4 * (g0 + kGroups) <= l.n_blocks) {  // every block present (the common case)
-    for (int t = 0; t < kGroups; ++t) g[t] = load_group<kType>(row, g0 + t, 4);
+    for (int t = 0; t < kGroups; ++t) g[t] = load_group<T>(row, g0 + t, 4);
   } else {
     for (int t = 0; t < kGroups; ++t)
-      g[t] = load_group<kType>(row, g0 + t, static_cast<int>(std::min<int64_t>(4, l.n_blocks - 4 * (g0 + t))));
+      g[t] = load_group<T>(row, g0 + t, static_cast<int>(std::min<int64_t>(4, l.n_blocks - 4 * (g0 + t))));
   }
   __m256i* v = reinterpret_cast<__m256i*>(dst);  // vector q, half h at v[2 q + h]
   for (int h = 0; h < 2; ++h) {
@@ -287,7 +285,7 @@ WT_INLINE void fill_chunk_nv(const uint8_t* row, const ActLayout& l, int64_t c, 
       v[h] = h == 0 ? g[0].lo[0] : g[0].hi[0];
     }
   }
-  // d16 / m16: lane L takes block map.block[L] of the natural order (blocks 0..15).
+  // d16 / m16: lane L takes block map.unit[L] of the natural order (blocks 0..15).
   __m256 d_lo = cat(g[0].d, _mm_setzero_ps()), m_lo = cat(g[0].m, _mm_setzero_ps());
   __m256 d_hi = _mm256_setzero_ps(), m_hi = _mm256_setzero_ps();
   if constexpr (kGroups >= 2) {
@@ -298,17 +296,17 @@ WT_INLINE void fill_chunk_nv(const uint8_t* row, const ActLayout& l, int64_t c, 
     d_hi = cat(g[2].d, g[3].d);
     m_hi = cat(g[2].m, g[3].m);
   }
-  store_scales(map.block, d_lo, d_hi, m_lo, m_hi, reinterpret_cast<float*>(dst + 64 * NV));
+  store_scales(map.unit, d_lo, d_hi, m_lo, m_hi, reinterpret_cast<float*>(dst + 64 * NV));
 }
 
-template <int kType>
+template <DType T>
 void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
   const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
   switch (map.n_vec) {
-    case 8: return fill_chunk_nv<kType, 8>(row, l, c, map, dst);
-    case 4: return fill_chunk_nv<kType, 4>(row, l, c, map, dst);
-    case 2: return fill_chunk_nv<kType, 2>(row, l, c, map, dst);
-    default: return fill_chunk_nv<kType, 1>(row, l, c, map, dst);
+    case 8: return fill_chunk_nv<T, 8>(row, l, c, map, dst);
+    case 4: return fill_chunk_nv<T, 4>(row, l, c, map, dst);
+    case 2: return fill_chunk_nv<T, 2>(row, l, c, map, dst);
+    default: return fill_chunk_nv<T, 1>(row, l, c, map, dst);
   }
 }
 
@@ -319,27 +317,19 @@ void fill_chunk_q6k(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* 
   const Group6 a = group_q6k(row, 2 * c), b = group_q6k(row, 2 * c + 1);
   __m256i* v = reinterpret_cast<__m256i*>(dst);  // vector q, half h at v[2 q + h]
   for (int h = 0; h < 2; ++h) transpose4(a.lo[h], a.hi[h], b.lo[h], b.hi[h], v + h, 2);
-  uint8_t unit[16];  // lane -> half block 2 block + half of the natural order
-  for (int L = 0; L < 16; ++L) unit[L] = static_cast<uint8_t>(2 * map.block[L] + map.half[L]);
-  store_scales(unit, a.d, b.d, a.m, b.m, reinterpret_cast<float*>(dst + 64 * map.n_vec));
+  store_scales(map.unit, a.d, b.d, a.m, b.m, reinterpret_cast<float*>(dst + 64 * map.n_vec));
+}
+
+// Chunk c of a row of type T into dst.
+template <DType T>
+void fill_chunk(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  if constexpr (T == DType::q6_k) fill_chunk_q6k(row, l, c, dst);
+  else fill_chunk_fast<T>(row, l, c, dst);
 }
 
 template <DType T>
 void fill_cache(const uint8_t* row, const ActLayout& l, int64_t c0, int64_t c1, uint8_t* cache) {
-  for (int64_t c = c0; c < c1; ++c) {
-    uint8_t* dst = cache + (c - c0) * l.chunk_bytes;
-    if constexpr (T == DType::q4_0) fill_chunk_fast<0>(row, l, c, dst);
-    else if constexpr (T == DType::q4_1) fill_chunk_fast<1>(row, l, c, dst);
-    else if constexpr (T == DType::q8_0) fill_chunk_fast<2>(row, l, c, dst);
-    else if constexpr (T == DType::q5_0) fill_chunk_fast<3>(row, l, c, dst);
-    else if constexpr (T == DType::q5_1) fill_chunk_fast<4>(row, l, c, dst);
-    else if constexpr (T == DType::q4_k) fill_chunk_fast<5>(row, l, c, dst);
-    else if constexpr (T == DType::q5_k) fill_chunk_fast<6>(row, l, c, dst);
-    else {
-      static_assert(T == DType::q6_k);
-      fill_chunk_q6k(row, l, c, dst);
-    }
-  }
+  for (int64_t c = c0; c < c1; ++c) fill_chunk<T>(row, l, c, cache + (c - c0) * l.chunk_bytes);
 }
 
 // ---- the kernel -----------------------------------------------------------------------
@@ -472,6 +462,21 @@ void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   }
 }
 
+void fill_any(DType t, const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  switch (t) {
+    case DType::q4_0: return fill_chunk<DType::q4_0>(row, l, c, dst);
+    case DType::q4_1: return fill_chunk<DType::q4_1>(row, l, c, dst);
+    case DType::q5_0: return fill_chunk<DType::q5_0>(row, l, c, dst);
+    case DType::q5_1: return fill_chunk<DType::q5_1>(row, l, c, dst);
+    case DType::q8_0: return fill_chunk<DType::q8_0>(row, l, c, dst);
+    case DType::q4_k: return fill_chunk<DType::q4_k>(row, l, c, dst);
+    case DType::q5_k: return fill_chunk<DType::q5_k>(row, l, c, dst);
+    case DType::q6_k: return fill_chunk<DType::q6_k>(row, l, c, dst);
+    default: return;
+  }
+}
+int fill_offset(DType t) { return t == DType::q8_0 ? 0 : unsigned_offset(t); }  // Q8_0 stays signed
+
 // ---- activation quantization -----------------------------------------------------------
 
 WT_INLINE int32_t hsum_epi32(__m256i v) {
@@ -589,7 +594,7 @@ void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 
 }  // namespace
 
-const Kernels kAvx2Kernels = {"avx2", quantize_row, qmatmul, fmatmul};
+const Kernels kAvx2Kernels = {"avx2", quantize_row, qmatmul, fmatmul, fill_any, fill_offset};
 
 }  // namespace wt::cpu::mm
 

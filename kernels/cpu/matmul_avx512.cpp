@@ -77,7 +77,7 @@ struct LaneIndex {
 };
 inline __m512i lane_index(const ChunkMap& m) {
   alignas(64) int32_t idx[16];
-  for (int l = 0; l < 16; ++l) idx[l] = m.n_blocks == 8 && m.lanes_per_unit == 1 ? 2 * m.block[l] + m.half[l] : m.block[l];
+  for (int l = 0; l < 16; ++l) idx[l] = m.unit[l];
   return _mm512_load_si512(idx);
 }
 
@@ -433,6 +433,27 @@ void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   }
 }
 
+template <class U>
+void fill_one(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  const LaneIndex li{lane_index(chunk_map(l.kind, static_cast<int>(l.full_blocks))),
+                     lane_index(chunk_map(l.kind, static_cast<int>(l.last_blocks)))};
+  fill_cache<U>(row, l, li, c, c + 1, dst);
+}
+
+void fill_any(DType t, const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  switch (t) {
+    case DType::q4_0: return fill_one<UnpackQ4_0>(row, l, c, dst);
+    case DType::q4_1: return fill_one<UnpackQ4_1>(row, l, c, dst);
+    case DType::q5_0: return fill_one<UnpackQ5_0>(row, l, c, dst);
+    case DType::q5_1: return fill_one<UnpackQ5_1>(row, l, c, dst);
+    case DType::q8_0: return fill_one<UnpackQ8_0>(row, l, c, dst);
+    case DType::q4_k: return fill_one<UnpackQK<false>>(row, l, c, dst);
+    case DType::q5_k: return fill_one<UnpackQK<true>>(row, l, c, dst);
+    case DType::q6_k: return fill_one<UnpackQ6_K>(row, l, c, dst);
+    default: return;
+  }
+}
+
 // ---- activation quantization -----------------------------------------------------------
 
 // The sum of 16 int32 lanes in vector adds, which wrap. GCC's _mm512_reduce_add_epi32 ends in
@@ -558,7 +579,7 @@ void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 
 }  // namespace
 
-const Kernels kAvx512Kernels = {"avx512-vnni", quantize_row, qmatmul, fmatmul};
+const Kernels kAvx512Kernels = {"avx512-vnni", quantize_row, qmatmul, fmatmul, fill_any, unsigned_offset};
 
 }  // namespace wt::cpu::mm
 

@@ -258,11 +258,8 @@ struct UnpackQK {
       lo = _mm512_or_si512(lo, _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(qh0, sel), sixteen));
       hi = _mm512_or_si512(hi, _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(qh1, sel), sixteen));
     }
-    // 6-bit scales and mins of sub-blocks 4h..4h+3, four bytes at a time (see k_scale_min).
-    uint32_t w[3];
-    std::memcpy(w, p + 4, 12);
-    const uint32_t sc = h == 0 ? (w[0] & 0x3F3F3F3F) : ((w[2] & 0x0F0F0F0F) | ((w[0] >> 2) & 0x30303030));
-    const uint32_t mn = h == 0 ? (w[1] & 0x3F3F3F3F) : (((w[2] >> 4) & 0x0F0F0F0F) | ((w[1] >> 2) & 0x30303030));
+    uint32_t sc, mn;  // 6-bit scales and mins of sub-blocks 4h..4h+3, a byte each
+    k_scale_min4(p + 4, h, &sc, &mn);
     const __m128 scf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(sc))));
     const __m128 mnf = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(mn))));
     const __m128 d = _mm_mul_ps(_mm_set1_ps(_cvtsh_ss(load_u16(p))), scf);

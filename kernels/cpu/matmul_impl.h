@@ -53,6 +53,11 @@ struct Kernels {
   void (*quantize_row)(const float* x, int64_t k, ActKind kind, uint8_t* dst);  // quant.h layout
   void (*qmatmul)(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
   void (*fmatmul)(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+  // The weight unpack, exposed for tests: chunk c of a row of quantized type t, in the
+  // chunk layout with the path's offsets: weight_chunk_ref(t, row, l, c, fill_offset(t),
+  // dst) gives the same vectors and scale values. Null where a path unpacks block by block.
+  void (*fill_chunk)(DType t, const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst);
+  int (*fill_offset)(DType t);
 };
 
 extern const Kernels kScalarKernels;

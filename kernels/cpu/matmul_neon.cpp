@@ -1,9 +1,9 @@
 // NEON matmul path for aarch64 (Jetson). NEON is baseline there; the ARMv8.2 dot product
 // (sdot) is optional and picked at run time (HWCAP_ASIMDDP, see matmul.cpp).
 //
-// Same scheme as the x86 paths: a tile of weight rows is unpacked (weight_chunk_ref, with
-// the formats' signed integers since sdot and smull are s8 x s8) into the activation chunk
-// layout in an L1 cache, one panel of 64 blocks at a time, and every activation row is run
+// Same scheme as the x86 paths: a tile of weight rows is unpacked (the bytes of
+// weight_chunk_ref with the formats' signed integers, since sdot and smull are s8 x s8) into
+// the activation chunk layout in an L1 cache, one panel of 64 blocks at a time, and every activation row is run
 // against it. A 64-byte layout vector is four 16-byte quarters (lanes 0-3, 4-7, ...):
 //   isum = sum_v dot(w[v], x[v])  (sdot, or smull + pairwise adds: lane L = bytes 4L..4L+3)
 //   acc += cvt(isum) * (d16 dx16) + m16 sx16
@@ -107,9 +107,168 @@ constexpr std::array<std::array<TileFn, kNR>, kMR> kTiles = {
     tile_row<kDot, 1>(std::make_integer_sequence<int, kNR>{}), tile_row<kDot, 2>(std::make_integer_sequence<int, kNR>{}),
     tile_row<kDot, 3>(std::make_integer_sequence<int, kNR>{}), tile_row<kDot, 4>(std::make_integer_sequence<int, kNR>{})};
 
+// ---- weight unpacking ------------------------------------------------------------------
+// The bytes weight_chunk_ref(t, row, l, c, 0, dst) writes, with vector loads and bit
+// operations instead of its per-element loop: each block in two registers (elements 0..15
+// and 16..31, the format's signed integers), then a 4x4 dword transpose per 16-byte quarter
+// of the chunk's vectors gives chunk_map's lane order (quant.h): in a 16-block chunk,
+// quarter a of vector v holds elements 4v.. of blocks a, 4 + a, 8 + a, 12 + a; in a Q6_K
+// chunk, both halves of blocks a and 4 + a.
+
+struct Blk {
+  int8x16_t lo, hi;
+  float d[2];  // per half block (they differ only for Q6_K)
+  float m;
+};
+
+WT_INLINE Blk zero_blk() { return Blk{vdupq_n_s8(0), vdupq_n_s8(0), {0.0f, 0.0f}, 0.0f}; }
+
+WT_INLINE int8x16_t minus(uint8x16_t v, int bias) { return vsubq_s8(vreinterpretq_s8_u8(v), vdupq_n_s8(static_cast<int8_t>(bias))); }
+
+// 16 where bit mask[j] of bytes[j] is set, else 0: a 5th bit per element.
+WT_INLINE uint8x16_t bit4(uint8x16_t bytes, uint8x16_t mask) { return vandq_u8(vtstq_u8(bytes, mask), vdupq_n_u8(16)); }
+
+// Q5_0 / Q5_1: bit j of the block's 32-bit qh is bit 4 of element j. A table lookup puts qh
+// byte j / 8 in byte j (elements 0..15: qh bytes 0, 1; 16..31: bytes 2, 3), tested against 1 << j % 8.
+WT_INLINE void add_qh32(const uint8_t* qh, uint8x16_t* lo, uint8x16_t* hi) {
+  static constexpr uint8_t kIdx[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                       2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+  static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  uint32_t w;
+  std::memcpy(&w, qh, 4);
+  const uint8x16_t q = vreinterpretq_u8_u32(vdupq_n_u32(w)), bit = vld1q_u8(kBit);
+  *lo = vorrq_u8(*lo, bit4(vqtbl1q_u8(q, vld1q_u8(kIdx)), bit));
+  *hi = vorrq_u8(*hi, bit4(vqtbl1q_u8(q, vld1q_u8(kIdx + 16)), bit));
+}
+
+// Block b of a row of type T, as unpack_block gives it (the same f32 products for d and m).
+template <DType T>
+WT_INLINE Blk unpack(const uint8_t* row, int64_t b) {
+  const uint8x16_t mask = vdupq_n_u8(0x0F);
+  Blk o;
+  o.m = 0.0f;
+  if constexpr (T == DType::q4_0 || T == DType::q4_1 || T == DType::q5_0 || T == DType::q5_1) {
+    constexpr bool kMin = T == DType::q4_1 || T == DType::q5_1, kFive = T == DType::q5_0 || T == DType::q5_1;
+    constexpr int kBytes = kFive ? (kMin ? 24 : 22) : (kMin ? 20 : 18);
+    const uint8_t* p = row + b * kBytes;
+    const uint8x16_t qs = vld1q_u8(p + (kMin ? 4 : 2) + (kFive ? 4 : 0));
+    uint8x16_t lo = vandq_u8(qs, mask), hi = vshrq_n_u8(qs, 4);
+    if constexpr (kFive) add_qh32(p + (kMin ? 4 : 2), &lo, &hi);
+    constexpr int kBias = kMin ? 0 : (kFive ? 16 : 8);
+    o.lo = minus(lo, kBias);
+    o.hi = minus(hi, kBias);
+    o.d[0] = o.d[1] = f16_to_f32(load_u16(p));
+    if constexpr (kMin) o.m = f16_to_f32(load_u16(p + 2));
+  } else if constexpr (T == DType::q8_0) {
+    const uint8_t* p = row + b * 34;
+    o.lo = vld1q_s8(reinterpret_cast<const int8_t*>(p + 2));
+    o.hi = vld1q_s8(reinterpret_cast<const int8_t*>(p + 18));
+    o.d[0] = o.d[1] = f16_to_f32(load_u16(p));
+  } else if constexpr (T == DType::q4_k || T == DType::q5_k) {
+    constexpr bool kFive = T == DType::q5_k;
+    const uint8_t* p = row + (b / 8) * (kFive ? 176 : 144);
+    const int s = static_cast<int>(b % 8);
+    int sc, mn;
+    k_scale_min(p + 4, s, &sc, &mn);
+    const uint8_t* qs = p + (kFive ? 48 : 16) + 32 * (s / 2);  // sub-block s: low nibbles if even
+    const uint8x16_t v0 = vld1q_u8(qs), v1 = vld1q_u8(qs + 16);
+    uint8x16_t lo = s & 1 ? vshrq_n_u8(v0, 4) : vandq_u8(v0, mask);
+    uint8x16_t hi = s & 1 ? vshrq_n_u8(v1, 4) : vandq_u8(v1, mask);
+    if constexpr (kFive) {  // bit s of qh[i] is bit 4 of element i
+      const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1u << s));
+      lo = vorrq_u8(lo, bit4(vld1q_u8(p + 16), bit));
+      hi = vorrq_u8(hi, bit4(vld1q_u8(p + 32), bit));
+    }
+    o.lo = vreinterpretq_s8_u8(lo);
+    o.hi = vreinterpretq_s8_u8(hi);
+    o.d[0] = o.d[1] = f16_to_f32(load_u16(p)) * static_cast<float>(sc);
+    o.m = -(f16_to_f32(load_u16(p + 2)) * static_cast<float>(mn));
+  } else {
+    static_assert(T == DType::q6_k);
+    const uint8_t* p = row + (b / 8) * 210;
+    const int s = static_cast<int>(b % 8), h = s / 4, t = s % 4;  // sub-block t of half h
+    // Low 4 bits: ql[64h + 32 (t % 2) + i], low nibble for t < 2; 2 high bits: qh[32h + i] >> 2t.
+    const uint8_t* ql = p + 64 * h + 32 * (t % 2);
+    const uint8x16_t v0 = vld1q_u8(ql), v1 = vld1q_u8(ql + 16);
+    const int8x16_t down = vdupq_n_s8(static_cast<int8_t>(-2 * t));
+    const uint8x16_t three = vdupq_n_u8(3);
+    const uint8x16_t h0 = vshlq_n_u8(vandq_u8(vshlq_u8(vld1q_u8(p + 128 + 32 * h), down), three), 4);
+    const uint8x16_t h1 = vshlq_n_u8(vandq_u8(vshlq_u8(vld1q_u8(p + 144 + 32 * h), down), three), 4);
+    o.lo = minus(vorrq_u8(t < 2 ? vandq_u8(v0, mask) : vshrq_n_u8(v0, 4), h0), 32);
+    o.hi = minus(vorrq_u8(t < 2 ? vandq_u8(v1, mask) : vshrq_n_u8(v1, 4), h1), 32);
+    const float d = f16_to_f32(load_u16(p + 208));
+    const int8_t* scales = reinterpret_cast<const int8_t*>(p + 192);
+    o.d[0] = d * static_cast<float>(scales[2 * s]);
+    o.d[1] = d * static_cast<float>(scales[2 * s + 1]);
+  }
+  return o;
+}
+
+// out[q] dword t = in[t] dword q, stored at dst + 64 q (one quarter of four vectors).
+WT_INLINE void transpose4(int8x16_t a, int8x16_t b, int8x16_t c, int8x16_t d, uint8_t* dst) {
+  const int32x4_t t0 = vtrn1q_s32(vreinterpretq_s32_s8(a), vreinterpretq_s32_s8(b));
+  const int32x4_t t1 = vtrn2q_s32(vreinterpretq_s32_s8(a), vreinterpretq_s32_s8(b));
+  const int32x4_t t2 = vtrn1q_s32(vreinterpretq_s32_s8(c), vreinterpretq_s32_s8(d));
+  const int32x4_t t3 = vtrn2q_s32(vreinterpretq_s32_s8(c), vreinterpretq_s32_s8(d));
+  auto s64 = [](int32x4_t v) { return vreinterpretq_s64_s32(v); };
+  vst1q_s64(reinterpret_cast<int64_t*>(dst), vtrn1q_s64(s64(t0), s64(t2)));
+  vst1q_s64(reinterpret_cast<int64_t*>(dst + 64), vtrn1q_s64(s64(t1), s64(t3)));
+  vst1q_s64(reinterpret_cast<int64_t*>(dst + 128), vtrn2q_s64(s64(t0), s64(t2)));
+  vst1q_s64(reinterpret_cast<int64_t*>(dst + 192), vtrn2q_s64(s64(t1), s64(t3)));
+}
+
+// Chunk c of a row into the cache. A row's last chunk laid out for 8, 4 or 2 blocks (once
+// per row at most) goes through weight_chunk_ref.
+template <DType T>
+void fill_chunk(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  constexpr bool kHalf = T == DType::q6_k;
+  const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
+  if (!kHalf && map.n_blocks != 16) return weight_chunk_ref(T, row, l, c, 0, dst);
+  const int64_t b0 = c * l.full_blocks;
+  Blk b[16];
+  for (int i = 0; i < map.n_blocks; ++i) b[i] = b0 + i < l.n_blocks ? unpack<T>(row, b0 + i) : zero_blk();
+  for (int a = 0; a < 4; ++a) {
+    if constexpr (kHalf) {
+      transpose4(b[a].lo, b[a].hi, b[4 + a].lo, b[4 + a].hi, dst + 16 * a);
+    } else {
+      transpose4(b[a].lo, b[4 + a].lo, b[8 + a].lo, b[12 + a].lo, dst + 16 * a);
+      transpose4(b[a].hi, b[4 + a].hi, b[8 + a].hi, b[12 + a].hi, dst + 256 + 16 * a);
+    }
+  }
+  float d16[32];  // d16 then m16, as weight_chunk_ref computes m16 with offset 0
+  for (int L = 0; L < 16; ++L) {
+    const Blk& x = b[map.block[L]];
+    d16[L] = x.d[map.half[L]];
+    d16[16 + L] = x.m - 0.0f * x.d[map.half[L]];
+  }
+  std::memcpy(dst + 64 * map.n_vec, d16, sizeof d16);
+}
+
+using FillFn = void (*)(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst);
+inline FillFn fill_for(DType t) {
+  switch (t) {
+    case DType::q4_0: return &fill_chunk<DType::q4_0>;
+    case DType::q4_1: return &fill_chunk<DType::q4_1>;
+    case DType::q5_0: return &fill_chunk<DType::q5_0>;
+    case DType::q5_1: return &fill_chunk<DType::q5_1>;
+    case DType::q8_0: return &fill_chunk<DType::q8_0>;
+    case DType::q4_k: return &fill_chunk<DType::q4_k>;
+    case DType::q5_k: return &fill_chunk<DType::q5_k>;
+    case DType::q6_k: return &fill_chunk<DType::q6_k>;
+    default: return nullptr;
+  }
+}
+
+void fill_any(DType t, const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
+  if (const FillFn fill = fill_for(t)) fill(row, l, c, dst);
+}
+int signed_offset(DType) { return 0; }
+
 template <bool kDot>
 void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const ActLayout l = act_layout(job.k, act_kind(job.wtype));
+  const FillFn fill = fill_for(job.wtype);
+  if (!fill) return;
   alignas(64) uint8_t cache[kMR * kCacheRowBytes];
   const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 20) / static_cast<int64_t>(job.xq_stride) / kNR * kNR);
   const int64_t cpp = kPanelBlocks / l.full_blocks;
@@ -123,8 +282,7 @@ void qmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         const int64_t c1 = std::min(l.n_chunks, c0 + cpp);
         for (int i = 0; i < mr; ++i)
           for (int64_t c = c0; c < c1; ++c)
-            weight_chunk_ref(job.wtype, job.w + (it + i) * job.w_stride, l, c, 0,
-                             cache + i * kCacheRowBytes + (c - c0) * l.chunk_bytes);
+            fill(job.w + (it + i) * job.w_stride, l, c, cache + i * kCacheRowBytes + (c - c0) * l.chunk_bytes);
         for (int64_t jt = ja; jt < jb; jt += kNR) {
           const int nr = static_cast<int>(std::min<int64_t>(kNR, jb - jt));
           for (int j = 0; j < nr; ++j) {
@@ -240,8 +398,8 @@ void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 
 }  // namespace
 
-const Kernels kNeonKernels = {"neon", quantize_row, qmatmul<false>, fmatmul};
-const Kernels kNeonDotKernels = {"neon-dot", quantize_row, qmatmul<true>, fmatmul};
+const Kernels kNeonKernels = {"neon", quantize_row, qmatmul<false>, fmatmul, fill_any, signed_offset};
+const Kernels kNeonDotKernels = {"neon-dot", quantize_row, qmatmul<true>, fmatmul, fill_any, signed_offset};
 
 }  // namespace wt::cpu::mm
 

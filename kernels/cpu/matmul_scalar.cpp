@@ -79,6 +79,6 @@ void fmatmul(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 
 }  // namespace
 
-const Kernels kScalarKernels = {"scalar", quantize_row, qmatmul, fmatmul};
+const Kernels kScalarKernels = {"scalar", quantize_row, qmatmul, fmatmul, nullptr, nullptr};
 
 }  // namespace wt::cpu::mm

@@ -311,6 +311,7 @@ constexpr ChunkMap make_map(ActKind kind, int nb) {
       }
       m.block[l] = static_cast<uint8_t>(block);
       m.half[l] = static_cast<uint8_t>(half);
+      m.unit[l] = static_cast<uint8_t>(kind == ActKind::half16 ? 2 * block + half : block);
       m.elem[v][l] = static_cast<uint8_t>(elem);
     }
   }

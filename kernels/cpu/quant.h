@@ -54,6 +54,15 @@ inline void k_scale_min(const uint8_t* scales, int s, int* sc, int* mn) {
   }
 }
 
+// k_scale_min of sub-blocks 4h .. 4h+3 at once, for the SIMD unpackers: byte t of *sc and
+// *mn is the scale and min of sub-block 4h + t.
+inline void k_scale_min4(const uint8_t* scales, int h, uint32_t* sc, uint32_t* mn) {
+  uint32_t w[3];
+  std::memcpy(w, scales, 12);
+  *sc = h == 0 ? (w[0] & 0x3F3F3F3F) : ((w[2] & 0x0F0F0F0F) | ((w[0] >> 2) & 0x30303030));
+  *mn = h == 0 ? (w[1] & 0x3F3F3F3F) : (((w[2] >> 4) & 0x0F0F0F0F) | ((w[1] >> 2) & 0x30303030));
+}
+
 // One 32-element block of a weight row in integer form: x[e] = d[e / 16] q[e] + m.
 // q is the format's signed integer (Q4_0: nibble - 8, Q5_0: value - 16, Q6_K: value - 32,
 // Q4_1/Q5_1/K: the stored value).
@@ -113,6 +122,7 @@ struct ChunkMap {
   int lanes_per_unit;    // 1 (16 blocks, or half16), 2, 4, 8
   uint8_t block[16];     // lane -> block within the chunk
   uint8_t half[16];      // lane -> half (half16), else 0
+  uint8_t unit[16];      // lane -> its unit in natural order: block (block32), 2 block + half (half16)
   uint8_t elem[8][16];   // vector, lane -> first of its 4 elements within the block (0..28)
 };
 const ChunkMap& chunk_map(ActKind kind, int n_blocks);
@@ -140,8 +150,9 @@ void act_store_chunk(const ActLayout& l, int64_t c, const int8_t (*q)[32], const
 // then d16 and m16 (f32) such that w = d16 (q + offset) + m16 per lane. offset 0 keeps the
 // format's signed integers (Q4_0 q - 8, Q5_0 q - 16, Q6_K q - 32, Q8_0 as stored); unsigned_offset()
 // makes every format's q non-negative, as vpdpbusd / maddubs want their first operand.
-// Padding blocks are all zero. (Portable paths; the AVX-512 and AVX2 paths
-// build the same bytes with shuffles; AVX2 keeps Q8_0 signed, offset 0.)
+// Padding blocks are all zero. (Portable paths. The SIMD paths build the same vectors and
+// scale values with shuffles (a zero m16 may differ in sign), each with its own offsets:
+// Kernels::fill_chunk and fill_offset in matmul_impl.h.)
 void weight_chunk_ref(DType t, const uint8_t* row, const ActLayout& l, int64_t c, int offset, uint8_t* dst);
 inline int unsigned_offset(DType t) {
   return t == DType::q4_0 ? 8 : t == DType::q5_0 ? 16 : t == DType::q6_k ? 32 : t == DType::q8_0 ? 128 : 0;

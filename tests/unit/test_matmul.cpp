@@ -307,6 +307,50 @@ TEST_CASE("matmul: every path quantizes activations identically") {
   }
 }
 
+// Each SIMD path's unpack against the portable one, chunk by chunk: the same int8 vectors
+// and the same d16 / m16 values (== lets a zero m16 differ in sign), for every chunk shape:
+// full chunks, a last chunk laid out for 2, 4 or 8 blocks, one padded to 16, and Q6_K's.
+TEST_CASE("matmul: every path's weight unpack gives weight_chunk_ref's chunks") {
+  uint32_t seed = 9000;
+  for (const char* isa : isas()) {
+    const wt::cpu::mm::Kernels* kern = wt::cpu::mm::find_kernels(isa);
+    REQUIRE(kern != nullptr);
+    if (!kern->fill_chunk) continue;  // unpacks block by block (scalar): nothing to compare
+    const std::string isa_name = isa;
+    CAPTURE(isa_name);
+    for (DType t : {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0, DType::q4_k, DType::q5_k,
+                    DType::q6_k}) {
+      const bool kq = t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
+      for (int64_t k : kq ? std::vector<int64_t>{256, 768, 4352} : std::vector<int64_t>{64, 128, 256, 576, 896, 2080}) {
+        std::mt19937 rng(++seed);
+        const std::vector<uint8_t> w = random_weights(t, 3, k, rng);
+        const wt::cpu::ActLayout l = wt::cpu::act_layout(k, wt::cpu::act_kind(t));
+        const size_t rb = row_bytes(t, k);
+        AlignedBuf got(1024), want(1024);
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t c = 0; c < l.n_chunks; ++c) {
+            const std::string tname = wt::dtype_name(t);
+            CAPTURE(tname);
+            CAPTURE(k);
+            CAPTURE(c);
+            const int n_vec = wt::cpu::chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c))).n_vec;
+            std::memset(got.p, 0xAB, 1024);
+            kern->fill_chunk(t, &w[static_cast<size_t>(i) * rb], l, c, got.p);
+            wt::cpu::weight_chunk_ref(t, &w[static_cast<size_t>(i) * rb], l, c, kern->fill_offset(t), want.p);
+            REQUIRE(std::memcmp(got.p, want.p, static_cast<size_t>(64 * n_vec)) == 0);
+            for (int e = 0; e < 32; ++e) {
+              float a, b;
+              std::memcpy(&a, got.p + 64 * n_vec + 4 * e, 4);
+              std::memcpy(&b, want.p + 64 * n_vec + 4 * e, 4);
+              CAPTURE(e);
+              REQUIRE(a == b);
+            }
+          }
+      }
+    }
+  }
+}
+
 TEST_CASE("matmul: Q4_0 on every path") { check_type(DType::q4_0); }
 TEST_CASE("matmul: Q4_1 on every path") { check_type(DType::q4_1); }
 TEST_CASE("matmul: Q5_0 on every path") { check_type(DType::q5_0); }
