@@ -299,17 +299,6 @@ WT_INLINE void fill_chunk_nv(const uint8_t* row, const ActLayout& l, int64_t c, 
   store_scales(map.unit, d_lo, d_hi, m_lo, m_hi, reinterpret_cast<float*>(dst + 64 * NV));
 }
 
-template <DType T>
-void fill_chunk_fast(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
-  const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
-  switch (map.n_vec) {
-    case 8: return fill_chunk_nv<T, 8>(row, l, c, map, dst);
-    case 4: return fill_chunk_nv<T, 4>(row, l, c, map, dst);
-    case 2: return fill_chunk_nv<T, 2>(row, l, c, map, dst);
-    default: return fill_chunk_nv<T, 1>(row, l, c, map, dst);
-  }
-}
-
 // Q6_K's chunk (half16: 8 blocks, 16 half-block lanes, 4 vectors) from two groups: the
 // 4x4 dword transpose of the low and high halves of each 128-bit lane (see make_map).
 void fill_chunk_q6k(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
@@ -320,11 +309,20 @@ void fill_chunk_q6k(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* 
   store_scales(map.unit, a.d, b.d, a.m, b.m, reinterpret_cast<float*>(dst + 64 * map.n_vec));
 }
 
-// Chunk c of a row of type T into dst.
+// Chunk c of a row of type T into dst: Q6_K's one shape, or the vectors the chunk has.
 template <DType T>
 void fill_chunk(const uint8_t* row, const ActLayout& l, int64_t c, uint8_t* dst) {
-  if constexpr (T == DType::q6_k) fill_chunk_q6k(row, l, c, dst);
-  else fill_chunk_fast<T>(row, l, c, dst);
+  if constexpr (T == DType::q6_k) {
+    fill_chunk_q6k(row, l, c, dst);
+  } else {
+    const ChunkMap& map = chunk_map(l.kind, static_cast<int>(l.chunk_blocks(c)));
+    switch (map.n_vec) {
+      case 8: return fill_chunk_nv<T, 8>(row, l, c, map, dst);
+      case 4: return fill_chunk_nv<T, 4>(row, l, c, map, dst);
+      case 2: return fill_chunk_nv<T, 2>(row, l, c, map, dst);
+      default: return fill_chunk_nv<T, 1>(row, l, c, map, dst);
+    }
+  }
 }
 
 template <DType T>

@@ -3,8 +3,8 @@
 //
 // Same scheme as the x86 paths: a tile of weight rows is unpacked (the bytes of
 // weight_chunk_ref with the formats' signed integers, since sdot and smull are s8 x s8) into
-// the activation chunk layout in an L1 cache, one panel of 64 blocks at a time, and every activation row is run
-// against it. A 64-byte layout vector is four 16-byte quarters (lanes 0-3, 4-7, ...):
+// the activation chunk layout in an L1 cache, one panel of 64 blocks at a time, and every
+// activation row is run against it. A 64-byte layout vector is four 16-byte quarters (lanes 0-3, 4-7, ...):
 //   isum = sum_v dot(w[v], x[v])  (sdot, or smull + pairwise adds: lane L = bytes 4L..4L+3)
 //   acc += cvt(isum) * (d16 dx16) + m16 sx16
 // Decode is the same code with one activation row.
