@@ -4,13 +4,17 @@
 // repetitions, and the cache's bytes per millisecond.
 //
 //   bench_attention [--keys N] [--threads N] [--reps N] [--heads 14/2 --layers 24] [--bounds B]
-//                   [--isa avx512|avx2|base] [--kv f32|f16|q8_0]
+//                   [--isa avx512|avx2|base] [--kv f32|f16|q8_0] [--prefill]
 //
 // --isa and --kv time one build or one KV type only (for a profile of one kernel).
 //
 // --bounds B also times decode_topk's scoring step per ISA build of bound_scores: one query
 // row against the f16 key bounds of blocks of B keys (made by key_bounds from the f16
 // cache), every layer, beside the f16 attention over every key of the same build.
+//
+// --prefill times the prefill attention instead: one layer's N query rows over N keys
+// (causal, as a prompt of N tokens attends), in GFLOP/s of the causal triangle's scores
+// and value sums (4 n_head hd N (N + 1) / 2 flops).
 //
 // --heads and --layers give another model's shape (head size 64): 14/2 and 24 layers are
 // Qwen2.5-0.5B's, whose GQA group of 7 query heads reads each cache row for all of them.
@@ -110,11 +114,47 @@ void bench_bounds(int64_t n_keys, int block, int threads, int reps, const wt::Te
   wt::cpu::set_bound_scores_isa_for_testing(nullptr);
 }
 
+// --prefill: one layer's prompt of n tokens, every query row over its causal keys.
+void bench_prefill(int64_t n, int threads, int reps, const std::string& only_isa, const std::string& only_kv,
+                   std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> q(static_cast<size_t>(kHeadDim * kHeads * n)), out(q.size());
+  for (float& x : q) x = u(rng);
+  std::vector<char> ws(wt::cpu::attention_workspace_bytes(kHeadDim, kHeads, kKvHeads, threads) + 64);
+  void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+  const int64_t ne_q[3] = {kHeadDim, kHeads, n}, ne_kv[3] = {kHeadDim, kKvHeads, n};
+  const wt::Tensor tq = wt::make_tensor(q.data(), wt::DType::f32, 3, ne_q);
+  const wt::Tensor to = wt::make_tensor(out.data(), wt::DType::f32, 3, ne_q);
+  const double gflop = 4.0 * static_cast<double>(kHeads * kHeadDim) * static_cast<double>(n) *
+                       static_cast<double>(n + 1) / 2.0 / 1e9;
+  std::printf("prefill attention, %lld tokens, one layer, heads %lld/%lld, %d threads, median of %d\n\n",
+              static_cast<long long>(n), static_cast<long long>(kHeads), static_cast<long long>(kKvHeads), threads,
+              reps);
+  std::printf("| ISA | KV | ms per layer | GFLOP/s |\n|---|---|---|---|\n");
+  for (wt::DType type : {wt::DType::f32, wt::DType::f16, wt::DType::q8_0}) {
+    if (!only_kv.empty() && only_kv != (type == wt::DType::f32 ? "f32" : type == wt::DType::f16 ? "f16" : "q8_0"))
+      continue;
+    std::vector<uint8_t> k = make_cache(type, n, rng), v = make_cache(type, n, rng);
+    const wt::Tensor tk = wt::make_tensor(k.data(), type, 3, ne_kv);
+    const wt::Tensor tv = wt::make_tensor(v.data(), type, 3, ne_kv);
+    for (const char* isa : {"avx512", "avx2", "base"}) {
+      if (!only_isa.empty() && only_isa != isa) continue;
+      if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;
+      const double med = median_ms(threads, reps, [&](const wt::cpu::ThreadCtx& tc) {
+        wt::cpu::attention_prefill(tc, to, tq, tk, tv, 0, 0.125f, wsp);
+      });
+      std::printf("| %s | %s | %.2f | %.1f |\n", isa, wt::dtype_name(type), med, gflop / (med * 1e-3));
+    }
+  }
+  wt::cpu::set_attention_isa_for_testing(nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t n_keys = 4096;
   int threads = 2, reps = 9, bounds_block = 0;
+  bool prefill = false;
   std::string only_isa, only_kv;  // empty: all
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -125,13 +165,14 @@ int main(int argc, char** argv) {
     else if (a == "--bounds" && i + 1 < argc) bounds_block = std::atoi(argv[++i]);
     else if (a == "--isa" && i + 1 < argc) only_isa = argv[++i];
     else if (a == "--kv" && i + 1 < argc) only_kv = argv[++i];
+    else if (a == "--prefill") prefill = true;
     else if (a == "--heads" && i + 1 < argc &&
              std::sscanf(argv[i + 1], "%lld/%lld", reinterpret_cast<long long*>(&kHeads),
                          reinterpret_cast<long long*>(&kKvHeads)) == 2)
       ++i;
     else {
       std::fprintf(stderr, "usage: %s [--keys N] [--threads N] [--reps N] [--heads H/HKV] [--layers N] [--bounds B] "
-                   "[--isa avx512|avx2|base] [--kv f32|f16|q8_0]\n",
+                   "[--isa avx512|avx2|base] [--kv f32|f16|q8_0] [--prefill]\n",
                    argv[0]);
       return a == "--help" ? 0 : 2;
     }
@@ -150,6 +191,10 @@ int main(int argc, char** argv) {
   }
   g_only_isa = only_isa;
   std::mt19937 rng(1);
+  if (prefill) {
+    bench_prefill(n_keys, threads, reps, only_isa, only_kv, rng);
+    return 0;
+  }
   std::vector<float> q(kHeadDim * kHeads), out(q.size());
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (float& v : q) v = u(rng);
