@@ -24,6 +24,10 @@ constexpr int64_t kBK = 64;        // keys per block
 // tokens (tests/bench_attention --prefill, 14/2 heads, f16 KV). A row's arithmetic does not
 // depend on its tile mates, so the tile size changes no bit.
 constexpr int64_t kMaxRows = 128;
+// Query rows of one decode unit (every KV head's query heads together, heads_fit): 64, as
+// before the prefill tiles grew (the shapes the tests cover; models with more query heads
+// take one KV head per unit).
+constexpr int64_t kDecodeRows = 64;
 constexpr int64_t kMaxHeadDim = 256;
 
 // The vector helpers are static and always inlined, so the vector ABI GCC and clang warn
@@ -48,15 +52,16 @@ constexpr int64_t kMaxHeadDim = 256;
 
 // Per-worker scratch for one tile.
 struct TileScratch {
-  float kt[kMaxRows * 256];  // prefill: key block transposed, [hd][BK]; decode: the
-                             // rows' partial dot products with 16 keys, [row][16][16]
+  float kt[kMaxHeadDim * kBK];  // prefill: key block transposed, [hd][BK]; decode: the
+                                // rows' partial dot products with 16 keys, [row][16][16]
   float vb[kBK * kMaxHeadDim];  // value block as f32 when the cache is f16 or q8_0: [BK][hd]
   float s[kMaxRows * kBK];      // scores / probabilities of the block
   float acc[kMaxRows * kMaxHeadDim];
   float m[kMaxRows];
   float l[kMaxRows];
 };
-static_assert(sizeof(TileScratch::kt) >= sizeof(float) * kMaxHeadDim * kBK, "a transposed key block fits kt");
+static_assert(sizeof(TileScratch::kt) >= sizeof(float) * kDecodeRows * 16 * 16, "decode's partial sums fit kt");
+static_assert(kDecodeRows <= kMaxRows, "a decode unit's rows fit the tile");
 
 struct TileRows {
   const float* q[kMaxRows];  // query vectors
@@ -226,9 +231,10 @@ static inline void accumulate_rows(int64_t r_begin, int64_t r_end, int64_t nv, i
 template <int R>
 static inline void block_scores(const float* const* q, int64_t hd, float scale, const TileScratch* ts, float* s) {
   // The rows times scale first, each product the one the loop below used to make per key
-  // block: the loop then takes each factor straight from memory as a broadcast operand,
-  // where a multiply and a register broadcast per row and dimension took a shuffle port
-  // slot from every 4 multiply-adds (perf annotate: the prefill's hottest loop).
+  // block, so the loop takes each factor from memory as a broadcast operand instead of a
+  // multiply and a register broadcast per row and dimension (perf annotate: the prefill's
+  // hottest loop). Timed only together with the 128-row tiles (docs/results/
+  // cpu-attention.md); alone it was within the host's noise.
   alignas(64) float qs[R][kMaxHeadDim];
   for (int i = 0; i < R; ++i) {
     int64_t d = 0;
@@ -306,7 +312,7 @@ static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int
 }
 
 // Prefill: accumulates keys [ja, jb) of KV head g into the running state of the tile's rows
-// (the query heads of g at up to 64 positions). T: the cache's element, float, uint16_t
+// (the query heads of g at several positions, up to kMaxRows rows). T: the cache's element, float, uint16_t
 // (f16 bits) or KvQ8 (q8_0 blocks); f16 and q8_0 rows are converted once into the scratch.
 // Templates rather than run-time tests so the dense f32 path keeps its loops. The key block
 // is transposed once and every row's 64 scores accumulate in registers (block_scores):
@@ -369,9 +375,9 @@ static inline void attend_keys(const TileRows& rows, const wt::Tensor& k, const 
 // kAhead is 16 positions for f16 and q8_0, whose rows are half or a quarter of f32's: the
 // same bytes ahead, and 3% faster than 8 in a whittle-run A/B. heads_fit bounds what one
 // position reads (every head's key and value rows: 2 KiB of f32 at 256 floats a row), so
-// the rows in flight stay well inside L1, and the query rows to the tile's 64.
+// the rows in flight stay well inside L1, and the query rows to kDecodeRows.
 static inline bool heads_fit(int64_t n_head, int64_t n_head_kv, int64_t hd) {
-  return n_head <= kMaxRows && n_head_kv * hd <= kMaxHeadDim;
+  return n_head <= kDecodeRows && n_head_kv * hd <= kMaxHeadDim;
 }
 
 template <bool kIds, typename T>
@@ -382,7 +388,6 @@ static inline void attend_keys_heads(const TileRows& rows, const wt::Tensor& k, 
   const int64_t hd = k.ne[0];
   // Each row's dot products with 16 keys as 16-lane vectors: [row][key % 16][16].
   float* part = ts->kt;
-  static_assert(sizeof ts->kt >= sizeof(float) * kMaxRows * 16 * 16, "the partial dot products fit kt");
   for (int64_t j0 = ja; j0 < jb; j0 += kBK) {
     const int64_t nb = (jb - j0) < kBK ? (jb - j0) : kBK;
     for (int64_t jj = 0; jj < nb; ++jj) {
