@@ -19,11 +19,12 @@
 
 constexpr int64_t kBK = 64;        // keys per block
 // Query rows per tile: a prefill tile converts (f16, q8_0) and transposes every key block
-// it attends once for all its rows, so the more rows, the less of that per row: 128 rows
-// (18 positions of Qwen2.5's 7 query heads per KV head) took 14% less time than 64 at 4096
-// tokens (tests/bench_attention --prefill, 14/2 heads, f16 KV). A row's arithmetic does not
-// depend on its tile mates, so the tile size changes no bit.
-constexpr int64_t kMaxRows = 128;
+// it attends once for all its rows, so the more rows, the less of that per row. Against 64
+// rows (9 positions of Qwen2.5's 7 query heads per KV head), 128 took 0.91x the time and
+// 256 (36 positions) about 0.82x at 4096 tokens (tests/bench_attention --prefill, 14/2
+// heads, f16 KV; docs/results/cpu-attention.md). A row's arithmetic does not depend on its
+// tile mates, so the tile size changes no bit.
+constexpr int64_t kMaxRows = 256;
 // Query rows of one decode unit (every KV head's query heads together, heads_fit): 64, as
 // before the prefill tiles grew (the shapes the tests cover; models with more query heads
 // take one KV head per unit).
