@@ -222,10 +222,14 @@ struct UnpackQ8_0 {
     }
     const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(q[0]), q[1], 1);  // [0lo 0hi 1lo 1hi]
     const __m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(q[2]), q[3], 1);
-    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // s8 -> u8: q = w + 128
+    // s8 -> u8: q = w + 128, in the 128-bit lanes of real blocks only (lane b is block b
+    // after the shuffles below): padding blocks stay all zero, as weight_chunk_ref lays them out.
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+    const __mmask8 real = static_cast<__mmask8>(nv >= 4 ? 0xFF : (1u << (2 * nv)) - 1u);
     const __m128 dv = _mm_cvtph_ps(_mm_setr_epi16(d[0], d[1], d[2], d[3], 0, 0, 0, 0));
-    return Group{_mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0x88), flip),
-                 _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0xDD), flip), _mm256_castps128_ps256(dv),
+    const __m512i lo = _mm512_shuffle_i64x2(a, c, 0x88), hi = _mm512_shuffle_i64x2(a, c, 0xDD);
+    return Group{_mm512_mask_xor_epi64(lo, real, lo, flip), _mm512_mask_xor_epi64(hi, real, hi, flip),
+                 _mm256_castps128_ps256(dv),
                  _mm256_castps128_ps256(_mm_mul_ps(dv, _mm_set1_ps(-128.0f)))};
   }
 };
