@@ -39,8 +39,10 @@ __global__ void __launch_bounds__(kThreads) key_bounds_kernel(KbArgs a) {
   if (e >= a.n_blocks * a.n_head_kv * a.hd) return;
   const int64_t d = e % a.hd, g = (e / a.hd) % a.n_head_kv, b = e / (a.hd * a.n_head_kv);
   const int64_t r0 = b * a.block, r1 = r0 + a.block < a.n_rows ? r0 + a.block : a.n_rows;
-  float lo = Kv::at(kv_row(a.k, g, r0), static_cast<int>(d)), hi = lo;
-  for (int64_t r = r0 + 1; r < r1; ++r) {
+  // From +-infinity, as the CPU: a NaN key fails both comparisons and is skipped, also as
+  // the block's first row (started from it, the bounds would stay NaN).
+  float lo = INFINITY, hi = -INFINITY;
+  for (int64_t r = r0; r < r1; ++r) {
     const float x = Kv::at(kv_row(a.k, g, r), static_cast<int>(d));
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;

@@ -45,8 +45,10 @@ uint f16_bound(float x, bool up) {
 uint bound_half(uint j, uint g, uint b) {
   const uint hd = p.ne0, d = j < hd ? j : j - hd;
   const uint r0 = b * uint(p.i0), r1 = min(r0 + uint(p.i0), p.ne2);
-  float lo = load_k(p.o_s1 + g * p.s1_nb1 + r0 * p.s1_nb2, d), hi = lo;
-  for (uint r = r0 + 1u; r < r1; ++r) {
+  // From +-infinity, as the CPU: a NaN key fails both comparisons and is skipped, also as
+  // the block's first row (started from it, the bounds would stay NaN).
+  float lo = uintBitsToFloat(0x7F800000u), hi = -lo;
+  for (uint r = r0; r < r1; ++r) {
     const float x = load_k(p.o_s1 + g * p.s1_nb1 + r * p.s1_nb2, d);
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;

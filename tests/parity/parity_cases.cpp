@@ -536,6 +536,13 @@ void key_bounds_cases(std::vector<Case>& v) {
       v.push_back(h);
     }
   }
+  // NaN keys (a tenth of them, -0 too), also as a block's first row: every backend skips
+  // them as the CPU does (its min and max start from +-infinity), never bounding a block by NaN.
+  Case c = make(Op::key_bounds, "hd=64 kv_heads=2 n=40 block=4 keys with NaN");
+  c.dst = kv(DType::f16, 2 * 64, 2, 10);
+  c.src[1] = f32(3, 64, 2, 40, Fill::specials);
+  c.call = [](const Slots& s) { return OpCall(KeyBoundsOp{.dst = s.dst, .k = s.src[1], .block = 4}); };
+  v.push_back(c);
 }
 
 // Bounds of random values (lo > hi in places: the op needs no order), GQA groups of 1-7,
