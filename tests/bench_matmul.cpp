@@ -2,7 +2,10 @@
 // matmul-only tokens/s of the default model's shape (SmolLM2-135M: 30 layers, d 576,
 // ffn 1536, 9/3 heads of 64, vocab 49152), at 1 and 2 threads, median of repetitions.
 //
-//   bench_matmul [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack]
+//   bench_matmul [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack] [--f32]
+//
+// --f32 times matmul_f32, the path of f32_activations (weights dequantized to f32 in tiles,
+// activations not rounded to int8): the reference tests run the model through it.
 //
 // Decode cycles through distinct weight copies (~the model's size) so weights stream from
 // memory as in a real token step instead of sitting in L2.
@@ -124,6 +127,7 @@ struct Model {
 // would show when other processes share the cores (wall time is the default).
 bool g_cpu_time = false;
 bool g_hot = false;  // --hot: decode reuses one weight copy (cache-resident: compute bound)
+bool g_f32 = false;  // --f32: matmul_f32 instead of matmul
 double now_s() {
   if (g_cpu_time) {
     timespec ts;
@@ -143,7 +147,8 @@ struct Setup {
   Setup(const Mat& m, int64_t n_rows, int copies, std::mt19937& rng)
       : m(m), n_rows(n_rows), wbytes(row_bytes(m.t, m.k) * static_cast<size_t>(m.n_out)),
         w(wbytes * static_cast<size_t>(copies)), x(static_cast<size_t>(n_rows * m.k) * 4),
-        y(static_cast<size_t>(n_rows * m.n_out) * 4), ws(wt::cpu::matmul_workspace_bytes(m.t, m.k, n_rows)),
+        y(static_cast<size_t>(n_rows * m.n_out) * 4),
+        ws(std::max(wt::cpu::matmul_workspace_bytes(m.t, m.k, n_rows), wt::cpu::matmul_f32_workspace_bytes(m.k, 8))),
         copies(copies) {
     for (int c = 0; c < copies; ++c) fill_weights(m.t, m.k, m.n_out, w.p + c * wbytes, rng);
     std::normal_distribution<float> nd;
@@ -154,7 +159,8 @@ struct Setup {
     const Tensor wt_ = wt::make_tensor_2d(w.p + (c % copies) * wbytes, m.t, m.k, m.n_out);
     const Tensor xt = wt::make_tensor_2d(x.p, DType::f32, m.k, n_rows);
     const Tensor yt = wt::make_tensor_2d(y.p, DType::f32, m.n_out, n_rows);
-    wt::cpu::matmul(tc, yt, wt_, xt, ws.p);
+    if (g_f32) wt::cpu::matmul_f32(tc, yt, wt_, xt, ws.p);
+    else wt::cpu::matmul(tc, yt, wt_, xt, ws.p);
   }
   Mat m;
   int64_t n_rows;
@@ -243,12 +249,14 @@ int main(int argc, char** argv) {
       g_cpu_time = true;
     } else if (a == "--unpack") {
       unpack = true;
+    } else if (a == "--f32") {
+      g_f32 = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack] [--f32]\n", argv[0]);
       return 1;
     }
   }
-  std::printf("matmul isa: %s\n", wt::cpu::matmul_isa());
+  std::printf("matmul isa: %s%s\n", wt::cpu::matmul_isa(), g_f32 ? ", matmul_f32 (f32 activations)" : "");
   std::mt19937 rng(1);
   if (unpack) {
     bench_unpack(reps, rng);
