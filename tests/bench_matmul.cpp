@@ -128,6 +128,7 @@ struct Model {
 bool g_cpu_time = false;
 bool g_hot = false;  // --hot: decode reuses one weight copy (cache-resident: compute bound)
 bool g_f32 = false;  // --f32: matmul_f32 instead of matmul
+int g_max_threads = 1;  // the most workers a run uses: matmul_f32's workspace is per worker
 double now_s() {
   if (g_cpu_time) {
     timespec ts;
@@ -148,7 +149,7 @@ struct Setup {
       : m(m), n_rows(n_rows), wbytes(row_bytes(m.t, m.k) * static_cast<size_t>(m.n_out)),
         w(wbytes * static_cast<size_t>(copies)), x(static_cast<size_t>(n_rows * m.k) * 4),
         y(static_cast<size_t>(n_rows * m.n_out) * 4),
-        ws(std::max(wt::cpu::matmul_workspace_bytes(m.t, m.k, n_rows), wt::cpu::matmul_f32_workspace_bytes(m.k, 8))),
+        ws(std::max(wt::cpu::matmul_workspace_bytes(m.t, m.k, n_rows), wt::cpu::matmul_f32_workspace_bytes(m.k, g_max_threads))),
         copies(copies) {
     for (int c = 0; c < copies; ++c) fill_weights(m.t, m.k, m.n_out, w.p + c * wbytes, rng);
     std::normal_distribution<float> nd;
@@ -276,6 +277,7 @@ int main(int argc, char** argv) {
   const size_t kStream = size_t{128} << 20;  // decode: distinct copies totalling >= 128 MiB
 
   if (g_cpu_time) threads = {1};
+  for (int n : threads) g_max_threads = std::max(g_max_threads, n);
   for (int nth : threads) {
     Pool pool(nth);
     std::printf("\n== %d thread%s ==\n", nth, nth > 1 ? "s" : "");
