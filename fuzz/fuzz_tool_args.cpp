@@ -28,7 +28,8 @@ constexpr size_t kMaxArgs = 64;
 
 std::vector<std::string> prompt_files() {
   namespace fs = std::filesystem;
-  const fs::path dir = wt::test::temp_file("fuzz_tool_args_files");
+  static const wt::test::TempPath folder("fuzz_tool_args_files");  // removed at exit
+  const fs::path dir = folder.path();
   fs::create_directories(dir);
   std::ofstream(dir / "prompt.txt") << "The capital of France is";
   std::ofstream(dir / "empty.txt").flush();

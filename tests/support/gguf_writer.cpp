@@ -233,6 +233,11 @@ std::string temp_file(const std::string& name) {
   return (std::filesystem::temp_directory_path() / unique).string();
 }
 
+TempPath::~TempPath() {
+  std::error_code ec;  // a destructor at exit: nothing to report to, nothing to throw
+  std::filesystem::remove_all(path_, ec);
+}
+
 // ---- the tiny model ---------------------------------------------------------------------------
 
 std::string byte_token(uint8_t b) {

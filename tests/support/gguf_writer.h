@@ -103,6 +103,20 @@ bool write_file(const std::string& path, const std::vector<uint8_t>& bytes);
 // one binary as parallel processes, and a file rewritten under another's mmap is a SIGBUS.
 std::string temp_file(const std::string& name);
 
+// A file (or folder) at temp_file(name), removed with everything in it when the object
+// dies: a static one at exit, so a test process leaves nothing behind in the temp folder.
+class TempPath {
+ public:
+  explicit TempPath(const std::string& name) : path_(temp_file(name)) {}
+  ~TempPath();
+  TempPath(const TempPath&) = delete;
+  TempPath& operator=(const TempPath&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // A complete, valid tiny model with random f32 weights from a seeded generator.
 struct TinyModelOptions {
   std::string arch = "llama";  // "llama" or "qwen2" (qwen2 adds q/k/v biases)

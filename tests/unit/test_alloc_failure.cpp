@@ -38,16 +38,17 @@ using wt::fault::Site;
 // ---- the tiny model ------------------------------------------------------------------------
 
 const std::string& tiny_path() {
-  static const std::string path = [] {
+  static const wt::test::TempPath file("alloc_failure_tiny.gguf");
+  static const bool written = [] {
     wt::test::TinyModelOptions o;
     o.n_layer = 4;  // SlimInfer's three pruning layers must increase
     o.chat_template =
         "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}";
-    const std::string p = wt::test::temp_file("alloc_failure_tiny.gguf");
-    REQUIRE(wt::test::write_file(p, wt::test::make_tiny_llama(o).build()));
-    return p;
+    REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
+    return true;
   }();
-  return path;
+  (void)written;
+  return file.path();
 }
 
 wt_model* load_tiny() {

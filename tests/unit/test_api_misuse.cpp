@@ -26,15 +26,16 @@ namespace {
 const std::string kOtherVocab = std::string(WT_TEST_DATA_DIR) + "/reference/tiny_qwen2.gguf";  // 300 tokens
 
 const std::string& tiny_path() {
-  static const std::string path = [] {
+  static const wt::test::TempPath file("api_misuse_tiny.gguf");
+  static const bool written = [] {
     wt::test::TinyModelOptions o;
     o.n_layer = 4;  // SlimInfer's three pruning layers must increase
     o.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}";
-    const std::string p = wt::test::temp_file("api_misuse_tiny.gguf");
-    REQUIRE(wt::test::write_file(p, wt::test::make_tiny_llama(o).build()));
-    return p;
+    REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
+    return true;
   }();
-  return path;
+  (void)written;
+  return file.path();
 }
 
 wt_model* load(const std::string& path) {
