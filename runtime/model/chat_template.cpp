@@ -4,20 +4,61 @@ namespace wt {
 
 namespace {
 
-// SmolLM2 and Qwen2.5 templates open with a default system turn when the conversation has
-// none: `{{ '<|im_start|>system\nYOU ARE ...<|im_end|>\n' }}`. Extract that literal text.
+// The text of the Jinja string literal whose opening quote is jinja[quote], up to its closing
+// quote, with Jinja's escapes (those of Python strings) resolved. False: no closing quote.
+bool jinja_literal(const std::string& jinja, size_t quote, std::string* out) {
+  const char q = jinja[quote];
+  out->clear();
+  for (size_t i = quote + 1; i < jinja.size(); ++i) {
+    const char c = jinja[i];
+    if (c == q) return true;
+    if (c != '\\' || i + 1 == jinja.size()) {
+      out->push_back(c);
+      continue;
+    }
+    const char e = jinja[++i];
+    switch (e) {
+      case 'n': out->push_back('\n'); break;
+      case 't': out->push_back('\t'); break;
+      case 'r': out->push_back('\r'); break;
+      case '\\': case '\'': case '"': out->push_back(e); break;
+      default: out->push_back('\\'); out->push_back(e); break;  // kept as written
+    }
+  }
+  return false;
+}
+
+// ChatML templates that open with a default system turn when the conversation has none:
+// SmolLM2's `{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n
+// You are ...<|im_end|>\n' }}` (a newline in the template's text) and Qwen2.5's `{%- if
+// messages[0]['role'] == 'system' %} ... {%- else %}{{- '<|im_start|>system\\nYou are
+// Qwen, ...<|im_end|>\\n' }}` (Jinja's escape; its tools branch opens the same turn in
+// pieces). The default is the first string literal that holds a whole system turn with no
+// variable in it: from `<|im_start|>system` and a newline to `<|im_end|>`.
 std::string chatml_default_system(const std::string& jinja) {
-  if (jinja.find("!= 'system'") == std::string::npos && jinja.find("!= \"system\"") == std::string::npos) return "";
+  bool tests_system = false;
+  for (const char* t : {"!= 'system'", "== 'system'", "!= \"system\"", "== \"system\""})
+    tests_system |= jinja.find(t) != std::string::npos;
+  if (!tests_system) return "";
   const std::string open = "<|im_start|>system\n";
-  const size_t at = jinja.find(open);
-  if (at == std::string::npos) return "";
-  const size_t begin = at + open.size();
-  const size_t end = jinja.find("<|im_end|>", begin);
-  if (end == std::string::npos) return "";
-  std::string text = jinja.substr(begin, end - begin);
-  // A literal contains no Jinja; a variable or block here means there is no fixed default.
-  if (text.find("{{") != std::string::npos || text.find("{%") != std::string::npos) return "";
-  return text;
+  std::string literal;
+  for (size_t at = jinja.find("<|im_start|>system"); at != std::string::npos;
+       at = jinja.find("<|im_start|>system", at + 1)) {
+    if (at == 0 || (jinja[at - 1] != '\'' && jinja[at - 1] != '"') || !jinja_literal(jinja, at - 1, &literal)) continue;
+    if (literal.compare(0, open.size(), open) != 0) continue;
+    const size_t end = literal.find("<|im_end|>");
+    if (end == std::string::npos) continue;  // the turn goes on past this literal
+    return literal.substr(open.size(), end - open.size());
+  }
+  return "";
+}
+
+// Jinja's `trim` as Llama 3's template applies it to every content (ASCII whitespace; Python's
+// str.strip also takes Unicode spaces, which no chat template's tests here use).
+std::string trimmed(const std::string& s) {
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
 }  // namespace
@@ -55,7 +96,7 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     case ChatFormat::llama3:
       s += "<|begin_of_text|>";
       for (const ChatMessage& m : messages)
-        s += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
+        s += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + trimmed(m.content) + "<|eot_id|>";
       if (add_assistant) s += "<|start_header_id|>assistant<|end_header_id|>\n\n";
       break;
   }

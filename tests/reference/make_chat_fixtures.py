@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Writes tests/data/chat/: chat templates and what Jinja (the `jinja2` package, as HF
+transformers renders them) makes of a fixed set of conversations, for
+tests/unit/test_chat_template.cpp to compare Whittle's native formatting with.
+
+Templates (tests/data/chat/<name>.jinja): the tokenizer.chat_template of the default model
+(SmolLM2-135M-Instruct) and of Qwen2.5-Coder-0.5B-Instruct, read from their GGUF files in
+models/ when present (else the .jinja kept in the folder is used), and two written here:
+plain ChatML without a default system turn, and Llama 3 (Meta-Llama-3-8B-Instruct's).
+
+cases.json: a list of {"template", "messages", "add_generation_prompt", "expected"}.
+Contents carry no leading or trailing whitespace except in the one case that says so.
+
+    pip install jinja2 gguf
+    python3 tests/reference/make_chat_fixtures.py
+"""
+import json
+import os
+
+import jinja2
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT_DIR = os.path.join(ROOT, "tests", "data", "chat")
+
+FROM_GGUF = {
+    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "qwen2.5-coder": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+}
+
+WRITTEN = {
+    # ChatML as many fine-tunes ship it: no default system turn.
+    "chatml": ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+               "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+               "{{ '<|im_start|>assistant\\n' }}{% endif %}"),
+    # Meta-Llama-3-8B-Instruct: each content trimmed, BOS before the first message.
+    "llama3": ("{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
+               "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim "
+               "+ '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
+               "{{ content }}{% endfor %}{% if add_generation_prompt %}"
+               "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}"),
+}
+
+CONVERSATIONS = [
+    ([("user", "Hi")], True),
+    ([("user", "What is the capital of France? Answer in one sentence.")], True),
+    ([("system", "Be brief."), ("user", "Hi")], True),
+    ([("user", "Hi"), ("assistant", "Hello! How can I help?"), ("user", "Name a prime.")], True),
+    ([("user", "Hi"), ("assistant", "Hello!")], False),
+    ([("system", "You answer in French."), ("user", "Say 'yes'.\nThen \"no\".")], True),
+    ([("user", "  Hi there \n")], True),  # Llama 3 trims each content (ASCII whitespace here)
+]
+
+
+def gguf_template(path):
+    import gguf  # only when a model is there to read
+    reader = gguf.GGUFReader(path)
+    field = reader.fields["tokenizer.chat_template"]
+    return bytes(field.parts[field.data[0]]).decode("utf-8")
+
+
+def main():
+    os.makedirs(OUT_DIR, exist_ok=True)
+    templates = dict(WRITTEN)
+    for name, file in FROM_GGUF.items():
+        path = os.path.join(ROOT, "models", file)
+        kept = os.path.join(OUT_DIR, name + ".jinja")
+        if os.path.exists(path):
+            templates[name] = gguf_template(path)
+        else:
+            with open(kept, encoding="utf-8") as f:
+                templates[name] = f.read()
+    env = jinja2.Environment()
+    cases = []
+    for name in sorted(templates):
+        with open(os.path.join(OUT_DIR, name + ".jinja"), "w", encoding="utf-8") as f:
+            f.write(templates[name])
+        tmpl = env.from_string(templates[name])
+        for messages, add in CONVERSATIONS:
+            msgs = [{"role": r, "content": c} for r, c in messages]
+            text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token="<|begin_of_text|>")
+            cases.append({"template": name, "messages": msgs, "add_generation_prompt": add, "expected": text})
+    with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
+        json.dump(cases, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"{len(templates)} templates, {len(cases)} cases in {OUT_DIR}")
+
+
+if __name__ == "__main__":
+    main()

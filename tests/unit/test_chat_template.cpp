@@ -1,0 +1,73 @@
+// Chat formatting against Jinja: Whittle formats the template families it recognises
+// natively (runtime/model/chat_template.h); tests/data/chat/cases.json holds what the
+// `jinja2` package renders from the real templates (SmolLM2's and Qwen2.5-Coder's, from
+// their GGUF files) and two common ones, for a fixed set of conversations
+// (tests/reference/make_chat_fixtures.py).
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/model/chat_template.h"
+
+namespace {
+
+const std::string kDir = std::string(WT_TEST_DATA_DIR) + "/chat/";
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
+  const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
+  REQUIRE(cases.size() >= 28);
+  int n = 0;
+  for (const auto& c : cases) {
+    const std::string name = c.at("template").get<std::string>();
+    CAPTURE(name);
+    wt::ChatTemplate tmpl;
+    REQUIRE(wt::parse_chat_template(read_text(kDir + name + ".jinja"), &tmpl).is_ok());
+    std::vector<wt::ChatMessage> messages;
+    for (const auto& m : c.at("messages"))
+      messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+    CAPTURE(messages.front().content);
+    std::string text;
+    REQUIRE(wt::apply_chat_template(tmpl, messages, c.at("add_generation_prompt").get<bool>(), &text).is_ok());
+    CHECK(text == c.at("expected").get<std::string>());
+    ++n;
+  }
+  CHECK(n == static_cast<int>(cases.size()));
+}
+
+TEST_CASE("chat template: the default system turn is a whole literal, in either newline spelling") {
+  wt::ChatTemplate t;
+  // Qwen2.5's spelling: Jinja's escape \n inside the literal, the default in an else branch.
+  REQUIRE(wt::parse_chat_template("{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + "
+                                  "messages[0]['content'] + '<|im_end|>\\n' }}{%- else %}{{- "
+                                  "'<|im_start|>system\\nBe \\'kind\\'.<|im_end|>\\n' }}{%- endif %}",
+                                  &t)
+              .is_ok());
+  CHECK(t.default_system == "Be 'kind'.");
+  // A system turn made of a literal and a variable has no fixed default.
+  REQUIRE(wt::parse_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\n' + "
+                                  "default_prompt + '<|im_end|>\\n' }}{% endif %}",
+                                  &t)
+              .is_ok());
+  CHECK(t.default_system.empty());
+  // No test of the first message's role: no default either, even with a whole literal.
+  REQUIRE(wt::parse_chat_template("{{ '<|im_start|>system\\nAlways.<|im_end|>\\n' }}", &t).is_ok());
+  CHECK(t.default_system.empty());
+  // An unterminated literal is no default (and no crash).
+  REQUIRE(wt::parse_chat_template("{% if x != 'system' %}{{ '<|im_start|>system\\nopen", &t).is_ok());
+  CHECK(t.default_system.empty());
+}
