@@ -371,8 +371,14 @@ int fused_row_cols(const MatmulArgs& a, int rope_segs, const Launch& l) {
   return outs >= 8192 ? 4 : 1;
 }
 
+// kCols > 1 only for calls without rope, gate or glu (fused_row_cols and run_fused see to it):
+// units count rope products in pairs and the gate kernels exist for one column per warp.
 template <typename W, int kCols>
 Status launch_fused(const MatmulOp& m, const MatmulArgs& a, const FusedArgs& f, const Launch& l) {
+  if constexpr (kCols > 1) {
+    if (f.rope_segs > 0 || f.glu || !m.gate.empty())
+      return error(WT_ERR_INTERNAL, "matmul: several columns per warp with rope, gate or glu");
+  }
   int64_t units = 0;  // warps: kCols columns each, a pair of them where rope rotates the product
   for (int s = 0; s < a.n_seg; ++s)
     units += s < f.rope_segs ? a.seg[s].n_out / 2 : (a.seg[s].n_out + kCols - 1) / kCols;

@@ -1,9 +1,8 @@
-// matmul on CUDA (MatmulOp): dst[n, out] = x[n, k] f32 . w[out, k]^T, weights f32, f16, Q8_0, Q4_0, Q4_1,
-// Q5_0 or Q5_1 (others: WT_ERR_UNSUPPORTED) with f32 activations whatever f32_activations says (the CPU's
-// matmul_f32: dequantize, f32 sums). One warp
-// per output, lanes over 8-weight units, shuffle reduction, 4 activation rows per weight
-// decode. Many rows (a prefill) go to cuBLAS instead when the workspace allows: weight
-// tiles dequantized to f32 in the workspace, then cublasSgemm.
+// matmul on CUDA (MatmulOp): dst[n, out] = x[n, k] f32 . w[out, k]^T, weights f32, f16, bf16,
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K (others: WT_ERR_UNSUPPORTED). A warp per
+// output column (one-row calls with MatmulOp's fusions: several columns per warp for an
+// output head) with f32 sums, or for prompts a TF32 tensor-core GEMM over weight tiles
+// dequantized to f32 in the workspace (matmul.cu says which).
 #pragma once
 
 #include "launch.cuh"

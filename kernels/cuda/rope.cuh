@@ -1,6 +1,7 @@
 // rope on CUDA (RopeOp): x[n, heads, head_dim] rotated in place at positions[0..n): n_rot, neox pairs,
 // theta_base, position_scale (linear scaling), freq_divisors = optional [n_rot/2] per-frequency
-// divisors. Angles in double, as on the CPU, once per row.
+// divisors. Each row's cos and sin read from RopeOp::angles where set (the engine's per-step
+// table, made on the host as the CPU makes them), else computed in double, as on the CPU.
 #pragma once
 
 #include "launch.cuh"
