@@ -68,6 +68,7 @@ Status parse_chat_template(const std::string& jinja, ChatTemplate* out) {
   if (jinja.find("<|im_start|>") != std::string::npos) {
     out->format = ChatFormat::chatml;
     out->default_system = chatml_default_system(jinja);
+    out->tool_responses = jinja.find("<tool_response>") != std::string::npos;
     return Status::ok();
   }
   if (jinja.find("<|start_header_id|>") != std::string::npos) {
@@ -90,7 +91,16 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     case ChatFormat::chatml:
       if (!tmpl.default_system.empty() && !messages.empty() && messages[0].role != "system")
         s += "<|im_start|>system\n" + tmpl.default_system + "<|im_end|>\n";
-      for (const ChatMessage& m : messages) s += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+      for (size_t i = 0; i < messages.size(); ++i) {
+        const ChatMessage& m = messages[i];
+        if (m.role != "tool" || !tmpl.tool_responses) {
+          s += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+          continue;
+        }
+        if (i == 0 || messages[i - 1].role != "tool") s += "<|im_start|>user";
+        s += "\n<tool_response>\n" + m.content + "\n</tool_response>";
+        if (i + 1 == messages.size() || messages[i + 1].role != "tool") s += "<|im_end|>\n";
+      }
       if (add_assistant) s += "<|im_start|>assistant\n";
       break;
     case ChatFormat::llama3:

@@ -20,6 +20,9 @@ struct ChatMessage {
 struct ChatTemplate {
   ChatFormat format = ChatFormat::chatml;
   std::string default_system;  // inserted when the first message is not a system message
+  // ChatML: a run of tool messages is one user turn of <tool_response> blocks (Qwen2.5's
+  // template) instead of a turn of role "tool" each (SmolLM2's and plain ChatML's).
+  bool tool_responses = false;
 };
 
 // Recognises a GGUF chat template. WT_ERR_UNSUPPORTED (naming what was found) otherwise.

@@ -48,6 +48,10 @@ CONVERSATIONS = [
     ([("user", "Hi"), ("assistant", "Hello!")], False),
     ([("system", "You answer in French."), ("user", "Say 'yes'.\nThen \"no\".")], True),
     ([("user", "  Hi there \n")], True),  # Llama 3 trims each content (ASCII whitespace here)
+    # Tool results: Qwen2.5 makes a run of them one user turn of <tool_response> blocks.
+    ([("user", "What is 2+2?"), ("assistant", "Let me compute it."), ("tool", "4"), ("tool", "four"),
+      ("user", "Thanks")], True),
+    ([("tool", "42")], True),
 ]
 
 
