@@ -283,7 +283,7 @@ WT_API wt_status wt_detokenizer_flush(wt_detokenizer* detok, char* buf, size_t c
 /* ==== Chat template =================================================================== */
 
 typedef struct wt_chat_message {
-  const char* role; /* "system", "user", "assistant" */
+  const char* role; /* "system", "user", "assistant" or "tool" (a tool's result) */
   const char* content;
 } wt_chat_message;
 
