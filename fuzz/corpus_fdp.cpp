@@ -80,6 +80,14 @@ Seeds chat_seeds() {
                                     {{"user", "Hi"}}, false, true, 2);
   s["fuzzed_llama3"] = chat(4, "<|start_header_id|>", {{"tool", "{\"a\": 1}"}}, false, true, 4);
   s["fuzzed_unrecognised"] = chat(4, "{{ bos_token }}{% for m in messages %}[INST]{% endfor %}", convo, false, true, 2);
+  // Qwen2.5's spelling: the default system turn a literal with Jinja's \n escape in an else
+  // branch, beside a turn made in pieces; tool results as <tool_response> blocks.
+  s["fuzzed_qwen_default"] =
+      chat(4,
+           "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + "
+           "'<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou are \\'Q\\'.<|im_end|>\\n' }}{%- endif %}"
+           "<tool_response>",
+           {{"user", "Hi"}, {"tool", "4"}, {"tool", "four"}, {"user", "Thanks"}}, false, true, 2);
   return s;
 }
 

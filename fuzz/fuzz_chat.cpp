@@ -8,7 +8,8 @@
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
 // not recognise; otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
-// role and content appear in it in order.
+// role and content appear in it in order (as its template shows them: trimmed for Llama 3,
+// a tool result as a <tool_response> block for Qwen2.5).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstring>
@@ -145,10 +146,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A fuzzed template's default system text may hold a NUL of its own; the fixed ones do not.
   if (!fuzzed_template && std::strlen(buf.get()) != len) fail("wt_chat_apply: a NUL inside the text");
 
+  // Each message as its template shows it, in order: role then content; Llama 3 trims the
+  // content (ASCII whitespace); a ChatML template that knows <tool_response> (Qwen2.5) shows
+  // a tool message as a block of the user turn instead of a turn of its own.
   const std::string text(buf.get(), len);
+  const wt::ChatTemplate& tmpl = model->chat;
   size_t at = 0;
   for (size_t i = 0; i < n; ++i) {
-    for (const std::string* part : {&roles[i], &contents[i]}) {
+    std::string content = contents[i];
+    if (tmpl.format == wt::ChatFormat::llama3) {
+      const char* ws = " \t\n\r\f\v";
+      const size_t b = content.find_first_not_of(ws);
+      content = b == std::string::npos ? std::string() : content.substr(b, content.find_last_not_of(ws) - b + 1);
+    }
+    std::string role = roles[i];
+    if (tmpl.format == wt::ChatFormat::chatml && tmpl.tool_responses && role == "tool") {
+      role = "<tool_response>\n";
+      content += "\n</tool_response>";
+    }
+    for (const std::string* part : {&role, &content}) {
       const size_t found = text.find(*part, at);
       if (found == std::string::npos) fail("message %zu's role or content is missing from the chat text", i);
       at = found + part->size();
