@@ -326,7 +326,9 @@ Status check(const Check& c, const KeyBoundsOp& a) {
   WT_TRY(c.that(a.dst.data != a.k.data, "dst aliases k"));
   WT_TRY(c.that(a.dst.ne[0] == 2 * a.k.ne[0] && a.dst.ne[1] == a.k.ne[1],
                 "dst must be [n_blocks, n_head_kv, 2 * head_dim] of k's heads"));
-  return c.that(a.dst.ne[2] >= (a.k.ne[2] + a.block - 1) / a.block, "dst has fewer rows than blocks");
+  const int64_t keys = a.key_ids ? a.n_keys : a.k.ne[2];
+  if (a.key_ids) WT_TRY(c.indices(a.key_ids, a.n_keys, a.k.ne[2], "key ids"));
+  return c.that(a.dst.ne[2] >= (keys + a.block - 1) / a.block, "dst has fewer rows than blocks");
 }
 
 Status check(const Check& c, const BoundScoresOp& a) {
@@ -427,6 +429,11 @@ OpHostArrays op_host_arrays(OpCall& call) {
     }
     case Op::block_scores: {
       BlockScoresOp& a = call.get<BlockScoresOp>();
+      h.in = &a.key_ids, h.n_in = a.n_keys;
+      break;
+    }
+    case Op::key_bounds: {
+      KeyBoundsOp& a = call.get<KeyBoundsOp>();
       h.in = &a.key_ids, h.n_in = a.n_keys;
       break;
     }

@@ -233,10 +233,13 @@ struct BlockScoresOp {
 // min and max of the block's keys: dst[b, g, 0:hd] = min, dst[b, g, hd:2hd] = max, for
 // dst[n_blocks, n_head_kv, 2 * hd] of f16 with n_blocks = ceil(n / block), rounded outward
 // (the min down, the max up; f16_bound.h), so the pair still encloses the block's keys
-// (keys beyond f16's +-65504 excepted: their bounds saturate there).
+// (keys beyond f16's +-65504 excepted: their bounds saturate there). With key_ids, key row r
+// is row key_ids[r] of k and n = n_keys (a pager's host tier, whose slots are not in order).
 struct KeyBoundsOp {
   Tensor dst{}, k{};
   int32_t block = 0;
+  const int32_t* key_ids = nullptr;  // optional [n_keys]
+  int32_t n_keys = 0;                // with key_ids; otherwise every row of k
 };
 
 // dst[n_blocks]: for the last query row of q [n, n_head, hd], per head h (of KV head

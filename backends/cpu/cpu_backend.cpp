@@ -155,7 +155,7 @@ void run_kv_similarity(const ThreadCtx& tc, const Launch& l) {
 }
 void run_key_bounds(const ThreadCtx& tc, const Launch& l) {
   const KeyBoundsOp& a = l.call->get<KeyBoundsOp>();
-  cpu::key_bounds(tc, a.dst, a.k, a.block, l.workspace);
+  cpu::key_bounds(tc, a.dst, a.k, a.block, l.workspace, a.key_ids, a.key_ids ? a.n_keys : 0);
 }
 void run_bound_scores(const ThreadCtx& tc, const Launch& l) {
   const BoundScoresOp& a = l.call->get<BoundScoresOp>();

@@ -16,8 +16,9 @@ size_t key_bounds_workspace_bytes(int64_t head_dim, int n_threads) {
 }
 
 // (block, KV head) pairs split over the workers, each owning its dst rows.
-void key_bounds(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, int32_t block, void* workspace) {
-  const int64_t hd = k.ne[0], n_head_kv = k.ne[1], n = k.ne[2];
+void key_bounds(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, int32_t block, void* workspace,
+                const int32_t* key_ids, int32_t n_keys) {
+  const int64_t hd = k.ne[0], n_head_kv = k.ne[1], n = key_ids ? n_keys : k.ne[2];
   const int64_t n_blocks = (n + block - 1) / block;
   float* krow = static_cast<float*>(workspace) + tc.ith * 3 * hd;  // a key of an f16 or q8_0 cache as f32
   int64_t i0, i1;
@@ -31,7 +32,8 @@ void key_bounds(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, int32_t
       hi[d] = -std::numeric_limits<float>::infinity();
     }
     const int64_t end = (b + 1) * block < n ? (b + 1) * block : n;
-    for (int64_t r = b * block; r < end; ++r) {
+    for (int64_t i = b * block; i < end; ++i) {
+      const int64_t r = key_ids ? key_ids[i] : i;
       const float* kr = k.row<float>(g, r);
       if (k.type != DType::f32) {
         dequantize(k.type, k.row<char>(g, r), krow, hd);

@@ -122,8 +122,10 @@ size_t block_scores_workspace_bytes(int64_t head_dim, int64_t n_head, int n_thre
 
 // dst[n_blocks, n_head_kv, 2 * hd] of f16: per block of `block` rows of k (any KV type) and
 // KV head, the elementwise min (first hd) and max of its keys, rounded outward
-// (kernels/f16_bound.h). workspace: key_bounds_workspace_bytes().
-void key_bounds(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, int32_t block, void* workspace);
+// (kernels/f16_bound.h). workspace: key_bounds_workspace_bytes(). key_ids (optional): key row
+// r is row key_ids[r] of k, for r < n_keys.
+void key_bounds(const ThreadCtx& tc, const Tensor& dst, const Tensor& k, int32_t block, void* workspace,
+                const int32_t* key_ids = nullptr, int32_t n_keys = 0);
 size_t key_bounds_workspace_bytes(int64_t head_dim, int n_threads);
 
 // dst[n_blocks]: log sum over heads of the softmax over blocks of the upper bound

@@ -2,7 +2,8 @@
 //  key_bounds: one thread per (block, KV head, dim), the min and max of the block's keys in
 //    that dim, rounded outward to f16 (kernels/f16_bound.h, the CPU's function); a min and a
 //    max are exact, so the bounds are the CPU's bit for bit. The keys are a KV cache of f32,
-//    f16 or q8_0 (kv_read.cuh), read as the CPU's f32 values.
+//    f16 or q8_0 (kv_read.cuh), read as the CPU's f32 values; with key_ids, row r of the
+//    blocks is row key_ids[r] (a pager's host tier, mapped pinned memory).
 //  bound_scores, per head: one block (4 warps) per query head; the query row in shared
 //    memory, each thread a block's upper bound at a time (four partial sums, not the CPU's
 //    16-lane order: the parity test's tolerance covers it; the f16 bounds converted
@@ -29,7 +30,8 @@ struct KbArgs {
   RowView k;
   int hd;
   int64_t n_head_kv, n_rows, n_blocks, block;
-  RowView dst;  // f16 [n_blocks][n_head_kv][2 hd]
+  const int32_t* ids;  // null, or key row r is row ids[r] of k (device-visible: the ring)
+  RowView dst;         // f16 [n_blocks][n_head_kv][2 hd]
 };
 
 template <typename Kv>
@@ -42,7 +44,8 @@ __global__ void __launch_bounds__(kThreads) key_bounds_kernel(KbArgs a) {
   // From +-infinity, as the CPU: a NaN key fails both comparisons and is skipped, also as
   // the block's first row (started from it, the bounds would stay NaN).
   float lo = INFINITY, hi = -INFINITY;
-  for (int64_t r = r0; r < r1; ++r) {
+  for (int64_t i = r0; i < r1; ++i) {
+    const int64_t r = a.ids ? a.ids[i] : i;
     const float x = Kv::at(kv_row(a.k, g, r), static_cast<int>(d));
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;
@@ -105,7 +108,8 @@ Status key_bounds(const OpCall& c, const Launch& l) {
   a.k = view_of(kb.k);
   a.hd = static_cast<int>(kb.k.ne[0]);
   a.n_head_kv = kb.k.ne[1];
-  a.n_rows = kb.k.ne[2];
+  a.n_rows = kb.key_ids ? kb.n_keys : kb.k.ne[2];
+  a.ids = kb.key_ids;
   a.block = kb.block;
   a.n_blocks = (a.n_rows + a.block - 1) / a.block;
   a.dst = view_of(kb.dst);

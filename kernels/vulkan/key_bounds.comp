@@ -6,8 +6,9 @@
 //     dim j - hd rounded up (f16_bound below, kernels/f16_bound.h's steps). dst is written as
 //     words (no 16-bit storage feature needed), so its offset and strides are even in halves
 //     (the encoder checks). k (binding 2) is a cache of f32, f16 or q8_0 (kv.glsl). ne0 = hd,
-//     ne1 = n_head_kv, ne2 = key rows, ne3 = blocks; i0 = block rows. A min and a max are
-//     exact and the rounding is integer code, so the bounds equal the CPU's bit for bit.
+//     ne1 = n_head_kv, ne2 = key rows, ne3 = blocks; i0 = block rows; with flags bit 0, key
+//     row r is row ids[r] of k (binding 4: a pager's host tier). A min and a max are exact
+//     and the rounding is integer code, so the bounds equal the CPU's bit for bit.
 //   KB_HEAD: one workgroup per query head h: u_h[b] = f0 * sum_d max(q_d lo_d, q_d hi_d)
 //     over the blocks, then u_h - logsumexp(u_h) (the head's log-softmax) into the workspace
 //     (binding 3, [n_head][n_blocks]). q (binding 1) row i0 is the query; bounds are binding
@@ -19,6 +20,7 @@
 
 #if defined(KB_BOUNDS)
 layout(binding = 0) writeonly buffer Dst { uint dstw[]; };
+layout(binding = 4) readonly buffer Ids { int ids[]; };
 #include "kv.glsl"
 
 // The f16 bits of x rounded up (toward +inf) or down, as kernels/f16_bound.h: no subnormals
@@ -48,7 +50,9 @@ uint bound_half(uint j, uint g, uint b) {
   // From +-infinity, as the CPU: a NaN key fails both comparisons and is skipped, also as
   // the block's first row (started from it, the bounds would stay NaN).
   float lo = uintBitsToFloat(0x7F800000u), hi = -lo;
-  for (uint r = r0; r < r1; ++r) {
+  const bool with_ids = (p.flags & 1u) != 0u;
+  for (uint i = r0; i < r1; ++i) {
+    const uint r = with_ids ? uint(ids[p.o_aux + i]) : i;
     const float x = load_k(p.o_s1 + g * p.s1_nb1 + r * p.s1_nb2, d);
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;

@@ -177,9 +177,16 @@ class Context {
   // + i]] for KV head h when sel is given.
   void set_kv_positions(int32_t l, int32_t row0, const int32_t* positions, const int32_t* sel, int32_t n,
                         int32_t head_stride);
-  // key_ids (blocks requests only): key row r of k is row key_ids[r] (the paged host tier).
+  // key_ids (blocks and key_bounds requests): key row r of k is row key_ids[r] (the paged
+  // host tier).
   Status observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
                  const Tensor& k, const Tensor& v, const int32_t* key_ids, Observation* obs);
+  // The first layer whose decode steps rank blocks by key bounds (the pager predicts no
+  // block for them at the first step), n_layer when the policy builds none.
+  int32_t bounded_from_layer() const {
+    return policy_ && policy_->key_bounds_block() > 0 ? policy_->key_bounds_first_layer()
+                                                       : static_cast<int32_t>(model_.hp.n_layer);
+  }
   // A paged decode step's keys for the policy's observation: the pool rows, the host tier,
   // or the layer gathered into the staging, as the request needs.
   Status paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest& req, const Tensor& k, const Tensor& v,

@@ -284,7 +284,7 @@ Status Context::read_state(StateSource& in, bool apply) {
   // is caught here.
   if (!apply) return in.expect_trailer();
   WT_TRY(in.finish());
-  if (kv_) WT_TRY(kv_->finish_prefill());
+  if (kv_) WT_TRY(kv_->finish_prefill(bounded_from_layer()));
   n_past_ = h.n_past;
   reindexed_ = h.reindexed;
   reindexed_from_ = h.reindexed_from;

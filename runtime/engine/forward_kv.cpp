@@ -225,7 +225,8 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       // Built once from the prompt's keys, then every step reads the bounds alone.
       int32_t& built = key_bounds_rows_[static_cast<size_t>(layer)];
       if (built != req.n_cols) {
-        WT_TRY(run.key_bounds(bounds, first_rows(k, req.n_cols), block));
+        // With the pager, k is its host tier and key_ids the prompt rows' slots there.
+        WT_TRY(run.key_bounds(bounds, key_ids ? k : first_rows(k, req.n_cols), block, key_ids, req.n_cols));
         built = req.n_cols;
       }
       const Tensor dst = make_tensor_2d(scores_, DType::f32, n_blocks, 1);  // [n_blocks]
@@ -260,9 +261,14 @@ Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest&
       }
       return Status::ok();
     case ScoreRequest::Kind::key_bounds:
-      // The bounds need no key once built; to build them, the prompt's keys as for window.
+      // The bounds need no key once built. To build them, the prompt's keys where they are
+      // complete since the prefill, the host tier (zero-copy): no block comes to the device
+      // for them, and the step brings only the blocks the bounds choose (finish_prefill
+      // predicts no block for these layers).
       if (key_bounds_rows_[static_cast<size_t>(l)] == req.n_cols) return Status::ok();
-      [[fallthrough]];
+      *kc = kv_->k_host();
+      *key_ids = kv_->host_rows(l, nullptr, req.n_cols);
+      return Status::ok();
     case ScoreRequest::Kind::window:
       // Window scores read every key contiguously: the layer's blocks into the staging.
       WT_TRY(kv_->require(l, nullptr, 0));

@@ -162,7 +162,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   }
   WT_TRY(step.end());
   WT_TRY(backend_->synchronize(Stream::compute));
-  if (pass.paged && n > 1) WT_TRY(pass.paged->finish_prefill());
+  if (pass.paged && n > 1) WT_TRY(pass.paged->finish_prefill(bounded_from_layer()));
   last_rows_ = n;
   last_row_only_ = pass.fresh;
   return Status::ok();

@@ -177,8 +177,10 @@ class OpRunner {
   Status kv_similarity(const Tensor& dst, const Tensor& k, const Tensor& v, const Tensor& anchors, float decay) {
     return b_.launch(KvSimilarityOp{.dst = dst, .k = k, .v = v, .anchors = anchors, .decay = decay});
   }
-  Status key_bounds(const Tensor& dst, const Tensor& k, int32_t block) {
-    return b_.launch(KeyBoundsOp{.dst = dst, .k = k, .block = block});
+  // key_ids (optional): key row r is row key_ids[r] of k, for r < n_keys.
+  Status key_bounds(const Tensor& dst, const Tensor& k, int32_t block, const int32_t* key_ids = nullptr,
+                    int32_t n_keys = 0) {
+    return b_.launch(KeyBoundsOp{.dst = dst, .k = k, .block = block, .key_ids = key_ids, .n_keys = key_ids ? n_keys : 0});
   }
   Status bound_scores(const Tensor& dst, const Tensor& q, const Tensor& bounds, float scale) {
     return b_.launch(BoundScoresOp{.dst = dst, .q = q, .bounds = bounds, .scale = scale});

@@ -363,10 +363,13 @@ Status PagedKv::gather(OpRunner& run, int32_t layer, const Tensor& k_dst, const 
   return run.gather_rows(first_rows(v_dst, n), v_dev_, ids, n, false);
 }
 
-Status PagedKv::finish_prefill() {
+Status PagedKv::finish_prefill(int32_t bounded_from) {
   if (copies_queued_) WT_TRY(b_->synchronize(Stream::copy));
   fetch_pending_ = false;
-  for (int32_t l = 0; l < p_.n_layer; ++l) set_need_all(l);
+  for (int32_t l = 0; l < p_.n_layer; ++l) {
+    if (l < bounded_from) set_need_all(l);
+    else need_[static_cast<size_t>(l)].clear();
+  }
   return Status::ok();
 }
 

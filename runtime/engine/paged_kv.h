@@ -101,8 +101,10 @@ class PagedKv {
   // Rows [0, n_rows(layer)) into the first rows of k_dst / v_dst (after require(all)).
   Status gather(OpRunner& run, int32_t layer, const Tensor& k_dst, const Tensor& v_dst);
   // After a multi-row pass: the host copies are complete (policies read them) and every
-  // layer's prediction for the first decode step is all of its blocks.
-  Status finish_prefill();
+  // layer's prediction for the first decode step is all of its blocks, but for layers from
+  // bounded_from on, none: a policy that ranks blocks by key bounds built on the host tier
+  // (decode_topk) asks for its few blocks only once the bounds chose them.
+  Status finish_prefill(int32_t bounded_from);
 
  private:
   const int32_t* tier_rows(int32_t layer, const int32_t* rows, int32_t n, bool device);

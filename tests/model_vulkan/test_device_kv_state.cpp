@@ -172,11 +172,13 @@ TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives t
     wt_kv_type kv_type;
   };
   // The pool and the pinned tier hold the cache's type; blocks move as bytes (issue 27).
-  const std::vector<Run> runs = {{WT_PRUNE_FULL, WT_KV_F32},
-                                 {WT_PRUNE_SLIMINFER, WT_KV_F32},
-                                 {WT_PRUNE_FULL, WT_KV_F16},
-                                 {WT_PRUNE_FULL, WT_KV_Q8_0},
-                                 {WT_PRUNE_SLIMINFER, WT_KV_Q8_0}};
+  // decode_topk (no enumerator) builds its key bounds from the host tier and brings only the
+  // blocks they choose: fewer than full KV's, which reads every block each step.
+  const auto decode_topk = static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION);
+  const std::vector<Run> runs = {{WT_PRUNE_FULL, WT_KV_F32},  {WT_PRUNE_SLIMINFER, WT_KV_F32},
+                                 {WT_PRUNE_FULL, WT_KV_F16},  {decode_topk, WT_KV_F16},
+                                 {WT_PRUNE_FULL, WT_KV_Q8_0}, {WT_PRUNE_SLIMINFER, WT_KV_Q8_0}};
+  int64_t full_f16_blocks_in = -1;  // the copying pager's, full KV with an f16 cache
   for (const Run& run : runs) {
     const wt_prune_method m = run.method;
     const std::string name = std::string(wt_prune_method_name(m)) +
@@ -203,6 +205,10 @@ TEST_CASE(WT_MODEL_BACKEND " model: a device pool of a quarter of the KV gives t
         CHECK(got.stats.pager_bytes_to_host == 0);
       } else if (m == WT_PRUNE_FULL) {
         CHECK(got.stats.pager_blocks_in > 0);
+        if (run.kv_type == WT_KV_F16) full_f16_blocks_in = got.stats.pager_blocks_in;
+      } else if (m == decode_topk) {
+        REQUIRE(full_f16_blocks_in > 0);
+        CHECK(got.stats.pager_blocks_in < full_f16_blocks_in);
       }
     }
   }

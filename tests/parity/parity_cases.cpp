@@ -540,6 +540,19 @@ void key_bounds_cases(std::vector<Case>& v) {
       v.push_back(h);
     }
   }
+  // Key rows by ids, out of order (a pager's host tier, whose slots are not the rows' order):
+  // 37 of 100 rows in blocks of 4 (a short last block), over every cache type.
+  {
+    Case c = make(Op::key_bounds, "hd=64 kv_heads=3 n=37 of 100 block=4 ids");
+    c.dst = kv(DType::f16, 2 * 64, 3, 10);
+    c.src[1] = f32(3, 64, 3, 100);
+    c.ids = iota_ids(37, 11, 7, 100);  // 7, 18, 29, ... mod 100: no order, no repeat
+    c.call = [](const Slots& s) {
+      return OpCall(KeyBoundsOp{.dst = s.dst, .k = s.src[1], .block = 4, .key_ids = s.ids, .n_keys = s.n_ids});
+    };
+    v.push_back(c);
+    add_kv_type_twins(v, c);
+  }
   // NaN keys (a tenth of them, -0 too), also as a block's first row: every backend skips
   // them as the CPU does (its min and max start from +-infinity), never bounding a block by NaN.
   Case c = make(Op::key_bounds, "hd=64 kv_heads=2 n=40 block=4 keys with NaN");

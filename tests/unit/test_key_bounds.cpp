@@ -222,3 +222,40 @@ TEST_CASE("prune ops: key_bounds are each block's min and max, and bound_scores 
     }
   }
 }
+
+// With key ids (a pager's host tier: slot ids[r] holds row r, in no order) the bounds are
+// those of the rows in order, bit for bit, for every worker count and cache type.
+TEST_CASE("prune ops: key_bounds over key ids equal the bounds of the rows they name in order") {
+  const int64_t hd = 64, n_head_kv = 3, n = 45, n_slots = 64;
+  const int32_t block = 4;
+  const int64_t n_blocks = (n + block - 1) / block;
+  for (wt::DType type : {wt::DType::f32, wt::DType::f16, wt::DType::q8_0}) {
+    size_t row_bytes = 0;
+    REQUIRE(wt::dtype_row_bytes(type, hd, &row_bytes));
+    const size_t pos_bytes = row_bytes * static_cast<size_t>(n_head_kv);
+    const auto kf = random_vec(static_cast<size_t>(hd * n_head_kv * n), 77);
+    std::vector<char> rows(pos_bytes * static_cast<size_t>(n)), slots(pos_bytes * static_cast<size_t>(n_slots), 0);
+    for (int64_t r = 0; r < n_head_kv * n; ++r)
+      wt::cpu::kv_store_row(type, kf.data() + r * hd, rows.data() + static_cast<size_t>(r) * row_bytes, hd);
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      ids[static_cast<size_t>(r)] = static_cast<int32_t>((5 + 13 * r) % n_slots);  // 13 is prime to 64: no repeat
+      std::memcpy(slots.data() + static_cast<size_t>(ids[static_cast<size_t>(r)]) * pos_bytes,
+                  rows.data() + static_cast<size_t>(r) * pos_bytes, pos_bytes);
+    }
+    const int64_t rne[3] = {hd, n_head_kv, n}, sne[3] = {hd, n_head_kv, n_slots}, bne[3] = {2 * hd, n_head_kv, n_blocks};
+    const Tensor t_rows = wt::make_tensor(rows.data(), type, 3, rne), t_slots = wt::make_tensor(slots.data(), type, 3, sne);
+    for (int workers : {1, 3}) {
+      CAPTURE(std::string(wt::dtype_name(type)));
+      CAPTURE(workers);
+      std::vector<uint16_t> want(static_cast<size_t>(2 * hd * n_head_kv * n_blocks), 1), got(want.size(), 2);
+      const Tensor tw = wt::make_tensor(want.data(), wt::DType::f16, 3, bne), tg = wt::make_tensor(got.data(), wt::DType::f16, 3, bne);
+      Workspace ws(wt::cpu::key_bounds_workspace_bytes(hd, workers));
+      run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::key_bounds(tc, tw, t_rows, block, ws.p); });
+      run_workers(workers, [&](const ThreadCtx& tc) {
+        wt::cpu::key_bounds(tc, tg, t_slots, block, ws.p, ids.data(), static_cast<int32_t>(n));
+      });
+      CHECK(got == want);
+    }
+  }
+}

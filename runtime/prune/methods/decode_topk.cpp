@@ -17,8 +17,11 @@
 // (in the log domain: in f32 a block's softmax is 0 once its bound is ~100 below the head's
 // best, and such blocks would tie), ranks the blocks. A step then reads 2 rows per block
 // instead of B keys (the pair stored as f16 rounded outward: kernels/f16_bound.h), and with
-// the pager the steps after the first move only the chosen blocks (the first brings every
-// block of the layer to build the bounds). Quest selects per query head; Whittle's attention
+// the pager every step moves only the chosen blocks: the bounds are built from the pager's
+// host tier, where the prompt's keys are complete since the prefill (until 2026-12-03 the
+// first step brought every block of the layer to build them; at 2048 tokens, a quarter
+// pool, blocks of 64 and decode_topk_block=64, 32 tokens moved 1.1 MiB a token instead of
+// 1.9, docs/results/pager.md). Quest selects per query head; Whittle's attention
 // reads the same rows for every head, hence the sum (the exact scores sum the same way). A
 // bound is looser the more rows its block has: on Qwen2.5-0.5B at 4096 tokens, keep 0.2,
 // f32 bounds agreed with full KV on 89% of tokens at blocks of 16, 93% at 8 and 97% (the
