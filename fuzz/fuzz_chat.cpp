@@ -147,18 +147,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!fuzzed_template && std::strlen(buf.get()) != len) fail("wt_chat_apply: a NUL inside the text");
 
   // Each message as its template shows it, in order: role then content; Llama 3 trims the
-  // content (ASCII whitespace); a ChatML template that knows <tool_response> (Qwen2.5) shows
+  // content (jinja_trim; its own test compares it with jinja2's); a ChatML template that knows <tool_response> (Qwen2.5) shows
   // a tool message as a block of the user turn instead of a turn of its own.
   const std::string text(buf.get(), len);
   const wt::ChatTemplate& tmpl = model->chat;
   size_t at = 0;
   for (size_t i = 0; i < n; ++i) {
     std::string content = contents[i];
-    if (tmpl.format == wt::ChatFormat::llama3) {
-      const char* ws = " \t\n\r\f\v";
-      const size_t b = content.find_first_not_of(ws);
-      content = b == std::string::npos ? std::string() : content.substr(b, content.find_last_not_of(ws) - b + 1);
-    }
+    if (tmpl.format == wt::ChatFormat::llama3) content = wt::jinja_trim(content);
     std::string role = roles[i];
     if (tmpl.format == wt::ChatFormat::chatml && tmpl.tool_responses && role == "tool") {
       role = "<tool_response>\n";

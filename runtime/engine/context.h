@@ -181,12 +181,18 @@ class Context {
   // host tier).
   Status observe(const ScoreRequest& req, int32_t layer, int32_t n, int32_t n_keys, const Tensor& q,
                  const Tensor& k, const Tensor& v, const int32_t* key_ids, Observation* obs);
-  // The first layer whose decode steps rank blocks by key bounds (the pager predicts no
-  // block for them at the first step), n_layer when the policy builds none.
+  // The first layer whose decode steps rank blocks by key bounds built from the pager's host
+  // tier (the pager predicts none of such a layer's blocks for the first step), n_layer when
+  // the policy builds none or the host tier is too large for one kernel argument.
   int32_t bounded_from_layer() const {
-    return policy_ && policy_->key_bounds_block() > 0 ? policy_->key_bounds_first_layer()
-                                                       : static_cast<int32_t>(model_.hp.n_layer);
+    return policy_ && policy_->key_bounds_block() > 0 && (!kv_ || host_tier_bindable())
+               ? policy_->key_bounds_first_layer()
+               : static_cast<int32_t>(model_.hp.n_layer);
   }
+  // Whether one kernel argument may bind the pager's whole host tier (Vulkan's bindings
+  // reach maxStorageBufferRange: lavapipe 128 MiB); if not, observations read the layer's
+  // blocks on the device instead.
+  bool host_tier_bindable() const;
   // A paged decode step's keys for the policy's observation: the pool rows, the host tier,
   // or the layer gathered into the staging, as the request needs.
   Status paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest& req, const Tensor& k, const Tensor& v,

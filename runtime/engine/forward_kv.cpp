@@ -239,6 +239,11 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
   return error(WT_ERR_INTERNAL, "unknown score request");
 }
 
+bool Context::host_tier_bindable() const {
+  const Tensor& h = kv_->k_host();
+  return static_cast<uint64_t>(h.nb[2]) * static_cast<uint64_t>(h.ne[2]) <= backend_->caps().max_binding_bytes;
+}
+
 Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest& req, const Tensor& k,
                                    const Tensor& v, Tensor* kc, Tensor* vc, const int32_t** key_ids) {
   switch (req.kind) {
@@ -249,7 +254,7 @@ Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest&
       *vc = v;
       return Status::ok();
     case ScoreRequest::Kind::blocks:
-      if (req.n_key_rows > 0) {
+      if (req.n_key_rows > 0 && host_tier_bindable()) {
         // Prompt rows, complete on the host tier since the prefill: the scores read them
         // there (zero-copy), so blocks that are not active need not come back to be scored.
         *kc = kv_->k_host();
@@ -263,12 +268,15 @@ Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest&
     case ScoreRequest::Kind::key_bounds:
       // The bounds need no key once built. To build them, the prompt's keys where they are
       // complete since the prefill, the host tier (zero-copy): no block comes to the device
-      // for them, and the step brings only the blocks the bounds choose (finish_prefill
-      // predicts no block for these layers).
+      // for them (finish_prefill predicts none of the layer's own; the prefetch may still
+      // follow the layer before's choice, paged_kv.cpp).
       if (key_bounds_rows_[static_cast<size_t>(l)] == req.n_cols) return Status::ok();
-      *kc = kv_->k_host();
-      *key_ids = kv_->host_rows(l, nullptr, req.n_cols);
-      return Status::ok();
+      if (host_tier_bindable()) {
+        *kc = kv_->k_host();
+        *key_ids = kv_->host_rows(l, nullptr, req.n_cols);
+        return Status::ok();
+      }
+      [[fallthrough]];  // a host tier too large for one binding: the layer's blocks, gathered
     case ScoreRequest::Kind::window:
       // Window scores read every key contiguously: the layer's blocks into the staging.
       WT_TRY(kv_->require(l, nullptr, 0));

@@ -102,8 +102,9 @@ class PagedKv {
   Status gather(OpRunner& run, int32_t layer, const Tensor& k_dst, const Tensor& v_dst);
   // After a multi-row pass: the host copies are complete (policies read them) and every
   // layer's prediction for the first decode step is all of its blocks, but for layers from
-  // bounded_from on, none: a policy that ranks blocks by key bounds built on the host tier
-  // (decode_topk) asks for its few blocks only once the bounds chose them.
+  // bounded_from on, none of its own: a policy that ranks blocks by key bounds built on the
+  // host tier (decode_topk) asks for its few blocks once the bounds chose them (prefetch()
+  // may still follow the layer before's choice).
   Status finish_prefill(int32_t bounded_from);
 
  private:

@@ -5,7 +5,9 @@ namespace wt {
 namespace {
 
 // The text of the Jinja string literal whose opening quote is jinja[quote], up to its closing
-// quote, with Jinja's escapes (those of Python strings) resolved. False: no closing quote.
+// quote, with the escapes \n \t \r \\ \' \" resolved. False: no closing quote, or another
+// escape (\u, \x, octal, ...: Python's, which this does not resolve; no default rather than a
+// wrong one).
 bool jinja_literal(const std::string& jinja, size_t quote, std::string* out) {
   const char q = jinja[quote];
   out->clear();
@@ -22,7 +24,7 @@ bool jinja_literal(const std::string& jinja, size_t quote, std::string* out) {
       case 't': out->push_back('\t'); break;
       case 'r': out->push_back('\r'); break;
       case '\\': case '\'': case '"': out->push_back(e); break;
-      default: out->push_back('\\'); out->push_back(e); break;  // kept as written
+      default: return false;
     }
   }
   return false;
@@ -53,15 +55,39 @@ std::string chatml_default_system(const std::string& jinja) {
   return "";
 }
 
-// Jinja's `trim` as Llama 3's template applies it to every content (ASCII whitespace; Python's
-// str.strip also takes Unicode spaces, which no chat template's tests here use).
-std::string trimmed(const std::string& s) {
-  const char* ws = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
+
+// The length of the whitespace character (Python's str.isspace, which Jinja's trim strips)
+// that starts at s[i], else 0: ASCII 9-13 and 28-32, and in UTF-8 U+0085, U+00A0, U+1680,
+// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+size_t space_at(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const unsigned c = b(0), c1 = b(1), c2 = b(2);  // 0 past the end: no character matches it
+  if ((c >= 9 && c <= 13) || (c >= 28 && c <= 32)) return 1;
+  if (c == 0xC2 && (c1 == 0x85 || c1 == 0xA0)) return 2;
+  if (c == 0xE1 && c1 == 0x9A && c2 == 0x80) return 3;
+  if (c == 0xE2 && c1 == 0x80 && ((c2 >= 0x80 && c2 <= 0x8A) || c2 == 0xA8 || c2 == 0xA9 || c2 == 0xAF)) return 3;
+  if (c == 0xE2 && c1 == 0x81 && c2 == 0x9F) return 3;
+  if (c == 0xE3 && c1 == 0x80 && c2 == 0x80) return 3;
+  return 0;
 }
 
 }  // namespace
+
+std::string jinja_trim(const std::string& s) {
+  size_t begin = 0, end = s.size();
+  for (size_t n; begin < end && (n = space_at(s, begin)) > 0;) begin += n;
+  // From the end: the character that ends there starts at most 3 bytes before.
+  for (bool more = true; more && end > begin;) {
+    more = false;
+    for (size_t len = 1; len <= 3 && len <= end - begin; ++len)
+      if (space_at(s, end - len) == len) {
+        end -= len;
+        more = true;
+        break;
+      }
+  }
+  return s.substr(begin, end - begin);
+}
 
 Status parse_chat_template(const std::string& jinja, ChatTemplate* out) {
   if (jinja.empty()) return error(WT_ERR_UNSUPPORTED, "the model has no chat template (tokenizer.chat_template)");
@@ -74,6 +100,7 @@ Status parse_chat_template(const std::string& jinja, ChatTemplate* out) {
   if (jinja.find("<|start_header_id|>") != std::string::npos) {
     out->format = ChatFormat::llama3;
     out->default_system.clear();
+    out->tool_responses = false;
     return Status::ok();
   }
   return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3); it begins: " +
@@ -106,7 +133,7 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     case ChatFormat::llama3:
       s += "<|begin_of_text|>";
       for (const ChatMessage& m : messages)
-        s += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + trimmed(m.content) + "<|eot_id|>";
+        s += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + jinja_trim(m.content) + "<|eot_id|>";
       if (add_assistant) s += "<|start_header_id|>assistant<|end_header_id|>\n\n";
       break;
   }

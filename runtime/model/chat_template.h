@@ -28,6 +28,10 @@ struct ChatTemplate {
 // Recognises a GGUF chat template. WT_ERR_UNSUPPORTED (naming what was found) otherwise.
 Status parse_chat_template(const std::string& jinja, ChatTemplate* out);
 
+// Jinja's `trim` filter (Python's str.strip): whitespace as str.isspace has it, ASCII and the
+// Unicode spaces, from both ends of UTF-8 text. Llama 3's template trims every content.
+std::string jinja_trim(const std::string& s);
+
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
                            bool add_assistant, std::string* out);
 

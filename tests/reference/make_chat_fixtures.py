@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes tests/data/chat/: chat templates and what Jinja (the `jinja2` package, as HF
-transformers renders them) makes of a fixed set of conversations, for
+"""Writes tests/data/chat/: chat templates and what Jinja (the `jinja2` package in the
+sandboxed environment HF transformers renders them with) makes of a fixed set of
+conversations, for
 tests/unit/test_chat_template.cpp to compare Whittle's native formatting with.
 
 Templates (tests/data/chat/<name>.jinja): the tokenizer.chat_template of the default model
@@ -18,6 +19,7 @@ import json
 import os
 
 import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT_DIR = os.path.join(ROOT, "tests", "data", "chat")
@@ -47,7 +49,9 @@ CONVERSATIONS = [
     ([("user", "Hi"), ("assistant", "Hello! How can I help?"), ("user", "Name a prime.")], True),
     ([("user", "Hi"), ("assistant", "Hello!")], False),
     ([("system", "You answer in French."), ("user", "Say 'yes'.\nThen \"no\".")], True),
-    ([("user", "  Hi there \n")], True),  # Llama 3 trims each content (ASCII whitespace here)
+    ([("user", "  Hi there \n")], True),  # Llama 3 trims each content
+    ([("user", "\u3000\x1f\tHi\u00a0there\u2028\x85 \u200b")], True),  # what str.strip takes, and not (U+200B)
+    ([("user", "Hi\u2029\u00a0\x1c\u205f")], True),
     # Tool results: Qwen2.5 makes a run of them one user turn of <tool_response> blocks.
     ([("user", "What is 2+2?"), ("assistant", "Let me compute it."), ("tool", "4"), ("tool", "four"),
       ("user", "Thanks")], True),
@@ -73,7 +77,7 @@ def main():
         else:
             with open(kept, encoding="utf-8") as f:
                 templates[name] = f.read()
-    env = jinja2.Environment()
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)  # as transformers renders
     cases = []
     for name in sorted(templates):
         with open(os.path.join(OUT_DIR, name + ".jinja"), "w", encoding="utf-8") as f:

@@ -30,7 +30,7 @@ std::string read_text(const std::string& path) {
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
   const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 36);
+  REQUIRE(cases.size() >= 44);
   int n = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
@@ -67,7 +67,27 @@ TEST_CASE("chat template: the default system turn is a whole literal, in either 
   // No test of the first message's role: no default either, even with a whole literal.
   REQUIRE(wt::parse_chat_template("{{ '<|im_start|>system\\nAlways.<|im_end|>\\n' }}", &t).is_ok());
   CHECK(t.default_system.empty());
+  // An escape the reader does not resolve (\u2019 here) leaves no default, not a wrong one.
+  REQUIRE(wt::parse_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nIt\\u2019s "
+                                  "me.<|im_end|>\\n' }}{% endif %}",
+                                  &t)
+              .is_ok());
+  CHECK(t.default_system.empty());
   // An unterminated literal is no default (and no crash).
   REQUIRE(wt::parse_chat_template("{% if x != 'system' %}{{ '<|im_start|>system\\nopen", &t).is_ok());
   CHECK(t.default_system.empty());
+}
+
+TEST_CASE("chat template: jinja_trim takes whole whitespace characters only") {
+  using std::string;
+  CHECK(wt::jinja_trim(" \t\x1c Hi \x1f\n") == "Hi");
+  CHECK(wt::jinja_trim("\xE3\x80\x80Hi\xC2\xA0") == "Hi");    // U+3000, U+00A0
+  CHECK(wt::jinja_trim("Hi\xE2\x80\x8B") == "Hi\xE2\x80\x8B");  // U+200B is no space to Python
+  // Truncated or broken sequences (fuzz_chat found the first as an out-of-range substr): kept.
+  CHECK(wt::jinja_trim("\xE2\x80") == "\xE2\x80");
+  CHECK(wt::jinja_trim(string("\xE2\x80\x00", 3)) == string("\xE2\x80\x00", 3));
+  CHECK(wt::jinja_trim("\xC2") == "\xC2");
+  CHECK(wt::jinja_trim(" \xE2\x80 ") == "\xE2\x80");
+  CHECK(wt::jinja_trim("").empty());
+  CHECK(wt::jinja_trim(" \xE2\x80\x80 ").empty());  // U+2000
 }

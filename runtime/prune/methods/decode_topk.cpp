@@ -17,8 +17,9 @@
 // (in the log domain: in f32 a block's softmax is 0 once its bound is ~100 below the head's
 // best, and such blocks would tie), ranks the blocks. A step then reads 2 rows per block
 // instead of B keys (the pair stored as f16 rounded outward: kernels/f16_bound.h), and with
-// the pager every step moves only the chosen blocks: the bounds are built from the pager's
-// host tier, where the prompt's keys are complete since the prefill (until 2026-12-03 the
+// the pager the steps move the chosen blocks (and what the prefetch guesses from the layer
+// before): the bounds are built from the pager's host tier, where the prompt's keys are
+// complete since the prefill (until 2026-12-03 the
 // first step brought every block of the layer to build them; at 2048 tokens, a quarter
 // pool, blocks of 64 and decode_topk_block=64, 32 tokens moved 1.1 MiB a token instead of
 // 1.9, docs/results/pager.md). Quest selects per query head; Whittle's attention
