@@ -314,7 +314,7 @@ Status check(const Check& c, const BlockScoresOp& a) {
   WT_TRY(c.floats(a.k, "k", /*kv_types_too=*/true));  // the KV cache's keys at decode
   WT_TRY(c.heads(a.q, a.k, Tensor{}));
   WT_TRY(c.that(a.block >= 1 && a.unit >= 1, "block and unit must be >= 1"));
-  const int64_t keys = a.key_ids ? a.n_keys : a.k.ne[2];
+  const int64_t keys = a.key_count();
   if (a.key_ids) WT_TRY(c.indices(a.key_ids, a.n_keys, a.k.ne[2], "key ids"));
   return c.that(a.dst.ne[0] >= (keys + a.block - 1) / a.block, "dst has fewer entries than blocks");
 }
@@ -326,7 +326,7 @@ Status check(const Check& c, const KeyBoundsOp& a) {
   WT_TRY(c.that(a.dst.data != a.k.data, "dst aliases k"));
   WT_TRY(c.that(a.dst.ne[0] == 2 * a.k.ne[0] && a.dst.ne[1] == a.k.ne[1],
                 "dst must be [n_blocks, n_head_kv, 2 * head_dim] of k's heads"));
-  const int64_t keys = a.key_ids ? a.n_keys : a.k.ne[2];
+  const int64_t keys = a.key_count();
   if (a.key_ids) WT_TRY(c.indices(a.key_ids, a.n_keys, a.k.ne[2], "key ids"));
   return c.that(a.dst.ne[2] >= (keys + a.block - 1) / a.block, "dst has fewer rows than blocks");
 }

@@ -226,6 +226,8 @@ struct BlockScoresOp {
   int32_t block = 0, unit = 0, query_rows = 0;
   const int32_t* key_ids = nullptr;  // optional [n_keys]: key row r is row key_ids[r] of k
   int32_t n_keys = 0;                // with key_ids; otherwise every row of k
+
+  int64_t key_count() const { return key_ids ? n_keys : k.ne[2]; }  // the key rows read
 };
 
 // Quest's page bounds (Tang et al., ICML 2024): for each block b of `block` consecutive
@@ -240,6 +242,8 @@ struct KeyBoundsOp {
   int32_t block = 0;
   const int32_t* key_ids = nullptr;  // optional [n_keys]
   int32_t n_keys = 0;                // with key_ids; otherwise every row of k
+
+  int64_t key_count() const { return key_ids ? n_keys : k.ne[2]; }  // the key rows read
 };
 
 // dst[n_blocks]: for the last query row of q [n, n_head, hd], per head h (of KV head

@@ -57,6 +57,15 @@ inline Status bind_kv(const VulkanBackend& b, const Tensor& t, const char* what,
   return b.bind_tensor(t, *unit, what, out);
 }
 
+// An op's optional key ids (key row r is row ids[r] of k: a pager's host tier) uploaded to
+// *out; *flags gets bit 0, which tells the kernel to read them (key_bounds.comp,
+// block_scores.comp).
+inline Status bind_key_ids(VulkanBackend& b, const int32_t* ids, int32_t n, Bound* out, uint32_t* flags) {
+  if (!ids || n <= 0) return Status::ok();
+  *flags |= 1u;
+  return b.upload(ids, sizeof(int32_t) * static_cast<size_t>(n), out);
+}
+
 // The variant of a kernel that reads a KV cache of type t: the f32 variant's f16 and q8_0
 // twins follow it in WT_VK_KERNELS.
 inline Kernel kv_variant(Kernel f32, DType t) {

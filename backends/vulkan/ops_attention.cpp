@@ -179,10 +179,9 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   const BlockScoresOp& a = c.get<BlockScoresOp>();
   WT_TRY(check_heads(a.q, "block_scores"));
   const int64_t n = a.q.ne[2];
-  const int64_t n_keys = a.key_ids ? a.n_keys : a.k.ne[2];
+  const int64_t n_keys = a.key_count();
   const int64_t n_last = a.query_rows > 0 && a.query_rows <= n ? a.query_rows : n;
   const int64_t block = a.block > 0 ? a.block : 1, unit = a.unit > 0 ? a.unit : 1;
-  const bool with_ids = a.key_ids && a.n_keys > 0;
   Bound bind[kBindings];
   init_bindings(b, bind);
   WT_TRY(bind_f32(b, a.dst, "block_scores dst", &bind[b_dst]));
@@ -190,8 +189,8 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   uint32_t ku = 4;
   WT_TRY(bind_kv(b, a.k, "block_scores k", &bind[b_src1], &ku));
   WT_TRY(b.bind_workspace(sizeof(float) * static_cast<size_t>(a.q.ne[0] * a.q.ne[1]), "block_scores", &bind[b_src2]));
-  if (with_ids) WT_TRY(b.upload(a.key_ids, sizeof(int32_t) * static_cast<size_t>(a.n_keys), &bind[b_aux]));
   Push p;
+  WT_TRY(bind_key_ids(b, a.key_ids, a.n_keys, &bind[b_aux], &p.flags));
   p.ne[0] = static_cast<uint32_t>(a.q.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.q.ne[1]);
   p.ne[2] = static_cast<uint32_t>(n_keys);
@@ -204,7 +203,6 @@ Status encode_block_scores(VulkanBackend& b, const OpCall& c) {
   p.i[3] = static_cast<int32_t>(n);
   p.f[0] = 1.0f / static_cast<float>(n_last);
   p.f[1] = 1.0f / static_cast<float>(a.q.ne[1]);
-  p.flags = with_ids ? 1u : 0u;
   WT_TRY(record_elementwise(b, Kernel::block_scores_qbar, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]));
   uint32_t gx, gy;
   grid(static_cast<uint64_t>((n_keys + block - 1) / block), &gx, &gy);

@@ -80,10 +80,9 @@ Status encode_key_bounds(VulkanBackend& b, const OpCall& c) {
   WT_TRY(bind_halves(b, a.dst, "key_bounds dst", &bind[b_dst]));
   uint32_t ku = 4;
   WT_TRY(bind_kv(b, a.k, "key_bounds k", &bind[b_src1], &ku));
-  const bool with_ids = a.key_ids && a.n_keys > 0;
-  if (with_ids) WT_TRY(b.upload(a.key_ids, sizeof(int32_t) * static_cast<size_t>(a.n_keys), &bind[b_aux]));
-  const int64_t n_keys = a.key_ids ? a.n_keys : a.k.ne[2];
   Push p;
+  WT_TRY(bind_key_ids(b, a.key_ids, a.n_keys, &bind[b_aux], &p.flags));
+  const int64_t n_keys = a.key_count();
   const int64_t n_blocks = (n_keys + a.block - 1) / a.block;
   p.ne[0] = static_cast<uint32_t>(a.k.ne[0]);
   p.ne[1] = static_cast<uint32_t>(a.k.ne[1]);
@@ -92,7 +91,6 @@ Status encode_key_bounds(VulkanBackend& b, const OpCall& c) {
   push_strides(&p, 0, a.dst, 2);
   push_strides(&p, 2, a.k, ku);
   p.i[0] = a.block;
-  p.flags = with_ids ? 1u : 0u;
   return record_elementwise(b, kv_variant(Kernel::key_bounds, a.k.type), bind, p,
                             static_cast<uint64_t>(n_blocks) * p.ne[1] * p.ne[0]);
 }

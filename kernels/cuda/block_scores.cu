@@ -111,7 +111,7 @@ Status block_scores(const OpCall& c, const Launch& l) {
   a.hd = static_cast<int>(hd);
   a.group = static_cast<int>(n_head / k.ne[1]);
   a.n_head_kv = k.ne[1];
-  a.n_keys = bs.key_ids ? bs.n_keys : k.ne[2];
+  a.n_keys = bs.key_count();
   a.block = bs.block > 0 ? bs.block : 1;
   a.unit = bs.unit > 0 ? bs.unit : 1;
   a.ids = bs.key_ids;

@@ -108,7 +108,7 @@ Status key_bounds(const OpCall& c, const Launch& l) {
   a.k = view_of(kb.k);
   a.hd = static_cast<int>(kb.k.ne[0]);
   a.n_head_kv = kb.k.ne[1];
-  a.n_rows = kb.key_ids ? kb.n_keys : kb.k.ne[2];
+  a.n_rows = kb.key_count();
   a.ids = kb.key_ids;
   a.block = kb.block;
   a.n_blocks = (a.n_rows + a.block - 1) / a.block;

@@ -246,6 +246,12 @@ bool Context::host_tier_bindable() const {
 
 Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest& req, const Tensor& k,
                                    const Tensor& v, Tensor* kc, Tensor* vc, const int32_t** key_ids) {
+  // The prompt's first n keys of layer l read where they are complete since the prefill, on
+  // the host tier (zero-copy): no block needs to come to the device for them.
+  const auto host_keys = [&](int32_t n) {
+    *kc = kv_->k_host();
+    *key_ids = kv_->host_rows(l, nullptr, n);
+  };
   switch (req.kind) {
     case ScoreRequest::Kind::none:
       return Status::ok();
@@ -255,10 +261,7 @@ Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest&
       return Status::ok();
     case ScoreRequest::Kind::blocks:
       if (req.n_key_rows > 0 && host_tier_bindable()) {
-        // Prompt rows, complete on the host tier since the prefill: the scores read them
-        // there (zero-copy), so blocks that are not active need not come back to be scored.
-        *kc = kv_->k_host();
-        *key_ids = kv_->host_rows(l, nullptr, req.n_key_rows);
+        host_keys(req.n_key_rows);  // blocks that are not active need not come back to be scored
       } else {
         WT_TRY(kv_->require(l, nullptr, 0));
         *kc = kv_->k_pool();
@@ -266,14 +269,12 @@ Status Context::paged_observe_keys(OpRunner& run, int32_t l, const ScoreRequest&
       }
       return Status::ok();
     case ScoreRequest::Kind::key_bounds:
-      // The bounds need no key once built. To build them, the prompt's keys where they are
-      // complete since the prefill, the host tier (zero-copy): no block comes to the device
-      // for them (finish_prefill predicts none of the layer's own; the prefetch may still
-      // follow the layer before's choice, paged_kv.cpp).
+      // The bounds need no key once built; they are built from the host tier (finish_prefill
+      // predicts none of the layer's own blocks; the prefetch may still follow the layer
+      // before's choice, paged_kv.cpp).
       if (key_bounds_rows_[static_cast<size_t>(l)] == req.n_cols) return Status::ok();
       if (host_tier_bindable()) {
-        *kc = kv_->k_host();
-        *key_ids = kv_->host_rows(l, nullptr, req.n_cols);
+        host_keys(req.n_cols);
         return Status::ok();
       }
       [[fallthrough]];  // a host tier too large for one binding: the layer's blocks, gathered

@@ -12,9 +12,11 @@ namespace {
 
 template <typename T>
 void put(std::vector<uint8_t>& out, T v) {
-  uint8_t b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.insert(out.end(), b, b + sizeof(T));
+  // resize + memcpy, not insert: GCC 12 at -O3 warns falsely (-Wstringop-overflow) about
+  // insert into a vector it has just grown from empty
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
 }
 
 void put_string(std::vector<uint8_t>& out, const std::string& s) {
@@ -239,6 +241,17 @@ TempPath::~TempPath() {
 }
 
 // ---- the tiny model ---------------------------------------------------------------------------
+
+const std::string& tiny_chat_model_path() {
+  static const TempPath file("api_tiny.gguf");
+  static const std::string path = [] {
+    TinyModelOptions o;
+    o.n_layer = 4;
+    o.chat_template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}";
+    return write_file(file.path(), make_tiny_llama(o).build()) ? file.path() : std::string();
+  }();
+  return path;
+}
 
 std::string byte_token(uint8_t b) {
   // GPT-2 keeps printable Latin-1 bytes as themselves and moves the other 68 bytes, in

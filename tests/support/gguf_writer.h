@@ -151,6 +151,10 @@ inline TinyModelOptions fuzz_model_options(int32_t n_embd = 32) {
   o.tied_output = true;
   return o;
 }
+// The API tests' model (test_api_misuse, test_alloc_failure): make_tiny_llama with 4 layers
+// (SlimInfer's three pruning layers must increase) and a ChatML template, written once per
+// process to a file removed at exit. "" when it cannot be written.
+const std::string& tiny_chat_model_path();
 // The byte-level token text of byte b (GPT-2's bytes_to_unicode, as UTF-8).
 std::string byte_token(uint8_t b);
 

@@ -38,17 +38,9 @@ using wt::fault::Site;
 // ---- the tiny model ------------------------------------------------------------------------
 
 const std::string& tiny_path() {
-  static const wt::test::TempPath file("alloc_failure_tiny.gguf");
-  static const bool written = [] {
-    wt::test::TinyModelOptions o;
-    o.n_layer = 4;  // SlimInfer's three pruning layers must increase
-    o.chat_template =
-        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}";
-    REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
-    return true;
-  }();
-  (void)written;
-  return file.path();
+  const std::string& path = wt::test::tiny_chat_model_path();
+  REQUIRE_MESSAGE(!path.empty(), "cannot write the tiny model to the temp folder");
+  return path;
 }
 
 wt_model* load_tiny() {

@@ -24,19 +24,16 @@ namespace {
 
 // 6 layers of a random model with a byte vocabulary, written once per process.
 struct TinyModel {
-  std::string path = wt::test::temp_file("concurrency_tiny.gguf");
+  wt::test::TempPath file{"concurrency_tiny.gguf"};  // removed once the model is freed
   wt_model* model = nullptr;
   TinyModel() {
     wt::test::TinyModelOptions o;
     o.n_layer = 6;
     o.n_ctx_train = 1024;
-    REQUIRE(wt::test::write_file(path, wt::test::make_tiny_llama(o).build()));
-    REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &model) == WT_OK, wt_last_error());
+    REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
+    REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &model) == WT_OK, wt_last_error());
   }
-  ~TinyModel() {
-    wt_model_free(model);
-    std::remove(path.c_str());
-  }
+  ~TinyModel() { wt_model_free(model); }
 };
 
 struct Config {

@@ -27,19 +27,16 @@ using Positions = std::set<int32_t>;
 // A 4-layer random model with one KV head, so that SnapKV's per-KV-head choice is the
 // recorded (summed over KV heads) ranking itself.
 struct TinyModel {
-  std::string path = wt::test::temp_file("ranking_tiny.gguf");
+  wt::test::TempPath file{"ranking_tiny.gguf"};  // removed once the model is freed
   wt_model* model = nullptr;
   TinyModel() {
     wt::test::TinyModelOptions o;
     o.n_layer = 4;
     o.n_head_kv = 1;
-    REQUIRE(wt::test::write_file(path, wt::test::make_tiny_llama(o).build()));
-    REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &model) == WT_OK, wt_last_error());
+    REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
+    REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &model) == WT_OK, wt_last_error());
   }
-  ~TinyModel() {
-    wt_model_free(model);
-    std::remove(path.c_str());
-  }
+  ~TinyModel() { wt_model_free(model); }
 };
 
 std::vector<wt_token> byte_tokens(int32_t n) {
