@@ -8,6 +8,10 @@ weight types (issue 25), checked by tests/unit/test_qwen2_reference.cpp.
     the token embedding is Q5_0. About 1.2 MB; the C++ test runs it everywhere.
   * qwen2_{chat,code,prose}.ref: logits of Qwen2.5-Coder-0.5B-Instruct Q4_K_M
     (models/, `scripts/fetch-model.sh qwen2.5-0.5b`) for three short prompts.
+  * qwen15_{chat,code,prose}.ref: the same prompts through Qwen2.5-Coder-1.5B-Instruct Q4_K_M
+    (`scripts/fetch-model.sh qwen2.5-1.5b`, `--only logits15`): its width (1536) is a multiple
+    of 256, so its matrices are the real Q4_K/Q6_K layout, and its heads are 128 wide (12 on
+    2 KV heads). The float64 weights need about 13 GB of memory.
   * qwen2_ppl_apache.ppl: that model's perplexity on the Apache 2.0 license text
     (apache-2.0.txt), as llama.cpp's perplexity tool measures it: 512-token chunks, the
     second half of each chunk scored, BOS only where the model adds one (Qwen: no).
@@ -19,7 +23,7 @@ the prompts and the perplexity text are tokenized by Whittle's tokenizer through
 Whittle still gives the same ids. Without that tool the ids already in the fixtures are
 reused (a message says so).
 
-Usage: make_qwen2_fixtures.py [--models-dir DIR] [--out-dir DIR] [--only tiny|logits|ppl]
+Usage: make_qwen2_fixtures.py [--models-dir DIR] [--out-dir DIR] [--only tiny|logits|ppl|logits15]
                               [--tokenizer PATH] [--ppl-chunks N] [--ppl-int8]
 """
 from __future__ import annotations
@@ -42,6 +46,7 @@ import reference_forward as rf  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 
 QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+QWEN15_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 PPL_MAGIC = "whittle-perplexity 1"
 PPL_CASE = "qwen2_ppl_apache"
 PPL_TEXT = "apache-2.0.txt"
@@ -124,14 +129,17 @@ def tokenize(tool: Path | None, model: Path, text_file: Path, special: bool,
     return read_ppl_fixture(fallback)["tokens"]
 
 
-def gen_logits(m: rf.Model, model_path: Path, out_dir: Path, tool: Path | None) -> None:
-    for case, (text, special) in QWEN_CASES.items():
-        txt = out_dir / f"{case}.txt"
+def gen_logits(m: rf.Model, model_path: Path, out_dir: Path, tool: Path | None,
+               prefix: str = "qwen2") -> None:
+    """<prefix>_{chat,code,prose}.ref; the prompt texts are the qwen2_*.txt files."""
+    for base, (text, special) in QWEN_CASES.items():
+        case = prefix + base[len("qwen2"):]
+        txt = out_dir / f"{base}.txt"
         txt.write_text(text)
         ids = tokenize(tool, model_path, txt, special, out_dir / f"{case}.ref", "ref")
         t0 = time.time()
         logits = rf.forward(m, ids)
-        rf.write_fixture(out_dir / f"{case}.ref", QWEN_FILE, ids, logits)
+        rf.write_fixture(out_dir / f"{case}.ref", model_path.name, ids, logits)
         print(f"{case}: {len(ids)} tokens, forward {time.time() - t0:.1f}s, "
               f"min margin {mf.min_margin(logits):.3e}, last argmax {int(np.argmax(logits[-1]))}")
 
@@ -218,7 +226,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=REPO / "models")
     ap.add_argument("--out-dir", type=Path, default=REPO / "tests" / "data" / "reference_qwen2")
-    ap.add_argument("--only", choices=("tiny", "logits", "ppl"))
+    ap.add_argument("--only", choices=("tiny", "logits", "ppl", "logits15"))
     ap.add_argument("--tokenizer", type=Path, default=default_tokenizer(),
                     help="Whittle's tokenize_text tool (default build/tests/tokenize_text)")
     ap.add_argument("--ppl-chunks", type=int, default=4, help="at most this many 512-token chunks")
@@ -230,6 +238,15 @@ def main(argv=None) -> int:
         mf.self_test_quantizers()
         gen_tiny(args.out_dir)
     if args.only == "tiny":
+        return 0
+    if args.only == "logits15":  # never by default: 13 GB and a model CI does not fetch
+        path15 = args.models_dir / QWEN15_FILE
+        if not path15.exists():
+            raise SystemExit(f"{path15} not found (scripts/fetch-model.sh qwen2.5-1.5b)")
+        t0 = time.time()
+        m15 = rf.load_model(path15)
+        print(f"loaded {QWEN15_FILE} in {time.time() - t0:.1f}s (tied output: {m15.tied_output})")
+        gen_logits(m15, path15, args.out_dir, args.tokenizer, prefix="qwen15")
         return 0
     model_path = args.models_dir / QWEN_FILE
     if not model_path.exists():
