@@ -222,6 +222,13 @@ def gen_ppl(m: rf.Model, model_path: Path, out_dir: Path, tool: Path | None, n_c
         print(f"  int8-activation emulation: ppl {math.exp(total8 / count):.6f}")
 
 
+def load(path: Path) -> rf.Model:
+    t0 = time.time()
+    m = rf.load_model(path)
+    print(f"loaded {path.name} in {time.time() - t0:.1f}s (tied output: {m.tied_output})")
+    return m
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=REPO / "models")
@@ -243,19 +250,14 @@ def main(argv=None) -> int:
         path15 = args.models_dir / QWEN15_FILE
         if not path15.exists():
             raise SystemExit(f"{path15} not found (scripts/fetch-model.sh qwen2.5-1.5b)")
-        t0 = time.time()
-        m15 = rf.load_model(path15)
-        print(f"loaded {QWEN15_FILE} in {time.time() - t0:.1f}s (tied output: {m15.tied_output})")
-        gen_logits(m15, path15, args.out_dir, args.tokenizer, prefix="qwen15")
+        gen_logits(load(path15), path15, args.out_dir, args.tokenizer, prefix="qwen15")
         return 0
     model_path = args.models_dir / QWEN_FILE
     if not model_path.exists():
         print(f"skip the Qwen2.5-0.5B fixtures: {model_path} not found "
               f"(scripts/fetch-model.sh qwen2.5-0.5b)")
         return 0
-    t0 = time.time()
-    m = rf.load_model(model_path)
-    print(f"loaded {QWEN_FILE} in {time.time() - t0:.1f}s (tied output: {m.tied_output})")
+    m = load(model_path)
     if args.only in (None, "logits"):
         gen_logits(m, model_path, args.out_dir, args.tokenizer)
     if args.only in (None, "ppl"):

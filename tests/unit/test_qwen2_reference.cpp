@@ -69,7 +69,6 @@ const RealQwen kQwen15{"qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-1.5b"
 
 std::string data_dir() { return std::string(WT_TEST_DATA_DIR) + "/reference_qwen2"; }
 std::string model_path(const RealQwen& q) { return std::string(WT_MODELS_DIR) + "/" + q.file; }
-std::string qwen_path() { return model_path(kQwen05); }
 
 bool have(const RealQwen& q) {
   if (std::filesystem::exists(model_path(q))) return true;
@@ -77,7 +76,6 @@ bool have(const RealQwen& q) {
                             << " fetches it)");
   return false;
 }
-bool have_qwen() { return have(kQwen05); }
 
 struct Diff {
   float max_abs = 0;
@@ -273,11 +271,11 @@ PplFixture read_ppl(const std::string& path) {
 }
 
 void check_qwen_ppl(wt_matmul_mode mode) {
-  if (!have_qwen()) return;
+  if (!have(kQwen05)) return;
   const PplFixture f = read_ppl(data_dir() + "/qwen2_ppl_apache.ppl");
   REQUIRE(f.model == kQwen05.file);
   wt_model* model = nullptr;
-  REQUIRE_MESSAGE(wt_model_load(qwen_path().c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  REQUIRE_MESSAGE(wt_model_load(model_path(kQwen05).c_str(), nullptr, &model) == WT_OK, wt_last_error());
   wt_model_info info{};
   REQUIRE(wt_model_get_info(model, &info) == WT_OK);
   const int32_t n_vocab = info.n_vocab;
@@ -344,9 +342,9 @@ TEST_CASE("reference: tiny qwen2 in Q5_0/Q5_1 (untied output) matches the NumPy 
 }
 
 TEST_CASE("reference: Whittle's tokenizer gives the ids of the Qwen2.5 fixtures" * doctest::test_suite("model")) {
-  if (!have_qwen()) return;
+  if (!have(kQwen05)) return;
   wt_model* model = nullptr;
-  REQUIRE_MESSAGE(wt_model_load(qwen_path().c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  REQUIRE_MESSAGE(wt_model_load(model_path(kQwen05).c_str(), nullptr, &model) == WT_OK, wt_last_error());
   for (const char* name : kQwen05.cases) {
     const wt::test::ReferenceCase c = read_case(name);
     const bool special = std::string(name) == "qwen2_chat";
