@@ -2,6 +2,8 @@
 // forward loop slices from the arena. Header-only: each call fills an OpCall on the stack.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -64,6 +66,20 @@ inline RopeOp rope_op(const Tensor& x, const Tensor& x2, const int32_t* position
   return r;
 }
 
+// Where a binding starts is rounded down to the device's offset alignment (at most 256 bytes)
+// and its end up to a word: a matmul's row range binds at most this much more than its rows.
+constexpr size_t kMatmulBindSlack = 512;
+
+// Tests: launch every matmul whose weights are larger than `bytes` in row ranges, as if one
+// binding reached no further (0, the default: the backend's own limit only). Set it while
+// no context runs.
+inline std::atomic<size_t>& matmul_split_bytes_slot() {
+  static std::atomic<size_t> bytes{0};
+  return bytes;
+}
+inline void set_matmul_split_bytes_for_testing(size_t bytes) { matmul_split_bytes_slot().store(bytes); }
+inline size_t matmul_split_bytes_for_testing() { return matmul_split_bytes_slot().load(std::memory_order_relaxed); }
+
 // The engine's side of the ops: each call builds an op's argument struct (kernels/ops.h) on
 // the stack and launches it. Where a call adds something — a bias after a matmul, rope from
 // the model's hparams, the decode or prefill attention kernel, a policy's score request — it
@@ -94,6 +110,9 @@ class OpRunner {
   // dst[i] = x . w[i]^T (+ bias[i] when given) for i < n (1..3), as one matmul call (a GPU
   // backend runs same-typed products in one launch): Q, K and V; gate and up.
   Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias, const MatmulFusion& f = {}) {
+    const size_t limit = split_bytes();
+    for (int i = 0; i < n && limit > 0; ++i)
+      if (w[i].nb[1] * static_cast<size_t>(w[i].ne[1]) > limit) return linears_split(n, dst, x, w, bias, f, limit);
     MatmulOp m{.dst = dst[0], .x = x, .w = w[0], .f32_activations = f32_activations_,
                .norm = f.norm, .norm_eps = f.eps, .gate = f.gate, .accumulate = f.accumulate, .rope = f.rope,
                .glu = f.glu};
@@ -188,6 +207,48 @@ class OpRunner {
   Status argmax(const Tensor& x, int32_t* out) { return b_.launch(ArgmaxOp{.x = x, .out = out}); }
 
  private:
+  // Bytes of weights one matmul launch may bind: the backend's binding limit (Vulkan's
+  // maxStorageBufferRange), or a test's smaller one; 0 = no limit.
+  size_t split_bytes() const {
+    const size_t cap = b_.caps().max_binding_bytes, test = matmul_split_bytes_for_testing();
+    return test > 0 && (cap == 0 || test < cap) ? test : cap;
+  }
+  // linears() where some weights are larger than one binding reaches (ARCHITECTURE.md:
+  // large tensors are split): each product in launches over row ranges of its weights, each
+  // writing its columns of dst (a view with dst's row stride), with the call's input fusions
+  // and its bias's columns; then the bias (unfused calls), rope and swiglu the call asked
+  // for, as ops of their own. Every output element is the same dot product as unsplit.
+  Status linears_split(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias,
+                       const MatmulFusion& f, size_t limit) {
+    const bool fused = !f.norm.empty() || !f.gate.empty() || f.accumulate;  // kept in each launch
+    for (int i = 0; i < n; ++i) {
+      const int64_t n_out = w[i].ne[1];
+      const size_t row_bytes = w[i].nb[1];
+      const int64_t step = limit > kMatmulBindSlack ? static_cast<int64_t>((limit - kMatmulBindSlack) / row_bytes) : 0;
+      if (step < 1)
+        return error(WT_ERR_UNSUPPORTED, "matmul: a weight row of " + std::to_string(row_bytes) +
+                                             " bytes is more than one binding reaches (" + std::to_string(limit) + ")");
+      for (int64_t r0 = 0; r0 < n_out; r0 += step) {
+        const int64_t rows = std::min(step, n_out - r0);
+        MatmulOp m{.dst = columns(dst[i], r0, rows), .x = x, .w = rows_view(w[i], r0, rows),
+                   .f32_activations = f32_activations_, .norm = f.norm, .norm_eps = f.eps, .gate = f.gate,
+                   .accumulate = f.accumulate};
+        if (fused && !bias[i].empty()) m.bias = columns(bias[i], r0, rows);
+        WT_TRY(b_.launch(m));
+      }
+      if (!fused && !bias[i].empty()) WT_TRY(add(dst[i], dst[i], bias[i]));
+    }
+    if (!f.rope.x.empty()) WT_TRY(b_.launch(f.rope));
+    if (f.glu) WT_TRY(swiglu(dst[0], dst[0], dst[1]));
+    return Status::ok();
+  }
+  // Columns [c, c + n) of every row of an f32 tensor, as a view with its row stride.
+  static Tensor columns(Tensor t, int64_t c, int64_t n) {
+    t.data = static_cast<char*>(t.data) + static_cast<size_t>(c) * sizeof(float);
+    t.ne[0] = n;
+    return t;
+  }
+
   Backend& b_;
   bool f32_activations_;
 };
