@@ -49,6 +49,11 @@ struct Event {
   Stream stream = Stream::compute;
 };
 
+// Where a binding starts is rounded down to the device's offset alignment (at most 256 bytes)
+// and its end up to a word: a range of a tensor's rows binds at most this much more than the
+// rows themselves (the row ranges of a tensor larger than max_binding_bytes).
+constexpr size_t kBindingSlackBytes = 512;
+
 struct BackendCaps {
   const char* name = "";       // "cpu"
   std::string device_name;     // "Intel Xeon (AVX-512 VNNI)"
@@ -156,6 +161,10 @@ struct BackendOptions {
   // tests cover both on one device.
   enum class VulkanKernels { automatic, subgroup, per_lane };
   VulkanKernels vulkan_kernels = VulkanKernels::automatic;
+  // vulkan, cpu: one binding reaches at most this many bytes where that is less than the
+  // device's limit (Vulkan's maxStorageBufferRange; 0: the device's), so tests run the paths
+  // that split large tensors into row ranges on any device and on the CPU.
+  size_t max_binding_bytes = 0;
 };
 
 Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);

@@ -182,14 +182,15 @@ void job_trampoline(const ThreadCtx& tc, const void* arg) {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int n_threads) : pool_(n_threads) {
+  // max_binding_bytes: BackendOptions' (0: no limit the engine would split for).
+  CpuBackend(int n_threads, size_t max_binding_bytes) : pool_(n_threads) {
     caps_.name = "cpu";
     caps_.device_name = "host CPU";
     caps_.unified_memory = true;
     caps_.has_copy_queue = true;  // the copy worker
     caps_.reads_any_host_pointer = true;
     caps_.max_buffer_bytes = SIZE_MAX / 2;
-    caps_.max_binding_bytes = SIZE_MAX / 2;
+    caps_.max_binding_bytes = max_binding_bytes > 0 ? max_binding_bytes : SIZE_MAX / 2;
     caps_.weight_types = weight_types_of(WT_BACKEND_CPU);
     caps_.kv_types = kv_types_of(WT_BACKEND_CPU);
     caps_.fused_matmul_k = INT64_MAX;
@@ -344,7 +345,7 @@ Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend
   if (n == 0) n = static_cast<int>(std::thread::hardware_concurrency());
   if (n <= 0) n = 1;
   try {
-    *out = std::make_unique<CpuBackend>(n);
+    *out = std::make_unique<CpuBackend>(n, options.max_binding_bytes);
   } catch (const std::bad_alloc&) {
     return error(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate the backend and its " + std::to_string(n) + " threads");
   } catch (const std::exception& e) {

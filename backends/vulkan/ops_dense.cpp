@@ -169,17 +169,43 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
   WT_TRY(weight_variant(b, a.table.type, Kernel::embed_f32, "embed", &k));
   const int64_t n = a.dst.ne[1];
   const uint32_t wu = unit_of(a.table.type);
-  Bound bind[kBindings];
-  init_bindings(b, bind);
-  WT_TRY(bind_f32(b, a.dst, "embed dst", &bind[b_dst]));
-  WT_TRY(b.bind_tensor(a.table, wu, "embed table", &bind[b_src0]));
-  WT_TRY(b.upload(a.ids, sizeof(int32_t) * static_cast<size_t>(n), &bind[b_aux]));
-  Push p;
-  p.ne[0] = static_cast<uint32_t>(a.dst.ne[0]);
-  p.ne[1] = static_cast<uint32_t>(n);
-  push_row_stride(&p, 0, a.dst);
-  p.nb[2] = stride(a.table, 1, wu);
-  return record_elementwise(b, k, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
+  const size_t row_bytes = a.table.nb[1];
+  // A table larger than one binding (a large vocabulary on lavapipe, whose bindings reach
+  // 128 MiB) in row ranges that each fit, as the engine's matmul ranges do: one dispatch per
+  // range, over the ids rebased to it, an id outside it being -1 (embed.comp leaves that row
+  // to another range).
+  const size_t limit = b.caps().max_binding_bytes;
+  const size_t room = limit > kBindingSlackBytes ? limit - kBindingSlackBytes : 0;
+  const bool whole = limit == 0 || row_bytes * static_cast<size_t>(a.table.ne[1]) <= room;
+  const int64_t step = whole ? a.table.ne[1] : static_cast<int64_t>(room / row_bytes);
+  if (step < 1)
+    return error(WT_ERR_UNSUPPORTED, "vulkan: embed: a table row of " + std::to_string(row_bytes) +
+                                         " bytes is more than one binding reaches");
+  for (int64_t r0 = 0; r0 < a.table.ne[1]; r0 += step) {
+    Tensor table = a.table;
+    table.data = static_cast<char*>(table.data) + static_cast<size_t>(r0) * row_bytes;
+    table.ne[1] = std::min(step, a.table.ne[1] - r0);
+    Bound bind[kBindings];
+    init_bindings(b, bind);
+    WT_TRY(bind_f32(b, a.dst, "embed dst", &bind[b_dst]));
+    WT_TRY(b.bind_tensor(table, wu, "embed table", &bind[b_src0]));
+    if (whole) {
+      WT_TRY(b.upload(a.ids, sizeof(int32_t) * static_cast<size_t>(n), &bind[b_aux]));
+    } else {
+      void* host = nullptr;
+      WT_TRY(b.ring_reserve(sizeof(int32_t) * static_cast<size_t>(n), &bind[b_aux], &host));
+      int32_t* ids = static_cast<int32_t*>(host);
+      for (int64_t r = 0; r < n; ++r)
+        ids[r] = a.ids[r] >= r0 && a.ids[r] < r0 + table.ne[1] ? static_cast<int32_t>(a.ids[r] - r0) : -1;
+    }
+    Push p;
+    p.ne[0] = static_cast<uint32_t>(a.dst.ne[0]);
+    p.ne[1] = static_cast<uint32_t>(n);
+    push_row_stride(&p, 0, a.dst);
+    p.nb[2] = stride(a.table, 1, wu);
+    WT_TRY(record_elementwise(b, k, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]));
+  }
+  return Status::ok();
 }
 
 namespace {

@@ -74,6 +74,8 @@ Status VulkanBackend::init(const BackendOptions& options) {
                                                    ? c.max_memory_allocation_bytes
                                                    : c.max_buffer_bytes);
   caps_.max_binding_bytes = static_cast<size_t>(c.max_storage_buffer_range);
+  if (options.max_binding_bytes > 0 && options.max_binding_bytes < caps_.max_binding_bytes)
+    caps_.max_binding_bytes = options.max_binding_bytes;
   // What kernels/vulkan/dequant.glsl decodes; F16 only with 16-bit storage buffers.
   caps_.weight_types = weight_types_of(WT_BACKEND_VULKAN);
   caps_.kv_types = kv_types_of(WT_BACKEND_VULKAN);
@@ -253,7 +255,7 @@ Status VulkanBackend::bind_union(const Tensor* const* ts, int n, uint32_t unit, 
     if (i == 0 || end > hi) hi = end;
     if (each[i].buffer != each[0].buffer || (each[i].offset - each[0].offset) % unit != 0) *shared = false;
   }
-  if (hi - lo > device_.caps.max_storage_buffer_range) *shared = false;
+  if (hi - lo > caps_.max_binding_bytes) *shared = false;
   if (!*shared) return Status::ok();
   // Each binding's offset is a multiple of the offset alignment, so the lowest one is too,
   // and every tensor's first element is a whole number of units past it.
@@ -291,10 +293,10 @@ Status VulkanBackend::bind_tensor(const Tensor& t, uint32_t unit, const char* wh
       return error(WT_ERR_INVALID_ARGUMENT, std::string("vulkan: ") + what + " has a stride that is not a whole element");
   size_t range = align_up(first + extent, 4);
   if (base + range > r.size_bytes) range = r.size_bytes - base;
-  if (range > device_.caps.max_storage_buffer_range)
+  if (range > caps_.max_binding_bytes)
     return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + what + " spans " + std::to_string(range) +
                                           " bytes, more than one binding may reach (maxStorageBufferRange " +
-                                          std::to_string(device_.caps.max_storage_buffer_range) + ")");
+                                          std::to_string(caps_.max_binding_bytes) + ")");
   *out = Bound{reinterpret_cast<VkBuffer>(r.buffer), base, range, static_cast<uint32_t>(first / unit)};
   set_view(r.view, r.view_bytes, unit, out);
   return Status::ok();

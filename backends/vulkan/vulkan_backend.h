@@ -80,6 +80,8 @@ class VulkanBackend final : public Backend {
   Status bind_workspace(size_t bytes, const char* what, Bound* out) const;
   // Copies host data (ids, tables) into the ring for the current batch.
   Status upload(const void* data, size_t bytes, Bound* out);
+  // A ring slot for the current batch that the host fills now (upload without the copy).
+  Status ring_reserve(size_t bytes, Bound* out, void** host);
   // A ring slot the next dispatch writes and the host reads after finish_host_result().
   Status readback_slot(size_t bytes, Bound* out, void** host);
   Bound dummy() const;
@@ -94,7 +96,6 @@ class VulkanBackend final : public Backend {
   Status enqueue(const OpCall& call) override;  // dispatch.cpp
 
  private:
-  Status ring_reserve(size_t bytes, Bound* out, void** host);
   Status check_validation() const;
 
   Device device_;

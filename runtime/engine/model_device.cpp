@@ -30,7 +30,6 @@
 #include <utility>
 
 #include "backends/weight_types.h"
-#include "runtime/engine/op_runner.h"
 #include "runtime/model/gguf.h"
 
 namespace wt {
@@ -147,14 +146,12 @@ Status ModelDevice::place(std::unique_ptr<Backend> backend, Model* model) {
       return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' is " + dtype_name(w.t->type) + "; the " +
                                            std::string(caps.name) + " backend does not read that type yet (" +
                                            weight_type_names(caps.weight_types) + " only)");
-    // A matmul's weights larger than one binding run in row ranges (OpRunner::linears); the
-    // embedding table is bound whole by the embed op, and a row must fit in any case.
-    if (caps.max_binding_bytes > 0 && w.bytes > caps.max_binding_bytes &&
-        (w.t == &model->tok_embd || w.t->nb[1] + kMatmulBindSlack > caps.max_binding_bytes))
-      return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' is " + std::to_string(w.bytes) + " bytes, " +
-                                           std::string(caps.name) + " binds at most " +
-                                           std::to_string(caps.max_binding_bytes) + " bytes per " +
-                                           (w.t == &model->tok_embd ? "embedding table" : "weight row"));
+    // Weights larger than one binding run in row ranges (matmuls: OpRunner::linears; the
+    // embedding table: the backend's embed), so a row, not the tensor, must fit.
+    if (caps.max_binding_bytes > 0 && w.t->nb[1] + kBindingSlackBytes > caps.max_binding_bytes)
+      return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' has rows of " +
+                                           std::to_string(w.t->nb[1]) + " bytes, " + std::string(caps.name) +
+                                           " binds at most " + std::to_string(caps.max_binding_bytes) + " bytes");
     if (w.bytes > chunk_cap)
       return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' is larger than one " +
                                            std::string(caps.name) + " allocation may be");

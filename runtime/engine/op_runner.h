@@ -3,7 +3,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -66,20 +65,6 @@ inline RopeOp rope_op(const Tensor& x, const Tensor& x2, const int32_t* position
   return r;
 }
 
-// Where a binding starts is rounded down to the device's offset alignment (at most 256 bytes)
-// and its end up to a word: a matmul's row range binds at most this much more than its rows.
-constexpr size_t kMatmulBindSlack = 512;
-
-// Tests: launch every matmul whose weights are larger than `bytes` in row ranges, as if one
-// binding reached no further (0, the default: the backend's own limit only). Set it while
-// no context runs.
-inline std::atomic<size_t>& matmul_split_bytes_slot() {
-  static std::atomic<size_t> bytes{0};
-  return bytes;
-}
-inline void set_matmul_split_bytes_for_testing(size_t bytes) { matmul_split_bytes_slot().store(bytes); }
-inline size_t matmul_split_bytes_for_testing() { return matmul_split_bytes_slot().load(std::memory_order_relaxed); }
-
 // The engine's side of the ops: each call builds an op's argument struct (kernels/ops.h) on
 // the stack and launches it. Where a call adds something — a bias after a matmul, rope from
 // the model's hparams, the decode or prefill attention kernel, a policy's score request — it
@@ -110,9 +95,10 @@ class OpRunner {
   // dst[i] = x . w[i]^T (+ bias[i] when given) for i < n (1..3), as one matmul call (a GPU
   // backend runs same-typed products in one launch): Q, K and V; gate and up.
   Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias, const MatmulFusion& f = {}) {
-    const size_t limit = split_bytes();
+    const size_t limit = b_.caps().max_binding_bytes;  // Vulkan's maxStorageBufferRange; 0 = none
     for (int i = 0; i < n && limit > 0; ++i)
-      if (w[i].nb[1] * static_cast<size_t>(w[i].ne[1]) > limit) return linears_split(n, dst, x, w, bias, f, limit);
+      if (w[i].nb[1] * static_cast<size_t>(w[i].ne[1]) + kBindingSlackBytes > limit)
+        return linears_split(n, dst, x, w, bias, f, limit);
     MatmulOp m{.dst = dst[0], .x = x, .w = w[0], .f32_activations = f32_activations_,
                .norm = f.norm, .norm_eps = f.eps, .gate = f.gate, .accumulate = f.accumulate, .rope = f.rope,
                .glu = f.glu};
@@ -207,12 +193,6 @@ class OpRunner {
   Status argmax(const Tensor& x, int32_t* out) { return b_.launch(ArgmaxOp{.x = x, .out = out}); }
 
  private:
-  // Bytes of weights one matmul launch may bind: the backend's binding limit (Vulkan's
-  // maxStorageBufferRange), or a test's smaller one; 0 = no limit.
-  size_t split_bytes() const {
-    const size_t cap = b_.caps().max_binding_bytes, test = matmul_split_bytes_for_testing();
-    return test > 0 && (cap == 0 || test < cap) ? test : cap;
-  }
   // linears() where some weights are larger than one binding reaches (ARCHITECTURE.md:
   // large tensors are split): each product in launches over row ranges of its weights, each
   // writing its columns of dst (a view with dst's row stride), with the call's input fusions
@@ -224,7 +204,8 @@ class OpRunner {
     for (int i = 0; i < n; ++i) {
       const int64_t n_out = w[i].ne[1];
       const size_t row_bytes = w[i].nb[1];
-      const int64_t step = limit > kMatmulBindSlack ? static_cast<int64_t>((limit - kMatmulBindSlack) / row_bytes) : 0;
+      const size_t room = limit > kBindingSlackBytes ? limit - kBindingSlackBytes : 0;
+      const int64_t step = static_cast<int64_t>(room / row_bytes);
       if (step < 1)
         return error(WT_ERR_UNSUPPORTED, "matmul: a weight row of " + std::to_string(row_bytes) +
                                              " bytes is more than one binding reaches (" + std::to_string(limit) + ")");

@@ -1,16 +1,22 @@
-// Matmuls whose weights are larger than one binding reaches run in row ranges
-// (OpRunner::linears_split; Vulkan's maxStorageBufferRange is 128 MiB on lavapipe, less
-// than Qwen2.5's output heads). On the CPU each output is then the same dot product as in
-// one launch, so the logits must be the same bits: checked on the default model with a test
-// limit that splits its output head (30 MB) and, at the lower one, every feed-forward and
-// query matmul too (the decode step's fused calls: norm, gate, accumulate, biases, rope, glu).
+// Tensors larger than one binding reaches run in row ranges (Vulkan's maxStorageBufferRange
+// is 128 MiB on lavapipe, less than Qwen2.5's output heads): matmuls in OpRunner::linears,
+// the embedding table in the Vulkan backend's embed. On the CPU, a backend made with a
+// smaller binding limit (BackendOptions::max_binding_bytes) splits the same matmuls, each
+// output then the same dot product as in one launch, so the logits must be the same bits:
+// checked on the default model at a limit that splits its output head (30 MB) and at one
+// that splits every query, gate, up and down matrix too (the decode step's fused calls:
+// norm, gate, accumulate, biases, rope, glu).
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
-#include "runtime/engine/op_runner.h"
+#include "backends/backend.h"
+#include "runtime/api/handles.h"
+#include "runtime/model/gguf.h"
 #include "support/real_model.h"
 #include "whittle.h"
 
@@ -44,11 +50,17 @@ std::vector<float> run(const wt_model* m, const std::vector<wt_token>& prompt, i
   return out;
 }
 
-// Sets the test limit for one scope.
-struct SplitLimit {
-  explicit SplitLimit(size_t bytes) { wt::set_matmul_split_bytes_for_testing(bytes); }
-  ~SplitLimit() { wt::set_matmul_split_bytes_for_testing(0); }
-};
+// The default model on a CPU backend whose bindings reach max_binding_bytes.
+wt::Status load_with_limit(size_t max_binding_bytes, std::unique_ptr<wt_model>* out) {
+  wt::BackendOptions bo;
+  bo.n_threads = 2;
+  bo.max_binding_bytes = max_binding_bytes;
+  std::unique_ptr<wt::Backend> cpu;
+  REQUIRE(wt::create_cpu_backend(bo, &cpu).is_ok());
+  std::shared_ptr<wt::GgufFile> file;
+  REQUIRE(wt::GgufFile::open(wt::test::real_model_path(), &file).is_ok());
+  return wt::api::make_model(std::move(file), wt::LoadOptions{}, std::move(cpu), out);
+}
 
 }  // namespace
 
@@ -59,35 +71,27 @@ TEST_CASE("model: matmuls split into row ranges give the logits of one launch, b
   const std::vector<wt_token> prompt = wt::test::real_model().prompt(24);
   // 4 MiB: the output head (tied to the 30 MB embedding table) in 8 ranges. 160 KiB: also
   // every query (207 KB), gate, up and down (553 KB) matrix; keys and values (69 KB) whole.
-  for (const wt_matmul_mode mode : {WT_MATMUL_FAST, WT_MATMUL_F32}) {
-    const std::vector<float> one = run(m, prompt, 4, mode);
-    for (const size_t limit : {size_t{4} << 20, size_t{160} << 10}) {
-      CAPTURE(mode);
+  for (const size_t limit : {size_t{4} << 20, size_t{160} << 10}) {
+    std::unique_ptr<wt_model> split;
+    const wt::Status st = load_with_limit(limit, &split);
+    REQUIRE_MESSAGE(st.is_ok(), st.message());
+    for (const wt_matmul_mode mode : {WT_MATMUL_FAST, WT_MATMUL_F32}) {
       CAPTURE(limit);
-      std::vector<float> split;
-      {
-        const SplitLimit scope(limit);
-        split = run(m, prompt, 4, mode);
-      }
-      REQUIRE(split.size() == one.size());
-      CHECK(std::memcmp(split.data(), one.data(), sizeof(float) * one.size()) == 0);
+      CAPTURE(mode);
+      const std::vector<float> one = run(m, prompt, 4, mode);
+      const std::vector<float> ranges = run(split.get(), prompt, 4, mode);
+      REQUIRE(ranges.size() == one.size());
+      CHECK(std::memcmp(ranges.data(), one.data(), sizeof(float) * one.size()) == 0);
     }
   }
 }
 
-TEST_CASE("model: a weight row longer than the split limit is refused with a message, not run") {
+TEST_CASE("model: a weight whose row is more than one binding reaches is refused at load, by name") {
   if (!wt::test::have_real_model()) return;
-  const wt_model* m = wt::test::real_model().model;
-  const std::vector<wt_token> prompt = wt::test::real_model().prompt(4);
-  wt_context_params cp = wt_context_default_params();
-  cp.n_ctx = 8;
-  cp.n_threads = 2;
-  wt_context* ctx = nullptr;
-  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
-  {
-    const SplitLimit scope(600);  // below one row and the binding slack
-    CHECK(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_ERR_UNSUPPORTED);
-    CHECK(std::strstr(wt_last_error(), "more than one binding reaches") != nullptr);
-  }
-  wt_context_free(ctx);
+  std::unique_ptr<wt_model> m;
+  const wt::Status st = load_with_limit(600, &m);  // token_embd's Q8_0 rows are 612 bytes
+  CHECK(st.code() == WT_ERR_UNSUPPORTED);
+  MESSAGE(st.message());
+  CHECK(st.message().find("token_embd") != std::string::npos);
+  CHECK(st.message().find("binds at most 600 bytes") != std::string::npos);
 }
