@@ -53,6 +53,11 @@ struct Event {
 // and its end up to a word: a range of a tensor's rows binds at most this much more than the
 // rows themselves (the row ranges of a tensor larger than max_binding_bytes).
 constexpr size_t kBindingSlackBytes = 512;
+// Rows of row_bytes each that one binding of limit bytes holds with that slack (0: not one).
+inline int64_t rows_per_binding(size_t limit, size_t row_bytes) {
+  return limit > kBindingSlackBytes && row_bytes > 0 ? static_cast<int64_t>((limit - kBindingSlackBytes) / row_bytes)
+                                                     : 0;
+}
 
 struct BackendCaps {
   const char* name = "";       // "cpu"
@@ -163,7 +168,9 @@ struct BackendOptions {
   VulkanKernels vulkan_kernels = VulkanKernels::automatic;
   // vulkan, cpu: one binding reaches at most this many bytes where that is less than the
   // device's limit (Vulkan's maxStorageBufferRange; 0: the device's), so tests run the paths
-  // that split large tensors into row ranges on any device and on the CPU.
+  // that split large tensors into row ranges on any device and on the CPU (whose matmuls then
+  // refuse larger weights). Everything that reads BackendCaps::max_binding_bytes sees it:
+  // placement, the pager's refusal of a device plane over it, the host-tier key bounds.
   size_t max_binding_bytes = 0;
 };
 

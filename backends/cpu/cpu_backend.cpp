@@ -319,6 +319,18 @@ class CpuBackend final : public Backend {
   Status enqueue(const OpCall& call) override {
     if (fault::should_fail(fault::Site::launch))
       return error(WT_ERR_BACKEND, std::string("cpu: launch of ") + op_name(call.op) + " failed (injected fault)");
+    // A binding limit given in BackendOptions holds a matmul's weights to it as a device's
+    // binding would (the engine splits larger ones: OpRunner::linears), so the CPU tests of
+    // that split fail if it stops splitting.
+    if (call.op == Op::matmul && caps_.max_binding_bytes < SIZE_MAX / 2) {
+      const MatmulProducts p = matmul_products(call.get<MatmulOp>());
+      for (int i = 0; i < p.n; ++i)
+        if (p.w[i]->nb[1] * static_cast<size_t>(p.w[i]->ne[1]) > caps_.max_binding_bytes)
+          return error(WT_ERR_UNSUPPORTED, "cpu: matmul weights of " +
+                                               std::to_string(p.w[i]->nb[1] * static_cast<size_t>(p.w[i]->ne[1])) +
+                                               " bytes, more than the binding limit (" +
+                                               std::to_string(caps_.max_binding_bytes) + ")");
+    }
     const size_t need = workspace_bytes(call);
     if (need > workspace_.size_bytes)
       return error(WT_ERR_INTERNAL, std::string("cpu: op ") + op_name(call.op) + " needs " + std::to_string(need) +

@@ -175,9 +175,8 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
   // range, over the ids rebased to it, an id outside it being -1 (embed.comp leaves that row
   // to another range).
   const size_t limit = b.caps().max_binding_bytes;
-  const size_t room = limit > kBindingSlackBytes ? limit - kBindingSlackBytes : 0;
-  const bool whole = limit == 0 || row_bytes * static_cast<size_t>(a.table.ne[1]) <= room;
-  const int64_t step = whole ? a.table.ne[1] : static_cast<int64_t>(room / row_bytes);
+  const bool whole = limit == 0 || row_bytes * static_cast<size_t>(a.table.ne[1]) + kBindingSlackBytes <= limit;
+  const int64_t step = whole ? a.table.ne[1] : rows_per_binding(limit, row_bytes);
   if (step < 1)
     return error(WT_ERR_UNSUPPORTED, "vulkan: embed: a table row of " + std::to_string(row_bytes) +
                                          " bytes is more than one binding reaches");

@@ -296,7 +296,11 @@ Status VulkanBackend::bind_tensor(const Tensor& t, uint32_t unit, const char* wh
   if (range > caps_.max_binding_bytes)
     return error(WT_ERR_UNSUPPORTED, std::string("vulkan: ") + what + " spans " + std::to_string(range) +
                                           " bytes, more than one binding may reach (maxStorageBufferRange " +
-                                          std::to_string(caps_.max_binding_bytes) + ")");
+                                          std::to_string(device_.caps.max_storage_buffer_range) +
+                                          (caps_.max_binding_bytes < device_.caps.max_storage_buffer_range
+                                               ? ", lowered to " + std::to_string(caps_.max_binding_bytes)
+                                               : std::string()) +
+                                          ")");
   *out = Bound{reinterpret_cast<VkBuffer>(r.buffer), base, range, static_cast<uint32_t>(first / unit)};
   set_view(r.view, r.view_bytes, unit, out);
   return Status::ok();

@@ -150,8 +150,10 @@ Status ModelDevice::place(std::unique_ptr<Backend> backend, Model* model) {
     // embedding table: the backend's embed), so a row, not the tensor, must fit.
     if (caps.max_binding_bytes > 0 && w.t->nb[1] + kBindingSlackBytes > caps.max_binding_bytes)
       return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' has rows of " +
-                                           std::to_string(w.t->nb[1]) + " bytes, " + std::string(caps.name) +
-                                           " binds at most " + std::to_string(caps.max_binding_bytes) + " bytes");
+                                           std::to_string(w.t->nb[1]) + " bytes; " + std::string(caps.name) +
+                                           " binds at most " + std::to_string(caps.max_binding_bytes) +
+                                           " bytes, which must hold a row and " +
+                                           std::to_string(kBindingSlackBytes) + " bytes of alignment slack");
     if (w.bytes > chunk_cap)
       return error(WT_ERR_UNSUPPORTED, "placement: weight '" + w.name + "' is larger than one " +
                                            std::string(caps.name) + " allocation may be");

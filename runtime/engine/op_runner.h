@@ -35,7 +35,8 @@ inline Tensor flatten_heads(Tensor t) {
   return make_tensor(t.data, t.type, 2, ne);
 }
 
-// What a one-row matmul does in the same launch (MatmulOp's fusions): the input is x's
+// What a one-row matmul does in the same launch (MatmulOp's fusions; where the weights are
+// split over bindings, bias, rope and glu may follow as ops of their own): the input is x's
 // rmsnorm (norm) or silu(gate) * x (gate); accumulate adds the product into dst.
 // The products' biases go into the same call; rope (rope.x set) rotates the first two
 // products (Q and K) after them; glu leaves silu(first) * second in the first (gate, up).
@@ -93,9 +94,10 @@ class OpRunner {
     return linears(1, &dst, x, &w, &bias, f);
   }
   // dst[i] = x . w[i]^T (+ bias[i] when given) for i < n (1..3), as one matmul call (a GPU
-  // backend runs same-typed products in one launch): Q, K and V; gate and up.
+  // backend runs same-typed products in one launch): Q, K and V; gate and up. Weights larger
+  // than one binding make it several launches (linears_split).
   Status linears(int n, const Tensor* dst, const Tensor& x, const Tensor* w, const Tensor* bias, const MatmulFusion& f = {}) {
-    const size_t limit = b_.caps().max_binding_bytes;  // Vulkan's maxStorageBufferRange; 0 = none
+    const size_t limit = b_.caps().max_binding_bytes;  // 0 = no limit
     for (int i = 0; i < n && limit > 0; ++i)
       if (w[i].nb[1] * static_cast<size_t>(w[i].ne[1]) + kBindingSlackBytes > limit)
         return linears_split(n, dst, x, w, bias, f, limit);
@@ -204,8 +206,7 @@ class OpRunner {
     for (int i = 0; i < n; ++i) {
       const int64_t n_out = w[i].ne[1];
       const size_t row_bytes = w[i].nb[1];
-      const size_t room = limit > kBindingSlackBytes ? limit - kBindingSlackBytes : 0;
-      const int64_t step = static_cast<int64_t>(room / row_bytes);
+      const int64_t step = rows_per_binding(limit, row_bytes);
       if (step < 1)
         return error(WT_ERR_UNSUPPORTED, "matmul: a weight row of " + std::to_string(row_bytes) +
                                              " bytes is more than one binding reaches (" + std::to_string(limit) + ")");

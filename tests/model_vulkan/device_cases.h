@@ -10,10 +10,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "model_vulkan.h"
+#include "runtime/api/handles.h"
+#include "runtime/model/gguf.h"
 #include "support/real_model.h"
 #include "whittle.h"
 
@@ -110,6 +114,37 @@ inline wt_model* device_model() {
   }
   return model;
 }
+
+#if !defined(WT_MODEL_TEST_CUDA)
+// A Vulkan backend made with options bo, for the default model; null after a SKIPPED message
+// when the model or a device is missing.
+inline std::unique_ptr<wt::Backend> vulkan_backend_for_model(const wt::BackendOptions& bo) {
+  if (!real_model().ok()) {
+    MESSAGE("SKIPPED: " << wt::test::real_model_path() << " not present (scripts/fetch-model.sh fetches it)");
+    wt::test::g_vulkan_skipped = true;
+    return nullptr;
+  }
+  std::unique_ptr<wt::Backend> device;
+  const wt::Status st = wt::create_vulkan_backend(bo, &device);
+  if (!st.is_ok()) {
+    MESSAGE("SKIPPED: no Vulkan device: " << st.message());
+    wt::test::g_vulkan_skipped = true;
+    return nullptr;
+  }
+  return device;
+}
+
+// The default model with its weights placed on `device`.
+inline std::unique_ptr<wt_model> model_on(std::unique_ptr<wt::Backend> device) {
+  std::shared_ptr<wt::GgufFile> file;
+  REQUIRE_MESSAGE(wt::GgufFile::open(wt::test::real_model_path(), &file).is_ok(), "opening the default model");
+  std::unique_ptr<wt_model> m;
+  const wt::Status made = wt::api::make_model(std::move(file), wt::LoadOptions{}, std::move(device), &m);
+  REQUIRE_MESSAGE(made.is_ok(), made.message());
+  wt::test::g_vulkan_ran = true;
+  return m;
+}
+#endif
 
 inline wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t n_ctx, bool logits_all,
                      wt_matmul_mode mode = WT_MATMUL_F32) {

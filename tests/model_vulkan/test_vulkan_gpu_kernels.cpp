@@ -34,8 +34,6 @@ TEST_CASE("vulkan model: the GPU kernels forced on any device give the CPU's gre
 #include "backends/backend.h"
 #include "backends/vulkan/decode_split.h"
 #include "backends/vulkan/vulkan_backend.h"
-#include "runtime/api/handles.h"
-#include "runtime/model/gguf.h"
 
 using namespace wt::test::device_cases;
 
@@ -47,20 +45,10 @@ constexpr int kTokens = 6;
 // The default model on a Vulkan backend of the GPU kernel family, or null after a SKIPPED
 // message (no model, no device, or a device whose default is that family already).
 std::unique_ptr<wt_model> gpu_kernel_model() {
-  if (!real_model().ok()) {
-    MESSAGE("SKIPPED: " << wt::test::real_model_path() << " not present (scripts/fetch-model.sh fetches it)");
-    wt::test::g_vulkan_skipped = true;
-    return nullptr;
-  }
   wt::BackendOptions bo;
   bo.vulkan_kernels = wt::BackendOptions::VulkanKernels::subgroup;
-  std::unique_ptr<wt::Backend> device;
-  const wt::Status st = wt::create_vulkan_backend(bo, &device);
-  if (!st.is_ok()) {
-    MESSAGE("SKIPPED: no Vulkan device: " << st.message());
-    wt::test::g_vulkan_skipped = true;
-    return nullptr;
-  }
+  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
+  if (!device) return nullptr;
   const auto& vk = static_cast<const wt::vk::VulkanBackend&>(*device);
   if (!vk.automatic_picks_lane()) {
     MESSAGE("SKIPPED: this device runs the GPU kernels by default: the other vulkan model cases check them");
@@ -68,13 +56,7 @@ std::unique_ptr<wt_model> gpu_kernel_model() {
     return nullptr;
   }
   REQUIRE_MESSAGE(!vk.lane_kernels(), "VulkanKernels::subgroup still picked the lane kernels");
-  std::shared_ptr<wt::GgufFile> file;
-  REQUIRE_MESSAGE(wt::GgufFile::open(wt::test::real_model_path(), &file).is_ok(), "opening the default model");
-  std::unique_ptr<wt_model> m;
-  const wt::Status made = wt::api::make_model(std::move(file), wt::LoadOptions{}, std::move(device), &m);
-  REQUIRE_MESSAGE(made.is_ok(), made.message());
-  wt::test::g_vulkan_ran = true;
-  return m;
+  return model_on(std::move(device));
 }
 
 }  // namespace
