@@ -94,7 +94,7 @@ wt::Status load_with_limit(size_t max_binding_bytes, std::unique_ptr<wt_model>* 
 
 }  // namespace
 
-TEST_CASE("matmul split: each fusion over row ranges gives one launch's bits, and the limit is enforced") {
+TEST_CASE("matmul split: each fusion over row ranges gives the bits of one launch and the limit is enforced") {
   // Three products of 96 outputs over k = 64 f32 (256-byte rows, 24 KiB each); a 5632-byte
   // limit holds 20 rows with the slack: ranges of 20, 20, 20, 20, 16.
   constexpr int64_t k = 64, n_out = 96, heads = 6, hd = 16;
@@ -179,7 +179,7 @@ TEST_CASE("matmul split: each fusion over row ranges gives one launch's bits, an
   }
 }
 
-TEST_CASE("model: matmuls split into row ranges give the logits of one launch, bit for bit (CPU)" *
+TEST_CASE("model: matmuls split into row ranges give the logits of one launch bit for bit (CPU)" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   const wt_model* m = wt::test::real_model().model;
@@ -203,7 +203,7 @@ TEST_CASE("model: matmuls split into row ranges give the logits of one launch, b
   }
 }
 
-TEST_CASE("model: a weight whose row is more than one binding reaches is refused at load, by name" *
+TEST_CASE("model: a weight whose row is more than one binding reaches is refused at load by name" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   std::unique_ptr<wt_model> m;
