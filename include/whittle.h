@@ -91,8 +91,8 @@ extern "C" {
  * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
  * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
  * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
- * wt_model_copy_bandwidth. */
-#define WT_API_VERSION 9
+ * wt_model_copy_bandwidth; 10: wt_context_params.n_ffn_rows. */
+#define WT_API_VERSION 10
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -528,7 +528,20 @@ typedef struct wt_context_params {
   uint64_t kv_pager_flags;       /* WT_KV_PAGER_* bits; default 0 (in place on unified
                                     memory, copying elsewhere). Unknown bits are
                                     WT_ERR_INVALID_ARGUMENT                               */
+  /* Since WT_API_VERSION 10. */
+  int32_t n_ffn_rows;            /* prompt rows the feed-forward block runs at once: its
+                                    gate and up activations (2 * n_ff floats a row, most
+                                    of a long prefill's activations) are planned for this
+                                    many rows, not n_ctx. 0 (default): WT_FFN_ROWS_DEFAULT.
+                                    Fewer where one device binding holds fewer (Vulkan),
+                                    at most n_ctx. Results do not depend on it. Negative:
+                                    WT_ERR_INVALID_ARGUMENT                               */
 } wt_context_params;
+
+/* wt_context_params.n_ffn_rows when 0 (since API 10). On the CPU, slices of 512 rows to the
+ * whole prompt prefilled 8192 tokens at the same speed; a GPU's prompt matmuls read (CUDA:
+ * dequantize) each weight once per slice, which 2048 rows make rare. */
+#define WT_FFN_ROWS_DEFAULT 2048
 
 /* wt_context_params.kv_pager_flags (since API 8). WT_KV_PAGER_COPY: the device pool and the
  * host pool with their copies on unified memory too (what a discrete GPU runs; to compare

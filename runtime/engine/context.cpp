@@ -154,6 +154,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.kv_block_tokens = options_.kv_block_tokens;
   in.kv_rows = &kv_cap_;
   in.kv_type = options_.kv_type;
+  in.n_ffn_rows = options_.n_ffn_rows;
   in.kv_pager_in_place = pager_in_place(options_.kv_device_blocks, options_.kv_pager_copy, backend_->caps().unified_memory);
   if (options_.kv_device_blocks < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");

@@ -44,22 +44,24 @@ Tensor f32_tensor(ArenaCursor& a, int32_t n_dims, int64_t ne0, int64_t ne1, int6
   return typed_tensor(a, DType::f32, n_dims, ne0, ne1, ne2);
 }
 
-// The largest workspace any op of a prefill of `rows` rows over n_ctx keys asks for.
+// The largest workspace any op of a prefill of `rows` rows over n_ctx keys asks for (the
+// feed-forward block's matmuls see at most ffn_rows() of them).
 size_t workspace_for(const ArenaInputs& in, int64_t rows) {
   const Hparams& hp = *in.hp;
   const Backend& backend = *in.backend;
   const int64_t n = in.n_ctx, hd = hp.head_dim;
   size_t need = 0;
-  auto consider = [&](const Tensor& w, int64_t k) {
-    const MatmulOp mm{.dst = Tensor{}, .x = make_tensor_2d(nullptr, DType::f32, k, rows), .w = w,
+  auto consider = [&](const Tensor& w, int64_t k, int64_t x_rows) {
+    const MatmulOp mm{.dst = Tensor{}, .x = make_tensor_2d(nullptr, DType::f32, k, x_rows), .w = w,
                       .f32_activations = in.f32_activations};
     need = std::max(need, backend.workspace_bytes(mm));
   };
+  const int64_t ffn = std::min<int64_t>(rows, ffn_rows(in));
   for (const LayerWeights& lw : *in.layers) {
-    for (const Tensor* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up}) consider(*w, w->ne[0]);
-    consider(lw.w_down, lw.w_down.ne[0]);
+    for (const Tensor* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo}) consider(*w, w->ne[0], rows);
+    for (const Tensor* w : {&lw.w_gate, &lw.w_up, &lw.w_down}) consider(*w, w->ne[0], ffn);
   }
-  consider(*in.output, hp.n_embd);
+  consider(*in.output, hp.n_embd, rows);
   const int64_t qne[3] = {hd, hp.n_head, rows};
   const int64_t kne[3] = {hd, hp.n_head_kv, n};
   const Tensor q = make_tensor(nullptr, DType::f32, 3, qne);  // [rows, n_head, hd]
@@ -88,6 +90,18 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
 }
 
 }  // namespace
+
+int32_t ffn_rows(const ArenaInputs& in) {
+  int64_t rows = in.n_ffn_rows > 0 ? in.n_ffn_rows : WT_FFN_ROWS_DEFAULT;
+  rows = std::min<int64_t>(rows, in.n_ctx);
+  const size_t limit = in.backend ? in.backend->caps().max_binding_bytes : 0;  // 0: no limit
+  if (limit > 0) {
+    // gate and up are f32 rows of n_ff (the down projection reads gate whole)
+    const int64_t fit = rows_per_binding(limit, sizeof(float) * static_cast<size_t>(in.hp->n_ff));
+    rows = std::min(rows, fit);
+  }
+  return static_cast<int32_t>(std::max<int64_t>(rows, 1));
+}
 
 PagedKvParams paged_kv_params(const ArenaInputs& in) {
   PagedKvParams p;
@@ -135,8 +149,9 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   v.act.k = f32_tensor(a, 3, hd, hp.n_head_kv, n);
   v.act.v = f32_tensor(a, 3, hd, hp.n_head_kv, n);
   v.act.attn = f32_tensor(a, 3, hd, hp.n_head, n);
-  v.act.gate = f32_tensor(a, 2, hp.n_ff, n);
-  v.act.up = f32_tensor(a, 2, hp.n_ff, n);
+  const int64_t n_ffn = ffn_rows(in);
+  v.act.gate = f32_tensor(a, 2, hp.n_ff, n_ffn);
+  v.act.up = f32_tensor(a, 2, hp.n_ff, n_ffn);
   part(&b.activations_bytes);
   v.act.logits = f32_tensor(h, 2, hp.n_vocab, in.n_logit_rows);  // the sampler reads it every token
   part(&b.logits_bytes);

@@ -34,8 +34,8 @@ struct ContextActivations {
   Tensor k;         // [n, n_head_kv, head_dim]
   Tensor v;         // [n, n_head_kv, head_dim]
   Tensor attn;      // [n, n_head, head_dim] attention output
-  Tensor gate;      // [n, n_ff]
-  Tensor up;        // [n, n_ff]
+  Tensor gate;      // [ffn_rows, n_ff]      the feed-forward block runs its rows in
+  Tensor up;        // [ffn_rows, n_ff]      slices of this many (ffn_rows())
   Tensor logits;    // [n_logit_rows, n_vocab]
 };
 
@@ -60,11 +60,20 @@ struct ArenaInputs {
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0
+  int32_t n_ffn_rows = 0;      // wt_context_params.n_ffn_rows as asked (0: the default); ffn_rows() resolves it
 };
+
+// Rows the feed-forward block runs at once, which its gate and up activations are planned
+// for: n_ffn_rows (0: WT_FFN_ROWS_DEFAULT), at most n_ctx, and at most what one binding of
+// the backend holds of them (a device with a small maxStorageBufferRange); at least 1.
+// A long prompt's [n, n_ff] gate and up are most of its activations (Qwen2.5-0.5B at 32k
+// tokens: 1216 of 1696 MiB), and every op of the block works row by row, so slices of them
+// give the same result for a fraction of the memory.
+int32_t ffn_rows(const ArenaInputs& in);
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {
-  uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn, gate, up for n_ctx rows
+  uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn for n_ctx rows; gate, up for ffn_rows()
   uint64_t logits_bytes = 0;       // [n_logit_rows, n_vocab]
   uint64_t kv_bytes = 0;           // K and V of kv_type, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)

@@ -85,8 +85,6 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       v = rows_view(v_cache_[static_cast<size_t>(l)], kv0, rows);
     }
     const Tensor attn = first_rows(act_.attn, rows);  // [rows, n_head, head_dim]
-    const Tensor gate = first_rows(act_.gate, rows);  // [rows, n_ff]
-    const Tensor up = first_rows(act_.up, rows);      // [rows, n_ff]
 
     // Attention block.
     {
@@ -119,22 +117,34 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       WT_TRY(run.linear(xn, flatten_heads(attn), w.wo, Tensor{}));
     }
 
-    // Feed-forward block (its norm adds the attention output into x first).
+    // Feed-forward block (its norm adds the attention output into x first). It works row by
+    // row, so a prompt's rows go through it in slices of the rows gate and up were planned
+    // for (ffn_rows(): a long prompt's [rows, n_ff] pair would be most of the arena).
     {
-      const Tensor dst[2] = {gate, up};
       const Tensor wts[2] = {w.w_gate, w.w_up};
       const Tensor bias[2] = {};
-      if (fuse && run.fuses_glu()) {  // gate and up leave silu(gate) * up in gate
-        WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps, .glu = true}));
-        WT_TRY(run.linear(x, gate, w.w_down, Tensor{}, {.accumulate = true}));
-      } else if (fuse) {  // the down projection makes silu(gate) * up itself
-        WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps}));
-        WT_TRY(run.linear(x, up, w.w_down, Tensor{}, {.gate = gate, .accumulate = true}));
+      if (fuse) {  // one row
+        const Tensor gate = first_rows(act_.gate, 1), up = first_rows(act_.up, 1);  // [1, n_ff]
+        const Tensor dst[2] = {gate, up};
+        if (run.fuses_glu()) {  // gate and up leave silu(gate) * up in gate
+          WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps, .glu = true}));
+          WT_TRY(run.linear(x, gate, w.w_down, Tensor{}, {.accumulate = true}));
+        } else {  // the down projection makes silu(gate) * up itself
+          WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps}));
+          WT_TRY(run.linear(x, up, w.w_down, Tensor{}, {.gate = gate, .accumulate = true}));
+        }
       } else {
-        WT_TRY(run.rmsnorm(xn, x, w.ffn_norm, hp.rms_eps, xn));
-        WT_TRY(run.linears(2, dst, xn, wts, bias));
-        WT_TRY(run.swiglu(gate, gate, up));
-        WT_TRY(run.linear(xn, gate, w.w_down, Tensor{}));
+        const int32_t slice = static_cast<int32_t>(act_.gate.ne[1]);
+        for (int32_t r0 = 0; r0 < rows; r0 += slice) {
+          const int32_t nr = std::min(slice, rows - r0);
+          const Tensor xs = rows_view(x, r0, nr), xns = rows_view(xn, r0, nr);        // [nr, n_embd]
+          const Tensor gate = first_rows(act_.gate, nr), up = first_rows(act_.up, nr);  // [nr, n_ff]
+          const Tensor dst[2] = {gate, up};
+          WT_TRY(run.rmsnorm(xns, xs, w.ffn_norm, hp.rms_eps, xns));
+          WT_TRY(run.linears(2, dst, xns, wts, bias));
+          WT_TRY(run.swiglu(gate, gate, up));
+          WT_TRY(run.linear(xns, gate, w.w_down, Tensor{}));
+        }
         pending = true;
       }
     }

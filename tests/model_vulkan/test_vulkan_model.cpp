@@ -152,8 +152,9 @@ std::unique_ptr<wt_model> model_with_bindings_of(size_t max_binding_bytes) {
 //   every prompt row (2.4 MB at 12 rows) and a decode step;
 // - 256 KiB: also every gate, up and down matrix (553 KB) in 3 (on a GPU the decode step's
 //   fused calls among them; lavapipe fuses none); greedy tokens (one row of logits: a
-//   prompt's every row would not fit).
-// (Activations are bound whole: a limit below the largest one fails that op, by name.)
+//   prompt's every row would not fit); then a prompt whose feed-forward activations are
+//   larger than a binding, which the feed-forward block runs in slices that fit.
+// (Other activations are bound whole: a limit below the largest one fails that op, by name.)
 TEST_CASE("vulkan model: tensors larger than one binding run in row ranges and match the CPU") {
   {
     const std::unique_ptr<wt_model> dev = model_with_bindings_of(size_t{4} << 20);
@@ -164,6 +165,10 @@ TEST_CASE("vulkan model: tensors larger than one binding run in row ranges and m
   const std::unique_ptr<wt_model> dev = model_with_bindings_of(size_t{256} << 10);
   REQUIRE(dev);
   check_greedy_on(dev.get(), WT_PRUNE_FULL, 24, 16);
+  // Activations too: a 100-token prompt's gate and up (614 KB each) are more than a binding
+  // of 256 KiB holds, so the feed-forward block runs in slices of the 42 rows one binding
+  // holds (ffn_rows()); x and q (230 KB) fit whole.
+  check_greedy_on(dev.get(), WT_PRUNE_FULL, 100, 4);
 }
 #endif
 

@@ -31,6 +31,8 @@ const char* const kUsage =
     "          baseline is full KV in the first type listed; default f16)\n"
     "  matmul: --matmul fast,f32 (wt_matmul_mode: every method in each; fast = the CPU's int8\n"
     "          activations, CUDA's tensor cores from 64 prompt tokens; f32 = neither)\n"
+    "          --ffn-rows 0,512 (wt_context_params.n_ffn_rows: every method in each; 0 = the\n"
+    "          default, 2048; a prompt's rows go through the feed-forward block in slices of this many)\n"
     "          --list-methods (the library's methods and parameters)\n"
     "  pager:  --pager (resident vs the copying pager's async and sync swaps vs the pager in place,\n"
     "          where memory is unified)  --kv-device 0.25 (device pool share of the KV)  --kv-block 64\n"
@@ -171,16 +173,24 @@ int parse(int argc, char** argv, Args* a) {
       a->methods = split(v);
     } else if (k == "--keep") a->keeps = split(v);
     else if (k == "--kv-type") {
-      a->kv_types = split(v);
+      a->variants.kv_types = split(v);
       wt_kv_type type;
-      for (const std::string& t : a->kv_types)
+      for (const std::string& t : a->variants.kv_types)
         if (!wt_tools::kv_type_from_name(t, &type)) return usage_error("--kv-type expects a list of f32, f16 and q8_0, got " + v);
-      if (a->kv_types.empty()) return usage_error("--kv-type expects a list of f32, f16 and q8_0, got " + v);
+      if (a->variants.kv_types.empty()) return usage_error("--kv-type expects a list of f32, f16 and q8_0, got " + v);
     } else if (k == "--matmul") {
-      a->matmuls = split(v);
-      for (const std::string& t : a->matmuls)
+      a->variants.matmuls = split(v);
+      for (const std::string& t : a->variants.matmuls)
         if (t != "fast" && t != "f32") return usage_error("--matmul expects a list of fast and f32, got " + v);
-      if (a->matmuls.empty()) return usage_error("--matmul expects a list of fast and f32, got " + v);
+      if (a->variants.matmuls.empty()) return usage_error("--matmul expects a list of fast and f32, got " + v);
+    } else if (k == "--ffn-rows") {
+      a->variants.ffn_rows.clear();
+      for (const std::string& t : split(v)) {
+        int32_t rows = 0;
+        if (!whole_in(t, 0, 1 << 20, &rows)) return usage_error("--ffn-rows expects a list of rows in [0, 1048576], got " + v);
+        a->variants.ffn_rows.push_back(rows);
+      }
+      if (a->variants.ffn_rows.empty()) return usage_error("--ffn-rows expects a list of rows in [0, 1048576], got " + v);
     }
     else if (k == "--prune-param") {
       const size_t eq = v.find('=');
@@ -207,8 +217,9 @@ int parse(int argc, char** argv, Args* a) {
   for (const auto& axis : a->params) points *= static_cast<double>(std::max<size_t>(axis.second.size(), 1));
   const bool all = a->methods.empty() || (a->methods.size() == 1 && a->methods[0] == "all");
   points *= static_cast<double>(all ? wt_tools::prune_method_names(/*without_full=*/true).size() : a->methods.size());
-  points *= static_cast<double>(std::max<size_t>(a->kv_types.size(), 1));
-  points *= static_cast<double>(std::max<size_t>(a->matmuls.size(), 1));
+  points *= static_cast<double>(std::max<size_t>(a->variants.kv_types.size(), 1));
+  points *= static_cast<double>(std::max<size_t>(a->variants.matmuls.size(), 1));
+  points *= static_cast<double>(std::max<size_t>(a->variants.ffn_rows.size(), 1));
   if (points > kMaxMethodSpecs)
     return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
                        " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));

@@ -101,7 +101,7 @@ static int run_main(int argc, char** argv) {
   Args a;
   if (const int rc = parse(argc, argv, &a); rc != 0) return rc < 0 ? 0 : rc;
   // Full KV in the first --kv-type listed is the baseline (--kv-type f32,f16: ratios to f32).
-  if (!a.kv_types.empty()) MethodSpec::set_baseline_kv_type(a.kv_types[0]);
+  if (!a.variants.kv_types.empty()) MethodSpec::set_baseline_kv_type(a.variants.kv_types[0]);
   // The calibration's own default seed (not the suite's), in every record it writes.
   if (a.mode == Args::Mode::asl_calibrate && !a.seed_given) a.seed = AslCalibrateOptions{}.seed;
   BenchModel m;
@@ -180,7 +180,7 @@ static int run_main(int argc, char** argv) {
       so.fidelity_kl = a.fidelity_kl;
     }
     if (!a.methods.empty() || !a.keeps.empty() || !a.params.empty()) so.methods = cross_product(a);
-    so.methods = with_variants(so.methods, a.kv_types, a.matmuls);
+    so.methods = with_variants(so.methods, a.variants);
     SuiteOutput out;
     ok = run_suite(m, machines[0], so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
@@ -204,7 +204,7 @@ static int run_main(int argc, char** argv) {
     po.device_fraction = a.kv_device;
     po.block_tokens = a.kv_block;
     if (!a.methods.empty()) po.methods = cross_product(a);
-    po.methods = with_variants(po.methods, a.kv_types, a.matmuls);
+    po.methods = with_variants(po.methods, a.variants);
     SpeedOutput out;
     ok = run_pager(m, machines[0], po, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
@@ -216,7 +216,7 @@ static int run_main(int argc, char** argv) {
     so.reps = a.reps == 5 ? 3 : a.reps;
     so.seed = a.seed;
     if (!a.methods.empty() || !a.keeps.empty() || !a.params.empty()) so.methods = cross_product(a);
-    so.methods = with_variants(so.methods, a.kv_types, a.matmuls);
+    so.methods = with_variants(so.methods, a.variants);
     SpeedOutput out;
     ok = run_state(m, machines[0], so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
@@ -228,7 +228,7 @@ static int run_main(int argc, char** argv) {
     so.threads.assign(a.threads.begin(), a.threads.end());
     so.reps = a.reps;
     so.seed = a.seed;
-    so.methods = with_variants(a.methods.empty() ? std::vector<MethodSpec>{} : cross_product(a), a.kv_types, a.matmuls);
+    so.methods = with_variants(a.methods.empty() ? std::vector<MethodSpec>{} : cross_product(a), a.variants);
     SpeedOutput out;
     ok = run_speed(m, machines, so, &out, &error);
     records.insert(records.end(), out.records.begin(), out.records.end());
