@@ -91,14 +91,15 @@ size_t prune_shift(size_t prune_struct_size) {
 }
 std::vector<SizeRange> context_params_sizes(size_t shift) {
   // API 1 ends after prune, API 2 after memory_budget_bytes, API 3 (and 4, 5) after
-  // kv_sync_swaps, API 6 (and 7) after kv_type, API 8 at the end; a caller's older prune
-  // layout makes each `shift` bytes shorter.
+  // kv_sync_swaps, API 6 (and 7) after kv_type, API 8 (and 9) after kv_pager_flags, API 10 at
+  // the end; a caller's older prune layout makes each `shift` bytes shorter.
   std::vector<SizeRange> r = {
       {offsetof(wt_context_params, prune) + sizeof(wt_prune_params), offsetof(wt_context_params, memory_budget_bytes)},
       {offsetof(wt_context_params, memory_budget_bytes) + sizeof(uint64_t), offsetof(wt_context_params, max_new_tokens)},
       {offsetof(wt_context_params, kv_sync_swaps) + sizeof(bool), offsetof(wt_context_params, kv_type)},
       {offsetof(wt_context_params, kv_type) + sizeof(wt_kv_type), offsetof(wt_context_params, kv_pager_flags)},
-      {offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t), sizeof(wt_context_params)}};
+      {offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t), offsetof(wt_context_params, n_ffn_rows)},
+      {offsetof(wt_context_params, n_ffn_rows) + sizeof(int32_t), sizeof(wt_context_params)}};
   for (SizeRange& x : r) x.lo -= shift, x.hi -= shift;
   return r;
 }
