@@ -534,7 +534,10 @@ typedef struct wt_context_params {
                                     of a long prefill's activations) are planned for this
                                     many rows, not n_ctx. 0 (default): WT_FFN_ROWS_DEFAULT.
                                     Fewer where one device binding holds fewer (Vulkan),
-                                    at most n_ctx. Results do not depend on it. Negative:
+                                    at most n_ctx. The CPU's logits are the same bits for
+                                    any value; on a GPU a slice under 64 rows runs the
+                                    kernels of few rows (CUDA: not the tensor cores), whose
+                                    rounding differs slightly, and slower. Negative:
                                     WT_ERR_INVALID_ARGUMENT                               */
 } wt_context_params;
 

@@ -26,7 +26,8 @@
 
 namespace wt {
 
-// Activations of the forward pass, each a view of the arena sized for n_ctx rows.
+// Activations of the forward pass, each a view of the arena sized for n_ctx rows (gate and
+// up: ffn_rows()).
 struct ContextActivations {
   Tensor x;         // [n, n_embd]          residual stream
   Tensor xn;        // [n, n_embd]          normed input of a block / block output

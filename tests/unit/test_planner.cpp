@@ -108,6 +108,36 @@ TEST_CASE("planner: the plan's arena is the context's arena_bytes, tiny model") 
   }
 }
 
+// The feed-forward block's slice (wt_context_params.n_ffn_rows) planned as the context
+// allocates it: gate and up for 7 rows, or for the default's (more than n_ctx: n_ctx).
+TEST_CASE("planner: the feed-forward slice is planned as the context allocates it on the tiny model") {
+  const Model& m = *tiny().model;
+  const ModelShape shape = model_shape_from_model(m);
+  uint64_t activations[2] = {};
+  const int32_t rows[2] = {7, 0};
+  for (int i = 0; i < 2; ++i) {
+    CAPTURE(rows[i]);
+    ContextOptions co;
+    co.n_ctx = 384;
+    co.n_threads = 2;
+    co.n_ffn_rows = rows[i];
+    std::unique_ptr<Context> ctx;
+    REQUIRE(Context::create(m, co, &ctx).is_ok());
+    PlanRequest r;
+    r.n_ctx = 384;
+    r.n_new = 16;
+    r.n_threads = 2;
+    r.n_ffn_rows = rows[i];
+    Plan p;
+    REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).is_ok());
+    CHECK(p.arena.total_bytes == ctx->stats().arena_bytes);
+    activations[i] = p.arena.activations_bytes;
+  }
+  // gate and up: 2 x n_ff f32 for each of the 377 rows not planned, 64-byte aligned.
+  const uint64_t ff = static_cast<uint64_t>(m.hp.n_ff) * 4;
+  CHECK(activations[1] - activations[0] == 2 * ((384 * ff + 63) / 64 * 64 - (7 * ff + 63) / 64 * 64));
+}
+
 // A KV cache of f16 or q8_0 planned by type: half the f32 bytes, or 34 per 128, as the context
 // allocates it. q8_0 needs whole blocks of 32 per head: the 4-layer tiny model's head_dim is
 // 16, so q8_0 runs on a variant with head_dim 32 and is refused on the other.

@@ -106,7 +106,7 @@ void usage(FILE* out, const char* argv0) {
                "  --kv-type  the KV cache's type (default f16: half the KV's memory of f32, and of\n"
                "             what decode reads per token; q8_0 keeps 0.27 of it)\n"
                "  --ffn-rows N  prompt rows the feed-forward block runs at once (default 0:\n"
-               "             %d); its activations are planned for this many rows, not the context's\n"
+               "             %d); its activations are planned for this many rows, not n_ctx\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str(), WT_FFN_ROWS_DEFAULT);
