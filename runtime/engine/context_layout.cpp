@@ -94,12 +94,9 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
 int32_t ffn_rows(const ArenaInputs& in) {
   int64_t rows = in.n_ffn_rows > 0 ? in.n_ffn_rows : WT_FFN_ROWS_DEFAULT;
   rows = std::min<int64_t>(rows, in.n_ctx);
-  const size_t limit = in.backend ? in.backend->caps().max_binding_bytes : 0;  // 0: no limit
-  if (limit > 0) {
-    // gate and up are f32 rows of n_ff (the down projection reads gate whole)
-    const int64_t fit = rows_per_binding(limit, sizeof(float) * static_cast<size_t>(in.hp->n_ff));
-    rows = std::min(rows, fit);
-  }
+  // gate and up are f32 rows of n_ff, each bound whole by its ops
+  const size_t limit = in.backend->caps().max_binding_bytes;  // 0: no limit
+  if (limit > 0) rows = std::min(rows, rows_per_binding(limit, sizeof(float) * static_cast<size_t>(in.hp->n_ff)));
   return static_cast<int32_t>(std::max<int64_t>(rows, 1));
 }
 

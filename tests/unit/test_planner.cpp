@@ -67,9 +67,10 @@ BoardProfile synthetic_board(uint64_t total, uint64_t reserve) {
 }
 
 Plan plan_for(const ModelShape& shape, int32_t n_ctx, int32_t n_new, const wt_prune_params& pp, bool logits_all = false,
-              DType kv_type = DType::f32) {
+              DType kv_type = DType::f32, int32_t n_ffn_rows = 0) {
   PlanRequest r;
   r.kv_type = kv_type;
+  r.n_ffn_rows = n_ffn_rows;
   r.n_ctx = n_ctx;
   r.n_new = n_new;
   r.prune = pp;
@@ -123,13 +124,7 @@ TEST_CASE("planner: the feed-forward slice is planned as the context allocates i
     co.n_ffn_rows = rows[i];
     std::unique_ptr<Context> ctx;
     REQUIRE(Context::create(m, co, &ctx).is_ok());
-    PlanRequest r;
-    r.n_ctx = 384;
-    r.n_new = 16;
-    r.n_threads = 2;
-    r.n_ffn_rows = rows[i];
-    Plan p;
-    REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &p).is_ok());
+    const Plan p = plan_for(shape, 384, 16, wt_prune_default_params(), false, DType::f32, rows[i]);
     CHECK(p.arena.total_bytes == ctx->stats().arena_bytes);
     activations[i] = p.arena.activations_bytes;
   }
