@@ -5,6 +5,9 @@ reader and writer).
     check_bench_resume.py truncate SOURCE.json OUT.json L   # drop every record of length L,
                                                             # as if the run stopped before it
     check_bench_resume.py check SOURCE.json RESUMED.json L  # RESUMED = --resume OUT.json
+    check_bench_resume.py drop SOURCE.json OUT.json METHOD  # drop METHOD's runs and summaries,
+                                                            # as if the run had not listed it
+    check_bench_resume.py added SOURCE.json RESUMED.json METHOD  # RESUMED = --resume OUT.json
     check_bench_resume.py summarized CUT.json SUMMARY.json L  # SUMMARY = --resume CUT.json --summarize:
                                                             # CUT's records as they were, nothing of L
     check_bench_resume.py corrupt SOURCE.json OUTDIR       # OUTDIR/bad_kept_rows.json: the first
@@ -14,8 +17,12 @@ reader and writer).
 Invariants: the runs kept from the earlier file come back unchanged; the runs of length L,
 run again, give the same answers, kept rows and fidelity as the source run (the engine is
 deterministic at one thread); the summaries of the kept lengths equal the source's (they
-are recomputed from records); the meta says where it resumed from. Exit 0 with "ok", or 1
-with each problem on a line.
+are recomputed from records); the meta says where it resumed from. With a method added to
+a finished run ("added"): the other methods' task runs come back unchanged, except the
+oracle's (run again for the new method's Spearman), every run's answers, kept rows and
+fidelity equal the source's (full KV runs the fidelity prompts again), and so do the
+summaries' figures that do not depend on time. Exit 0 with "ok", or 1 with each problem on
+a line.
 """
 import json
 import math
@@ -23,6 +30,8 @@ import sys
 
 DETERMINISTIC_RUN = ["output", "correct", "kept_rows", "kv_bytes", "selection_layer", "triggered",
                      "top1_agree", "kl_mean", "nll_delta", "spearman_selection", "spearman_layers"]
+SUMMARY_EXACT = ["n_runs", "kv_mib", "kept_rows_per_layer", "accuracy", "top1_agree", "kl_mean", "nll_delta",
+                 "spearman_selection", "spearman_layers"]
 SUMMARY = ["n_runs", "ttft_ms", "ttft_ratio", "tpot_ms", "tpot_ratio", "e2e128_ratio", "kv_mib",
            "kept_rows_per_layer", "accuracy", "top1_agree", "kl_mean", "nll_delta", "spearman_selection",
            "spearman_layers"]
@@ -44,9 +53,48 @@ def key(r):
     return (r["kind"], r["L"], r.get("prompt_seed"), r["method"], json.dumps(r["params"], sort_keys=True))
 
 
+def check_added(src, res, method):
+    problems = []
+    got = {}
+    for r in res["records"]:
+        if r["kind"] in ("run", "summary"):
+            if key(r) in got:
+                problems.append(f"duplicate record {key(r)}")
+            got[key(r)] = r
+    want = {key(r): r for r in src["records"] if r["kind"] in ("run", "summary")}
+    if want.keys() != got.keys():
+        problems.append(f"records differ: {sorted(want.keys() ^ got.keys())[:5]}")
+    kept = rerun = 0
+    for k, s in want.items():
+        r = got.get(k)
+        if r is None:
+            continue
+        fields = DETERMINISTIC_RUN if s["kind"] == "run" else SUMMARY_EXACT
+        for f in fields:
+            if not close(r[f], s[f]):
+                problems.append(f"{k}: {f} {r[f]!r} != {s[f]!r}")
+        if s["kind"] != "run":
+            continue
+        must_keep = s["method"] not in (method, "oracle") and not s["task"].startswith("fidelity")
+        if must_keep and r != s:
+            problems.append(f"a run of a method that ran before was run again: {k}")
+        if s["method"] == method and r["ttft_ms"] == s["ttft_ms"]:
+            problems.append(f"the added method's run has the source's time, as if copied: {k}")
+        kept += r == s
+        rerun += r != s
+    if res["meta"].get("complete") is not True:
+        problems.append("resumed meta.complete is not true")
+    for p in problems[:40]:
+        print(p)
+    if problems:
+        return 1
+    print(f"ok: {kept} runs kept, {rerun} run again ({method} and what it is compared with)")
+    return 0
+
+
 def main():
     mode, src_path, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
-    length = int(sys.argv[4]) if len(sys.argv) > 4 else None
+    length = int(sys.argv[4]) if len(sys.argv) > 4 and mode not in ("drop", "added") else None
     with open(src_path) as f:
         src = json.load(f)
     if mode == "corrupt":
@@ -59,6 +107,12 @@ def main():
             with open(f"{out_path}/{name}.json", "w") as f:
                 json.dump(doc, f)
         print(f"ok: {out_path}/bad_kept_rows.json, {out_path}/bad_n_decode.json")
+        return 0
+    if mode == "drop":
+        src["records"] = [r for r in src["records"] if r.get("method") != sys.argv[4]]
+        with open(out_path, "w") as f:
+            json.dump(src, f)
+        print(f"ok: {len(src['records'])} records kept")
         return 0
     if mode == "truncate":
         src["meta"]["complete"] = False
@@ -96,6 +150,8 @@ def main():
             return 1
         print(f"ok: {len(got)} records, none run")
         return 0
+    if mode == "added":
+        return check_added(src, res, sys.argv[4])
     meta = res["meta"]
     if meta.get("complete") is not True:
         problems.append("resumed meta.complete is not true")

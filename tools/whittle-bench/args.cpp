@@ -21,7 +21,7 @@ const char* const kUsage =
     "  speed:  -p 512,2048 (prompt tokens; 0 = decode only)  -n 16,128 (new tokens)  -r 5  -t 2,4\n"
     "  backend: --backend cpu|vulkan|cuda (where the weights and the run go; default cpu)\n"
     "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
-    "          --resume FILE.json  (an interrupted run's --json: prompts done there are kept, not run)\n"
+    "          --resume FILE.json  (an earlier run's --json: each method's prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
     "          --task NAME[@D1:D2...],...  (the tasks instead of the suite's, at needle depths in [0, 1],\n"
     "          0.5 when none: passkey, niah_single, niah_multikey, kv_retrieval, variable_tracking; or none)\n"

@@ -41,8 +41,10 @@ struct RunResult {
   std::vector<const float*> ranking;
   int agree = -1;
   double kl = kNaN, nll = kNaN;
+  double nll_delta = kNaN;  // nll - full KV's on the same prompt (run_suite; a record's own)
   double spearman_selection = kNaN;
   std::vector<double> spearman_layers;
+  bool resumed = false;  // taken from a --resume record: its Spearman is the record's
 };
 
 // What full KV produced on a prompt, for the methods to be compared with.
@@ -138,6 +140,14 @@ bool run_prompt(const BenchModel& m, MethodState& ms, const Prompt& p, FullRefer
     *error = g_stop ? "stopped" : ms.spec.label() + ": " + what + ": " + wt_last_error();
     return false;
   };
+  // A method is compared with full KV's run of the same prompt, which ran first (run_suite).
+  const size_t need = p.task == "fidelity_agree" ? static_cast<size_t>(p.max_new)
+                      : p.task == "fidelity_kl"  ? p.continuation.size() : 0;
+  const size_t have = p.task == "fidelity_agree" ? ref->greedy.size() : ref->logp.size();
+  if (!is_ref && have < need) {
+    *error = ms.spec.label() + ": full KV did not run " + p.task + " before it (nothing to compare with)";
+    return false;
+  }
   wt_context_reset(ctx);
   const auto t0 = std::chrono::steady_clock::now();
   if (wt_context_prefill(ctx, p.tokens.data(), p.tokens.size()) != WT_OK) return fail("prefill");
@@ -180,7 +190,7 @@ bool run_prompt(const BenchModel& m, MethodState& ms, const Prompt& p, FullRefer
     }
     const double n = static_cast<double>(p.continuation.size());
     r->kl = kl / n;
-    r->nll = nll / n;  // the delta to full is taken when summarizing
+    r->nll = nll / n;  // the delta to full is taken once full KV has run (run_suite)
   } else {
     // Greedy answer, stopping at an end token or at the end of the answer's line.
     for (int32_t i = 0; i < p.max_new; ++i) {
@@ -206,6 +216,7 @@ void rank_against_oracle(std::vector<MethodState>& methods, size_t prompt, int32
     if (ms.spec.method == "oracle" && !ms.runs[prompt].ranking.empty()) oracle = &ms.runs[prompt];
   for (MethodState& ms : methods) {
     RunResult& r = ms.runs[prompt];
+    if (r.resumed) continue;
     r.spearman_layers.assign(static_cast<size_t>(n_layer), kNaN);
     if (oracle && &r != oracle && !r.ranking.empty()) {
       r.spearman_selection = spearman(r.ranking[0], oracle->ranking[0], L);
@@ -223,7 +234,7 @@ Json nan_array(const std::vector<double>& v) {
 }
 
 Json run_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, int32_t L, const MethodState& ms,
-                const Prompt& p, const RunResult& r, double full_nll) {
+                const Prompt& p, const RunResult& r) {
   Json j = base_record("run", m, mc, o.name, o.seed);
   j.set("L", L);
   j.set("method", ms.spec.method);
@@ -252,7 +263,7 @@ Json run_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, i
   j.set("top1_agree", r.agree < 0 ? Json() : Json(r.agree));
   j.set("n_agree", o.n_agree);
   j.set("kl_mean", Json(r.kl));
-  j.set("nll_delta", Json(r.nll - full_nll));
+  j.set("nll_delta", Json(r.nll_delta));
   return j;
 }
 
@@ -332,7 +343,8 @@ bool run_from_record(const BenchModel& m, const Json& j, const Prompt& p, int32_
   if (!whole("top1_agree", 0, o.n_agree, true, -1, &agree)) return false;
   r.agree = static_cast<int>(agree);
   r.kl = num("kl_mean");
-  r.nll = num("nll_delta");  // full's is 0, so nll - full's nll stays the recorded delta
+  r.nll_delta = num("nll_delta");  // the record's own full KV's; r.nll stays unknown
+  r.resumed = true;
   *out = std::move(r);
   return true;
 }
@@ -352,6 +364,19 @@ std::map<ResumeKey, const Json*> index_resume(const std::vector<Json>& records) 
     idx[{static_cast<int64_t>(l), static_cast<int64_t>(sd), method->str(), params->dump()}] = &r;
   }
   return idx;
+}
+
+// Which of a prompt's earlier records (*earlier, one per method, null: none) it keeps when
+// some method must run it: what a new run is compared with is not in the records. Full KV's
+// greedy tokens and log-probs (FullReference) are, on the fidelity prompts, and the oracle's
+// ranking (Spearman) is, on every prompt: full KV runs the fidelity prompts again and the
+// oracle every prompt. A prompt every method ran keeps all its records.
+void resume_plan(const std::vector<MethodState>& methods, const Prompt& p, std::vector<const Json*>* earlier) {
+  std::vector<const Json*>& e = *earlier;
+  if (std::find(e.begin(), e.end(), nullptr) == e.end()) return;
+  const bool fidelity = p.task.rfind("fidelity", 0) == 0;
+  for (size_t k = 0; k < methods.size(); ++k)
+    if ((fidelity && methods[k].spec.is_baseline()) || methods[k].spec.method == "oracle") e[k] = nullptr;
 }
 
 double mean_finite(const std::vector<double>& v) {
@@ -409,7 +434,7 @@ Aggregate aggregate(const MethodState& ms, const MethodState& full, const std::v
     if (r.agree >= 0) g.agree = r.agree;
     if (std::isfinite(r.kl)) {
       g.kl = r.kl;
-      g.nll_delta = r.nll - f.nll;
+      g.nll_delta = r.nll_delta;
     }
   }
   g.ttft_ms = median_of(ttft);
@@ -629,44 +654,50 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
     size_t n_done = 0;
     bool failed = false;
     for (size_t pi = 0; pi < prompts.size() && !g_stop && !failed; ++pi) {
-      // Taken from --resume when every method ran this prompt before.
+      // Taken from --resume where a method ran this prompt before (resume_plan says which
+      // must run again for the others to be compared with).
       std::vector<const Json*> earlier;
       for (const MethodState& ms : methods) {
         const auto it = resumed.find({L, static_cast<int64_t>(prompts[pi].seed), ms.spec.method, ms.spec.params_json().dump()});
-        if (it != resumed.end()) earlier.push_back(it->second);
+        earlier.push_back(it != resumed.end() ? it->second : nullptr);
       }
-      if (earlier.size() == methods.size()) {
-        for (size_t k = 0; k < methods.size(); ++k) {
-          RunResult r;
-          if (!run_from_record(m, *earlier[k], prompts[pi], L, o, &r, error)) {
-            for (MethodState& x : methods) wt_context_free(x.ctx);
-            return false;
-          }
-          methods[k].runs.push_back(std::move(r));
-          out->records.push_back(*earlier[k]);
-        }
-        progress.skip(prefill_units(L) * static_cast<double>(methods.size()));
-        ++n_done;
-        continue;
-      }
-      if (!o.run_missing) {  // --summarize: this length's summary covers the prompts before
+      resume_plan(methods, prompts[pi], &earlier);
+      const size_t n_earlier = static_cast<size_t>(std::count_if(earlier.begin(), earlier.end(), [](const Json* j) { return j; }));
+      if (n_earlier < methods.size() && !o.run_missing) {  // --summarize: this length's summary covers the prompts before
         skipped = true;
         break;
       }
       FullReference ref;
-      for (MethodState& ms : methods) {
-        progress.show("L " + std::to_string(L) + " " + prompts[pi].task + " " + ms.spec.label());
+      for (size_t k = 0; k < methods.size(); ++k) {
+        MethodState& ms = methods[k];
         RunResult r;
-        if (!run_prompt(m, ms, prompts[pi], &ref, &r, error)) {
-          failed = true;
-          break;
+        if (earlier[k]) {
+          if (!run_from_record(m, *earlier[k], prompts[pi], L, o, &r, error)) {
+            for (MethodState& x : methods) wt_context_free(x.ctx);
+            return false;
+          }
+          progress.skip(prefill_units(L));
+        } else {
+          progress.show("L " + std::to_string(L) + " " + prompts[pi].task + " " + ms.spec.label());
+          if (!run_prompt(m, ms, prompts[pi], &ref, &r, error)) {
+            failed = true;
+            break;
+          }
+          progress.advance(prefill_units(L));
         }
         ms.runs.push_back(std::move(r));
-        progress.advance(prefill_units(L));
       }
       if (failed) break;
       rank_against_oracle(methods, pi, L, m.info.n_layer);
-      for (MethodState& ms : methods) out->records.push_back(run_record(m, mc, o, L, ms, prompts[pi], ms.runs[pi], methods[0].runs[pi].nll));
+      for (size_t k = 0; k < methods.size(); ++k) {
+        if (earlier[k]) {
+          out->records.push_back(*earlier[k]);
+          continue;
+        }
+        RunResult& r = methods[k].runs[pi];
+        r.nll_delta = r.nll - methods[0].runs[pi].nll;  // full KV ran the fidelity prompts (resume_plan)
+        out->records.push_back(run_record(m, mc, o, L, methods[k], prompts[pi], r));
+      }
       ++n_done;
     }
     if (n_done > 0) {

@@ -21,8 +21,9 @@ struct SuiteOptions {
   int32_t n_kl = 32;
   uint64_t seed = 1;
   std::vector<MethodSpec> methods;  // "full" first (added when missing)
-  // --resume: the "run" records of an earlier run of the same suite. A prompt whose runs are
-  // there for every method is taken from them (records kept as they were) instead of run.
+  // --resume: the "run" records of an earlier run of the same suite. A method's run of a
+  // prompt that is there is taken from it (record kept as it was) instead of run, unless a
+  // method that runs is compared with it (run_suite's resume_plan).
   std::vector<Json> resume;
   // false (--summarize): run no prompt; each length's summary covers the prompts before the
   // first one not in `resume`.
