@@ -53,14 +53,30 @@ def key(r):
     return (r["kind"], r["L"], r.get("prompt_seed"), r["method"], json.dumps(r["params"], sort_keys=True))
 
 
+def report(problems, ok):
+    """Each problem on a line (the first 40) and 1, or the ok line and 0."""
+    for p in problems[:40]:
+        print(p)
+    if problems:
+        return 1
+    print(f"ok: {ok}")
+    return 0
+
+
+def index_records(doc, problems):
+    """The run and summary records of doc by key; a key seen twice is a problem."""
+    out = {}
+    for r in doc["records"]:
+        if r["kind"] in ("run", "summary"):
+            if key(r) in out:
+                problems.append(f"duplicate record {key(r)}")
+            out[key(r)] = r
+    return out
+
+
 def check_added(src, res, method):
     problems = []
-    got = {}
-    for r in res["records"]:
-        if r["kind"] in ("run", "summary"):
-            if key(r) in got:
-                problems.append(f"duplicate record {key(r)}")
-            got[key(r)] = r
+    got = index_records(res, problems)
     want = {key(r): r for r in src["records"] if r["kind"] in ("run", "summary")}
     if want.keys() != got.keys():
         problems.append(f"records differ: {sorted(want.keys() ^ got.keys())[:5]}")
@@ -84,12 +100,7 @@ def check_added(src, res, method):
         rerun += r != s
     if res["meta"].get("complete") is not True:
         problems.append("resumed meta.complete is not true")
-    for p in problems[:40]:
-        print(p)
-    if problems:
-        return 1
-    print(f"ok: {kept} runs kept, {rerun} run again ({method} and what it is compared with)")
-    return 0
+    return report(problems, f"{kept} runs kept, {rerun} run again ({method} and what it is compared with)")
 
 
 def main():
@@ -144,12 +155,7 @@ def main():
                 for f in SUMMARY:
                     if not close(r[f], want[k][f]):
                         problems.append(f"summary {k}: {f} {r[f]!r} != {want[k][f]!r}")
-        for p in problems[:40]:
-            print(p)
-        if problems:
-            return 1
-        print(f"ok: {len(got)} records, none run")
-        return 0
+        return report(problems, f"{len(got)} records, none run")
     if mode == "added":
         return check_added(src, res, sys.argv[4])
     meta = res["meta"]
@@ -157,12 +163,7 @@ def main():
         problems.append("resumed meta.complete is not true")
     if meta.get("resumed_from", {}).get("complete") is not False:
         problems.append("meta.resumed_from.complete is not false")
-    by_key = {}
-    for r in res["records"]:
-        if r["kind"] in ("run", "summary"):
-            if key(r) in by_key:
-                problems.append(f"duplicate record {key(r)}")
-            by_key[key(r)] = r
+    by_key = index_records(res, problems)
     n_checked = 0
     for s in src["records"]:
         if s["kind"] not in ("run", "summary"):
@@ -185,12 +186,7 @@ def main():
                     problems.append(f"summary {key(s)}: {k} {r[k]!r} != {s[k]!r}")
     if len(by_key) != n_checked:
         problems.append(f"{len(by_key) - n_checked} records in the resumed file that the source lacks")
-    for p in problems[:40]:
-        print(p)
-    if problems:
-        return 1
-    print(f"ok: {n_checked} records checked")
-    return 0
+    return report(problems, f"{n_checked} records checked")
 
 
 if __name__ == "__main__":
