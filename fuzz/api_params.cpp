@@ -98,8 +98,8 @@ std::vector<SizeRange> context_params_sizes(size_t shift) {
       {offsetof(wt_context_params, memory_budget_bytes) + sizeof(uint64_t), offsetof(wt_context_params, max_new_tokens)},
       {offsetof(wt_context_params, kv_sync_swaps) + sizeof(bool), offsetof(wt_context_params, kv_type)},
       {offsetof(wt_context_params, kv_type) + sizeof(wt_kv_type), offsetof(wt_context_params, kv_pager_flags)},
-      {offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t), offsetof(wt_context_params, n_ffn_rows)},
-      {offsetof(wt_context_params, n_ffn_rows) + sizeof(int32_t), sizeof(wt_context_params)}};
+      {offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t), offsetof(wt_context_params, n_batch_rows)},
+      {offsetof(wt_context_params, n_batch_rows) + sizeof(int32_t), sizeof(wt_context_params)}};
   for (SizeRange& x : r) x.lo -= shift, x.hi -= shift;
   return r;
 }

@@ -91,7 +91,8 @@ extern "C" {
  * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
  * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
  * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
- * wt_model_copy_bandwidth; 10: wt_context_params.n_ffn_rows. */
+ * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (named n_ffn_rows until
+ * 2026-12-04; the same place). */
 #define WT_API_VERSION 10
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
@@ -528,23 +529,33 @@ typedef struct wt_context_params {
   uint64_t kv_pager_flags;       /* WT_KV_PAGER_* bits; default 0 (in place on unified
                                     memory, copying elsewhere). Unknown bits are
                                     WT_ERR_INVALID_ARGUMENT                               */
-  /* Since WT_API_VERSION 10. */
-  int32_t n_ffn_rows;            /* prompt rows the feed-forward block runs at once: its
-                                    gate and up activations (2 * n_ff floats a row, most
-                                    of a long prefill's activations) are planned for this
-                                    many rows, not n_ctx. 0 (default): WT_FFN_ROWS_DEFAULT.
-                                    Fewer where one device binding holds fewer (Vulkan),
-                                    at most n_ctx. The CPU's logits are the same bits for
-                                    any value; on a GPU a slice under 64 rows runs the
-                                    kernels of few rows (CUDA: not the tensor cores), whose
-                                    rounding differs slightly, and slower. Negative:
-                                    WT_ERR_INVALID_ARGUMENT                               */
+  /* Since WT_API_VERSION 10 (as n_ffn_rows, which only sliced the feed-forward block). */
+  int32_t n_batch_rows;          /* prompt rows that go through the model at once. Full KV
+                                    without the KV pager runs a longer prompt in passes of
+                                    this many rows, each appending to the KV as a prompt
+                                    given in parts would, so the activations (x, q, k, v,
+                                    the attention output, the feed-forward block's gate and
+                                    up) are planned for this many rows, not n_ctx. A pruning
+                                    policy reads a whole prompt before its attention, and
+                                    the pager would fetch the KV back for every pass: their
+                                    prompts run as one pass, the feed-forward block in
+                                    slices of this many rows. 0 (default):
+                                    WT_BATCH_ROWS_DEFAULT. Fewer where one device binding
+                                    holds fewer rows (Vulkan), at most n_ctx; passes of at
+                                    least 3 rows, and never a last pass of 1 (one row would
+                                    run a decode step's kernels) where a binding holds 3.
+                                    The CPU's logits are the same bits for any
+                                    value; on a GPU a pass
+                                    or slice under 64 rows runs the kernels of few rows
+                                    (CUDA: not the tensor cores), whose rounding differs
+                                    slightly, and slower. Negative: WT_ERR_INVALID_ARGUMENT */
 } wt_context_params;
 
-/* wt_context_params.n_ffn_rows when 0 (since API 10). On the CPU, slices of 512 rows to the
- * whole prompt prefilled 8192 tokens at the same speed; a GPU's prompt matmuls read (CUDA:
- * dequantize) each weight once per slice, which 2048 rows make rare. */
-#define WT_FFN_ROWS_DEFAULT 2048
+/* wt_context_params.n_batch_rows when 0 (since API 10). On the CPU, feed-forward slices of
+ * 512 rows to the whole prompt prefilled 8192 tokens at the same speed; a GPU's prompt
+ * matmuls read (CUDA: dequantize) each weight once per pass or slice, which 2048 rows make
+ * rare. */
+#define WT_BATCH_ROWS_DEFAULT 2048
 
 /* wt_context_params.kv_pager_flags (since API 8). WT_KV_PAGER_COPY: the device pool and the
  * host pool with their copies on unified memory too (what a discrete GPU runs; to compare
@@ -592,7 +603,8 @@ typedef struct wt_context_plan_info {
 WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params* params,
                                  wt_context_plan_info* out_plan);
 
-/* Runs the model over n_tokens tokens at the next positions (the whole batch at once).
+/* Runs the model over n_tokens tokens at the next positions (in passes of n_batch_rows
+ * rows with full KV; else at once).
  * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx, or a layer's KV would outgrow the size
  * max_new_tokens planned (nothing is changed).
  * WT_ERR_INVALID_ARGUMENT: NULL ctx or tokens, n_tokens == 0 or a token id out of range.

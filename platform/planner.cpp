@@ -86,7 +86,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_device_blocks = req.kv_device_blocks;
   in.kv_block_tokens = req.kv_block_tokens;
   in.kv_type = req.kv_type;
-  in.n_ffn_rows = req.n_ffn_rows;
+  in.n_batch_rows = req.n_batch_rows;
   in.kv_pager_in_place = pager_in_place(req.kv_device_blocks, req.kv_pager_copy, board.unified);
   // KV as the method keeps it, which is what a context created with max_new_tokens = n_new
   // allocates (kv_capacity: the policy's peak at a prompt of n_ctx - n_new, plus every
@@ -144,7 +144,8 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
                             std::string(policy ? "per-layer budgets of the method + n_new rows, " : "n_ctx rows every layer, ") +
                                 kv_type_name(req.kv_type)},
       {"activations", p.arena.activations_bytes,
-       "x, xn, q, k, v, attn for n_ctx rows; gate, up for " + std::to_string(ffn_rows(in)) + " rows"},
+       "x, xn, q, k, v, attn for " + std::to_string(pass_rows(in)) + " rows; gate, up for " +
+           std::to_string(ffn_rows(in)) + " rows"},
       {"logits", board.unified ? p.arena.logits_bytes : 0,
        std::string(req.logits_all ? "every row" : "the last row") +
            (board.unified ? "" : ": pinned host memory (" + mib(p.arena.logits_bytes) + "), not device memory")},

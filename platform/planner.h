@@ -34,7 +34,7 @@ struct PlanRequest {
   // pager is in place there (one pool of every block), as a context on that board makes it.
   bool kv_pager_copy = false;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (wt_context_params.kv_type)
-  int32_t n_ffn_rows = 0;      // wt_context_params.n_ffn_rows (0: the default)
+  int32_t n_batch_rows = 0;    // wt_context_params.n_batch_rows (0: the default)
   // solve_max_ctx stops at the model's training context (Hparams::n_ctx_train, when the
   // model states one): past it the model was never trained and its answers degrade. True
   // lifts the cap (the user's explicit choice).

@@ -39,10 +39,10 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
     return wt::error(WT_ERR_INVALID_ARGUMENT, "kv_pager_flags " + std::to_string(p.kv_pager_flags) +
                                                   ": the only flag is WT_KV_PAGER_COPY (1)");
   o.kv_pager_copy = (p.kv_pager_flags & WT_KV_PAGER_COPY) != 0;
-  if (p.n_ffn_rows < 0)
-    return wt::error(WT_ERR_INVALID_ARGUMENT, "n_ffn_rows " + std::to_string(p.n_ffn_rows) +
-                                                  " is negative (0: WT_FFN_ROWS_DEFAULT)");
-  o.n_ffn_rows = p.n_ffn_rows;
+  if (p.n_batch_rows < 0)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "n_batch_rows " + std::to_string(p.n_batch_rows) +
+                                                  " is negative (0: WT_BATCH_ROWS_DEFAULT)");
+  o.n_batch_rows = p.n_batch_rows;
   return Status::ok();
 }
 
@@ -89,7 +89,7 @@ wt_context_params wt_context_default_params(void) {
   p.kv_sync_swaps = false;
   p.kv_type = WT_KV_F16;
   p.kv_pager_flags = 0;
-  p.n_ffn_rows = 0;
+  p.n_batch_rows = 0;
   return p;
 }
 

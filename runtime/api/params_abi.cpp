@@ -66,7 +66,7 @@ constexpr Layout kContextLayouts[] = {
     {3, offsetof(wt_context_params, max_new_tokens), offsetof(wt_context_params, kv_sync_swaps) + sizeof(bool)},
     {6, offsetof(wt_context_params, kv_type), offsetof(wt_context_params, kv_type) + sizeof(wt_kv_type)},
     {8, offsetof(wt_context_params, kv_pager_flags), offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t)},
-    {10, offsetof(wt_context_params, n_ffn_rows), offsetof(wt_context_params, n_ffn_rows) + sizeof(int32_t)},
+    {10, offsetof(wt_context_params, n_batch_rows), offsetof(wt_context_params, n_batch_rows) + sizeof(int32_t)},
 };
 constexpr Layout kSamplerLayouts[] = {
     {1, 0, offsetof(wt_sampler_params, seed) + sizeof(uint64_t)},

@@ -154,7 +154,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.kv_block_tokens = options_.kv_block_tokens;
   in.kv_rows = &kv_cap_;
   in.kv_type = options_.kv_type;
-  in.n_ffn_rows = options_.n_ffn_rows;
+  in.n_batch_rows = options_.n_batch_rows;
   in.kv_pager_in_place = pager_in_place(options_.kv_device_blocks, options_.kv_pager_copy, backend_->caps().unified_memory);
   if (options_.kv_device_blocks < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");
@@ -269,8 +269,23 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
     for (int32_t l = 0; l < model_.hp.n_layer && st.is_ok(); ++l) st = check_kv_room(l, kv_len_[static_cast<size_t>(l)] + n_tokens);
     if (!st.is_ok()) return st;  // nothing changed
     for (int32_t i = 0; i < n_tokens; ++i) row_tmp_[i] = n_past_ + i;
+    // In passes of the rows the activations hold (pass_rows()), each appending to the KV. Never
+    // a last pass of one row: it would run the kernels of a decode step, whose rounding
+    // differs from the prompt kernels' (the last two passes are then step - 1 and 2 rows;
+    // pass_rows() is at least 3 where a binding holds 3).
+    const int32_t step = static_cast<int32_t>(act_.x.ne[1]);
+    pass_row0_ = n_tokens > step ? 0 : -1;
+    struct Passes {
+      int32_t& row0;
+      ~Passes() { row0 = -1; }
+    } passes{pass_row0_};
     try {
-      st = forward(tokens, row_tmp_, n_tokens, nullptr, nullptr);
+      for (int32_t r0 = 0, nr = 0; r0 < n_tokens && st.is_ok(); r0 += nr) {
+        nr = std::min(step, n_tokens - r0);
+        if (n_tokens - r0 - nr == 1 && nr > 2) nr -= 1;
+        if (pass_row0_ >= 0) pass_row0_ = r0;
+        st = forward(tokens + r0, row_tmp_ + r0, nr, nullptr, nullptr, r0);
+      }
     } catch (...) {
       reset();
       throw;

@@ -36,7 +36,7 @@ struct ContextOptions {
   // otherwise a unified backend's pager works in place (paged_kv.h).
   bool kv_pager_copy = false;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (the backend's BackendCaps::kv_types)
-  int32_t n_ffn_rows = 0;      // rows the feed-forward block runs at once (ffn_rows()); 0: the default
+  int32_t n_batch_rows = 0;    // prompt rows at once (pass_rows(), ffn_rows()); 0: the default
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();
@@ -136,9 +136,11 @@ class Context {
   // One pass of the model over n rows at positions pos[0..n) (copied in first). With a
   // policy, the rows are a fresh prompt (every layer's KV starts empty), the policy is asked
   // at every layer and may shrink the rows; if it asks to restart, *restart says with what.
-  // Without one, the rows append to the KV of every layer (prefill chunks, decode), and
-  // policy_ (if any) is asked its decode questions.
-  Status forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy, Decision* restart);
+  // Without one, the rows append to the KV of every layer (prefill passes, decode), and
+  // policy_ (if any) is asked its decode questions; with logits_all their logits go to rows
+  // [out_row0, out_row0 + n) (a prompt's passes after its first).
+  Status forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy, Decision* restart,
+                 int32_t out_row0 = 0);
   Status prefill_pruned(const int32_t* tokens, int32_t n_tokens);
   // One pass over a saved state: every check (apply false), or the writes too.
   Status read_state(StateSource& in, bool apply);
@@ -173,7 +175,9 @@ class Context {
   // Between layers of a prefill of two tokens or more (every pass of it: a pruned prefill's
   // second pass and answer steps may run one row): WT_ERR_ABORTED when wt_context_abort or
   // the progress callback asks to stop. Decode steps and one-token prefills never stop.
-  Status check_continue(int32_t layer);
+  // Progress: (layer + 1) / n_layer of this pass, or of the prompt's rows when it runs in
+  // passes (pass_row0_).
+  Status check_continue(int32_t layer, int32_t n_rows);
   // KV rows [row0, row0 + n) of layer l sit at positions[i], or positions[sel[h * head_stride
   // + i]] for KV head h when sel is given.
   void set_kv_positions(int32_t l, int32_t row0, const int32_t* positions, const int32_t* sel, int32_t n,
@@ -206,6 +210,7 @@ class Context {
 
   std::atomic<bool> abort_{false};  // wt_context_abort; consumed by each prefill
   int32_t prefill_tokens_ = 0;      // tokens of the wt_context_prefill running (0 outside one)
+  int32_t pass_row0_ = -1;          // its pass's first row when it runs in passes (-1: one pass)
 
   using Activations = ContextActivations;  // context_layout.h
 

@@ -44,7 +44,7 @@ Tensor f32_tensor(ArenaCursor& a, int32_t n_dims, int64_t ne0, int64_t ne1, int6
   return typed_tensor(a, DType::f32, n_dims, ne0, ne1, ne2);
 }
 
-// The largest workspace any op of a prefill of `rows` rows over n_ctx keys asks for (the
+// The largest workspace any op of a pass of `rows` rows over n_ctx keys asks for (the
 // feed-forward block's matmuls see at most ffn_rows() of them).
 size_t workspace_for(const ArenaInputs& in, int64_t rows) {
   const Hparams& hp = *in.hp;
@@ -89,11 +89,37 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
   return need;
 }
 
+// wt_context_params.n_batch_rows resolved: the default for 0, at most n_ctx.
+int64_t batch_rows(const ArenaInputs& in) {
+  return std::min<int64_t>(in.n_batch_rows > 0 ? in.n_batch_rows : WT_BATCH_ROWS_DEFAULT, in.n_ctx);
+}
+
 }  // namespace
 
+int32_t pass_rows(const ArenaInputs& in) {
+  // A policy reads the whole prompt in one pass; the pager would gather every layer's earlier
+  // rows back into its staging for each pass (forward_kv.cpp's append_kv).
+  if (in.prune || in.kv_device_blocks > 0) return in.n_ctx;
+  // At least 3: a one-row pass of a prompt would run the kernels of a decode step, whose
+  // rounding differs, and from 3 rows Context::prefill splits a last row that would be left
+  // over into passes of step - 1 and 2.
+  int64_t rows = std::max<int64_t>(batch_rows(in), std::min(3, in.n_ctx));
+  // x, xn, q, attn and (logits_all) the logits are f32 rows each bound whole by its ops. A
+  // binding that holds fewer than 3 rows of logits bounds nothing: the output head's
+  // launches would fail at any pass length, as they did before passes.
+  const Hparams& hp = *in.hp;
+  const size_t limit = in.backend->caps().max_binding_bytes;  // 0: no limit
+  if (limit > 0) {
+    const size_t widest = static_cast<size_t>(std::max(hp.n_embd, hp.n_head * hp.head_dim));  // x, q
+    rows = std::min(rows, rows_per_binding(limit, sizeof(float) * widest));
+    const int64_t logit_rows = rows_per_binding(limit, sizeof(float) * static_cast<size_t>(hp.n_vocab));
+    if (in.n_logit_rows > 1 && logit_rows >= 3) rows = std::min(rows, logit_rows);
+  }
+  return static_cast<int32_t>(std::max<int64_t>(rows, 1));
+}
+
 int32_t ffn_rows(const ArenaInputs& in) {
-  int64_t rows = in.n_ffn_rows > 0 ? in.n_ffn_rows : WT_FFN_ROWS_DEFAULT;
-  rows = std::min<int64_t>(rows, in.n_ctx);
+  int64_t rows = std::min<int64_t>(batch_rows(in), pass_rows(in));
   // gate and up are f32 rows of n_ff, each bound whole by its ops
   const size_t limit = in.backend->caps().max_binding_bytes;  // 0: no limit
   if (limit > 0) rows = std::min(rows, rows_per_binding(limit, sizeof(float) * static_cast<size_t>(in.hp->n_ff)));
@@ -140,12 +166,13 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     host_mark = h.used();
   };
 
-  v.act.x = f32_tensor(a, 2, hp.n_embd, n);
-  v.act.xn = f32_tensor(a, 2, hp.n_embd, n);
-  v.act.q = f32_tensor(a, 3, hd, hp.n_head, n);
-  v.act.k = f32_tensor(a, 3, hd, hp.n_head_kv, n);
-  v.act.v = f32_tensor(a, 3, hd, hp.n_head_kv, n);
-  v.act.attn = f32_tensor(a, 3, hd, hp.n_head, n);
+  const int64_t n_pass = pass_rows(in);
+  v.act.x = f32_tensor(a, 2, hp.n_embd, n_pass);
+  v.act.xn = f32_tensor(a, 2, hp.n_embd, n_pass);
+  v.act.q = f32_tensor(a, 3, hd, hp.n_head, n_pass);
+  v.act.k = f32_tensor(a, 3, hd, hp.n_head_kv, n_pass);
+  v.act.v = f32_tensor(a, 3, hd, hp.n_head_kv, n_pass);
+  v.act.attn = f32_tensor(a, 3, hd, hp.n_head, n_pass);
   const int64_t n_ffn = ffn_rows(in);
   v.act.gate = f32_tensor(a, 2, hp.n_ff, n_ffn);
   v.act.up = f32_tensor(a, 2, hp.n_ff, n_ffn);
@@ -198,8 +225,8 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   b.prune_host_bytes = h.used() - prune_host_mark;
   part(&b.prune_bytes);
   // Decode steps are one row (a backend's fused one-row matmuls may want their own scratch).
-  const size_t workspace_bytes =
-      std::max({workspace_for(in, n), workspace_for(in, in.n_logit_rows), workspace_for(in, 1)});
+  const size_t workspace_bytes = std::max(
+      {workspace_for(in, n_pass), workspace_for(in, std::min<int64_t>(in.n_logit_rows, n_pass)), workspace_for(in, 1)});
   v.workspace_offset = a.used();
   a.take(workspace_bytes);
   part(&b.workspace_bytes);

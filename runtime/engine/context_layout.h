@@ -26,8 +26,8 @@
 
 namespace wt {
 
-// Activations of the forward pass, each a view of the arena sized for n_ctx rows (gate and
-// up: ffn_rows()).
+// Activations of the forward pass, each a view of the arena sized for the rows of one pass,
+// n = pass_rows() (gate and up: ffn_rows()).
 struct ContextActivations {
   Tensor x;         // [n, n_embd]          residual stream
   Tensor xn;        // [n, n_embd]          normed input of a block / block output
@@ -61,20 +61,32 @@ struct ArenaInputs {
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0
-  int32_t n_ffn_rows = 0;      // wt_context_params.n_ffn_rows as asked (0: the default); ffn_rows() resolves it
+  int32_t n_batch_rows = 0;    // wt_context_params.n_batch_rows as asked (0: the default); pass_rows()
+                               // and ffn_rows() resolve it
 };
 
+// Rows one forward pass runs, which x, xn, q, k, v and attn are planned for. n_ctx where a
+// pruning policy reads a whole prompt at once (in.prune) or the pager keeps the KV (it would
+// fetch every layer's earlier rows back for each pass). Otherwise n_batch_rows (0:
+// WT_BATCH_ROWS_DEFAULT) but at least 3, at most n_ctx, and at most what one binding of the
+// backend holds of a row of x, q or (logits_all, where a binding holds at least 3 rows of
+// them) the logits; a longer prompt runs in passes of this many rows, each appending to the
+// KV (Context::prefill), as a prompt given in parts would, so the result is the same for a
+// fraction of the memory (Qwen2.5-7B at 32k tokens: [n, n_embd] x, xn, q and attn are 1792
+// MiB).
+int32_t pass_rows(const ArenaInputs& in);
+
 // Rows the feed-forward block runs at once, which its gate and up activations are planned
-// for: n_ffn_rows (0: WT_FFN_ROWS_DEFAULT), at most n_ctx, and at most what one binding of
-// the backend holds of them (a device with a small maxStorageBufferRange); at least 1.
-// A long prompt's [n, n_ff] gate and up are most of its activations (Qwen2.5-0.5B at 32k
-// tokens: 1216 of 1696 MiB), and every op of the block works row by row, so slices of them
-// give the same result for a fraction of the memory.
+// for: n_batch_rows (0: WT_BATCH_ROWS_DEFAULT), at most pass_rows(), and at most what one
+// binding of the backend holds of them (a device with a small maxStorageBufferRange); at
+// least 1. A long prompt's [n, n_ff] gate and up are most of its activations (Qwen2.5-0.5B at
+// 32k tokens: 1216 of 1696 MiB), and every op of the block works row by row, so slices of
+// them give the same result for a fraction of the memory (a pruned prompt's pass too).
 int32_t ffn_rows(const ArenaInputs& in);
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {
-  uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn for n_ctx rows; gate, up for ffn_rows()
+  uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn for pass_rows(); gate, up for ffn_rows()
   uint64_t logits_bytes = 0;       // [n_logit_rows, n_vocab]
   uint64_t kv_bytes = 0;           // K and V of kv_type, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)

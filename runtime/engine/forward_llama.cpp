@@ -41,7 +41,7 @@ class StepReplayMark {
 }  // namespace
 
 Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy,
-                        Decision* restart) {
+                        Decision* restart, int32_t out_row0) {
   const Hparams& hp = model_.hp;
   OpRunner run(*backend_, options_.f32_activations);
   const Pass pass = begin_pass(tokens, pos, n, policy);
@@ -156,14 +156,14 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       pending = false;
       WT_TRY(keep_rows(run, d, &x, &xn, &rows));
     }
-    WT_TRY(check_continue(l));
+    WT_TRY(check_continue(l, n));
   }
 
   // Output head: every row when logits_all (unpruned passes), otherwise only the last.
   const bool all = options_.logits_all && !pass.fresh;
-  const Tensor out_x = all ? x : row_view(x, rows - 1);           // [out rows, n_embd]
+  const Tensor out_x = all ? x : row_view(x, rows - 1);  // [out rows, n_embd]
   const Tensor out_xn = all ? xn : row_view(xn, rows - 1);
-  const Tensor logits = first_rows(act_.logits, all ? rows : 1);  // [out rows, n_vocab]
+  const Tensor logits = all ? rows_view(act_.logits, out_row0, rows) : first_rows(act_.logits, 1);  // [out rows, n_vocab]
   if (fuse) {
     WT_TRY(run.linear(logits, out_x, model_.output, Tensor{}, {.norm = model_.output_norm, .eps = hp.rms_eps}));
   } else {
@@ -173,7 +173,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   WT_TRY(step.end());
   WT_TRY(backend_->synchronize(Stream::compute));
   if (pass.paged && n > 1) WT_TRY(pass.paged->finish_prefill(bounded_from_layer()));
-  last_rows_ = n;
+  last_rows_ = out_row0 + n;
   last_row_only_ = pass.fresh;
   return Status::ok();
 }
@@ -193,12 +193,15 @@ Context::Pass Context::begin_pass(const int32_t* tokens, const int32_t* pos, int
   return p;
 }
 
-Status Context::check_continue(int32_t layer) {
+Status Context::check_continue(int32_t layer, int32_t n_rows) {
   const bool prefill = prefill_tokens_ > 1;
   if (prefill && abort_.load(std::memory_order_relaxed))
     return error(WT_ERR_ABORTED, "prefill aborted by wt_context_abort after layer " + std::to_string(layer));
-  if (prefill && options_.progress &&
-      !options_.progress(static_cast<float>(layer + 1) / static_cast<float>(model_.hp.n_layer), options_.progress_user))
+  const float done = static_cast<float>(layer + 1) / static_cast<float>(model_.hp.n_layer);
+  const float progress = pass_row0_ < 0 ? done
+                                        : (static_cast<float>(pass_row0_) + done * static_cast<float>(n_rows)) /
+                                              static_cast<float>(prefill_tokens_);
+  if (prefill && options_.progress && !options_.progress(progress, options_.progress_user))
     return error(WT_ERR_ABORTED, "prefill aborted by the progress callback after layer " + std::to_string(layer));
   return Status::ok();
 }

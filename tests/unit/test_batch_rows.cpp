@@ -1,9 +1,12 @@
-// A prompt's rows go through the feed-forward block in slices of wt_context_params.n_ffn_rows
-// (runtime/engine/context_layout.h, ffn_rows()): its gate and up activations are planned for
-// that many rows instead of n_ctx. Every op of the block works row by row, so on the CPU the
-// logits must be the same bits whatever the slice, for full KV and for a method that drops
-// hidden rows part-way (FastKV's token-selective propagation: the slices then cover fewer
-// rows), and the arena must shrink by the gate and up rows not planned.
+// A prompt's rows go through the model n_batch_rows at a time (wt_context_params.n_batch_rows;
+// runtime/engine/context_layout.h, pass_rows() and ffn_rows()). Full KV runs a longer prompt
+// in passes of that many rows, each appending to the KV as a prompt given in parts would; a
+// pruned prompt, and any prompt with the KV pager, runs as one pass whose feed-forward block
+// goes in slices of that many rows. The activations are planned for those rows instead of
+// n_ctx. On the CPU the logits must be the same bits whatever the value: for full KV's passes
+// (every row's logits), the pager's slices, and a method that drops hidden rows part-way
+// (FastKV's token-selective propagation: the slices then cover fewer rows); the arena must
+// shrink by the rows not planned, and the progress callback must count the passes.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -20,28 +23,29 @@ namespace {
 // A tiny Qwen2 GGUF made by tests/reference (no real model needed).
 const std::string kTinyModel = std::string(WT_TEST_DATA_DIR) + "/reference/tiny_qwen2.gguf";
 
-wt_context_params params(int32_t n_ctx, int32_t n_ffn_rows, const wt_prune_params& prune) {
+wt_context_params params(int32_t n_ctx, int32_t n_batch_rows, const wt_prune_params& prune, int32_t kv_device_blocks = 0) {
   wt_context_params cp = wt_context_default_params();
+  cp.kv_device_blocks = kv_device_blocks;  // > 0: the KV pager with a pool of that many blocks
   cp.n_ctx = n_ctx;
   cp.n_threads = 2;
   cp.prune = prune;
   cp.logits_all = prune.method == WT_PRUNE_FULL;  // a pruned prefill keeps the last row only
-  cp.n_ffn_rows = n_ffn_rows;
+  cp.n_batch_rows = n_batch_rows;
   return cp;
 }
 
 // The logits of every row the context keeps after the prompt (full KV: all of them; pruned:
 // the last), then those of n_decode greedy steps, in one vector; *fewest_rows: the fewest
 // hidden rows a layer computed in the prefill.
-std::vector<float> run(const wt_model* m, const std::vector<wt_token>& prompt, int n_decode, int32_t n_ffn_rows,
-                       const wt_prune_params& prune, int32_t* fewest_rows) {
+std::vector<float> run(const wt_model* m, const std::vector<wt_token>& prompt, int n_decode, int32_t n_batch_rows,
+                       const wt_prune_params& prune, int32_t* fewest_rows, int32_t kv_device_blocks = 0) {
   wt_model_info info;
   REQUIRE(wt_model_get_info(m, &info) == WT_OK);
   const int32_t n_ctx = static_cast<int32_t>(prompt.size()) + n_decode + 4;
-  const wt_context_params cp = params(n_ctx, n_ffn_rows, prune);
+  const wt_context_params cp = params(n_ctx, n_batch_rows, prune, kv_device_blocks);
   wt_context* ctx = nullptr;
-  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
-  REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, std::string(wt_last_error()));
   *fewest_rows = static_cast<int32_t>(prompt.size());
   wt_prune_stats ps;
   if (prune.method != WT_PRUNE_FULL) {
@@ -62,7 +66,7 @@ std::vector<float> run(const wt_model* m, const std::vector<wt_token>& prompt, i
     int32_t best = 0;
     for (int32_t t = 1; t < info.n_vocab; ++t)
       if (l[t] > l[best]) best = t;
-    REQUIRE_MESSAGE(wt_context_decode(ctx, best) == WT_OK, wt_last_error());
+    REQUIRE_MESSAGE(wt_context_decode(ctx, best) == WT_OK, std::string(wt_last_error()));
     REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
     out.insert(out.end(), l, l + info.n_vocab);
   }
@@ -70,8 +74,8 @@ std::vector<float> run(const wt_model* m, const std::vector<wt_token>& prompt, i
   return out;
 }
 
-uint64_t arena_bytes(const wt_model* m, int32_t n_ctx, int32_t n_ffn_rows) {
-  const wt_context_params cp = params(n_ctx, n_ffn_rows, wt_prune_default_params());
+uint64_t arena_bytes(const wt_model* m, int32_t n_ctx, int32_t n_batch_rows) {
+  const wt_context_params cp = params(n_ctx, n_batch_rows, wt_prune_default_params());
   wt_context_plan_info plan;
   REQUIRE_MESSAGE(wt_context_plan(m, &cp, &plan) == WT_OK, wt_last_error());
   return plan.arena_bytes;
@@ -79,25 +83,28 @@ uint64_t arena_bytes(const wt_model* m, int32_t n_ctx, int32_t n_ffn_rows) {
 
 }  // namespace
 
-TEST_CASE("model: feed-forward slices give the logits of the whole prompt bit for bit (CPU)" *
+TEST_CASE("model: passes and slices of n_batch_rows give the logits of the whole prompt bit for bit (CPU)" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   const wt_model* m = wt::test::real_model().model;
-  const std::vector<wt_token> prompt = wt::test::real_model().prompt(150);
+  const std::vector<wt_token> prompt = wt::test::real_model().prompt(151);
   wt_prune_params fastkv = wt_prune_default_params();
   fastkv.method = WT_PRUNE_FASTKV;
-  fastkv.keep = 0.3f;  // with a window of 8 it prunes a prompt of 150 tokens
+  fastkv.keep = 0.3f;  // with a window of 8 it prunes a prompt of 151 tokens
   fastkv.window = 8;
   for (const wt_prune_params& prune : {wt_prune_default_params(), fastkv}) {
     CAPTURE(std::string(wt_prune_method_name(prune.method)));
-    // n_ctx rows: one slice, the block as it ran before slices.
+    // n_ctx rows: one pass, one slice, as the model ran before passes and slices.
     int32_t fewest = 0;
     const std::vector<float> whole = run(m, prompt, 4, 1 << 20, prune, &fewest);
-    // FastKV's later layers run fewer rows (its TSP rate, 2 x keep: 90 of 150).
+    // FastKV's later layers run fewer rows (its TSP rate, 2 x keep: 90 of 151).
     if (prune.method == WT_PRUNE_FASTKV) CHECK(fewest < static_cast<int32_t>(prompt.size()));
-    // 1: a slice per row; 7 and 64: a last slice shorter than the others; 0: the default
-    // (WT_FFN_ROWS_DEFAULT, more than the prompt: one slice).
-    for (const int32_t rows : {1, 7, 64, 0}) {
+    // Full KV: passes of 7 and 64 (a last pass shorter than the others); 1 and 2 (passes of
+    // 3, the least: a one-row pass would run the kernels of decode steps, which round
+    // differently; the last three rows as 2 and 2) and 150 (149 and 2, not 150 and 1, for the
+    // same reason); FastKV: feed-forward slices of as many. 0: the default
+    // (WT_BATCH_ROWS_DEFAULT, more than the prompt: one pass).
+    for (const int32_t rows : {1, 2, 7, 64, 150, 0}) {
       CAPTURE(rows);
       const std::vector<float> sliced = run(m, prompt, 4, rows, prune, &fewest);
       REQUIRE(sliced.size() == whole.size());
@@ -106,47 +113,123 @@ TEST_CASE("model: feed-forward slices give the logits of the whole prompt bit fo
   }
 }
 
-TEST_CASE("model: the arena plans gate and up for the feed-forward slice and not for n_ctx" * doctest::test_suite("model")) {
+TEST_CASE("model: with the KV pager a prompt is one pass and its feed-forward slices give the same bits (CPU)" *
+          doctest::test_suite("model")) {
+  if (!wt::test::have_real_model()) return;
+  const wt_model* m = wt::test::real_model().model;
+  const std::vector<wt_token> prompt = wt::test::real_model().prompt(151);
+  // A pool of 3 blocks of 64 rows (one layer's, the least it takes). Passes would gather every
+  // layer's earlier rows back into the staging for each pass, so the prompt is one pass: the
+  // activations but gate and up are planned for n_ctx rows whatever n_batch_rows says.
+  int32_t fewest = 0;
+  const std::vector<float> whole = run(m, prompt, 4, 1 << 20, wt_prune_default_params(), &fewest, 3);
+  for (const int32_t rows : {7, 64}) {
+    CAPTURE(rows);
+    const std::vector<float> sliced = run(m, prompt, 4, rows, wt_prune_default_params(), &fewest, 3);
+    REQUIRE(sliced.size() == whole.size());
+    CHECK(std::memcmp(sliced.data(), whole.data(), sizeof(float) * whole.size()) == 0);
+  }
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(m, &info) == WT_OK);
+  const int32_t n_ctx = 1024;
+  const auto plan = [&](int32_t rows, int32_t blocks) {
+    const wt_context_params cp = params(n_ctx, rows, wt_prune_default_params(), blocks);
+    wt_context_plan_info p;
+    REQUIRE_MESSAGE(wt_context_plan(m, &cp, &p) == WT_OK, std::string(wt_last_error()));
+    return p.arena_bytes;
+  };
+  // 64 rows against 1024: without the pager x, xn, q and attn (n_embd floats a row each) shrink
+  // with the passes, besides gate and up; with it only gate and up do, as in one pass.
+  const uint64_t attn_rows = 4 * static_cast<uint64_t>(info.n_embd) * 4 * (n_ctx - 64);
+  const uint64_t shrink = plan(1 << 20, 0) - plan(64, 0), paged_shrink = plan(1 << 20, 16) - plan(64, 16);
+  CAPTURE(shrink);
+  CAPTURE(paged_shrink);
+  CHECK(paged_shrink > 0);
+  CHECK(shrink - paged_shrink >= attn_rows);
+}
+
+TEST_CASE("model: the progress callback counts full KV's passes up to 1" * doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   const wt_model* m = wt::test::real_model().model;
   wt_model_info info;
   REQUIRE(wt_model_get_info(m, &info) == WT_OK);
-  const int32_t n_ctx = 2 * WT_FFN_ROWS_DEFAULT;
+  const std::vector<wt_token> prompt = wt::test::real_model().prompt(150);
+  struct Seen {
+    std::vector<float> values;
+    int stop_after = -1;  // >= 0: false from that call on
+  } seen;
+  wt_context_params cp = params(160, 64, wt_prune_default_params());  // passes of 64, 64, 22
+  cp.progress = [](float progress, void* user) {
+    Seen* s = static_cast<Seen*>(user);
+    s->values.push_back(progress);
+    return s->stop_after < 0 || static_cast<int>(s->values.size()) <= s->stop_after;
+  };
+  cp.progress_user = &seen;
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK, std::string(wt_last_error()));
+  // One call per layer of every pass, never falling, the last one 1, and where the first
+  // pass ends: 64 of 150 rows.
+  REQUIRE(seen.values.size() == static_cast<size_t>(3 * info.n_layer));
+  CHECK(std::is_sorted(seen.values.begin(), seen.values.end()));
+  CHECK(seen.values.back() == doctest::Approx(1.0f));
+  CHECK(seen.values[static_cast<size_t>(info.n_layer) - 1] == doctest::Approx(64.0f / 150.0f));
+  // Stopped in the second pass: WT_ERR_ABORTED, and the context starts over (no KV kept).
+  wt_context_reset(ctx);
+  seen.values.clear();
+  seen.stop_after = info.n_layer + 2;
+  CHECK(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_ERR_ABORTED);
+  CHECK(wt_context_n_past(ctx) == 0);
+  wt_context_free(ctx);
+}
+
+TEST_CASE("model: the arena plans full KV's activations for n_batch_rows rows and not for n_ctx" *
+          doctest::test_suite("model")) {
+  if (!wt::test::have_real_model()) return;
+  const wt_model* m = wt::test::real_model().model;
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(m, &info) == WT_OK);
+  const int32_t n_ctx = 2 * WT_BATCH_ROWS_DEFAULT;
   const uint64_t whole = arena_bytes(m, n_ctx, n_ctx);
   const uint64_t sliced = arena_bytes(m, n_ctx, 7);
-  // gate and up, f32 [rows, n_ff] each (64-byte aligned slices); the op workspace may shrink
-  // too (the feed-forward matmuls see fewer rows), never grow.
-  const auto pair_bytes = [&](int64_t rows) {
-    const uint64_t one = (static_cast<uint64_t>(rows) * static_cast<uint64_t>(info.n_ff) * 4 + 63) / 64 * 64;
-    return 2 * one;
+  // Per row: x, xn, q and attn (n_embd f32 each: the default model's n_head x head_dim is
+  // n_embd), k and v (n_head_kv x head_dim), gate and up (n_ff), each tensor 64-byte aligned;
+  // the op workspace may shrink too (the matmuls see fewer rows), never grow.
+  const int64_t kv_width = static_cast<int64_t>(info.n_head_kv) * (info.n_embd / info.n_head);
+  const auto rows_bytes = [&](int64_t rows) {
+    uint64_t sum = 0;
+    const int64_t e = info.n_embd, f = info.n_ff;
+    for (const int64_t width : {e, e, e, e, kv_width, kv_width, f, f})
+      sum += (static_cast<uint64_t>(rows * width) * 4 + 63) / 64 * 64;
+    return sum;
   };
   CAPTURE(whole);
   CAPTURE(sliced);
-  CHECK(whole - sliced >= pair_bytes(n_ctx) - pair_bytes(7));
-  // The default plans WT_FFN_ROWS_DEFAULT rows: between the two.
+  CHECK(whole - sliced >= rows_bytes(n_ctx) - rows_bytes(7));
+  // The default plans WT_BATCH_ROWS_DEFAULT rows: between the two.
   const uint64_t by_default = arena_bytes(m, n_ctx, 0);
   CHECK(by_default < whole);
   CHECK(by_default > sliced);
-  CHECK(whole - by_default >= pair_bytes(n_ctx) - pair_bytes(WT_FFN_ROWS_DEFAULT));
+  CHECK(whole - by_default >= rows_bytes(n_ctx) - rows_bytes(WT_BATCH_ROWS_DEFAULT));
   // More rows than n_ctx plan n_ctx.
   CHECK(arena_bytes(m, n_ctx, 1 << 20) == whole);
 }
 
-TEST_CASE("api: a negative n_ffn_rows is refused by name") {
+TEST_CASE("api: a negative n_batch_rows is refused by name") {
   wt_model* m = nullptr;
   REQUIRE_MESSAGE(wt_model_load(kTinyModel.c_str(), nullptr, &m) == WT_OK, wt_last_error());
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = 64;
-  cp.n_ffn_rows = -1;
+  cp.n_batch_rows = -1;
   wt_context* ctx = nullptr;
   CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
   CHECK(ctx == nullptr);
-  CHECK(std::string(wt_last_error()).find("n_ffn_rows -1") != std::string::npos);
+  CHECK(std::string(wt_last_error()).find("n_batch_rows -1") != std::string::npos);
   wt_context_plan_info plan;
   CHECK(wt_context_plan(m, &cp, &plan) == WT_ERR_INVALID_ARGUMENT);
   // A struct from before API 10 ends before the field: it is not read.
-  cp.struct_size = offsetof(wt_context_params, n_ffn_rows);
-  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+  cp.struct_size = offsetof(wt_context_params, n_batch_rows);
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
   wt_context_free(ctx);
   wt_model_free(m);
 }

@@ -67,10 +67,10 @@ BoardProfile synthetic_board(uint64_t total, uint64_t reserve) {
 }
 
 Plan plan_for(const ModelShape& shape, int32_t n_ctx, int32_t n_new, const wt_prune_params& pp, bool logits_all = false,
-              DType kv_type = DType::f32, int32_t n_ffn_rows = 0) {
+              DType kv_type = DType::f32, int32_t n_batch_rows = 0) {
   PlanRequest r;
   r.kv_type = kv_type;
-  r.n_ffn_rows = n_ffn_rows;
+  r.n_batch_rows = n_batch_rows;
   r.n_ctx = n_ctx;
   r.n_new = n_new;
   r.prune = pp;
@@ -109,28 +109,45 @@ TEST_CASE("planner: the plan's arena is the context's arena_bytes, tiny model") 
   }
 }
 
-// The feed-forward block's slice (wt_context_params.n_ffn_rows) planned as the context
-// allocates it: gate and up for 7 rows, or for the default's (more than n_ctx: n_ctx).
-TEST_CASE("planner: the feed-forward slice is planned as the context allocates it on the tiny model") {
+// Full KV's passes (wt_context_params.n_batch_rows) planned as the context allocates them:
+// the activations for 7 rows, or for the default's (more than n_ctx: n_ctx); a pruned
+// context's attention activations for n_ctx rows whatever it asks, its gate and up for 7.
+TEST_CASE("planner: the rows of a pass are planned as the context allocates them on the tiny model") {
   const Model& m = *tiny().model;
   const ModelShape shape = model_shape_from_model(m);
-  uint64_t activations[2] = {};
+  const Hparams& hp = m.hp;
+  // x, xn, q, attn, k, v, gate, up: f32 rows, each tensor 64-byte aligned
+  const auto rows_bytes = [&](uint64_t attn_rows, uint64_t ffn_rows) {
+    const uint64_t q = static_cast<uint64_t>(hp.n_head * hp.head_dim), kv = static_cast<uint64_t>(hp.n_head_kv * hp.head_dim);
+    uint64_t sum = 0;
+    for (const uint64_t w : {static_cast<uint64_t>(hp.n_embd), static_cast<uint64_t>(hp.n_embd), q, q, kv, kv})
+      sum += (attn_rows * w * 4 + 63) / 64 * 64;
+    return sum + 2 * ((ffn_rows * static_cast<uint64_t>(hp.n_ff) * 4 + 63) / 64 * 64);
+  };
+  const wt_prune_params snapkv = prune_params(WT_PRUNE_SNAPKV, 0.2f);
+  uint64_t activations[2][2] = {};
   const int32_t rows[2] = {7, 0};
-  for (int i = 0; i < 2; ++i) {
-    CAPTURE(rows[i]);
-    ContextOptions co;
-    co.n_ctx = 384;
-    co.n_threads = 2;
-    co.n_ffn_rows = rows[i];
-    std::unique_ptr<Context> ctx;
-    REQUIRE(Context::create(m, co, &ctx).is_ok());
-    const Plan p = plan_for(shape, 384, 16, wt_prune_default_params(), false, DType::f32, rows[i]);
-    CHECK(p.arena.total_bytes == ctx->stats().arena_bytes);
-    activations[i] = p.arena.activations_bytes;
+  for (int pruned = 0; pruned < 2; ++pruned) {
+    for (int i = 0; i < 2; ++i) {
+      CAPTURE(pruned);
+      CAPTURE(rows[i]);
+      ContextOptions co;
+      co.n_ctx = 384;
+      co.n_threads = 2;
+      co.n_batch_rows = rows[i];
+      co.prune = pruned ? snapkv : wt_prune_default_params();
+      co.max_new_tokens = 16;  // the plan's n_new: the KV sized by the method
+      std::unique_ptr<Context> ctx;
+      REQUIRE(Context::create(m, co, &ctx).is_ok());
+      const Plan p = plan_for(shape, 384, 16, co.prune, false, DType::f32, rows[i]);
+      CHECK(p.arena.total_bytes == ctx->stats().arena_bytes);
+      activations[pruned][i] = p.arena.activations_bytes;
+    }
   }
-  // gate and up: 2 x n_ff f32 for each of the 377 rows not planned, 64-byte aligned.
-  const uint64_t ff = static_cast<uint64_t>(m.hp.n_ff) * 4;
-  CHECK(activations[1] - activations[0] == 2 * ((384 * ff + 63) / 64 * 64 - (7 * ff + 63) / 64 * 64));
+  CHECK(activations[0][0] == rows_bytes(7, 7));
+  CHECK(activations[0][1] == rows_bytes(384, 384));
+  CHECK(activations[1][0] == rows_bytes(384, 7));
+  CHECK(activations[1][1] == rows_bytes(384, 384));
 }
 
 // A KV cache of f16 or q8_0 planned by type: half the f32 bytes, or 34 per 128, as the context

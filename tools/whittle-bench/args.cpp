@@ -32,8 +32,9 @@ const char* const kUsage =
     "  matmul: --matmul fast,f32 (wt_matmul_mode: every method in each; fast = the CPU's int8\n"
     "          activations, CUDA's tensor cores from 64 prompt tokens; f32 = neither)\n"
     "          --list-methods (the library's methods and parameters)\n"
-    "  FFN:    --ffn-rows 0,512 (wt_context_params.n_ffn_rows: every method in each; 0 = the\n"
-    "          default, 2048; a prompt's rows go through the feed-forward block in slices of this many)\n"
+    "  rows:   --batch-rows 0,512 (wt_context_params.n_batch_rows: every method in each; 0 = the default,\n"
+    "          2048; prompt rows at once: full KV's passes, a pruned prompt's feed-forward slices;\n"
+    "          --ffn-rows, its name until 2026-12-04, is the same)\n"
     "  pager:  --pager (resident vs the copying pager's async and sync swaps vs the pager in place,\n"
     "          where memory is unified)  --kv-device 0.25 (device pool share of the KV)  --kv-block 64\n"
     "          (-p lengths, -n one count, --method/--prune-param as above)\n"
@@ -183,14 +184,14 @@ int parse(int argc, char** argv, Args* a) {
       for (const std::string& t : a->variants.matmuls)
         if (t != "fast" && t != "f32") return usage_error("--matmul expects a list of fast and f32, got " + v);
       if (a->variants.matmuls.empty()) return usage_error("--matmul expects a list of fast and f32, got " + v);
-    } else if (k == "--ffn-rows") {
-      a->variants.ffn_rows.clear();
+    } else if (k == "--batch-rows" || k == "--ffn-rows") {
+      a->variants.batch_rows.clear();
       for (const std::string& t : split(v)) {
         int32_t rows = 0;
-        if (!whole_in(t, 0, 1 << 20, &rows)) return usage_error("--ffn-rows expects a list of rows in [0, 1048576], got " + v);
-        a->variants.ffn_rows.push_back(rows);
+        if (!whole_in(t, 0, 1 << 20, &rows)) return usage_error("--batch-rows expects a list of rows in [0, 1048576], got " + v);
+        a->variants.batch_rows.push_back(rows);
       }
-      if (a->variants.ffn_rows.empty()) return usage_error("--ffn-rows expects a list of rows in [0, 1048576], got " + v);
+      if (a->variants.batch_rows.empty()) return usage_error("--batch-rows expects a list of rows in [0, 1048576], got " + v);
     }
     else if (k == "--prune-param") {
       const size_t eq = v.find('=');
@@ -219,7 +220,7 @@ int parse(int argc, char** argv, Args* a) {
   points *= static_cast<double>(all ? wt_tools::prune_method_names(/*without_full=*/true).size() : a->methods.size());
   points *= static_cast<double>(std::max<size_t>(a->variants.kv_types.size(), 1));
   points *= static_cast<double>(std::max<size_t>(a->variants.matmuls.size(), 1));
-  points *= static_cast<double>(std::max<size_t>(a->variants.ffn_rows.size(), 1));
+  points *= static_cast<double>(std::max<size_t>(a->variants.batch_rows.size(), 1));
   if (points > kMaxMethodSpecs)
     return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
                        " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));

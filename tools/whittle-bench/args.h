@@ -28,7 +28,7 @@ struct Args {
   int reps = 5;
   uint64_t seed = 1;
   std::vector<std::string> methods, keeps;
-  Variants variants;  // --kv-type f32,f16,q8_0, --matmul fast,f32, --ffn-rows 0,512: every method in each (with_variants)
+  Variants variants;  // --kv-type f32,f16,q8_0, --matmul fast,f32, --batch-rows 0,512: every method in each (with_variants)
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // key -> values
   std::vector<TaskSpec> tasks;  // --task: the suite's tasks instead of its preset's
   bool tasks_given = false;

@@ -83,7 +83,7 @@ std::string MethodSpec::label() const {
   for (const auto& [k, v] : params) s += " " + k + "=" + v;
   if (kv_type != baseline_kv_type()) s += " kv=" + kv_type;
   if (matmul != "fast") s += " mm=" + matmul;
-  if (ffn_rows != 0) s += " ffn=" + std::to_string(ffn_rows);
+  if (batch_rows != 0) s += " batch=" + std::to_string(batch_rows);
   return s;
 }
 
@@ -94,7 +94,7 @@ Json MethodSpec::params_json() const {
   // so a record without it must not match a new one (--resume keys on these params).
   j.set("kv_type", kv_type);
   if (matmul != "fast") j.set("matmul", matmul);
-  if (ffn_rows != 0) j.set("ffn_rows", std::to_string(ffn_rows));
+  if (batch_rows != 0) j.set("batch_rows", std::to_string(batch_rows));
   return j;
 }
 
@@ -102,18 +102,18 @@ std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, cons
   if (v.empty()) return specs;
   const std::vector<std::string> kvs = v.kv_types.empty() ? std::vector<std::string>{MethodSpec::baseline_kv_type()} : v.kv_types;
   const std::vector<std::string> mms = v.matmuls.empty() ? std::vector<std::string>{"fast"} : v.matmuls;
-  const std::vector<int32_t> ffns = v.ffn_rows.empty() ? std::vector<int32_t>{0} : v.ffn_rows;
+  const std::vector<int32_t> batches = v.batch_rows.empty() ? std::vector<int32_t>{0} : v.batch_rows;
   std::vector<MethodSpec> out;
   for (const std::string& t : kvs) {
     for (const std::string& mm : mms) {
-      for (const int32_t ffn : ffns) {
-        const MethodSpec full{.method = "full", .params = {}, .kv_type = t, .matmul = mm, .ffn_rows = ffn};
+      for (const int32_t rows : batches) {
+        const MethodSpec full{.method = "full", .params = {}, .kv_type = t, .matmul = mm, .batch_rows = rows};
         if (!full.is_baseline()) out.push_back(full);
         for (MethodSpec s : specs) {
           if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
           s.kv_type = t;
           s.matmul = mm;
-          s.ffn_rows = ffn;
+          s.batch_rows = rows;
           out.push_back(std::move(s));
         }
       }
@@ -136,7 +136,7 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
   cp.kv_pager_flags = o.kv_pager_copy ? WT_KV_PAGER_COPY : 0;
   wt_tools::kv_type_from_name(spec.kv_type, &cp.kv_type);  // a name args.cpp accepted
   cp.matmul_mode = spec.matmul == "f32" ? WT_MATMUL_F32 : WT_MATMUL_FAST;
-  cp.n_ffn_rows = spec.ffn_rows;
+  cp.n_batch_rows = spec.batch_rows;
   auto fail = [&](const std::string& what) {
     *error = spec.label() + ": " + what + ": " + wt_last_error();
     return false;

@@ -16,7 +16,7 @@ void usage(FILE* out, const char* argv0) {
                "          [--new N] [--method METHOD] [--keep R] [--prune-param KEY=VALUE]...\n"
                "          [--backend cpu|vulkan|cuda] [-t THREADS] [--logits-all] [--json OUT]\n"
                "          [--kv-device-blocks N] [--kv-block T] [--pager-copy] [--kv-type f32|f16|q8_0]\n"
-               "          [--ffn-rows N]\n"
+               "          [--batch-rows N]\n"
                "       %s --list-boards [--board-file FILE]\n"
                "  --board       a built-in profile (platform/boards/boards.json), one from\n"
                "                --board-file, or detect (this machine's available memory)\n"
@@ -35,13 +35,14 @@ void usage(FILE* out, const char* argv0) {
                "  --pager-copy  on a unified board, plan the copying pager (device pool + host\n"
                "                pool) instead of the pager in place (one pool of every block)\n"
                "  --kv-type     the KV cache's type (default f16: half f32's KV bytes; q8_0: 0.27)\n"
-               "  --ffn-rows    prompt rows the feed-forward block runs at once: its gate and up\n"
-               "                activations are planned for this many rows (default 0: %d)\n"
+               "  --batch-rows  prompt rows that go through the model at once (a pruned prompt's\n"
+               "                attention runs whole): the activations are planned for this\n"
+               "                many rows (default 0: %d; --ffn-rows: the same)\n"
                "  --beyond-train-ctx  plan (and solve for) a context past the model's training\n"
                "                context; without it such a --ctx is refused and the solved\n"
                "                context stops there\n"
                "exit status: 0 fits, 1 does not fit, 2 bad arguments or input\n",
-               argv0, argv0, wt_tools::prune_method_list().c_str(), WT_FFN_ROWS_DEFAULT);
+               argv0, argv0, wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
 }
 
 bool parse_args(int argc, char** argv, Options* o, bool* help) {
@@ -64,8 +65,8 @@ bool parse_args(int argc, char** argv, Options* o, bool* help) {
       if (!f.kv_type(&o->kv_type)) return false;
     } else if (f.is("--pager-copy")) {
       o->kv_pager_copy = true;
-    } else if (f.is("--ffn-rows")) {
-      if (!f.whole(0, 1 << 20, &o->n_ffn_rows)) return false;
+    } else if (f.is("--batch-rows") || f.is("--ffn-rows")) {
+      if (!f.whole(0, 1 << 20, &o->n_batch_rows)) return false;
     } else if (f.is("--kv-block")) {
       if (!f.whole(1, 4096, &o->kv_block_tokens)) return false;
     } else if (f.is("-t", "--threads")) {

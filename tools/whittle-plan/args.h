@@ -26,7 +26,7 @@ struct Options {
   bool logits_all = false;
   int kv_device_blocks = 0;
   int kv_block_tokens = 64;
-  int n_ffn_rows = 0;  // wt_context_params.n_ffn_rows (0: the default)
+  int n_batch_rows = 0;  // wt_context_params.n_batch_rows (0: the default)
   bool kv_pager_copy = false;
   wt_kv_type kv_type = wt_context_default_params().kv_type;  // f16
   std::string json;

@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
   req.kv_block_tokens = o.kv_block_tokens;
   req.kv_pager_copy = o.kv_pager_copy;
   req.kv_type = wt::kv_dtype(o.kv_type);
-  req.n_ffn_rows = o.n_ffn_rows;
+  req.n_batch_rows = o.n_batch_rows;
   if (wt_prune_method_from_name(o.method.c_str(), &req.prune.method) != WT_OK) {
     std::fprintf(stderr, "error: unknown --method '%s'\n", o.method.c_str());
     wt_plan::usage(stderr, argv[0]);

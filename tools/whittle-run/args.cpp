@@ -83,7 +83,7 @@ void usage(FILE* out, const char* argv0) {
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
-               "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0] [--ffn-rows N]\n"
+               "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0] [--batch-rows N]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
                "  -n N       most tokens to generate, 0 to %d (default 128)\n"
                "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default)\n"
@@ -105,11 +105,12 @@ void usage(FILE* out, const char* argv0) {
                "             always uses f32 activations\n"
                "  --kv-type  the KV cache's type (default f16: half the KV's memory of f32, and of\n"
                "             what decode reads per token; q8_0 keeps 0.27 of it)\n"
-               "  --ffn-rows N  prompt rows the feed-forward block runs at once (default 0:\n"
-               "             %d); its activations are planned for this many rows, not n_ctx\n"
+               "  --batch-rows N  prompt rows that go through the model at once (default 0: %d;\n"
+               "             a pruned prompt's attention runs whole); the activations are\n"
+               "             planned for this many rows, not n_ctx (--ffn-rows: the same)\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
-               wt_tools::prune_method_list().c_str(), WT_FFN_ROWS_DEFAULT);
+               wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
 }
 
 bool parse_args(int argc, char** argv, Options* o, Action* action) {
@@ -139,8 +140,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!f.backend(&o->backend)) return false;
     } else if (f.is("--kv-type")) {
       if (!f.kv_type(&o->kv_type)) return false;
-    } else if (f.is("--ffn-rows")) {
-      if (!f.whole(0, kMaxContext, &o->n_ffn_rows)) return false;
+    } else if (f.is("--batch-rows") || f.is("--ffn-rows")) {
+      if (!f.whole(0, kMaxContext, &o->n_batch_rows)) return false;
     } else if (f.is("--chat")) {
       o->chat = true;
     } else if (f.is("-i", "--interactive")) {

@@ -20,7 +20,7 @@ struct Options {
   int n_predict = 128;
   int n_threads = 0;
   int n_ctx = 0;
-  int n_ffn_rows = 0;  // wt_context_params.n_ffn_rows (0: the default)
+  int n_batch_rows = 0;  // wt_context_params.n_batch_rows (0: the default)
   float temp = 0.0f;
   int top_k = 40;
   float top_p = 0.95f;
