@@ -252,11 +252,12 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
   WT_TRY(check_tokens(tokens, n_tokens));
   std::unique_lock<std::mutex> lock = claim_backend();
   const auto t0 = std::chrono::steady_clock::now();
-  prefill_tokens_ = n_tokens;  // for check_continue; cleared on every way out
+  prefill_tokens_ = n_tokens;  // for check_continue, as pass_row0_; both cleared on every way out
   struct Running {
     int32_t& n;
-    ~Running() { n = 0; }
-  } running{prefill_tokens_};
+    int32_t& row0;
+    ~Running() { n = 0, row0 = -1; }
+  } running{prefill_tokens_, pass_row0_};
   Status st;
   if (policy_ && n_past_ == 0) {
     try {
@@ -274,16 +275,11 @@ Status Context::prefill(const int32_t* tokens, int32_t n_tokens) {
     // differs from the prompt kernels' (the last two passes are then step - 1 and 2 rows;
     // pass_rows() is at least 3 where a binding holds 3).
     const int32_t step = static_cast<int32_t>(act_.x.ne[1]);
-    pass_row0_ = n_tokens > step ? 0 : -1;
-    struct Passes {
-      int32_t& row0;
-      ~Passes() { row0 = -1; }
-    } passes{pass_row0_};
     try {
       for (int32_t r0 = 0, nr = 0; r0 < n_tokens && st.is_ok(); r0 += nr) {
         nr = std::min(step, n_tokens - r0);
         if (n_tokens - r0 - nr == 1 && nr > 2) nr -= 1;
-        if (pass_row0_ >= 0) pass_row0_ = r0;
+        if (n_tokens > step) pass_row0_ = r0;  // progress counts the passes
         st = forward(tokens + r0, row_tmp_ + r0, nr, nullptr, nullptr, r0);
       }
     } catch (...) {
