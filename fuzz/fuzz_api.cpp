@@ -135,7 +135,7 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
   // The pager's flags (API 8): the copying pager mostly, now and then any bits.
   if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
     p.kv_pager_flags = fdp.ConsumeBool() ? WT_KV_PAGER_COPY : fdp.ConsumeIntegral<uint64_t>();
-  // Prompt passes and feed-forward slices (API 10): a few rows mostly (several of a short prompt), now
+  // Prompt passes and layer slices (API 10): a few rows mostly (several of a short prompt), now
   // and then any int (negative: refused).
   if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
     p.n_batch_rows = fdp.ConsumeBool() ? fdp.ConsumeIntegralInRange<int32_t>(0, 9) : pick_int(fdp, 512);

@@ -538,8 +538,12 @@ typedef struct wt_context_params {
                                     up) are planned for this many rows, not n_ctx. A pruning
                                     policy reads a whole prompt before its attention, and
                                     the pager would fetch the KV back for every pass: their
-                                    prompts run as one pass, the feed-forward block in
-                                    slices of this many rows. 0 (default):
+                                    prompts run as one pass whose layers go in slices of
+                                    this many rows (a policy's: at least twice its window
+                                    and SlimInfer's local query rows), so only the
+                                    residual stream x and the layer's keys and values are
+                                    planned for every row (since 2026-12-04; before, all
+                                    but gate and up). 0 (default):
                                     WT_BATCH_ROWS_DEFAULT. Fewer where one device binding
                                     holds fewer rows (Vulkan), at most n_ctx; passes of at
                                     least 3 rows, and never a last pass of 1 (one row would

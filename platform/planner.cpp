@@ -144,8 +144,11 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
                             std::string(policy ? "per-layer budgets of the method + n_new rows, " : "n_ctx rows every layer, ") +
                                 kv_type_name(req.kv_type)},
       {"activations", p.arena.activations_bytes,
-       "x, xn, q, k, v, attn for " + std::to_string(pass_rows(in)) + " rows; gate, up for " +
-           std::to_string(ffn_rows(in)) + " rows"},
+       pass_rows(in) == slice_rows(in)
+           ? "x, xn, q, k, v, attn for " + std::to_string(pass_rows(in)) + " rows; gate, up for " +
+                 std::to_string(ffn_rows(in)) + " rows"
+           : "x, k, v for " + std::to_string(pass_rows(in)) + " rows; xn, q, attn for " +
+                 std::to_string(slice_rows(in)) + "; gate, up for " + std::to_string(ffn_rows(in))},
       {"logits", board.unified ? p.arena.logits_bytes : 0,
        std::string(req.logits_all ? "every row" : "the last row") +
            (board.unified ? "" : ": pinned host memory (" + mib(p.arena.logits_bytes) + "), not device memory")},

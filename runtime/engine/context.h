@@ -164,14 +164,23 @@ class Context {
   // keys it keeps, the KV rows a pruned prompt keeps, and the hidden rows that go on.
   Pass begin_pass(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy);
   Status append_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v, LayerKeys* out);
+  // q: the queries of the pass's last rows (its last slice); k, v: this pass's rows.
   Status ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Tensor& q, const Tensor& k, const Tensor& v,
                     LayerKeys* keys, Decision* out);
+  // q's rows are the pass's rows [row0, row0 + q rows) (a slice).
   Status attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor& attn, const Tensor& q,
-                const LayerKeys& keys, const Decision& d);
+                const LayerKeys& keys, const Decision& d, int32_t row0);
   Status keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor& k, const Tensor& v, const Decision& d);
   // The attended-rows tap: layer l's key rows of this decode step (all n_keys without a choice).
   void record_attended(int32_t l, const Decision& d, int32_t n_keys);
-  Status keep_rows(OpRunner& run, const Decision& d, Tensor* x, Tensor* xn, int32_t* rows);
+  // Token-selective propagation: the kept rows of x, in place (at their original positions),
+  // a slice of xn's rows at a time through xn.
+  Status keep_rows(OpRunner& run, const Decision& d, const Tensor& xn, Tensor* x, int32_t* rows);
+  // The feed-forward block of rows x [rows, n_embd] whose attention output is in xn [rows,
+  // n_embd] (added into x first), in slices of gate's rows; its output goes into x (add_out,
+  // or a one-row fused step) or stays in xn for the next norm to add.
+  Status feed_forward(OpRunner& run, const LayerWeights& w, const Tensor& x, const Tensor& xn, bool fuse,
+                      bool add_out);
   // Between layers of a prefill of two tokens or more (every pass of it: a pruned prefill's
   // second pass and answer steps may run one row): WT_ERR_ABORTED when wt_context_abort or
   // the progress callback asks to stop. Decode steps and one-token prefills never stop.

@@ -100,9 +100,13 @@ int32_t pass_rows(const ArenaInputs& in) {
   // A policy reads the whole prompt in one pass; the pager would gather every layer's earlier
   // rows back into its staging for each pass (forward_kv.cpp's append_kv).
   if (in.prune || in.kv_device_blocks > 0) return in.n_ctx;
+  return slice_rows(in);
+}
+
+int32_t slice_rows(const ArenaInputs& in) {
   // At least 3: a one-row pass of a prompt would run the kernels of a decode step, whose
   // rounding differs, and from 3 rows Context::prefill splits a last row that would be left
-  // over into passes of step - 1 and 2.
+  // over into passes of step - 1 and 2 (and a layer's slices are never shorter than half).
   int64_t rows = std::max<int64_t>(batch_rows(in), std::min(3, in.n_ctx));
   // x, xn, q, attn and (logits_all) the logits are f32 rows each bound whole by its ops. A
   // binding that holds fewer than 3 rows of logits bounds nothing: the output head's
@@ -115,11 +119,16 @@ int32_t pass_rows(const ArenaInputs& in) {
     const int64_t logit_rows = rows_per_binding(limit, sizeof(float) * static_cast<size_t>(hp.n_vocab));
     if (in.n_logit_rows > 1 && logit_rows >= 3) rows = std::min(rows, logit_rows);
   }
-  return static_cast<int32_t>(std::max<int64_t>(rows, 1));
+  // A policy's observation reads the queries of the prompt's last rows (its window, or
+  // SlimInfer's local query rows), which must lie in the last slice; slices are at least half
+  // this many rows (forward_llama.cpp), so twice them. x holds n_ctx rows under the same
+  // bindings, so as many as these fit too.
+  if (in.prune) rows = std::max<int64_t>(rows, 2 * static_cast<int64_t>(std::max(in.prune->window, in.prune->slim_query)));
+  return static_cast<int32_t>(std::clamp<int64_t>(rows, 1, in.n_ctx));
 }
 
 int32_t ffn_rows(const ArenaInputs& in) {
-  int64_t rows = std::min<int64_t>(batch_rows(in), pass_rows(in));
+  int64_t rows = std::min<int64_t>(batch_rows(in), slice_rows(in));
   // gate and up are f32 rows of n_ff, each bound whole by its ops
   const size_t limit = in.backend->caps().max_binding_bytes;  // 0: no limit
   if (limit > 0) rows = std::min(rows, rows_per_binding(limit, sizeof(float) * static_cast<size_t>(in.hp->n_ff)));
@@ -166,13 +175,13 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     host_mark = h.used();
   };
 
-  const int64_t n_pass = pass_rows(in);
+  const int64_t n_pass = pass_rows(in), n_slice = slice_rows(in);
   v.act.x = f32_tensor(a, 2, hp.n_embd, n_pass);
-  v.act.xn = f32_tensor(a, 2, hp.n_embd, n_pass);
-  v.act.q = f32_tensor(a, 3, hd, hp.n_head, n_pass);
+  v.act.xn = f32_tensor(a, 2, hp.n_embd, n_slice);
+  v.act.q = f32_tensor(a, 3, hd, hp.n_head, n_slice);
   v.act.k = f32_tensor(a, 3, hd, hp.n_head_kv, n_pass);
   v.act.v = f32_tensor(a, 3, hd, hp.n_head_kv, n_pass);
-  v.act.attn = f32_tensor(a, 3, hd, hp.n_head, n_pass);
+  v.act.attn = f32_tensor(a, 3, hd, hp.n_head, n_slice);
   const int64_t n_ffn = ffn_rows(in);
   v.act.gate = f32_tensor(a, 2, hp.n_ff, n_ffn);
   v.act.up = f32_tensor(a, 2, hp.n_ff, n_ffn);
@@ -226,7 +235,7 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   part(&b.prune_bytes);
   // Decode steps are one row (a backend's fused one-row matmuls may want their own scratch).
   const size_t workspace_bytes = std::max(
-      {workspace_for(in, n_pass), workspace_for(in, std::min<int64_t>(in.n_logit_rows, n_pass)), workspace_for(in, 1)});
+      {workspace_for(in, n_slice), workspace_for(in, std::min<int64_t>(in.n_logit_rows, n_slice)), workspace_for(in, 1)});
   v.workspace_offset = a.used();
   a.take(workspace_bytes);
   part(&b.workspace_bytes);

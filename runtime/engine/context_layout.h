@@ -27,14 +27,14 @@
 namespace wt {
 
 // Activations of the forward pass, each a view of the arena sized for the rows of one pass,
-// n = pass_rows() (gate and up: ffn_rows()).
+// n = pass_rows(), or of one slice of it, s = slice_rows() (gate and up: ffn_rows()).
 struct ContextActivations {
   Tensor x;         // [n, n_embd]          residual stream
-  Tensor xn;        // [n, n_embd]          normed input of a block / block output
-  Tensor q;         // [n, n_head, head_dim]
+  Tensor xn;        // [s, n_embd]          normed input of a block / block output
+  Tensor q;         // [s, n_head, head_dim]
   Tensor k;         // [n, n_head_kv, head_dim]
   Tensor v;         // [n, n_head_kv, head_dim]
-  Tensor attn;      // [n, n_head, head_dim] attention output
+  Tensor attn;      // [s, n_head, head_dim] attention output
   Tensor gate;      // [ffn_rows, n_ff]      the feed-forward block runs its rows in
   Tensor up;        // [ffn_rows, n_ff]      slices of this many (ffn_rows())
   Tensor logits;    // [n_logit_rows, n_vocab]
@@ -65,19 +65,27 @@ struct ArenaInputs {
                                // and ffn_rows() resolve it
 };
 
-// Rows one forward pass runs, which x, xn, q, k, v and attn are planned for. n_ctx where a
-// pruning policy reads a whole prompt at once (in.prune) or the pager keeps the KV (it would
-// fetch every layer's earlier rows back for each pass). Otherwise n_batch_rows (0:
-// WT_BATCH_ROWS_DEFAULT) but at least 3, at most n_ctx, and at most what one binding of the
-// backend holds of a row of x, q or (logits_all, where a binding holds at least 3 rows of
-// them) the logits; a longer prompt runs in passes of this many rows, each appending to the
-// KV (Context::prefill), as a prompt given in parts would, so the result is the same for a
-// fraction of the memory (Qwen2.5-7B at 32k tokens: [n, n_embd] x, xn, q and attn are 1792
-// MiB).
+// Rows one forward pass runs, which x, k and v are planned for. n_ctx where a pruning policy
+// reads a whole prompt at once (in.prune) or the pager keeps the KV (it would fetch every
+// layer's earlier rows back for each pass); otherwise slice_rows(): a longer prompt runs in
+// passes of that many rows, each appending to the KV (Context::prefill), as a prompt given in
+// parts would, so the result is the same for a fraction of the memory (Qwen2.5-7B at 32k
+// tokens: [n, n_embd] x, xn, q and attn are 1792 MiB).
 int32_t pass_rows(const ArenaInputs& in);
 
+// Rows of a slice, which xn, q and attn are planned for: a pass of more rows runs each layer
+// in slices of at most this many (forward_llama.cpp: first every slice's keys and values,
+// then per slice its queries, attention, output projection and feed-forward block), so a
+// pruned prompt's pass of n_ctx rows keeps only x, k and v whole (Qwen2.5-7B at 32k tokens:
+// 1344 of its 2216 MiB of activations were xn, q and attn). n_batch_rows (0:
+// WT_BATCH_ROWS_DEFAULT) but at least 3, at most n_ctx, and at most what one binding of the
+// backend holds of a row of x, q or (logits_all, where a binding holds at least 3 rows of
+// them) the logits; with a policy at least twice its window and local query rows (its
+// observation reads the last slice's queries).
+int32_t slice_rows(const ArenaInputs& in);
+
 // Rows the feed-forward block runs at once, which its gate and up activations are planned
-// for: n_batch_rows (0: WT_BATCH_ROWS_DEFAULT), at most pass_rows(), and at most what one
+// for: n_batch_rows (0: WT_BATCH_ROWS_DEFAULT), at most slice_rows(), and at most what one
 // binding of the backend holds of them (a device with a small maxStorageBufferRange); at
 // least 1. A long prompt's [n, n_ff] gate and up are most of its activations (Qwen2.5-0.5B at
 // 32k tokens: 1216 of 1696 MiB), and every op of the block works row by row, so slices of
@@ -86,7 +94,7 @@ int32_t ffn_rows(const ArenaInputs& in);
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {
-  uint64_t activations_bytes = 0;  // x, xn, q, k, v, attn for pass_rows(); gate, up for ffn_rows()
+  uint64_t activations_bytes = 0;  // x, k, v for pass_rows(); xn, q, attn for slice_rows(); gate, up for ffn_rows()
   uint64_t logits_bytes = 0;       // [n_logit_rows, n_vocab]
   uint64_t kv_bytes = 0;           // K and V of kv_type, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)

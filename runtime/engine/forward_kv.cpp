@@ -55,7 +55,7 @@ Status Context::ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Ten
   *d = Decision{};
   if (!pass.fresh && !pass.decoder) return Status::ok();
   const auto t0 = std::chrono::steady_clock::now();
-  const int32_t rows = static_cast<int32_t>(q.ne[2]), n_keys = keys->kv0 + rows;
+  const int32_t rows = static_cast<int32_t>(k.ne[2]), n_keys = keys->kv0 + rows;
   const ScoreRequest req = pass.fresh ? pass.policy->request(l, rows) : pass.decoder->decode_request(l, n_keys);
   Observation obs;
   obs.layer = l;
@@ -78,12 +78,13 @@ Status Context::ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Ten
 }
 
 Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor& attn, const Tensor& q,
-                       const LayerKeys& keys, const Decision& d) {
+                       const LayerKeys& keys, const Decision& d, int32_t row0) {
   if (pass.decoder && attended_) record_attended(l, d, keys.kv0 + static_cast<int32_t>(q.ne[2]));
   const float scale = 1.0f / std::sqrt(static_cast<float>(model_.hp.head_dim));
   if (!keys.paged_step)
-    return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0, .scale = scale,
-                          .skip_rows = d.skip_rows, .key_rows = d.attend_rows, .n_key_rows = d.n_attend_rows});
+    return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0 + row0, .scale = scale,
+                          .skip_rows = d.skip_rows ? d.skip_rows + row0 : nullptr, .key_rows = d.attend_rows,
+                          .n_key_rows = d.n_attend_rows});
   // Paged attention: the keys are device-pool rows slot * B + offset, in logical order.
   PagedKv* paged = pass.paged;
   const int32_t n_keys = d.attend_rows ? d.n_attend_rows : keys.kv0 + 1;
@@ -147,15 +148,20 @@ void Context::set_kv_positions(int32_t l, int32_t row0, const int32_t* positions
   }
 }
 
-Status Context::keep_rows(OpRunner& run, const Decision& d, Tensor* x, Tensor* xn, int32_t* rows) {
-  // The kept rows, at their original positions, go on as the residual stream.
-  WT_TRY(run.gather_rows(first_rows(*xn, d.n_keep_rows), *x, d.keep_rows, d.n_keep_rows, false));
-  std::swap(*x, *xn);
+Status Context::keep_rows(OpRunner& run, const Decision& d, const Tensor& xn, Tensor* x, int32_t* rows) {
+  // Kept row i is row keep_rows[i] >= i (ascending), so the rows a slice gathers lie at or past
+  // its own, which no later slice reads again: each slice is gathered into xn, then copied down.
+  const int32_t step = static_cast<int32_t>(xn.ne[1]);
+  for (int32_t r0 = 0; r0 < d.n_keep_rows; r0 += step) {
+    const int32_t nr = std::min(step, d.n_keep_rows - r0);
+    const Tensor gathered = first_rows(xn, nr);  // [nr, n_embd]
+    WT_TRY(run.gather_rows(gathered, *x, d.keep_rows + r0, nr, false));
+    WT_TRY(run.copy_rows(*x, gathered, r0));
+  }
   for (int32_t i = 0; i < d.n_keep_rows; ++i) row_tmp_[i] = positions_[d.keep_rows[i]];
   std::memcpy(positions_, row_tmp_, sizeof(int32_t) * static_cast<size_t>(d.n_keep_rows));
   *rows = d.n_keep_rows;
   *x = first_rows(*x, *rows);
-  *xn = first_rows(*xn, *rows);
   return Status::ok();
 }
 
@@ -168,7 +174,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       return Status::ok();
     case ScoreRequest::Kind::window: {
       const int64_t n_out = req.per_query ? req.window : 1;
-      if (req.window < 1 || req.window > n || req.n_cols < 1 || req.n_cols > n_keys ||
+      if (req.window < 1 || req.window > q.ne[2] || req.n_cols < 1 || req.n_cols > n_keys ||
           n_out * hp.n_head * req.n_cols > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "window scores: W " + std::to_string(req.window) + ", " +
                                           std::to_string(req.n_cols) + " columns over " + std::to_string(n) + " rows");
@@ -187,7 +193,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
     case ScoreRequest::Kind::blocks: {
       const int64_t keys = req.n_key_rows > 0 ? req.n_key_rows : n_keys;
       const int64_t n_blocks = (keys + req.block - 1) / req.block;
-      if (req.block < 1 || req.unit < 1 || req.query_rows < 1 || req.query_rows > n || keys > n_keys ||
+      if (req.block < 1 || req.unit < 1 || req.query_rows < 1 || req.query_rows > q.ne[2] || keys > n_keys ||
           n_blocks > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "block scores: bad request");
       const Tensor dst = make_tensor_2d(scores_, DType::f32, n_blocks, 1);  // [n_blocks]

@@ -38,6 +38,24 @@ class StepReplayMark {
   Backend* b_;
 };
 
+// A pass's rows as its layers run them: n slices of at most `cap` rows, as even as they come
+// (the first rows % n one row longer), so none is shorter than half of cap (never one row,
+// whose attention would run a decode step's kernel, which rounds differently), and the last,
+// the shortest, holds a policy's window (slice_rows() plans cap for twice it).
+struct Slices {
+  int32_t n = 1, base = 0, extra = 0;
+  int32_t begin(int32_t i) const { return i * base + std::min(i, extra); }
+  int32_t size(int32_t i) const { return base + (i < extra ? 1 : 0); }
+};
+
+Slices slices(int32_t rows, int32_t cap) {
+  Slices s;
+  s.n = std::max(1, (rows + cap - 1) / std::max(cap, 1));
+  s.base = rows / s.n;
+  s.extra = rows % s.n;
+  return s;
+}
+
 }  // namespace
 
 Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, PrunePolicy* policy,
@@ -49,7 +67,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   WT_TRY(step.start());
   int32_t rows = n;                    // hidden rows still alive (a policy may shrink them)
   Tensor x = first_rows(act_.x, n);    // [rows, n_embd] the residual stream
-  Tensor xn = first_rows(act_.xn, n);  // [rows, n_embd] a block's normed input, then its output
+  const Tensor xn = act_.xn;           // [slice rows, n_embd] a block's normed input, then its output
 
   WT_TRY(run.embed(x, model_.tok_embd, token_ids_));
   // A block's output is added into the residual stream by the norm that reads the sum
@@ -73,9 +91,15 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     rope_angles(rope_op(Tensor{}, Tensor{}, nullptr, hp, rope_divisors_), rope_freqs_, positions_[0], rope_angles_);
     angles = rope_angles_;
   }
+  // A pass longer than a slice (act_.xn's rows, slice_rows()) runs each layer in slices: a
+  // pruned prompt's and a paged one's pass holds x, k and v for all its rows, the rest for one
+  // slice. The norm then cannot hold the feed-forward output back for the next layer (xn
+  // holds one slice): each slice adds it into x itself.
+  const int32_t slice_cap = static_cast<int32_t>(act_.xn.ne[1]);
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
-    const Tensor q = first_rows(act_.q, rows);        // [rows, n_head, head_dim]
+    const Slices sl = slices(rows, slice_cap);
+    const int32_t last = sl.n - 1;
     Tensor k = first_rows(act_.k, rows);              // [rows, n_head_kv, head_dim]
     Tensor v = first_rows(act_.v, rows);              // [rows, n_head_kv, head_dim]
     if (kv_in_place) {  // the new keys and values go straight into the layer's cache rows
@@ -84,97 +108,124 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       k = rows_view(k_cache_[static_cast<size_t>(l)], kv0, rows);
       v = rows_view(v_cache_[static_cast<size_t>(l)], kv0, rows);
     }
-    const Tensor attn = first_rows(act_.attn, rows);  // [rows, n_head, head_dim]
 
-    // Attention block.
-    {
-      const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
+    // Attention block: first every slice's keys and values (attention and the policy read
+    // them all), and the last slice's queries (a policy's window is the last rows).
+    for (int32_t i = 0; i < sl.n; ++i) {
+      const int32_t r0 = sl.begin(i), nr = sl.size(i);
+      const Tensor xs = rows_view(x, r0, nr), xns = first_rows(xn, nr);  // [nr, n_embd]
+      const Tensor ks = rows_view(k, r0, nr), vs = rows_view(v, r0, nr);  // [nr, n_head_kv, head_dim]
+      const Tensor qs = first_rows(act_.q, nr);                           // [nr, n_head, head_dim]
+      const bool with_q = i == last;
+      const Tensor dst[3] = {flatten_heads(qs), flatten_heads(ks), flatten_heads(vs)};
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
-      if (fuse) {  // the norm, the biases and (fuse_rope) rope in the same launch
-        const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_, angles) : RopeOp{};
+      const int first = with_q ? 0 : 1;  // without the queries: K and V only
+      if (fuse) {  // one row: the norm, the biases and (fuse_rope) rope in the same launch
+        const RopeOp rope = fuse_rope ? rope_op(qs, ks, positions_, hp, rope_divisors_, angles) : RopeOp{};
         WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
       } else {
-        WT_TRY(run.rmsnorm(xn, x, w.attn_norm, hp.rms_eps, pending ? xn : Tensor{}));
-        WT_TRY(run.linears(3, dst, xn, wts, bias));
+        WT_TRY(run.rmsnorm(xns, xs, w.attn_norm, hp.rms_eps, pending ? xns : Tensor{}));
+        WT_TRY(run.linears(3 - first, dst + first, xns, wts + first, bias + first));
       }
+      if (!fuse_rope) WT_TRY(run.rope(with_q ? qs : ks, with_q ? ks : Tensor{}, positions_ + r0, hp, rope_divisors_, angles));
     }
-    if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_, angles));
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
     WT_TRY(append_kv(run, pass, l, k, v, &keys));
     Decision d;      // the policy's answer: KV rows to keep, rows to skip or attend, rows that go on
-    WT_TRY(ask_policy(run, pass, l, q, k, v, &keys, &d));
+    WT_TRY(ask_policy(run, pass, l, first_rows(act_.q, sl.size(last)), k, v, &keys, &d));
     if (d.restart) {
       if (!pass.fresh) return error(WT_ERR_INTERNAL, "a policy asked to restart during decode");
       *restart = d;
       return Status::ok();
     }
-    WT_TRY(attend(run, pass, l, attn, q, keys, d));
     if (pass.fresh) WT_TRY(keep_kv(run, pass, l, k, v, d));
-    if (fuse) {
-      WT_TRY(run.linear(x, flatten_heads(attn), w.wo, Tensor{}, {.accumulate = true}));
-    } else {
-      WT_TRY(run.linear(xn, flatten_heads(attn), w.wo, Tensor{}));
-    }
 
-    // Feed-forward block (its norm adds the attention output into x first). It works row by
-    // row, so a prompt's rows go through it in slices of the rows gate and up were planned
-    // for (ffn_rows(): a long prompt's [rows, n_ff] pair would be most of the arena).
-    {
-      const Tensor wts[2] = {w.w_gate, w.w_up};
-      const Tensor bias[2] = {};
-      if (fuse) {  // one row
-        const Tensor gate = first_rows(act_.gate, 1), up = first_rows(act_.up, 1);  // [1, n_ff]
-        const Tensor dst[2] = {gate, up};
-        if (run.fuses_glu()) {  // gate and up leave silu(gate) * up in gate
-          WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps, .glu = true}));
-          WT_TRY(run.linear(x, gate, w.w_down, Tensor{}, {.accumulate = true}));
-        } else {  // the down projection makes silu(gate) * up itself
-          WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps}));
-          WT_TRY(run.linear(x, up, w.w_down, Tensor{}, {.gate = gate, .accumulate = true}));
-        }
-      } else {
-        const int32_t slice = static_cast<int32_t>(act_.gate.ne[1]);
-        for (int32_t r0 = 0; r0 < rows; r0 += slice) {
-          const int32_t nr = std::min(slice, rows - r0);
-          const Tensor xs = rows_view(x, r0, nr), xns = rows_view(xn, r0, nr);        // [nr, n_embd]
-          const Tensor gate = first_rows(act_.gate, nr), up = first_rows(act_.up, nr);  // [nr, n_ff]
-          const Tensor dst[2] = {gate, up};
-          WT_TRY(run.rmsnorm(xns, xs, w.ffn_norm, hp.rms_eps, xns));
-          WT_TRY(run.linears(2, dst, xns, wts, bias));
-          WT_TRY(run.swiglu(gate, gate, up));
-          WT_TRY(run.linear(xns, gate, w.w_down, Tensor{}));
-        }
-        pending = true;
+    // Then slice by slice, the last first (its queries are made): the queries, attention over
+    // the keys, the output projection and the feed-forward block, which work row by row.
+    for (int32_t j = 0; j < sl.n; ++j) {
+      const int32_t i = j == 0 ? last : j - 1;
+      const int32_t r0 = sl.begin(i), nr = sl.size(i);
+      const Tensor xs = rows_view(x, r0, nr), xns = first_rows(xn, nr);  // [nr, n_embd]
+      const Tensor qs = first_rows(act_.q, nr);                           // [nr, n_head, head_dim]
+      const Tensor attn = first_rows(act_.attn, nr);                      // [nr, n_head, head_dim]
+      if (i != last) {  // several slices: nothing is pending
+        WT_TRY(run.rmsnorm(xns, xs, w.attn_norm, hp.rms_eps));
+        WT_TRY(run.linear(flatten_heads(qs), xns, w.wq, w.bq));
+        WT_TRY(run.rope(qs, Tensor{}, positions_ + r0, hp, rope_divisors_, angles));
       }
+      WT_TRY(attend(run, pass, l, attn, qs, keys, d, r0));
+      if (fuse) {
+        WT_TRY(run.linear(x, flatten_heads(attn), w.wo, Tensor{}, {.accumulate = true}));
+      } else {
+        WT_TRY(run.linear(xns, flatten_heads(attn), w.wo, Tensor{}));
+      }
+      WT_TRY(feed_forward(run, w, xs, xns, fuse, sl.n > 1));
     }
+    pending = !fuse && sl.n == 1;
 
     // Token-selective propagation: later layers see only the rows the policy keeps (of the
     // whole residual stream: the pending output is added first).
     if (pass.fresh && d.keep_rows && d.n_keep_rows < rows) {
       if (pending) WT_TRY(run.add(x, x, xn));
       pending = false;
-      WT_TRY(keep_rows(run, d, &x, &xn, &rows));
+      WT_TRY(keep_rows(run, d, xn, &x, &rows));
     }
     WT_TRY(check_continue(l, n));
   }
 
-  // Output head: every row when logits_all (unpruned passes), otherwise only the last.
+  // Output head: every row when logits_all (unpruned passes, in slices), otherwise only the last.
   const bool all = options_.logits_all && !pass.fresh;
-  const Tensor out_x = all ? x : row_view(x, rows - 1);  // [out rows, n_embd]
-  const Tensor out_xn = all ? xn : row_view(xn, rows - 1);
-  const Tensor logits = all ? rows_view(act_.logits, out_row0, rows) : first_rows(act_.logits, 1);  // [out rows, n_vocab]
-  if (fuse) {
-    WT_TRY(run.linear(logits, out_x, model_.output, Tensor{}, {.norm = model_.output_norm, .eps = hp.rms_eps}));
-  } else {
-    WT_TRY(run.rmsnorm(out_xn, out_x, model_.output_norm, hp.rms_eps, pending ? out_xn : Tensor{}));
-    WT_TRY(run.linear(logits, out_xn, model_.output, Tensor{}));
+  const int32_t out0 = all ? 0 : rows - 1;
+  const Slices out = slices(all ? rows : 1, slice_cap);
+  for (int32_t i = 0; i < out.n; ++i) {
+    const int32_t r0 = out0 + out.begin(i), nr = out.size(i);
+    const Tensor xs = rows_view(x, r0, nr);                                      // [nr, n_embd]
+    const Tensor xns = pending ? rows_view(xn, r0, nr) : first_rows(xn, nr);    // (pending: one slice)
+    const Tensor logits = all ? rows_view(act_.logits, out_row0 + out.begin(i), nr) : first_rows(act_.logits, 1);  // [nr, n_vocab]
+    if (fuse) {
+      WT_TRY(run.linear(logits, xs, model_.output, Tensor{}, {.norm = model_.output_norm, .eps = hp.rms_eps}));
+    } else {
+      WT_TRY(run.rmsnorm(xns, xs, model_.output_norm, hp.rms_eps, pending ? xns : Tensor{}));
+      WT_TRY(run.linear(logits, xns, model_.output, Tensor{}));
+    }
   }
   WT_TRY(step.end());
   WT_TRY(backend_->synchronize(Stream::compute));
   if (pass.paged && n > 1) WT_TRY(pass.paged->finish_prefill(bounded_from_layer()));
   last_rows_ = out_row0 + n;
   last_row_only_ = pass.fresh;
+  return Status::ok();
+}
+
+Status Context::feed_forward(OpRunner& run, const LayerWeights& w, const Tensor& x, const Tensor& xn, bool fuse,
+                             bool add_out) {
+  const Hparams& hp = model_.hp;
+  const Tensor wts[2] = {w.w_gate, w.w_up};
+  const Tensor bias[2] = {};
+  if (fuse) {  // one row
+    const Tensor gate = first_rows(act_.gate, 1), up = first_rows(act_.up, 1);  // [1, n_ff]
+    const Tensor dst[2] = {gate, up};
+    if (run.fuses_glu()) {  // gate and up leave silu(gate) * up in gate
+      WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps, .glu = true}));
+      return run.linear(x, gate, w.w_down, Tensor{}, {.accumulate = true});
+    }
+    // the down projection makes silu(gate) * up itself
+    WT_TRY(run.linears(2, dst, x, wts, bias, {.norm = w.ffn_norm, .eps = hp.rms_eps}));
+    return run.linear(x, up, w.w_down, Tensor{}, {.gate = gate, .accumulate = true});
+  }
+  const int32_t rows = static_cast<int32_t>(x.ne[1]), slice = static_cast<int32_t>(act_.gate.ne[1]);
+  for (int32_t r0 = 0; r0 < rows; r0 += slice) {
+    const int32_t nr = std::min(slice, rows - r0);
+    const Tensor xs = rows_view(x, r0, nr), xns = rows_view(xn, r0, nr);        // [nr, n_embd]
+    const Tensor gate = first_rows(act_.gate, nr), up = first_rows(act_.up, nr);  // [nr, n_ff]
+    const Tensor dst[2] = {gate, up};
+    WT_TRY(run.rmsnorm(xns, xs, w.ffn_norm, hp.rms_eps, xns));
+    WT_TRY(run.linears(2, dst, xns, wts, bias));
+    WT_TRY(run.swiglu(gate, gate, up));
+    WT_TRY(run.linear(xns, gate, w.w_down, Tensor{}));
+    if (add_out) WT_TRY(run.add(xs, xs, xns));
+  }
   return Status::ok();
 }
 

@@ -186,9 +186,8 @@ struct Greedy {
 
 // Prefill, then n_new argmax steps (end tokens included: the sequences are compared, not
 // the text). No doctest assertions: it also runs on worker threads.
-inline wt_status run_greedy(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new,
-                     Greedy* g, wt_kv_type kv_type = WT_KV_F32) {
-  const wt_context_params cp = greedy_params(pp, prompt.size(), n_new, kv_type);
+inline wt_status run_greedy(const wt_model* m, const wt_context_params& cp, const std::vector<wt_token>& prompt,
+                            int n_new, Greedy* g) {
   wt_context* ctx = nullptr;
   wt_model_info info;
   wt_status st = wt_model_get_info(m, &info);
@@ -208,6 +207,12 @@ inline wt_status run_greedy(const wt_model* m, const wt_prune_params& pp, const 
   }
   wt_context_free(ctx);
   return st;
+}
+
+// The same with greedy_params().
+inline wt_status run_greedy(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new,
+                            Greedy* g, wt_kv_type kv_type = WT_KV_F32) {
+  return run_greedy(m, greedy_params(pp, prompt.size(), n_new, kv_type), prompt, n_new, g);
 }
 
 inline Greedy greedy(const wt_model* m, const wt_prune_params& pp, const std::vector<wt_token>& prompt, int n_new,

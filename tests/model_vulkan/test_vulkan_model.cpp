@@ -232,6 +232,35 @@ TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (full KV)
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (FastKV)") { check_greedy(WT_PRUNE_FASTKV); }
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (ASL)") { check_greedy(WT_PRUNE_ASL); }
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (SlimInfer)") { check_greedy(WT_PRUNE_SLIMINFER); }
+// A pruned prompt is one pass whose layers run in slices of n_batch_rows rows (at least
+// twice the window: 16 rows here, as 14, 13 and 13), the last slice first (its queries are
+// the window's): the device's tokens, KV rows and hidden rows are the CPU's whole prompt's
+// (on the CPU slices give the same bits, tests/unit/test_batch_rows.cpp). FastKV drops rows
+// part-way (gathered in place a slice at a time), SlimInfer scores blocks by the last slice's
+// local queries. Sixteen tokens: the slices are the prefill's.
+TEST_CASE(WT_MODEL_BACKEND " model: a pruned prompt in slices gives the CPU's greedy tokens") {
+  wt_model* dev = device_model();
+  if (!dev) return;
+  const std::vector<wt_token> prompt = real_model().prompt(sizes().greedy_prompt);
+  const int n_tokens = 16;
+  for (const wt_prune_method m : {WT_PRUNE_FASTKV, WT_PRUNE_SLIMINFER}) {
+    const std::string name = wt_prune_method_name(m);
+    CAPTURE(name);
+    const wt_prune_params pp = method(m);
+    const Greedy want = greedy(real_model().model, pp, prompt, n_tokens);
+    wt_context_params cp = greedy_params(pp, prompt.size(), n_tokens, WT_KV_F32);
+    cp.n_batch_rows = 8;
+    Greedy got;
+    REQUIRE_MESSAGE(run_greedy(dev, cp, prompt, n_tokens, &got) == WT_OK, std::string(wt_last_error()));
+    CHECK(got.tokens == want.tokens);
+    CHECK(got.kv_rows == want.kv_rows);
+    CHECK(got.hidden_rows == want.hidden_rows);
+    int32_t fewest = static_cast<int32_t>(prompt.size());
+    for (int32_t r : want.hidden_rows) fewest = r > 0 ? std::min(fewest, r) : fewest;
+    if (m == WT_PRUNE_FASTKV) CHECK(fewest < static_cast<int32_t>(prompt.size()));
+  }
+}
+
 // decode_topk (no enumerator): window scores of each step's own row and a top-k of blocks.
 TEST_CASE(WT_MODEL_BACKEND " model: greedy tokens identical to the CPU (decode_topk)") {
   check_greedy(static_cast<wt_prune_method>(WT_PRUNE_FIRST_EXTENSION));

@@ -1,12 +1,13 @@
 // A prompt's rows go through the model n_batch_rows at a time (wt_context_params.n_batch_rows;
-// runtime/engine/context_layout.h, pass_rows() and ffn_rows()). Full KV runs a longer prompt
-// in passes of that many rows, each appending to the KV as a prompt given in parts would; a
-// pruned prompt, and any prompt with the KV pager, runs as one pass whose feed-forward block
-// goes in slices of that many rows. The activations are planned for those rows instead of
-// n_ctx. On the CPU the logits must be the same bits whatever the value: for full KV's passes
-// (every row's logits), the pager's slices, and a method that drops hidden rows part-way
-// (FastKV's token-selective propagation: the slices then cover fewer rows); the arena must
-// shrink by the rows not planned, and the progress callback must count the passes.
+// runtime/engine/context_layout.h, pass_rows(), slice_rows() and ffn_rows()). Full KV runs a
+// longer prompt in passes of that many rows, each appending to the KV as a prompt given in
+// parts would; a pruned prompt, and any prompt with the KV pager, runs as one pass whose
+// layers go in slices of that many rows (a policy's: at least twice its window). The
+// activations are planned for those rows instead of n_ctx (a pass of n_ctx: all but x, k and
+// v). On the CPU the logits must be the same bits whatever the value: for full KV's passes
+// (every row's logits), the pager's slices, and every method's slices (methods that drop
+// hidden rows part-way, skip rows' attention or restart included); the arena must shrink by
+// the rows not planned, and the progress callback must count the passes.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -88,11 +89,23 @@ TEST_CASE("model: passes and slices of n_batch_rows give the logits of the whole
   if (!wt::test::have_real_model()) return;
   const wt_model* m = wt::test::real_model().model;
   const std::vector<wt_token> prompt = wt::test::real_model().prompt(151);
-  wt_prune_params fastkv = wt_prune_default_params();
-  fastkv.method = WT_PRUNE_FASTKV;
-  fastkv.keep = 0.3f;  // with a window of 8 it prunes a prompt of 151 tokens
-  fastkv.window = 8;
-  for (const wt_prune_params& prune : {wt_prune_default_params(), fastkv}) {
+  // Every method: each asks other questions before attention (window scores, block scores, KV
+  // similarities, none) and acts on other things after it (KV rows, rows skipped, rows
+  // dropped, a restart), all of which must see the same values whatever the slices.
+  std::vector<wt_prune_method> methods;
+  for (const char* name : {"full", "streaming", "snapkv", "fastkv", "gemfilter", "asl", "claa", "sliminfer",
+                           "tokenfilter", "oracle", "decode_topk"}) {
+    wt_prune_method method;
+    REQUIRE(wt_prune_method_from_name(name, &method) == WT_OK);
+    methods.push_back(method);
+  }
+  for (const wt_prune_method method : methods) {
+    wt_prune_params prune = wt_prune_default_params();
+    prune.method = method;
+    if (method != WT_PRUNE_FULL) {
+      prune.keep = 0.3f;  // with a window of 8 it prunes a prompt of 151 tokens
+      prune.window = 8;
+    }
     CAPTURE(std::string(wt_prune_method_name(prune.method)));
     // n_ctx rows: one pass, one slice, as the model ran before passes and slices.
     int32_t fewest = 0;
@@ -102,8 +115,10 @@ TEST_CASE("model: passes and slices of n_batch_rows give the logits of the whole
     // Full KV: passes of 7 and 64 (a last pass shorter than the others); 1 and 2 (passes of
     // 3, the least: a one-row pass would run the kernels of decode steps, which round
     // differently; the last three rows as 2 and 2) and 150 (149 and 2, not 150 and 1, for the
-    // same reason); FastKV: feed-forward slices of as many. 0: the default
-    // (WT_BATCH_ROWS_DEFAULT, more than the prompt: one pass).
+    // same reason). A policy's pass: each layer in slices of as many (at least 16, twice the
+    // window, which the last slice must hold: 10 slices of 15 and 16 rows), the feed-forward
+    // block in slices of 7, 64 or 150; 150 rows: slices of 76 and 75. 0: the default
+    // (WT_BATCH_ROWS_DEFAULT, more than the prompt: one pass, one slice).
     for (const int32_t rows : {1, 2, 7, 64, 150, 0}) {
       CAPTURE(rows);
       const std::vector<float> sliced = run(m, prompt, 4, rows, prune, &fewest);
@@ -113,14 +128,15 @@ TEST_CASE("model: passes and slices of n_batch_rows give the logits of the whole
   }
 }
 
-TEST_CASE("model: with the KV pager a prompt is one pass and its feed-forward slices give the same bits (CPU)" *
+TEST_CASE("model: with the KV pager a prompt is one pass whose layers run in slices of the same bits (CPU)" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
   const wt_model* m = wt::test::real_model().model;
   const std::vector<wt_token> prompt = wt::test::real_model().prompt(151);
   // A pool of 3 blocks of 64 rows (one layer's, the least it takes). Passes would gather every
-  // layer's earlier rows back into the staging for each pass, so the prompt is one pass: the
-  // activations but gate and up are planned for n_ctx rows whatever n_batch_rows says.
+  // layer's earlier rows back into the staging for each pass, so the prompt is one pass, whose
+  // layers run in slices of n_batch_rows: x, k and v are planned for n_ctx rows whatever
+  // n_batch_rows says, xn, q, attn, gate and up for the slices.
   int32_t fewest = 0;
   const std::vector<float> whole = run(m, prompt, 4, 1 << 20, wt_prune_default_params(), &fewest, 3);
   for (const int32_t rows : {7, 64}) {
@@ -138,14 +154,17 @@ TEST_CASE("model: with the KV pager a prompt is one pass and its feed-forward sl
     REQUIRE_MESSAGE(wt_context_plan(m, &cp, &p) == WT_OK, std::string(wt_last_error()));
     return p.arena_bytes;
   };
-  // 64 rows against 1024: without the pager x, xn, q and attn (n_embd floats a row each) shrink
-  // with the passes, besides gate and up; with it only gate and up do, as in one pass.
-  const uint64_t attn_rows = 4 * static_cast<uint64_t>(info.n_embd) * 4 * (n_ctx - 64);
+  // 64 rows against 1024: without the pager every activation shrinks with the passes; with it
+  // all but x, k and v (the default model's rows: n_embd floats for x, xn, q and attn alike,
+  // n_head_kv x head_dim for k and for v, each a whole number of 64-byte lines).
+  const uint64_t kv = static_cast<uint64_t>(info.n_head_kv) * static_cast<uint64_t>(info.head_dim);
+  const uint64_t slice_rows = 3 * static_cast<uint64_t>(info.n_embd) * 4 * (n_ctx - 64);
+  const uint64_t pass_rows = (static_cast<uint64_t>(info.n_embd) + 2 * kv) * 4 * (n_ctx - 64);
   const uint64_t shrink = plan(1 << 20, 0) - plan(64, 0), paged_shrink = plan(1 << 20, 16) - plan(64, 16);
   CAPTURE(shrink);
   CAPTURE(paged_shrink);
-  CHECK(paged_shrink > 0);
-  CHECK(shrink - paged_shrink >= attn_rows);
+  CHECK(paged_shrink >= slice_rows);
+  CHECK(shrink - paged_shrink == pass_rows);
 }
 
 TEST_CASE("model: the progress callback counts full KV's passes up to 1" * doctest::test_suite("model")) {

@@ -110,19 +110,19 @@ TEST_CASE("planner: the plan's arena is the context's arena_bytes, tiny model") 
 }
 
 // Full KV's passes (wt_context_params.n_batch_rows) planned as the context allocates them:
-// the activations for 7 rows, or for the default's (more than n_ctx: n_ctx); a pruned
-// context's attention activations for n_ctx rows whatever it asks, its gate and up for 7.
+// the activations for 7 rows, or for the default's (more than n_ctx: n_ctx). A pruned
+// context's pass is the whole prompt: x, k and v for n_ctx rows whatever it asks; xn, q and
+// attn for its slices, at least twice SnapKV's window of 32 (64); gate and up for 7.
 TEST_CASE("planner: the rows of a pass are planned as the context allocates them on the tiny model") {
   const Model& m = *tiny().model;
   const ModelShape shape = model_shape_from_model(m);
   const Hparams& hp = m.hp;
-  // x, xn, q, attn, k, v, gate, up: f32 rows, each tensor 64-byte aligned
-  const auto rows_bytes = [&](uint64_t attn_rows, uint64_t ffn_rows) {
+  // f32 rows, each tensor 64-byte aligned: x, k, v for a pass; xn, q, attn for a slice; gate, up
+  const auto rows_bytes = [&](uint64_t pass, uint64_t slice, uint64_t ffn) {
     const uint64_t q = static_cast<uint64_t>(hp.n_head * hp.head_dim), kv = static_cast<uint64_t>(hp.n_head_kv * hp.head_dim);
-    uint64_t sum = 0;
-    for (const uint64_t w : {static_cast<uint64_t>(hp.n_embd), static_cast<uint64_t>(hp.n_embd), q, q, kv, kv})
-      sum += (attn_rows * w * 4 + 63) / 64 * 64;
-    return sum + 2 * ((ffn_rows * static_cast<uint64_t>(hp.n_ff) * 4 + 63) / 64 * 64);
+    const auto bytes = [](uint64_t rows, uint64_t width) { return (rows * width * 4 + 63) / 64 * 64; };
+    return bytes(pass, static_cast<uint64_t>(hp.n_embd)) + 2 * bytes(pass, kv) + bytes(slice, static_cast<uint64_t>(hp.n_embd)) +
+           2 * bytes(slice, q) + 2 * bytes(ffn, static_cast<uint64_t>(hp.n_ff));
   };
   const wt_prune_params snapkv = prune_params(WT_PRUNE_SNAPKV, 0.2f);
   uint64_t activations[2][2] = {};
@@ -144,10 +144,10 @@ TEST_CASE("planner: the rows of a pass are planned as the context allocates them
       activations[pruned][i] = p.arena.activations_bytes;
     }
   }
-  CHECK(activations[0][0] == rows_bytes(7, 7));
-  CHECK(activations[0][1] == rows_bytes(384, 384));
-  CHECK(activations[1][0] == rows_bytes(384, 7));
-  CHECK(activations[1][1] == rows_bytes(384, 384));
+  CHECK(activations[0][0] == rows_bytes(7, 7, 7));
+  CHECK(activations[0][1] == rows_bytes(384, 384, 384));
+  CHECK(activations[1][0] == rows_bytes(384, 64, 7));
+  CHECK(activations[1][1] == rows_bytes(384, 384, 384));
 }
 
 // A KV cache of f16 or q8_0 planned by type: half the f32 bytes, or 34 per 128, as the context

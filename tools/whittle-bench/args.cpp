@@ -33,7 +33,7 @@ const char* const kUsage =
     "          activations, CUDA's tensor cores from 64 prompt tokens; f32 = neither)\n"
     "          --list-methods (the library's methods and parameters)\n"
     "  rows:   --batch-rows 0,512 (wt_context_params.n_batch_rows: every method in each; 0 = the default,\n"
-    "          2048; prompt rows at once: full KV's passes, a pruned prompt's feed-forward slices;\n"
+    "          2048; prompt rows at once: full KV's passes, the slices of a pruned prompt's layers;\n"
     "          --ffn-rows, its name until 2026-12-04, is the same)\n"
     "  pager:  --pager (resident vs the copying pager's async and sync swaps vs the pager in place,\n"
     "          where memory is unified)  --kv-device 0.25 (device pool share of the KV)  --kv-block 64\n"

@@ -105,9 +105,9 @@ void usage(FILE* out, const char* argv0) {
                "             always uses f32 activations\n"
                "  --kv-type  the KV cache's type (default f16: half the KV's memory of f32, and of\n"
                "             what decode reads per token; q8_0 keeps 0.27 of it)\n"
-               "  --batch-rows N  prompt rows that go through the model at once (default 0: %d;\n"
-               "             a pruned prompt's attention runs whole); the activations are\n"
-               "             planned for this many rows, not n_ctx (--ffn-rows: the same)\n"
+               "  --batch-rows N  prompt rows that go through the model at once (default 0: %d);\n"
+               "             the activations are planned for this many rows, not n_ctx (a\n"
+               "             pruned prompt's x, k and v for all of them; --ffn-rows: the same)\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
