@@ -394,6 +394,41 @@ TEST_CASE("planner: KV rows per layer are what a pruned prefill and its decodes 
   }
 }
 
+// GemFilter's first pass keeps every row only in the layers before its filter layer: it
+// restarts at that layer's decision, before the layer writes KV, and the re-prefill keeps the
+// top tokens in every layer. So the layers from the filter layer on are planned for the top
+// tokens (they were planned for every prompt row, as if the first pass went through them), and
+// the prefill and its decodes run in exactly that.
+TEST_CASE("planner: GemFilter plans every prompt row only for the layers before its filter layer") {
+  const Model& m = *tiny().model;
+  const ModelShape shape = model_shape_from_model(m);
+  const int32_t n_ctx = 384, n_new = 6, n_prompt = n_ctx - n_new;
+  std::vector<int32_t> prompt(static_cast<size_t>(n_prompt));
+  for (int32_t i = 0; i < n_prompt; ++i) prompt[i] = (i * 37 + 11) % 256;
+  ContextOptions co;
+  co.n_ctx = n_ctx;
+  co.n_threads = 2;
+  co.prune = prune_params(WT_PRUNE_GEMFILTER, 0.25f);
+  co.max_new_tokens = n_new;
+  std::unique_ptr<Context> ctx;
+  REQUIRE(Context::create(m, co, &ctx).is_ok());
+  const int32_t filter = ctx->prune_params().layer;  // resolved: 0.4 of the depth
+  REQUIRE(filter > 0);
+  REQUIRE(filter < m.hp.n_layer);
+  const Plan p = plan_for(shape, n_ctx, n_new, co.prune);
+  CHECK(p.arena.kv_bytes == ctx->stats().kv_bytes);
+  REQUIRE(ctx->prefill(prompt.data(), n_prompt).is_ok());
+  const int32_t top = ctx->kv_len(0);  // the re-prefill's tokens, kept in every layer
+  CHECK(top < n_prompt);
+  for (int32_t l = 0; l < m.hp.n_layer; ++l) {
+    CAPTURE(l);
+    CHECK(ctx->kv_len(l) == top);
+    CHECK(p.kv_rows[l] == (l < filter ? n_prompt : top) + n_new);
+  }
+  for (int32_t t = 0; t < n_new; ++t) REQUIRE(ctx->decode(t + 40).is_ok());
+  for (int32_t l = filter; l < m.hp.n_layer; ++l) CHECK(ctx->kv_len(l) == p.kv_rows[l]);
+}
+
 TEST_CASE("planner: fits / does not fit arithmetic on a synthetic board") {
   const ModelShape shape = model_shape_from_model(*tiny().model);
   const wt_prune_params pp = prune_params(WT_PRUNE_FASTKV, 0.1f);

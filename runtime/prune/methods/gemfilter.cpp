@@ -54,8 +54,12 @@ class GemFilter final : public ScoredPolicy {
   }
 
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, top_k(n_prompt)); }
-  // The first pass keeps every row up to the filter layer before it restarts.
-  int32_t kv_peak(int32_t, int32_t n_prompt) const override { return n_prompt; }
+  // The first pass keeps every row in the layers before the filter layer; it restarts at the
+  // filter layer's decision, before that layer writes any KV, so the layers from it on never
+  // hold more than the re-prefill's tokens.
+  int32_t kv_peak(int32_t l, int32_t n_prompt) const override {
+    return l < p_.layer ? n_prompt : kv_budget(l, n_prompt);
+  }
 
  private:
   int32_t top_k(int32_t n) const { return std::min(n, prune_budget(p_, n, p_.gemfilter_keep_window ? p_.window : 1)); }
