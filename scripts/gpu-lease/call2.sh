@@ -48,11 +48,12 @@ ab WT_CUDA_ROW_COLS "1 0 8" ab-row-cols.txt -p 512 -n 128 -r 3 --backend cuda
 # per block and plane as before (WT_PAGER_MERGE=0; 2026-11-28: 1640 -> 276 copies a token
 # for full KV with a quarter pool at 2048).
 ab WT_PAGER_MERGE "1 0" pager-kv-types-cuda.txt --pager -p 2048 -n 32 -r 1 --kv-type f32,f16 --backend cuda
-# Prompt passes and feed-forward slices (wt_context_params.n_batch_rows; 2026-12-04, never on
-# a GPU): the default (2048), 512 and the whole prompt in one run. CUDA's prompt matmuls
-# dequantize each weight once per call, so each pass or slice costs that again; this says
-# whether 2048 costs anything.
-/root/build/tools/whittle-bench -m $M -p 8192 -n 4 -r 3 --batch-rows 0,512,1048576 --backend cuda 2>&1 |
+# Full KV's prompt passes and the slices of a pruned prompt's layers
+# (wt_context_params.n_batch_rows; 2026-12-04, never on a GPU): the default (2048), 512 and
+# the whole prompt in one run. CUDA's prompt matmuls dequantize each weight once per call, so
+# each pass or slice costs that again; this says whether 2048 costs anything.
+/root/build/tools/whittle-bench -m $M -p 8192 -n 4 -r 3 --method full,fastkv,gemfilter --keep 0.1 \
+  --batch-rows 0,512,1048576 --backend cuda 2>&1 |
   grep -E '^\| [0-9]' | tee $OUT/batch-rows-cuda.txt
 # Vulkan's fused one-row matmuls (its GPU kernels: norm, gate, biases, accumulate; never
 # measured on a GPU, docs/results/vulkan.md) off and on, the same build (WT_VK_FUSE),
