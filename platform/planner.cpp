@@ -148,7 +148,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
            ? "x, xn, q, k, v, attn for " + std::to_string(pass_rows(in)) + " rows; gate, up for " +
                  std::to_string(ffn_rows(in)) + " rows"
            : "x, k, v for " + std::to_string(pass_rows(in)) + " rows; xn, q, attn for " +
-                 std::to_string(slice_rows(in)) + "; gate, up for " + std::to_string(ffn_rows(in))},
+                 std::to_string(slice_rows(in)) + " rows; gate, up for " + std::to_string(ffn_rows(in)) + " rows"},
       {"logits", board.unified ? p.arena.logits_bytes : 0,
        std::string(req.logits_all ? "every row" : "the last row") +
            (board.unified ? "" : ": pinned host memory (" + mib(p.arena.logits_bytes) + "), not device memory")},

@@ -36,7 +36,7 @@ struct ContextOptions {
   // otherwise a unified backend's pager works in place (paged_kv.h).
   bool kv_pager_copy = false;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (the backend's BackendCaps::kv_types)
-  int32_t n_batch_rows = 0;    // prompt rows at once (pass_rows(), ffn_rows()); 0: the default
+  int32_t n_batch_rows = 0;    // prompt rows at once (pass_rows(), slice_rows(), ffn_rows()); 0: the default
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();

@@ -119,11 +119,14 @@ int32_t slice_rows(const ArenaInputs& in) {
     const int64_t logit_rows = rows_per_binding(limit, sizeof(float) * static_cast<size_t>(hp.n_vocab));
     if (in.n_logit_rows > 1 && logit_rows >= 3) rows = std::min(rows, logit_rows);
   }
-  // A policy's observation reads the queries of the prompt's last rows (its window, or
-  // SlimInfer's local query rows), which must lie in the last slice; slices are at least half
-  // this many rows (forward_llama.cpp), so twice them. x holds n_ctx rows under the same
-  // bindings, so as many as these fit too.
-  if (in.prune) rows = std::max<int64_t>(rows, 2 * static_cast<int64_t>(std::max(in.prune->window, in.prune->slim_query)));
+  // A policy's observation reads the queries of the prompt's last rows (its window, at most
+  // the resolved window, or SlimInfer's local query rows), which must lie in the last slice;
+  // slices are at least half this many rows (forward_llama.cpp), so twice them. (A few dozen
+  // rows: a binding that holds x's n_ctx rows holds them, unless q is far wider than x.)
+  if (in.prune) {
+    const int32_t query_rows = in.prune->method == WT_PRUNE_SLIMINFER ? in.prune->slim_query : 0;
+    rows = std::max<int64_t>(rows, 2 * static_cast<int64_t>(std::max(in.prune->window, query_rows)));
+  }
   return static_cast<int32_t>(std::clamp<int64_t>(rows, 1, in.n_ctx));
 }
 

@@ -61,8 +61,8 @@ struct ArenaInputs {
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0
-  int32_t n_batch_rows = 0;    // wt_context_params.n_batch_rows as asked (0: the default); pass_rows()
-                               // and ffn_rows() resolve it
+  int32_t n_batch_rows = 0;    // wt_context_params.n_batch_rows as asked (0: the default); pass_rows(),
+                               // slice_rows() and ffn_rows() resolve it
 };
 
 // Rows one forward pass runs, which x, k and v are planned for. n_ctx where a pruning policy

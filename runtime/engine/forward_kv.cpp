@@ -85,7 +85,9 @@ Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor&
     return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0 + row0, .scale = scale,
                           .skip_rows = d.skip_rows ? d.skip_rows + row0 : nullptr, .key_rows = d.attend_rows,
                           .n_key_rows = d.n_attend_rows});
-  // Paged attention: the keys are device-pool rows slot * B + offset, in logical order.
+  // Paged attention (a decode step, row0 0): the keys are device-pool rows slot * B + offset,
+  // in logical order.
+  if (row0 != 0) return error(WT_ERR_INTERNAL, "a paged decode step's row is its pass's first");
   PagedKv* paged = pass.paged;
   const int32_t n_keys = d.attend_rows ? d.n_attend_rows : keys.kv0 + 1;
   WT_TRY(paged->require(l, d.attend_rows, n_keys));
@@ -177,7 +179,8 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
       if (req.window < 1 || req.window > q.ne[2] || req.n_cols < 1 || req.n_cols > n_keys ||
           n_out * hp.n_head * req.n_cols > static_cast<int64_t>(score_capacity_))
         return error(WT_ERR_INTERNAL, "window scores: W " + std::to_string(req.window) + ", " +
-                                          std::to_string(req.n_cols) + " columns over " + std::to_string(n) + " rows");
+                                          std::to_string(req.n_cols) + " columns over " + std::to_string(n) +
+                                          " rows, the last " + std::to_string(q.ne[2]) + " of them with queries");
       const int64_t ne[3] = {req.n_cols, hp.n_head, n_out};
       const Tensor raw = make_tensor(scores_, DType::f32, 3, ne);  // [n_out, n_head, n_cols]
       WT_TRY(run.window_scores(raw, q, k, req, n_keys, 1.0f / std::sqrt(static_cast<float>(hp.head_dim))));

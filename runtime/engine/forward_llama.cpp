@@ -109,26 +109,34 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       v = rows_view(v_cache_[static_cast<size_t>(l)], kv0, rows);
     }
 
-    // Attention block: first every slice's keys and values (attention and the policy read
-    // them all), and the last slice's queries (a policy's window is the last rows).
-    for (int32_t i = 0; i < sl.n; ++i) {
+    // A slice's projections (unfused): its norm (adding a pending output), then its queries,
+    // its keys and values, or both, with their biases, then rope.
+    const auto project = [&](int32_t i, bool with_q, bool with_kv) -> Status {
       const int32_t r0 = sl.begin(i), nr = sl.size(i);
       const Tensor xs = rows_view(x, r0, nr), xns = first_rows(xn, nr);  // [nr, n_embd]
-      const Tensor ks = rows_view(k, r0, nr), vs = rows_view(v, r0, nr);  // [nr, n_head_kv, head_dim]
       const Tensor qs = first_rows(act_.q, nr);                           // [nr, n_head, head_dim]
-      const bool with_q = i == last;
+      const Tensor ks = rows_view(k, r0, nr), vs = rows_view(v, r0, nr);  // [nr, n_head_kv, head_dim]
       const Tensor dst[3] = {flatten_heads(qs), flatten_heads(ks), flatten_heads(vs)};
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
-      const int first = with_q ? 0 : 1;  // without the queries: K and V only
-      if (fuse) {  // one row: the norm, the biases and (fuse_rope) rope in the same launch
-        const RopeOp rope = fuse_rope ? rope_op(qs, ks, positions_, hp, rope_divisors_, angles) : RopeOp{};
-        WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
-      } else {
-        WT_TRY(run.rmsnorm(xns, xs, w.attn_norm, hp.rms_eps, pending ? xns : Tensor{}));
-        WT_TRY(run.linears(3 - first, dst + first, xns, wts + first, bias + first));
-      }
-      if (!fuse_rope) WT_TRY(run.rope(with_q ? qs : ks, with_q ? ks : Tensor{}, positions_ + r0, hp, rope_divisors_, angles));
+      const int first = with_q ? 0 : 1, count = (with_q ? 1 : 0) + (with_kv ? 2 : 0);
+      WT_TRY(run.rmsnorm(xns, xs, w.attn_norm, hp.rms_eps, pending ? xns : Tensor{}));
+      WT_TRY(run.linears(count, dst + first, xns, wts + first, bias + first));
+      return run.rope(with_q ? qs : ks, with_q && with_kv ? ks : Tensor{}, positions_ + r0, hp, rope_divisors_, angles);
+    };
+
+    // Attention block: first every slice's keys and values (attention and the policy read
+    // them all), and the last slice's queries (a policy's window is the last rows).
+    if (fuse) {  // one row: the norm, the biases and (fuse_rope) rope in the same launch
+      const Tensor q = first_rows(act_.q, 1);  // [1, n_head, head_dim]
+      const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
+      const Tensor wts[3] = {w.wq, w.wk, w.wv};
+      const Tensor bias[3] = {w.bq, w.bk, w.bv};
+      const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_, angles) : RopeOp{};
+      WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
+      if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_, angles));
+    } else {
+      for (int32_t i = 0; i < sl.n; ++i) WT_TRY(project(i, i == last, true));
     }
     LayerKeys keys;  // what attention reads: the layer's KV with this pass's rows
     WT_TRY(append_kv(run, pass, l, k, v, &keys));
@@ -149,11 +157,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor xs = rows_view(x, r0, nr), xns = first_rows(xn, nr);  // [nr, n_embd]
       const Tensor qs = first_rows(act_.q, nr);                           // [nr, n_head, head_dim]
       const Tensor attn = first_rows(act_.attn, nr);                      // [nr, n_head, head_dim]
-      if (i != last) {  // several slices: nothing is pending
-        WT_TRY(run.rmsnorm(xns, xs, w.attn_norm, hp.rms_eps));
-        WT_TRY(run.linear(flatten_heads(qs), xns, w.wq, w.bq));
-        WT_TRY(run.rope(qs, Tensor{}, positions_ + r0, hp, rope_divisors_, angles));
-      }
+      if (i != last) WT_TRY(project(i, true, false));  // several slices: nothing is pending
       WT_TRY(attend(run, pass, l, attn, qs, keys, d, r0));
       if (fuse) {
         WT_TRY(run.linear(x, flatten_heads(attn), w.wo, Tensor{}, {.accumulate = true}));
@@ -167,17 +171,20 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     // Token-selective propagation: later layers see only the rows the policy keeps (of the
     // whole residual stream: the pending output is added first).
     if (pass.fresh && d.keep_rows && d.n_keep_rows < rows) {
-      if (pending) WT_TRY(run.add(x, x, xn));
+      if (pending) WT_TRY(run.add(x, x, first_rows(xn, rows)));
       pending = false;
       WT_TRY(keep_rows(run, d, xn, &x, &rows));
     }
     WT_TRY(check_continue(l, n));
   }
 
-  // Output head: every row when logits_all (unpruned passes, in slices), otherwise only the last.
+  // Output head: every row when logits_all (unpruned passes, in slices, each no more rows of
+  // logits than one binding holds: a policy's slices may be longer), otherwise only the last.
   const bool all = options_.logits_all && !pass.fresh;
   const int32_t out0 = all ? 0 : rows - 1;
-  const Slices out = slices(all ? rows : 1, slice_cap);
+  const size_t limit = backend_->caps().max_binding_bytes;  // 0: no limit
+  const int64_t logit_rows = limit > 0 ? rows_per_binding(limit, sizeof(float) * static_cast<size_t>(hp.n_vocab)) : slice_cap;
+  const Slices out = slices(all ? rows : 1, static_cast<int32_t>(std::clamp<int64_t>(logit_rows, 1, slice_cap)));
   for (int32_t i = 0; i < out.n; ++i) {
     const int32_t r0 = out0 + out.begin(i), nr = out.size(i);
     const Tensor xs = rows_view(x, r0, nr);                                      // [nr, n_embd]

@@ -146,8 +146,9 @@ inline std::unique_ptr<wt_model> model_on(std::unique_ptr<wt::Backend> device) {
 }
 #endif
 
-inline wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t n_ctx, bool logits_all,
-                     wt_matmul_mode mode = WT_MATMUL_F32) {
+// make_ctx's parameters.
+inline wt_context_params ctx_params(const wt_prune_params& pp, size_t n_ctx, bool logits_all,
+                                    wt_matmul_mode mode = WT_MATMUL_F32) {
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = static_cast<int32_t>(n_ctx);
   cp.n_threads = 2;
@@ -159,9 +160,18 @@ inline wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t
   // where the pair straddles a step (one f16 step is 1e-3 relative); the f16 cases compare
   // greedy tokens (greedy_params).
   cp.kv_type = WT_KV_F32;
+  return cp;
+}
+
+inline wt_context* make_ctx(const wt_context_params& cp, const wt_model* m) {
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
   return ctx;
+}
+
+inline wt_context* make_ctx(const wt_model* m, const wt_prune_params& pp, size_t n_ctx, bool logits_all,
+                            wt_matmul_mode mode = WT_MATMUL_F32) {
+  return make_ctx(ctx_params(pp, n_ctx, logits_all, mode), m);
 }
 
 inline int32_t argmax(const float* v, int32_t n) { return static_cast<int32_t>(std::max_element(v, v + n) - v); }

@@ -56,12 +56,18 @@ struct LogitsDiff {
   int argmax_diff = 0, non_finite = 0;
 };
 
-LogitsDiff compare_prompt(const wt_model* cpu, const wt_model* dev, const std::vector<wt_token>& prompt) {
+// dev_kv_blocks > 0: the device's context keeps its KV through the pager with that many
+// blocks of 8 rows (its prompt is then one pass, its layers and output head in slices).
+LogitsDiff compare_prompt(const wt_model* cpu, const wt_model* dev, const std::vector<wt_token>& prompt,
+                          int32_t dev_kv_blocks = 0) {
   wt_model_info info;
   REQUIRE(wt_model_get_info(cpu, &info) == WT_OK);
   const wt_prune_params full = wt_prune_default_params();
   wt_context* a = make_ctx(cpu, full, prompt.size() + 4, true);
-  wt_context* b = make_ctx(dev, full, prompt.size() + 4, true);
+  wt_context_params pb = ctx_params(full, prompt.size() + 4, true);
+  pb.kv_device_blocks = dev_kv_blocks;
+  pb.kv_block_tokens = 8;
+  wt_context* b = make_ctx(pb, dev);
   REQUIRE_MESSAGE(wt_context_prefill(a, prompt.data(), prompt.size()) == WT_OK, std::string(wt_last_error()));
   REQUIRE_MESSAGE(wt_context_prefill(b, prompt.data(), prompt.size()) == WT_OK, std::string(wt_last_error()));
   // Every prompt row, then one decode step (the decode path: attention_decode, KV append).
@@ -161,6 +167,10 @@ TEST_CASE("vulkan model: tensors larger than one binding run in row ranges and m
     if (!dev) return;
     check_diff(compare_prompt(real_model().model, dev.get(), real_model().prompt(sizes().logit_prompt[0])),
                "bindings of 4 MiB");
+    // With the pager a prompt is one pass: every row's logits (49152 floats a row) go out in
+    // slices of the 21 rows a binding holds, here 60 rows as 20, 20 and 20.
+    check_diff(compare_prompt(real_model().model, dev.get(), real_model().prompt(60), 16),
+               "bindings of 4 MiB with the pager and every row's logits");
   }
   const std::unique_ptr<wt_model> dev = model_with_bindings_of(size_t{256} << 10);
   REQUIRE(dev);

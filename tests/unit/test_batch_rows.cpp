@@ -128,6 +128,51 @@ TEST_CASE("model: passes and slices of n_batch_rows give the logits of the whole
   }
 }
 
+// A prompt given after a pruned one appends to the KV as one pass of its rows, in slices
+// (its policy asks nothing then); with an f32 cache the K and V matmuls write each slice's
+// rows straight into the cache. Its logits and the decode steps' must be the same bits as
+// in one slice.
+TEST_CASE("model: a prompt after a pruned one runs in slices over an f32 cache bit for bit (CPU)" *
+          doctest::test_suite("model")) {
+  if (!wt::test::have_real_model()) return;
+  const wt_model* m = wt::test::real_model().model;
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(m, &info) == WT_OK);
+  const std::vector<wt_token> text = wt::test::real_model().prompt(191);
+  const auto logits_after = [&](const wt_prune_params& prune, int32_t n_batch_rows) {
+    wt_context_params cp = params(200, n_batch_rows, prune);
+    cp.kv_type = WT_KV_F32;
+    wt_context* ctx = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
+    // 151 tokens pruned, then 40 more appended (as 14, 13 and 13 at n_batch_rows 7: slices of
+    // at least twice the window of 8).
+    REQUIRE_MESSAGE(wt_context_prefill(ctx, text.data(), 151) == WT_OK, std::string(wt_last_error()));
+    REQUIRE_MESSAGE(wt_context_prefill(ctx, text.data() + 151, 40) == WT_OK, std::string(wt_last_error()));
+    std::vector<float> out;
+    for (int i = 0; i < 4; ++i) {
+      const float* l = nullptr;
+      REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+      out.insert(out.end(), l, l + info.n_vocab);
+      int32_t best = 0;
+      for (int32_t t = 1; t < info.n_vocab; ++t)
+        if (l[t] > l[best]) best = t;
+      REQUIRE_MESSAGE(wt_context_decode(ctx, best) == WT_OK, std::string(wt_last_error()));
+    }
+    wt_context_free(ctx);
+    return out;
+  };
+  for (const wt_prune_method method : {WT_PRUNE_SNAPKV, WT_PRUNE_FASTKV}) {
+    wt_prune_params prune = wt_prune_default_params();
+    prune.method = method;
+    prune.keep = 0.3f;
+    prune.window = 8;
+    CAPTURE(std::string(wt_prune_method_name(method)));
+    const std::vector<float> whole = logits_after(prune, 1 << 20), sliced = logits_after(prune, 7);
+    REQUIRE(sliced.size() == whole.size());
+    CHECK(std::memcmp(sliced.data(), whole.data(), sizeof(float) * whole.size()) == 0);
+  }
+}
+
 TEST_CASE("model: with the KV pager a prompt is one pass whose layers run in slices of the same bits (CPU)" *
           doctest::test_suite("model")) {
   if (!wt::test::have_real_model()) return;
