@@ -167,6 +167,7 @@ Status Context::allocate() {
   n_logit_rows_ = options_.logits_all ? n_ctx_ : 1;
   ArenaInputs in;
   WT_TRY(arena_inputs(&in));
+  output_rows_ = output_rows(in);
 
   // The same layout twice: measure, then place.
   const ArenaBytes bytes = lay_out_arena(in, ArenaBases{}, nullptr);

@@ -280,6 +280,7 @@ class Context {
   int32_t n_ctx_ = 0;
   int32_t n_past_ = 0;
   int32_t n_logit_rows_ = 0;  // rows the logits buffer holds
+  int32_t output_rows_ = 1;   // rows the output head runs at once (output_rows())
   int32_t last_rows_ = 0;     // rows of the last prefill/decode (0: no logits yet)
   bool last_row_only_ = false;  // the last prefill was pruned: only its last row has logits
   ContextStats stats_;

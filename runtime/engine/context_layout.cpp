@@ -89,6 +89,12 @@ size_t workspace_for(const ArenaInputs& in, int64_t rows) {
   return need;
 }
 
+// Rows of f32 logits one binding of the backend holds (0: no limit).
+int64_t logit_rows_per_binding(const ArenaInputs& in) {
+  const size_t limit = in.backend->caps().max_binding_bytes;
+  return limit > 0 ? rows_per_binding(limit, sizeof(float) * static_cast<size_t>(in.hp->n_vocab)) : 0;
+}
+
 // wt_context_params.n_batch_rows resolved: the default for 0, at most n_ctx.
 int64_t batch_rows(const ArenaInputs& in) {
   return std::min<int64_t>(in.n_batch_rows > 0 ? in.n_batch_rows : WT_BATCH_ROWS_DEFAULT, in.n_ctx);
@@ -116,7 +122,7 @@ int32_t slice_rows(const ArenaInputs& in) {
   if (limit > 0) {
     const size_t widest = static_cast<size_t>(std::max(hp.n_embd, hp.n_head * hp.head_dim));  // x, q
     rows = std::min(rows, rows_per_binding(limit, sizeof(float) * widest));
-    const int64_t logit_rows = rows_per_binding(limit, sizeof(float) * static_cast<size_t>(hp.n_vocab));
+    const int64_t logit_rows = logit_rows_per_binding(in);
     if (in.n_logit_rows > 1 && logit_rows >= 3) rows = std::min(rows, logit_rows);
   }
   // A policy's observation reads the queries of the prompt's last rows (its window, at most
@@ -128,6 +134,11 @@ int32_t slice_rows(const ArenaInputs& in) {
     rows = std::max<int64_t>(rows, 2 * static_cast<int64_t>(std::max(in.prune->window, query_rows)));
   }
   return static_cast<int32_t>(std::clamp<int64_t>(rows, 1, in.n_ctx));
+}
+
+int32_t output_rows(const ArenaInputs& in) {
+  const int64_t rows = slice_rows(in), logit_rows = logit_rows_per_binding(in);
+  return static_cast<int32_t>(logit_rows > 0 ? std::clamp<int64_t>(logit_rows, 1, rows) : rows);
 }
 
 int32_t ffn_rows(const ArenaInputs& in) {

@@ -84,6 +84,10 @@ int32_t pass_rows(const ArenaInputs& in);
 // observation reads the last slice's queries).
 int32_t slice_rows(const ArenaInputs& in);
 
+// Rows the output head runs at once with logits_all: slice_rows(), but no more rows of logits
+// than one binding of the backend holds (a policy's slices may be longer), at least 1.
+int32_t output_rows(const ArenaInputs& in);
+
 // Rows the feed-forward block runs at once, which its gate and up activations are planned
 // for: n_batch_rows (0: WT_BATCH_ROWS_DEFAULT), at most slice_rows(), and at most what one
 // binding of the backend holds of them (a device with a small maxStorageBufferRange); at

@@ -178,13 +178,11 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     WT_TRY(check_continue(l, n));
   }
 
-  // Output head: every row when logits_all (unpruned passes, in slices, each no more rows of
-  // logits than one binding holds: a policy's slices may be longer), otherwise only the last.
+  // Output head: every row when logits_all (unpruned passes, in slices of output_rows()),
+  // otherwise only the last.
   const bool all = options_.logits_all && !pass.fresh;
   const int32_t out0 = all ? 0 : rows - 1;
-  const size_t limit = backend_->caps().max_binding_bytes;  // 0: no limit
-  const int64_t logit_rows = limit > 0 ? rows_per_binding(limit, sizeof(float) * static_cast<size_t>(hp.n_vocab)) : slice_cap;
-  const Slices out = slices(all ? rows : 1, static_cast<int32_t>(std::clamp<int64_t>(logit_rows, 1, slice_cap)));
+  const Slices out = slices(all ? rows : 1, output_rows_);
   for (int32_t i = 0; i < out.n; ++i) {
     const int32_t r0 = out0 + out.begin(i), nr = out.size(i);
     const Tensor xs = rows_view(x, r0, nr);                                      // [nr, n_embd]
