@@ -361,12 +361,13 @@ typedef struct wt_prune_params {
                           proportional budget (KV budget, TSP length, GemFilter K, ASL K_sel,
                           SlimInfer's last stage, streaming's total)                      */
   int32_t budget;      /* > 0: constant budget C in tokens instead of keep * L            */
-  int32_t window;      /* W, the observation window; 0 = method default (SnapKV/ASL 32,
-                          FastKV/CLAA/oracle 8). SnapKV, FastKV, CLAA and ASL use at
-                          most half the budget of each prompt (at least 1)               */
-  int32_t pool_kernel; /* odd; 0 = method default (SnapKV/FastKV/CLAA/ASL 31: keeps whole
-                          spans; GemFilter 5; oracle 13; 7 elsewhere)                    */
-  wt_pool_kind pool;   /* default: max for SnapKV/FastKV, avg for the others             */
+  int32_t window;      /* W, the observation window; 0 = method default (SnapKV/ASL/
+                          GemFilter 32, FastKV/CLAA/oracle 8). SnapKV, FastKV, CLAA, ASL
+                          and GemFilter use at most half the budget of each prompt (at
+                          least 1)                                                        */
+  int32_t pool_kernel; /* odd; 0 = method default (SnapKV/FastKV/CLAA/ASL/GemFilter 31:
+                          keeps whole spans; oracle 13; 7 elsewhere)                      */
+  wt_pool_kind pool;   /* default: max for SnapKV/FastKV/GemFilter, avg for the others   */
   int32_t layer;       /* FastKV TSP / CLAA pruning / GemFilter filter layer; -1 = default
                           (the paper's layer scaled to the model depth: 15/32, 13/32)     */
   /* FastKV */

@@ -26,7 +26,7 @@ const PruneParamSpec kShared[] = {
     {"budget", PruneParamType::i32, offsetof(wt_prune_params, budget), 0, {0, kInf}, true,
      "> 0: a constant budget in tokens instead of keep * L (0 = keep * L)"},
     {"window", PruneParamType::i32, offsetof(wt_prune_params, window), 0, {1, kInf}, true,
-     "W, the observation window in tokens; 0 = the method's default (SnapKV, FastKV, CLAA, ASL: at most half the budget)"},
+     "W, the observation window in tokens; 0 = the method's default (SnapKV, FastKV, CLAA, ASL, GemFilter: at most half the budget)"},
     {"pool_kernel", PruneParamType::i32, offsetof(wt_prune_params, pool_kernel), 0, {1, kInf}, true,
      "odd pooling kernel over the scores; 0 = the method's default"},
     {"pool", PruneParamType::pool, offsetof(wt_prune_params, pool), WT_POOL_DEFAULT, {}, false,

@@ -50,7 +50,8 @@ METHOD_PARAMS = {
     "snapkv": dict(keep=KEEP, window=32, pool_kernel=31, pool="max", per_query_head=False),
     "fastkv": dict(keep=KEEP, tsp_layer=15, window=8, pool_kernel=31, pool="max",
                    retain_rate=KEEP, tsp_rate=2 * KEEP),
-    "gemfilter": dict(keep=KEEP, filter_layer=12, pool_kernel=5),
+    "gemfilter": dict(keep=KEEP, filter_layer=12, pool_kernel=5, window_scores=False),
+    "gemfilter_window": dict(keep=KEEP, filter_layer=12, pool_kernel=31, pool="max", window=32, window_scores=True),
     "claa": dict(keep=KEEP, prune_layer=15, n_agg=4, min_layer=4, window=8, pool_kernel=31, pool="avg"),
     "asl": dict(keep=KEEP, tau=0.3, min_layer=10, obs_layers=8, window=32, pool_kernel=31, pool="avg",
                 kv_topk=True),
@@ -62,6 +63,7 @@ METHOD_PARAMS = {
     "decode_topk_bounds": dict(keep=KEEP, block=16, steps=4, bounds=True),
 }
 METHOD_FUNCS = {"snapkv": pr.snapkv, "fastkv": pr.fastkv, "gemfilter": pr.gemfilter,
+                "gemfilter_window": pr.gemfilter,
                 "claa": pr.claa, "asl": pr.asl, "streaming": pr.streaming, "sliminfer": pr.sliminfer,
                 "tokenfilter": pr.tokenfilter, "decode_topk": pr.decode_topk,
                 "decode_topk_bounds": pr.decode_topk}

@@ -225,6 +225,9 @@ def window_scores(st: LayerState, window: int, pool_kernel: int, pool: str) -> n
     return pool1d(s, pool_kernel, pool)
 
 
+window_scores_fn = window_scores  # for gemfilter, whose switch of that name shadows it
+
+
 def group_sum(s_q: np.ndarray, n_head_kv: int) -> np.ndarray:
     """(H, n) -> (Hkv, n): sum over the G query heads of each KV head (FastKV/ASL/CLAA:
     attn_cache.view(bsz, -1, G, n).sum(dim=-2))."""
@@ -409,7 +412,8 @@ def fastkv(m: Model, trace: FullTrace, *, keep: float, tsp_layer: int, window: i
 
 # ----------------------------------------------------------------------------- GemFilter
 
-def gemfilter(m: Model, trace: FullTrace, *, keep: float, filter_layer: int, pool_kernel: int) -> PruneResult:
+def gemfilter(m: Model, trace: FullTrace, *, keep: float, filter_layer: int, pool_kernel: int,
+              window_scores: bool = False, window: int = 0, pool: str = "avg") -> PruneResult:
     """GemFilter (SalesforceAIResearch/GemFilter my_baseline/GemFilter/gem_filter_utils.py
     standard_dis_index with sum_over_heads=True, called from find_context at the select
     layer, llama_select_attention.py; FastKV's copy baselines/gemfilter/utils.py).
@@ -420,21 +424,40 @@ def gemfilter(m: Model, trace: FullTrace, *, keep: float, filter_layer: int, poo
     K = min(floor(keep * L), L) positions (raised to 1), sorted. The last token is not
     forced. Pass 2 re-prefills those K tokens as a fresh prompt, so every layer's KV holds
     exactly these K tokens (at re-indexed positions 0..K-1 in the reference; the fixture
-    lists their ORIGINAL positions)."""
+    lists their ORIGINAL positions).
+
+    window_scores=True: Whittle's default, not the authors' (runtime/prune/README.md,
+    "GemFilter's scores"): at filter_layer SnapKV's window score of every query head
+    (window_scores: the last W' = whittle_window(keep, L, window) queries' causal softmax,
+    summed over them, pooled per head with `pool`) summed over all H heads scores the prefix
+    [0, L - W'); the top (K - W') prefix rows plus the W' window rows, sorted, with K =
+    min(L, max(floor(keep * L), W')). The re-prefill is the same."""
     c = m.cfg
     L = len(trace.tokens)
-    K = min(L, max(floor_budget(keep, L), 1))
-    res = PruneResult("gemfilter", dict(keep=keep, filter_layer=filter_layer, pool_kernel=pool_kernel,
-                                        pool="avg", top_k=K), L)
     st = trace.states[filter_layer]
-    G = c.n_head // c.n_head_kv
-    q_last = st.q[-1]                                           # (H, D)
-    kr = np.repeat(st.k, G, axis=1)                             # (L, H, D)
-    r = np.einsum("hd,nhd->n", q_last, kr)                      # summed over heads
-    r = pool1d(r[None], pool_kernel, "avg")[0]
-    top = topk_lower_first(r, K)
-    res.selected = np.sort(st.positions[top])
-    res.selected_gap = topk_gap(r, K)
+    if window_scores:
+        w = whittle_window(keep, L, window)
+        K = min(L, max(floor_budget(keep, L), w))
+        res = PruneResult("gemfilter_window", dict(keep=keep, filter_layer=filter_layer, window=window,
+                                                   pool_kernel=pool_kernel, pool=pool, window_scores=1,
+                                                   top_k=K), L)
+        u = window_scores_fn(st, w, pool_kernel, pool).sum(axis=0)  # (L - w,) over all H heads
+        top = topk_lower_first(u, K - w)
+        rows = np.sort(np.concatenate([top, np.arange(L - w, L)]))
+        res.selected = st.positions[rows].copy()
+        res.selected_gap = topk_gap(u, K - w)
+    else:
+        K = min(L, max(floor_budget(keep, L), 1))
+        res = PruneResult("gemfilter", dict(keep=keep, filter_layer=filter_layer, pool_kernel=pool_kernel,
+                                            pool="avg", window_scores=0, top_k=K), L)
+        G = c.n_head // c.n_head_kv
+        q_last = st.q[-1]                                           # (H, D)
+        kr = np.repeat(st.k, G, axis=1)                             # (L, H, D)
+        r = np.einsum("hd,nhd->n", q_last, kr)                      # summed over heads
+        r = pool1d(r[None], pool_kernel, "avg")[0]
+        top = topk_lower_first(r, K)
+        res.selected = np.sort(st.positions[top])
+        res.selected_gap = topk_gap(r, K)
     res.selection_layer = filter_layer
     for _ in range(c.n_layer):
         res.kv.append([res.selected.copy() for _ in range(c.n_head_kv)])

@@ -151,13 +151,14 @@ TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model
         exact_until = st.selection_layer >= 0 ? st.selection_layer : hp.n_layer - 1;
       if (m == WT_PRUNE_SLIMINFER) exact_until = rp.slim_layers[0];
       if (m == WT_PRUNE_TOKENFILTER) exact_until = static_cast<int32_t>(std::floor(rp.tf_start * hp.n_layer)) - 1;
-      // The SnapKV family's window is at most half the budget (runtime/prune/README.md).
-      const bool scored = m == WT_PRUNE_SNAPKV || m == WT_PRUNE_FASTKV || m == WT_PRUNE_CLAA || m == WT_PRUNE_ASL;
+      // The SnapKV family's window (GemFilter's too, scored by its window by default) is at most
+      // half the budget (runtime/prune/README.md).
+      const bool scored = m == WT_PRUNE_SNAPKV || m == WT_PRUNE_FASTKV || m == WT_PRUNE_CLAA || m == WT_PRUNE_ASL ||
+                          m == WT_PRUNE_GEMFILTER;
       const int32_t window_w =
           scored ? std::max(1, std::min(rp.window, static_cast<int32_t>(std::floor(keep * L)) / 2)) : rp.window;
       const int32_t floor_w = m == WT_PRUNE_STREAMING ? rp.n_sink + rp.window : window_w;
       const int32_t keep_budget = std::max(static_cast<int32_t>(std::floor(keep * L)), floor_w);
-      const bool keeps_window = !(m == WT_PRUNE_GEMFILTER && !rp.gemfilter_keep_window);
 
       for (int32_t l = 0; l < hp.n_layer; ++l) {
         CAPTURE(l);
@@ -177,7 +178,7 @@ TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model
           }
           CHECK(in_range);
           CHECK(sorted);  // ascending and unique
-          if (keeps_window && !reindexed) {
+          if (!reindexed) {  // every method keeps its newest W tokens (GemFilter by default too)
             const int32_t w = m == WT_PRUNE_SLIMINFER || m == WT_PRUNE_TOKENFILTER ? 8 : window_w;
             std::set<int32_t> have(pos, pos + rows);
             bool window = true;

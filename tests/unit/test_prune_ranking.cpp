@@ -637,19 +637,33 @@ TEST_CASE("prune ranking: every method on the real model (600 tokens at 20% keep
         break;
       }
       case WT_PRUNE_GEMFILTER: {
-        CHECK(finite(final_row) == all);
+        // The default scores by the window, as SnapKV: the prefix before it.
+        CHECK(finite(final_row) == prefix);
         CHECK(same_bits(final_row, rows[static_cast<size_t>(sel)]));
         CHECK(nan_layers() == n_layer - 1);
-        // At original positions the re-prefilled tokens are readable: the top K of the
-        // ranking, which re-indexing does not change.
+        // At original positions the re-prefilled tokens are readable: the top K - W of the
+        // ranking, which re-indexing does not change, and the window.
         wt_prune_params op = params(m, 0.2f, 1);
         op.gemfilter_original_positions = true;
         wt_context* orig = make_ctx(model, op, n_ctx);
         prefill(orig, prompt);
         const std::vector<float> orig_final = ranking(orig, -1, prompt.size());
         CHECK(same_bits(orig_final, final_row));
-        CHECK(top(orig_final, all, static_cast<size_t>(st.n_selected)) == kv_set(orig, n_layer - 1));
+        Positions want = top(orig_final, prefix, static_cast<size_t>(st.n_selected - w));
+        want.insert(window.begin(), window.end());
+        CHECK(want == kv_set(orig, n_layer - 1));
         wt_context_free(orig);
+        // The reference's scores (the last query's raw dot products) rank every token and
+        // keep the top K, window or not.
+        REQUIRE(wt_prune_set_param(&op, "gemfilter_window_scores", "0") == WT_OK);
+        wt_context* ref = make_ctx(model, op, n_ctx);
+        prefill(ref, prompt);
+        wt_prune_stats ref_st;
+        REQUIRE(wt_context_get_prune_stats(ref, &ref_st) == WT_OK);
+        const std::vector<float> ref_final = ranking(ref, -1, prompt.size());
+        CHECK(finite(ref_final) == all);
+        CHECK(top(ref_final, all, static_cast<size_t>(ref_st.n_selected)) == kv_set(ref, n_layer - 1));
+        wt_context_free(ref);
         break;
       }
       case WT_PRUNE_SLIMINFER: {

@@ -176,7 +176,19 @@ const std::map<std::string, std::string>& param_names(const std::string& method)
         {"pool_kernel", "pool_kernel"},
         {"pool", "pool"},
         {"tsp_rate", "fastkv_tsp_rate"}}},
-      {"gemfilter", {{"keep", "keep"}, {"filter_layer", "layer"}, {"pool_kernel", "pool_kernel"}, {"pool", "pool"}}},
+      {"gemfilter",
+       {{"keep", "keep"},
+        {"filter_layer", "layer"},
+        {"pool_kernel", "pool_kernel"},
+        {"pool", "pool"},
+        {"window_scores", "gemfilter_window_scores"}}},
+      {"gemfilter_window",
+       {{"keep", "keep"},
+        {"filter_layer", "layer"},
+        {"window", "window"},
+        {"pool_kernel", "pool_kernel"},
+        {"pool", "pool"},
+        {"window_scores", "gemfilter_window_scores"}}},
       {"claa",
        {{"keep", "keep"},
         {"prune_layer", "layer"},
@@ -286,8 +298,11 @@ void run_case(wt_model* model, const Case& c) {
     CAPTURE(c.name);
     CAPTURE(m.name);
     wt_prune_params pp = wt_prune_default_params();
-    // decode_topk_bounds is decode_topk with its decode_topk_bounds parameter (a fixture line).
-    const std::string method = m.name == "decode_topk_bounds" ? "decode_topk" : m.name;
+    // decode_topk_bounds is decode_topk with its decode_topk_bounds parameter, gemfilter_window
+    // GemFilter with its gemfilter_window_scores (fixture lines).
+    const std::string method = m.name == "decode_topk_bounds" ? "decode_topk"
+                               : m.name == "gemfilter_window" ? "gemfilter"
+                                                              : m.name;
     REQUIRE(wt_prune_set_param(&pp, "method", method.c_str()) == WT_OK);
     for (const auto& [ref_name, wt_name] : param_names(m.name)) {
       REQUIRE_MESSAGE(m.params.count(ref_name), "the fixture has no " << ref_name);
@@ -393,7 +408,7 @@ TEST_CASE("prune reference: kept KV per layer and KV head vs the NumPy reference
   for (const char* p : {"p0", "p1", "p2"})
     for (const char* n : {"256", "512", "1024"}) {
       const Case c = read_case(std::string(WT_TEST_DATA_DIR) + "/reference/prune/" + p + "_" + n + ".ref");
-      REQUIRE(c.methods.size() == 10);
+      REQUIRE(c.methods.size() == 11);
       run_case(model, c);
     }
 
@@ -401,7 +416,8 @@ TEST_CASE("prune reference: kept KV per layer and KV head vs the NumPy reference
   // Whittle's defaults of that day: pooling kernel 31, the window at most half the budget;
   // decode_topk 2026-11-29, decode_topk_bounds the same day, again 2026-12-01 with its
   // bounds stored as f16 rounded outward, which moved 5 of p2_1024's 120 layer lines
-  // against the f32 bounds' fixtures): every kept position of all ten methods identical,
+  // against the f32 bounds' fixtures; gemfilter_window, GemFilter's default since 2026-12-04,
+  // that day): every kept position of all eleven methods identical,
   // 810 of 810 kv lines each, and 1080 of 1080 (case, step, layer) decode lines of both
   // decode_topk variants (Token Filtering keeps every row; its skip
   // counts are checked above). The bar: a near-tie may flip on another CPU's rounding, a

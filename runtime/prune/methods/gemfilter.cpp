@@ -1,7 +1,12 @@
-// GemFilter (METHODS.md §3): pass 1 runs up to the filter layer f and scores every key by
-// the raw dot product with the last query, summed over all query heads, avg-pooled (k 5);
-// the top K tokens (sorted) are re-prefilled as a fresh prompt at positions 0..K-1, the
-// reference behaviour. Options: original positions, force-keep the last W tokens.
+// GemFilter (METHODS.md §3): pass 1 runs up to the filter layer f and scores every key; the
+// top K tokens (sorted) are re-prefilled as a fresh prompt at positions 0..K-1, as the
+// reference does. The reference scores by the raw dot product with the last query, summed
+// over all query heads, avg-pooled (k 5), and keeps no window. By default Whittle scores as
+// SnapKV does (the last W = 32 queries' causal softmax, summed over all heads, max-pooled
+// k 31) and keeps the window: on both models measured, a deeper filter layer kept every
+// answer only so (docs/results/fidelity-gemfilter.md). `gemfilter_window_scores=0
+// pool_kernel=5 pool=avg` is the reference. Options: original positions, force-keep the
+// last W tokens with the reference's scores.
 #include <algorithm>
 #include <cstring>
 
@@ -11,12 +16,25 @@
 namespace wt {
 namespace {
 
+// name, type, where, default, range when run, a token count, help
+constexpr PruneParamSpec kParams[] = {
+    {"gemfilter_original_positions", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_original_positions),
+     0, {}, false, "pass 2 at the tokens' original positions (default: re-indexed 0..K-1, as the reference)"},
+    {"gemfilter_keep_window", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_keep_window), 0, {}, false,
+     "always keep the last W tokens (default: off, as the reference)"},
+    {"gemfilter_window_scores", PruneParamType::i32, kPruneExtra, 1, {0, 1}, false,
+     "1 (default): score by the last W queries' causal softmax summed over heads (SnapKV's window) and "
+     "keep the window; 0: the reference's raw dot products of the last query"},
+};
+
 class GemFilter final : public ScoredPolicy {
  public:
-  using ScoredPolicy::ScoredPolicy;
+  GemFilter(const wt_prune_params& p, const PruneShape& s)
+      : ScoredPolicy(p, s), window_scores_(prune_param_value(p, kParams[2]) != 0) {}
 
   ScoreRequest request(int32_t l, int32_t n) override {
     if (pass_ != 0 || l != p_.layer || n <= top_k(n)) return {};
+    if (window_scores_) return window_request(n, window_);
     ScoreRequest r;
     r.kind = ScoreRequest::Kind::window;
     r.window = 1;
@@ -29,16 +47,19 @@ class GemFilter final : public ScoredPolicy {
 
   Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
     if (!obs.scores) return Status::ok();
-    const int32_t n = obs.n_rows, k = top_k(n);
-    // Sum over all H query heads (pooling is linear, so pooling first is the same).
-    std::memcpy(token_scores_.data(), obs.scores, sizeof(float) * static_cast<size_t>(n));
+    const int32_t n = obs.n_rows, k = top_k(n), n_cols = obs.n_cols;
+    // Each query head's pooled scores summed over all H heads (n_cols: every token for the
+    // reference's one query; the prefix before the window for window scores).
+    std::memcpy(token_scores_.data(), obs.scores, sizeof(float) * static_cast<size_t>(n_cols));
     for (int32_t h = 1; h < shape_.n_head; ++h) {
-      const float* s = obs.scores + static_cast<size_t>(h) * n;
-      for (int32_t j = 0; j < n; ++j) token_scores_[static_cast<size_t>(j)] += s[j];
+      const float* s = obs.scores + static_cast<size_t>(h) * n_cols;
+      for (int32_t j = 0; j < n_cols; ++j) token_scores_[static_cast<size_t>(j)] += s[j];
     }
-    record(l, obs.positions, token_scores_.data(), n);
-    record(-1, obs.positions, token_scores_.data(), n);
-    if (p_.gemfilter_keep_window) {
+    record(l, obs.positions, token_scores_.data(), n_cols);
+    record(-1, obs.positions, token_scores_.data(), n_cols);
+    if (window_scores_) {
+      WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, window_, d));
+    } else if (p_.gemfilter_keep_window) {
       WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, p_.window, d));
     } else {
       WT_TRY(sel.topk(token_scores_.data(), 1, n, k, keep_rows_.data()));
@@ -62,15 +83,13 @@ class GemFilter final : public ScoredPolicy {
   }
 
  private:
-  int32_t top_k(int32_t n) const { return std::min(n, prune_budget(p_, n, p_.gemfilter_keep_window ? p_.window : 1)); }
-};
+  // K tokens, never fewer than the window that is kept (scored: at most half the budget).
+  int32_t top_k(int32_t n) const {
+    const int32_t floor = window_scores_ ? prune_window(p_, n) : p_.gemfilter_keep_window ? p_.window : 1;
+    return std::min(n, prune_budget(p_, n, floor));
+  }
 
-// name, type, where, default, range when run, a token count, help
-constexpr PruneParamSpec kParams[] = {
-    {"gemfilter_original_positions", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_original_positions),
-     0, {}, false, "pass 2 at the tokens' original positions (default: re-indexed 0..K-1, as the reference)"},
-    {"gemfilter_keep_window", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_keep_window), 0, {}, false,
-     "always keep the last W tokens (default: off, as the reference)"},
+  bool window_scores_;
 };
 
 // The filter layer: the paper's 13 of 32 layers, scaled to the depth.
@@ -87,9 +106,9 @@ const PruneMethodSpec& gemfilter() {
                                     .name = "gemfilter",
                                     .summary = "GemFilter: two passes, filter at one layer, re-prefill the top tokens",
                                     .params = kParams,
-                                    .window = 8,
-                                    .pool_kernel = 5,
-                                    .pool = WT_POOL_AVG,
+                                    .window = 32,
+                                    .pool_kernel = 31,
+                                    .pool = WT_POOL_MAX,
                                     .resolve = resolve,
                                     .check = nullptr,
                                     .make = make_policy_of<GemFilter>};
