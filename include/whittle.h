@@ -375,7 +375,11 @@ typedef struct wt_prune_params {
   int32_t fastkv_tsp_len;    /* constant mode T (with budget > 0); 0 = 2 * budget          */
   /* GemFilter */
   bool gemfilter_original_positions; /* pass 2 at original positions (default: re-indexed) */
-  bool gemfilter_keep_window;        /* force-keep the last W tokens (default: off)       */
+  bool gemfilter_keep_window;        /* with the reference's scores: force-keep the last W
+                                        tokens (default: off). GemFilter's default scores
+                                        are the window's (wt_prune_set_param
+                                        "gemfilter_window_scores", 1), which keep it; 0 is
+                                        the reference's last-query scores                  */
   /* ASL */
   float asl_tau;             /* trigger when V_l / V_init < tau; default 0.3                */
   int32_t asl_min_layer;     /* L_min; -1 = floor(n_layer / 3)                              */

@@ -178,7 +178,7 @@ TEST_CASE("prune: invariants of every method at 10/20/40% keep on the real model
           }
           CHECK(in_range);
           CHECK(sorted);  // ascending and unique
-          if (!reindexed) {  // every method keeps its newest W tokens (GemFilter by default too)
+          if (!reindexed) {  // every method keeps its newest W tokens (GemFilter's: prune ranking)
             const int32_t w = m == WT_PRUNE_SLIMINFER || m == WT_PRUNE_TOKENFILTER ? 8 : window_w;
             std::set<int32_t> have(pos, pos + rows);
             bool window = true;

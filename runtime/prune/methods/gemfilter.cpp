@@ -6,7 +6,7 @@
 // k 31) and keeps the window: on both models measured, a deeper filter layer kept every
 // answer only so (docs/results/fidelity-gemfilter.md). `gemfilter_window_scores=0
 // pool_kernel=5 pool=avg` is the reference. Options: original positions, force-keep the
-// last W tokens with the reference's scores.
+// last W tokens with the reference's scores. The window is at most half the budget.
 #include <algorithm>
 #include <cstring>
 
@@ -21,7 +21,8 @@ constexpr PruneParamSpec kParams[] = {
     {"gemfilter_original_positions", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_original_positions),
      0, {}, false, "pass 2 at the tokens' original positions (default: re-indexed 0..K-1, as the reference)"},
     {"gemfilter_keep_window", PruneParamType::boolean, offsetof(wt_prune_params, gemfilter_keep_window), 0, {}, false,
-     "always keep the last W tokens (default: off, as the reference)"},
+     "with the reference's scores (gemfilter_window_scores=0): always keep the last W tokens (default: off, "
+     "as the reference); window scores always keep them"},
     {"gemfilter_window_scores", PruneParamType::i32, kPruneExtra, 1, {0, 1}, false,
      "1 (default): score by the last W queries' causal softmax summed over heads (SnapKV's window) and "
      "keep the window; 0: the reference's raw dot products of the last query"},
@@ -60,7 +61,7 @@ class GemFilter final : public ScoredPolicy {
     if (window_scores_) {
       WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, window_, d));
     } else if (p_.gemfilter_keep_window) {
-      WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, p_.window, d));
+      WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, window_, d));
     } else {
       WT_TRY(sel.topk(token_scores_.data(), 1, n, k, keep_rows_.data()));
       d->keep_rows = keep_rows_.data();
@@ -83,10 +84,10 @@ class GemFilter final : public ScoredPolicy {
   }
 
  private:
-  // K tokens, never fewer than the window that is kept (scored: at most half the budget).
+  // K tokens, never fewer than the window that is kept (at most half the budget, as SnapKV's).
   int32_t top_k(int32_t n) const {
-    const int32_t floor = window_scores_ ? prune_window(p_, n) : p_.gemfilter_keep_window ? p_.window : 1;
-    return std::min(n, prune_budget(p_, n, floor));
+    const bool keeps_window = window_scores_ || p_.gemfilter_keep_window;
+    return std::min(n, prune_budget(p_, n, keeps_window ? prune_window(p_, n) : 1));
   }
 
   bool window_scores_;
