@@ -225,9 +225,6 @@ def window_scores(st: LayerState, window: int, pool_kernel: int, pool: str) -> n
     return pool1d(s, pool_kernel, pool)
 
 
-window_scores_fn = window_scores  # for gemfilter, whose switch of that name shadows it
-
-
 def group_sum(s_q: np.ndarray, n_head_kv: int) -> np.ndarray:
     """(H, n) -> (Hkv, n): sum over the G query heads of each KV head (FastKV/ASL/CLAA:
     attn_cache.view(bsz, -1, G, n).sum(dim=-2))."""
@@ -413,7 +410,7 @@ def fastkv(m: Model, trace: FullTrace, *, keep: float, tsp_layer: int, window: i
 # ----------------------------------------------------------------------------- GemFilter
 
 def gemfilter(m: Model, trace: FullTrace, *, keep: float, filter_layer: int, pool_kernel: int,
-              window_scores: bool = False, window: int = 0, pool: str = "avg") -> PruneResult:
+              by_window: bool = False, window: int = 0, pool: str = "avg") -> PruneResult:
     """GemFilter (SalesforceAIResearch/GemFilter my_baseline/GemFilter/gem_filter_utils.py
     standard_dis_index with sum_over_heads=True, called from find_context at the select
     layer, llama_select_attention.py; FastKV's copy baselines/gemfilter/utils.py).
@@ -426,7 +423,7 @@ def gemfilter(m: Model, trace: FullTrace, *, keep: float, filter_layer: int, poo
     exactly these K tokens (at re-indexed positions 0..K-1 in the reference; the fixture
     lists their ORIGINAL positions).
 
-    window_scores=True: Whittle's default, not the authors' (runtime/prune/README.md,
+    by_window=True: Whittle's default, not the authors' (runtime/prune/README.md,
     "GemFilter's scores"): at filter_layer SnapKV's window score of every query head
     (window_scores: the last W' = whittle_window(keep, L, window) queries' causal softmax,
     summed over them, pooled per head with `pool`) summed over all H heads scores the prefix
@@ -435,13 +432,13 @@ def gemfilter(m: Model, trace: FullTrace, *, keep: float, filter_layer: int, poo
     c = m.cfg
     L = len(trace.tokens)
     st = trace.states[filter_layer]
-    if window_scores:
+    if by_window:
         w = whittle_window(keep, L, window)
         K = min(L, max(floor_budget(keep, L), w))
         res = PruneResult("gemfilter_window", dict(keep=keep, filter_layer=filter_layer, window=window,
                                                    pool_kernel=pool_kernel, pool=pool, window_scores=1,
                                                    top_k=K), L)
-        u = window_scores_fn(st, w, pool_kernel, pool).sum(axis=0)  # (L - w,) over all H heads
+        u = window_scores(st, w, pool_kernel, pool).sum(axis=0)  # (L - w,) over all H heads
         top = topk_lower_first(u, K - w)
         rows = np.sort(np.concatenate([top, np.arange(L - w, L)]))
         res.selected = st.positions[rows].copy()

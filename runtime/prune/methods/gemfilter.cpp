@@ -31,7 +31,9 @@ constexpr PruneParamSpec kParams[] = {
 class GemFilter final : public ScoredPolicy {
  public:
   GemFilter(const wt_prune_params& p, const PruneShape& s)
-      : ScoredPolicy(p, s), window_scores_(prune_param_value(p, kParams[2]) != 0) {}
+      : ScoredPolicy(p, s),
+        window_scores_(prune_param_value(p, kParams[2]) != 0),
+        keeps_window_(window_scores_ || p.gemfilter_keep_window) {}
 
   ScoreRequest request(int32_t l, int32_t n) override {
     if (pass_ != 0 || l != p_.layer || n <= top_k(n)) return {};
@@ -58,15 +60,8 @@ class GemFilter final : public ScoredPolicy {
     }
     record(l, obs.positions, token_scores_.data(), n_cols);
     record(-1, obs.positions, token_scores_.data(), n_cols);
-    if (window_scores_) {
-      WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, window_, d));
-    } else if (p_.gemfilter_keep_window) {
-      WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, window_, d));
-    } else {
-      WT_TRY(sel.topk(token_scores_.data(), 1, n, k, keep_rows_.data()));
-      d->keep_rows = keep_rows_.data();
-      d->n_keep_rows = k;
-    }
+    // The top K - W prefix rows and the window; the reference keeps no window (W 0: the top K).
+    WT_TRY(keep_tokens(sel, token_scores_.data(), n, k, keeps_window_ ? window_ : 0, d));
     d->restart = true;
     d->reindex = !p_.gemfilter_original_positions;
     report_.selection_layer = l;
@@ -85,12 +80,10 @@ class GemFilter final : public ScoredPolicy {
 
  private:
   // K tokens, never fewer than the window that is kept (at most half the budget, as SnapKV's).
-  int32_t top_k(int32_t n) const {
-    const bool keeps_window = window_scores_ || p_.gemfilter_keep_window;
-    return std::min(n, prune_budget(p_, n, keeps_window ? prune_window(p_, n) : 1));
-  }
+  int32_t top_k(int32_t n) const { return std::min(n, prune_budget(p_, n, keeps_window_ ? prune_window(p_, n) : 1)); }
 
-  bool window_scores_;
+  const bool window_scores_;  // scored by the window (else the reference's last query)
+  const bool keeps_window_;   // the last W tokens are kept (window scores, or the option)
 };
 
 // The filter layer: the paper's 13 of 32 layers, scaled to the depth.
