@@ -115,6 +115,11 @@ Status Context::keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor
                         const Decision& d) {
   const int32_t rows = static_cast<int32_t>(k.ne[2]);
   const size_t cl = pass.paged ? 0 : static_cast<size_t>(l);  // the layer's cache (paged: staging)
+  prune_stats_.hidden_rows[static_cast<size_t>(l)] = rows;
+  if (d.kv == Decision::Kv::none) {  // a pass the policy restarts: nothing of it is read again
+    kv_len_[static_cast<size_t>(l)] = 0;
+    return Status::ok();
+  }
   WT_TRY(check_kv_room(l, d.kv == Decision::Kv::all ? rows : d.n_kv_rows));
   if (d.kv == Decision::Kv::all) {  // every row (the policy keeps all of them by default)
     if (pass.paged) {
@@ -134,7 +139,6 @@ Status Context::keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor
     set_kv_positions(l, 0, positions_, d.kv_rows, d.n_kv_rows, per_head ? d.n_kv_rows : 0);
     kv_len_[static_cast<size_t>(l)] = d.n_kv_rows;
   }
-  prune_stats_.hidden_rows[static_cast<size_t>(l)] = rows;
   return Status::ok();
 }
 

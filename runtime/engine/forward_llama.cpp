@@ -96,6 +96,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // slice. The norm then cannot hold the feed-forward output back for the next layer (xn
   // holds one slice): each slice adds it into x itself.
   const int32_t slice_cap = static_cast<int32_t>(act_.xn.ne[1]);
+  bool kv_dropped = false;  // a layer kept none of this pass's KV (Decision::Kv::none)
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
     const Slices sl = slices(rows, slice_cap);
@@ -148,6 +149,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       return Status::ok();
     }
     if (pass.fresh) WT_TRY(keep_kv(run, pass, l, k, v, d));
+    kv_dropped = kv_dropped || d.kv == Decision::Kv::none;
 
     // Then slice by slice, the last first (its queries are made): the queries, attention over
     // the keys, the output projection and the feed-forward block, which work row by row.
@@ -177,6 +179,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     }
     WT_TRY(check_continue(l, n));
   }
+  if (kv_dropped) return error(WT_ERR_INTERNAL, "a policy dropped a layer's KV and did not restart its pass");
 
   // Output head: every row when logits_all (unpruned passes, in slices of output_rows()),
   // otherwise only the last.

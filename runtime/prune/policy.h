@@ -66,7 +66,10 @@ struct Observation {
 // A policy's answer for one layer. Row indices refer to this forward's rows (prefill: the
 // current hidden rows, ascending original order) and are sorted ascending.
 struct Decision {
-  enum class Kv { all, shared, per_head };
+  // none: this pass's rows are dropped, for a layer of a first pass the policy restarts
+  // before it ends (GemFilter's layers before its filter layer); a pass that ends with such a
+  // layer is an internal error.
+  enum class Kv { all, shared, per_head, none };
   Kv kv = Kv::all;                    // which of this forward's KV rows the layer keeps
   const int32_t* kv_rows = nullptr;   // shared: [n_kv_rows]; per_head: [n_head_kv][n_kv_rows]
   int32_t n_kv_rows = 0;

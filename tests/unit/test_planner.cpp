@@ -394,12 +394,12 @@ TEST_CASE("planner: KV rows per layer are what a pruned prefill and its decodes 
   }
 }
 
-// GemFilter's first pass keeps every row only in the layers before its filter layer: it
-// restarts at that layer's decision, before the layer writes KV, and the re-prefill keeps the
-// top tokens in every layer. So the layers from the filter layer on are planned for the top
-// tokens (they were planned for every prompt row, as if the first pass went through them), and
-// the prefill and its decodes run in exactly that.
-TEST_CASE("planner: GemFilter plans every prompt row only for the layers before its filter layer") {
+// GemFilter's first pass keeps no KV: it restarts at its filter layer's decision, and the
+// re-prefill writes the top tokens into every layer. So every layer is planned for the top
+// tokens (the layers before the filter layer were planned for every prompt row, which the
+// first pass wrote and the re-prefill replaced), and the prefill and its decodes run in
+// exactly that: a first pass that still wrote its rows would not fit.
+TEST_CASE("planner: GemFilter plans the top tokens in every layer") {
   const Model& m = *tiny().model;
   const ModelShape shape = model_shape_from_model(m);
   const int32_t n_ctx = 384, n_new = 6, n_prompt = n_ctx - n_new;
@@ -412,7 +412,7 @@ TEST_CASE("planner: GemFilter plans every prompt row only for the layers before 
   co.max_new_tokens = n_new;
   std::unique_ptr<Context> ctx;
   REQUIRE(Context::create(m, co, &ctx).is_ok());
-  const int32_t filter = ctx->prune_params().layer;  // resolved: 0.4 of the depth
+  const int32_t filter = ctx->prune_params().layer;
   REQUIRE(filter > 0);
   REQUIRE(filter < m.hp.n_layer);
   const Plan p = plan_for(shape, n_ctx, n_new, co.prune);
@@ -420,13 +420,14 @@ TEST_CASE("planner: GemFilter plans every prompt row only for the layers before 
   REQUIRE(ctx->prefill(prompt.data(), n_prompt).is_ok());
   const int32_t top = ctx->kv_len(0);  // the re-prefill's tokens, kept in every layer
   CHECK(top < n_prompt);
+  CHECK(ctx->prune_stats().report.selection_layer == filter);
   for (int32_t l = 0; l < m.hp.n_layer; ++l) {
     CAPTURE(l);
     CHECK(ctx->kv_len(l) == top);
-    CHECK(p.kv_rows[l] == (l < filter ? n_prompt : top) + n_new);
+    CHECK(p.kv_rows[l] == top + n_new);
   }
   for (int32_t t = 0; t < n_new; ++t) REQUIRE(ctx->decode(t + 40).is_ok());
-  for (int32_t l = filter; l < m.hp.n_layer; ++l) CHECK(ctx->kv_len(l) == p.kv_rows[l]);
+  for (int32_t l = 0; l < m.hp.n_layer; ++l) CHECK(ctx->kv_len(l) == p.kv_rows[l]);
 }
 
 TEST_CASE("planner: fits / does not fit arithmetic on a synthetic board") {

@@ -36,7 +36,7 @@ class GemFilter final : public ScoredPolicy {
         keeps_window_(window_scores_ || p.gemfilter_keep_window) {}
 
   ScoreRequest request(int32_t l, int32_t n) override {
-    if (pass_ != 0 || l != p_.layer || n <= top_k(n)) return {};
+    if (l != p_.layer || !restarts(n)) return {};
     if (window_scores_) return window_request(n, window_);
     ScoreRequest r;
     r.kind = ScoreRequest::Kind::window;
@@ -49,6 +49,9 @@ class GemFilter final : public ScoredPolicy {
   }
 
   Status decide(int32_t l, const Observation& obs, Selector& sel, Decision* d) override {
+    // A first pass that will restart at the filter layer (request's test) keeps no KV: the
+    // re-prefill rewrites every layer, so the plan holds K rows in each.
+    if (l < p_.layer && restarts(obs.n_rows)) d->kv = Decision::Kv::none;
     if (!obs.scores) return Status::ok();
     const int32_t n = obs.n_rows, k = top_k(n), n_cols = obs.n_cols;
     // Each query head's pooled scores summed over all H heads (n_cols: every token for the
@@ -70,15 +73,13 @@ class GemFilter final : public ScoredPolicy {
     return Status::ok();
   }
 
+  // Its peak too: the first pass keeps no KV (decide) and restarts at the filter layer's
+  // decision, before that layer writes any.
   int32_t kv_budget(int32_t, int32_t n_prompt) const override { return std::min(n_prompt, top_k(n_prompt)); }
-  // The first pass keeps every row in the layers before the filter layer; it restarts at the
-  // filter layer's decision, before that layer writes any KV, so the layers from it on never
-  // hold more than the re-prefill's tokens.
-  int32_t kv_peak(int32_t l, int32_t n_prompt) const override {
-    return l < p_.layer ? n_prompt : kv_budget(l, n_prompt);
-  }
 
  private:
+  // Whether this pass of n rows restarts at the filter layer: the first, when it keeps fewer.
+  bool restarts(int32_t n) const { return pass_ == 0 && n > top_k(n); }
   // K tokens, never fewer than the window that is kept (at most half the budget, as SnapKV's).
   int32_t top_k(int32_t n) const { return std::min(n, prune_budget(p_, n, keeps_window_ ? prune_window(p_, n) : 1)); }
 
