@@ -369,7 +369,8 @@ typedef struct wt_prune_params {
                           keeps whole spans; oracle 13; 7 elsewhere)                      */
   wt_pool_kind pool;   /* default: max for SnapKV/FastKV/GemFilter, avg for the others   */
   int32_t layer;       /* FastKV TSP / CLAA pruning / GemFilter filter layer; -1 = default
-                          (the paper's layer scaled to the model depth: 15/32, 13/32)     */
+                          (FastKV, CLAA: the paper's 15/32 scaled to the model depth;
+                          GemFilter: 0.6 of the depth, where it kept the answers)         */
   /* FastKV */
   float fastkv_tsp_rate;     /* tokens kept past the TSP layer, fraction of L; 0 = 2 * keep */
   int32_t fastkv_tsp_len;    /* constant mode T (with budget > 0); 0 = 2 * budget          */

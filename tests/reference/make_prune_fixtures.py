@@ -45,7 +45,9 @@ LENGTHS = (256, 512, 1024)
 KEEP = 0.2
 
 # Whittle's defaults for SmolLM2-135M (30 layers) at keep 0.2 -- runtime/prune/methods/*.cpp,
-# runtime/prune/registry.cpp. Every value is passed explicitly and written into the fixture.
+# runtime/prune/registry.cpp -- but GemFilter's filter layer, 12 (0.4 of the depth: the default
+# when the fixtures were made; 18 since 2026-12-05), the same selection code at another layer.
+# Every value is passed explicitly and written into the fixture.
 METHOD_PARAMS = {
     "snapkv": dict(keep=KEEP, window=32, pool_kernel=31, pool="max", per_query_head=False),
     "fastkv": dict(keep=KEEP, tsp_layer=15, window=8, pool_kernel=31, pool="max",
