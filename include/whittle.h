@@ -369,7 +369,7 @@ typedef struct wt_prune_params {
                           keeps whole spans; oracle 13; 7 elsewhere)                      */
   wt_pool_kind pool;   /* default: max for SnapKV/FastKV/GemFilter, avg for the others   */
   int32_t layer;       /* FastKV TSP / CLAA pruning / GemFilter filter layer; -1 = default
-                          (FastKV, CLAA: the paper's 15/32 scaled to the model depth;
+                          (FastKV, CLAA: half the depth, the paper's 15 of 32;
                           GemFilter: 0.6 of the depth, where it kept the answers)         */
   /* FastKV */
   float fastkv_tsp_rate;     /* tokens kept past the TSP layer, fraction of L; 0 = 2 * keep */

@@ -167,8 +167,8 @@ class PrunePolicy {
   // planner budgets, and an invariant the engine's result must meet.
   virtual int32_t kv_budget(int32_t layer, int32_t n_prompt) const = 0;
   // The most rows layer `layer` holds at any point of the pruned prefill: the budget, or
-  // more for methods whose first pass writes KV it later replaces (two-pass methods, the
-  // oracle's answer with full KV).
+  // more for methods whose first pass writes KV it later replaces (two-pass ASL, the
+  // oracle's answer with full KV; GemFilter's first pass writes none: Decision::Kv::none).
   virtual int32_t kv_peak(int32_t layer, int32_t n_prompt) const { return kv_budget(layer, n_prompt); }
   // Rows per block of the key bounds its decode requests ask for (ScoreRequest::key_bounds),
   // which the engine plans for every layer from key_bounds_first_layer() on; 0: it asks for

@@ -32,7 +32,8 @@ const PruneParamSpec kShared[] = {
     {"pool", PruneParamType::pool, offsetof(wt_prune_params, pool), WT_POOL_DEFAULT, {}, false,
      "avg, max or default (the method's)"},
     {"layer", PruneParamType::i32, offsetof(wt_prune_params, layer), -1, {}, false,
-     "the selection / filter layer of FastKV, CLAA, GemFilter; -1 = the paper's layer scaled to the depth"},
+     "the selection / filter layer of FastKV, CLAA, GemFilter; -1 = half the depth (FastKV, CLAA: the "
+     "paper's 15 of 32), 0.6 of it (GemFilter)"},
     {"record_ranking", PruneParamType::i32, offsetof(wt_prune_params, record_ranking), 0, {0, 1}, false,
      "1: keep each layer's token ranking (wt_context_get_token_ranking) and a decode step's attended rows "
      "(wt_context_get_attended_rows)"},

@@ -92,7 +92,7 @@ class GemFilter final : public ScoredPolicy {
 // Qwen2.5-0.5B at 4k-16k, Qwen2.5-1.5B) 0.4 lost a quarter of the answers full KV finds and 0.6
 // lost none (docs/results/fidelity-gemfilter.md). `layer` trades them back for TTFT.
 void resolve(wt_prune_params* p, const PruneShape& s) {
-  if (p->layer < 0) p->layer = static_cast<int32_t>(std::lround(0.6 * s.n_layer));
+  if (p->layer < 0) p->layer = std::min(s.n_layer - 1, static_cast<int32_t>(std::lround(0.6 * s.n_layer)));
 }
 
 }  // namespace
