@@ -4,8 +4,8 @@
 // over all query heads, avg-pooled (k 5), and keeps no window. By default Whittle scores as
 // SnapKV does (the last W = 32 queries' causal softmax, summed over all heads, max-pooled
 // k 31) and keeps the window: on the models measured, with the filter layer at 0.6 of the
-// depth, it kept every answer only so (docs/results/fidelity-gemfilter.md). `gemfilter_window_scores=0
-// pool_kernel=5 pool=avg` is the reference. Options: original positions, force-keep the
+// depth, it kept every answer only so (docs/results/fidelity-gemfilter.md).
+// `gemfilter_window_scores=0 pool_kernel=5 pool=avg` is the reference. Options: original positions, force-keep the
 // last W tokens with the reference's scores. The window is at most half the budget.
 #include <algorithm>
 #include <cstring>
