@@ -351,7 +351,8 @@ typedef struct wt_prune_extra_param {
 } wt_prune_extra_param;
 
 /* Every method's parameters; wt_prune_default_params() fills the defaults of METHODS.md for
- * the model (0 / -1 fields mean "the method's default for this model depth"). Budgets are
+ * the model (0 / -1 fields mean "the method's default for this model depth"; a layer below
+ * -1 is WT_ERR_INVALID_ARGUMENT at context creation, since 2026-12-05). Budgets are
  * in prompt tokens and include the window W. A method reads the shared fields (keep to
  * layer, record_ranking) and its own; wt_prune_param_get lists which are whose. */
 typedef struct wt_prune_params {

@@ -31,7 +31,7 @@ const PruneParamSpec kShared[] = {
      "odd pooling kernel over the scores; 0 = the method's default"},
     {"pool", PruneParamType::pool, offsetof(wt_prune_params, pool), WT_POOL_DEFAULT, {}, false,
      "avg, max or default (the method's)"},
-    {"layer", PruneParamType::i32, offsetof(wt_prune_params, layer), -1, {}, false,
+    {"layer", PruneParamType::i32, offsetof(wt_prune_params, layer), -1, {-1, kInf}, false,
      "the selection / filter layer of FastKV, CLAA, GemFilter; -1 = half the depth (FastKV, CLAA: the "
      "paper's 15 of 32), 0.6 of it (GemFilter)"},
     {"record_ranking", PruneParamType::i32, offsetof(wt_prune_params, record_ranking), 0, {0, 1}, false,
@@ -296,6 +296,10 @@ Status make_policy(const wt_prune_params& in, const PruneShape& s, wt_prune_para
     if (spec.token_count && v > kMaxContextTokens)
       return bad(std::string(spec.name) + " " + num(v) + " is above the limit of " + std::to_string(kMaxContextTokens) +
                  " tokens");
+    // A layer whose -1 means the method's default: checked before resolve() replaces
+    // every negative value with that default, so that -7 is refused, not read as -1.
+    if (spec.default_value == -1 && !in_range(v, spec.range))
+      return bad(std::string(spec.name) + " " + num(v) + " " + range_text(spec) + " (-1: the method's default)");
     return Status::ok();
   }));
   if (!(p.keep > 0.0f && p.keep <= 1.0f)) return bad("keep " + std::to_string(p.keep) + " is outside (0, 1]");

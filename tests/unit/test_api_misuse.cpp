@@ -641,7 +641,10 @@ TEST_CASE("api misuse: extreme pruning parameters run or are refused") {
   };
   std::vector<Extreme> cases = {
       {WT_PRUNE_SNAPKV, "keep", "1e-30", true},      {WT_PRUNE_ASL, "asl_tau", "1e30", true},
-      {WT_PRUNE_TOKENFILTER, "tf_target", "0.999999", true}, {WT_PRUNE_FASTKV, "layer", "-7", true},
+      {WT_PRUNE_TOKENFILTER, "tf_target", "0.999999", true}, {WT_PRUNE_FASTKV, "layer", "-1", true},
+      {WT_PRUNE_FASTKV, "layer", "-7", false},       {WT_PRUNE_GEMFILTER, "layer", "-2", false},
+      {WT_PRUNE_ASL, "asl_min_layer", "-2", false},  {WT_PRUNE_ASL, "asl_max_layer", "-2147483648", false},
+      {WT_PRUNE_SLIMINFER, "slim_layer1", "-3", false},
       {WT_PRUNE_ASL, "asl_obs_layers", "2147483647", false}, {WT_PRUNE_CLAA, "claa_n_layers", "2147483647", false},
       {WT_PRUNE_TOKENFILTER, "tf_warmup", "2147483647", false},
   };

@@ -116,11 +116,11 @@ class Asl final : public ScoredPolicy {
 constexpr PruneParamSpec kParams[] = {
     {"asl_tau", PruneParamType::f32, offsetof(wt_prune_params, asl_tau), 0.3, {0, kUnbounded, true, false}, false,
      "select when the rank variance V_l / V_init falls below tau"},
-    {"asl_min_layer", PruneParamType::i32, offsetof(wt_prune_params, asl_min_layer), -1, {}, false,
+    {"asl_min_layer", PruneParamType::i32, offsetof(wt_prune_params, asl_min_layer), -1, {-1, kUnbounded}, false,
      "L_min, the first layer that may select; -1 = n_layer / 3"},
     {"asl_obs_layers", PruneParamType::i32, offsetof(wt_prune_params, asl_obs_layers), 8, {}, false,
      "L_obs, the layers whose ranks the variance is taken over"},
-    {"asl_max_layer", PruneParamType::i32, offsetof(wt_prune_params, asl_max_layer), -1, {}, false,
+    {"asl_max_layer", PruneParamType::i32, offsetof(wt_prune_params, asl_max_layer), -1, {-1, kUnbounded}, false,
      "select at this layer at the latest; -1 = never forced"},
     {"asl_two_pass", PruneParamType::boolean, offsetof(wt_prune_params, asl_two_pass), 0, {}, false,
      "re-prefill the selected tokens (GemFilter style)"},
