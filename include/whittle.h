@@ -92,8 +92,8 @@ extern "C" {
  * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
  * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
  * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (named n_ffn_rows until
- * 2026-12-04; the same place). */
-#define WT_API_VERSION 10
+ * 2026-12-04; the same place); 11: wt_context_plan_info.batch_rows. */
+#define WT_API_VERSION 11
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -551,7 +551,11 @@ typedef struct wt_context_params {
                                     residual stream x and the layer's keys and values are
                                     planned for every row (since 2026-12-04; before, all
                                     but gate and up). 0 (default):
-                                    WT_BATCH_ROWS_DEFAULT. Fewer where one device binding
+                                    WT_BATCH_ROWS_DEFAULT, or where the arena at it would
+                                    not fit memory_budget_bytes or the memory available, the
+                                    largest multiple of 64 rows below it that fits (since
+                                    2026-12-05; wt_context_plan_info.batch_rows says which).
+                                    Fewer where one device binding
                                     holds fewer rows (Vulkan), at most n_ctx; passes of at
                                     least 3 rows, and never a last pass of 1 (one row would
                                     run a decode step's kernels) where a binding holds 3.
@@ -582,9 +586,10 @@ WT_API wt_context_params wt_context_default_params(void);
  * (0, 1], a count of tokens above 1048576, the largest n_ctx, ...), or a struct_size (of
  * params or params->prune) the library does not read, a kv_type that is not a wt_kv_type.
  * WT_ERR_UNSUPPORTED: kv_type WT_KV_Q8_0 for a head_dim that is not a multiple of 32.
- * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now;
- * the message gives each part, the shortfall and the largest n_ctx that fits. Nothing is
- * allocated.
+ * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now
+ * (with n_batch_rows 0, even at 64 rows at once); the message gives each part, the
+ * shortfall, the largest n_ctx that fits and, for an n_batch_rows the caller set, the
+ * largest that fits. Nothing is allocated.
  * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
 WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
                                    wt_context** out_ctx);
@@ -607,6 +612,11 @@ typedef struct wt_context_plan_info {
   uint64_t driver_bytes;       /* host memory the device's driver may hold for queued work,
                                   at most (Vulkan: recorded commands); the model's, shared by
                                   its contexts, so not in context_bytes. 0 on the CPU       */
+  /* Since WT_API_VERSION 11. */
+  int32_t batch_rows;          /* prompt rows one pass or slice runs: n_batch_rows resolved
+                                  (the default 2048, fewer where a device binding holds fewer
+                                  or, for n_batch_rows 0, where the arena at 2048 would not fit
+                                  the memory limit: see wt_context_params.n_batch_rows)     */
 } wt_context_plan_info;
 
 /* WT_ERR_INVALID_ARGUMENT as wt_context_create for a bad parameter, or an

@@ -52,7 +52,8 @@ Status check_weight_types(const ModelShape& model, wt_backend_kind backend) {
   return check("output", model.output);
 }
 
-Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanRequest& req, const Backend& sizing,
+// The plan of the request as it stands (n_batch_rows 0: the default's rows).
+Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanRequest& req, const Backend& sizing,
                Plan* out) {
   const Hparams& hp = model.hp;
   WT_TRY(check_weight_types(model, req.backend));
@@ -100,6 +101,7 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   // What wt_context_create refuses, refused here too (the same check).
   WT_TRY(check_kv_type(hp, req.kv_type, kv_types_of(req.backend), backend_name(req.backend)));
   p.arena = lay_out_arena(in, ArenaBases{}, nullptr);
+  p.batch_rows = slice_rows(in);
 
   // K and V of kv_type, n_head_kv heads.
   const uint64_t row_bytes = kv_row_bytes(hp, req.kv_type);
@@ -196,6 +198,35 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
     p.notes.push_back("this plan is a context created with max_new_tokens = " + std::to_string(req.n_new) +
                       " (KV sized by the method); without it the context reserves n_ctx KV rows in every layer: total " +
                       mib(p.allocated_total_bytes) + (p.allocated_fits ? ", fits" : ", does NOT fit"));
+  *out = std::move(p);
+  return Status::ok();
+}
+
+// plan_at, with the default n_batch_rows lowered where its plan does not fit the board, as
+// a context lowers it where its arena does not fit its memory (fit_batch_rows,
+// runtime/engine/context_budget.h): the largest multiple of kBatchRowsStep whose plan fits.
+Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanRequest& req, const Backend& sizing,
+               Plan* out) {
+  WT_TRY(plan_at(board, model, req, sizing, out));
+  if (req.n_batch_rows != 0 || out->fits) return Status::ok();
+  PlanRequest r = req;
+  // The request was valid at the default's rows, and fewer rows change no check.
+  const int32_t rows = largest_batch_rows(std::min(WT_BATCH_ROWS_DEFAULT, req.n_ctx), [&](int32_t n) {
+    r.n_batch_rows = n;
+    Plan p;
+    return plan_at(board, model, r, sizing, &p).is_ok() && p.fits;
+  });
+  if (rows == 0) return Status::ok();
+  r.n_batch_rows = rows;
+  Plan p;
+  WT_TRY(plan_at(board, model, r, sizing, &p));
+  p.request.n_batch_rows = 0;  // as asked
+  p.notes.insert(p.notes.begin(),
+                 "the default n_batch_rows (" + std::to_string(std::min(WT_BATCH_ROWS_DEFAULT, req.n_ctx)) +
+                     " rows) does not fit by " + mib(out->total_bytes - out->usable_bytes) +
+                     ": a context lowers it to " + std::to_string(rows) +
+                     " where its memory is this board's (wt_context_create does so for n_batch_rows 0), so the "
+                     "prompt runs in passes or slices of that many rows");
   *out = std::move(p);
   return Status::ok();
 }

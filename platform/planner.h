@@ -66,6 +66,10 @@ struct Plan {
   // the pager's pools where they are device memory or the same DRAM, overhead.
   std::vector<PlanComponent> components;
   uint64_t weights_bytes = 0;
+  int32_t batch_rows = 0;            // rows of a prompt's pass or slice (slice_rows()): with
+                                     // n_batch_rows 0 the default's, or where that plan does
+                                     // not fit, the largest multiple of kBatchRowsStep that
+                                     // does (as wt_context_create lowers it)
   ArenaBytes arena;                  // the arena of a context created with max_new_tokens = n_new
                                      // (== its stats.arena_bytes on the CPU)
   std::vector<int32_t> kv_rows;      // [n_layer] KV rows each layer is sized for (kv_capacity:

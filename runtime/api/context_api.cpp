@@ -111,6 +111,7 @@ wt_status wt_context_plan(const wt_model* model, const wt_context_params* params
     plan.pager_host_bytes = cp.arena.pager_host_bytes;
     plan.context_bytes = cp.arena.all_bytes();
     plan.driver_bytes = cp.driver_bytes;
+    plan.batch_rows = cp.batch_rows;
     return wt::api::write_output(plan, out_plan);
   });
 }
@@ -128,7 +129,8 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
     const wt::ContextStats& st = c->ctx->stats();
     wt::api::log(WT_LOG_INFO, "context: n_ctx " + std::to_string(c->ctx->n_ctx()) + ", arena " +
                                   std::to_string(st.arena_bytes) + " bytes (KV " + std::to_string(st.kv_bytes) +
-                                  "), backend " + c->ctx->backend().caps().name + " x" +
+                                  "), prompt rows at once " + std::to_string(c->ctx->batch_rows()) +
+                                  ", backend " + c->ctx->backend().caps().name + " x" +
                                   std::to_string(c->ctx->backend().caps().n_threads) + " threads, matmul " +
                                   c->ctx->backend().caps().simd +
                                   (p.prune.method != WT_PRUNE_FULL

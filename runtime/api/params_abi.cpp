@@ -77,6 +77,7 @@ constexpr Layout kModelInfoLayouts[] = {
 };
 constexpr Layout kPlanInfoLayouts[] = {
     {5, 0, offsetof(wt_context_plan_info, driver_bytes) + sizeof(uint64_t)},
+    {11, offsetof(wt_context_plan_info, batch_rows), offsetof(wt_context_plan_info, batch_rows) + sizeof(int32_t)},
 };
 constexpr Layout kContextStatsLayouts[] = {
     {5, 0, offsetof(wt_context_stats, pager_wait_ms) + sizeof(double)},

@@ -116,7 +116,15 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
   WT_TRY(setup(model, options, &ctx));
   ArenaInputs in;
   WT_TRY(ctx->arena_inputs(&in));
+  // The rows create() would lower the default n_batch_rows to; no budget check here, so a
+  // machine whose memory cannot be read plans against memory_budget_bytes alone.
+  uint64_t limit = options.memory_budget_bytes;
+  std::string source;
+  if (!arena_limit(options.memory_budget_bytes, *ctx->backend_, &limit, &source).is_ok())
+    limit = options.memory_budget_bytes;
+  ctx->fit_batch_rows(limit, &in);
   out->n_ctx = ctx->n_ctx_;
+  out->batch_rows = slice_rows(in);
   out->weights_bytes = model.weight_bytes;
   out->arena = lay_out_arena(in, ArenaBases{}, nullptr);
   out->driver_bytes = ctx->backend_->caps().queued_work_bytes;
@@ -163,15 +171,25 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   return Status::ok();
 }
 
+void Context::fit_batch_rows(uint64_t limit, ArenaInputs* in) {
+  const int32_t rows = wt::fit_batch_rows(*in, limit);
+  if (rows > 0) options_.n_batch_rows = in->n_batch_rows = rows;
+}
+
 Status Context::allocate() {
   n_logit_rows_ = options_.logits_all ? n_ctx_ : 1;
   ArenaInputs in;
   WT_TRY(arena_inputs(&in));
+  uint64_t limit = 0;
+  std::string source;
+  WT_TRY(arena_limit(options_.memory_budget_bytes, *backend_, &limit, &source));
+  fit_batch_rows(limit, &in);
   output_rows_ = output_rows(in);
+  batch_rows_ = slice_rows(in);
 
   // The same layout twice: measure, then place.
   const ArenaBytes bytes = lay_out_arena(in, ArenaBases{}, nullptr);
-  WT_TRY(check_arena_budget(in, bytes, options_.memory_budget_bytes, *backend_));
+  WT_TRY(check_arena_budget(in, bytes, limit, source));
   WT_TRY(backend_->alloc(bytes.total_bytes - bytes.host_bytes, MemoryKind::device, &arena_));
   WT_TRY(backend_->alloc(bytes.host_bytes, MemoryKind::host_pinned, &host_arena_));
   stats_.arena_bytes = bytes.total_bytes;

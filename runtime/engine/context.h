@@ -71,6 +71,7 @@ struct ContextPlan {
   uint64_t weights_bytes = 0;
   ArenaBytes arena;  // the arena by part, and the pager's pools
   uint64_t driver_bytes = 0;  // the backend's BackendCaps::queued_work_bytes
+  int32_t batch_rows = 0;     // rows of a prompt's pass or slice (slice_rows(); n_batch_rows resolved)
 };
 
 class Context {
@@ -99,6 +100,7 @@ class Context {
   Status load_state(StateSource& in);
   int32_t n_past() const { return n_past_; }
   int32_t n_ctx() const { return n_ctx_; }
+  int32_t batch_rows() const { return batch_rows_; }  // rows of a prompt's pass or slice
   const ContextStats& stats() const { return stats_; }
   const Model& model() const { return model_; }
   const Backend& backend() const { return *backend_; }
@@ -132,6 +134,9 @@ class Context {
   // Everything but the arena and pools: checks, n_ctx, the policy, the backend.
   static Status setup(const Model& model, const ContextOptions& options, std::unique_ptr<Context>* out);
   Status arena_inputs(ArenaInputs* out) const;
+  // The default n_batch_rows lowered where the arena would not fit `limit` (fit_batch_rows
+  // in context_budget.h): options_ and *in take the rows chosen.
+  void fit_batch_rows(uint64_t limit, ArenaInputs* in);
   Status allocate();
   // One pass of the model over n rows at positions pos[0..n) (copied in first). With a
   // policy, the rows are a fresh prompt (every layer's KV starts empty), the policy is asked
@@ -281,6 +286,7 @@ class Context {
   int32_t n_past_ = 0;
   int32_t n_logit_rows_ = 0;  // rows the logits buffer holds
   int32_t output_rows_ = 1;   // rows the output head runs at once (output_rows())
+  int32_t batch_rows_ = 0;    // rows of a prompt's pass or slice (slice_rows())
   int32_t last_rows_ = 0;     // rows of the last prefill/decode (0: no logits yet)
   bool last_row_only_ = false;  // the last prefill was pruned: only its last row has logits
   ContextStats stats_;

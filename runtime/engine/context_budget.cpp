@@ -1,5 +1,6 @@
 #include "context_budget.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -22,30 +23,52 @@ uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
   return lay_out_arena(at, ArenaBases{}, nullptr).all_bytes();
 }
 
+// Arena bytes of the same context with n_batch_rows = rows.
+uint64_t arena_with_rows(const ArenaInputs& in, int32_t rows) {
+  ArenaInputs at = in;
+  at.n_batch_rows = rows;
+  return lay_out_arena(at, ArenaBases{}, nullptr).all_bytes();
+}
+
 }  // namespace
 
-Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t budget_bytes, const Backend& backend) {
-  uint64_t limit = budget_bytes;
-  std::string source = "memory_budget_bytes";
+Status arena_limit(uint64_t budget_bytes, const Backend& backend, uint64_t* limit, std::string* source) {
+  *limit = budget_bytes;
+  *source = "memory_budget_bytes";
   AvailableMemory mem;
   // A machine that reports no figures is checked against the budget alone; one that has
   // no memory left to read them is out of memory, not unmeasured.
   const Status detected = available_memory(backend, &mem);
   if (detected.code() == WT_ERR_OUT_OF_MEMORY) return detected;
-  if (detected.is_ok() && mem.available_bytes > 0) {
-    if (limit == 0 || mem.available_bytes < limit) {
-      limit = mem.available_bytes;
-      source = "the memory available now (" + mem.source + ")";
-    }
+  if (detected.is_ok() && mem.available_bytes > 0 && (*limit == 0 || mem.available_bytes < *limit)) {
+    *limit = mem.available_bytes;
+    *source = "the memory available now (" + mem.source + ")";
   }
+  return Status::ok();
+}
+
+int32_t fit_batch_rows(const ArenaInputs& in, uint64_t limit) {
+  if (in.n_batch_rows != 0 || limit == 0 || lay_out_arena(in, ArenaBases{}, nullptr).all_bytes() <= limit) return 0;
+  return largest_batch_rows(std::min(WT_BATCH_ROWS_DEFAULT, in.n_ctx),
+                            [&](int32_t rows) { return arena_with_rows(in, rows) <= limit; });
+}
+
+Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t limit, const std::string& source) {
   if (limit == 0 || need.all_bytes() <= limit) return Status::ok();
 
-  // The arena grows with n_ctx: the largest n_ctx that fits, by bisection.
+  // The arena grows with n_ctx: the largest n_ctx that fits, by bisection. With the default
+  // n_batch_rows, at the rows a context of that n_ctx would lower it to at most (one step).
+  ArenaInputs least = in;
+  if (in.n_batch_rows == 0) least.n_batch_rows = kBatchRowsStep;
   int32_t lo = 0, hi = in.n_ctx;  // arena_at(lo) fits (or lo = 0), arena_at(hi) does not
   while (hi - lo > 1) {
     const int32_t mid = lo + (hi - lo) / 2;
-    (arena_at(in, mid) <= limit ? lo : hi) = mid;
+    (arena_at(least, mid) <= limit ? lo : hi) = mid;
   }
+  // An n_batch_rows the caller set: a smaller one may fit at this n_ctx.
+  const int32_t rows = in.n_batch_rows == 0 ? 0
+                                            : largest_batch_rows(std::min(in.n_batch_rows, in.n_ctx),
+                                                                 [&](int32_t r) { return arena_with_rows(in, r) <= limit; });
   const std::pair<const char*, uint64_t> parts[] = {
       {"kv cache", need.kv_bytes},          {"activations", need.activations_bytes},
       {"op workspace", need.workspace_bytes}, {"logits", need.logits_bytes},
@@ -65,6 +88,7 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_
                     largest + " is the largest part. ";
   msg += lo > 0 ? "An n_ctx of at most " + std::to_string(lo) + " fits (now " + std::to_string(in.n_ctx) + ")"
                 : "No n_ctx fits: the fixed parts alone exceed the limit";
+  if (rows > 0) msg += ", or an n_batch_rows of at most " + std::to_string(rows) + " (now " + std::to_string(in.n_batch_rows) + ")";
   if (in.n_logit_rows > 1) msg += "; logits_all keeps n_ctx rows of logits";
   return error(WT_ERR_BUDGET, msg);
 }

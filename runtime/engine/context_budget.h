@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "backends/backend.h"
 #include "base/status.h"
@@ -11,9 +12,22 @@
 
 namespace wt {
 
-// WT_ERR_BUDGET when `need` (lay_out_arena of `in`) exceeds the smaller of budget_bytes
-// (0: none) and the memory the backend has available; the message gives every part's MiB,
-// the limit and where it comes from, the shortfall, and the largest n_ctx that fits.
-Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t budget_bytes, const Backend& backend);
+// The most bytes a context's arena and pools may take: the smaller of budget_bytes (0: none)
+// and what the backend has available now; 0 when neither is known. `source` names it.
+// WT_ERR_OUT_OF_MEMORY when the machine has no memory left to read its figures.
+Status arena_limit(uint64_t budget_bytes, const Backend& backend, uint64_t* limit, std::string* source);
+
+// For a context that asked for the default n_batch_rows (0) and whose arena at the default
+// exceeds `limit` (0: none): the largest multiple of kBatchRowsStep below the default
+// whose arena fits, so that a long prompt runs in shorter passes or slices instead of not
+// at all (the CPU's logits are the same bits for any n_batch_rows; a GPU reads its weights
+// once more per pass or slice). 0 when nothing is to be lowered or no step fits.
+int32_t fit_batch_rows(const ArenaInputs& in, uint64_t limit);
+
+// WT_ERR_BUDGET when `need` (lay_out_arena of `in`) exceeds `limit` (from arena_limit; 0:
+// none); the message gives every part's MiB, the limit and where it comes from (`source`),
+// the shortfall, the largest n_ctx that fits, and an n_batch_rows that fits where a smaller
+// one than the context's would.
+Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t limit, const std::string& source);
 
 }  // namespace wt

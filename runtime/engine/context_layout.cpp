@@ -149,6 +149,15 @@ int32_t ffn_rows(const ArenaInputs& in) {
   return static_cast<int32_t>(std::max<int64_t>(rows, 1));
 }
 
+int32_t largest_batch_rows(int32_t below, const std::function<bool(int32_t rows)>& fits) {
+  int32_t lo = 0, hi = (below - 1) / kBatchRowsStep + 1;  // steps: lo fits (or is 0), hi is not tried
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    (fits(mid * kBatchRowsStep) ? lo : hi) = mid;
+  }
+  return lo * kBatchRowsStep;
+}
+
 PagedKvParams paged_kv_params(const ArenaInputs& in) {
   PagedKvParams p;
   p.n_layer = in.hp->n_layer;

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "backends/backend.h"
@@ -95,6 +96,16 @@ int32_t output_rows(const ArenaInputs& in);
 // 32k tokens: 1216 of 1696 MiB), and every op of the block works row by row, so slices of
 // them give the same result for a fraction of the memory (a pruned prompt's pass too).
 int32_t ffn_rows(const ArenaInputs& in);
+
+// The steps in which a context lowers the default n_batch_rows where its arena would not fit
+// (fit_batch_rows, context_budget.h) and the planner does the same (platform/planner.cpp).
+// Under 64 rows a GPU runs the kernels of few rows (CUDA: not the tensor cores).
+inline constexpr int32_t kBatchRowsStep = 64;
+
+// The largest multiple of kBatchRowsStep below `below` (at least one step) for which
+// fits(rows) holds, by bisection: fits must hold for every smaller multiple where it holds
+// for one (an arena grows with its rows). 0 when none does, or below <= one step.
+int32_t largest_batch_rows(int32_t below, const std::function<bool(int32_t rows)>& fits);
 
 // The arena's bytes by part (each part the sum of its 64-byte aligned slices).
 struct ArenaBytes {

@@ -330,6 +330,9 @@ TEST_CASE("api: a context over its memory budget is refused with WT_ERR_BUDGET a
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = 256;
   cp.n_threads = 1;
+  // Rows set: with the default (0) a context over its budget runs fewer rows at once instead
+  // (the test of fit_batch_rows below).
+  cp.n_batch_rows = 256;
   wt_context* ctx = nullptr;
   REQUIRE(wt_context_create(m, &cp, &ctx) == WT_OK);
   wt_context_stats st{};

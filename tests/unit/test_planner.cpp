@@ -441,6 +441,7 @@ TEST_CASE("planner: fits / does not fit arithmetic on a synthetic board") {
   CHECK(ref.overhead_bytes == kRuntimeOverheadBytes);
 
   PlanRequest r = ref.request;
+  r.n_batch_rows = 512;  // set: with the default the plan that does not fit takes fewer (tested below)
   const uint64_t reserve = 1000;
   Plan exact, short_by_one;
   REQUIRE(plan(synthetic_board(ref.total_bytes + reserve, reserve), shape, r, &exact).is_ok());
@@ -454,6 +455,58 @@ TEST_CASE("planner: fits / does not fit arithmetic on a synthetic board") {
   CHECK_FALSE(exact.allocated_fits);
 }
 
+TEST_CASE("planner: a plan whose default n_batch_rows does not fit the board takes the most rows in steps of 64 that fit") {
+  const ModelShape shape = model_shape_from_model(*tiny().model);
+  for (const wt_prune_method method : {WT_PRUNE_FULL, WT_PRUNE_FASTKV}) {
+    CAPTURE(std::string(wt_prune_method_name(method)));
+    const wt_prune_params pp = prune_params(method, 0.2f);
+    const int32_t n_ctx = 4096;
+    const Plan most = plan_for(shape, n_ctx, 64, pp, false, DType::f16, WT_BATCH_ROWS_DEFAULT);
+    const Plan half = plan_for(shape, n_ctx, 64, pp, false, DType::f16, WT_BATCH_ROWS_DEFAULT / 2);
+    REQUIRE(half.total_bytes < most.total_bytes);
+    CHECK(most.batch_rows == WT_BATCH_ROWS_DEFAULT);
+    // A board between the two: the default's plan takes fewer rows, the most that fit.
+    PlanRequest r = most.request;
+    r.n_batch_rows = 0;
+    const BoardProfile board = synthetic_board((most.total_bytes + half.total_bytes) / 2, 0);
+    Plan fitted, one_more;
+    REQUIRE(plan(board, shape, r, &fitted).is_ok());
+    CAPTURE(fitted.batch_rows);
+    CHECK(fitted.fits);
+    CHECK(fitted.request.n_batch_rows == 0);
+    CHECK(fitted.batch_rows % kBatchRowsStep == 0);
+    CHECK(fitted.batch_rows >= WT_BATCH_ROWS_DEFAULT / 2);
+    CHECK(fitted.batch_rows < WT_BATCH_ROWS_DEFAULT);
+    REQUIRE_FALSE(fitted.notes.empty());
+    CHECK(fitted.notes[0].find("lowers it to " + std::to_string(fitted.batch_rows)) != std::string::npos);
+    r.n_batch_rows = fitted.batch_rows + kBatchRowsStep;
+    REQUIRE(plan(board, shape, r, &one_more).is_ok());
+    CHECK_FALSE(one_more.fits);
+    // The same plan as asking for those rows.
+    r.n_batch_rows = fitted.batch_rows;
+    Plan asked;
+    REQUIRE(plan(board, shape, r, &asked).is_ok());
+    CHECK(asked.total_bytes == fitted.total_bytes);
+    // Solving for the context counts on the same: at least what the default's rows allow.
+    int32_t with_default = 0, with_most = 0;
+    r.beyond_train_ctx = true;  // the tiny model's 1024 tokens are not the bound here
+    r.n_batch_rows = 0;
+    REQUIRE(solve_max_ctx(board, shape, r, &with_default).is_ok());
+    r.n_batch_rows = WT_BATCH_ROWS_DEFAULT;
+    REQUIRE(solve_max_ctx(board, shape, r, &with_most).is_ok());
+    CHECK(with_default >= n_ctx);
+    CHECK(with_most < n_ctx);
+    // A board that no step fits: the default's plan, not fitting, and no such note.
+    const Plan least = plan_for(shape, n_ctx, 64, pp, false, DType::f16, kBatchRowsStep);
+    r.n_batch_rows = 0;
+    Plan none;
+    REQUIRE(plan(synthetic_board(least.total_bytes - 1, 0), shape, r, &none).is_ok());
+    CHECK_FALSE(none.fits);
+    CHECK(none.batch_rows == WT_BATCH_ROWS_DEFAULT);
+    for (const std::string& n : none.notes) CHECK(n.find("lowers it") == std::string::npos);
+  }
+}
+
 TEST_CASE("planner: solve mode finds the largest context and keep that fit") {
   const ModelShape shape = model_shape_from_model(*tiny().model);
   PlanRequest r;
@@ -461,6 +514,7 @@ TEST_CASE("planner: solve mode finds the largest context and keep that fit") {
   r.n_new = 64;
   r.prune = prune_params(WT_PRUNE_SNAPKV, 0.2f);
   r.beyond_train_ctx = true;  // the board is the bound here, not the tiny model's 1024 tokens
+  r.n_batch_rows = WT_BATCH_ROWS_DEFAULT;  // set: fewer rows would fit more (tested below)
   // A board that holds a context of about 3000 rows.
   r.n_ctx = 3000;
   Plan at3000;

@@ -70,6 +70,7 @@ wt_tools::Json plan_json(const wt::Plan& p, int32_t max_ctx, float max_keep, boo
   j.set("fits", p.fits);
   j.set("spare_bytes", static_cast<int64_t>(p.spare_bytes));
   j.set("arena_bytes", p.arena.total_bytes);
+  j.set("batch_rows", p.batch_rows);
   j.set("allocated_total_bytes", p.allocated_total_bytes);
   j.set("allocated_fits", p.allocated_fits);
   Json solve = Json::object();
