@@ -164,7 +164,8 @@ wt_context_params as_read(const wt_context_params& p) {
 bool same_plan(const wt_context_plan_info& a, const wt_context_plan_info& b) {
   return a.n_ctx == b.n_ctx && a.weights_bytes == b.weights_bytes && a.arena_bytes == b.arena_bytes &&
          a.kv_bytes == b.kv_bytes && a.pager_device_bytes == b.pager_device_bytes &&
-         a.pager_host_bytes == b.pager_host_bytes && a.context_bytes == b.context_bytes;
+         a.pager_host_bytes == b.pager_host_bytes && a.context_bytes == b.context_bytes &&
+         a.batch_rows == b.batch_rows;
 }
 
 wt_sampler* fuzz_sampler(FuzzedDataProvider& fdp) {
@@ -202,6 +203,7 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
   if (stats.arena_bytes != plan.arena_bytes || stats.kv_bytes != plan.kv_bytes)
     fail("context arena %llu (KV %llu) bytes, planned %llu (KV %llu)", (unsigned long long)stats.arena_bytes,
          (unsigned long long)stats.kv_bytes, (unsigned long long)plan.arena_bytes, (unsigned long long)plan.kv_bytes);
+  if (stats.batch_rows != plan.batch_rows) fail("context runs %d rows at once, planned %d", stats.batch_rows, plan.batch_rows);
 
   const std::vector<wt_token> prompt = fuzz_tokens(fdp, plan.n_ctx + 2);
   const wt_status st = wt_context_prefill(ctx, prompt.data(), prompt.size());

@@ -92,7 +92,8 @@ extern "C" {
  * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
  * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
  * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (named n_ffn_rows until
- * 2026-12-04; the same place); 11: wt_context_plan_info.batch_rows. */
+ * 2026-12-04; the same place); 11: wt_context_plan_info.batch_rows and
+ * wt_context_stats.batch_rows. */
 #define WT_API_VERSION 11
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
@@ -587,9 +588,9 @@ WT_API wt_context_params wt_context_default_params(void);
  * params or params->prune) the library does not read, a kv_type that is not a wt_kv_type.
  * WT_ERR_UNSUPPORTED: kv_type WT_KV_Q8_0 for a head_dim that is not a multiple of 32.
  * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now
- * (with n_batch_rows 0, even at 64 rows at once); the message gives each part, the
- * shortfall, the largest n_ctx that fits and, for an n_batch_rows the caller set, the
- * largest that fits. Nothing is allocated.
+ * (with n_batch_rows 0, even at 64 rows at once: then the figures are those at 64 rows); the
+ * message gives each part, the shortfall, the largest n_ctx that fits and, for an
+ * n_batch_rows the caller set, the most rows in steps of 64 that fit. Nothing is allocated.
  * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
 WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
                                    wt_context** out_ctx);
@@ -620,12 +621,13 @@ typedef struct wt_context_plan_info {
 } wt_context_plan_info;
 
 /* WT_ERR_INVALID_ARGUMENT as wt_context_create for a bad parameter, or an
- * out_plan->struct_size the library does not write; no budget check. */
+ * out_plan->struct_size the library does not write; no budget check. With n_batch_rows 0 the
+ * rows planned depend on the memory available now, as wt_context_create's do. */
 WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params* params,
                                  wt_context_plan_info* out_plan);
 
-/* Runs the model over n_tokens tokens at the next positions (in passes of n_batch_rows
- * rows with full KV; else at once).
+/* Runs the model over n_tokens tokens at the next positions (with full KV in passes of the
+ * context's batch_rows, wt_context_stats; else in one pass whose layers run in slices).
  * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx, or a layer's KV would outgrow the size
  * max_new_tokens planned (nothing is changed).
  * WT_ERR_INVALID_ARGUMENT: NULL ctx or tokens, n_tokens == 0 or a token id out of range.
@@ -686,6 +688,9 @@ typedef struct wt_context_stats {
   /* Since API 9: the copies the pager's moves took (fetches, write-backs, write-through);
    * blocks in consecutive slots of both tiers go as one copy per K and V plane. */
   int64_t pager_transfers;
+  /* Since API 11: prompt rows one pass or slice runs (wt_context_plan_info.batch_rows, as
+   * this context resolved it when it was created). */
+  int32_t batch_rows;
 } wt_context_stats;
 
 /* WT_ERR_INVALID_ARGUMENT: NULL arguments, or an out_stats->struct_size the library does

@@ -223,10 +223,10 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
   p.request.n_batch_rows = 0;  // as asked
   p.notes.insert(p.notes.begin(),
                  "the default n_batch_rows (" + std::to_string(std::min(WT_BATCH_ROWS_DEFAULT, req.n_ctx)) +
-                     " rows) does not fit by " + mib(out->total_bytes - out->usable_bytes) +
-                     ": a context lowers it to " + std::to_string(rows) +
-                     " where its memory is this board's (wt_context_create does so for n_batch_rows 0), so the "
-                     "prompt runs in passes or slices of that many rows");
+                     " rows) does not fit by " + mib(out->total_bytes - out->usable_bytes) + ": planned with " +
+                     std::to_string(rows) + " rows at once, the most in steps of " + std::to_string(kBatchRowsStep) +
+                     " that fit; a context lowers the default the same way where its arena does not fit the "
+                     "memory it finds (wt_context_create with n_batch_rows 0)");
   *out = std::move(p);
   return Status::ok();
 }

@@ -136,6 +136,10 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
                                   (p.prune.method != WT_PRUNE_FULL
                                        ? std::string(", prune ") + wt_prune_method_name(p.prune.method)
                                        : std::string()));
+    if (c->ctx->batch_rows_lowered())
+      wt::api::log(WT_LOG_WARN, "context: the default n_batch_rows (" + std::to_string(WT_BATCH_ROWS_DEFAULT) +
+                                    ") would not fit the memory limit; the prompt runs " +
+                                    std::to_string(c->ctx->batch_rows()) + " rows at once");
     *out_ctx = c.release();
     return Status::ok();
   });
@@ -227,6 +231,7 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
     o.pager_copy_ms = kv ? c.copy_ms : 0;
     o.pager_wait_ms = kv ? c.wait_ms : 0;
     o.pager_transfers = c.n_transfers;
+    o.batch_rows = ctx->ctx->batch_rows();
     return wt::api::write_output(o, out_stats);
   });
 }

@@ -82,6 +82,7 @@ constexpr Layout kPlanInfoLayouts[] = {
 constexpr Layout kContextStatsLayouts[] = {
     {5, 0, offsetof(wt_context_stats, pager_wait_ms) + sizeof(double)},
     {9, offsetof(wt_context_stats, pager_transfers), offsetof(wt_context_stats, pager_transfers) + sizeof(int64_t)},
+    {11, offsetof(wt_context_stats, batch_rows), offsetof(wt_context_stats, batch_rows) + sizeof(int32_t)},
 };
 constexpr Layout kPruneStatsLayouts[] = {
     {5, 0, offsetof(wt_prune_stats, prefill_ms) + sizeof(double)},

@@ -116,11 +116,16 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
   WT_TRY(setup(model, options, &ctx));
   ArenaInputs in;
   WT_TRY(ctx->arena_inputs(&in));
-  // The rows create() would lower the default n_batch_rows to; no budget check here, so a
-  // machine whose memory cannot be read plans against memory_budget_bytes alone.
+  // The rows create() would lower the default n_batch_rows to. A device's memory is read
+  // under its lock, as create() reads it (Vulkan counts its allocations in a plain field);
+  // where a call holds the lock (a plan from a progress callback) or the memory cannot be
+  // read, against memory_budget_bytes alone. No budget check here.
   uint64_t limit = options.memory_budget_bytes;
+  std::unique_lock<std::mutex> lock;
+  if (ctx->device_) lock = ctx->device_->try_lock();
   std::string source;
-  if (!arena_limit(options.memory_budget_bytes, *ctx->backend_, &limit, &source).is_ok())
+  if ((!ctx->device_ || lock.owns_lock()) &&
+      !arena_limit(options.memory_budget_bytes, *ctx->backend_, &limit, &source).is_ok())
     limit = options.memory_budget_bytes;
   ctx->fit_batch_rows(limit, &in);
   out->n_ctx = ctx->n_ctx_;
@@ -173,7 +178,10 @@ Status Context::arena_inputs(ArenaInputs* out) const {
 
 void Context::fit_batch_rows(uint64_t limit, ArenaInputs* in) {
   const int32_t rows = wt::fit_batch_rows(*in, limit);
-  if (rows > 0) options_.n_batch_rows = in->n_batch_rows = rows;
+  if (rows == 0) return;
+  // In options_ too, so that every later arena_inputs() lays out the arena allocated.
+  options_.n_batch_rows = in->n_batch_rows = rows;
+  batch_rows_lowered_ = true;
 }
 
 Status Context::allocate() {

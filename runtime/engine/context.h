@@ -101,6 +101,7 @@ class Context {
   int32_t n_past() const { return n_past_; }
   int32_t n_ctx() const { return n_ctx_; }
   int32_t batch_rows() const { return batch_rows_; }  // rows of a prompt's pass or slice
+  bool batch_rows_lowered() const { return batch_rows_lowered_; }  // the default did not fit
   const ContextStats& stats() const { return stats_; }
   const Model& model() const { return model_; }
   const Backend& backend() const { return *backend_; }
@@ -287,6 +288,7 @@ class Context {
   int32_t n_logit_rows_ = 0;  // rows the logits buffer holds
   int32_t output_rows_ = 1;   // rows the output head runs at once (output_rows())
   int32_t batch_rows_ = 0;    // rows of a prompt's pass or slice (slice_rows())
+  bool batch_rows_lowered_ = false;  // the default n_batch_rows did not fit (fit_batch_rows)
   int32_t last_rows_ = 0;     // rows of the last prefill/decode (0: no logits yet)
   bool last_row_only_ = false;  // the last prefill was pruned: only its last row has logits
   ContextStats stats_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "backends/available_memory.h"
 
@@ -15,11 +16,19 @@ std::string mib(uint64_t bytes) {
   return b;
 }
 
-// Arena bytes of the same context at n_ctx rows (logits for every row if it keeps them).
+// Arena bytes of the same context at n_ctx rows (logits for every row if it keeps them), its
+// layers' KV rows at most n_ctx: exact for full KV; for a method sized by max_new_tokens at
+// least its rows at that n_ctx (kv_capacity's peak does not grow as the prompt shrinks).
 uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
   ArenaInputs at = in;
   at.n_ctx = n_ctx;
   at.n_logit_rows = in.n_logit_rows > 1 ? n_ctx : 1;
+  std::vector<int32_t> rows;
+  if (in.kv_rows) {
+    rows = *in.kv_rows;
+    for (int32_t& r : rows) r = std::min(r, n_ctx);
+    at.kv_rows = &rows;
+  }
   return lay_out_arena(at, ArenaBases{}, nullptr).all_bytes();
 }
 
@@ -53,13 +62,18 @@ int32_t fit_batch_rows(const ArenaInputs& in, uint64_t limit) {
                             [&](int32_t rows) { return arena_with_rows(in, rows) <= limit; });
 }
 
-Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t limit, const std::string& source) {
-  if (limit == 0 || need.all_bytes() <= limit) return Status::ok();
+Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, uint64_t limit, const std::string& source) {
+  if (limit == 0 || asked.all_bytes() <= limit) return Status::ok();
 
-  // The arena grows with n_ctx: the largest n_ctx that fits, by bisection. With the default
-  // n_batch_rows, at the rows a context of that n_ctx would lower it to at most (one step).
+  // With the default n_batch_rows the context would have run as few as one step of rows
+  // (fit_batch_rows): the parts, the shortfall and the n_ctx that fits are those at it.
   ArenaInputs least = in;
-  if (in.n_batch_rows == 0) least.n_batch_rows = kBatchRowsStep;
+  if (in.n_batch_rows == 0 && in.n_ctx > kBatchRowsStep) least.n_batch_rows = kBatchRowsStep;
+  const ArenaBytes least_bytes = lay_out_arena(least, ArenaBases{}, nullptr);
+  const bool at_least = least.n_batch_rows != in.n_batch_rows && least_bytes.all_bytes() > limit;
+  if (!at_least) least = in;
+  const ArenaBytes& need = at_least ? least_bytes : asked;
+  // The arena grows with n_ctx: the largest n_ctx that fits, by bisection.
   int32_t lo = 0, hi = in.n_ctx;  // arena_at(lo) fits (or lo = 0), arena_at(hi) does not
   while (hi - lo > 1) {
     const int32_t mid = lo + (hi - lo) / 2;
@@ -83,12 +97,15 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_
     list += (list.empty() ? "" : ", ") + std::string(name) + " " + mib(bytes);
     if (bytes > largest_bytes) largest = name, largest_bytes = bytes;
   }
-  std::string msg = "the context needs " + mib(need.all_bytes()) + " MiB (" + list + " MiB) but " + source +
+  std::string msg = "the context needs " + mib(need.all_bytes()) + " MiB (" + list + " MiB" +
+                    (at_least ? ", at " + std::to_string(kBatchRowsStep) + " rows at once" : "") + ") but " + source +
                     " allows " + mib(limit) + " MiB: short by " + mib(need.all_bytes() - limit) + " MiB; the " +
                     largest + " is the largest part. ";
   msg += lo > 0 ? "An n_ctx of at most " + std::to_string(lo) + " fits (now " + std::to_string(in.n_ctx) + ")"
                 : "No n_ctx fits: the fixed parts alone exceed the limit";
-  if (rows > 0) msg += ", or an n_batch_rows of at most " + std::to_string(rows) + " (now " + std::to_string(in.n_batch_rows) + ")";
+  if (rows > 0)
+    msg += ", or an n_batch_rows of " + std::to_string(rows) + " (the most in steps of " + std::to_string(kBatchRowsStep) +
+           " that fits; now " + std::to_string(in.n_batch_rows) + ")";
   if (in.n_logit_rows > 1) msg += "; logits_all keeps n_ctx rows of logits";
   return error(WT_ERR_BUDGET, msg);
 }

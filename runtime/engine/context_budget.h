@@ -24,10 +24,11 @@ Status arena_limit(uint64_t budget_bytes, const Backend& backend, uint64_t* limi
 // once more per pass or slice). 0 when nothing is to be lowered or no step fits.
 int32_t fit_batch_rows(const ArenaInputs& in, uint64_t limit);
 
-// WT_ERR_BUDGET when `need` (lay_out_arena of `in`) exceeds `limit` (from arena_limit; 0:
+// WT_ERR_BUDGET when `asked` (lay_out_arena of `in`) exceeds `limit` (from arena_limit; 0:
 // none); the message gives every part's MiB, the limit and where it comes from (`source`),
-// the shortfall, the largest n_ctx that fits, and an n_batch_rows that fits where a smaller
-// one than the context's would.
-Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& need, uint64_t limit, const std::string& source);
+// the shortfall, the largest n_ctx that fits (with the default n_batch_rows, all of these at
+// the fewest rows the context would have lowered it to), and, for rows the caller set, the
+// most rows in steps of kBatchRowsStep that fit.
+Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, uint64_t limit, const std::string& source);
 
 }  // namespace wt

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -306,74 +307,104 @@ TEST_CASE("api: over its memory budget the default n_batch_rows runs fewer rows 
   const int32_t n_ctx = 512;
   std::vector<wt_token> prompt(420);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<wt_token>((7 * i + 3) % info.n_vocab);
-  const auto make = [&](int32_t rows, uint64_t budget) {
-    wt_context_params cp = params(n_ctx, rows, wt_prune_default_params());
-    cp.logits_all = false;
-    cp.memory_budget_bytes = budget;
-    return cp;
-  };
-  const auto plan_of = [&](int32_t rows, uint64_t budget, wt_context_plan_info* out) {
-    const wt_context_params cp = make(rows, budget);
-    REQUIRE_MESSAGE(wt_context_plan(m, &cp, out) == WT_OK, wt_last_error());
-  };
-  // Greedy: the prompt's last logits and those of 4 decode steps; the arena's bytes.
-  const auto logits_of = [&](int32_t rows, uint64_t budget, uint64_t* arena) {
-    const wt_context_params cp = make(rows, budget);
+  // Full KV runs the prompt in passes of the rows; FastKV in one pass whose layers run in
+  // slices of them.
+  for (const wt_prune_method method : {WT_PRUNE_FULL, WT_PRUNE_FASTKV}) {
+    CAPTURE(std::string(wt_prune_method_name(method)));
+    wt_prune_params prune = wt_prune_default_params();
+    prune.method = method;
+    prune.keep = 0.3f;
+    prune.window = 8;
+    const auto make = [&](int32_t rows, uint64_t budget) {
+      wt_context_params cp = params(n_ctx, rows, prune);
+      cp.logits_all = false;
+      cp.memory_budget_bytes = budget;
+      return cp;
+    };
+    const auto plan_of = [&](int32_t rows, uint64_t budget, wt_context_plan_info* out) {
+      const wt_context_params cp = make(rows, budget);
+      REQUIRE_MESSAGE(wt_context_plan(m, &cp, out) == WT_OK, wt_last_error());
+    };
+    // Greedy: the prompt's last logits and those of 4 decode steps; the context's stats.
+    const auto logits_of = [&](int32_t rows, uint64_t budget, wt_context_stats* st) {
+      const wt_context_params cp = make(rows, budget);
+      wt_context* ctx = nullptr;
+      REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
+      REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
+      std::vector<float> out;
+      for (int step = 0; step < 5; ++step) {
+        const float* l = nullptr;
+        REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+        out.insert(out.end(), l, l + info.n_vocab);
+        if (step < 4)
+          REQUIRE(wt_context_decode(ctx, static_cast<wt_token>(std::max_element(l, l + info.n_vocab) - l)) == WT_OK);
+      }
+      REQUIRE(wt_context_get_stats(ctx, st) == WT_OK);
+      wt_context_free(ctx);
+      return out;
+    };
+    wt_context_plan_info whole, half;
+    plan_of(0, 0, &whole);  // the default: every row at once (n_ctx < WT_BATCH_ROWS_DEFAULT)
+    plan_of(n_ctx / 2, 0, &half);
+    CHECK(whole.batch_rows == n_ctx);
+    CHECK(half.batch_rows == n_ctx / 2);
+    REQUIRE(half.context_bytes < whole.context_bytes);
+    // A budget between the two: the default takes the most rows in steps of 64 that fit it.
+    const uint64_t budget = (whole.context_bytes + half.context_bytes) / 2;
+    wt_context_plan_info fitted, one_more;
+    plan_of(0, budget, &fitted);
+    CAPTURE(fitted.batch_rows);
+    CHECK(fitted.batch_rows % 64 == 0);
+    CHECK(fitted.batch_rows >= n_ctx / 2);
+    CHECK(fitted.batch_rows < static_cast<int32_t>(prompt.size()));  // more than one pass or slice
+    CHECK(fitted.context_bytes <= budget);
+    plan_of(fitted.batch_rows + 64, 0, &one_more);
+    CHECK(one_more.context_bytes > budget);
+    // The context allocates that plan and runs those rows at once: the CPU's logits are those
+    // of every row at once, bit for bit.
+    wt_context_stats st_fitted{}, st_whole{};
+    std::string warned;  // the library says so, once, at creation
+    struct Unset {       // the callback goes with `warned`, also when a REQUIRE ends the case
+      ~Unset() { wt_set_log_callback(nullptr, nullptr); }
+    } unset;
+    wt_set_log_callback(
+        [](wt_log_level level, const char* text, void* user) {
+          if (level == WT_LOG_WARN) *static_cast<std::string*>(user) += text;
+        },
+        &warned);
+    const std::vector<float> a = logits_of(0, budget, &st_fitted);
+    CHECK(warned.find("the prompt runs " + std::to_string(fitted.batch_rows) + " rows at once") != std::string::npos);
+    const std::vector<float> b = logits_of(0, 0, &st_whole);
+    CHECK(st_fitted.arena_bytes == fitted.arena_bytes);
+    CHECK(st_fitted.batch_rows == fitted.batch_rows);
+    CHECK(st_whole.arena_bytes == whole.arena_bytes);
+    CHECK(st_whole.batch_rows == n_ctx);
+    CHECK(a.size() == b.size());
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    // Rows the caller set are not lowered: refused with the rows that would fit.
+    wt_context_params cp = make(n_ctx, budget);
     wt_context* ctx = nullptr;
+    CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
+    CHECK(ctx == nullptr);
+    std::string msg = wt_last_error();
+    CAPTURE(msg);
+    CHECK(msg.find("or an n_batch_rows of " + std::to_string(fitted.batch_rows) + " (the most in steps of 64") !=
+          std::string::npos);
+    // A budget that no step of rows fits: refused, the parts at 64 rows at once, and an n_ctx
+    // that a context with the default rows then fits (by lowering them).
+    wt_context_plan_info fewest;
+    plan_of(64, 0, &fewest);
+    cp = make(0, fewest.context_bytes - 1);
+    CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
+    msg = wt_last_error();
+    CHECK(msg.find("at 64 rows at once") != std::string::npos);
+    const size_t at = msg.find("n_ctx of at most ");
+    REQUIRE(at != std::string::npos);
+    cp.n_ctx = std::atoi(msg.c_str() + at + std::strlen("n_ctx of at most "));
+    CHECK(cp.n_ctx > 64);
+    CHECK(cp.n_ctx < n_ctx);
     REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
-    REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
-    std::vector<float> out;
-    for (int step = 0; step < 5; ++step) {
-      const float* l = nullptr;
-      REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
-      out.insert(out.end(), l, l + info.n_vocab);
-      if (step < 4) REQUIRE(wt_context_decode(ctx, static_cast<wt_token>(std::max_element(l, l + info.n_vocab) - l)) == WT_OK);
-    }
-    wt_context_stats st;
-    REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
-    *arena = st.arena_bytes;
     wt_context_free(ctx);
-    return out;
-  };
-  wt_context_plan_info whole, half;
-  plan_of(0, 0, &whole);  // the default: one pass of every row (n_ctx < WT_BATCH_ROWS_DEFAULT)
-  plan_of(n_ctx / 2, 0, &half);
-  CHECK(whole.batch_rows == n_ctx);
-  CHECK(half.batch_rows == n_ctx / 2);
-  REQUIRE(half.context_bytes < whole.context_bytes);
-  // A budget between the two: the default takes the most rows in steps of 64 that fit it.
-  const uint64_t budget = (whole.context_bytes + half.context_bytes) / 2;
-  wt_context_plan_info fitted, one_more;
-  plan_of(0, budget, &fitted);
-  CAPTURE(fitted.batch_rows);
-  CHECK(fitted.batch_rows % 64 == 0);
-  CHECK(fitted.batch_rows >= n_ctx / 2);
-  CHECK(fitted.batch_rows < n_ctx);
-  CHECK(fitted.context_bytes <= budget);
-  plan_of(fitted.batch_rows + 64, 0, &one_more);
-  CHECK(one_more.context_bytes > budget);
-  // The context allocates that plan and runs the prompt in passes of those rows: the CPU's
-  // logits are those of one pass, bit for bit.
-  uint64_t arena_fitted = 0, arena_whole = 0;
-  const std::vector<float> a = logits_of(0, budget, &arena_fitted);
-  const std::vector<float> b = logits_of(0, 0, &arena_whole);
-  CHECK(arena_fitted == fitted.arena_bytes);
-  CHECK(arena_whole == whole.arena_bytes);
-  CHECK(a.size() == b.size());
-  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-  // Rows the caller set are not lowered: refused with the rows that would fit.
-  wt_context_params cp = make(n_ctx, budget);
-  wt_context* ctx = nullptr;
-  CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
-  CHECK(ctx == nullptr);
-  const std::string msg = wt_last_error();
-  CAPTURE(msg);
-  CHECK(msg.find("or an n_batch_rows of at most " + std::to_string(fitted.batch_rows) + " (now 512)") != std::string::npos);
-  // A budget that no step of rows fits: refused, with the n_ctx that fits at the fewest.
-  cp.n_batch_rows = 0;
-  plan_of(64, 0, &half);
-  cp.memory_budget_bytes = half.context_bytes - 1;
-  CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
-  CHECK(std::string(wt_last_error()).find("An n_ctx of at most") != std::string::npos);
+  }
   wt_model_free(m);
 }

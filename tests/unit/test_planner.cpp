@@ -478,7 +478,7 @@ TEST_CASE("planner: a plan whose default n_batch_rows does not fit the board tak
     CHECK(fitted.batch_rows >= WT_BATCH_ROWS_DEFAULT / 2);
     CHECK(fitted.batch_rows < WT_BATCH_ROWS_DEFAULT);
     REQUIRE_FALSE(fitted.notes.empty());
-    CHECK(fitted.notes[0].find("lowers it to " + std::to_string(fitted.batch_rows)) != std::string::npos);
+    CHECK(fitted.notes[0].find("planned with " + std::to_string(fitted.batch_rows) + " rows at once") != std::string::npos);
     r.n_batch_rows = fitted.batch_rows + kBatchRowsStep;
     REQUIRE(plan(board, shape, r, &one_more).is_ok());
     CHECK_FALSE(one_more.fits);
@@ -503,7 +503,7 @@ TEST_CASE("planner: a plan whose default n_batch_rows does not fit the board tak
     REQUIRE(plan(synthetic_board(least.total_bytes - 1, 0), shape, r, &none).is_ok());
     CHECK_FALSE(none.fits);
     CHECK(none.batch_rows == WT_BATCH_ROWS_DEFAULT);
-    for (const std::string& n : none.notes) CHECK(n.find("lowers it") == std::string::npos);
+    for (const std::string& n : none.notes) CHECK(n.find("rows at once") == std::string::npos);
   }
 }
 
