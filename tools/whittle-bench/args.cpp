@@ -35,6 +35,8 @@ const char* const kUsage =
     "  rows:   --batch-rows 0,512 (wt_context_params.n_batch_rows: every method in each; 0 = the default,\n"
     "          2048; prompt rows at once: full KV's passes, the slices of a pruned prompt's layers;\n"
     "          --ffn-rows, its name until 2026-12-04, is the same)\n"
+    "  memory: --memory-budget 0,600 (wt_context_params.memory_budget_bytes in MiB: every method in each;\n"
+    "          0 = none but the memory available; with the default rows a context lowers them to fit)\n"
     "  pager:  --pager (resident vs the copying pager's async and sync swaps vs the pager in place,\n"
     "          where memory is unified)  --kv-device 0.25 (device pool share of the KV)  --kv-block 64\n"
     "          (-p lengths, -n one count, --method/--prune-param as above)\n"
@@ -192,6 +194,15 @@ int parse(int argc, char** argv, Args* a) {
         a->variants.batch_rows.push_back(rows);
       }
       if (a->variants.batch_rows.empty()) return usage_error("--batch-rows expects a list of rows in [0, 1048576], got " + v);
+    } else if (k == "--memory-budget") {
+      a->variants.memory_budgets_mib.clear();
+      for (const std::string& t : split(v)) {
+        int32_t mib = 0;
+        if (!whole_in(t, 0, 1 << 24, &mib)) return usage_error("--memory-budget expects a list of MiB in [0, 16777216], got " + v);
+        a->variants.memory_budgets_mib.push_back(mib);
+      }
+      if (a->variants.memory_budgets_mib.empty())
+        return usage_error("--memory-budget expects a list of MiB in [0, 16777216], got " + v);
     }
     else if (k == "--prune-param") {
       const size_t eq = v.find('=');
@@ -221,6 +232,7 @@ int parse(int argc, char** argv, Args* a) {
   points *= static_cast<double>(std::max<size_t>(a->variants.kv_types.size(), 1));
   points *= static_cast<double>(std::max<size_t>(a->variants.matmuls.size(), 1));
   points *= static_cast<double>(std::max<size_t>(a->variants.batch_rows.size(), 1));
+  points *= static_cast<double>(std::max<size_t>(a->variants.memory_budgets_mib.size(), 1));
   if (points > kMaxMethodSpecs)
     return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
                        " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));

@@ -84,6 +84,7 @@ std::string MethodSpec::label() const {
   if (kv_type != baseline_kv_type()) s += " kv=" + kv_type;
   if (matmul != "fast") s += " mm=" + matmul;
   if (batch_rows != 0) s += " batch=" + std::to_string(batch_rows);
+  if (memory_budget_mib != 0) s += " budget=" + std::to_string(memory_budget_mib) + "MiB";
   return s;
 }
 
@@ -95,6 +96,7 @@ Json MethodSpec::params_json() const {
   j.set("kv_type", kv_type);
   if (matmul != "fast") j.set("matmul", matmul);
   if (batch_rows != 0) j.set("batch_rows", std::to_string(batch_rows));
+  if (memory_budget_mib != 0) j.set("memory_budget_mib", std::to_string(memory_budget_mib));
   return j;
 }
 
@@ -103,18 +105,23 @@ std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, cons
   const std::vector<std::string> kvs = v.kv_types.empty() ? std::vector<std::string>{MethodSpec::baseline_kv_type()} : v.kv_types;
   const std::vector<std::string> mms = v.matmuls.empty() ? std::vector<std::string>{"fast"} : v.matmuls;
   const std::vector<int32_t> batches = v.batch_rows.empty() ? std::vector<int32_t>{0} : v.batch_rows;
+  const std::vector<int32_t> budgets = v.memory_budgets_mib.empty() ? std::vector<int32_t>{0} : v.memory_budgets_mib;
   std::vector<MethodSpec> out;
   for (const std::string& t : kvs) {
     for (const std::string& mm : mms) {
       for (const int32_t rows : batches) {
-        const MethodSpec full{.method = "full", .params = {}, .kv_type = t, .matmul = mm, .batch_rows = rows};
-        if (!full.is_baseline()) out.push_back(full);
-        for (MethodSpec s : specs) {
-          if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
-          s.kv_type = t;
-          s.matmul = mm;
-          s.batch_rows = rows;
-          out.push_back(std::move(s));
+        for (const int32_t mib : budgets) {
+          const MethodSpec full{
+              .method = "full", .params = {}, .kv_type = t, .matmul = mm, .batch_rows = rows, .memory_budget_mib = mib};
+          if (!full.is_baseline()) out.push_back(full);
+          for (MethodSpec s : specs) {
+            if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
+            s.kv_type = t;
+            s.matmul = mm;
+            s.batch_rows = rows;
+            s.memory_budget_mib = mib;
+            out.push_back(std::move(s));
+          }
         }
       }
     }
@@ -137,6 +144,7 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
   wt_tools::kv_type_from_name(spec.kv_type, &cp.kv_type);  // a name args.cpp accepted
   cp.matmul_mode = spec.matmul == "f32" ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   cp.n_batch_rows = spec.batch_rows;
+  cp.memory_budget_bytes = static_cast<uint64_t>(spec.memory_budget_mib) << 20;
   auto fail = [&](const std::string& what) {
     *error = spec.label() + ": " + what + ": " + wt_last_error();
     return false;

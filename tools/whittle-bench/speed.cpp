@@ -148,6 +148,7 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           j.set("decode_roofline_fraction", Json(decode_tps / decode_roof));
           j.set("prefill_roofline_fraction", Json(prefill_frac));
           j.set("arena_bytes", cs.arena_bytes);
+          j.set("rows_at_once", cs.batch_rows);  // wt_context_stats.batch_rows: as set, or lowered to fit
           j.set("host_rss_peak_bytes", rss);
           j.set("device_peak_bytes", Json());
           j.set("pinned_peak_bytes", Json());

@@ -83,7 +83,7 @@ void usage(FILE* out, const char* argv0) {
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--seed S] [--f32-activations]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
-               "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0] [--batch-rows N]\n"
+               "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0] [--batch-rows N] [--memory-budget MIB]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
                "  -n N       most tokens to generate, 0 to %d (default 128)\n"
                "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default)\n"
@@ -108,6 +108,9 @@ void usage(FILE* out, const char* argv0) {
                "  --batch-rows N  prompt rows that go through the model at once (default 0: %d);\n"
                "             the activations are planned for this many rows, not n_ctx (a\n"
                "             pruned prompt's x, k and v for all of them; --ffn-rows: the same)\n"
+               "  --memory-budget MIB  the most MiB the context may allocate (default 0: the\n"
+               "             memory available); with the default --batch-rows the prompt runs\n"
+               "             fewer rows at once where 2048 would not fit\n"
                "  --temp 0   greedy decoding (the default)\n",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
@@ -142,6 +145,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!f.kv_type(&o->kv_type)) return false;
     } else if (f.is("--batch-rows") || f.is("--ffn-rows")) {
       if (!f.whole(0, kMaxContext, &o->n_batch_rows)) return false;
+    } else if (f.is("--memory-budget")) {
+      if (!f.whole(0, 1 << 24, &o->memory_budget_mib)) return false;
     } else if (f.is("--chat")) {
       o->chat = true;
     } else if (f.is("-i", "--interactive")) {

@@ -21,6 +21,7 @@ struct Options {
   int n_threads = 0;
   int n_ctx = 0;
   int n_batch_rows = 0;  // wt_context_params.n_batch_rows (0: the default)
+  int memory_budget_mib = 0;  // wt_context_params.memory_budget_bytes in MiB (0: none)
   float temp = 0.0f;
   int top_k = 40;
   float top_p = 0.95f;

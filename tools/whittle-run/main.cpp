@@ -80,6 +80,7 @@ int make_context(Session& s, size_t n_prompt) {
   cp.matmul_mode = o.f32_activations ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   cp.kv_type = o.kv_type;
   cp.n_batch_rows = o.n_batch_rows;
+  cp.memory_budget_bytes = static_cast<uint64_t>(o.memory_budget_mib) << 20;
   wt_model_info info{};
   const bool have_info = wt_model_get_info(s.model, &info) == WT_OK;
   if (o.n_ctx > 0)
