@@ -587,10 +587,12 @@ WT_API wt_context_params wt_context_default_params(void);
  * (0, 1], a count of tokens above 1048576, the largest n_ctx, ...), or a struct_size (of
  * params or params->prune) the library does not read, a kv_type that is not a wt_kv_type.
  * WT_ERR_UNSUPPORTED: kv_type WT_KV_Q8_0 for a head_dim that is not a multiple of 32.
- * WT_ERR_BUDGET: the arena would exceed memory_budget_bytes or the memory available now
- * (with n_batch_rows 0, even at 64 rows at once: then the figures are those at 64 rows); the
- * message gives each part, the shortfall, the largest n_ctx that fits and, for an
- * n_batch_rows the caller set, the most rows in steps of 64 that fit. Nothing is allocated.
+ * WT_ERR_BUDGET: the arena and pools would exceed memory_budget_bytes, or the memory
+ * available now; on a discrete device that is its device parts (the arena's device part, the
+ * pager's device pool) against its free memory (since 2026-12-05; before, all of them). With
+ * n_batch_rows 0: even at 64 rows at once, and the figures are those at 64 rows. The message
+ * gives each part, the shortfall, the largest n_ctx that fits and, for an n_batch_rows the
+ * caller set, the most rows in steps of 64 that fit. Nothing is allocated.
  * WT_ERR_OUT_OF_MEMORY: the arena could not be allocated. */
 WT_API wt_status wt_context_create(const wt_model* model, const wt_context_params* params,
                                    wt_context** out_ctx);
@@ -626,8 +628,9 @@ typedef struct wt_context_plan_info {
 WT_API wt_status wt_context_plan(const wt_model* model, const wt_context_params* params,
                                  wt_context_plan_info* out_plan);
 
-/* Runs the model over n_tokens tokens at the next positions (with full KV in passes of the
- * context's batch_rows, wt_context_stats; else in one pass whose layers run in slices).
+/* Runs the model over n_tokens tokens at the next positions (full KV without the pager in
+ * passes of the context's batch_rows, wt_context_stats; else in one pass whose layers run in
+ * slices of them).
  * WT_ERR_CONTEXT_FULL: n_past + n_tokens > n_ctx, or a layer's KV would outgrow the size
  * max_new_tokens planned (nothing is changed).
  * WT_ERR_INVALID_ARGUMENT: NULL ctx or tokens, n_tokens == 0 or a token id out of range.

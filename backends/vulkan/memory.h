@@ -8,6 +8,8 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
+
 #include "backends/backend.h"
 #include "alloc_table.h"
 #include "device.h"
@@ -29,14 +31,14 @@ class Memory {
   void free(Buffer* buffer);
   const AllocationTable& table() const { return table_; }
   uint64_t device_local_bytes() const;  // heap sizes, for memory_info
-  uint64_t allocated_bytes() const { return allocated_bytes_; }
+  uint64_t allocated_bytes() const { return allocated_bytes_.load(std::memory_order_relaxed); }
 
  private:
   Status pick_type(uint32_t type_bits, MemoryKind kind, uint32_t* out) const;
 
   Device* d_;
   AllocationTable table_;
-  uint64_t allocated_bytes_ = 0;
+  std::atomic<uint64_t> allocated_bytes_{0};  // read by memory_info without the device's lock
   bool texel_views_ = false;
 };
 

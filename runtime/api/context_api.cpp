@@ -1,4 +1,7 @@
 // wt_context_*, sampling and generation entry points.
+#include <algorithm>
+#include <string>
+
 #include "handles.h"
 #include "params_abi.h"
 #include "runtime/engine/context_layout.h"
@@ -137,8 +140,9 @@ wt_status wt_context_create(const wt_model* model, const wt_context_params* para
                                        ? std::string(", prune ") + wt_prune_method_name(p.prune.method)
                                        : std::string()));
     if (c->ctx->batch_rows_lowered())
-      wt::api::log(WT_LOG_WARN, "context: the default n_batch_rows (" + std::to_string(WT_BATCH_ROWS_DEFAULT) +
-                                    ") would not fit the memory limit; the prompt runs " +
+      wt::api::log(WT_LOG_WARN, "context: the default n_batch_rows (" +
+                                    std::to_string(std::min(WT_BATCH_ROWS_DEFAULT, c->ctx->n_ctx())) +
+                                    " rows at once) would not fit the memory limit; the prompt runs " +
                                     std::to_string(c->ctx->batch_rows()) + " rows at once");
     *out_ctx = c.release();
     return Status::ok();

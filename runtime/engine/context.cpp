@@ -116,17 +116,14 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
   WT_TRY(setup(model, options, &ctx));
   ArenaInputs in;
   WT_TRY(ctx->arena_inputs(&in));
-  // The rows create() would lower the default n_batch_rows to. A device's memory is read
-  // under its lock, as create() reads it (Vulkan counts its allocations in a plain field);
-  // where a call holds the lock (a plan from a progress callback) or the memory cannot be
-  // read, against memory_budget_bytes alone. No budget check here.
-  uint64_t limit = options.memory_budget_bytes;
-  std::unique_lock<std::mutex> lock;
-  if (ctx->device_) lock = ctx->device_->try_lock();
-  std::string source;
-  if ((!ctx->device_ || lock.owns_lock()) &&
-      !arena_limit(options.memory_budget_bytes, *ctx->backend_, &limit, &source).is_ok())
-    limit = options.memory_budget_bytes;
+  // The rows create() would lower the default n_batch_rows to (memory_info needs no device
+  // lock: Backend::memory_info); where the memory cannot be read, against
+  // memory_budget_bytes alone. No budget check here.
+  MemoryLimit limit;
+  if (!memory_limit(options.memory_budget_bytes, *ctx->backend_, &limit).is_ok()) {
+    limit = MemoryLimit{};
+    limit.budget_bytes = options.memory_budget_bytes;
+  }
   ctx->fit_batch_rows(limit, &in);
   out->n_ctx = ctx->n_ctx_;
   out->batch_rows = slice_rows(in);
@@ -176,7 +173,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   return Status::ok();
 }
 
-void Context::fit_batch_rows(uint64_t limit, ArenaInputs* in) {
+void Context::fit_batch_rows(const MemoryLimit& limit, ArenaInputs* in) {
   const int32_t rows = wt::fit_batch_rows(*in, limit);
   if (rows == 0) return;
   // In options_ too, so that every later arena_inputs() lays out the arena allocated.
@@ -188,16 +185,15 @@ Status Context::allocate() {
   n_logit_rows_ = options_.logits_all ? n_ctx_ : 1;
   ArenaInputs in;
   WT_TRY(arena_inputs(&in));
-  uint64_t limit = 0;
-  std::string source;
-  WT_TRY(arena_limit(options_.memory_budget_bytes, *backend_, &limit, &source));
+  MemoryLimit limit;
+  WT_TRY(memory_limit(options_.memory_budget_bytes, *backend_, &limit));
   fit_batch_rows(limit, &in);
   output_rows_ = output_rows(in);
   batch_rows_ = slice_rows(in);
 
   // The same layout twice: measure, then place.
   const ArenaBytes bytes = lay_out_arena(in, ArenaBases{}, nullptr);
-  WT_TRY(check_arena_budget(in, bytes, limit, source));
+  WT_TRY(check_arena_budget(in, bytes, limit));
   WT_TRY(backend_->alloc(bytes.total_bytes - bytes.host_bytes, MemoryKind::device, &arena_));
   WT_TRY(backend_->alloc(bytes.host_bytes, MemoryKind::host_pinned, &host_arena_));
   stats_.arena_bytes = bytes.total_bytes;

@@ -13,6 +13,7 @@
 #include "runtime/model/model.h"
 #include "runtime/prune/policy.h"
 #include "base/status.h"
+#include "context_budget.h"
 #include "context_layout.h"
 #include "paged_kv.h"
 #include "state_io.h"
@@ -137,7 +138,7 @@ class Context {
   Status arena_inputs(ArenaInputs* out) const;
   // The default n_batch_rows lowered where the arena would not fit `limit` (fit_batch_rows
   // in context_budget.h): options_ and *in take the rows chosen.
-  void fit_batch_rows(uint64_t limit, ArenaInputs* in);
+  void fit_batch_rows(const MemoryLimit& limit, ArenaInputs* in);
   Status allocate();
   // One pass of the model over n rows at positions pos[0..n) (copied in first). With a
   // policy, the rows are a fresh prompt (every layer's KV starts empty), the policy is asked

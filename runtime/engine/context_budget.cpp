@@ -16,10 +16,10 @@ std::string mib(uint64_t bytes) {
   return b;
 }
 
-// Arena bytes of the same context at n_ctx rows (logits for every row if it keeps them), its
+// The arena of the same context at n_ctx rows (logits for every row if it keeps them), its
 // layers' KV rows at most n_ctx: exact for full KV; for a method sized by max_new_tokens at
 // least its rows at that n_ctx (kv_capacity's peak does not grow as the prompt shrinks).
-uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
+ArenaBytes arena_at(const ArenaInputs& in, int32_t n_ctx) {
   ArenaInputs at = in;
   at.n_ctx = n_ctx;
   at.n_logit_rows = in.n_logit_rows > 1 ? n_ctx : 1;
@@ -29,78 +29,102 @@ uint64_t arena_at(const ArenaInputs& in, int32_t n_ctx) {
     for (int32_t& r : rows) r = std::min(r, n_ctx);
     at.kv_rows = &rows;
   }
-  return lay_out_arena(at, ArenaBases{}, nullptr).all_bytes();
+  return lay_out_arena(at, ArenaBases{}, nullptr);
 }
 
-// Arena bytes of the same context with n_batch_rows = rows.
-uint64_t arena_with_rows(const ArenaInputs& in, int32_t rows) {
+// The arena of the same context with n_batch_rows = rows.
+ArenaBytes arena_with_rows(const ArenaInputs& in, int32_t rows) {
   ArenaInputs at = in;
   at.n_batch_rows = rows;
-  return lay_out_arena(at, ArenaBases{}, nullptr).all_bytes();
+  return lay_out_arena(at, ArenaBases{}, nullptr);
 }
 
 }  // namespace
 
-Status arena_limit(uint64_t budget_bytes, const Backend& backend, uint64_t* limit, std::string* source) {
-  *limit = budget_bytes;
-  *source = "memory_budget_bytes";
+uint64_t device_bytes(const ArenaBytes& a) { return a.total_bytes - a.host_bytes + a.pager_device_bytes; }
+
+bool MemoryLimit::fits(const ArenaBytes& a) const {
+  if (budget_bytes > 0 && a.all_bytes() > budget_bytes) return false;
+  return available_bytes == 0 || (device_only ? device_bytes(a) : a.all_bytes()) <= available_bytes;
+}
+
+MemoryLimit::Bound MemoryLimit::bound(const ArenaBytes& a) const {
+  const Bound budget{a.all_bytes(), budget_bytes, "memory_budget_bytes"};
+  const Bound found{device_only ? device_bytes(a) : a.all_bytes(), available_bytes,
+                    "the memory available now (" + source + (device_only ? "; the device parts" : "") + ")"};
+  if (available_bytes == 0) return budget;
+  if (budget_bytes == 0) return found;
+  // The larger shortfall, or the smaller headroom.
+  const auto over = [](const Bound& b) { return static_cast<double>(b.counted) - static_cast<double>(b.limit); };
+  return over(found) > over(budget) ? found : budget;
+}
+
+Status memory_limit(uint64_t budget_bytes, const Backend& backend, MemoryLimit* out) {
+  MemoryLimit m;
+  m.budget_bytes = budget_bytes;
   AvailableMemory mem;
   // A machine that reports no figures is checked against the budget alone; one that has
   // no memory left to read them is out of memory, not unmeasured.
   const Status detected = available_memory(backend, &mem);
   if (detected.code() == WT_ERR_OUT_OF_MEMORY) return detected;
-  if (detected.is_ok() && mem.available_bytes > 0 && (*limit == 0 || mem.available_bytes < *limit)) {
-    *limit = mem.available_bytes;
-    *source = "the memory available now (" + mem.source + ")";
+  if (detected.is_ok() && mem.available_bytes > 0) {
+    m.available_bytes = mem.available_bytes;
+    m.device_only = !mem.unified;
+    m.source = mem.source;
   }
+  *out = std::move(m);
   return Status::ok();
 }
 
-int32_t fit_batch_rows(const ArenaInputs& in, uint64_t limit) {
-  if (in.n_batch_rows != 0 || limit == 0 || lay_out_arena(in, ArenaBases{}, nullptr).all_bytes() <= limit) return 0;
+int32_t fit_batch_rows(const ArenaInputs& in, const MemoryLimit& limit) {
+  if (in.n_batch_rows != 0 || limit.none() || limit.fits(lay_out_arena(in, ArenaBases{}, nullptr))) return 0;
   return largest_batch_rows(std::min(WT_BATCH_ROWS_DEFAULT, in.n_ctx),
-                            [&](int32_t rows) { return arena_with_rows(in, rows) <= limit; });
+                            [&](int32_t rows) { return limit.fits(arena_with_rows(in, rows)); });
 }
 
-Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, uint64_t limit, const std::string& source) {
-  if (limit == 0 || asked.all_bytes() <= limit) return Status::ok();
+Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const MemoryLimit& limit) {
+  if (limit.fits(asked)) return Status::ok();
 
   // With the default n_batch_rows the context would have run as few as one step of rows
   // (fit_batch_rows): the parts, the shortfall and the n_ctx that fits are those at it.
   ArenaInputs least = in;
   if (in.n_batch_rows == 0 && in.n_ctx > kBatchRowsStep) least.n_batch_rows = kBatchRowsStep;
   const ArenaBytes least_bytes = lay_out_arena(least, ArenaBases{}, nullptr);
-  const bool at_least = least.n_batch_rows != in.n_batch_rows && least_bytes.all_bytes() > limit;
+  const bool at_least = least.n_batch_rows != in.n_batch_rows && !limit.fits(least_bytes);
   if (!at_least) least = in;
   const ArenaBytes& need = at_least ? least_bytes : asked;
   // The arena grows with n_ctx: the largest n_ctx that fits, by bisection.
   int32_t lo = 0, hi = in.n_ctx;  // arena_at(lo) fits (or lo = 0), arena_at(hi) does not
   while (hi - lo > 1) {
     const int32_t mid = lo + (hi - lo) / 2;
-    (arena_at(least, mid) <= limit ? lo : hi) = mid;
+    (limit.fits(arena_at(least, mid)) ? lo : hi) = mid;
   }
   // An n_batch_rows the caller set: a smaller one may fit at this n_ctx.
   const int32_t rows = in.n_batch_rows == 0 ? 0
                                             : largest_batch_rows(std::min(in.n_batch_rows, in.n_ctx),
-                                                                 [&](int32_t r) { return arena_with_rows(in, r) <= limit; });
+                                                                 [&](int32_t r) { return limit.fits(arena_with_rows(in, r)); });
   const std::pair<const char*, uint64_t> parts[] = {
       {"kv cache", need.kv_bytes},          {"activations", need.activations_bytes},
       {"op workspace", need.workspace_bytes}, {"logits", need.logits_bytes},
       {"index + scratch", need.index_bytes}, {"pruning state", need.prune_bytes},
       {"pager device pool", need.pager_device_bytes}, {"pager host pool", need.pager_host_bytes},
   };
+  const MemoryLimit::Bound b = limit.bound(need);
+  const bool device_part = b.counted != need.all_bytes();  // a discrete device's free memory binds
   std::string list;
   const char* largest = parts[0].first;
   uint64_t largest_bytes = 0;
   for (const auto& [name, bytes] : parts) {
     if (bytes == 0 && std::string(name).starts_with("pager")) continue;  // no pager
     list += (list.empty() ? "" : ", ") + std::string(name) + " " + mib(bytes);
+    if (device_part && std::string(name) == "pager host pool") continue;  // not what is short
     if (bytes > largest_bytes) largest = name, largest_bytes = bytes;
   }
   std::string msg = "the context needs " + mib(need.all_bytes()) + " MiB (" + list + " MiB" +
-                    (at_least ? ", at " + std::to_string(kBatchRowsStep) + " rows at once" : "") + ") but " + source +
-                    " allows " + mib(limit) + " MiB: short by " + mib(need.all_bytes() - limit) + " MiB; the " +
-                    largest + " is the largest part. ";
+                    (at_least ? ", at " + std::to_string(kBatchRowsStep) + " rows at once" : "") + ")";
+  if (device_part) msg += ", " + mib(b.counted) + " MiB of it device memory,";
+  msg += " but " + b.source + " allows " + mib(b.limit) + " MiB: short by " +
+         mib(b.counted > b.limit ? b.counted - b.limit : 0) + " MiB; the " + largest + " is the largest part. ";
   msg += lo > 0 ? "An n_ctx of at most " + std::to_string(lo) + " fits (now " + std::to_string(in.n_ctx) + ")"
                 : "No n_ctx fits: the fixed parts alone exceed the limit";
   if (rows > 0)

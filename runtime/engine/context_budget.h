@@ -12,23 +12,49 @@
 
 namespace wt {
 
-// The most bytes a context's arena and pools may take: the smaller of budget_bytes (0: none)
-// and what the backend has available now; 0 when neither is known. `source` names it.
-// WT_ERR_OUT_OF_MEMORY when the machine has no memory left to read its figures.
-Status arena_limit(uint64_t budget_bytes, const Backend& backend, uint64_t* limit, std::string* source);
+// What a context's arena and pools may take. The caller's budget bounds all of it. The
+// memory found free bounds what lives in that memory: on unified memory (the CPU, Jetson)
+// all of it; on a discrete device its device parts only, the arena's device part and the
+// pager's device pool (the pinned host parts — logits, index arrays, the policies' scores,
+// the pager's host pool, which holds every block — are host memory, as the planner counts
+// them on a discrete board).
+struct MemoryLimit {
+  uint64_t budget_bytes = 0;     // memory_budget_bytes (0: none)
+  uint64_t available_bytes = 0;  // the memory found free (0: not read)
+  bool device_only = false;      // available_bytes is a discrete device's
+  std::string source;            // where available_bytes comes from
+
+  bool none() const { return budget_bytes == 0 && available_bytes == 0; }
+  bool fits(const ArenaBytes& a) const;
+  // The bound `a` exceeds most (or, when it fits, the tightest): the bytes it counts, the
+  // bound, and its name for a message.
+  struct Bound {
+    uint64_t counted = 0;
+    uint64_t limit = 0;
+    std::string source;
+  };
+  Bound bound(const ArenaBytes& a) const;
+};
+
+// The device parts of an arena: all but its pinned host part, plus the pager's device pool.
+uint64_t device_bytes(const ArenaBytes& a);
+
+// memory_budget_bytes and what the backend's memory has free now (left 0 where the machine
+// reports no figures). WT_ERR_OUT_OF_MEMORY when it has no memory left to read them.
+Status memory_limit(uint64_t budget_bytes, const Backend& backend, MemoryLimit* out);
 
 // For a context that asked for the default n_batch_rows (0) and whose arena at the default
-// exceeds `limit` (0: none): the largest multiple of kBatchRowsStep below the default
-// whose arena fits, so that a long prompt runs in shorter passes or slices instead of not
-// at all (the CPU's logits are the same bits for any n_batch_rows; a GPU reads its weights
-// once more per pass or slice). 0 when nothing is to be lowered or no step fits.
-int32_t fit_batch_rows(const ArenaInputs& in, uint64_t limit);
+// does not fit `limit`: the largest multiple of kBatchRowsStep below the default whose arena
+// fits, so that a long prompt runs in shorter passes or slices instead of not at all (the
+// CPU's logits are the same bits for any n_batch_rows; a GPU reads its weights once more per
+// pass or slice). 0 when nothing is to be lowered or no step fits.
+int32_t fit_batch_rows(const ArenaInputs& in, const MemoryLimit& limit);
 
-// WT_ERR_BUDGET when `asked` (lay_out_arena of `in`) exceeds `limit` (from arena_limit; 0:
-// none); the message gives every part's MiB, the limit and where it comes from (`source`),
-// the shortfall, the largest n_ctx that fits (with the default n_batch_rows, all of these at
-// the fewest rows the context would have lowered it to), and, for rows the caller set, the
-// most rows in steps of kBatchRowsStep that fit.
-Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, uint64_t limit, const std::string& source);
+// WT_ERR_BUDGET when `asked` (lay_out_arena of `in`) does not fit `limit`; the message gives
+// every part's MiB, the bound and where it comes from, the shortfall, the largest n_ctx that
+// fits (with the default n_batch_rows, all of these at the fewest rows the context would have
+// lowered it to), and, for rows the caller set, the most rows in steps of kBatchRowsStep that
+// fit.
+Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const MemoryLimit& limit);
 
 }  // namespace wt

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -398,6 +399,9 @@ TEST_CASE("api: over its memory budget the default n_batch_rows runs fewer rows 
     CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_BUDGET);
     msg = wt_last_error();
     CHECK(msg.find("at 64 rows at once") != std::string::npos);
+    char needs[64];  // the figures are those at 64 rows, not at the rows asked
+    std::snprintf(needs, sizeof needs, "the context needs %.1f MiB", static_cast<double>(fewest.context_bytes) / 1048576.0);
+    CHECK(msg.find(needs) != std::string::npos);
     const size_t at = msg.find("n_ctx of at most ");
     REQUIRE(at != std::string::npos);
     cp.n_ctx = std::atoi(msg.c_str() + at + std::strlen("n_ctx of at most "));

@@ -1,0 +1,98 @@
+// The memory a context may take (runtime/engine/context_budget.h): the caller's budget bounds
+// every byte; the memory found free bounds what lives there — all of it on unified memory,
+// only the device parts on a discrete device, whose pinned host parts (the KV pager's host
+// pool of every block among them) are host memory. A pager whose host pool outgrows the
+// device's free memory is what the pager is for, and must not be refused.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "runtime/engine/context_budget.h"
+#include "runtime/model/gguf.h"
+#include "runtime/model/model.h"
+#include "support/gguf_writer.h"
+
+namespace {
+
+using namespace wt;
+
+// An arena of 100 bytes (30 of them pinned host memory) and a pager: device pool 50, host
+// pool 400 (every block).
+ArenaBytes paged_arena() {
+  ArenaBytes a;
+  a.total_bytes = 100;
+  a.host_bytes = 30;
+  a.pager_device_bytes = 50;
+  a.pager_host_bytes = 400;
+  return a;
+}
+
+MemoryLimit found(uint64_t available, bool device_only, uint64_t budget = 0) {
+  MemoryLimit m;
+  m.budget_bytes = budget;
+  m.available_bytes = available;
+  m.device_only = device_only;
+  m.source = "detect (test)";
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("budget: a discrete device's free memory bounds the device parts and the budget bounds all") {
+  const ArenaBytes a = paged_arena();
+  CHECK(device_bytes(a) == 120);
+  CHECK(a.all_bytes() == 550);
+  // Discrete: 120 device bytes in 120 free; the host pool does not count.
+  CHECK(found(120, true).fits(a));
+  CHECK_FALSE(found(119, true).fits(a));
+  // Unified: every byte is the same memory.
+  CHECK_FALSE(found(549, false).fits(a));
+  CHECK(found(550, false).fits(a));
+  // The caller's budget bounds all of it, on any device.
+  CHECK_FALSE(found(1000, true, 549).fits(a));
+  CHECK(found(1000, true, 550).fits(a));
+  CHECK(found(0, false, 550).fits(a));
+  CHECK(MemoryLimit{}.fits(a));
+  // The bound a message names: the one exceeded most.
+  const MemoryLimit::Bound device = found(100, true, 600).bound(a);
+  CHECK(device.counted == 120);
+  CHECK(device.limit == 100);
+  CHECK(device.source.find("the device parts") != std::string::npos);
+  const MemoryLimit::Bound budget = found(1000, true, 500).bound(a);
+  CHECK(budget.counted == 550);
+  CHECK(budget.limit == 500);
+  CHECK(budget.source == "memory_budget_bytes");
+}
+
+TEST_CASE("budget: a context refused on a discrete device names its device memory and the parts that are short") {
+  test::TinyModelOptions o;
+  o.n_layer = 2;
+  const std::vector<uint8_t> bytes = test::make_tiny_llama(o).build();
+  std::shared_ptr<GgufFile> file;
+  REQUIRE(GgufFile::parse_memory(bytes.data(), bytes.size(), &file).is_ok());
+  std::unique_ptr<Model> model;
+  REQUIRE(load_model_from_gguf(file, LoadOptions{}, &model).is_ok());
+  std::unique_ptr<Backend> cpu;
+  REQUIRE(create_cpu_backend(BackendOptions{}, &cpu).is_ok());
+  ArenaInputs in;
+  in.hp = &model->hp;
+  in.layers = &model->layers;
+  in.output = &model->output;
+  in.n_ctx = 256;
+  in.n_batch_rows = 256;  // set: not lowered
+  in.backend = cpu.get();
+  const ArenaBytes a = lay_out_arena(in, ArenaBases{}, nullptr);
+  REQUIRE(a.host_bytes > 0);  // logits and index arrays: pinned host memory on a device
+  CHECK(check_arena_budget(in, a, found(device_bytes(a), true)).is_ok());
+  CHECK_FALSE(check_arena_budget(in, a, found(a.all_bytes() - 1, false)).is_ok());
+  const Status st = check_arena_budget(in, a, found(device_bytes(a) - 1, true));
+  CHECK(st.code() == WT_ERR_BUDGET);
+  CAPTURE(st.message());
+  CHECK(st.message().find("of it device memory") != std::string::npos);
+  CHECK(st.message().find("the device parts") != std::string::npos);
+  CHECK(st.message().find("short by 0.0 MiB") != std::string::npos);  // one byte
+}
