@@ -88,7 +88,10 @@ std::vector<FixtureCase> read_fixture(const std::string& name) {
 
 std::string to_string(const std::vector<int32_t>& ids) {
   std::string s = "[";
-  for (size_t i = 0; i < ids.size(); ++i) s += (i ? " " : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ' ';  // not " " + to_string(...): GCC 12 warns of a false overlap (-Wrestrict)
+    s += std::to_string(ids[i]);
+  }
   return s + "]";
 }
 
