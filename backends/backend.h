@@ -100,7 +100,8 @@ class Backend {
 
   virtual const BackendCaps& caps() const = 0;
   // Safe from any thread without the device's lock (wt_context_plan reads it while another
-  // thread's context may be allocating or running).
+  // thread's context may be allocating or running); CUDA's makes its device current on the
+  // calling thread, as every CUDA call of the backend does.
   virtual Status memory_info(MemoryInfo* out) const = 0;
 
   // Memory. alloc returns a view of a fresh allocation, aligned to 64 bytes at least.

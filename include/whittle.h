@@ -506,8 +506,9 @@ typedef struct wt_context_params {
   wt_prune_params prune;         /* default: WT_PRUNE_FULL                               */
   /* Since WT_API_VERSION 2. */
   uint64_t memory_budget_bytes;  /* most bytes the context may allocate (its arena:
-                                    activations, KV, scratch, workspace); 0 = no limit
-                                    but the memory the backend has available          */
+                                    activations, KV, scratch, workspace; the pager's
+                                    pools); 0 = no limit but the memory the backend has
+                                    available                                          */
   /* Since WT_API_VERSION 3. */
   int32_t max_new_tokens;        /* with a pruning method: size each layer's KV for the
                                     method's budget at a prompt of n_ctx - max_new_tokens
@@ -589,7 +590,9 @@ WT_API wt_context_params wt_context_default_params(void);
  * WT_ERR_UNSUPPORTED: kv_type WT_KV_Q8_0 for a head_dim that is not a multiple of 32.
  * WT_ERR_BUDGET: the arena and pools would exceed memory_budget_bytes, or the memory
  * available now; on a discrete device that is its device parts (the arena's device part, the
- * pager's device pool) against its free memory (since 2026-12-05; before, all of them). With
+ * pager's device pool) against its free memory and its pinned host parts (logits, index
+ * arrays, the pager's host pool) against the host's (since 2026-12-05; before, every byte
+ * against the device's). With
  * n_batch_rows 0: even at 64 rows at once, and the figures are those at 64 rows. The message
  * gives each part, the shortfall, the largest n_ctx that fits and, for an n_batch_rows the
  * caller set, the most rows in steps of 64 that fit. Nothing is allocated.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/available_memory.h"
+#include "base/host_memory.h"
 
 namespace wt {
 namespace {
@@ -42,21 +43,28 @@ ArenaBytes arena_with_rows(const ArenaInputs& in, int32_t rows) {
 }  // namespace
 
 uint64_t device_bytes(const ArenaBytes& a) { return a.total_bytes - a.host_bytes + a.pager_device_bytes; }
+uint64_t pinned_host_bytes(const ArenaBytes& a) { return a.host_bytes + a.pager_host_bytes; }
 
 bool MemoryLimit::fits(const ArenaBytes& a) const {
   if (budget_bytes > 0 && a.all_bytes() > budget_bytes) return false;
-  return available_bytes == 0 || (device_only ? device_bytes(a) : a.all_bytes()) <= available_bytes;
+  if (available_bytes > 0 && (device_only ? device_bytes(a) : a.all_bytes()) > available_bytes) return false;
+  return !device_only || host_available_bytes == 0 || pinned_host_bytes(a) <= host_available_bytes;
 }
 
 MemoryLimit::Bound MemoryLimit::bound(const ArenaBytes& a) const {
-  const Bound budget{a.all_bytes(), budget_bytes, "memory_budget_bytes"};
-  const Bound found{device_only ? device_bytes(a) : a.all_bytes(), available_bytes,
-                    "the memory available now (" + source + (device_only ? "; the device parts" : "") + ")"};
-  if (available_bytes == 0) return budget;
-  if (budget_bytes == 0) return found;
-  // The larger shortfall, or the smaller headroom.
+  std::vector<Bound> set;
+  if (budget_bytes > 0) set.push_back({Part::all, a.all_bytes(), budget_bytes, "memory_budget_bytes"});
+  if (available_bytes > 0)
+    set.push_back(device_only ? Bound{Part::device, device_bytes(a), available_bytes,
+                                      "the device memory available now (" + source + ")"}
+                              : Bound{Part::all, a.all_bytes(), available_bytes, "the memory available now (" + source + ")"});
+  if (device_only && host_available_bytes > 0)
+    set.push_back({Part::host, pinned_host_bytes(a), host_available_bytes,
+                   "the host memory available now (/proc/meminfo), for the pinned host parts"});
+  if (set.empty()) return Bound{Part::all, a.all_bytes(), 0, "no limit"};
+  // The largest shortfall, or the smallest headroom.
   const auto over = [](const Bound& b) { return static_cast<double>(b.counted) - static_cast<double>(b.limit); };
-  return over(found) > over(budget) ? found : budget;
+  return *std::max_element(set.begin(), set.end(), [&](const Bound& x, const Bound& y) { return over(x) < over(y); });
 }
 
 Status memory_limit(uint64_t budget_bytes, const Backend& backend, MemoryLimit* out) {
@@ -71,6 +79,12 @@ Status memory_limit(uint64_t budget_bytes, const Backend& backend, MemoryLimit* 
     m.available_bytes = mem.available_bytes;
     m.device_only = !mem.unified;
     m.source = mem.source;
+  }
+  if (m.device_only) {  // the pinned host parts live in the host's memory
+    HostMemory host;
+    const Status read = read_host_memory(&host);
+    if (read.code() == WT_ERR_OUT_OF_MEMORY) return read;
+    if (read.is_ok()) m.host_available_bytes = host.available_bytes;
   }
   *out = std::move(m);
   return Status::ok();
@@ -103,26 +117,42 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const 
   const int32_t rows = in.n_batch_rows == 0 ? 0
                                             : largest_batch_rows(std::min(in.n_batch_rows, in.n_ctx),
                                                                  [&](int32_t r) { return limit.fits(arena_with_rows(in, r)); });
-  const std::pair<const char*, uint64_t> parts[] = {
-      {"kv cache", need.kv_bytes},          {"activations", need.activations_bytes},
-      {"op workspace", need.workspace_bytes}, {"logits", need.logits_bytes},
-      {"index + scratch", need.index_bytes}, {"pruning state", need.prune_bytes},
-      {"pager device pool", need.pager_device_bytes}, {"pager host pool", need.pager_host_bytes},
+  // Each part, and its pinned host share (context_layout.h: the logits, the index arrays but
+  // the rope divisors, the policies' host part, the pager's host pool); the rest is device
+  // memory on a discrete device.
+  const uint64_t host_index = need.host_bytes - need.logits_bytes - need.prune_host_bytes;
+  struct Part {
+    const char* name;
+    uint64_t bytes, host;
+  };
+  const Part parts[] = {
+      {"kv cache", need.kv_bytes, 0},
+      {"activations", need.activations_bytes, 0},
+      {"op workspace", need.workspace_bytes, 0},
+      {"logits", need.logits_bytes, need.logits_bytes},
+      {"index + scratch", need.index_bytes, host_index},
+      {"pruning state", need.prune_bytes, need.prune_host_bytes},
+      {"pager device pool", need.pager_device_bytes, 0},
+      {"pager host pool", need.pager_host_bytes, need.pager_host_bytes},
   };
   const MemoryLimit::Bound b = limit.bound(need);
-  const bool device_part = b.counted != need.all_bytes();  // a discrete device's free memory binds
+  // The largest part of what the bound counts.
+  const auto counted = [&](const Part& p) {
+    return b.part == MemoryLimit::Part::device ? p.bytes - p.host : b.part == MemoryLimit::Part::host ? p.host : p.bytes;
+  };
   std::string list;
-  const char* largest = parts[0].first;
+  const char* largest = parts[0].name;
   uint64_t largest_bytes = 0;
-  for (const auto& [name, bytes] : parts) {
-    if (bytes == 0 && std::string(name).starts_with("pager")) continue;  // no pager
-    list += (list.empty() ? "" : ", ") + std::string(name) + " " + mib(bytes);
-    if (device_part && std::string(name) == "pager host pool") continue;  // not what is short
-    if (bytes > largest_bytes) largest = name, largest_bytes = bytes;
+  for (const Part& p : parts) {
+    if (p.bytes == 0 && std::string(p.name).starts_with("pager")) continue;  // no pager
+    list += (list.empty() ? "" : ", ") + std::string(p.name) + " " + mib(p.bytes);
+    if (counted(p) > largest_bytes) largest = p.name, largest_bytes = counted(p);
   }
   std::string msg = "the context needs " + mib(need.all_bytes()) + " MiB (" + list + " MiB" +
                     (at_least ? ", at " + std::to_string(kBatchRowsStep) + " rows at once" : "") + ")";
-  if (device_part) msg += ", " + mib(b.counted) + " MiB of it device memory,";
+  if (b.part != MemoryLimit::Part::all)
+    msg += ", " + mib(b.counted) + " MiB of it " + (b.part == MemoryLimit::Part::device ? "device" : "pinned host") +
+           " memory,";
   msg += " but " + b.source + " allows " + mib(b.limit) + " MiB: short by " +
          mib(b.counted > b.limit ? b.counted - b.limit : 0) + " MiB; the " + largest + " is the largest part. ";
   msg += lo > 0 ? "An n_ctx of at most " + std::to_string(lo) + " fits (now " + std::to_string(in.n_ctx) + ")"
@@ -130,7 +160,7 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const 
   if (rows > 0)
     msg += ", or an n_batch_rows of " + std::to_string(rows) + " (the most in steps of " + std::to_string(kBatchRowsStep) +
            " that fits; now " + std::to_string(in.n_batch_rows) + ")";
-  if (in.n_logit_rows > 1) msg += "; logits_all keeps n_ctx rows of logits";
+  if (in.n_logit_rows > 1 && b.part != MemoryLimit::Part::device) msg += "; logits_all keeps n_ctx rows of logits";
   return error(WT_ERR_BUDGET, msg);
 }
 

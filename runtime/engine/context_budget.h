@@ -14,21 +14,25 @@ namespace wt {
 
 // What a context's arena and pools may take. The caller's budget bounds all of it. The
 // memory found free bounds what lives in that memory: on unified memory (the CPU, Jetson)
-// all of it; on a discrete device its device parts only, the arena's device part and the
-// pager's device pool (the pinned host parts — logits, index arrays, the policies' scores,
-// the pager's host pool, which holds every block — are host memory, as the planner counts
-// them on a discrete board).
+// all of it; on a discrete device the device's free memory bounds the device parts (the
+// arena's device part and the pager's device pool) and the host's the pinned host parts
+// (logits, index arrays, the policies' scores, the pager's host pool, which holds every
+// block), as the planner counts a discrete board.
 struct MemoryLimit {
-  uint64_t budget_bytes = 0;     // memory_budget_bytes (0: none)
-  uint64_t available_bytes = 0;  // the memory found free (0: not read)
-  bool device_only = false;      // available_bytes is a discrete device's
-  std::string source;            // where available_bytes comes from
+  uint64_t budget_bytes = 0;          // memory_budget_bytes (0: none)
+  uint64_t available_bytes = 0;       // the memory found free (0: not read)
+  bool device_only = false;           // available_bytes is a discrete device's
+  uint64_t host_available_bytes = 0;  // with device_only: the host's (0: not read)
+  std::string source;                 // where available_bytes comes from
 
-  bool none() const { return budget_bytes == 0 && available_bytes == 0; }
+  bool none() const { return budget_bytes == 0 && available_bytes == 0 && host_available_bytes == 0; }
   bool fits(const ArenaBytes& a) const;
-  // The bound `a` exceeds most (or, when it fits, the tightest): the bytes it counts, the
-  // bound, and its name for a message.
+  // What a bound counts: every byte, the device parts or the pinned host parts.
+  enum class Part { all, device, host };
+  // The bound `a` exceeds most (or, when it fits, the tightest): the part and bytes it
+  // counts, the bound, and its name for a message.
   struct Bound {
+    Part part = Part::all;
     uint64_t counted = 0;
     uint64_t limit = 0;
     std::string source;
@@ -36,8 +40,10 @@ struct MemoryLimit {
   Bound bound(const ArenaBytes& a) const;
 };
 
-// The device parts of an arena: all but its pinned host part, plus the pager's device pool.
+// The device parts of an arena: all but its pinned host part, plus the pager's device pool;
+// the pinned host parts: the arena's host part and the pager's host pool.
 uint64_t device_bytes(const ArenaBytes& a);
+uint64_t pinned_host_bytes(const ArenaBytes& a);
 
 // memory_budget_bytes and what the backend's memory has free now (left 0 where the machine
 // reports no figures). WT_ERR_OUT_OF_MEMORY when it has no memory left to read them.

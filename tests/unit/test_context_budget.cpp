@@ -1,8 +1,8 @@
 // The memory a context may take (runtime/engine/context_budget.h): the caller's budget bounds
-// every byte; the memory found free bounds what lives there — all of it on unified memory,
-// only the device parts on a discrete device, whose pinned host parts (the KV pager's host
-// pool of every block among them) are host memory. A pager whose host pool outgrows the
-// device's free memory is what the pager is for, and must not be refused.
+// every byte; the memory found free bounds what lives there — all of it on unified memory;
+// on a discrete device the device's free memory the device parts and the host's the pinned
+// host parts (the KV pager's host pool of every block among them). A pager whose host pool
+// outgrows the device's free memory is what the pager is for, and must not be refused.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -31,11 +31,12 @@ ArenaBytes paged_arena() {
   return a;
 }
 
-MemoryLimit found(uint64_t available, bool device_only, uint64_t budget = 0) {
+MemoryLimit found(uint64_t available, bool device_only, uint64_t budget = 0, uint64_t host_available = 0) {
   MemoryLimit m;
   m.budget_bytes = budget;
   m.available_bytes = available;
   m.device_only = device_only;
+  m.host_available_bytes = host_available;
   m.source = "detect (test)";
   return m;
 }
@@ -45,6 +46,7 @@ MemoryLimit found(uint64_t available, bool device_only, uint64_t budget = 0) {
 TEST_CASE("budget: a discrete device's free memory bounds the device parts and the budget bounds all") {
   const ArenaBytes a = paged_arena();
   CHECK(device_bytes(a) == 120);
+  CHECK(pinned_host_bytes(a) == 430);
   CHECK(a.all_bytes() == 550);
   // Discrete: 120 device bytes in 120 free; the host pool does not count.
   CHECK(found(120, true).fits(a));
@@ -57,15 +59,28 @@ TEST_CASE("budget: a discrete device's free memory bounds the device parts and t
   CHECK(found(1000, true, 550).fits(a));
   CHECK(found(0, false, 550).fits(a));
   CHECK(MemoryLimit{}.fits(a));
+  // The host's free memory bounds the pinned host parts of a discrete device's context.
+  CHECK(found(120, true, 0, 430).fits(a));
+  CHECK_FALSE(found(120, true, 0, 429).fits(a));
+  CHECK(found(549, false, 0, 1).fits(a) == false);  // unified: no separate host bound
+  CHECK(found(550, false, 0, 1).fits(a));
   // The bound a message names: the one exceeded most.
-  const MemoryLimit::Bound device = found(100, true, 600).bound(a);
+  const MemoryLimit::Bound device = found(100, true, 600, 1000).bound(a);
+  CHECK(device.part == MemoryLimit::Part::device);
   CHECK(device.counted == 120);
   CHECK(device.limit == 100);
-  CHECK(device.source.find("the device parts") != std::string::npos);
-  const MemoryLimit::Bound budget = found(1000, true, 500).bound(a);
+  CHECK(device.source.find("device memory available") != std::string::npos);
+  const MemoryLimit::Bound budget = found(1000, true, 500, 1000).bound(a);
+  CHECK(budget.part == MemoryLimit::Part::all);
   CHECK(budget.counted == 550);
   CHECK(budget.limit == 500);
   CHECK(budget.source == "memory_budget_bytes");
+  const MemoryLimit::Bound host = found(1000, true, 600, 400).bound(a);
+  CHECK(host.part == MemoryLimit::Part::host);
+  CHECK(host.counted == 430);
+  CHECK(host.limit == 400);
+  // Both short: the larger shortfall (device 120 of 100, budget 550 of 540: 20 against 10).
+  CHECK(found(100, true, 540).bound(a).part == MemoryLimit::Part::device);
 }
 
 TEST_CASE("budget: a context refused on a discrete device names its device memory and the parts that are short") {
@@ -93,6 +108,11 @@ TEST_CASE("budget: a context refused on a discrete device names its device memor
   CHECK(st.code() == WT_ERR_BUDGET);
   CAPTURE(st.message());
   CHECK(st.message().find("of it device memory") != std::string::npos);
-  CHECK(st.message().find("the device parts") != std::string::npos);
+  CHECK(st.message().find("device memory available now") != std::string::npos);
   CHECK(st.message().find("short by 0.0 MiB") != std::string::npos);  // one byte
+  // The logits and index arrays are pinned host memory: short there, the message says so.
+  const Status host = check_arena_budget(in, a, found(device_bytes(a), true, 0, a.host_bytes - 1));
+  CHECK(host.code() == WT_ERR_BUDGET);
+  CAPTURE(host.message());
+  CHECK(host.message().find("of it pinned host memory") != std::string::npos);
 }
