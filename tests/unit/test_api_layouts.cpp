@@ -248,6 +248,21 @@ TEST_CASE("api: output structs: struct_size set by C++ itself, bounds what the l
     CHECK(untouched(m, sizeof(size_t)));
   }
 
+  SUBCASE("wt_context_stats and wt_context_plan_info of an API 9-10 header (before batch_rows): not one byte after") {
+    const size_t stats_size = offsetof(wt_context_stats, batch_rows);
+    std::vector<unsigned char> b(sizeof(wt_context_stats) + 16, 0xAB);
+    std::memcpy(b.data(), &stats_size, sizeof stats_size);
+    REQUIRE(wt_context_get_stats(c.ctx, reinterpret_cast<wt_context_stats*>(b.data())) == WT_OK);
+    CHECK(reinterpret_cast<const wt_context_stats*>(b.data())->arena_bytes > 0);
+    CHECK(untouched(b, stats_size));
+    const size_t plan_size = offsetof(wt_context_plan_info, batch_rows);
+    std::vector<unsigned char> p(sizeof(wt_context_plan_info) + 16, 0xAB);
+    std::memcpy(p.data(), &plan_size, sizeof plan_size);
+    REQUIRE(wt_context_plan(c.model, nullptr, reinterpret_cast<wt_context_plan_info*>(p.data())) == WT_OK);
+    CHECK(reinterpret_cast<const wt_context_plan_info*>(p.data())->n_ctx > 0);
+    CHECK(untouched(p, plan_size));
+  }
+
   SUBCASE("struct_size 0 (not set, or a C caller of an API 1-4 header) and too small: refused, nothing written") {
     for (size_t size : {size_t{0}, sizeof(size_t), size_t{12}}) {
       CAPTURE(size);
