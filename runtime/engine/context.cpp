@@ -117,13 +117,11 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
   ArenaInputs in;
   WT_TRY(ctx->arena_inputs(&in));
   // The rows create() would lower the default n_batch_rows to (memory_info needs no device
-  // lock: Backend::memory_info); where the memory cannot be read, against
-  // memory_budget_bytes alone. No budget check here.
+  // lock: Backend::memory_info); where the memory cannot be read (memory_limit then leaves
+  // `limit` as it was), against memory_budget_bytes alone. No budget check here.
   MemoryLimit limit;
-  if (!memory_limit(options.memory_budget_bytes, *ctx->backend_, &limit).is_ok()) {
-    limit = MemoryLimit{};
-    limit.budget_bytes = options.memory_budget_bytes;
-  }
+  limit.budget_bytes = options.memory_budget_bytes;
+  (void)memory_limit(options.memory_budget_bytes, *ctx->backend_, &limit);
   ctx->fit_batch_rows(limit, &in);
   out->n_ctx = ctx->n_ctx_;
   out->batch_rows = slice_rows(in);

@@ -40,6 +40,11 @@ ArenaBytes arena_with_rows(const ArenaInputs& in, int32_t rows) {
   return lay_out_arena(at, ArenaBases{}, nullptr);
 }
 
+// The most rows in steps of kBatchRowsStep below `below` whose arena fits (0: none).
+int32_t most_rows_that_fit(const ArenaInputs& in, int32_t below, const MemoryLimit& limit) {
+  return largest_batch_rows(below, [&](int32_t rows) { return limit.fits(arena_with_rows(in, rows)); });
+}
+
 }  // namespace
 
 uint64_t device_bytes(const ArenaBytes& a) { return a.total_bytes - a.host_bytes + a.pager_device_bytes; }
@@ -92,8 +97,7 @@ Status memory_limit(uint64_t budget_bytes, const Backend& backend, MemoryLimit* 
 
 int32_t fit_batch_rows(const ArenaInputs& in, const MemoryLimit& limit) {
   if (in.n_batch_rows != 0 || limit.none() || limit.fits(lay_out_arena(in, ArenaBases{}, nullptr))) return 0;
-  return largest_batch_rows(std::min(WT_BATCH_ROWS_DEFAULT, in.n_ctx),
-                            [&](int32_t rows) { return limit.fits(arena_with_rows(in, rows)); });
+  return most_rows_that_fit(in, std::min(WT_BATCH_ROWS_DEFAULT, in.n_ctx), limit);
 }
 
 Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const MemoryLimit& limit) {
@@ -114,9 +118,7 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const 
     (limit.fits(arena_at(least, mid)) ? lo : hi) = mid;
   }
   // An n_batch_rows the caller set: a smaller one may fit at this n_ctx.
-  const int32_t rows = in.n_batch_rows == 0 ? 0
-                                            : largest_batch_rows(std::min(in.n_batch_rows, in.n_ctx),
-                                                                 [&](int32_t r) { return limit.fits(arena_with_rows(in, r)); });
+  const int32_t rows = in.n_batch_rows == 0 ? 0 : most_rows_that_fit(in, std::min(in.n_batch_rows, in.n_ctx), limit);
   // Each part, and its pinned host share (context_layout.h: the logits, the index arrays but
   // the rope divisors, the policies' host part, the pager's host pool); the rest is device
   // memory on a discrete device.

@@ -46,7 +46,8 @@ uint64_t device_bytes(const ArenaBytes& a);
 uint64_t pinned_host_bytes(const ArenaBytes& a);
 
 // memory_budget_bytes and what the backend's memory has free now (left 0 where the machine
-// reports no figures). WT_ERR_OUT_OF_MEMORY when it has no memory left to read them.
+// reports no figures). WT_ERR_OUT_OF_MEMORY when it has no memory left to read them; *out is
+// then as it was.
 Status memory_limit(uint64_t budget_bytes, const Backend& backend, MemoryLimit* out);
 
 // For a context that asked for the default n_batch_rows (0) and whose arena at the default
