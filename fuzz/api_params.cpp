@@ -107,6 +107,14 @@ std::vector<SizeRange> sampler_params_sizes() {
   return {{offsetof(wt_sampler_params, seed) + sizeof(uint64_t), sizeof(wt_sampler_params)}};
 }
 
+std::vector<SizeRange> context_stats_sizes() {
+  // API 5 ends after pager_wait_ms, API 9 (and 10) after pager_transfers, API 11 at the end:
+  // the padding after batch_rows is accepted too (an API 11 header's sizeof).
+  return {{offsetof(wt_context_stats, pager_wait_ms) + sizeof(double), offsetof(wt_context_stats, pager_transfers)},
+          {offsetof(wt_context_stats, pager_transfers) + sizeof(int64_t), offsetof(wt_context_stats, batch_rows)},
+          {offsetof(wt_context_stats, batch_rows) + sizeof(int32_t), sizeof(wt_context_stats)}};
+}
+
 bool size_accepted(const std::vector<SizeRange>& ranges, size_t size) {
   for (const SizeRange& r : ranges)
     if (size >= r.lo && size <= r.hi) return true;

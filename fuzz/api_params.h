@@ -32,6 +32,9 @@ std::vector<SizeRange> prune_params_sizes();
 size_t prune_shift(size_t prune_struct_size);
 std::vector<SizeRange> context_params_sizes(size_t shift = 0);
 std::vector<SizeRange> sampler_params_sizes();
+// An output struct (API 5) accepts these and any size above its own: the library then
+// writes its own fields only.
+std::vector<SizeRange> context_stats_sizes();
 bool size_accepted(const std::vector<SizeRange>& ranges, size_t size);
 
 // A struct_size for a struct of `full` bytes: mostly `full`, else an accepted older size, 0,

@@ -264,20 +264,18 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
   // An output struct's struct_size from the input (API 5): the library writes no byte past
   // it, and refuses (writing nothing) one below the struct's first layout.
   // wt_context_stats has three layouts: API 5's, API 9's with pager_transfers and API 11's
-  // with batch_rows.
-  const size_t stats_v5 = offsetof(wt_context_stats, pager_transfers);
-  const size_t stats_v9 = offsetof(wt_context_stats, batch_rows);
-  const int pick = fdp.ConsumeIntegralInRange<int>(0, 3);
-  const size_t size = pick == 0   ? sizeof(wt_context_stats)
-                      : pick == 1 ? stats_v5
-                      : pick == 2 ? stats_v9
-                                  : fdp.ConsumeIntegralInRange<size_t>(0, 512);
-  std::vector<unsigned char> buf(std::max(size, sizeof(wt_context_stats)) + 16, 0xAB);
+  // with batch_rows; each accepts the sizes up to where the next begins, and any size above
+  // the newest is read as it.
+  const std::vector<SizeRange> stats_sizes = context_stats_sizes();
+  const size_t size = fdp.ConsumeBool() ? fdp.ConsumeIntegralInRange<size_t>(0, 512)
+                                        : pick_struct_size(fdp, stats_sizes, sizeof(wt_context_stats));
+  // The library writes at most its own struct, whatever the size says: the bytes after it
+  // show a write too far.
+  std::vector<unsigned char> buf(sizeof(wt_context_stats) + 64, 0xAB);
   std::memcpy(buf.data(), &size, sizeof size);
   const wt_status got = wt_context_get_stats(ctx, reinterpret_cast<wt_context_stats*>(buf.data()));
-  // A size of a layout or above the newest is read; below the first or between two is
-  // refused, writing nothing.
-  const bool stats_ok = size >= sizeof(wt_context_stats) || size == stats_v5 || size == stats_v9;
+  // Below the first layout or between two is refused, writing nothing.
+  const bool stats_ok = size_accepted(stats_sizes, size) || size > sizeof(wt_context_stats);
   expect_status(got, {stats_ok ? WT_OK : WT_ERR_INVALID_ARGUMENT}, "wt_context_get_stats");
   const size_t written = got != WT_OK                      ? sizeof(size_t)
                          : size >= sizeof(wt_context_stats) ? sizeof(wt_context_stats)
