@@ -17,6 +17,7 @@ struct Allocation {
   size_t size_bytes = 0; // the buffer's size (the mapped range)
   uint64_t view = 0;     // VkBufferView of its first view_bytes as 16-byte texels (0: none)
   size_t view_bytes = 0;
+  uint32_t heap = 0;     // the memory heap it came from (Memory counts bytes per heap)
 };
 
 struct Resolved {

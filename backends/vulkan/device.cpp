@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "memory_heaps.h"
 #include "process_exit.h"
 #include "vk_status.h"
 
@@ -107,11 +108,9 @@ void fill_caps(VkPhysicalDevice pd, Device* d) {
   c.host_query_reset = f12.hostQueryReset;
 
   vkGetPhysicalDeviceMemoryProperties(pd, &d->memory);
-  for (uint32_t i = 0; i < d->memory.memoryTypeCount; ++i) {
-    const VkMemoryPropertyFlags fl = d->memory.memoryTypes[i].propertyFlags;
-    if ((fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
-      c.unified_memory = true;
-  }
+  c.unified_memory = memory_is_unified(c.type, d->memory);
+  // Physical-device functionality of a device extension: usable where offered, not enabled.
+  c.memory_budget = has_device_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ struct VulkanCaps {
   uint32_t max_workgroup_invocations = 0;
   uint32_t max_workgroup_size_x = 0;
   uint32_t max_shared_bytes = 0;  // a workgroup's shared memory
-  bool unified_memory = false;  // a DEVICE_LOCAL type is also HOST_VISIBLE (lavapipe, Jetson)
+  bool unified_memory = false;  // device memory is host DRAM (memory_heaps.h: lavapipe, Jetson)
+  bool memory_budget = false;   // VK_EXT_memory_budget: the driver's free-memory figures per heap
   bool has_transfer_queue = false;
   // Stream timing (VkStream): timestamps need a reset from the host (Vulkan 1.2
   // hostQueryReset), since a transfer-only queue cannot reset queries in a command buffer.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/fault_injection.h"
+#include "memory_heaps.h"
 #include "process_exit.h"
 #include "vk_status.h"
 
@@ -19,30 +20,6 @@ Memory::~Memory() {
     }
     fault::note_free();
   });
-}
-
-Status Memory::pick_type(uint32_t type_bits, MemoryKind kind, uint32_t* out) const {
-  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  // Preferences best first; each must be host-visible and coherent, as the mapped-pointer
-  // addressing and the absence of flushes rely on it.
-  VkMemoryPropertyFlags want[3];
-  int n = 0;
-  if (kind == MemoryKind::device) {
-    want[n++] = host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-  } else {
-    want[n++] = host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;  // the host reads it back
-  }
-  want[n++] = host;
-  for (int w = 0; w < n; ++w) {
-    for (uint32_t i = 0; i < d_->memory.memoryTypeCount; ++i) {
-      if (!(type_bits & (1u << i))) continue;
-      if ((d_->memory.memoryTypes[i].propertyFlags & want[w]) == want[w]) {
-        *out = i;
-        return Status::ok();
-      }
-    }
-  }
-  return error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type for storage buffers");
 }
 
 Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
@@ -73,14 +50,15 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   WT_TRY(vk_check(vkCreateBuffer(d_->device, &bci, nullptr, &buffer), "vkCreateBuffer"));
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(d_->device, buffer, &req);
-  uint32_t type = 0;
-  Status s = pick_type(req.memoryTypeBits, kind, &type);
+  const int type = pick_memory_type(d_->memory, req.memoryTypeBits, kind);
+  Status s = type >= 0 ? Status::ok()
+                       : error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type for storage buffers");
   VkDeviceMemory memory = VK_NULL_HANDLE;
   void* mapped = nullptr;
   if (s) {
     auto mai = vk_info<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
     mai.allocationSize = req.size;
-    mai.memoryTypeIndex = type;
+    mai.memoryTypeIndex = static_cast<uint32_t>(type);
     s = vk_check(vkAllocateMemory(d_->device, &mai, nullptr, &memory), "vkAllocateMemory");
   }
   if (s) s = vk_check(vkBindBufferMemory(d_->device, buffer, memory, 0), "vkBindBufferMemory");
@@ -99,7 +77,8 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     s = vk_check(vkCreateBufferView(d_->device, &vci, nullptr, &view), "vkCreateBufferView");
   }
   const Allocation a{reinterpret_cast<uint64_t>(buffer), reinterpret_cast<uint64_t>(memory), size,
-                     reinterpret_cast<uint64_t>(view), view ? view_bytes : 0};
+                     reinterpret_cast<uint64_t>(view), view ? view_bytes : 0,
+                     type >= 0 ? d_->memory.memoryTypes[type].heapIndex : 0};
   if (s) {
     // The table's node is the one host allocation here; without it the device memory is
     // given back, not leaked.
@@ -117,7 +96,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     if (memory) vkFreeMemory(d_->device, memory, nullptr);
     return s;
   }
-  allocated_bytes_ += size;
+  heap_bytes_[a.heap] += size;
   fault::note_alloc();
   *out = Buffer{mapped, mapped, a.buffer, 0, bytes, kind};
   return Status::ok();
@@ -127,7 +106,7 @@ void Memory::free(Buffer* buffer) {
   if (!buffer || !buffer->host) return;
   Allocation a;
   if (table_.erase(buffer->host, &a)) {
-    allocated_bytes_ -= a.size_bytes;
+    heap_bytes_[a.heap] -= a.size_bytes;
     if (!process_exiting()) {  // else the driver may be gone (process_exit.h)
       if (a.view) vkDestroyBufferView(d_->device, reinterpret_cast<VkBufferView>(a.view), nullptr);
       vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
@@ -138,11 +117,27 @@ void Memory::free(Buffer* buffer) {
   *buffer = Buffer{};
 }
 
-uint64_t Memory::device_local_bytes() const {
-  uint64_t total = 0;
-  for (uint32_t i = 0; i < d_->memory.memoryHeapCount; ++i)
-    if (d_->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) total += d_->memory.memoryHeaps[i].size;
-  return total;
+Status Memory::device_memory(MemoryInfo* out) const {
+  const int heap = device_heap(d_->memory);
+  if (heap < 0) return error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type");
+  const uint64_t total = d_->memory.memoryHeaps[heap].size;
+  uint64_t used = heap_bytes_[heap].load(std::memory_order_relaxed);
+  uint64_t limit = total;
+  if (d_->caps.memory_budget) {
+    // The driver's figures count every process and its own overhead; a physical-device
+    // query, safe without the device's lock.
+    auto budget = vk_info<VkPhysicalDeviceMemoryBudgetPropertiesEXT>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT);
+    auto props = vk_info<VkPhysicalDeviceMemoryProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, &budget);
+    vkGetPhysicalDeviceMemoryProperties2(d_->physical, &props);
+    if (budget.heapBudget[heap] > 0) {
+      limit = budget.heapBudget[heap] < total ? budget.heapBudget[heap] : total;
+      used = budget.heapUsage[heap];
+    }
+  }
+  out->total_bytes = total;
+  out->free_bytes = used < limit ? limit - used : 0;
+  return Status::ok();
 }
 
 }  // namespace wt::vk

@@ -9,6 +9,7 @@
 #include <vulkan/vulkan.h>
 
 #include <atomic>
+#include <cstdint>
 
 #include "backends/backend.h"
 #include "alloc_table.h"
@@ -30,15 +31,18 @@ class Memory {
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out);
   void free(Buffer* buffer);
   const AllocationTable& table() const { return table_; }
-  uint64_t device_local_bytes() const;  // heap sizes, for memory_info
-  uint64_t allocated_bytes() const { return allocated_bytes_.load(std::memory_order_relaxed); }
+  // memory_info: the heap device allocations come from (memory_heaps.h), its size, and
+  // what is free in it: the driver's budget less its usage where VK_EXT_memory_budget is
+  // offered, else the heap less this backend's allocations in it (the host kinds' heap is
+  // another on a discrete GPU, so pinned host buffers do not count). Safe without the
+  // device's lock.
+  Status device_memory(MemoryInfo* out) const;
 
  private:
-  Status pick_type(uint32_t type_bits, MemoryKind kind, uint32_t* out) const;
 
   Device* d_;
   AllocationTable table_;
-  std::atomic<uint64_t> allocated_bytes_{0};  // read by memory_info without the device's lock
+  std::atomic<uint64_t> heap_bytes_[VK_MAX_MEMORY_HEAPS] = {};  // read by device_memory without the device's lock
   bool texel_views_ = false;
 };
 

@@ -113,10 +113,7 @@ Status VulkanBackend::check_validation() const {
 }
 
 Status VulkanBackend::memory_info(MemoryInfo* out) const {
-  out->total_bytes = memory_.device_local_bytes();
-  const uint64_t used = memory_.allocated_bytes();
-  out->free_bytes = used < out->total_bytes ? out->total_bytes - used : 0;
-  return Status::ok();
+  return memory_.device_memory(out);
 }
 
 Status VulkanBackend::alloc(size_t bytes, MemoryKind kind, Buffer* out) { return memory_.alloc(bytes, kind, out); }
