@@ -4,14 +4,17 @@ them with Python's own json and csv modules and checks them against the record s
 
     python3 tests/tools/check_bench_output.py --json F.json --jsonl F.jsonl --csv F.csv
         [--expect-methods full,snapkv] [--expect-lengths 256,384] [--expect-tasks passkey,niah_single [--only-expected-tasks]]
+        [--expect-refused-budget 1]
 
 Checks: each file parses (strict JSON: no NaN/Infinity, no duplicate keys); the JSON
 document's records equal the JSONL lines, in order; the CSV has one row per record whose
 cells equal the record's values; every record fits its kind's schema; per-layer arrays
-have one length per model; full KV's ratios are 1; Spearman values lie in [-1, 1]; every
+have one length per model; the baseline full KV's ratios are 1; Spearman values lie in [-1, 1]; every
 expected (L, method) has a summary whose accuracy counts each expected task; a summary's
-counts agree with its run records. Prints "ok: N records (K summaries)" and exits 0, or
-prints each problem on its own line and exits 1.
+counts agree with its run records; a speed record has its measurements exactly when its
+context fits, else the refusal (with --expect-refused-budget, exactly that budget's do not).
+Prints "ok: N records (K summaries)" and exits 0, or prints each problem on its own line
+and exits 1.
 """
 import argparse
 import csv
@@ -48,14 +51,18 @@ SCHEMA = {
                 "pinned_peak_bytes": "int?", "accuracy": "accuracy", "accuracy_all": "num?",
                 "top1_agree": "num?", "n_agree": "int", "kl_mean": "num?", "nll_delta": "num?",
                 "spearman_selection": "num?", "spearman_layers": "[num?]"},
+    # A method whose context does not fit has fits false, the refusal, and null measurements.
     "speed": {"L": "int", "n_gen": "int", "method": "str", "params": "params", "reps": "int",
-              "ttft_ms": "stat", "tpot_ms": "stat", "e2e_ms": "stat",
+              "fits": "bool", "refusal": "str?", "ttft_ms": "stat?", "tpot_ms": "stat?", "e2e_ms": "stat?",
               **{k: "num?" for k in ("prefill_tps", "decode_tps", "ttft_ratio", "tpot_ratio",
                                      "e2e_ratio", "decode_roofline_fraction",
                                      "prefill_roofline_fraction")},
-              "arena_bytes": "int", "host_rss_peak_bytes": "int", "device_peak_bytes": "int?",
-              "pinned_peak_bytes": "int?", "kv_bytes_per_layer": "[int]"},
+              **{k: "int?" for k in ("arena_bytes", "rows_at_once", "host_rss_peak_bytes",
+                                     "device_peak_bytes", "pinned_peak_bytes", "kv_bytes",
+                                     "planned_bytes")}},
 }
+MEASURED = ("ttft_ms", "e2e_ms", "prefill_tps", "arena_bytes", "rows_at_once", "host_rss_peak_bytes",
+            "kv_bytes", "planned_bytes")  # a speed record that fits has each; one that does not, none
 PER_LAYER = ("kept_rows", "spearman_layers", "kv_bytes_per_layer", "kept_rows_per_layer")
 RATIOS = ("ttft_ratio", "tpot_ratio", "e2e16_ratio", "e2e128_ratio", "e2e_ratio")
 
@@ -232,6 +239,7 @@ def check(args, problems):
 def check_schema(args, records, bad):
     layers = {}  # model -> (length of its per-layer arrays, the record that set it)
     runs = {}    # series -> its run records, to recount each summary
+    baselines = {}  # kind -> the params of its first full KV record
     for i, r in enumerate(records):
         if not isinstance(r, dict) or r.get("kind") not in SCHEMA:
             bad(f"{name(i, r)}: unknown kind {r.get('kind') if isinstance(r, dict) else r!r}")
@@ -255,7 +263,10 @@ def check_schema(args, records, bad):
             for v in (r[key] if isinstance(r.get(key), list) else [r.get(key)]):
                 if v is not None and not -1 - 1e-9 <= v <= 1 + 1e-9:
                     bad(f"{name(i, r)}: '{key}' value {v} outside [-1, 1]")
-        if r.get("method") == "full":
+        # The baseline is the first full KV record of its kind; full KV in a variant (another
+        # KV type, a memory budget) is measured against it like any method.
+        baseline = baselines.setdefault(r["kind"], r["params"]) if r.get("method") == "full" else None
+        if r.get("method") == "full" and r["params"] == baseline:
             for key in RATIOS:
                 if r.get(key) is not None and abs(r[key] - 1.0) > 1e-9:
                     bad(f"{name(i, r)}: full KV's '{key}' is {r[key]}, not 1")
@@ -269,6 +280,19 @@ def check_schema(args, records, bad):
                 bad(f"{name(i, r)}: has an answer but 'correct' is {json.dumps(r['correct'])}")
             if r["depth"] is not None and not 0 <= r["depth"] <= 1:
                 bad(f"{name(i, r)}: depth {r['depth']} outside [0, 1]")
+        if r["kind"] == "speed":
+            fits = r["fits"]
+            if fits == (r["refusal"] is not None) or (not fits and not r["refusal"]):
+                bad(f"{name(i, r)}: fits is {json.dumps(fits)} but refusal is {json.dumps(r['refusal'])}")
+            for key in MEASURED:
+                if (r[key] is None) == fits:
+                    bad(f"{name(i, r)}: '{key}' is {json.dumps(r[key])} in a record whose context "
+                        f"{'fits' if fits else 'does not fit'}")
+            if not fits and r["reps"] != 0:
+                bad(f"{name(i, r)}: {r['reps']} reps of a context that does not fit")
+            if args.expect_refused_budget is not None and \
+                    fits == (r["params"].get("memory_budget_mib") == args.expect_refused_budget):
+                bad(f"{name(i, r)}: fits is {json.dumps(fits)}; --expect-refused-budget {args.expect_refused_budget}")
         if r["kind"] == "summary":
             if r["accuracy_all"] is not None and not 0 <= r["accuracy_all"] <= 1:
                 bad(f"{name(i, r)}: accuracy_all {r['accuracy_all']} outside [0, 1]")
@@ -339,6 +363,8 @@ def main():
                     help="expect every method TOOL --list-methods prints (the library's own list)")
     ap.add_argument("--expect-lengths", type=lambda t: [int(x) for x in split(t)], default=[])
     ap.add_argument("--expect-tasks", type=split, default=[])
+    ap.add_argument("--expect-refused-budget", default=None, metavar="MIB",
+                    help="speed records: the contexts with this memory budget do not fit, every other one does")
     ap.add_argument("--only-expected-tasks", action="store_true",
                     help="every run record's task is one of --expect-tasks (whittle-bench --task)")
     args = ap.parse_args()

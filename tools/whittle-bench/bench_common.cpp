@@ -160,10 +160,13 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
 }  // namespace
 
 bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
-                  std::string* error) {
+                  std::string* error, wt_status* status) {
   wt_context_params cp;
+  if (status) *status = WT_ERR_INVALID_ARGUMENT;
   if (!context_params(spec, o, &cp, error)) return false;
-  if (wt_context_create(m.model, &cp, out) != WT_OK) {
+  const wt_status st = wt_context_create(m.model, &cp, out);
+  if (status) *status = st;
+  if (st != WT_OK) {
     *error = spec.label() + ": creating the context: " + wt_last_error();
     return false;
   }

@@ -26,6 +26,25 @@ std::string pm(const Summary& s) {
   return b;
 }
 
+// A method whose context does not fit: the speed record's fields, each measurement null.
+Json refusal_record(const BenchModel& m, const Machine& mc, const SpeedOptions& o, int32_t p, int32_t n,
+                    const MethodSpec& spec, const std::string& why) {
+  Json j = base_record("speed", m, mc, "", o.seed);
+  j.set("L", p);
+  j.set("n_gen", n);
+  j.set("method", spec.method);
+  j.set("params", spec.params_json());
+  j.set("reps", 0);
+  j.set("fits", false);
+  j.set("refusal", why);
+  for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms", "prefill_tps", "decode_tps", "ttft_ratio", "tpot_ratio",
+                        "e2e_ratio", "decode_roofline_fraction", "prefill_roofline_fraction", "arena_bytes",
+                        "rows_at_once", "host_rss_peak_bytes", "device_peak_bytes", "pinned_peak_bytes", "kv_bytes",
+                        "planned_bytes"})
+    j.set(k, Json());
+  return j;
+}
+
 }  // namespace
 
 bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const SpeedOptions& o_in, SpeedOutput* out,
@@ -56,19 +75,27 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           *error = "only " + std::to_string(text.size()) + " tokens of filler text for -p " + std::to_string(p);
           return false;
         }
-        std::vector<wt_context*> ctxs;
+        std::vector<wt_context*> ctxs;  // null where the context does not fit (refusals)
+        std::vector<std::string> refusals(o.methods.size());
         auto free_all = [&] {
           for (wt_context* c : ctxs) wt_context_free(c);
         };
         reset_host_rss_peak();
-        for (const MethodSpec& spec : o.methods) {
+        for (size_t mi = 0; mi < o.methods.size(); ++mi) {
           ContextOptions co;
           co.n_ctx = L + n + 1;
           co.threads = mc.threads;
           wt_context* c = nullptr;
-          if (!make_context(m, spec, co, &c, error)) {
-            free_all();
-            return false;
+          wt_status st = WT_OK;
+          if (!make_context(m, o.methods[mi], co, &c, &refusals[mi], &st)) {
+            // A context over its memory limit is a result (what fits under a budget is the
+            // point of --memory-budget): its row says so and the others still run.
+            if (st != WT_ERR_BUDGET) {
+              *error = refusals[mi];
+              free_all();
+              return false;
+            }
+            c = nullptr;
           }
           ctxs.push_back(c);
         }
@@ -78,6 +105,10 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
         std::vector<uint64_t> kv_bytes(o.methods.size(), 0);
         for (int rep = 0; rep < o.reps && !g_stop; ++rep) {
           for (size_t mi = 0; mi < o.methods.size(); ++mi) {
+            if (!ctxs[mi]) {
+              progress.advance(prefill_units(L));
+              continue;
+            }
             progress.show("t " + std::to_string(mc.threads) + " p " + std::to_string(p) + " n " + std::to_string(n) +
                           " rep " + std::to_string(rep + 1) + " " + o.methods[mi].label());
             wt_context* c = ctxs[mi];
@@ -104,15 +135,27 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
             progress.advance(prefill_units(L));
             kv_bytes[mi] = kept_kv(m, c, o.methods[mi].method == "full", L, nullptr);
           }
+          if (!ctxs[0]) continue;  // no baseline to divide by: the ratios stay null
           const Samples& f = samples[0];
           for (size_t mi = 0; mi < o.methods.size(); ++mi) {
+            if (!ctxs[mi]) continue;
             ratio_ttft[mi].push_back(samples[mi].ttft.back() / f.ttft.back());
             if (n > 0) ratio_tpot[mi].push_back(samples[mi].tpot.back() / f.tpot.back());
             ratio_e2e[mi].push_back(samples[mi].e2e.back() / f.e2e.back());
           }
         }
         const uint64_t rss = host_rss_peak_bytes();
-        for (size_t mi = 0; mi < o.methods.size() && !samples[mi].ttft.empty(); ++mi) {
+        for (size_t mi = 0; mi < o.methods.size(); ++mi) {
+          if (!ctxs[mi]) {
+            out->records.push_back(refusal_record(m, mc, o, p, n, o.methods[mi], refusals[mi]));
+            const std::string row = "| " + std::to_string(mc.threads) + " | pp" + std::to_string(p) + "+tg" +
+                                    std::to_string(n) + " | " + o.methods[mi].label() + " | does not fit: " +
+                                    refusals[mi] + " |\n";
+            out->markdown += row;
+            std::fputs(row.c_str(), stdout);
+            continue;
+          }
+          if (samples[mi].ttft.empty()) break;  // stopped before this method ran
           const Summary ttft = summarize(samples[mi].ttft), tpot = summarize(samples[mi].tpot), e2e = summarize(samples[mi].e2e);
           const double prefill_tps = L * 1000.0 / ttft.median;
           const double decode_tps = n > 0 ? 1000.0 / tpot.median : std::nan("");
@@ -137,6 +180,8 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           j.set("method", o.methods[mi].method);
           j.set("params", o.methods[mi].params_json());
           j.set("reps", static_cast<int>(samples[mi].ttft.size()));
+          j.set("fits", true);
+          j.set("refusal", Json());
           j.set("ttft_ms", summary_json(ttft));
           j.set("tpot_ms", n > 0 ? summary_json(tpot) : Json());
           j.set("e2e_ms", summary_json(e2e));
