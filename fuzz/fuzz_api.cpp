@@ -11,7 +11,6 @@
 // whittle.h names; a wt_context_abort request stops the next prefill.
 #include <fuzzer/FuzzedDataProvider.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -282,6 +281,11 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
                                                             : size;
   for (size_t i = written; i < buf.size(); ++i)
     if (buf[i] != 0xAB) fail("wt_context_get_stats with struct_size %zu wrote byte %zu", size, i);
+  // struct_size comes back as the bytes written (whittle.h), untouched on a refusal.
+  size_t size_back = 0;
+  std::memcpy(&size_back, buf.data(), sizeof size_back);
+  if (size_back != (got == WT_OK ? written : size))
+    fail("wt_context_get_stats with struct_size %zu returned struct_size %zu", size, size_back);
 
   // An abort request stops the next prefill of two tokens or more. (A one-token prefill runs
   // the decode path, which never checks the request, and only consumes it.)

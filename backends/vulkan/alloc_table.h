@@ -18,6 +18,7 @@ struct Allocation {
   uint64_t view = 0;     // VkBufferView of its first view_bytes as 16-byte texels (0: none)
   size_t view_bytes = 0;
   uint32_t heap = 0;     // the memory heap it came from (Memory counts bytes per heap)
+  uint64_t heap_bytes = 0;  // what that heap lost: the driver's size, aligned as it likes
 };
 
 struct Resolved {

@@ -50,7 +50,10 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   WT_TRY(vk_check(vkCreateBuffer(d_->device, &bci, nullptr, &buffer), "vkCreateBuffer"));
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(d_->device, buffer, &req);
-  const int type = pick_memory_type(d_->memory, req.memoryTypeBits, kind);
+  const int type = pick_memory_type(d_->memory, req.memoryTypeBits, kind, d_->caps.unified_memory);
+  // The buffers' usage decides the types they may take: device_memory asks where the next
+  // device buffer would go.
+  if (kind == MemoryKind::device) device_type_bits_.store(req.memoryTypeBits, std::memory_order_relaxed);
   Status s = type >= 0 ? Status::ok()
                        : error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type for storage buffers");
   VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -78,7 +81,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   }
   const Allocation a{reinterpret_cast<uint64_t>(buffer), reinterpret_cast<uint64_t>(memory), size,
                      reinterpret_cast<uint64_t>(view), view ? view_bytes : 0,
-                     type >= 0 ? d_->memory.memoryTypes[type].heapIndex : 0};
+                     type >= 0 ? d_->memory.memoryTypes[type].heapIndex : 0, req.size};
   if (s) {
     // The table's node is the one host allocation here; without it the device memory is
     // given back, not leaked.
@@ -96,7 +99,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     if (memory) vkFreeMemory(d_->device, memory, nullptr);
     return s;
   }
-  heap_bytes_[a.heap] += size;
+  heap_bytes_[a.heap] += a.heap_bytes;
   fault::note_alloc();
   *out = Buffer{mapped, mapped, a.buffer, 0, bytes, kind};
   return Status::ok();
@@ -106,7 +109,7 @@ void Memory::free(Buffer* buffer) {
   if (!buffer || !buffer->host) return;
   Allocation a;
   if (table_.erase(buffer->host, &a)) {
-    heap_bytes_[a.heap] -= a.size_bytes;
+    heap_bytes_[a.heap] -= a.heap_bytes;
     if (!process_exiting()) {  // else the driver may be gone (process_exit.h)
       if (a.view) vkDestroyBufferView(d_->device, reinterpret_cast<VkBufferView>(a.view), nullptr);
       vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
@@ -118,14 +121,15 @@ void Memory::free(Buffer* buffer) {
 }
 
 Status Memory::device_memory(MemoryInfo* out) const {
-  const int heap = device_heap(d_->memory);
+  const int heap = device_heap(d_->memory, device_type_bits_.load(std::memory_order_relaxed), d_->caps.unified_memory);
   if (heap < 0) return error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type");
   const uint64_t total = d_->memory.memoryHeaps[heap].size;
   uint64_t used = heap_bytes_[heap].load(std::memory_order_relaxed);
   uint64_t limit = total;
   if (d_->caps.memory_budget) {
-    // The driver's figures count every process and its own overhead; a physical-device
-    // query, safe without the device's lock.
+    // The budget counts other processes and the driver's own use, the usage this process's
+    // allocations as the driver sized them; a physical-device query, safe without the
+    // device's lock.
     auto budget = vk_info<VkPhysicalDeviceMemoryBudgetPropertiesEXT>(
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT);
     auto props = vk_info<VkPhysicalDeviceMemoryProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, &budget);

@@ -1,6 +1,7 @@
 // Allocations by MemoryKind. For now every allocation is host-visible, coherent and mapped
-// for its whole life: device-local + host-visible where the device offers such a type
-// (lavapipe, Jetson, resizable-BAR desktops), else plain host-visible. Tensors are then
+// for its whole life (memory_heaps.h chooses the type): device-local + host-visible where
+// the device offers such a type (lavapipe, Jetson, a desktop card's BAR: all of its VRAM
+// with resizable BAR, else a heap of about 256 MiB), else plain host-visible. Tensors are then
 // addressed by their mapped pointers (alloc_table.h). An allocation larger than the
 // device's maxMemoryAllocationSize or maxBufferSize is refused with a Status naming both
 // numbers; the planner must split such tensors (splitting here is a later step).
@@ -39,10 +40,11 @@ class Memory {
   Status device_memory(MemoryInfo* out) const;
 
  private:
-
   Device* d_;
   AllocationTable table_;
-  std::atomic<uint64_t> heap_bytes_[VK_MAX_MEMORY_HEAPS] = {};  // read by device_memory without the device's lock
+  // Both read by device_memory without the device's lock.
+  std::atomic<uint64_t> heap_bytes_[VK_MAX_MEMORY_HEAPS] = {};
+  std::atomic<uint32_t> device_type_bits_{~0u};  // of the last device buffer
   bool texel_views_ = false;
 };
 

@@ -11,20 +11,22 @@
 
 namespace wt::vk {
 
+// The memory type for an allocation of `kind` among type_bits; -1 when none fits. Every
+// allocation is mapped for its life (memory.h), so each choice is host-visible and
+// coherent. The host kinds prefer host-cached (the host reads them back). Device kinds on a
+// discrete card prefer device-local (its BAR); on unified memory the type in the largest
+// heap, device-local first among equals: an APU's small device-local carve-out would
+// otherwise bound what the device holds while the memory check counts all of the host's.
+int pick_memory_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, MemoryKind kind, bool unified);
+
+// The heap device allocations of type_bits come from; -1 when no type fits.
+int device_heap(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, bool unified);
+
 // Device memory is the host's DRAM: an integrated GPU (Jetson, APUs), a CPU device
-// (lavapipe), or a device whose every heap is device-local. A discrete card with a
-// resizable BAR also offers a DEVICE_LOCAL | HOST_VISIBLE type, but its VRAM is not the
-// host's memory, so that flag alone does not make a device unified.
+// (lavapipe), a device whose every heap is device-local, or one whose device buffers would
+// land in a heap that is not (no device-local type the host can map). A discrete card with
+// a BAR also offers a DEVICE_LOCAL | HOST_VISIBLE type, but its VRAM is not the host's
+// memory, so that flag alone does not make a device unified.
 bool memory_is_unified(VkPhysicalDeviceType type, const VkPhysicalDeviceMemoryProperties& m);
-
-// The memory type for an allocation of `kind` among type_bits, best first; -1 when none
-// fits. Every allocation is mapped for its life (memory.h), so each choice is host-visible
-// and coherent: device kinds prefer device-local (the BAR on discrete cards), the host kind
-// host-cached (the host reads it back).
-int pick_memory_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, MemoryKind kind);
-
-// The heap device allocations come from (the heap of the type pick_memory_type gives the
-// device kind over all types); -1 when no type fits.
-int device_heap(const VkPhysicalDeviceMemoryProperties& m);
 
 }  // namespace wt::vk

@@ -13,6 +13,7 @@
 #include "backends/vulkan/stream.h"
 #include "backends/vulkan/vk_status.h"
 #include "harness.h"
+#include "vulkan_open.h"
 #include "platform/planner.h"
 #include "tests/support/rss.h"
 
@@ -20,18 +21,7 @@ namespace {
 
 using namespace wt;
 
-// The backend, or false after a visible skip where there is no usable device.
-bool open_vulkan(const BackendOptions& o, std::unique_ptr<Backend>* out) {
-  const Status st = create_vulkan_backend(o, out);
-  if (st.code() == WT_ERR_UNSUPPORTED) {
-    MESSAGE("SKIP vulkan: no usable device: " << st.message());
-    parity::g_skipped = true;
-    return false;
-  }
-  REQUIRE_MESSAGE(st.is_ok(), st.message());
-  parity::g_ran = true;
-  return true;
-}
+using parity::open_vulkan;
 
 TEST_SUITE("vulkan") {
   TEST_CASE("vulkan: the allocation table resolves pointers inside mapped ranges only") {

@@ -61,8 +61,11 @@ SCHEMA = {
                                      "device_peak_bytes", "pinned_peak_bytes", "kv_bytes",
                                      "planned_bytes")}},
 }
+# A speed record that fits has each of these; one that does not has every field past
+# "refusal" null.
 MEASURED = ("ttft_ms", "e2e_ms", "prefill_tps", "arena_bytes", "rows_at_once", "host_rss_peak_bytes",
-            "kv_bytes", "planned_bytes")  # a speed record that fits has each; one that does not, none
+            "kv_bytes", "planned_bytes")
+SPEED_IDENTITY = ("L", "n_gen", "method", "params", "reps", "fits", "refusal")
 PER_LAYER = ("kept_rows", "spearman_layers", "kv_bytes_per_layer", "kept_rows_per_layer")
 RATIOS = ("ttft_ratio", "tpot_ratio", "e2e16_ratio", "e2e128_ratio", "e2e_ratio")
 
@@ -240,6 +243,7 @@ def check_schema(args, records, bad):
     layers = {}  # model -> (length of its per-layer arrays, the record that set it)
     runs = {}    # series -> its run records, to recount each summary
     baselines = {}  # kind -> the params of its first full KV record
+    n_refused = 0   # speed records with --expect-refused-budget's budget
     for i, r in enumerate(records):
         if not isinstance(r, dict) or r.get("kind") not in SCHEMA:
             bad(f"{name(i, r)}: unknown kind {r.get('kind') if isinstance(r, dict) else r!r}")
@@ -284,14 +288,15 @@ def check_schema(args, records, bad):
             fits = r["fits"]
             if fits == (r["refusal"] is not None) or (not fits and not r["refusal"]):
                 bad(f"{name(i, r)}: fits is {json.dumps(fits)} but refusal is {json.dumps(r['refusal'])}")
-            for key in MEASURED:
+            for key in MEASURED if fits else [k for k in SCHEMA["speed"] if k not in SPEED_IDENTITY]:
                 if (r[key] is None) == fits:
                     bad(f"{name(i, r)}: '{key}' is {json.dumps(r[key])} in a record whose context "
                         f"{'fits' if fits else 'does not fit'}")
-            if not fits and r["reps"] != 0:
-                bad(f"{name(i, r)}: {r['reps']} reps of a context that does not fit")
-            if args.expect_refused_budget is not None and \
-                    fits == (r["params"].get("memory_budget_mib") == args.expect_refused_budget):
+            if fits != (r["reps"] > 0):
+                bad(f"{name(i, r)}: {r['reps']} reps of a context that {'fits' if fits else 'does not fit'}")
+            refused_here = r["params"].get("memory_budget_mib") == args.expect_refused_budget
+            n_refused += refused_here
+            if args.expect_refused_budget is not None and fits == refused_here:
                 bad(f"{name(i, r)}: fits is {json.dumps(fits)}; --expect-refused-budget {args.expect_refused_budget}")
         if r["kind"] == "summary":
             if r["accuracy_all"] is not None and not 0 <= r["accuracy_all"] <= 1:
@@ -299,6 +304,9 @@ def check_schema(args, records, bad):
             for task in args.expect_tasks:
                 if r["accuracy"].get(task, {}).get("total", 0) <= 0:
                     bad(f"{name(i, r)}: no '{task}' prompts counted in 'accuracy'")
+
+    if args.expect_refused_budget is not None and n_refused == 0:
+        bad(f"no speed record has the budget of --expect-refused-budget {args.expect_refused_budget}")
 
     # A summary must agree with the run records it sums up (where the file holds them).
     summaries = [r for r in records if r.get("kind") == "summary"]

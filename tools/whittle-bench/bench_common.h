@@ -95,7 +95,8 @@ struct ContextOptions {
   bool kv_pager_copy = false;    // WT_KV_PAGER_COPY: the copying pager on unified memory too
 };
 // False with *error on failure; *status (when given) is wt_context_create's status, so a
-// caller can tell a context that does not fit (WT_ERR_BUDGET) from a broken one.
+// caller can tell a context that does not fit (WT_ERR_BUDGET) from a broken one
+// (WT_ERR_INVALID_ARGUMENT where the spec's parameters fail before the call).
 bool make_context(const BenchModel& m, const MethodSpec& spec, const ContextOptions& o, wt_context** out,
                   std::string* error, wt_status* status = nullptr);
 // What make_context(m, spec, o) allocates, and the driver's bound for queued work

@@ -26,17 +26,18 @@ std::string pm(const Summary& s) {
   return b;
 }
 
-// A method whose context does not fit: the speed record's fields, each measurement null.
-Json refusal_record(const BenchModel& m, const Machine& mc, const SpeedOptions& o, int32_t p, int32_t n,
-                    const MethodSpec& spec, const std::string& why) {
+// A speed record with every measurement null, as a context that does not fit has it (with
+// fits false and the refusal); a measured one sets them over it, so both have one key set.
+Json speed_record(const BenchModel& m, const Machine& mc, const SpeedOptions& o, int32_t p, int32_t n,
+                  const MethodSpec& spec, const std::string* refusal) {
   Json j = base_record("speed", m, mc, "", o.seed);
   j.set("L", p);
   j.set("n_gen", n);
   j.set("method", spec.method);
   j.set("params", spec.params_json());
   j.set("reps", 0);
-  j.set("fits", false);
-  j.set("refusal", why);
+  j.set("fits", refusal == nullptr);
+  j.set("refusal", refusal ? Json(*refusal) : Json());
   for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms", "prefill_tps", "decode_tps", "ttft_ratio", "tpot_ratio",
                         "e2e_ratio", "decode_roofline_fraction", "prefill_roofline_fraction", "arena_bytes",
                         "rows_at_once", "host_rss_peak_bytes", "device_peak_bytes", "pinned_peak_bytes", "kv_bytes",
@@ -87,14 +88,15 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           co.threads = mc.threads;
           wt_context* c = nullptr;
           wt_status st = WT_OK;
-          if (!make_context(m, o.methods[mi], co, &c, &refusals[mi], &st)) {
+          if (!make_context(m, o.methods[mi], co, &c, error, &st)) {
             // A context over its memory limit is a result (what fits under a budget is the
             // point of --memory-budget): its row says so and the others still run.
             if (st != WT_ERR_BUDGET) {
-              *error = refusals[mi];
               free_all();
               return false;
             }
+            refusals[mi] = wt_last_error();  // the library's message, without make_context's label
+            error->clear();
             c = nullptr;
           }
           ctxs.push_back(c);
@@ -145,17 +147,20 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           }
         }
         const uint64_t rss = host_rss_peak_bytes();
-        for (size_t mi = 0; mi < o.methods.size(); ++mi) {
+        // Stopped before every context that fits ran once: nothing of this group is written.
+        bool ran = true;
+        for (size_t mi = 0; mi < o.methods.size(); ++mi) ran = ran && (!ctxs[mi] || !samples[mi].ttft.empty());
+        for (size_t mi = 0; mi < o.methods.size() && ran; ++mi) {
           if (!ctxs[mi]) {
-            out->records.push_back(refusal_record(m, mc, o, p, n, o.methods[mi], refusals[mi]));
-            const std::string row = "| " + std::to_string(mc.threads) + " | pp" + std::to_string(p) + "+tg" +
-                                    std::to_string(n) + " | " + o.methods[mi].label() + " | does not fit: " +
-                                    refusals[mi] + " |\n";
+            out->records.push_back(speed_record(m, mc, o, p, n, o.methods[mi], &refusals[mi]));
+            std::string row = "| " + std::to_string(mc.threads) + " | pp" + std::to_string(p) + "+tg" +
+                              std::to_string(n) + " | " + o.methods[mi].label() + " | does not fit: " + refusals[mi];
+            for (int cell = 0; cell < 12; ++cell) row += " | -";  // the measurement columns
+            row += " |\n";
             out->markdown += row;
             std::fputs(row.c_str(), stdout);
             continue;
           }
-          if (samples[mi].ttft.empty()) break;  // stopped before this method ran
           const Summary ttft = summarize(samples[mi].ttft), tpot = summarize(samples[mi].tpot), e2e = summarize(samples[mi].e2e);
           const double prefill_tps = L * 1000.0 / ttft.median;
           const double decode_tps = n > 0 ? 1000.0 / tpot.median : std::nan("");
@@ -174,14 +179,8 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
             co.threads = mc.threads;
             planned = m.info.weight_bytes + plan_context_bytes(m, o.methods[mi], co);
           }
-          Json j = base_record("speed", m, mc, "", o.seed);
-          j.set("L", p);
-          j.set("n_gen", n);
-          j.set("method", o.methods[mi].method);
-          j.set("params", o.methods[mi].params_json());
+          Json j = speed_record(m, mc, o, p, n, o.methods[mi], nullptr);
           j.set("reps", static_cast<int>(samples[mi].ttft.size()));
-          j.set("fits", true);
-          j.set("refusal", Json());
           j.set("ttft_ms", summary_json(ttft));
           j.set("tpot_ms", n > 0 ? summary_json(tpot) : Json());
           j.set("e2e_ms", summary_json(e2e));
@@ -195,8 +194,6 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           j.set("arena_bytes", cs.arena_bytes);
           j.set("rows_at_once", cs.batch_rows);  // wt_context_stats.batch_rows: as set, or lowered to fit
           j.set("host_rss_peak_bytes", rss);
-          j.set("device_peak_bytes", Json());
-          j.set("pinned_peak_bytes", Json());
           j.set("kv_bytes", kv_bytes[mi]);
           j.set("planned_bytes", planned);
           out->records.push_back(j);
