@@ -66,8 +66,12 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   if (options.max_new_tokens < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "max_new_tokens must be >= 0 (0 = no bound: n_ctx KV rows in every layer)");
   ctx->kv_cap_.resize(nl);
-  for (int32_t l = 0; l < hp.n_layer; ++l)
-    ctx->kv_cap_[static_cast<size_t>(l)] = kv_capacity(ctx->policy_.get(), l, ctx->n_ctx_, options.max_new_tokens);
+  ctx->kv_pos_at_.resize(nl);
+  for (size_t l = 0, at = 0; l < nl; ++l) {
+    ctx->kv_cap_[l] = kv_capacity(ctx->policy_.get(), static_cast<int32_t>(l), ctx->n_ctx_, options.max_new_tokens);
+    ctx->kv_pos_at_[l] = at;  // as lay_out_arena lays them out
+    at += static_cast<size_t>(ctx->kv_cap_[l]) * static_cast<size_t>(hp.n_head_kv);
+  }
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
@@ -378,10 +382,7 @@ const int32_t* Context::attended_rows(int32_t l, int32_t* n) const {
   return attended_ + static_cast<size_t>(l) * static_cast<size_t>(n_ctx_);
 }
 
-const int32_t* Context::kv_positions(int32_t l, int32_t h) const {
-  return kv_pos_ + (static_cast<size_t>(l) * static_cast<size_t>(model_.hp.n_head_kv) + static_cast<size_t>(h)) *
-                       static_cast<size_t>(n_ctx_);
-}
+const int32_t* Context::kv_positions(int32_t l, int32_t h) const { return kv_pos_of(l, h); }
 
 void Context::reset() {
   n_past_ = 0;

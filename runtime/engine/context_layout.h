@@ -139,7 +139,7 @@ struct ArenaViews {
   float* rope_angles = nullptr;   // [n_rot] a one-row pass's RopeOp::angles, made once per pass
   int32_t* row_tmp = nullptr;     // [n_ctx]
   int32_t* tok_tmp = nullptr;     // [n_ctx]
-  int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][n_ctx]
+  int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][the layer's kv_rows (n_ctx without)]
   int32_t* origin = nullptr;      // [n_ctx] a re-indexed prompt's original positions
   float* scores = nullptr;        // [score_capacity]
   float* pooled = nullptr;        // [score_capacity]

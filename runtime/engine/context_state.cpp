@@ -259,7 +259,7 @@ Status Context::read_state(StateSource& in, bool apply) {
                                             " KV rows; this context's is sized for " + std::to_string(cap) +
                                             " (create it with a larger n_ctx, or max_new_tokens 0)");
     for (int32_t kh = 0; kh < hp.n_head_kv; ++kh) {
-      int32_t* pos = apply ? kv_pos_ + (static_cast<size_t>(l) * hp.n_head_kv + kh) * static_cast<size_t>(n_ctx_) : row_tmp_;
+      int32_t* pos = apply ? kv_pos_of(l, kh) : row_tmp_;  // len <= the layer's rows (checked above)
       WT_TRY(in.read(pos, sizeof(int32_t) * static_cast<size_t>(len)));
       for (int32_t i = 0; i < len; ++i)
         if (pos[i] < 0 || pos[i] >= n_ctx_ + h.reindexed_from)

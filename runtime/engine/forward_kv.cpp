@@ -144,12 +144,12 @@ Status Context::keep_kv(OpRunner& run, const Pass& pass, int32_t l, const Tensor
 
 void Context::set_kv_positions(int32_t l, int32_t row0, const int32_t* positions, const int32_t* sel, int32_t n,
                                int32_t head_stride) {
-  int32_t* kv_pos = kv_pos_ + static_cast<size_t>(l) * static_cast<size_t>(model_.hp.n_head_kv) * n_ctx_;
-  for (int64_t h = 0; h < model_.hp.n_head_kv; ++h) {
-    const int32_t* s = sel ? sel + h * head_stride : nullptr;
+  for (int32_t h = 0; h < model_.hp.n_head_kv; ++h) {
+    int32_t* kv_pos = kv_pos_of(l, h) + row0;  // check_kv_room kept row0 + n within the layer's rows
+    const int32_t* s = sel ? sel + static_cast<int64_t>(h) * head_stride : nullptr;
     for (int32_t i = 0; i < n; ++i) {
       const int32_t p = positions[s ? s[i] : i];
-      kv_pos[h * n_ctx_ + row0 + i] = p < reindexed_ ? origin_[p] : p + (reindexed_from_ - reindexed_);
+      kv_pos[i] = p < reindexed_ ? origin_[p] : p + (reindexed_from_ - reindexed_);
     }
   }
 }

@@ -294,6 +294,55 @@ TEST_CASE("kv positions tap: statuses, full KV, SnapKV per KV head, GemFilter re
   wt_context_free(gem);
 }
 
+// KV positions are laid out by each layer's KV rows (the method's budget plus
+// max_new_tokens), not n_ctx in every layer: a context sized by the plan reports the same
+// positions for every layer and KV head, and computes the same logits, as one sized for
+// n_ctx rows everywhere. Two KV heads (SnapKV chooses per head) and SlimInfer's layers of
+// different sizes.
+TEST_CASE("kv positions tap: a context sized by max_new_tokens gives the positions and logits of one sized by n_ctx") {
+  wt::test::TempPath file{"kv_positions_two_heads.gguf"};
+  wt::test::TinyModelOptions o;
+  o.n_layer = 4;
+  o.n_head_kv = 2;
+  REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
+  wt_model* model = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  const int32_t L = 200, n_new = 4;
+  const std::vector<wt_token> prompt = byte_tokens(L);
+  for (const wt_prune_method method : {WT_PRUNE_SNAPKV, WT_PRUNE_SLIMINFER, WT_PRUNE_FASTKV}) {
+    CAPTURE(method);
+    wt_context* ctx[2] = {};
+    for (int32_t sized = 0; sized < 2; ++sized) {
+      wt_context_params cp = wt_context_default_params();
+      cp.n_ctx = L + n_new;
+      cp.n_threads = 2;
+      cp.prune = params(method, 0.2f, 0);
+      cp.max_new_tokens = sized ? n_new : 0;
+      REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx[sized]) == WT_OK, wt_last_error());
+      prefill(ctx[sized], prompt);
+      for (wt_token t = 40; t < 40 + n_new; ++t) REQUIRE_MESSAGE(wt_context_decode(ctx[sized], t) == WT_OK, wt_last_error());
+    }
+    bool smaller = false;  // the sized context's KV is smaller in some layer (else the case tests nothing)
+    for (int32_t l = 0; l < 4; ++l) {
+      for (int32_t h = 0; h < 2; ++h) {
+        CAPTURE(l);
+        CAPTURE(h);
+        const std::vector<int32_t> whole = kv_positions(ctx[0], l, h), sized = kv_positions(ctx[1], l, h);
+        CHECK(sized == whole);
+        CHECK(std::set<int32_t>(sized.begin(), sized.end()).size() == sized.size());
+      }
+      smaller = smaller || kv_positions(ctx[1], l, 0).size() < static_cast<size_t>(L);
+    }
+    CHECK(smaller);
+    const float* logits[2] = {};
+    REQUIRE(wt_context_logits(ctx[0], -1, &logits[0]) == WT_OK);
+    REQUIRE(wt_context_logits(ctx[1], -1, &logits[1]) == WT_OK);
+    CHECK(std::memcmp(logits[0], logits[1], sizeof(float) * static_cast<size_t>(wt::test::kTinyVocab)) == 0);
+    for (wt_context* c : ctx) wt_context_free(c);
+  }
+  wt_model_free(model);
+}
+
 // The C tap wt_context_get_attended_rows: statuses (recording off, no decode step yet, a
 // prefill after one), decode_topk's rows (whole blocks of the prompt up to the budget,
 // ascending, then every generated row), every row where a method chooses none (SnapKV at
