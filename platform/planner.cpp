@@ -216,17 +216,22 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
     Plan p;
     return plan_at(board, model, r, sizing, &p).is_ok() && p.fits;
   });
-  if (rows == 0) return Status::ok();
-  r.n_batch_rows = rows;
+  // Where no number of rows fits, the plan is the fewest's, as a context's refusal is: what
+  // is short then is what rows cannot help.
+  const int32_t fewest = std::min(kBatchRowsStep, req.n_ctx);
+  r.n_batch_rows = rows > 0 ? rows : fewest;
   Plan p;
   WT_TRY(plan_at(board, model, r, sizing, &p));
   p.request.n_batch_rows = 0;  // as asked
+  const std::string at_default = "the default n_batch_rows (" + std::to_string(std::min(WT_BATCH_ROWS_DEFAULT, req.n_ctx)) +
+                                 " rows) does not fit by " + mib(out->total_bytes - out->usable_bytes);
   p.notes.insert(p.notes.begin(),
-                 "the default n_batch_rows (" + std::to_string(std::min(WT_BATCH_ROWS_DEFAULT, req.n_ctx)) +
-                     " rows) does not fit by " + mib(out->total_bytes - out->usable_bytes) + ": planned with " +
-                     std::to_string(rows) + " rows at once, the most in steps of " + std::to_string(kBatchRowsStep) +
-                     " that fit; a context lowers the default the same way where its arena does not fit the "
-                     "memory it finds (wt_context_create with n_batch_rows 0)");
+                 rows > 0 ? at_default + ": planned with " + std::to_string(rows) + " rows at once, the most in steps of " +
+                                std::to_string(kBatchRowsStep) +
+                                " that fit; a context lowers the default the same way where its arena does not fit "
+                                "the memory it finds (wt_context_create with n_batch_rows 0)"
+                          : at_default + ", and fewer rows do not make it fit: planned with " + std::to_string(fewest) +
+                                " rows at once, the fewest a context lowers the default to");
   *out = std::move(p);
   return Status::ok();
 }

@@ -81,14 +81,18 @@ TEST_CASE("planner: a plan whose default n_batch_rows does not fit the board tak
     REQUIRE(solve_max_ctx(board, shape, r, &with_most).is_ok());
     CHECK(with_default >= n_ctx);
     CHECK(with_most < n_ctx);
-    // A board that no step fits: the default's plan, not fitting, and no such note.
+    // A board that no step fits: the plan at the fewest rows, as a context's refusal counts
+    // them, not fitting (by the byte the board lacks), and a note saying so.
     const Plan least = plan_for(shape, n_ctx, 64, pp, false, DType::f16, kBatchRowsStep);
     r.n_batch_rows = 0;
     Plan none;
     REQUIRE(plan(synthetic_board(least.total_bytes - 1, 0), shape, r, &none).is_ok());
     CHECK_FALSE(none.fits);
-    CHECK(none.batch_rows == WT_BATCH_ROWS_DEFAULT);
-    for (const std::string& n : none.notes) CHECK(n.find("rows at once") == std::string::npos);
+    CHECK(none.batch_rows == kBatchRowsStep);
+    CHECK(none.total_bytes == least.total_bytes);
+    CHECK(none.request.n_batch_rows == 0);
+    REQUIRE_FALSE(none.notes.empty());
+    CHECK(none.notes[0].find("fewer rows do not make it fit: planned with 64 rows at once") != std::string::npos);
   }
 }
 
