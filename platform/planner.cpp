@@ -205,10 +205,13 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
 // plan_at, with the default n_batch_rows lowered where its plan does not fit the board, as
 // a context lowers it where its arena does not fit its memory (fit_batch_rows,
 // runtime/engine/context_budget.h): the largest multiple of kBatchRowsStep whose plan fits.
+// Where none fits, the plan at kBatchRowsStep rows, as a context's refusal counts it: what
+// is short then is what fewer rows cannot help.
 Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanRequest& req, const Backend& sizing,
                Plan* out) {
   WT_TRY(plan_at(board, model, req, sizing, out));
-  if (req.n_batch_rows != 0 || out->fits) return Status::ok();
+  // A context of at most kBatchRowsStep tokens has no fewer rows to take.
+  if (req.n_batch_rows != 0 || out->fits || req.n_ctx <= kBatchRowsStep) return Status::ok();
   PlanRequest r = req;
   // The request was valid at the default's rows, and fewer rows change no check.
   const int32_t rows = largest_batch_rows(std::min(WT_BATCH_ROWS_DEFAULT, req.n_ctx), [&](int32_t n) {
@@ -216,22 +219,20 @@ Status plan_on(const BoardProfile& board, const ModelShape& model, const PlanReq
     Plan p;
     return plan_at(board, model, r, sizing, &p).is_ok() && p.fits;
   });
-  // Where no number of rows fits, the plan is the fewest's, as a context's refusal is: what
-  // is short then is what rows cannot help.
-  const int32_t fewest = std::min(kBatchRowsStep, req.n_ctx);
-  r.n_batch_rows = rows > 0 ? rows : fewest;
+  r.n_batch_rows = rows > 0 ? rows : kBatchRowsStep;
   Plan p;
   WT_TRY(plan_at(board, model, r, sizing, &p));
   p.request.n_batch_rows = 0;  // as asked
+  // p.batch_rows: a policy's window may need more rows than asked (slice_rows()).
   const std::string at_default = "the default n_batch_rows (" + std::to_string(std::min(WT_BATCH_ROWS_DEFAULT, req.n_ctx)) +
                                  " rows) does not fit by " + mib(out->total_bytes - out->usable_bytes);
   p.notes.insert(p.notes.begin(),
-                 rows > 0 ? at_default + ": planned with " + std::to_string(rows) + " rows at once, the most in steps of " +
-                                std::to_string(kBatchRowsStep) +
+                 rows > 0 ? at_default + ": planned with " + std::to_string(p.batch_rows) +
+                                " rows at once, the most in steps of " + std::to_string(kBatchRowsStep) +
                                 " that fit; a context lowers the default the same way where its arena does not fit "
                                 "the memory it finds (wt_context_create with n_batch_rows 0)"
-                          : at_default + ", and fewer rows do not make it fit: planned with " + std::to_string(fewest) +
-                                " rows at once, the fewest a context lowers the default to");
+                          : at_default + ", and fewer rows do not make it fit: planned with " +
+                                std::to_string(p.batch_rows) + " rows at once, the fewest a context lowers the default to");
   *out = std::move(p);
   return Status::ok();
 }

@@ -70,7 +70,7 @@ struct Plan {
                                      // n_batch_rows 0 the default's, or where that plan does
                                      // not fit, the largest multiple of kBatchRowsStep that
                                      // does (as wt_context_create lowers it), or where none
-                                     // does, kBatchRowsStep (as its refusal counts)
+                                     // does, those of kBatchRowsStep (as its refusal counts)
   ArenaBytes arena;                  // the arena of a context created with max_new_tokens = n_new
                                      // (== its stats.arena_bytes on the CPU)
   std::vector<int32_t> kv_rows;      // [n_layer] KV rows each layer is sized for (kv_capacity:

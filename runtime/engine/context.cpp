@@ -66,12 +66,8 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   if (options.max_new_tokens < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "max_new_tokens must be >= 0 (0 = no bound: n_ctx KV rows in every layer)");
   ctx->kv_cap_.resize(nl);
-  ctx->kv_pos_at_.resize(nl);
-  for (size_t l = 0, at = 0; l < nl; ++l) {
-    ctx->kv_cap_[l] = kv_capacity(ctx->policy_.get(), static_cast<int32_t>(l), ctx->n_ctx_, options.max_new_tokens);
-    ctx->kv_pos_at_[l] = at;  // as lay_out_arena lays them out
-    at += static_cast<size_t>(ctx->kv_cap_[l]) * static_cast<size_t>(hp.n_head_kv);
-  }
+  for (int32_t l = 0; l < hp.n_layer; ++l)
+    ctx->kv_cap_[static_cast<size_t>(l)] = kv_capacity(ctx->policy_.get(), l, ctx->n_ctx_, options.max_new_tokens);
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
@@ -221,6 +217,7 @@ Status Context::allocate() {
   row_tmp_ = v.row_tmp;
   tok_tmp_ = v.tok_tmp;
   kv_pos_ = v.kv_pos;
+  kv_pos_at_ = std::move(v.kv_pos_at);
   origin_ = v.origin;
   scores_ = v.scores;
   pooled_ = v.pooled;

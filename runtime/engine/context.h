@@ -194,13 +194,16 @@ class Context {
   // Progress: (layer + 1) / n_layer of this pass, or of the prompt's rows when it runs in
   // passes (pass_row0_).
   Status check_continue(int32_t layer, int32_t n_rows);
-  // KV rows [row0, row0 + n) of layer l sit at positions[i], or positions[sel[h * head_stride
-  // + i]] for KV head h when sel is given.
   // Layer l's KV head h in kv_pos_: kv_cap_[l] rows.
-  int32_t* kv_pos_of(int32_t l, int32_t h) const {
+  int32_t* kv_pos_of(int32_t l, int32_t h) {
+    return const_cast<int32_t*>(static_cast<const Context*>(this)->kv_pos_of(l, h));
+  }
+  const int32_t* kv_pos_of(int32_t l, int32_t h) const {
     const size_t layer = static_cast<size_t>(l);
     return kv_pos_ + kv_pos_at_[layer] + static_cast<size_t>(h) * static_cast<size_t>(kv_cap_[layer]);
   }
+  // KV rows [row0, row0 + n) of layer l sit at positions[i], or positions[sel[h * head_stride
+  // + i]] for KV head h when sel is given.
   void set_kv_positions(int32_t l, int32_t row0, const int32_t* positions, const int32_t* sel, int32_t n,
                         int32_t head_stride);
   // key_ids (blocks and key_bounds requests): key row r of k is row key_ids[r] (the paged
@@ -257,7 +260,7 @@ class Context {
   int32_t* row_tmp_ = nullptr;   // [n_ctx] scratch for gathered positions / tokens
   int32_t* tok_tmp_ = nullptr;   // [n_ctx]
   int32_t* kv_pos_ = nullptr;    // [n_layer][n_head_kv][kv_cap_[l]] original position of each KV row
-  std::vector<size_t> kv_pos_at_;  // [n_layer] where each layer's start in kv_pos_
+  std::vector<size_t> kv_pos_at_;  // [n_layer] where each layer's rows begin in kv_pos_ (lay_out_arena's)
   // A re-indexed re-prefill (GemFilter) rotates its K kept tokens at 0..K-1 and decodes at K..:
   // origin_[p] is the prompt position of rotary position p < K, and p >= K is the token that
   // came (p - K) after the prompt of n: n + (p - K). reindexed_ = K (0: positions are

@@ -232,13 +232,16 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   // Pruning state: sized for n_ctx so no pass allocates.
   v.row_tmp = h.take_n<int32_t>(n_sz);
   v.tok_tmp = h.take_n<int32_t>(n_sz);
-  // A layer's KV positions as many rows as its KV holds (Context::kv_pos_of): a pruned
-  // prompt's layers keep a tenth of n_ctx, and at 32k an 8B model's n_ctx rows in every
-  // layer would be 32 MiB.
-  size_t kv_pos_rows = 0;
-  for (int32_t l = 0; l < hp.n_layer; ++l)
-    kv_pos_rows += in.kv_rows ? static_cast<size_t>((*in.kv_rows)[static_cast<size_t>(l)]) : n_sz;
-  v.kv_pos = h.take_n<int32_t>(kv_pos_rows * static_cast<size_t>(hp.n_head_kv));
+  // Each layer's KV positions have as many rows as its KV (Context::kv_pos_of): a pruned
+  // prompt's layers keep a tenth of n_ctx, and n_ctx rows in every layer would be 32 MiB for
+  // an 8B model at 32k.
+  v.kv_pos_at.assign(static_cast<size_t>(hp.n_layer), 0);
+  size_t kv_pos_n = 0;
+  for (size_t l = 0; l < v.kv_pos_at.size(); ++l) {
+    v.kv_pos_at[l] = kv_pos_n;
+    kv_pos_n += (in.kv_rows ? static_cast<size_t>((*in.kv_rows)[l]) : n_sz) * static_cast<size_t>(hp.n_head_kv);
+  }
+  v.kv_pos = h.take_n<int32_t>(kv_pos_n);
   v.origin = h.take_n<int32_t>(n_sz);
   part(&b.index_bytes);
   const size_t prune_host_mark = h.used();

@@ -140,6 +140,7 @@ struct ArenaViews {
   int32_t* row_tmp = nullptr;     // [n_ctx]
   int32_t* tok_tmp = nullptr;     // [n_ctx]
   int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][the layer's kv_rows (n_ctx without)]
+  std::vector<size_t> kv_pos_at;  // [n_layer] where each layer's rows begin in kv_pos
   int32_t* origin = nullptr;      // [n_ctx] a re-indexed prompt's original positions
   float* scores = nullptr;        // [score_capacity]
   float* pooled = nullptr;        // [score_capacity]

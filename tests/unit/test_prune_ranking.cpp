@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <string>
@@ -24,15 +25,15 @@ namespace {
 
 using Positions = std::set<int32_t>;
 
-// A 4-layer random model with one KV head, so that SnapKV's per-KV-head choice is the
-// recorded (summed over KV heads) ranking itself.
+// A 4-layer random model with one KV head by default, so that SnapKV's per-KV-head choice
+// is the recorded (summed over KV heads) ranking itself.
 struct TinyModel {
   wt::test::TempPath file{"ranking_tiny.gguf"};  // removed once the model is freed
   wt_model* model = nullptr;
-  TinyModel() {
+  explicit TinyModel(int32_t n_head_kv = 1) {
     wt::test::TinyModelOptions o;
     o.n_layer = 4;
-    o.n_head_kv = 1;
+    o.n_head_kv = n_head_kv;
     REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
     REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &model) == WT_OK, wt_last_error());
   }
@@ -297,50 +298,71 @@ TEST_CASE("kv positions tap: statuses, full KV, SnapKV per KV head, GemFilter re
 // KV positions are laid out by each layer's KV rows (the method's budget plus
 // max_new_tokens), not n_ctx in every layer: a context sized by the plan reports the same
 // positions for every layer and KV head, and computes the same logits, as one sized for
-// n_ctx rows everywhere. Two KV heads (SnapKV chooses per head) and SlimInfer's layers of
-// different sizes.
+// n_ctx rows everywhere; and a state saved by the second loads into the first and goes on
+// the same. Two KV heads (SnapKV chooses per head) and SlimInfer's layers of different sizes.
 TEST_CASE("kv positions tap: a context sized by max_new_tokens gives the positions and logits of one sized by n_ctx") {
-  wt::test::TempPath file{"kv_positions_two_heads.gguf"};
-  wt::test::TinyModelOptions o;
-  o.n_layer = 4;
-  o.n_head_kv = 2;
-  REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
-  wt_model* model = nullptr;
-  REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  const TinyModel tiny(2);
   const int32_t L = 200, n_new = 4;
   const std::vector<wt_token> prompt = byte_tokens(L);
+  using Ctx = std::unique_ptr<wt_context, decltype(&wt_context_free)>;
+  auto create = [&](wt_prune_method method, int32_t max_new) {
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = L + n_new;
+    cp.n_threads = 2;
+    cp.prune = params(method, 0.2f, 0);
+    cp.max_new_tokens = max_new;
+    wt_context* c = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(tiny.model, &cp, &c) == WT_OK, wt_last_error());
+    return Ctx(c, wt_context_free);
+  };
+  auto same_logits = [](const wt_context* a, const wt_context* b) {
+    const float* la = nullptr;
+    const float* lb = nullptr;
+    REQUIRE(wt_context_logits(a, -1, &la) == WT_OK);
+    REQUIRE(wt_context_logits(b, -1, &lb) == WT_OK);
+    return std::memcmp(la, lb, sizeof(float) * static_cast<size_t>(wt::test::kTinyVocab)) == 0;
+  };
+  auto same_positions = [](const wt_context* a, const wt_context* b) {
+    bool same = true;
+    for (int32_t l = 0; l < 4; ++l)
+      for (int32_t h = 0; h < 2; ++h) same = same && kv_positions(a, l, h) == kv_positions(b, l, h);
+    return same;
+  };
   for (const wt_prune_method method : {WT_PRUNE_SNAPKV, WT_PRUNE_SLIMINFER, WT_PRUNE_FASTKV}) {
-    CAPTURE(method);
-    wt_context* ctx[2] = {};
-    for (int32_t sized = 0; sized < 2; ++sized) {
-      wt_context_params cp = wt_context_default_params();
-      cp.n_ctx = L + n_new;
-      cp.n_threads = 2;
-      cp.prune = params(method, 0.2f, 0);
-      cp.max_new_tokens = sized ? n_new : 0;
-      REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx[sized]) == WT_OK, wt_last_error());
-      prefill(ctx[sized], prompt);
-      for (wt_token t = 40; t < 40 + n_new; ++t) REQUIRE_MESSAGE(wt_context_decode(ctx[sized], t) == WT_OK, wt_last_error());
+    CAPTURE(std::string(wt_prune_method_name(method)));
+    const Ctx whole = create(method, 0), sized = create(method, n_new);
+    for (wt_context* c : {whole.get(), sized.get()}) {
+      prefill(c, prompt);
+      for (wt_token t = 40; t < 40 + n_new - 1; ++t) REQUIRE_MESSAGE(wt_context_decode(c, t) == WT_OK, wt_last_error());
     }
-    bool smaller = false;  // the sized context's KV is smaller in some layer (else the case tests nothing)
+    // The sized context's KV is smaller (else this case would test nothing).
+    wt_context_stats st[2] = {};
+    REQUIRE(wt_context_get_stats(whole.get(), &st[0]) == WT_OK);
+    REQUIRE(wt_context_get_stats(sized.get(), &st[1]) == WT_OK);
+    CHECK(st[1].kv_bytes < st[0].kv_bytes);
     for (int32_t l = 0; l < 4; ++l) {
       for (int32_t h = 0; h < 2; ++h) {
         CAPTURE(l);
         CAPTURE(h);
-        const std::vector<int32_t> whole = kv_positions(ctx[0], l, h), sized = kv_positions(ctx[1], l, h);
-        CHECK(sized == whole);
-        CHECK(std::set<int32_t>(sized.begin(), sized.end()).size() == sized.size());
+        const std::vector<int32_t> p = kv_positions(sized.get(), l, h);
+        CHECK(p == kv_positions(whole.get(), l, h));
+        CHECK(std::set<int32_t>(p.begin(), p.end()).size() == p.size());
       }
-      smaller = smaller || kv_positions(ctx[1], l, 0).size() < static_cast<size_t>(L);
     }
-    CHECK(smaller);
-    const float* logits[2] = {};
-    REQUIRE(wt_context_logits(ctx[0], -1, &logits[0]) == WT_OK);
-    REQUIRE(wt_context_logits(ctx[1], -1, &logits[1]) == WT_OK);
-    CHECK(std::memcmp(logits[0], logits[1], sizeof(float) * static_cast<size_t>(wt::test::kTinyVocab)) == 0);
-    for (wt_context* c : ctx) wt_context_free(c);
+    CHECK(same_logits(whole.get(), sized.get()));
+    // The whole context's state into a sized one: the positions land in its layout, and the
+    // next step is the sized context's.
+    size_t n_bytes = 0;
+    REQUIRE(wt_context_state_size(whole.get(), &n_bytes) == WT_OK);
+    std::vector<unsigned char> state(n_bytes);
+    REQUIRE_MESSAGE(wt_context_state_save(whole.get(), state.data(), state.size(), &n_bytes) == WT_OK, wt_last_error());
+    const Ctx loaded = create(method, n_new);
+    REQUIRE_MESSAGE(wt_context_state_load(loaded.get(), state.data(), n_bytes) == WT_OK, wt_last_error());
+    CHECK(same_positions(loaded.get(), sized.get()));
+    for (wt_context* c : {sized.get(), loaded.get()}) REQUIRE_MESSAGE(wt_context_decode(c, 99) == WT_OK, wt_last_error());
+    CHECK(same_positions(loaded.get(), sized.get()));
+    CHECK(same_logits(loaded.get(), sized.get()));
   }
-  wt_model_free(model);
 }
 
 // The C tap wt_context_get_attended_rows: statuses (recording off, no decode step yet, a
