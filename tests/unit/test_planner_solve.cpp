@@ -93,6 +93,15 @@ TEST_CASE("planner: a plan whose default n_batch_rows does not fit the board tak
     CHECK(none.request.n_batch_rows == 0);
     REQUIRE_FALSE(none.notes.empty());
     CHECK(none.notes[0].find("fewer rows do not make it fit: planned with 64 rows at once") != std::string::npos);
+    // A context of at most 64 tokens has no fewer rows to take: its own plan, and no note.
+    PlanRequest small = r;
+    small.n_ctx = 48;
+    small.n_new = 8;
+    Plan tiny_plan;
+    REQUIRE(plan(synthetic_board(1, 0), shape, small, &tiny_plan).is_ok());
+    CHECK_FALSE(tiny_plan.fits);
+    CHECK(tiny_plan.batch_rows == 48);
+    for (const std::string& n : tiny_plan.notes) CHECK(n.find("rows at once") == std::string::npos);
   }
 }
 
