@@ -622,7 +622,9 @@ typedef struct wt_context_plan_info {
   int32_t batch_rows;          /* prompt rows one pass or slice runs: n_batch_rows resolved
                                   (the default 2048, fewer where a device binding holds fewer
                                   or, for n_batch_rows 0, where the arena at 2048 would not fit
-                                  the memory limit: see wt_context_params.n_batch_rows)     */
+                                  the memory limit: see wt_context_params.n_batch_rows; where
+                                  no number fits, 64, the plan whose figures
+                                  wt_context_create's WT_ERR_BUDGET message gives)          */
 } wt_context_plan_info;
 
 /* WT_ERR_INVALID_ARGUMENT as wt_context_create for a bad parameter, or an

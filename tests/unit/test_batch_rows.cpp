@@ -402,6 +402,12 @@ TEST_CASE("api: over its memory budget the default n_batch_rows runs fewer rows 
     char needs[64];  // the figures are those at 64 rows, not at the rows asked
     std::snprintf(needs, sizeof needs, "the context needs %.1f MiB", static_cast<double>(fewest.context_bytes) / 1048576.0);
     CHECK(msg.find(needs) != std::string::npos);
+    // wt_context_plan gives that plan: the one the refusal counts.
+    wt_context_plan_info refused;
+    const wt_context_params refused_cp = cp;
+    REQUIRE_MESSAGE(wt_context_plan(m, &refused_cp, &refused) == WT_OK, wt_last_error());
+    CHECK(refused.batch_rows == fewest.batch_rows);
+    CHECK(refused.context_bytes == fewest.context_bytes);
     const size_t at = msg.find("n_ctx of at most ");
     REQUIRE(at != std::string::npos);
     cp.n_ctx = std::atoi(msg.c_str() + at + std::strlen("n_ctx of at most "));
