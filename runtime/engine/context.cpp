@@ -123,11 +123,8 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
   limit.budget_bytes = options.memory_budget_bytes;
   (void)memory_limit(options.memory_budget_bytes, *ctx->backend_, &limit);
   ctx->fit_batch_rows(limit, &in);
-  // Where no number of rows fits, the plan at the fewest, whose figures create's refusal
-  // gives (check_arena_budget).
-  if (in.n_batch_rows == 0 && in.n_ctx > kBatchRowsStep && !limit.none() &&
-      !limit.fits(lay_out_arena(in, ArenaBases{}, nullptr)))
-    in.n_batch_rows = kBatchRowsStep;
+  // Where no number of rows fits, the plan whose figures create's refusal gives.
+  if (const int32_t rows = refused_batch_rows(in, limit)) in.n_batch_rows = rows;
   out->n_ctx = ctx->n_ctx_;
   out->batch_rows = slice_rows(in);
   out->weights_bytes = model.weight_bytes;

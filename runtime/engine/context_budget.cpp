@@ -100,17 +100,21 @@ int32_t fit_batch_rows(const ArenaInputs& in, const MemoryLimit& limit) {
   return most_rows_that_fit(in, std::min(WT_BATCH_ROWS_DEFAULT, in.n_ctx), limit);
 }
 
+int32_t refused_batch_rows(const ArenaInputs& in, const MemoryLimit& limit) {
+  if (in.n_batch_rows != 0 || in.n_ctx <= kBatchRowsStep) return 0;
+  return limit.fits(arena_with_rows(in, kBatchRowsStep)) ? 0 : kBatchRowsStep;
+}
+
 Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const MemoryLimit& limit) {
   if (limit.fits(asked)) return Status::ok();
 
   // With the default n_batch_rows the context would have run as few as one step of rows
   // (fit_batch_rows): the parts, the shortfall and the n_ctx that fits are those at it.
   ArenaInputs least = in;
-  if (in.n_batch_rows == 0 && in.n_ctx > kBatchRowsStep) least.n_batch_rows = kBatchRowsStep;
-  const ArenaBytes least_bytes = lay_out_arena(least, ArenaBases{}, nullptr);
-  const bool at_least = least.n_batch_rows != in.n_batch_rows && !limit.fits(least_bytes);
-  if (!at_least) least = in;
-  const ArenaBytes& need = at_least ? least_bytes : asked;
+  const int32_t fewest = refused_batch_rows(in, limit);
+  const bool at_least = fewest != 0;
+  if (at_least) least.n_batch_rows = fewest;
+  const ArenaBytes need = at_least ? lay_out_arena(least, ArenaBases{}, nullptr) : asked;
   // The arena grows with n_ctx: the largest n_ctx that fits, by bisection.
   int32_t lo = 0, hi = in.n_ctx;  // arena_at(lo) fits (or lo = 0), arena_at(hi) does not
   while (hi - lo > 1) {

@@ -57,6 +57,11 @@ Status memory_limit(uint64_t budget_bytes, const Backend& backend, MemoryLimit* 
 // pass or slice). 0 when nothing is to be lowered or no step fits.
 int32_t fit_batch_rows(const ArenaInputs& in, const MemoryLimit& limit);
 
+// For the default n_batch_rows where not even kBatchRowsStep rows fit `limit`: those rows,
+// the plan whose figures the refusal gives (check_arena_budget) and wt_context_plan reports.
+// 0 where the rows are set, n_ctx has no fewer, or that many fit.
+int32_t refused_batch_rows(const ArenaInputs& in, const MemoryLimit& limit);
+
 // WT_ERR_BUDGET when `asked` (lay_out_arena of `in`) does not fit `limit`; the message gives
 // every part's MiB, the bound and where it comes from, the shortfall, the largest n_ctx that
 // fits (with the default n_batch_rows, all of these at the fewest rows the context would have

@@ -60,7 +60,7 @@ inline BoardProfile synthetic_board(uint64_t total, uint64_t reserve) {
 }
 
 inline Plan plan_for(const ModelShape& shape, int32_t n_ctx, int32_t n_new, const wt_prune_params& pp, bool logits_all = false,
-              DType kv_type = DType::f32, int32_t n_batch_rows = 0) {
+                      DType kv_type = DType::f32, int32_t n_batch_rows = 0) {
   PlanRequest r;
   r.kv_type = kv_type;
   r.n_batch_rows = n_batch_rows;
