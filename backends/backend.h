@@ -25,7 +25,7 @@ enum class MemoryKind {
   host,         // pageable host memory
   device_only,  // device-local memory the host cannot address: Buffer::host == nullptr, filled
                 // only through copy_async (the weights on a discrete GPU). A backend without
-                // such memory (CPU, Vulkan, an integrated GPU) returns the same as for device,
+                // such memory (CPU, an integrated GPU) returns the same as for device,
                 // host address and Buffer::kind == device included; so a caller writes through
                 // Buffer::host when it is set and stages through copy_async when it is not.
 };
@@ -175,6 +175,10 @@ struct BackendOptions {
   // refuse larger weights). Everything that reads BackendCaps::max_binding_bytes sees it:
   // placement, the pager's refusal of a device plane over it, the host-tier key bounds.
   size_t max_binding_bytes = 0;
+  // vulkan: device_only memory is never mapped, as on a discrete card, where the device's
+  // memory is host-visible too (lavapipe, Jetson), so tests run the weights' staged upload
+  // and kernels reading unmapped buffers on any device.
+  bool unmapped_device_only = false;
 };
 
 Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend>* out);

@@ -1,8 +1,9 @@
-// Pointer -> (VkBuffer, offset) resolution. Every allocation of the Vulkan backend is
-// mapped, and the engine computes tensor views by host-pointer arithmetic, so a tensor's
-// data pointer is the seam: the allocation whose mapped range contains it gives the
-// buffer, and the distance from the mapping's start gives the offset. Kept free of Vulkan
-// calls so it is unit-tested without a device.
+// Pointer -> (VkBuffer, offset) resolution. The engine computes tensor views by pointer
+// arithmetic, so a tensor's data pointer is the seam: the allocation whose range contains
+// it gives the buffer, and the distance from the range's start gives the offset. The range
+// is the allocation's mapping, or for memory the host cannot map (device_only on a
+// discrete card) an address range reserved for it alone, never readable (memory.h). Kept
+// free of Vulkan calls so it is unit-tested without a device.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,7 @@ struct Allocation {
   size_t view_bytes = 0;
   uint32_t heap = 0;     // the memory heap it came from (Memory counts bytes per heap)
   uint64_t heap_bytes = 0;  // what that heap lost: the driver's size, aligned as it likes
+  bool unmapped = false; // its range is reserved addresses, not a mapping (unreserved on free)
 };
 
 struct Resolved {

@@ -1,5 +1,7 @@
 #include "memory.h"
 
+#include <sys/mman.h>
+
 #include <new>
 #include <string>
 
@@ -10,20 +12,33 @@
 
 namespace wt::vk {
 
+namespace {
+
+// Addresses for an allocation the host cannot map: reserved, never backed, never readable.
+void* reserve_addresses(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+}  // namespace
+
 Memory::~Memory() {
   const bool driver_up = !process_exiting();  // else the driver may be gone (process_exit.h)
-  table_.for_each([&](void*, const Allocation& a) {
+  table_.for_each([&](void* base, const Allocation& a) {
     if (driver_up) {
       if (a.view) vkDestroyBufferView(d_->device, reinterpret_cast<VkBufferView>(a.view), nullptr);
       vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
       vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);  // unmaps too
     }
+    if (a.unmapped) munmap(base, a.size_bytes);  // the host's, safe after the driver's end
     fault::note_free();
   });
 }
 
 Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
-  if (kind == MemoryKind::device_only) kind = MemoryKind::device;  // every allocation is mapped (backend.h)
+  const bool unified = d_->caps.unified_memory;
+  const bool unmapped = kind == MemoryKind::device_only && (!unified || unmap_device_only_);
+  if (kind == MemoryKind::device_only && !unmapped) kind = MemoryKind::device;  // mapped, as backend.h says
   const size_t size = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
   const VulkanCaps& c = d_->caps;
   if (size > c.max_memory_allocation_bytes || size > c.max_buffer_bytes)
@@ -50,14 +65,14 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   WT_TRY(vk_check(vkCreateBuffer(d_->device, &bci, nullptr, &buffer), "vkCreateBuffer"));
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(d_->device, buffer, &req);
-  const int type = pick_memory_type(d_->memory, req.memoryTypeBits, kind, d_->caps.unified_memory);
+  const int type = pick_memory_type(d_->memory, req.memoryTypeBits, kind, unified);
   // The buffers' usage decides the types they may take: device_memory asks where the next
   // device buffer would go.
   if (kind == MemoryKind::device) device_type_bits_.store(req.memoryTypeBits, std::memory_order_relaxed);
   Status s = type >= 0 ? Status::ok()
                        : error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type for storage buffers");
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  void* mapped = nullptr;
+  void* mapped = nullptr;  // or, unmapped, the addresses reserved for it
   if (s) {
     auto mai = vk_info<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
     mai.allocationSize = req.size;
@@ -65,7 +80,12 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     s = vk_check(vkAllocateMemory(d_->device, &mai, nullptr, &memory), "vkAllocateMemory");
   }
   if (s) s = vk_check(vkBindBufferMemory(d_->device, buffer, memory, 0), "vkBindBufferMemory");
-  if (s) s = vk_check(vkMapMemory(d_->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+  if (s && unmapped) {
+    mapped = reserve_addresses(size);
+    if (!mapped) s = error(WT_ERR_OUT_OF_MEMORY, "vulkan: cannot reserve " + std::to_string(size) + " bytes of addresses");
+  } else if (s) {
+    s = vk_check(vkMapMemory(d_->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+  }
   VkBufferView view = VK_NULL_HANDLE;
   size_t view_bytes = 0;
   if (s && texel_views_) {
@@ -81,7 +101,7 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   }
   const Allocation a{reinterpret_cast<uint64_t>(buffer), reinterpret_cast<uint64_t>(memory), size,
                      reinterpret_cast<uint64_t>(view), view ? view_bytes : 0,
-                     type >= 0 ? d_->memory.memoryTypes[type].heapIndex : 0, req.size};
+                     type >= 0 ? d_->memory.memoryTypes[type].heapIndex : 0, req.size, unmapped};
   if (s) {
     // The table's node is the one host allocation here; without it the device memory is
     // given back, not leaked.
@@ -97,24 +117,27 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
     if (view) vkDestroyBufferView(d_->device, view, nullptr);
     vkDestroyBuffer(d_->device, buffer, nullptr);
     if (memory) vkFreeMemory(d_->device, memory, nullptr);
+    if (unmapped && mapped) munmap(mapped, size);
     return s;
   }
   heap_bytes_[a.heap] += a.heap_bytes;
   fault::note_alloc();
-  *out = Buffer{mapped, mapped, a.buffer, 0, bytes, kind};
+  *out = Buffer{unmapped ? nullptr : mapped, mapped, a.buffer, 0, bytes, kind};
   return Status::ok();
 }
 
 void Memory::free(Buffer* buffer) {
-  if (!buffer || !buffer->host) return;
+  void* const base = buffer && buffer->host ? buffer->host : buffer ? buffer->device : nullptr;
+  if (!base) return;
   Allocation a;
-  if (table_.erase(buffer->host, &a)) {
+  if (table_.erase(base, &a)) {
     heap_bytes_[a.heap] -= a.heap_bytes;
     if (!process_exiting()) {  // else the driver may be gone (process_exit.h)
       if (a.view) vkDestroyBufferView(d_->device, reinterpret_cast<VkBufferView>(a.view), nullptr);
       vkDestroyBuffer(d_->device, reinterpret_cast<VkBuffer>(a.buffer), nullptr);
       vkFreeMemory(d_->device, reinterpret_cast<VkDeviceMemory>(a.memory), nullptr);
     }
+    if (a.unmapped) munmap(base, a.size_bytes);
     fault::note_free();
   }
   *buffer = Buffer{};

@@ -1,10 +1,15 @@
-// Allocations by MemoryKind. For now every allocation is host-visible, coherent and mapped
-// for its whole life (memory_heaps.h chooses the type): device-local + host-visible where
-// the device offers such a type (lavapipe, Jetson, a desktop card's BAR: all of its VRAM
-// with resizable BAR, else a heap of about 256 MiB), else plain host-visible. Tensors are then
-// addressed by their mapped pointers (alloc_table.h). An allocation larger than the
-// device's maxMemoryAllocationSize or maxBufferSize is refused with a Status naming both
-// numbers; the planner must split such tensors (splitting here is a later step).
+// Allocations by MemoryKind (memory_heaps.h chooses the type). Every allocation but one
+// kind is host-visible, coherent and mapped for its whole life: device-local + host-visible
+// where the device offers such a type (lavapipe, Jetson, a desktop card's BAR: all of its
+// VRAM with resizable BAR, else a heap of about 256 MiB), else plain host-visible, and
+// addressed by its mapped pointer (alloc_table.h). The exception is device_only memory on
+// a discrete card (the weights, filled through copy_async: runtime/engine/model_device.h):
+// never mapped, so it may live in VRAM the BAR does not reach. Its Buffer::host is null and
+// Buffer::device an address range reserved for it (PROT_NONE: a stray host read faults
+// instead of reading other memory), which the table resolves as it does mappings. On
+// unified memory device_only is device. An allocation larger than the device's
+// maxMemoryAllocationSize or maxBufferSize is refused with a Status naming both numbers;
+// the planner must split such tensors (splitting here is a later step).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -29,6 +34,9 @@ class Memory {
   // R32G32B32A32_UINT, from its start as far as maxTexelBufferElements reaches): the lane
   // matmul reads weights and x through it (kernels/vulkan/matmul.comp W_TEXEL).
   void enable_texel_views() { texel_views_ = true; }
+  // From now on device_only memory is unmapped on unified memory too (as on a discrete
+  // card), so tests run that path on lavapipe (BackendOptions::unmapped_device_only).
+  void unmap_device_only() { unmap_device_only_ = true; }
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out);
   void free(Buffer* buffer);
   const AllocationTable& table() const { return table_; }
@@ -46,6 +54,7 @@ class Memory {
   std::atomic<uint64_t> heap_bytes_[VK_MAX_MEMORY_HEAPS] = {};
   std::atomic<uint32_t> device_type_bits_{~0u};  // of the last device buffer
   bool texel_views_ = false;
+  bool unmap_device_only_ = false;
 };
 
 }  // namespace wt::vk

@@ -25,6 +25,23 @@ int pick_memory_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bi
     }
     return best;
   }
+  if (kind == MemoryKind::device_only) {
+    int best = -1;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!usable(i, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) continue;
+      if (best < 0) {
+        best = static_cast<int>(i);
+        continue;
+      }
+      const uint64_t size = m.memoryHeaps[m.memoryTypes[i].heapIndex].size;
+      const uint64_t best_size = m.memoryHeaps[m.memoryTypes[best].heapIndex].size;
+      const bool seen = m.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+      const bool best_seen = m.memoryTypes[best].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+      if (size > best_size || (size == best_size && !seen && best_seen)) best = static_cast<int>(i);
+    }
+    if (best >= 0) return best;
+    // No device-local type these buffers may take: where a device buffer would go.
+  }
   const VkMemoryPropertyFlags want[2] = {
       mapped | (on_device ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : VK_MEMORY_PROPERTY_HOST_CACHED_BIT), mapped};
   for (const VkMemoryPropertyFlags w : want)

@@ -12,11 +12,15 @@
 namespace wt::vk {
 
 // The memory type for an allocation of `kind` among type_bits; -1 when none fits. Every
-// allocation is mapped for its life (memory.h), so each choice is host-visible and
-// coherent. The host kinds prefer host-cached (the host reads them back). Device kinds on a
-// discrete card prefer device-local (its BAR); on unified memory the type in the largest
-// heap, device-local first among equals: an APU's small device-local carve-out would
-// otherwise bound what the device holds while the memory check counts all of the host's.
+// allocation but device_only memory on a discrete card is mapped for its life (memory.h),
+// so those choices are host-visible and coherent. The host kinds prefer host-cached (the
+// host reads them back). device on a discrete card prefers device-local (its BAR: all of
+// VRAM with resizable BAR, else about 256 MiB); device_only there (the weights, never
+// mapped) takes the largest device-local heap, a type the host cannot see first, so
+// without resizable BAR the weights are in VRAM and not bounded by the BAR. On unified
+// memory both take the type in the largest heap, device-local first among equals: an
+// APU's small device-local carve-out would otherwise bound what the device holds while the
+// memory check counts all of the host's.
 int pick_memory_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, MemoryKind kind, bool unified);
 
 // The heap device allocations of type_bits come from; -1 when no type fits.

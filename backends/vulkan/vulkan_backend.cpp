@@ -66,6 +66,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
                   (options.vulkan_kernels == Kernels::per_lane ||
                    (options.vulkan_kernels == Kernels::automatic && automatic_lane_));
   if (lane_kernels_ && c.texel_views) memory_.enable_texel_views();  // the lane matmul's texel reads (matmul_lt_*)
+  if (options.unmapped_device_only) memory_.unmap_device_only();
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;
@@ -130,8 +131,9 @@ Status VulkanBackend::copy_async(Stream stream, const Buffer& dst, const Buffer&
     return error(WT_ERR_INVALID_ARGUMENT, "vulkan: copy of " + std::to_string(bytes) + " bytes exceeds a buffer view");
   if (bytes == 0) return Status::ok();
   Resolved d, s;
-  if (!memory_.table().find(static_cast<char*>(dst.host) + dst.offset, bytes, &d) ||
-      !memory_.table().find(static_cast<const char*>(src.host) + src.offset, bytes, &s))
+  // Buffer::device: the mapping, or the reserved addresses of unmapped memory (memory.h).
+  if (!memory_.table().find(static_cast<char*>(dst.device) + dst.offset, bytes, &d) ||
+      !memory_.table().find(static_cast<const char*>(src.device) + src.offset, bytes, &s))
     return error(WT_ERR_INVALID_ARGUMENT, "vulkan: copy_async between memory this backend did not allocate");
   VkStream& st = streams_[static_cast<int>(stream)];
   VkCommandBuffer cmd;

@@ -3,15 +3,14 @@
 // never straddles two chunks, since a kernel binds one range of one buffer).
 //
 // The chunks are MemoryKind::device_only. Where the backend has no memory the host cannot
-// address (the CPU; Vulkan, whose every allocation is host-visible and mapped; an integrated
-// CUDA GPU, where host DRAM is device memory) that is the same as device, Buffer::host is set
-// and the upload is a memcpy from the mapped GGUF into the mapped device memory. On a
-// discrete CUDA GPU it is cudaMalloc'd memory with no host address: each chunk is streamed
-// through a pinned staging buffer (host_pinned, at most kStagingBytes, its two halves
-// alternating so that filling one overlaps the copy of the other) with copy_async on the
-// copy stream. Either way the file's pages are dropped afterwards, so the weights are
-// resident once: in VRAM on a discrete card (or a DEVICE_LOCAL|HOST_VISIBLE window of it),
-// in the backend's allocation on lavapipe and unified boards.
+// address (the CPU; an integrated GPU or lavapipe, where host DRAM is device memory) that
+// is the same as device, Buffer::host is set and the upload is a memcpy from the mapped
+// GGUF into the mapped device memory. On a discrete GPU (CUDA's cudaMalloc, Vulkan's
+// unmapped VRAM) it has no host address: each chunk is streamed through a pinned staging
+// buffer (host_pinned, at most kStagingBytes, its two halves alternating so that filling
+// one overlaps the copy of the other) with copy_async on the copy stream. Either way the
+// file's pages are dropped afterwards, so the weights are resident once: in VRAM on a
+// discrete card, in the backend's allocation on lavapipe and unified boards.
 //
 // After placement every weight's Tensor::data is a device address: the host must never
 // dereference it again (on a discrete GPU it is not host memory at all). The one tensor

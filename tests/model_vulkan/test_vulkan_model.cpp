@@ -181,6 +181,21 @@ TEST_CASE("vulkan model: tensors larger than one binding run in row ranges and m
   // feed-forward block in slices of the 42 rows of gate and up one binding holds (ffn_rows()).
   check_greedy_on(dev.get(), WT_PRUNE_FULL, 150, 4);
 }
+
+// On a discrete card the weights live in VRAM the host cannot map (backends/vulkan/memory.h):
+// placement streams them in through pinned staging on the copy stream
+// (runtime/engine/model_device.cpp) and kernels find them at reserved addresses. lavapipe,
+// told to leave device_only memory unmapped, runs that path against the CPU.
+TEST_CASE("vulkan model: weights in unmapped device memory are uploaded by copies and match the CPU") {
+  wt::BackendOptions bo;
+  bo.unmapped_device_only = true;
+  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
+  if (!device) return;
+  const std::unique_ptr<wt_model> dev = model_on(std::move(device));
+  check_diff(compare_prompt(real_model().model, dev.get(), real_model().prompt(sizes().logit_prompt[0])),
+             "unmapped weights");
+  check_greedy_on(dev.get(), WT_PRUNE_FULL, 24, 4);
+}
 #endif
 
 #if defined(WT_MODEL_TEST_CUDA)

@@ -53,7 +53,11 @@ TEST_SUITE("vulkan") {
       // The old rule (any DEVICE_LOCAL | HOST_VISIBLE type) called both unified.
       CHECK_FALSE(vk::memory_is_unified(VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, l.m));
       CHECK(vk::pick_memory_type(l.m, ~0u, MemoryKind::device, false) == 4);
-      CHECK(vk::pick_memory_type(l.m, ~0u, MemoryKind::device_only, false) == 4);
+      // The weights (never mapped) go to VRAM: without resizable BAR not the 256 MiB BAR,
+      // with it the type the host cannot see.
+      CHECK(vk::pick_memory_type(l.m, ~0u, MemoryKind::device_only, false) == 1);
+      CHECK(vk::pick_memory_type(l.m, 0b10000, MemoryKind::device_only, false) == 4);  // the BAR if nothing else
+      CHECK(vk::pick_memory_type(l.m, 0b01100, MemoryKind::device_only, false) == 2);  // as device without a local type
       CHECK(vk::pick_memory_type(l.m, ~0u, MemoryKind::host_pinned, false) == 3);
       CHECK(vk::pick_memory_type(l.m, ~0u, MemoryKind::host, false) == 3);
       CHECK(vk::device_heap(l.m, ~0u, false) == (rebar ? 0 : 2));
@@ -89,6 +93,7 @@ TEST_SUITE("vulkan") {
     CHECK(vk::device_heap(apu.m, ~0u, true) == 1);
     CHECK(vk::pick_memory_type(apu.m, ~0u, MemoryKind::device, true) == 1);  // the first of the largest heap
     CHECK(vk::pick_memory_type(apu.m, 0b0100, MemoryKind::device, true) == 2);  // the carve-out if nothing else
+    CHECK(vk::pick_memory_type(apu.m, ~0u, MemoryKind::device_only, true) == 1);  // unified: as device
     CHECK(vk::pick_memory_type(apu.m, ~0u, MemoryKind::host, true) == 1);
     CHECK_FALSE(vk::memory_is_unified(VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, apu.m));
 

@@ -1,7 +1,7 @@
 // The Vulkan backend's pieces that need no kernel: pointer -> buffer resolution, the
 // VkResult -> Status converter, allocation limits, addressing errors, and the stream /
-// event model (a copy on the copy stream that compute waits for), and the bound on the
-// driver's memory for recorded work.
+// event model (a copy on the copy stream that compute waits for), memory the host cannot
+// map, and the bound on the driver's memory for recorded work.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -122,6 +122,75 @@ TEST_SUITE("vulkan") {
     b->free(&mid);
     b->free(&out);
     CHECK(src.host == nullptr);
+  }
+
+  // A discrete card's weights are device_only memory the host cannot map (memory.h): no
+  // Buffer::host, an address range of their own that copies and kernels resolve. lavapipe
+  // maps everything unless told not to (BackendOptions::unmapped_device_only).
+  TEST_CASE("vulkan: unmapped device_only memory is filled by copies and read by kernels at its own addresses") {
+    BackendOptions o;
+    o.validation = parity::validation_requested();
+    std::unique_ptr<Backend> mapped_b;
+    if (!open_vulkan(o, &mapped_b)) return;
+    const int64_t n = 4096;
+    Buffer plain;
+    REQUIRE(mapped_b->alloc(n * 4, MemoryKind::device_only, &plain).is_ok());
+    if (mapped_b->caps().unified_memory) {  // lavapipe, an integrated GPU: device memory, mapped
+      CHECK(plain.host != nullptr);
+      CHECK(plain.kind == MemoryKind::device);
+    } else {
+      CHECK(plain.host == nullptr);
+    }
+    mapped_b->free(&plain);
+    mapped_b.reset();
+
+    o.unmapped_device_only = true;
+    std::unique_ptr<Backend> b;
+    if (!open_vulkan(o, &b)) return;
+    Buffer w, src, out, back;
+    REQUIRE(b->alloc(n * 4, MemoryKind::device_only, &w).is_ok());
+    CHECK(w.host == nullptr);
+    REQUIRE(w.device != nullptr);
+    CHECK(w.kind == MemoryKind::device_only);
+    REQUIRE(b->alloc(n * 4, MemoryKind::host_pinned, &src).is_ok());
+    REQUIRE(b->alloc(n * 4, MemoryKind::device, &out).is_ok());
+    REQUIRE(b->alloc(n * 4, MemoryKind::host_pinned, &back).is_ok());
+    // Its addresses are its own: no other allocation's range holds them.
+    for (const Buffer* other : {&src, &out, &back}) {
+      const char* const lo = static_cast<const char*>(other->device);
+      const char* const p = static_cast<const char*>(w.device);
+      CHECK((p + n * 4 <= lo || p >= lo + n * 4));
+    }
+    for (int64_t i = 0; i < n; ++i) static_cast<float*>(src.host)[i] = static_cast<float>(i);
+    REQUIRE(b->copy_async(Stream::copy, w, src, n * 4).is_ok());
+    Event copied;
+    REQUIRE(b->record_event(Stream::copy, &copied).is_ok());
+    REQUIRE(b->wait_event(Stream::compute, copied).is_ok());
+    const Tensor weights_t = make_tensor_2d(w.device, DType::f32, n, 1);
+    REQUIRE(b->launch(AddOp{.dst = make_tensor_2d(out.host, DType::f32, n, 1), .a = weights_t, .b = weights_t}).is_ok());
+    // Back out through a view 1 KiB in: the offset is the view's, on the reserved addresses.
+    Buffer part = w;
+    part.offset = 1024;
+    part.size_bytes = n * 4 - 1024;
+    std::memset(back.host, 0, n * 4);
+    REQUIRE(b->copy_async(Stream::compute, back, part, 1024).is_ok());
+    REQUIRE(b->synchronize(Stream::compute).is_ok());
+    int wrong = 0;
+    for (int64_t i = 0; i < n; ++i) wrong += static_cast<float*>(out.host)[i] != 2.0f * static_cast<float>(i);
+    CHECK(wrong == 0);
+    int wrong_back = 0;
+    for (int64_t i = 0; i < 256; ++i) wrong_back += static_cast<float*>(back.host)[i] != static_cast<float>(256 + i);
+    CHECK(wrong_back == 0);
+    CHECK(static_cast<float*>(back.host)[256] == 0.0f);  // 1024 bytes, no more
+    b->free(&w);
+    CHECK(w.device == nullptr);
+    // Freed: its addresses resolve no more.
+    const Status gone = b->copy_async(Stream::compute, back, part, 1024);
+    CHECK(gone.code() == WT_ERR_INVALID_ARGUMENT);
+    b->free(&src);
+    b->free(&out);
+    b->free(&back);
+    REQUIRE(b->synchronize(Stream::compute).is_ok());  // reports what the validation layer found
   }
 
   // The driver keeps each recorded command until its command buffer is reset; the stream
