@@ -12,7 +12,9 @@ cells equal the record's values; every record fits its kind's schema; per-layer 
 have one length per model; the baseline full KV's ratios are 1; Spearman values lie in [-1, 1]; every
 expected (L, method) has a summary whose accuracy counts each expected task; a summary's
 counts agree with its run records; a speed record has its measurements exactly when its
-context fits, else the refusal (with --expect-refused-budget, exactly that budget's do not).
+context fits, else the refusal; a suite's refused record (a method whose context does not fit
+at a length) has the refusal and no run or summary beside it (with --expect-refused-budget,
+exactly that budget's contexts do not fit).
 Prints "ok: N records (K summaries)" and exits 0, or prints each problem on its own line
 and exits 1.
 """
@@ -60,6 +62,8 @@ SCHEMA = {
               **{k: "int?" for k in ("arena_bytes", "rows_at_once", "host_rss_peak_bytes",
                                      "device_peak_bytes", "pinned_peak_bytes", "kv_bytes",
                                      "planned_bytes")}},
+    # A suite's method whose context does not fit at length L: no runs, no summary.
+    "refused": {"L": "int", "method": "str", "params": "params", "refusal": "str"},
 }
 # A speed record that fits has each of these; one that does not has every field past
 # "refusal" null.
@@ -243,7 +247,8 @@ def check_schema(args, records, bad):
     layers = {}  # model -> (length of its per-layer arrays, the record that set it)
     runs = {}    # series -> its run records, to recount each summary
     baselines = {}  # kind -> the params of its first full KV record
-    n_refused = 0   # speed records with --expect-refused-budget's budget
+    n_refused = 0   # speed and refused records with --expect-refused-budget's budget
+    refused = {}    # series -> the index of its refused record
     for i, r in enumerate(records):
         if not isinstance(r, dict) or r.get("kind") not in SCHEMA:
             bad(f"{name(i, r)}: unknown kind {r.get('kind') if isinstance(r, dict) else r!r}")
@@ -298,6 +303,15 @@ def check_schema(args, records, bad):
             n_refused += refused_here
             if args.expect_refused_budget is not None and fits == refused_here:
                 bad(f"{name(i, r)}: fits is {json.dumps(fits)}; --expect-refused-budget {args.expect_refused_budget}")
+        if r["kind"] == "refused":
+            refused[series(r)] = i
+            if not r["refusal"]:
+                bad(f"{name(i, r)}: an empty refusal")
+        if r["kind"] in ("refused", "summary") and args.expect_refused_budget is not None:
+            refused_here = r["params"].get("memory_budget_mib") == args.expect_refused_budget
+            n_refused += refused_here and r["kind"] == "refused"
+            if refused_here != (r["kind"] == "refused"):
+                bad(f"{name(i, r)}: a {r['kind']} record; --expect-refused-budget {args.expect_refused_budget}")
         if r["kind"] == "summary":
             if r["accuracy_all"] is not None and not 0 <= r["accuracy_all"] <= 1:
                 bad(f"{name(i, r)}: accuracy_all {r['accuracy_all']} outside [0, 1]")
@@ -306,7 +320,10 @@ def check_schema(args, records, bad):
                     bad(f"{name(i, r)}: no '{task}' prompts counted in 'accuracy'")
 
     if args.expect_refused_budget is not None and n_refused == 0:
-        bad(f"no speed record has the budget of --expect-refused-budget {args.expect_refused_budget}")
+        bad(f"no speed or refused record has the budget of --expect-refused-budget {args.expect_refused_budget}")
+    for i, r in enumerate(records):
+        if isinstance(r, dict) and r.get("kind") in ("run", "summary") and series(r) in refused:
+            bad(f"{name(i, r)}: measured, but record {refused[series(r)]} says its context does not fit")
 
     # A summary must agree with the run records it sums up (where the file holds them).
     summaries = [r for r in records if r.get("kind") == "summary"]

@@ -233,6 +233,17 @@ Json nan_array(const std::vector<double>& v) {
   return a;
 }
 
+// A method whose context is refused at length L (WT_ERR_BUDGET), with the library's reason.
+Json refused_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, int32_t L, const MethodSpec& spec,
+                    const std::string& refusal) {
+  Json j = base_record("refused", m, mc, o.name, o.seed);
+  j.set("L", L);
+  j.set("method", spec.method);
+  j.set("params", spec.params_json());
+  j.set("refusal", refusal);
+  return j;
+}
+
 Json run_record(const BenchModel& m, const Machine& mc, const SuiteOptions& o, int32_t L, const MethodState& ms,
                 const Prompt& p, const RunResult& r) {
   Json j = base_record("run", m, mc, o.name, o.seed);
@@ -585,7 +596,7 @@ std::string headline(const std::vector<Json>& records) {
     it->second.full_acc += fa;
     it->second.n += 1;
   }
-  if (rows.empty()) return "no task prompts (--task none): no accuracy to weigh against time\n";
+  if (rows.empty()) return "no task prompts (--task none), or no length ran: no accuracy to weigh against time\n";
   std::string md = "| method | mean TTFT saved | accuracy | full-KV accuracy | accuracy points lost per 10% TTFT saved |\n"
                    "|---|---|---|---|---|\n";
   for (const auto& [label, a] : rows) {
@@ -636,20 +647,45 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
     const std::vector<Prompt>& prompts = all_prompts[li];
     reset_host_rss_peak();
     std::vector<MethodState> methods;
-    for (const MethodSpec& spec : o.methods) {
+    // A context over its memory limit is a result, as in speed mode: a refused record and a
+    // line under the table; the other methods still run. Without the baseline nothing at
+    // this length can be compared, so the length is skipped, saying why.
+    std::string refused_md;
+    bool baseline_refused = false;
+    for (size_t si = 0; si < o.methods.size() && !baseline_refused; ++si) {
+      const MethodSpec& spec = o.methods[si];
       MethodState ms;
       ms.spec = spec;
       ContextOptions co;
       co.n_ctx = L + max_new + 40;  // the oracle's answer (32 tokens) also needs room
       co.threads = mc.threads;
       co.record_ranking = true;
-      if (!make_context(m, spec, co, &ms.ctx, error)) {
-        for (MethodState& x : methods) wt_context_free(x.ctx);
-        return false;
+      wt_status st = WT_OK;
+      if (!make_context(m, spec, co, &ms.ctx, error, &st)) {
+        if (st != WT_ERR_BUDGET) {
+          for (MethodState& x : methods) wt_context_free(x.ctx);
+          return false;
+        }
+        const std::string why = wt_last_error();  // the library's message, without make_context's label
+        error->clear();
+        out->records.push_back(refused_record(m, mc, o, L, spec, why));
+        refused_md += "- " + spec.label() + " does not fit: " + why + "\n";
+        baseline_refused = si == 0;
+        progress.skip(static_cast<double>(prompts.size()) * prefill_units(L) *
+                      static_cast<double>(baseline_refused ? o.methods.size() - si : 1));
+        continue;
       }
       wt_context_stats cs;
       if (wt_context_get_stats(ms.ctx, &cs) == WT_OK) ms.arena_bytes = cs.arena_bytes;
       methods.push_back(std::move(ms));
+    }
+    if (baseline_refused) {
+      for (MethodState& x : methods) wt_context_free(x.ctx);
+      const std::string md = "L " + std::to_string(L) + ": nothing to compare with, so no method ran:\n" + refused_md + "\n";
+      out->markdown += md;
+      std::fputs("\n", stderr);
+      std::fputs(md.c_str(), stdout);
+      continue;
     }
     size_t n_done = 0;
     bool failed = false;
@@ -707,6 +743,7 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
           tasks.push_back(prompts[i].task);
       std::string md = table_header(tasks, o.n_agree);
       summarize_length(m, mc, o, L, prompts, methods, n_done, tasks, &out->records, &md);
+      if (!refused_md.empty()) md += "\n" + refused_md;
       md += "\n";
       out->markdown += md;
       std::fputs("\n", stderr);
