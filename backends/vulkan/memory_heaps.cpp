@@ -2,51 +2,47 @@
 
 namespace wt::vk {
 
+namespace {
+
+// Among the types of type_bits that have every flag of `want`, the one in the largest heap;
+// among those in equal heaps the first with `favored` set (favor_set) or clear (!favor_set).
+// -1 when no type has `want`.
+int in_largest_heap(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, VkMemoryPropertyFlags want,
+                    VkMemoryPropertyFlags favored, bool favor_set) {
+  const uint32_t n = m.memoryTypeCount < 32 ? m.memoryTypeCount : 32;
+  int best = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!(type_bits & (1u << i)) || (m.memoryTypes[i].propertyFlags & want) != want) continue;
+    if (best < 0) {
+      best = static_cast<int>(i);
+      continue;
+    }
+    const uint64_t size = m.memoryHeaps[m.memoryTypes[i].heapIndex].size;
+    const uint64_t best_size = m.memoryHeaps[m.memoryTypes[best].heapIndex].size;
+    const bool fav = ((m.memoryTypes[i].propertyFlags & favored) != 0) == favor_set;
+    const bool best_fav = ((m.memoryTypes[best].propertyFlags & favored) != 0) == favor_set;
+    if (size > best_size || (size == best_size && fav && !best_fav)) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+}  // namespace
+
 int pick_memory_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, MemoryKind kind, bool unified) {
   const VkMemoryPropertyFlags mapped = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   const bool on_device = kind == MemoryKind::device || kind == MemoryKind::device_only;
-  const uint32_t n = m.memoryTypeCount < 32 ? m.memoryTypeCount : 32;
-  auto usable = [&](uint32_t i, VkMemoryPropertyFlags want) {
-    return (type_bits & (1u << i)) && (m.memoryTypes[i].propertyFlags & want) == want;
-  };
-  if (on_device && unified) {
-    int best = -1;
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!usable(i, mapped)) continue;
-      if (best < 0) {
-        best = static_cast<int>(i);
-        continue;
-      }
-      const uint64_t size = m.memoryHeaps[m.memoryTypes[i].heapIndex].size;
-      const uint64_t best_size = m.memoryHeaps[m.memoryTypes[best].heapIndex].size;
-      const bool local = m.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-      const bool best_local = m.memoryTypes[best].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-      if (size > best_size || (size == best_size && local && !best_local)) best = static_cast<int>(i);
-    }
-    return best;
-  }
-  if (kind == MemoryKind::device_only) {
-    int best = -1;
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!usable(i, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) continue;
-      if (best < 0) {
-        best = static_cast<int>(i);
-        continue;
-      }
-      const uint64_t size = m.memoryHeaps[m.memoryTypes[i].heapIndex].size;
-      const uint64_t best_size = m.memoryHeaps[m.memoryTypes[best].heapIndex].size;
-      const bool seen = m.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-      const bool best_seen = m.memoryTypes[best].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-      if (size > best_size || (size == best_size && !seen && best_seen)) best = static_cast<int>(i);
-    }
-    if (best >= 0) return best;
+  if (on_device && unified) return in_largest_heap(m, type_bits, mapped, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, true);
+  if (kind == MemoryKind::device_only) {  // never mapped: VRAM, a type the host cannot see first
+    const int t = in_largest_heap(m, type_bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, false);
+    if (t >= 0) return t;
     // No device-local type these buffers may take: where a device buffer would go.
   }
+  const uint32_t n = m.memoryTypeCount < 32 ? m.memoryTypeCount : 32;
   const VkMemoryPropertyFlags want[2] = {
       mapped | (on_device ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : VK_MEMORY_PROPERTY_HOST_CACHED_BIT), mapped};
   for (const VkMemoryPropertyFlags w : want)
     for (uint32_t i = 0; i < n; ++i)
-      if (usable(i, w)) return static_cast<int>(i);
+      if ((type_bits & (1u << i)) && (m.memoryTypes[i].propertyFlags & w) == w) return static_cast<int>(i);
   return -1;
 }
 
