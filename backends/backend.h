@@ -24,7 +24,8 @@ enum class MemoryKind {
   host_pinned,  // page-locked host memory the device can reach (pager's host tier)
   host,         // pageable host memory
   device_only,  // device-local memory the host cannot address: Buffer::host == nullptr, filled
-                // only through copy_async (the weights on a discrete GPU). A backend without
+                // only through copy_async and kernels (the weights, the contexts' arenas'
+                // device parts and the pager's device pool on a discrete GPU). A backend without
                 // such memory (CPU, an integrated GPU) returns the same as for device,
                 // host address and Buffer::kind == device included; so a caller writes through
                 // Buffer::host when it is set and stages through copy_async when it is not.
@@ -63,6 +64,8 @@ struct BackendCaps {
   const char* name = "";       // "cpu"
   std::string device_name;     // "Intel Xeon (AVX-512 VNNI)"
   bool unified_memory = false; // device memory is host DRAM (CPU, Jetson)
+  bool device_only_unmapped = false; // device_only memory has no host address (a discrete GPU):
+                                     // the host reaches it through copy_async only
   bool has_copy_queue = false; // copies overlap compute on a separate engine
   bool reads_any_host_pointer = false; // ops may take any host address, not only this backend's memory (CPU)
   size_t max_buffer_bytes = 0; // largest single allocation
@@ -176,8 +179,8 @@ struct BackendOptions {
   // placement, the pager's refusal of a device plane over it, the host-tier key bounds.
   size_t max_binding_bytes = 0;
   // vulkan: device_only memory is never mapped, as on a discrete card, where the device's
-  // memory is host-visible too (lavapipe, Jetson), so tests run the weights' staged upload
-  // and kernels reading unmapped buffers on any device.
+  // memory is host-visible too (lavapipe, Jetson), so tests run the weights' staged upload,
+  // the contexts' unmapped arenas and kernels reading unmapped buffers on any device.
   bool unmapped_device_only = false;
 };
 

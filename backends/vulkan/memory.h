@@ -3,8 +3,9 @@
 // where the device offers such a type (lavapipe, Jetson, a desktop card's BAR: all of its
 // VRAM with resizable BAR, else a heap of about 256 MiB), else plain host-visible, and
 // addressed by its mapped pointer (alloc_table.h). The exception is device_only memory on
-// a discrete card (the weights, filled through copy_async: runtime/engine/model_device.h):
-// never mapped, so it may live in VRAM the BAR does not reach. Its Buffer::host is null and
+// a discrete card (the weights, filled through copy_async: runtime/engine/model_device.h;
+// the contexts' arenas' device parts and the pager's device pool, which only kernels and
+// copies touch): never mapped, so it may live in VRAM the BAR does not reach. Its Buffer::host is null and
 // Buffer::device an address range reserved for it (PROT_NONE: a stray host read faults
 // instead of reading other memory), which the table resolves as it does mappings. On
 // unified memory device_only is device. An allocation larger than the device's

@@ -70,6 +70,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;
+  caps_.device_only_unmapped = !c.unified_memory || options.unmapped_device_only;  // memory.h
   caps_.has_copy_queue = c.has_transfer_queue;
   caps_.max_buffer_bytes = static_cast<size_t>(c.max_memory_allocation_bytes < c.max_buffer_bytes
                                                    ? c.max_memory_allocation_bytes
@@ -232,10 +233,11 @@ size_t VulkanBackend::workspace_bytes(const OpCall& c) const {
 }
 
 Status VulkanBackend::bind_workspace(size_t bytes, const char* what, Bound* out) const {
-  if (bytes > workspace_.size_bytes || !workspace_.host)
+  if (bytes > workspace_.size_bytes || !workspace_.device)
     return error(WT_ERR_INTERNAL, std::string("vulkan: ") + what + " needs " + std::to_string(bytes) +
                                       " workspace bytes, the plan gave " + std::to_string(workspace_.size_bytes));
-  Tensor t = make_tensor_2d(static_cast<char*>(workspace_.host) + workspace_.offset, DType::f32,
+  // Buffer::device: the device part of the arena may be unmapped (memory.h).
+  Tensor t = make_tensor_2d(static_cast<char*>(workspace_.device) + workspace_.offset, DType::f32,
                             static_cast<int64_t>((bytes + 3) / 4), 1);
   if (t.ne[0] == 0) t.ne[0] = 1;
   return bind_tensor(t, 4, what, out);

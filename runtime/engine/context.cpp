@@ -134,10 +134,10 @@ Status Context::plan(const Model& model, const ContextOptions& options, ContextP
 }
 
 Context::~Context() {
-  if (!backend_ || (!arena_.host && !host_arena_.host)) return;
+  if (!backend_ || (!arena_.device && !host_arena_.host)) return;
   std::unique_lock<std::mutex> lock = claim_backend();
   if (kv_) kv_->release();
-  if (arena_.host) backend_->free(&arena_);
+  if (arena_.device) backend_->free(&arena_);
   if (host_arena_.host) backend_->free(&host_arena_);
 }
 
@@ -166,6 +166,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.kv_type = options_.kv_type;
   in.n_batch_rows = options_.n_batch_rows;
   in.kv_pager_in_place = pager_in_place(options_.kv_device_blocks, options_.kv_pager_copy, backend_->caps().unified_memory);
+  in.device_part_unmapped = backend_->caps().device_only_unmapped;
   if (options_.kv_device_blocks < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");
   if (options_.kv_device_blocks > 0)
@@ -194,7 +195,8 @@ Status Context::allocate() {
   // The same layout twice: measure, then place.
   const ArenaBytes bytes = lay_out_arena(in, ArenaBases{}, nullptr);
   WT_TRY(check_arena_budget(in, bytes, limit));
-  WT_TRY(backend_->alloc(bytes.total_bytes - bytes.host_bytes, MemoryKind::device, &arena_));
+  // Kernels alone read and write the device part (the host through context_transfer.cpp).
+  WT_TRY(backend_->alloc(bytes.total_bytes - bytes.host_bytes, MemoryKind::device_only, &arena_));
   WT_TRY(backend_->alloc(bytes.host_bytes, MemoryKind::host_pinned, &host_arena_));
   stats_.arena_bytes = bytes.total_bytes;
   stats_.kv_bytes = bytes.kv_bytes;
@@ -207,7 +209,7 @@ Status Context::allocate() {
     stats_.pager_host_bytes = bytes.pager_host_bytes;
   }
   ArenaViews v;
-  lay_out_arena(in, ArenaBases{static_cast<char*>(arena_.host), static_cast<char*>(host_arena_.host)}, &v);
+  lay_out_arena(in, ArenaBases{static_cast<char*>(arena_.device), static_cast<char*>(host_arena_.host)}, &v);
   act_ = v.act;
   k_cache_ = std::move(v.k_cache);
   v_cache_ = std::move(v.v_cache);
@@ -226,6 +228,8 @@ Status Context::allocate() {
   topk_in_ = v.topk_in;
   score_capacity_ = v.score_capacity;
   anchors_ = v.anchors;
+  transfer_ = v.transfer;
+  transfer_bytes_ = v.transfer_bytes;
   key_bounds_ = v.key_bounds;
   if (v.ranking) ranking_ = RankingSink{v.ranking, model_.hp.n_layer, n_ctx_, 0};
   attended_ = v.attended;

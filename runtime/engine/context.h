@@ -151,6 +151,12 @@ class Context {
   Status prefill_pruned(const int32_t* tokens, int32_t n_tokens);
   // One pass over a saved state: every check (apply false), or the writes too.
   Status read_state(StateSource& in, bool apply);
+  // The host's access to bytes of the arena's device part, in place or through the transfer
+  // staging where that part has no host address (context_transfer.cpp).
+  Status save_device_bytes(StateSink& out, const void* src, size_t bytes);
+  Status load_device_bytes(StateSource& in, void* dst, size_t bytes);
+  Status zero_device_bytes(void* dst, size_t bytes);
+  Buffer staging_view(size_t bytes) const;
 
   // One forward pass, as the layers see it (forward_llama.cpp).
   struct Pass {
@@ -246,10 +252,15 @@ class Context {
   std::unique_ptr<Backend> own_backend_;
   ModelDevice* device_ = nullptr;
   Backend* backend_ = nullptr;
-  Buffer arena_;       // the arena's device part (context_layout.h)
+  Buffer arena_;       // the arena's device part (context_layout.h): device_only memory, so
+                       // Buffer::host is null on a discrete GPU and the views use Buffer::device
   Buffer host_arena_;  // its host part: logits, positions, token ids, row scratch, KV positions,
                        // the policies' scores
   Buffer workspace_;   // a view of the device part, installed on the backend before each call
+  // The host part's staging for the device part (ArenaViews::transfer): null where the host
+  // addresses the device part itself.
+  char* transfer_ = nullptr;
+  size_t transfer_bytes_ = 0;
   float* topk_in_ = nullptr;  // [score_capacity_] staging for topk over host-side scores
   Activations act_;
   std::vector<Tensor> k_cache_;  // per layer [n_ctx, n_head_kv, head_dim]; with the pager one:

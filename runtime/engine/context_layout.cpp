@@ -224,7 +224,9 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   // upload of op arrays (OpHostArrays), never from here.
   v.positions = h.take_n<int32_t>(n_sz);
   v.token_ids = h.take_n<int32_t>(n_sz);
-  v.rope_divisors = a.take_n<float>(static_cast<size_t>(hp.n_rot / 2 + 1));  // written once, read by rope
+  // Written once by the host, read by rope: host memory the kernels reach, so that the host
+  // never writes the device part (on a discrete GPU it has no host address).
+  v.rope_divisors = h.take_n<float>(static_cast<size_t>(hp.n_rot / 2 + 1));
   // A decode step's rope angles, made once for every layer (RopeOp::angles); the kernels read
   // them where the host wrote them.
   v.rope_freqs = h.take_n<double>(static_cast<size_t>(hp.n_rot / 2 + 1));
@@ -243,6 +245,19 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   }
   v.kv_pos = h.take_n<int32_t>(kv_pos_n);
   v.origin = h.take_n<int32_t>(n_sz);
+  if (in.device_part_unmapped) {
+    // What the host moves to or from the device part (a state's KV and anchors, the anchors'
+    // zeros) goes through here a chunk at a time where that part has no host address.
+    size_t kv_row = 0;
+    dtype_row_bytes(in.kv_type, hd, &kv_row);
+    const int64_t most_rows = in.kv_rows && in.kv_device_blocks == 0
+                                  ? *std::max_element(in.kv_rows->begin(), in.kv_rows->end())
+                                  : n;
+    const size_t layer = kv_row * static_cast<size_t>(hp.n_head_kv) * static_cast<size_t>(most_rows);
+    const size_t anchors = in.prune ? anchor_bytes(hp) : 0;
+    v.transfer_bytes = std::max<size_t>(64, std::min(kTransferBytes, std::max(layer, anchors)));
+    v.transfer = h.take_n<char>(v.transfer_bytes);
+  }
   part(&b.index_bytes);
   const size_t prune_host_mark = h.used();
   if (in.prune) {
@@ -254,7 +269,7 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     v.pooled = h.take_n<float>(v.score_capacity);
     // Host-side scores to rank need a copy in backend memory unless it reads host pointers.
     if (!in.backend->caps().reads_any_host_pointer) v.topk_in = h.take_n<float>(v.score_capacity);
-    v.anchors = a.take_n<float>(static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hd));
+    v.anchors = a.take_n<float>(anchor_bytes(hp) / sizeof(float));
     const int32_t bound_layers = hp.n_layer - std::min(hp.n_layer, std::max(0, in.key_bounds_first_layer));
     if (in.key_bounds_block > 0 && bound_layers > 0)  // written and read by kernels only
       v.key_bounds = a.take_n<uint16_t>(static_cast<size_t>(bound_layers) * key_bounds_halves(hp, n, in.key_bounds_block));
@@ -279,6 +294,11 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
     b.pager_host_bytes = PagedKv::host_pool_bytes(pp);
   }
   return b;
+}
+
+size_t anchor_bytes(const Hparams& hp) {
+  return sizeof(float) * 2 * static_cast<size_t>(hp.n_layer) * static_cast<size_t>(hp.n_head_kv) *
+         static_cast<size_t>(hp.head_dim);
 }
 
 size_t key_bounds_halves(const Hparams& hp, int64_t n_ctx, int32_t block) {

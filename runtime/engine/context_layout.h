@@ -1,15 +1,17 @@
 // The layout of a context's arena, as a pure function: given the model's shape, the
 // context's options and its backend (for op workspace sizes), it counts every byte the
 // context will allocate, part by part, and — given base addresses — places the views.
-// The arena is two allocations by who touches it during a step: the device part (what only
-// kernels read and write: activations, KV, anchors, workspace) and the host part (what the
-// host writes or reads every token or scored layer: positions, token ids, row scratch, KV
-// positions, the logits the sampler reads, the scores the policies read and rank). On a
-// discrete GPU the device part is managed memory, and a host write to a page of it moves the
-// page to the host, so the next kernel that touches anything on that page waits for it to
-// come back (an H200 lost 250-480 us per decode step so, in the first attention kernel,
-// whose workspace shared pages with the positions). The host part is pinned host memory the
-// kernels reach directly (the backend's host_pinned).
+// The arena is two allocations by who touches it: the device part (what only kernels read
+// and write: activations, KV, anchors, key bounds, workspace) and the host part (what the
+// host writes or reads: positions, token ids, rope divisors, row scratch, KV positions, the
+// logits the sampler reads, the scores the policies read and rank, the transfer staging).
+// The device part is MemoryKind::device_only: on a discrete GPU it has no host address
+// (CUDA's cudaMalloc, Vulkan's unmapped VRAM), so the views use Buffer::device and the host
+// moves a state's KV and the anchors through the staging (context_transfer.cpp). It was
+// managed memory on CUDA once, and a host write to a page of it moved the page to the host,
+// so the next kernel that touched anything on that page waited for it to come back (an H200
+// lost 250-480 us per decode step so). The host part is pinned host memory the kernels reach
+// directly (the backend's host_pinned).
 // Context::allocate() calls it twice (measure, then place); the budget planner
 // (platform/planner.cpp) calls it to measure only, so its arena figure is the context's
 // arena_bytes by construction.
@@ -59,6 +61,10 @@ struct ArenaInputs {
   int32_t kv_block_tokens = 64;
   // The pager in place (unified memory, paged_kv.h): one pool of every block, no host pool.
   bool kv_pager_in_place = false;
+  // The device part has no host address (the context: BackendCaps::device_only_unmapped; the
+  // planner: a device backend on a discrete board), so the host part holds the transfer
+  // staging (ArenaViews::transfer).
+  bool device_part_unmapped = false;
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0
@@ -113,14 +119,14 @@ struct ArenaBytes {
   uint64_t logits_bytes = 0;       // [n_logit_rows, n_vocab]
   uint64_t kv_bytes = 0;           // K and V of kv_type, kv_rows[l] rows in every layer (paged: one
                                    // layer of n_ctx rows, the staging of multi-row passes)
-  uint64_t index_bytes = 0;        // positions, token ids, rope divisors and angles, row scratch, KV positions
+  uint64_t index_bytes = 0;        // positions, token ids, rope divisors and angles, row scratch, KV positions,
+                                   // the transfer staging
   uint64_t prune_bytes = 0;        // scores, pooled, top-k staging, anchors, key bounds, ranking rows
   uint64_t prune_host_bytes = 0;   // of prune_bytes, the host part's: all but the anchors and key bounds
   uint64_t workspace_bytes = 0;    // the largest op workspace of a full-context prefill
   uint64_t total_bytes = 0;        // what the context allocates (stats.arena_bytes): both parts
-  uint64_t host_bytes = 0;         // of total_bytes, the host part: logits_bytes, the index
-                                   // arrays of index_bytes but the rope divisors, and the scores,
-                                   // top-k staging and ranking rows of prune_bytes
+  uint64_t host_bytes = 0;         // of total_bytes, the host part: logits_bytes, index_bytes,
+                                   // and the scores, top-k staging and ranking rows of prune_bytes
   // Outside the arena: the pager's pools (0 without the pager).
   uint64_t pager_device_bytes = 0; // device pool: kv_device_blocks blocks (in place: every block)
   uint64_t pager_host_bytes = 0;   // pinned host pool: every block of every layer (in place: 0)
@@ -142,6 +148,12 @@ struct ArenaViews {
   int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][the layer's kv_rows (n_ctx without)]
   std::vector<size_t> kv_pos_at;  // [n_layer] where each layer's rows begin in kv_pos
   int32_t* origin = nullptr;      // [n_ctx] a re-indexed prompt's original positions
+  // Where the backend's device part has no host address (BackendCaps::device_only_unmapped):
+  // pinned staging for what the host moves to or from it, a chunk of at most kTransferBytes
+  // at a time (a layer's KV, the anchors, if smaller). Else null: the host reaches the device
+  // part directly.
+  char* transfer = nullptr;
+  size_t transfer_bytes = 0;
   float* scores = nullptr;        // [score_capacity]
   float* pooled = nullptr;        // [score_capacity]
   float* topk_in = nullptr;       // [score_capacity] or null (backend reads host pointers)
@@ -152,6 +164,11 @@ struct ArenaViews {
   int32_t* attended = nullptr;    // [n_layer][n_ctx] with record_ranking: a decode step's key rows
   size_t workspace_offset = 0;    // from the base
 };
+
+// The largest chunk of the transfer staging (ArenaViews::transfer).
+inline constexpr size_t kTransferBytes = size_t{4} << 20;
+// Token Filtering's anchors: [n_layer][2][n_head_kv][head_dim] f32.
+size_t anchor_bytes(const Hparams& hp);
 
 struct PagedKvParams;
 // The pager's shape for these inputs (sync_swaps left false).
@@ -164,7 +181,7 @@ inline bool pager_in_place(int32_t kv_device_blocks, bool copy, bool unified_mem
 
 // Where the two parts of a context's arena begin (both null: count only).
 struct ArenaBases {
-  char* device = nullptr;  // total_bytes - host_bytes, MemoryKind::device
+  char* device = nullptr;  // total_bytes - host_bytes, MemoryKind::device_only (Buffer::device)
   char* host = nullptr;    // host_bytes, MemoryKind::host_pinned
 };
 

@@ -192,7 +192,7 @@ Status Context::save_state(StateSink& out) {
   if (last_rows_ > 0) WT_TRY(out.write(logits(-1), sizeof(float) * static_cast<size_t>(hp.n_vocab)));
   WT_TRY(out.write(origin_, sizeof(int32_t) * static_cast<size_t>(reindexed_)));
   if (decoding) {
-    WT_TRY(out.write(anchors_, sizeof(float) * 2 * static_cast<size_t>(hp.n_layer * hp.n_head_kv * hp.head_dim)));
+    WT_TRY(save_device_bytes(out, anchors_, anchor_bytes(hp)));
     const size_t before = out.written();
     WT_TRY(policy_->save_decode_state(out));
     if (out.written() - before != h.policy_bytes)
@@ -212,8 +212,8 @@ Status Context::save_state(StateSink& out) {
       WT_TRY(backend_->synchronize(Stream::compute));
       slot = 0;
     }
-    WT_TRY(out.write(k_cache_[slot].data, half * static_cast<size_t>(len)));
-    WT_TRY(out.write(v_cache_[slot].data, half * static_cast<size_t>(len)));
+    WT_TRY(save_device_bytes(out, k_cache_[slot].data, half * static_cast<size_t>(len)));
+    WT_TRY(save_device_bytes(out, v_cache_[slot].data, half * static_cast<size_t>(len)));
   }
   return out.finish();
 }
@@ -237,8 +237,8 @@ Status Context::read_state(StateSource& in, bool apply) {
   }
   WT_TRY(in.read(apply ? origin_ : row_tmp_, sizeof(int32_t) * static_cast<size_t>(h.reindexed)));
   if (decoding) {
-    const size_t bytes = sizeof(float) * 2 * static_cast<size_t>(hp.n_layer * hp.n_head_kv * hp.head_dim);
-    WT_TRY(apply ? in.read(anchors_, bytes) : in.pass_over(bytes));
+    const size_t bytes = anchor_bytes(hp);
+    WT_TRY(apply ? load_device_bytes(in, anchors_, bytes) : in.pass_over(bytes));
     // Read, and checked by the policy, in both passes: a malformed policy part is refused
     // before the applying pass resets anything.
     const size_t before = in.consumed();
@@ -271,8 +271,8 @@ Status Context::read_state(StateSource& in, bool apply) {
       continue;
     }
     const size_t slot = kv_ ? 0 : static_cast<size_t>(l);
-    WT_TRY(in.read(k_cache_[slot].data, bytes));
-    WT_TRY(in.read(v_cache_[slot].data, bytes));
+    WT_TRY(load_device_bytes(in, k_cache_[slot].data, bytes));
+    WT_TRY(load_device_bytes(in, v_cache_[slot].data, bytes));
     if (kv_ && len > 0) {  // into the layer's blocks; the copies finish before the staging is reused
       WT_TRY(kv_->append(run, l, k_cache_[0], v_cache_[0], len));
       WT_TRY(backend_->synchronize(Stream::compute));

@@ -79,7 +79,8 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
                                          " backend binds at once (" + std::to_string(bind_limit) +
                                          "); a shorter n_ctx, a smaller kv_type, or the copying pager " +
                                          "(WT_KV_PAGER_COPY) with fewer kv_device_blocks");
-  WT_TRY(backend.alloc(2 * dev_plane, MemoryKind::device, &dev_mem_));
+  // Kernels and copies alone touch the device pool: no host address on a discrete GPU.
+  WT_TRY(backend.alloc(2 * dev_plane, MemoryKind::device_only, &dev_mem_));
   if (!p.in_place) {
     Status st = backend.alloc(2 * host_plane, MemoryKind::host_pinned, &host_mem_);
     if (!st.is_ok()) {
@@ -95,7 +96,7 @@ Status PagedKv::init(Backend& backend, const PagedKvParams& p) {
   }
   auto plane = [&](const Buffer& b, int64_t rows) {
     const int64_t ne[3] = {p.head_dim, p.n_head_kv, rows};
-    return make_tensor(static_cast<char*>(b.host) + b.offset, p.kv_type, 3, ne);
+    return make_tensor(static_cast<char*>(b.device) + b.offset, p.kv_type, 3, ne);  // the host's where mapped
   };
   const int64_t dev_rows = static_cast<int64_t>(p.n_device_blocks) * p.block_tokens;
   const int64_t host_rows = static_cast<int64_t>(host_blocks) * p.block_tokens;

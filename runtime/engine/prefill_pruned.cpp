@@ -22,8 +22,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
   prune_stats_.n_prompt = n;
   prune_stats_.score_ms = prune_stats_.pass1_ms = 0;
   std::fill(prune_stats_.hidden_rows.begin(), prune_stats_.hidden_rows.end(), 0);
-  const size_t anchor_floats = static_cast<size_t>(2 * hp.n_layer * hp.n_head_kv * hp.head_dim);
-  std::memset(anchors_, 0, sizeof(float) * anchor_floats);
+  WT_TRY(zero_device_bytes(anchors_, anchor_bytes(hp)));
   for (int32_t& len : kv_len_) len = 0;
   reindexed_ = reindexed_from_ = 0;
 
@@ -71,7 +70,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
       reindexed_ = k;
       reindexed_from_ = n;
     }
-    std::memset(anchors_, 0, sizeof(float) * anchor_floats);
+    WT_TRY(zero_device_bytes(anchors_, anchor_bytes(hp)));
     policy_->begin(k, 1);
     Decision unused;
     WT_TRY(forward(tok_tmp_, positions_, k, policy_.get(), &unused));

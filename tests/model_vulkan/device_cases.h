@@ -165,7 +165,7 @@ inline wt_context_params ctx_params(const wt_prune_params& pp, size_t n_ctx, boo
 
 inline wt_context* make_ctx(const wt_context_params& cp, const wt_model* m) {
   wt_context* ctx = nullptr;
-  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+  REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
   return ctx;
 }
 

@@ -310,3 +310,62 @@ TEST_CASE(WT_MODEL_BACKEND " model: a saved state goes on with the same tokens f
     check_state_round_trip(dev, dev, m);
   }
 }
+
+#if !defined(WT_MODEL_TEST_CUDA)
+namespace {
+
+// Greedy tokens and every step's logits after prompt, on ctx (reset first).
+std::vector<std::vector<float>> greedy_after(wt_context* ctx, const std::vector<wt_token>& prompt, int n_new) {
+  wt_context_reset(ctx);
+  std::vector<wt_token> tokens;
+  return go_on(ctx, prompt, n_new, &tokens);
+}
+
+}  // namespace
+
+// On a discrete GPU the arena's device part has no host address either: what the host moves
+// in or out of it (a state's KV and anchors, the anchors' zeros before a pruned prompt) goes
+// through the host part's staging (runtime/engine/context_transfer.cpp). lavapipe, told so
+// (BackendOptions::unmapped_device_only), gives that part addresses that are reserved and
+// never backed, so a host read or write of it faults here.
+TEST_CASE("vulkan model: with the arena's device part unmapped states and pruned prompts go through the staging") {
+  wt::BackendOptions bo;
+  bo.unmapped_device_only = true;
+  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
+  if (!device) return;
+  REQUIRE(device->caps().device_only_unmapped);
+  const std::unique_ptr<wt_model> dev = model_on(std::move(device));
+  // In from the CPU's state; out and in again with Token Filtering's anchors in the state and
+  // GemFilter's restart (its anchors zeroed twice).
+  check_state_round_trip(real_model().model, dev.get(), WT_PRUNE_FULL);
+  for (wt_prune_method m : {WT_PRUNE_TOKENFILTER, WT_PRUNE_GEMFILTER}) {
+    const std::string name = wt_prune_method_name(m);
+    CAPTURE(name);
+    check_state_round_trip(dev.get(), dev.get(), m);
+  }
+  // A second pruned prompt on a context starts from zeroed anchors, as a fresh context does:
+  // Token Filtering's anchors carry a decayed sum from one token to the next.
+  const std::vector<wt_token> first = real_model().prompt(sizes().greedy_prompt);
+  const std::vector<wt_token> second(real_model().text.begin() + 300, real_model().text.begin() + 300 + first.size());
+  const wt_prune_params pp = method(WT_PRUNE_TOKENFILTER);
+  const size_t n_ctx = first.size() + 16;
+  wt_context* used = make_ctx(dev.get(), pp, n_ctx, false);
+  wt_context* fresh = make_ctx(dev.get(), pp, n_ctx, false);
+  (void)greedy_after(used, first, 4);
+  const auto again = greedy_after(used, second, 4);
+  const auto want = greedy_after(fresh, second, 4);
+  CHECK(again == want);
+  // The staging is planned: the context allocates what wt_context_plan says, a device part
+  // without a host address and a host part that holds the staging.
+  wt_context_params cp = ctx_params(pp, n_ctx, false);
+  wt_context_plan_info plan{};
+  plan.struct_size = sizeof plan;
+  REQUIRE(wt_context_plan(dev.get(), &cp, &plan) == WT_OK);
+  wt_context_stats st{};
+  st.struct_size = sizeof st;
+  REQUIRE(wt_context_get_stats(used, &st) == WT_OK);
+  CHECK(st.arena_bytes == plan.arena_bytes);
+  wt_context_free(used);
+  wt_context_free(fresh);
+}
+#endif

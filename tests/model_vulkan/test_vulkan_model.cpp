@@ -182,11 +182,11 @@ TEST_CASE("vulkan model: tensors larger than one binding run in row ranges and m
   check_greedy_on(dev.get(), WT_PRUNE_FULL, 150, 4);
 }
 
-// On a discrete card the weights live in VRAM the host cannot map (backends/vulkan/memory.h):
-// placement streams them in through pinned staging on the copy stream
-// (runtime/engine/model_device.cpp) and kernels find them at reserved addresses. lavapipe,
-// told to leave device_only memory unmapped, runs that path against the CPU.
-TEST_CASE("vulkan model: weights in unmapped device memory are uploaded by copies and match the CPU") {
+// On a discrete card the weights and the arena's device part live in VRAM the host cannot map
+// (backends/vulkan/memory.h): placement streams the weights in through pinned staging on the
+// copy stream (runtime/engine/model_device.cpp) and kernels find both at reserved addresses.
+// lavapipe, told to leave device_only memory unmapped, runs that path against the CPU.
+TEST_CASE("vulkan model: weights and the arena in unmapped device memory match the CPU") {
   wt::BackendOptions bo;
   bo.unmapped_device_only = true;
   std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
@@ -194,7 +194,28 @@ TEST_CASE("vulkan model: weights in unmapped device memory are uploaded by copie
   const std::unique_ptr<wt_model> dev = model_on(std::move(device));
   check_diff(compare_prompt(real_model().model, dev.get(), real_model().prompt(sizes().logit_prompt[0])),
              "unmapped weights");
+  // The pager's device pool is unmapped too: blocks move by copies and gathers alone.
+  check_diff(compare_prompt(real_model().model, dev.get(), real_model().prompt(60), 16), "unmapped, with the pager");
   check_greedy_on(dev.get(), WT_PRUNE_FULL, 24, 4);
+  // A model with rope_freqs (Llama 3's): the host writes the rope divisors once, into the
+  // arena's host part, since the device part has no host address here (a write there faults).
+  const std::string freqs = WT_MODELS_DIR "/../tests/data/reference/tiny_llama3_freqs.gguf";
+  wt_model_params mp = wt_model_default_params();
+  wt_model* cpu = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(freqs.c_str(), &mp, &cpu) == WT_OK, wt_last_error());
+  std::unique_ptr<wt::Backend> device2 = vulkan_backend_for_model(bo);
+  REQUIRE(device2);
+  std::shared_ptr<wt::GgufFile> file;
+  REQUIRE(wt::GgufFile::open(freqs, &file).is_ok());
+  std::unique_ptr<wt_model> tiny;
+  const wt::Status made = wt::api::make_model(std::move(file), wt::LoadOptions{}, std::move(device2), &tiny);
+  REQUIRE_MESSAGE(made.is_ok(), made.message());
+  wt_model_info info;
+  REQUIRE(wt_model_get_info(cpu, &info) == WT_OK);
+  std::vector<wt_token> prompt;
+  for (int i = 0; i < 16; ++i) prompt.push_back((7 * i + 3) % info.n_vocab);
+  check_diff(compare_prompt(cpu, tiny.get(), prompt), "unmapped arena, rope_freqs");
+  wt_model_free(cpu);
 }
 #endif
 

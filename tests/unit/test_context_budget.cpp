@@ -5,6 +5,7 @@
 // outgrows the device's free memory is what the pager is for, and must not be refused.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -115,4 +116,48 @@ TEST_CASE("budget: a context refused on a discrete device names its device memor
   CHECK(host.code() == WT_ERR_BUDGET);
   CAPTURE(host.message());
   CHECK(host.message().find("of it pinned host memory") != std::string::npos);
+}
+
+// A device part without a host address (a discrete GPU) takes pinned staging in the host
+// part for what the host moves in and out of it: a layer's KV or the anchors, whichever is
+// larger, at most kTransferBytes; the device part is the same size as without.
+TEST_CASE("budget: an unmapped device part adds the transfer staging to the host part only") {
+  test::TinyModelOptions o;
+  o.n_layer = 2;
+  const std::vector<uint8_t> bytes = test::make_tiny_llama(o).build();
+  std::shared_ptr<GgufFile> file;
+  REQUIRE(GgufFile::parse_memory(bytes.data(), bytes.size(), &file).is_ok());
+  std::unique_ptr<Model> model;
+  REQUIRE(load_model_from_gguf(file, LoadOptions{}, &model).is_ok());
+  std::unique_ptr<Backend> cpu;
+  REQUIRE(create_cpu_backend(BackendOptions{}, &cpu).is_ok());
+  const Hparams& hp = model->hp;
+  for (const int32_t n_ctx : {256, 1 << 16}) {
+    CAPTURE(n_ctx);
+    ArenaInputs in;
+    in.hp = &hp;
+    in.layers = &model->layers;
+    in.output = &model->output;
+    in.n_ctx = n_ctx;
+    in.n_batch_rows = 256;
+    in.kv_type = DType::f16;
+    in.backend = cpu.get();
+    const ArenaBytes mapped = lay_out_arena(in, ArenaBases{}, nullptr);
+    in.device_part_unmapped = true;
+    const ArenaBytes unmapped = lay_out_arena(in, ArenaBases{}, nullptr);
+    const uint64_t layer = 2ull * static_cast<uint64_t>(hp.head_dim) * static_cast<uint64_t>(hp.n_head_kv) *
+                           static_cast<uint64_t>(n_ctx);  // f16 K of one layer
+    const uint64_t staging = std::min<uint64_t>(kTransferBytes, (layer + 63) / 64 * 64);
+    CHECK(unmapped.host_bytes - mapped.host_bytes == staging);
+    CHECK(unmapped.total_bytes - mapped.total_bytes == staging);
+    CHECK(unmapped.index_bytes - mapped.index_bytes == staging);
+    // Placed: the staging lies in the host part.
+    std::vector<char> dev(unmapped.total_bytes - unmapped.host_bytes), host(unmapped.host_bytes);
+    ArenaViews v;
+    lay_out_arena(in, ArenaBases{dev.data(), host.data()}, &v);
+    REQUIRE(v.transfer != nullptr);
+    CHECK(v.transfer_bytes == staging);
+    CHECK(v.transfer >= host.data());
+    CHECK(v.transfer + v.transfer_bytes <= host.data() + host.size());
+  }
 }

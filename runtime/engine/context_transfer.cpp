@@ -1,0 +1,66 @@
+// The host's reads and writes of the arena's device part (context_layout.h): a state's KV and
+// anchors, and the anchors' zeros before a pruned prompt. Where that part has a host address
+// (the CPU, unified memory) the host works on it in place. Where it has none (a discrete GPU,
+// BackendCaps::device_only_unmapped) the bytes go through the host part's transfer staging a
+// chunk at a time, copied on the compute stream (so after the kernels that wrote them and
+// before those that read them), waited for before the staging is used again. Not hot: a
+// state's save or load, once per pruned prompt.
+#include <algorithm>
+#include <cstring>
+
+#include "context.h"
+
+namespace wt {
+
+namespace {
+
+Buffer device_view(void* p, size_t bytes) { return Buffer{nullptr, p, 0, 0, bytes, MemoryKind::device_only}; }
+
+}  // namespace
+
+Buffer Context::staging_view(size_t bytes) const {
+  return Buffer{transfer_, transfer_, 0, 0, bytes, MemoryKind::host_pinned};
+}
+
+Status Context::save_device_bytes(StateSink& out, const void* src, size_t bytes) {
+  if (!transfer_) return out.write(src, bytes);
+  const char* p = static_cast<const char*>(src);
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(transfer_bytes_, bytes - done);
+    WT_TRY(backend_->copy_async(Stream::compute, staging_view(n), device_view(const_cast<char*>(p + done), n), n));
+    WT_TRY(backend_->synchronize(Stream::compute));
+    WT_TRY(out.write(transfer_, n));
+    done += n;
+  }
+  return Status::ok();
+}
+
+Status Context::load_device_bytes(StateSource& in, void* dst, size_t bytes) {
+  if (!transfer_) return in.read(dst, bytes);
+  char* p = static_cast<char*>(dst);
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(transfer_bytes_, bytes - done);
+    WT_TRY(in.read(transfer_, n));
+    WT_TRY(backend_->copy_async(Stream::compute, device_view(p + done, n), staging_view(n), n));
+    WT_TRY(backend_->synchronize(Stream::compute));  // the copy has read the staging
+    done += n;
+  }
+  return Status::ok();
+}
+
+Status Context::zero_device_bytes(void* dst, size_t bytes) {
+  if (!transfer_) {
+    std::memset(dst, 0, bytes);
+    return Status::ok();
+  }
+  std::memset(transfer_, 0, std::min(transfer_bytes_, bytes));
+  char* p = static_cast<char*>(dst);
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(transfer_bytes_, bytes - done);
+    WT_TRY(backend_->copy_async(Stream::compute, device_view(p + done, n), staging_view(n), n));
+    done += n;
+  }
+  return backend_->synchronize(Stream::compute);  // the copies have read the staging
+}
+
+}  // namespace wt
