@@ -67,8 +67,9 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   vkGetBufferMemoryRequirements(d_->device, buffer, &req);
   const int type = pick_memory_type(d_->memory, req.memoryTypeBits, kind, unified);
   // The buffers' usage decides the types they may take: device_memory asks where the next
-  // device buffer would go.
-  if (kind == MemoryKind::device) device_type_bits_.store(req.memoryTypeBits, std::memory_order_relaxed);
+  // device_only buffer would go.
+  if (kind == MemoryKind::device || kind == MemoryKind::device_only)
+    device_type_bits_.store(req.memoryTypeBits, std::memory_order_relaxed);
   Status s = type >= 0 ? Status::ok()
                        : error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type for storage buffers");
   VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -145,7 +146,7 @@ void Memory::free(Buffer* buffer) {
 
 Status Memory::device_memory(MemoryInfo* out) const {
   const int heap = device_heap(d_->memory, device_type_bits_.load(std::memory_order_relaxed), d_->caps.unified_memory);
-  if (heap < 0) return error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type");
+  if (heap < 0) return error(WT_ERR_UNSUPPORTED, "vulkan: the device has no memory type for storage buffers");
   const uint64_t total = d_->memory.memoryHeaps[heap].size;
   uint64_t used = heap_bytes_[heap].load(std::memory_order_relaxed);
   uint64_t limit = total;

@@ -41,7 +41,8 @@ class Memory {
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out);
   void free(Buffer* buffer);
   const AllocationTable& table() const { return table_; }
-  // memory_info: the heap device allocations come from (memory_heaps.h), its size, and
+  // memory_info: the heap the contexts' device memory comes from (device_heap in
+  // memory_heaps.h: VRAM on a discrete card), its size, and
   // what is free in it: the driver's budget less its usage where VK_EXT_memory_budget is
   // offered, else the heap less this backend's allocations in it (the host kinds' heap is
   // another on a discrete GPU, so pinned host buffers do not count). Safe without the
@@ -53,7 +54,7 @@ class Memory {
   AllocationTable table_;
   // Both read by device_memory without the device's lock.
   std::atomic<uint64_t> heap_bytes_[VK_MAX_MEMORY_HEAPS] = {};
-  std::atomic<uint32_t> device_type_bits_{~0u};  // of the last device buffer
+  std::atomic<uint32_t> device_type_bits_{~0u};  // of the last device or device_only buffer
   bool texel_views_ = false;
   bool unmap_device_only_ = false;
 };

@@ -47,15 +47,13 @@ int pick_memory_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bi
 }
 
 int device_heap(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, bool unified) {
-  const int type = pick_memory_type(m, type_bits, MemoryKind::device, unified);
+  const int type = pick_memory_type(m, type_bits, MemoryKind::device_only, unified);
   return type < 0 ? -1 : static_cast<int>(m.memoryTypes[type].heapIndex);
 }
 
 bool memory_is_unified(VkPhysicalDeviceType type, const VkPhysicalDeviceMemoryProperties& m) {
   if (type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || type == VK_PHYSICAL_DEVICE_TYPE_CPU) return true;
   if (m.memoryHeapCount == 0) return false;
-  const int heap = device_heap(m, ~0u, false);
-  if (heap >= 0 && !(m.memoryHeaps[heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)) return true;
   for (uint32_t i = 0; i < m.memoryHeapCount; ++i)
     if (!(m.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)) return false;
   return true;

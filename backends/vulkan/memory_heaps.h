@@ -23,14 +23,15 @@ namespace wt::vk {
 // memory check counts all of the host's.
 int pick_memory_type(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, MemoryKind kind, bool unified);
 
-// The heap device allocations of type_bits come from; -1 when no type fits.
+// The heap the device's memory for the contexts and the weights (device_only: memory.h) of
+// type_bits comes from; -1 when no type fits. On a discrete card VRAM, not the BAR.
 int device_heap(const VkPhysicalDeviceMemoryProperties& m, uint32_t type_bits, bool unified);
 
 // Device memory is the host's DRAM: an integrated GPU (Jetson, APUs), a CPU device
-// (lavapipe), a device whose every heap is device-local, or one whose device buffers would
-// land in a heap that is not (no device-local type the host can map). A discrete card with
-// a BAR also offers a DEVICE_LOCAL | HOST_VISIBLE type, but its VRAM is not the host's
-// memory, so that flag alone does not make a device unified.
+// (lavapipe), or a device whose every heap is device-local. A discrete card with a BAR also
+// offers a DEVICE_LOCAL | HOST_VISIBLE type, but its VRAM is not the host's memory, so that
+// flag alone does not make a device unified; nor does a card whose VRAM the host cannot map
+// at all, since what the engine keeps on the device is never mapped there (device_only).
 bool memory_is_unified(VkPhysicalDeviceType type, const VkPhysicalDeviceMemoryProperties& m);
 
 }  // namespace wt::vk

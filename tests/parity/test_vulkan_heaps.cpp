@@ -60,7 +60,8 @@ TEST_SUITE("vulkan") {
       CHECK(vk::pick_memory_type(l.m, 0b01100, MemoryKind::device_only, false) == 2);  // as device without a local type
       CHECK(vk::pick_memory_type(l.m, ~0u, MemoryKind::host_pinned, false) == 3);
       CHECK(vk::pick_memory_type(l.m, ~0u, MemoryKind::host, false) == 3);
-      CHECK(vk::device_heap(l.m, ~0u, false) == (rebar ? 0 : 2));
+      // memory_info counts VRAM, where the contexts' memory goes (device_only), not the BAR.
+      CHECK(vk::device_heap(l.m, ~0u, false) == 0);
       // The pager's host tier is in another heap than the one memory_info counts.
       CHECK(l.m.memoryTypes[3].heapIndex != static_cast<uint32_t>(vk::device_heap(l.m, ~0u, false)));
       // A buffer that may not live in the BAR falls back to mapped system memory, and
@@ -68,7 +69,7 @@ TEST_SUITE("vulkan") {
       CHECK(vk::pick_memory_type(l.m, 0b01100, MemoryKind::device, false) == 2);
       CHECK(vk::device_heap(l.m, 0b01100, false) == 1);
       CHECK(vk::pick_memory_type(l.m, 0b00011, MemoryKind::device, false) == -1);
-      CHECK(vk::device_heap(l.m, 0b00011, false) == -1);
+      CHECK(vk::device_heap(l.m, 0b00011, false) == 0);  // device_only is never mapped: VRAM will do
     }
   }
 
@@ -105,16 +106,18 @@ TEST_SUITE("vulkan") {
     CHECK_FALSE(vk::memory_is_unified(VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VkPhysicalDeviceMemoryProperties{}));
   }
 
-  TEST_CASE("vulkan: a card whose device-local memory the host cannot map keeps its buffers in host DRAM and is unified") {
+  TEST_CASE("vulkan: a card whose VRAM the host cannot map at all is discrete and keeps the contexts' memory in VRAM") {
     Layout old_card;
     const uint32_t vram = old_card.heap(8 * kGiB, true), host = old_card.heap(32 * kGiB, false);
     old_card.type(kLocal, vram);
     old_card.type(kMapped, host);
+    // What the engine keeps on the device is never mapped there (device_only), so it goes to
+    // VRAM and the memory check counts VRAM; mapped device buffers (the backend's own) fall
+    // back to host memory. (It was called unified once, when every buffer was mapped.)
+    CHECK_FALSE(vk::memory_is_unified(VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, old_card.m));
+    CHECK(vk::pick_memory_type(old_card.m, ~0u, MemoryKind::device_only, false) == 0);
     CHECK(vk::pick_memory_type(old_card.m, ~0u, MemoryKind::device, false) == 1);
-    CHECK(vk::device_heap(old_card.m, ~0u, false) == 1);
-    // So the memory check counts the host's memory, and the pager does not copy between two
-    // pools in the same DRAM.
-    CHECK(vk::memory_is_unified(VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, old_card.m));
+    CHECK(vk::device_heap(old_card.m, ~0u, false) == 0);
   }
 
   TEST_CASE("vulkan: memory_info's free memory falls by what the backend allocates and rises when it frees") {
