@@ -123,9 +123,9 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
   // With the pager the KV is the device pool plus one layer of staging in the arena; the
   // pinned host pool is the same DRAM on a unified board and host memory on a discrete one.
   const uint64_t pager_counted = p.arena.pager_device_bytes + (board.unified ? p.arena.pager_host_bytes : 0);
-  // The arena's host part (logits, positions, token ids, row scratch, KV positions, the
-  // policies' scores: pinned host memory, context_layout.h) is device memory only on a
-  // unified board.
+  // The arena's host part (logits, positions, token ids, rope divisors, row scratch, KV
+  // positions, the transfer staging, the policies' scores: pinned host memory,
+  // context_layout.h) is device memory only on a unified board.
   auto arena_counted = [&](const ArenaBytes& a) { return board.unified ? a.total_bytes : a.total_bytes - a.host_bytes; };
   p.total_bytes = p.weights_bytes + arena_counted(p.arena) + pager_counted + p.overhead_bytes;
   p.allocated_total_bytes = p.weights_bytes + arena_counted(unbounded_arena) + unbounded_arena.pager_device_bytes +
@@ -158,7 +158,8 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
            (board.unified ? "" : ": pinned host memory (" + mib(p.arena.logits_bytes) + "), not device memory")},
       {"index + scratch", board.unified ? p.arena.index_bytes : p.arena.index_bytes - host_index_bytes,
        board.unified ? "positions, token ids, rope, row scratch, KV positions"
-                     : "rope divisors; positions, token ids, row scratch and KV positions are pinned host memory (" +
+                     : "positions, token ids, rope, row scratch, KV positions" +
+                           std::string(in.device_part_unmapped ? ", transfer staging" : "") + ": pinned host memory (" +
                            mib(host_index_bytes) + "), not device memory"},
       {"pruning state", board.unified ? p.arena.prune_bytes : p.arena.prune_bytes - p.arena.prune_host_bytes,
        board.unified || p.arena.prune_host_bytes == 0

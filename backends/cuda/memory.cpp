@@ -1,7 +1,9 @@
-// Allocations (memory.h). Managed memory (the engine's arena on a discrete GPU) is advised
-// to live on the GPU so kernels read it at device bandwidth; the host's touches migrate pages
-// on demand. The weights are device_only: plain cudaMalloc on a discrete GPU, never touched
-// by the host (ModelDevice::place uploads them through pinned staging).
+// Allocations (memory.h). Managed memory (MemoryKind::device on a discrete GPU; the engine's
+// contexts no longer ask for it) is advised to live on the GPU so kernels read it at device
+// bandwidth; the host's touches migrate pages on demand. What the engine keeps on the device
+// is device_only: plain cudaMalloc on a discrete GPU, never touched by the host (the weights,
+// uploaded through pinned staging by ModelDevice::place; the contexts' arenas' device parts
+// and the pager's device pool, reached by kernels and copies alone).
 #include "memory.h"
 
 #include <new>

@@ -71,7 +71,8 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   if (kind == MemoryKind::device || kind == MemoryKind::device_only)
     device_type_bits_.store(req.memoryTypeBits, std::memory_order_relaxed);
   Status s = type >= 0 ? Status::ok()
-                       : error(WT_ERR_UNSUPPORTED, "vulkan: the device has no host-visible coherent memory type for storage buffers");
+                       : error(WT_ERR_UNSUPPORTED, unmapped ? "vulkan: the device has no memory type for storage buffers"
+                                                            : "vulkan: the device has no host-visible coherent memory type for storage buffers");
   VkDeviceMemory memory = VK_NULL_HANDLE;
   void* mapped = nullptr;  // or, unmapped, the addresses reserved for it
   if (s) {

@@ -167,6 +167,7 @@ Status Context::arena_inputs(ArenaInputs* out) const {
   in.n_batch_rows = options_.n_batch_rows;
   in.kv_pager_in_place = pager_in_place(options_.kv_device_blocks, options_.kv_pager_copy, backend_->caps().unified_memory);
   in.device_part_unmapped = backend_->caps().device_only_unmapped;
+  in.transfer_bytes = options_.transfer_bytes;
   if (options_.kv_device_blocks < 0)
     return error(WT_ERR_INVALID_ARGUMENT, "kv_device_blocks must be >= 0 (0 = no pager)");
   if (options_.kv_device_blocks > 0)

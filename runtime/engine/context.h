@@ -38,6 +38,7 @@ struct ContextOptions {
   bool kv_pager_copy = false;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0 (the backend's BackendCaps::kv_types)
   int32_t n_batch_rows = 0;    // prompt rows at once (pass_rows(), slice_rows(), ffn_rows()); 0: the default
+  size_t transfer_bytes = 0;   // the transfer staging's largest chunk (ArenaInputs); 0: kTransferBytes
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
   wt_prune_params prune = wt_prune_default_params();
@@ -254,8 +255,8 @@ class Context {
   Backend* backend_ = nullptr;
   Buffer arena_;       // the arena's device part (context_layout.h): device_only memory, so
                        // Buffer::host is null on a discrete GPU and the views use Buffer::device
-  Buffer host_arena_;  // its host part: logits, positions, token ids, row scratch, KV positions,
-                       // the policies' scores
+  Buffer host_arena_;  // its host part: logits, positions, token ids, rope divisors, row
+                       // scratch, KV positions, the policies' scores, the transfer staging
   Buffer workspace_;   // a view of the device part, installed on the backend before each call
   // The host part's staging for the device part (ArenaViews::transfer): null where the host
   // addresses the device part itself.

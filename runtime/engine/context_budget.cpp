@@ -123,8 +123,8 @@ Status check_arena_budget(const ArenaInputs& in, const ArenaBytes& asked, const 
   }
   // An n_batch_rows the caller set: a smaller one may fit at this n_ctx.
   const int32_t rows = in.n_batch_rows == 0 ? 0 : most_rows_that_fit(in, std::min(in.n_batch_rows, in.n_ctx), limit);
-  // Each part, and its pinned host share (context_layout.h: the logits, the index arrays but
-  // the rope divisors, the policies' host part, the pager's host pool); the rest is device
+  // Each part, and its pinned host share (context_layout.h: the logits, the index arrays and
+  // transfer staging, the policies' host part, the pager's host pool); the rest is device
   // memory on a discrete device.
   const uint64_t host_index = need.host_bytes - need.logits_bytes - need.prune_host_bytes;
   struct Part {

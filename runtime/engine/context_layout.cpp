@@ -255,7 +255,8 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
                                   : n;
     const size_t layer = kv_row * static_cast<size_t>(hp.n_head_kv) * static_cast<size_t>(most_rows);
     const size_t anchors = in.prune ? anchor_bytes(hp) : 0;
-    v.transfer_bytes = std::max<size_t>(64, std::min(kTransferBytes, std::max(layer, anchors)));
+    const size_t cap = in.transfer_bytes > 0 ? in.transfer_bytes : kTransferBytes;
+    v.transfer_bytes = std::max<size_t>(64, std::min(cap, std::max(layer, anchors)));
     v.transfer = h.take_n<char>(v.transfer_bytes);
   }
   part(&b.index_bytes);

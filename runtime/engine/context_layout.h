@@ -65,6 +65,8 @@ struct ArenaInputs {
   // planner: a device backend on a discrete board), so the host part holds the transfer
   // staging (ArenaViews::transfer).
   bool device_part_unmapped = false;
+  size_t transfer_bytes = 0;  // the staging's largest chunk; 0: kTransferBytes (tests: smaller,
+                              // so that a state moves in many chunks)
   // [n_layer] KV rows each layer is sized for (kv_capacity: the plan's figure); null: n_ctx.
   const std::vector<int32_t>* kv_rows = nullptr;
   DType kv_type = DType::f32;  // the KV cache's element: f32, f16 or q8_0

@@ -263,9 +263,9 @@ class BackendSelector final : public Selector {
  private:
   bool in_arena(const float* p, size_t floats) const {
     const char* q = reinterpret_cast<const char*>(p);
-    for (const Buffer& part : arena_) {
-      const char* base = static_cast<const char*>(part.host) + part.offset;
-      if (part.host && q >= base && q + sizeof(float) * floats <= base + part.size_bytes) return true;
+    for (const Buffer& part : arena_) {  // Buffer::device: the device part may have no host address
+      const char* base = static_cast<const char*>(part.device) + part.offset;
+      if (part.device && q >= base && q + sizeof(float) * floats <= base + part.size_bytes) return true;
     }
     return false;
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device_cases.h"
+#include "runtime/engine/context.h"
 
 using namespace wt::test::device_cases;
 
@@ -370,5 +371,57 @@ TEST_CASE("vulkan model: with the arena's device part unmapped states and pruned
   CHECK(st.arena_bytes == plan.arena_bytes);
   wt_context_free(used);
   wt_context_free(fresh);
+}
+
+// The staging in chunks of 4000 bytes (not a multiple of a KV row's 768 or of 64): a state's
+// KV and Token Filtering's anchors (46,080 bytes) move in many chunks, the last one short, and
+// give what one chunk each gives.
+TEST_CASE("vulkan model: a small transfer staging moves states and anchors in many chunks, as one chunk does") {
+  wt::BackendOptions bo;
+  bo.unmapped_device_only = true;
+  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
+  if (!device) return;
+  const std::unique_ptr<wt_model> dev = model_on(std::move(device));
+  wt::ContextOptions o;
+  o.n_ctx = 128;
+  o.n_threads = 2;
+  o.kv_type = wt::DType::f32;
+  o.f32_activations = true;
+  o.prune = method(WT_PRUNE_TOKENFILTER);
+  std::unique_ptr<wt::Context> whole, chunked;
+  REQUIRE(wt::Context::create(*dev->model, o, &whole).is_ok());
+  o.transfer_bytes = 4000;
+  REQUIRE(wt::Context::create(*dev->model, o, &chunked).is_ok());
+  const std::vector<wt_token> prompt = real_model().prompt(sizes().greedy_prompt);
+  const int32_t n_vocab = dev->model->hp.n_vocab;
+  std::vector<std::vector<uint8_t>> states;
+  const std::vector<wt_token> before(real_model().text.begin() + 300, real_model().text.begin() + 300 + prompt.size());
+  for (wt::Context* c : {whole.get(), chunked.get()}) {
+    // A prompt before, so that the anchors hold its sums: the second prompt's zeros must
+    // reach every chunk. Then the prompt, two steps, the state.
+    REQUIRE(c->prefill(before.data(), static_cast<int32_t>(before.size())).is_ok());
+    c->reset();
+    REQUIRE(c->prefill(prompt.data(), static_cast<int32_t>(prompt.size())).is_ok());
+    for (int i = 0; i < 2; ++i) REQUIRE(c->decode(argmax(c->logits(-1), n_vocab)).is_ok());
+    std::vector<uint8_t> state(c->state_bytes());
+    wt::StateSink sink(state.data(), state.size());
+    REQUIRE(c->save_state(sink).is_ok());
+    states.push_back(std::move(state));
+  }
+  CHECK(states[0] == states[1]);
+  // The whole-chunk context's state into the chunked one, then the same steps on both.
+  wt::StateSource source(states[0].data(), states[0].size());
+  const wt::Status loaded = chunked->load_state(source);
+  REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
+  int differ = 0;
+  for (int i = 0; i < 4; ++i) {
+    const float* a = whole->logits(-1);
+    const float* b = chunked->logits(-1);
+    differ += !std::equal(a, a + n_vocab, b);
+    const int32_t next = argmax(a, n_vocab);
+    REQUIRE(whole->decode(next).is_ok());
+    REQUIRE(chunked->decode(next).is_ok());
+  }
+  CHECK(differ == 0);
 }
 #endif

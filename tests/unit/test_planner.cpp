@@ -642,3 +642,32 @@ TEST_CASE("planner: on a discrete board the scores the policies read are pinned 
   CHECK(found);
   CHECK(sum == p.total_bytes);
 }
+
+// A device backend on a discrete board: the arena's device part has no host address there,
+// so its host part carries the transfer staging (context_layout.h), device memory does not
+// grow, and the "index + scratch" row says where the staging is.
+TEST_CASE("planner: a device backend on a discrete board plans the transfer staging in pinned host memory") {
+  const ModelShape shape = model_shape_from_model(*tiny().model);
+  PlanRequest r;
+  r.n_ctx = 384;
+  r.n_new = 16;
+  r.backend = WT_BACKEND_CUDA;
+  r.kv_type = DType::f16;
+  BoardProfile card = synthetic_board(uint64_t{1} << 40, 0);
+  card.unified = false;
+  Plan unified, discrete, cpu_discrete;
+  REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &unified).is_ok());
+  REQUIRE(plan(card, shape, r, &discrete).is_ok());
+  r.backend = WT_BACKEND_CPU;
+  REQUIRE(plan(card, shape, r, &cpu_discrete).is_ok());
+  const uint64_t staging = discrete.arena.host_bytes - unified.arena.host_bytes;
+  // One layer's K at n_ctx rows in an f16 cache, as a 64-byte slice.
+  const uint64_t layer = 2ull * shape.hp.head_dim * shape.hp.n_head_kv * 384;
+  CHECK(staging == (layer + 63) / 64 * 64);
+  CHECK(discrete.arena.total_bytes - unified.arena.total_bytes == staging);
+  CHECK(cpu_discrete.arena.host_bytes == unified.arena.host_bytes);  // the CPU's is host memory
+  bool said = false;
+  for (const PlanComponent& c : discrete.components)
+    if (c.name == "index + scratch") said = c.note.find("transfer staging") != std::string::npos;
+  CHECK(said);
+}

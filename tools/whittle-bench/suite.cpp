@@ -749,6 +749,10 @@ bool run_suite(const BenchModel& m, const Machine& mc, const SuiteOptions& o_in,
       std::fputs("\n", stderr);
       std::fputs(md.c_str(), stdout);
       std::fflush(stdout);
+    } else if (!refused_md.empty()) {  // nothing ran at this length (stopped, --summarize)
+      const std::string md = "L " + std::to_string(L) + ":\n" + refused_md + "\n";
+      out->markdown += md;
+      std::fputs(md.c_str(), stdout);
     }
     for (MethodState& ms : methods) wt_context_free(ms.ctx);
     if (failed && !g_stop) return false;
