@@ -241,20 +241,25 @@ std::vector<std::vector<float>> go_on(wt_context* ctx, const std::vector<wt_toke
   return logits;
 }
 
-void check_state_round_trip(const wt_model* from, const wt_model* into, wt_prune_method m) {
+// With device_blocks > 0 both contexts page their KV (pager_flags: WT_KV_PAGER_COPY or 0).
+void check_state_round_trip(const wt_model* from, const wt_model* into, wt_prune_method m, int32_t device_blocks = 0,
+                            uint64_t pager_flags = 0) {
   const Sizes& z = sizes();
   const std::vector<wt_token> prompt = real_model().prompt(z.greedy_prompt);
   const std::vector<wt_token> question(real_model().text.begin() + 500, real_model().text.begin() + 508);
   const int n_new = 32;
   const wt_prune_params pp = method(m);
   const size_t n_ctx = prompt.size() + question.size() + n_new + 64;  // the oracle's answer too
-  wt_context* saved = make_ctx(from, pp, n_ctx, false);
+  wt_context_params cp = ctx_params(pp, n_ctx, false);
+  cp.kv_device_blocks = device_blocks;
+  cp.kv_pager_flags = pager_flags;
+  wt_context* saved = make_ctx(cp, from);
   REQUIRE_MESSAGE(wt_context_prefill(saved, prompt.data(), prompt.size()) == WT_OK, wt_last_error());
   size_t n = 0;
   REQUIRE(wt_context_state_size(saved, &n) == WT_OK);
   std::vector<uint8_t> state(n);
   REQUIRE_MESSAGE(wt_context_state_save(saved, state.data(), state.size(), &n) == WT_OK, wt_last_error());
-  wt_context* loaded = make_ctx(into, pp, n_ctx, false);
+  wt_context* loaded = make_ctx(cp, into);
   REQUIRE_MESSAGE(wt_context_state_load(loaded, state.data(), state.size()) == WT_OK, wt_last_error());
   std::vector<wt_token> want, got;
   const auto lw = go_on(saved, question, n_new, &want);
@@ -340,6 +345,9 @@ TEST_CASE("vulkan model: with the arena's device part unmapped states and pruned
   // and decode steps with the device part unmapped (Token Filtering's anchors in the state,
   // GemFilter's restart zeroing them twice).
   check_state_round_trip(real_model().model, dev.get(), WT_PRUNE_FULL);
+  // Through the copying pager too (a discrete GPU's: blocks out to the pinned host pool and
+  // back), with 6 blocks of 64 tokens on the device, two layers' worth.
+  check_state_round_trip(dev.get(), dev.get(), WT_PRUNE_FULL, 6, WT_KV_PAGER_COPY);
   for (int32_t i = 0; i < wt_prune_method_count(); ++i) {
     wt_prune_method m;
     REQUIRE(wt_prune_method_at(i, &m) == WT_OK);
