@@ -144,6 +144,19 @@ inline std::unique_ptr<wt_model> model_on(std::unique_ptr<wt::Backend> device) {
   wt::test::g_vulkan_ran = true;
   return m;
 }
+
+// The default model on a Vulkan backend whose device_only memory (the weights, the contexts'
+// arenas' device parts, the pager's pools) is unmapped as on a discrete card
+// (BackendOptions::unmapped_device_only: addresses reserved and never backed, so a host access
+// faults), or null after a SKIPPED message.
+inline std::unique_ptr<wt_model> unmapped_model() {
+  wt::BackendOptions bo;
+  bo.unmapped_device_only = true;
+  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
+  if (!device) return nullptr;
+  REQUIRE(device->caps().device_only_unmapped);
+  return model_on(std::move(device));
+}
 #endif
 
 // make_ctx's parameters.

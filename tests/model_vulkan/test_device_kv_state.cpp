@@ -335,12 +335,8 @@ std::vector<std::vector<float>> greedy_after(wt_context* ctx, const std::vector<
 // (BackendOptions::unmapped_device_only), gives that part addresses that are reserved and
 // never backed, so a host read or write of it faults here.
 TEST_CASE("vulkan model: with the arena's device part unmapped states and pruned prompts go through the staging") {
-  wt::BackendOptions bo;
-  bo.unmapped_device_only = true;
-  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
-  if (!device) return;
-  REQUIRE(device->caps().device_only_unmapped);
-  const std::unique_ptr<wt_model> dev = model_on(std::move(device));
+  const std::unique_ptr<wt_model> dev = unmapped_model();
+  if (!dev) return;
   // In from the CPU's state; out and in again for every method, which runs each one's prompt
   // and decode steps with the device part unmapped (Token Filtering's anchors in the state,
   // GemFilter's restart zeroing them twice).
@@ -385,11 +381,8 @@ TEST_CASE("vulkan model: with the arena's device part unmapped states and pruned
 // KV and Token Filtering's anchors (46,080 bytes) move in many chunks, the last one short, and
 // give what one chunk each gives.
 TEST_CASE("vulkan model: a small transfer staging moves states and anchors in many chunks, as one chunk does") {
-  wt::BackendOptions bo;
-  bo.unmapped_device_only = true;
-  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
-  if (!device) return;
-  const std::unique_ptr<wt_model> dev = model_on(std::move(device));
+  const std::unique_ptr<wt_model> dev = unmapped_model();
+  if (!dev) return;
   wt::ContextOptions o;
   o.n_ctx = 128;
   o.n_threads = 2;

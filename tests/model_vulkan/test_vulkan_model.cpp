@@ -188,11 +188,8 @@ TEST_CASE("vulkan model: tensors larger than one binding run in row ranges and m
 // copy stream (runtime/engine/model_device.cpp) and kernels find both at reserved addresses.
 // lavapipe, told to leave device_only memory unmapped, runs that path against the CPU.
 TEST_CASE("vulkan model: weights and the arena in unmapped device memory match the CPU") {
-  wt::BackendOptions bo;
-  bo.unmapped_device_only = true;
-  std::unique_ptr<wt::Backend> device = vulkan_backend_for_model(bo);
-  if (!device) return;
-  const std::unique_ptr<wt_model> dev = model_on(std::move(device));
+  const std::unique_ptr<wt_model> dev = unmapped_model();
+  if (!dev) return;
   check_diff(compare_prompt(real_model().model, dev.get(), real_model().prompt(sizes().logit_prompt[0])),
              "unmapped weights");
   // The pager's device pool is unmapped too: blocks move by copies and gathers alone. lavapipe
@@ -208,6 +205,8 @@ TEST_CASE("vulkan model: weights and the arena in unmapped device memory match t
   wt_model_params mp = wt_model_default_params();
   wt_model* cpu = nullptr;
   REQUIRE_MESSAGE(wt_model_load(freqs.c_str(), &mp, &cpu) == WT_OK, wt_last_error());
+  wt::BackendOptions bo;
+  bo.unmapped_device_only = true;
   std::unique_ptr<wt::Backend> device2 = vulkan_backend_for_model(bo);
   REQUIRE(device2);
   std::shared_ptr<wt::GgufFile> file;

@@ -42,6 +42,18 @@ MemoryLimit found(uint64_t available, bool device_only, uint64_t budget = 0, uin
   return m;
 }
 
+// The tiny Llama with two layers (tests/support/gguf_writer.h), loaded from memory.
+std::unique_ptr<Model> two_layer_tiny() {
+  test::TinyModelOptions o;
+  o.n_layer = 2;
+  const std::vector<uint8_t> bytes = test::make_tiny_llama(o).build();
+  std::shared_ptr<GgufFile> file;
+  REQUIRE(GgufFile::parse_memory(bytes.data(), bytes.size(), &file).is_ok());
+  std::unique_ptr<Model> model;
+  REQUIRE(load_model_from_gguf(file, LoadOptions{}, &model).is_ok());
+  return model;
+}
+
 }  // namespace
 
 TEST_CASE("budget: a discrete device's free memory bounds the device parts and the budget bounds all") {
@@ -85,13 +97,7 @@ TEST_CASE("budget: a discrete device's free memory bounds the device parts and t
 }
 
 TEST_CASE("budget: a context refused on a discrete device names its device memory and the parts that are short") {
-  test::TinyModelOptions o;
-  o.n_layer = 2;
-  const std::vector<uint8_t> bytes = test::make_tiny_llama(o).build();
-  std::shared_ptr<GgufFile> file;
-  REQUIRE(GgufFile::parse_memory(bytes.data(), bytes.size(), &file).is_ok());
-  std::unique_ptr<Model> model;
-  REQUIRE(load_model_from_gguf(file, LoadOptions{}, &model).is_ok());
+  const std::unique_ptr<Model> model = two_layer_tiny();
   std::unique_ptr<Backend> cpu;
   REQUIRE(create_cpu_backend(BackendOptions{}, &cpu).is_ok());
   ArenaInputs in;
@@ -122,13 +128,7 @@ TEST_CASE("budget: a context refused on a discrete device names its device memor
 // part for what the host moves in and out of it: a layer's KV or the anchors, whichever is
 // larger, at most kTransferBytes; the device part is the same size as without.
 TEST_CASE("budget: an unmapped device part adds the transfer staging to the host part only") {
-  test::TinyModelOptions o;
-  o.n_layer = 2;
-  const std::vector<uint8_t> bytes = test::make_tiny_llama(o).build();
-  std::shared_ptr<GgufFile> file;
-  REQUIRE(GgufFile::parse_memory(bytes.data(), bytes.size(), &file).is_ok());
-  std::unique_ptr<Model> model;
-  REQUIRE(load_model_from_gguf(file, LoadOptions{}, &model).is_ok());
+  const std::unique_ptr<Model> model = two_layer_tiny();
   std::unique_ptr<Backend> cpu;
   REQUIRE(create_cpu_backend(BackendOptions{}, &cpu).is_ok());
   const Hparams& hp = model->hp;
