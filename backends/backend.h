@@ -43,6 +43,14 @@ struct Buffer {
   MemoryKind kind = MemoryKind::device;
 };
 
+// The view of `bytes` bytes at `offset` into a view (copies take views; so do kernels' binds).
+inline Buffer byte_view(const Buffer& base, size_t offset, size_t bytes) {
+  Buffer v = base;
+  v.offset = base.offset + offset;
+  v.size_bytes = bytes;
+  return v;
+}
+
 enum class Stream { compute = 0, copy = 1 };
 
 struct Event {

@@ -37,7 +37,7 @@ Memory::~Memory() {
 
 Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   const bool unified = d_->caps.unified_memory;
-  const bool unmapped = kind == MemoryKind::device_only && (!unified || unmap_device_only_);
+  const bool unmapped = kind == MemoryKind::device_only && device_only_unmapped();
   if (kind == MemoryKind::device_only && !unmapped) kind = MemoryKind::device;  // mapped, as backend.h says
   const size_t size = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
   const VulkanCaps& c = d_->caps;

@@ -38,6 +38,8 @@ class Memory {
   // From now on device_only memory is unmapped on unified memory too (as on a discrete
   // card), so tests run that path on lavapipe (BackendOptions::unmapped_device_only).
   void unmap_device_only() { unmap_device_only_ = true; }
+  // Whether device_only memory is left unmapped: on a discrete card, or when told to.
+  bool device_only_unmapped() const { return unmap_device_only_ || !d_->caps.unified_memory; }
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out);
   void free(Buffer* buffer);
   const AllocationTable& table() const { return table_; }

@@ -70,7 +70,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
   caps_.name = "vulkan";
   caps_.device_name = c.device_name;
   caps_.unified_memory = c.unified_memory;
-  caps_.device_only_unmapped = !c.unified_memory || options.unmapped_device_only;  // memory.h
+  caps_.device_only_unmapped = memory_.device_only_unmapped();
   caps_.has_copy_queue = c.has_transfer_queue;
   caps_.max_buffer_bytes = static_cast<size_t>(c.max_memory_allocation_bytes < c.max_buffer_bytes
                                                    ? c.max_memory_allocation_bytes

@@ -157,6 +157,7 @@ class Context {
   Status save_device_bytes(StateSink& out, const void* src, size_t bytes);
   Status load_device_bytes(StateSource& in, void* dst, size_t bytes);
   Status zero_device_bytes(void* dst, size_t bytes);
+  Buffer device_view(const void* p, size_t bytes) const;
   Buffer staging_view(size_t bytes) const;
 
   // One forward pass, as the layers see it (forward_llama.cpp).

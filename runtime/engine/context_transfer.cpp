@@ -12,14 +12,13 @@
 
 namespace wt {
 
-namespace {
-
-Buffer device_view(void* p, size_t bytes) { return Buffer{nullptr, p, 0, 0, bytes, MemoryKind::device_only}; }
-
-}  // namespace
+// Views of the two parts by address: p in the device part, the staging in the host part.
+Buffer Context::device_view(const void* p, size_t bytes) const {
+  return byte_view(arena_, static_cast<size_t>(static_cast<const char*>(p) - static_cast<const char*>(arena_.device)), bytes);
+}
 
 Buffer Context::staging_view(size_t bytes) const {
-  return Buffer{transfer_, transfer_, 0, 0, bytes, MemoryKind::host_pinned};
+  return byte_view(host_arena_, static_cast<size_t>(transfer_ - static_cast<const char*>(host_arena_.host)), bytes);
 }
 
 Status Context::save_device_bytes(StateSink& out, const void* src, size_t bytes) {
@@ -27,7 +26,7 @@ Status Context::save_device_bytes(StateSink& out, const void* src, size_t bytes)
   const char* p = static_cast<const char*>(src);
   for (size_t done = 0; done < bytes;) {
     const size_t n = std::min(transfer_bytes_, bytes - done);
-    WT_TRY(backend_->copy_async(Stream::compute, staging_view(n), device_view(const_cast<char*>(p + done), n), n));
+    WT_TRY(backend_->copy_async(Stream::compute, staging_view(n), device_view(p + done, n), n));
     WT_TRY(backend_->synchronize(Stream::compute));
     WT_TRY(out.write(transfer_, n));
     done += n;

@@ -105,12 +105,7 @@ Status upload_chunk(Backend& b, const Buffer& dst, size_t chunk_size, const std:
     }
     std::memset(out + (cur - pos), 0, end - cur);
     WT_TRY(b.synchronize(Stream::copy));  // the other half's copy has finished too
-    Buffer d = dst, src = staging;
-    d.offset += pos;
-    d.size_bytes = n;
-    src.offset += static_cast<size_t>(*h) * half;
-    src.size_bytes = n;
-    WT_TRY(b.copy_async(Stream::copy, d, src, n));
+    WT_TRY(b.copy_async(Stream::copy, byte_view(dst, pos, n), byte_view(staging, static_cast<size_t>(*h) * half, n), n));
     *h ^= 1;
     pos = end;
   }

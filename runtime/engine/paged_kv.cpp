@@ -16,13 +16,6 @@ uint64_t plane_row_bytes(const PagedKvParams& p) {
   return static_cast<uint64_t>(head) * static_cast<uint64_t>(p.n_head_kv);
 }
 
-Buffer byte_view(const Buffer& base, size_t offset, size_t bytes) {
-  Buffer v = base;
-  v.offset = base.offset + offset;
-  v.size_bytes = bytes;
-  return v;
-}
-
 }  // namespace
 
 int32_t PagedKv::min_device_blocks(const PagedKvParams& p) { return n_blocks_for(p, p.n_ctx); }
