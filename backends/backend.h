@@ -51,6 +51,18 @@ inline Buffer byte_view(const Buffer& base, size_t offset, size_t bytes) {
   return v;
 }
 
+// zero_async's arguments, the same on every backend: within the view, in whole 4-byte words.
+inline Status check_zero_range(const char* backend, const Buffer& dst, size_t bytes) {
+  if (bytes > dst.size_bytes)
+    return error(WT_ERR_INVALID_ARGUMENT, std::string(backend) + ": zeroing " + std::to_string(bytes) +
+                                              " bytes exceeds a buffer view of " + std::to_string(dst.size_bytes));
+  if (dst.offset % 4 != 0 || bytes % 4 != 0)
+    return error(WT_ERR_INVALID_ARGUMENT, std::string(backend) + ": zeroing " + std::to_string(bytes) +
+                                              " bytes at offset " + std::to_string(dst.offset) +
+                                              ": both must be multiples of 4");
+  return Status::ok();
+}
+
 enum class Stream { compute = 0, copy = 1 };
 
 struct Event {
@@ -121,6 +133,10 @@ class Backend {
 
   // Copies between buffers on a stream (host-visible buffers on the CPU backend).
   virtual Status copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) = 0;
+  // Sets the first `bytes` bytes of dst to zero on a stream, in order with its copies and
+  // kernels: how the engine clears device_only memory the host cannot address. dst's offset
+  // and bytes are whole words (Vulkan's vkCmdFillBuffer fills words); check_zero_range says so.
+  virtual Status zero_async(Stream stream, const Buffer& dst, size_t bytes) = 0;
   virtual Status record_event(Stream stream, Event* out) = 0;
   virtual Status wait_event(Stream stream, const Event& event) = 0;
   virtual Status synchronize(Stream stream) = 0;

@@ -64,7 +64,11 @@ void CopyWorker::run_next(std::unique_lock<std::mutex>& lock) {
   const Job job = ring_[finished_ % ring_.size()];
   lock.unlock();
   const uint64_t t0 = now_ns();
-  std::memcpy(job.dst, job.src, job.bytes);
+  if (job.src) {
+    std::memcpy(job.dst, job.src, job.bytes);
+  } else {
+    std::memset(job.dst, 0, job.bytes);
+  }
   const uint64_t t1 = now_ns();
   lock.lock();
   busy_ns_ += t1 - t0;

@@ -25,7 +25,8 @@ class CopyWorker {
   CopyWorker(const CopyWorker&) = delete;
   CopyWorker& operator=(const CopyWorker&) = delete;
 
-  // Queues memcpy(dst, src, bytes); returns its sequence number (its completion event).
+  // Queues memcpy(dst, src, bytes), or memset(dst, 0, bytes) where src is null; returns its
+  // sequence number (its completion event).
   uint64_t submit(void* dst, const void* src, size_t bytes);
   // The sequence number of the last submitted copy (0: none yet).
   uint64_t last() const;

@@ -243,6 +243,16 @@ class CpuBackend final : public Backend {
     }
     return Status::ok();
   }
+  Status zero_async(Stream stream, const Buffer& dst, size_t bytes) override {
+    WT_TRY(check_zero_range("cpu", dst, bytes));
+    void* d = static_cast<char*>(dst.host) + dst.offset;
+    if (stream == Stream::copy) {
+      copies_.submit(d, nullptr, bytes);
+    } else {
+      std::memset(d, 0, bytes);
+    }
+    return Status::ok();
+  }
   Status record_event(Stream stream, Event* out) override {
     // A copy-stream event is the copy worker's sequence number; compute events are complete.
     const uint64_t value = stream == Stream::copy ? copies_.last() : ++compute_timeline_;

@@ -116,6 +116,18 @@ Status CudaBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& s
                      "cudaMemcpyAsync");
 }
 
+Status CudaBackend::zero_async(Stream stream, const Buffer& dst, size_t bytes) {
+  WT_TRY(check_zero_range("cuda", dst, bytes));
+  if (bytes == 0) return Status::ok();
+  if (!dst.device) return error(WT_ERR_INVALID_ARGUMENT, "cuda: zero_async of a buffer without an address");
+  WT_TRY(bind_thread());
+  if (stream == Stream::compute) WT_TRY(flush_graph());
+  if (stream == Stream::copy) WT_TRY(copy_busy_.open(streams_[1].get()));
+  return cuda_status(cudaMemsetAsync(static_cast<char*>(dst.device) + dst.offset, 0, bytes,
+                                     streams_[static_cast<int>(stream)].get()),
+                     "cudaMemsetAsync");
+}
+
 Status CudaBackend::record_event(Stream stream, Event* out) {
   WT_TRY(bind_thread());
   uint64_t value = 0;

@@ -30,6 +30,7 @@ class CudaBackend final : public Backend {
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out) override;
   void free(Buffer* buffer) override;
   Status copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) override;
+  Status zero_async(Stream stream, const Buffer& dst, size_t bytes) override;
   Status record_event(Stream stream, Event* out) override;
   Status wait_event(Stream stream, const Event& event) override;
   Status synchronize(Stream stream) override;

@@ -127,6 +127,21 @@ void VulkanBackend::free(Buffer* buffer) {
   memory_.free(buffer);
 }
 
+Status VulkanBackend::begin_transfer(Stream stream, VkCommandBuffer* cmd) {
+  VkStream& st = streams_[static_cast<int>(stream)];
+  WT_TRY(st.begin(cmd));
+  auto mb = vk_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  const VkPipelineStageFlags stages =
+      stream == Stream::copy && caps_.has_copy_queue ? VK_PIPELINE_STAGE_TRANSFER_BIT
+                                                     : VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  // Also at the start of a batch: submission order alone does not order execution, and the
+  // previous batch on this queue may still write what this transfer reads or writes.
+  vkCmdPipelineBarrier(*cmd, stages, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  return Status::ok();
+}
+
 Status VulkanBackend::copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) {
   if (bytes > dst.size_bytes || bytes > src.size_bytes)
     return error(WT_ERR_INVALID_ARGUMENT, "vulkan: copy of " + std::to_string(bytes) + " bytes exceeds a buffer view");
@@ -136,21 +151,27 @@ Status VulkanBackend::copy_async(Stream stream, const Buffer& dst, const Buffer&
   if (!memory_.table().find(static_cast<char*>(dst.device) + dst.offset, bytes, &d) ||
       !memory_.table().find(static_cast<const char*>(src.device) + src.offset, bytes, &s))
     return error(WT_ERR_INVALID_ARGUMENT, "vulkan: copy_async between memory this backend did not allocate");
-  VkStream& st = streams_[static_cast<int>(stream)];
   VkCommandBuffer cmd;
-  WT_TRY(st.begin(&cmd));
-  auto mb = vk_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  const VkPipelineStageFlags stages =
-      stream == Stream::copy && caps_.has_copy_queue ? VK_PIPELINE_STAGE_TRANSFER_BIT
-                                                     : VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-  // Also at the start of a batch: submission order alone does not order execution, and the
-  // previous batch on this queue may still write what this copy reads.
-  vkCmdPipelineBarrier(cmd, stages, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  WT_TRY(begin_transfer(stream, &cmd));
   const VkBufferCopy region{s.offset, d.offset, bytes};
   vkCmdCopyBuffer(cmd, reinterpret_cast<VkBuffer>(s.buffer), reinterpret_cast<VkBuffer>(d.buffer), 1, &region);
-  return st.recorded();
+  return streams_[static_cast<int>(stream)].recorded();
+}
+
+Status VulkanBackend::zero_async(Stream stream, const Buffer& dst, size_t bytes) {
+  WT_TRY(check_zero_range("vulkan", dst, bytes));
+  if (bytes == 0) return Status::ok();
+  Resolved d;
+  if (!memory_.table().find(static_cast<char*>(dst.device) + dst.offset, bytes, &d))
+    return error(WT_ERR_INVALID_ARGUMENT, "vulkan: zero_async of memory this backend did not allocate");
+  // Each allocation is its own VkBuffer from offset 0, so a word-aligned view is one here too.
+  if (d.offset % 4 != 0)
+    return error(WT_ERR_INVALID_ARGUMENT, "vulkan: zero_async at buffer offset " + std::to_string(d.offset) +
+                                              ", not a multiple of 4");
+  VkCommandBuffer cmd;
+  WT_TRY(begin_transfer(stream, &cmd));
+  vkCmdFillBuffer(cmd, reinterpret_cast<VkBuffer>(d.buffer), d.offset, bytes, 0u);
+  return streams_[static_cast<int>(stream)].recorded();
 }
 
 Status VulkanBackend::record_event(Stream stream, Event* out) {

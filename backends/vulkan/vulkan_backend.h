@@ -41,6 +41,7 @@ class VulkanBackend final : public Backend {
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out) override;
   void free(Buffer* buffer) override;
   Status copy_async(Stream stream, const Buffer& dst, const Buffer& src, size_t bytes) override;
+  Status zero_async(Stream stream, const Buffer& dst, size_t bytes) override;
   Status record_event(Stream stream, Event* out) override;
   Status wait_event(Stream stream, const Event& event) override;
   Status synchronize(Stream stream) override;
@@ -97,6 +98,8 @@ class VulkanBackend final : public Backend {
 
  private:
   Status check_validation() const;
+  // Opens a transfer command on a stream, after a barrier for what ran before it.
+  Status begin_transfer(Stream stream, VkCommandBuffer* cmd);
 
   Device device_;
   Memory memory_;

@@ -1,12 +1,12 @@
 // The host's reads and writes of the arena's device part (context_layout.h): a state's KV and
 // anchors, and the anchors' zeros before a pruned prompt. Where that part has a host address
-// (the CPU, unified memory) the host works on it in place. Where it has none (a discrete GPU,
-// BackendCaps::device_only_unmapped) the bytes go through the host part's transfer staging a
-// chunk at a time, copied on the compute stream (so after the kernels that wrote them and
-// before those that read them), waited for before the staging is used again. Not hot: a
-// state's save or load, once per pruned prompt.
+// (the CPU, unified memory) a state's bytes are read and written in place. Where it has none
+// (a discrete GPU, BackendCaps::device_only_unmapped) they go through the host part's
+// transfer staging a chunk at a time, copied on the compute stream (so after the kernels that
+// wrote them and before those that read them), waited for before the staging is used again.
+// Zeros are the backend's own fill on the compute stream everywhere. Not hot: a state's save
+// or load, once per pruned prompt.
 #include <algorithm>
-#include <cstring>
 
 #include "context.h"
 
@@ -48,18 +48,9 @@ Status Context::load_device_bytes(StateSource& in, void* dst, size_t bytes) {
 }
 
 Status Context::zero_device_bytes(void* dst, size_t bytes) {
-  if (!transfer_) {
-    std::memset(dst, 0, bytes);
-    return Status::ok();
-  }
-  std::memset(transfer_, 0, std::min(transfer_bytes_, bytes));
-  char* p = static_cast<char*>(dst);
-  for (size_t done = 0; done < bytes;) {
-    const size_t n = std::min(transfer_bytes_, bytes - done);
-    WT_TRY(backend_->copy_async(Stream::compute, device_view(p + done, n), staging_view(n), n));
-    done += n;
-  }
-  return backend_->synchronize(Stream::compute);  // the copies have read the staging
+  // The backend clears it on the compute stream, after the kernels that read the last
+  // prompt's values and before the next prompt's, with or without a host address.
+  return backend_->zero_async(Stream::compute, device_view(dst, bytes), bytes);
 }
 
 }  // namespace wt

@@ -1,15 +1,19 @@
 // The CPU backend's copy stream (backends/cpu/copy_worker.h): copies complete in submission
 // order whether the worker or a waiter runs them, so a copy that reads what an earlier one
 // wrote sees it, and event v means copies 1..v are done. Suite "concurrency": the TSan stage
-// runs it (two threads take turns on one ring).
+// runs it (two threads take turns on one ring). And the CPU backend's zero_async, whose
+// copy-stream zeros are jobs of the same worker.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
+#include "backends/backend.h"
 #include "backends/cpu/copy_worker.h"
+#include "tests/support/zero_async_check.h"
 
 namespace {
 
@@ -51,4 +55,14 @@ TEST_CASE("copy worker: dependent copies complete in order whoever runs them and
     CHECK(w.busy_ns() > 0);
     CHECK(w.wait(w.last()) == 0);  // nothing left: no time blocked
   }
+}
+
+// The CPU backend's zero_async (backend.h): memset on the compute stream, a job of the copy
+// worker on the copy stream (in order with the copies queued before it).
+TEST_CASE("cpu backend: zero_async zeroes whole words of a view in stream order and refuses the rest") {
+  std::unique_ptr<wt::Backend> b;
+  wt::BackendOptions o;
+  o.n_threads = 2;
+  REQUIRE(wt::create_cpu_backend(o, &b).is_ok());
+  wt::test::check_zero_async(*b);
 }
