@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend_open.h"
 #include "harness.h"
 
 namespace {
@@ -25,14 +26,7 @@ TEST_CASE("stream times: copy and waited times fit the host clock and the stream
     BackendOptions o;
     o.validation = name.rfind("vulkan", 0) == 0 && parity::validation_requested();
     std::unique_ptr<Backend> b;
-    const Status st = mk.create(o, &b);
-    if (st.code() == WT_ERR_UNSUPPORTED) {
-      MESSAGE("SKIP " << name << ": " << st.message());
-      parity::g_skipped = true;
-      continue;
-    }
-    REQUIRE_MESSAGE(st.is_ok(), st.message());
-    parity::g_ran = true;
+    if (!parity::open_backend(mk, o, name, &b)) continue;
     StreamTimes t0;
     if (!b->stream_times(&t0)) {
       MESSAGE("SKIP " << name << " stream times: the backend does not time its streams on this device");

@@ -7,7 +7,7 @@
 
 #include "backends/vulkan/memory_heaps.h"
 #include "harness.h"
-#include "vulkan_open.h"
+#include "backend_open.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "backends/vulkan/stream.h"
 #include "backends/vulkan/vk_status.h"
 #include "harness.h"
-#include "vulkan_open.h"
+#include "backend_open.h"
 #include "platform/planner.h"
 #include "tests/support/rss.h"
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_open.h"
 #include "harness.h"
 #include "tests/support/zero_async_check.h"
 
@@ -32,14 +33,7 @@ TEST_CASE("zero_async: whole words of a view zeroed in stream order on every dev
     o.validation = name.rfind("vulkan", 0) == 0 && parity::validation_requested();
     o.unmapped_device_only = v.unmapped;
     std::unique_ptr<Backend> b;
-    const Status st = v.maker.create(o, &b);
-    if (st.code() == WT_ERR_UNSUPPORTED) {
-      MESSAGE("SKIP " << name << ": " << st.message());
-      parity::g_skipped = true;
-      continue;
-    }
-    REQUIRE_MESSAGE(st.is_ok(), st.message());
-    parity::g_ran = true;
+    if (!parity::open_backend(v.maker, o, name, &b)) continue;
     test::check_zero_async(*b);
     REQUIRE(b->synchronize(Stream::compute).is_ok());  // reports what the validation layer found
   }
