@@ -153,7 +153,8 @@ class Context {
   // One pass over a saved state: every check (apply false), or the writes too.
   Status read_state(StateSource& in, bool apply);
   // The host's access to bytes of the arena's device part, in place or through the transfer
-  // staging where that part has no host address (context_transfer.cpp).
+  // staging where that part has no host address (context_transfer.cpp); zeros are the
+  // backend's zero_async on the compute stream.
   Status save_device_bytes(StateSink& out, const void* src, size_t bytes);
   Status load_device_bytes(StateSource& in, void* dst, size_t bytes);
   Status zero_device_bytes(void* dst, size_t bytes);

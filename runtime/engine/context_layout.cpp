@@ -246,8 +246,8 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   v.kv_pos = h.take_n<int32_t>(kv_pos_n);
   v.origin = h.take_n<int32_t>(n_sz);
   if (in.device_part_unmapped) {
-    // What the host moves to or from the device part (a state's KV and anchors, the anchors'
-    // zeros) goes through here a chunk at a time where that part has no host address.
+    // What the host moves to or from the device part (a state's KV and anchors) goes through
+    // here a chunk at a time where that part has no host address.
     size_t kv_row = 0;
     dtype_row_bytes(in.kv_type, hd, &kv_row);
     const int64_t most_rows = in.kv_rows && in.kv_device_blocks == 0

@@ -59,7 +59,8 @@ TEST_CASE("copy worker: dependent copies complete in order whoever runs them and
 
 // The CPU backend's zero_async (backend.h): memset on the compute stream, a job of the copy
 // worker on the copy stream (in order with the copies queued before it).
-TEST_CASE("cpu backend: zero_async zeroes whole words of a view in stream order and refuses the rest") {
+TEST_CASE("cpu backend: zero_async zeroes whole words of a view in stream order and refuses the rest" *
+          doctest::test_suite("concurrency")) {
   std::unique_ptr<wt::Backend> b;
   wt::BackendOptions o;
   o.n_threads = 2;
