@@ -51,15 +51,18 @@ inline Buffer byte_view(const Buffer& base, size_t offset, size_t bytes) {
   return v;
 }
 
-// zero_async's arguments, the same on every backend: within the view, in whole 4-byte words.
+// zero_async's arguments, the same on every backend: within the view, in whole 4-byte words
+// (the address Buffer::device + offset and bytes; allocations start 64-byte aligned, so on
+// Vulkan the offset within the VkBuffer is a whole word too).
 inline Status check_zero_range(const char* backend, const Buffer& dst, size_t bytes) {
   if (bytes > dst.size_bytes)
     return error(WT_ERR_INVALID_ARGUMENT, std::string(backend) + ": zeroing " + std::to_string(bytes) +
                                               " bytes exceeds a buffer view of " + std::to_string(dst.size_bytes));
-  if (dst.offset % 4 != 0 || bytes % 4 != 0)
+  const uintptr_t at = reinterpret_cast<uintptr_t>(dst.device) + dst.offset;
+  if (at % 4 != 0 || bytes % 4 != 0)
     return error(WT_ERR_INVALID_ARGUMENT, std::string(backend) + ": zeroing " + std::to_string(bytes) +
-                                              " bytes at offset " + std::to_string(dst.offset) +
-                                              ": both must be multiples of 4");
+                                              " bytes at view offset " + std::to_string(dst.offset) +
+                                              ": the address and the size must be multiples of 4");
   return Status::ok();
 }
 

@@ -56,6 +56,10 @@ inline void check_zero_async(Backend& b) {
   // Refused alike everywhere, changing nothing: not whole words, or past the view.
   CHECK(b.zero_async(Stream::compute, byte_view(dev, 3002, 8), 8).code() == WT_ERR_INVALID_ARGUMENT);
   CHECK(b.zero_async(Stream::compute, byte_view(dev, 3004, 8), 6).code() == WT_ERR_INVALID_ARGUMENT);
+  Buffer unaligned = byte_view(dev, 0, 8);  // a view whose own address is off a word
+  unaligned.device = static_cast<char*>(dev.device) + 3002;
+  unaligned.host = dev.host ? static_cast<char*>(dev.host) + 3002 : nullptr;
+  CHECK(b.zero_async(Stream::compute, unaligned, 8).code() == WT_ERR_INVALID_ARGUMENT);
   const Status past = b.zero_async(Stream::compute, byte_view(dev, 3004, 8), 12);
   CHECK(past.code() == WT_ERR_INVALID_ARGUMENT);
   CHECK(past.message().find("exceeds a buffer view") != std::string::npos);
