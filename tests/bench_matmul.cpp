@@ -3,7 +3,10 @@
 // ffn 1536, 9/3 heads of 64, vocab 49152), at 1 and 2 threads, median of repetitions.
 //
 //   bench_matmul [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack] [--f32]
+//                [--mat TYPE:K:N:ROWS]...
 //
+// --mat times only the matrices given (e.g. q4_k:1536:8960:1, a Qwen2.5-1.5B gate at decode),
+// without the default model's table.
 // --f32 times matmul_f32, the path of f32_activations (weights dequantized to f32 in tiles,
 // activations not rounded to int8): the reference tests run the model through it.
 //
@@ -15,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 #include <functional>
 #include <memory>
 #include <random>
@@ -223,12 +227,34 @@ void bench_unpack(int reps, std::mt19937& rng) {
   }
 }
 
+// --mat TYPE:K:N:ROWS (TYPE as dtype_name spells it: q4_k, q6_k, ...).
+bool parse_mat(const char* arg, std::vector<Mat>* mats, std::vector<int64_t>* rows) {
+  static std::vector<std::string> names;  // Mat::name points here for the whole run
+  names.reserve(64);
+  char type[16] = {};
+  long long k = 0, n = 0, r = 0;
+  if (names.size() == names.capacity() || std::sscanf(arg, "%15[^:]:%lld:%lld:%lld", type, &k, &n, &r) != 4 || k <= 0 ||
+      n <= 0 || r <= 0)
+    return false;
+  for (uint32_t id = 0; id < 64; ++id) {
+    const wt::DTypeTraits* tr = wt::dtype_traits(id);
+    if (!tr || strcasecmp(tr->name, type) != 0) continue;
+    names.push_back(std::string(tr->name) + " " + std::to_string(k) + "x" + std::to_string(n));
+    mats->push_back(Mat{tr->type, k, n, names.back().c_str()});
+    rows->push_back(r);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int reps = 7;
   bool quick = false, unpack = false;
+  std::vector<Mat> mats;  // --mat TYPE:K:N:ROWS
+  std::vector<int64_t> mat_rows;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--isa" && i + 1 < argc) {
@@ -252,8 +278,9 @@ int main(int argc, char** argv) {
       unpack = true;
     } else if (a == "--f32") {
       g_f32 = true;
+    } else if (a == "--mat" && i + 1 < argc && parse_mat(argv[++i], &mats, &mat_rows)) {
     } else {
-      std::fprintf(stderr, "usage: %s [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack] [--f32]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--isa NAME] [--threads 1,2] [--reps N] [--quick] [--cpu] [--hot] [--unpack] [--f32] [--mat TYPE:K:N:ROWS]...\n", argv[0]);
       return 1;
     }
   }
@@ -292,7 +319,10 @@ int main(int argc, char** argv) {
                                {{DType::q4_1, 576, 1536, "Q4_1 576x1536 (gate)"}, 512},
                                {{DType::q4_1, 1536, 576, "Q4_1 1536x576 (down)"}, 512},
                                {{DType::q8_0, 576, 1536, "Q8_0 576x1536"}, 512}};
-    if (!quick) {
+    if (!mats.empty()) {
+      items.clear();
+      for (size_t m = 0; m < mats.size(); ++m) items.push_back({mats[m], mat_rows[m]});
+    } else if (!quick) {
       items.push_back({{DType::q4_1, 576, 1536, "Q4_1 576x1536 (gate)"}, 2048});
       items.push_back({{DType::q4_1, 1536, 576, "Q4_1 1536x576 (down)"}, 2048});
       items.push_back({{DType::q4_0, 576, 1536, "Q4_0 576x1536"}, 1});
@@ -317,6 +347,7 @@ int main(int argc, char** argv) {
       std::printf("%-28s %8lld %10.1f %9.1f %9.2f\n", it.m.name, static_cast<long long>(it.rows), t * 1e6,
                   ops / t * 1e-9, wb / t * 1e-9);
     }
+    if (!mats.empty()) continue;
 
     // Matmul-only tokens/s of the whole model: decode = one row through 30 layers (each
     // with its own weights) + the output matrix; prefill = n rows through the layers + the

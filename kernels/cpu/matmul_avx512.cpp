@@ -81,15 +81,6 @@ inline __m512i lane_index(const ChunkMap& m) {
   return _mm512_load_si512(idx);
 }
 
-// 4x4 transpose of dwords within each 128-bit lane: out[q] lane t = in[t] lane q.
-WT_INLINE void transpose4(__m512i a, __m512i b, __m512i c, __m512i d, __m512i* out) {
-  const __m512i t0 = _mm512_unpacklo_epi32(a, b), t1 = _mm512_unpackhi_epi32(a, b);
-  const __m512i t2 = _mm512_unpacklo_epi32(c, d), t3 = _mm512_unpackhi_epi32(c, d);
-  out[0] = _mm512_unpacklo_epi64(t0, t2);
-  out[1] = _mm512_unpackhi_epi64(t0, t2);
-  out[2] = _mm512_unpacklo_epi64(t1, t3);
-  out[3] = _mm512_unpackhi_epi64(t1, t3);
-}
 WT_INLINE __m512 cat4(__m256 a, __m256 b, __m256 c, __m256 d) {  // lanes 0..3 of each
   const __m256 ab = _mm256_insertf128_ps(a, _mm256_castps256_ps128(b), 1);
   const __m256 cd = _mm256_insertf128_ps(c, _mm256_castps256_ps128(d), 1);
@@ -108,6 +99,11 @@ WT_INLINE void assemble16(const Group& g0, const Group& g1, const Group& g2, con
 // Formats whose groups can also come packed (RawGroup) for the faster 16-block assembly.
 template <class U>
 constexpr bool has_raw = requires(const uint8_t* p) { U::raw(p, int64_t{0}); };
+// Formats that unpack a chunk in one piece: 16 blocks (Q4_K) or 8 as 16 half blocks (Q6_K).
+template <class U>
+constexpr bool has_chunk8 = requires(const uint8_t* p, __m512i* v, __m512* f) { U::chunk8(p, int64_t{0}, v, f, f); };
+template <class U>
+constexpr bool has_chunk16 = requires(const uint8_t* p, __m512i* v, __m512* f) { U::chunk16(p, int64_t{0}, v, f, f); };
 // Q5_0 / Q5_1: a 5th bit per element from the blocks' qh words (RawGroup::qh).
 template <class U>
 constexpr bool has_high_bit = requires { requires U::kHighBit; };
@@ -137,11 +133,20 @@ WT_INLINE Chunk<NV> unpack_chunk(const uint8_t* row, int64_t b0, int64_t n_block
   Chunk<NV> c;
   const int64_t g0 = b0 / 4;
   auto nv = [&](int64_t g) { return static_cast<int>(std::min<int64_t>(4, n_blocks - 4 * g)); };
-  if constexpr (U::kHalf) {  // 8 blocks = 16 half-block lanes
+  if constexpr (U::kHalf && has_chunk8<U>) {  // Q6_K: 8 blocks = 16 half-block lanes
+    U::chunk8(row, g0, c.v, &c.d, &c.m);
+  } else if constexpr (U::kHalf) {  // 8 blocks = 16 half-block lanes
     const Group a = U::group(row, g0, 4), b = U::group(row, g0 + 1, 4);
     transpose4(a.lo, a.hi, b.lo, b.hi, c.v);
     c.d = _mm512_permutexvar_ps(idx, _mm512_insertf32x8(_mm512_castps256_ps512(a.d), b.d, 1));
     c.m = _mm512_permutexvar_ps(idx, _mm512_insertf32x8(_mm512_castps256_ps512(a.m), b.m, 1));
+  } else if constexpr (NV == 8 && has_chunk16<U>) {
+    if (b0 + 16 <= n_blocks) {
+      U::chunk16(row, g0, c.v, &c.d, &c.m);
+    } else {
+      assemble16(U::group(row, g0, nv(g0)), U::group(row, g0 + 1, nv(g0 + 1)), U::group(row, g0 + 2, nv(g0 + 2)),
+                 U::group(row, g0 + 3, nv(g0 + 3)), idx, c);
+    }
   } else if constexpr (NV == 8 && has_raw<U>) {
     if (b0 + 16 <= n_blocks) {
       // Q4_0 / Q4_1 / Q5_0 / Q5_1, all 16 blocks present: transpose the packed nibble

@@ -22,6 +22,16 @@ struct RawGroup {
   __m512i qh;  // Q5_0 / Q5_1: the qh word of block t in dword t
 };
 
+// 4x4 transpose of dwords within each 128-bit lane: out[q] lane t = in[t] lane q.
+WT_INLINE void transpose4(__m512i a, __m512i b, __m512i c, __m512i d, __m512i* out) {
+  const __m512i t0 = _mm512_unpacklo_epi32(a, b), t1 = _mm512_unpackhi_epi32(a, b);
+  const __m512i t2 = _mm512_unpacklo_epi32(c, d), t3 = _mm512_unpackhi_epi32(c, d);
+  out[0] = _mm512_unpacklo_epi64(t0, t2);
+  out[1] = _mm512_unpackhi_epi64(t0, t2);
+  out[2] = _mm512_unpacklo_epi64(t1, t3);
+  out[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
 inline __mmask64 bytes_mask(int n) { return n >= 64 ? ~0ull : (n <= 0 ? 0ull : (1ull << n) - 1); }
 inline Group zero_group() {
   return Group{_mm512_setzero_si512(), _mm512_setzero_si512(), _mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -234,11 +244,84 @@ struct UnpackQ8_0 {
   }
 };
 
+// Q4_K / Q5_K, 16 blocks = super-blocks s and s + 1 (halves a = 0..3) straight into the
+// chunk's lane order (lane 4L + a = sub-block L of half a, as chunk_map lays out 16 blocks),
+// instead of four groups and assemble16's transposes: decode is bound by this unpack, not
+// by memory. A 4x4 dword transpose of the four halves' 64 qs bytes puts dword 4L' + q of
+// half a in lane a of 128-bit lane L' of t[q]; dwords 0..7 hold sub-blocks 0 / 1 (low /
+// high nibbles), 8..15 sub-blocks 2 / 3, so t[q]'s 128-bit lanes 0 and 2 give elements
+// 4q.. of every sub-block and lanes 1 and 3 elements 16 + 4q... Q5_K's 5th bits: vector v
+// holds elements 4v..4v+3, whose bits are in qh dword v of the lane's super-block, bit
+// 4 (a % 2) + L of each byte. The scales and mins of the four halves are k_scale_min4's
+// word arithmetic done for all four at once, then a 4x4 byte transpose into lane order.
+// d and m come out bit for bit as group() computes them.
+template <bool kFive>
+WT_INLINE void qk_chunk16(const uint8_t* row, int64_t g0, __m512i* v, __m512* d, __m512* m) {
+  constexpr int64_t kBytes = kFive ? 176 : 144, kQs = kFive ? 48 : 16;
+  alignas(64) static constexpr int64_t kEven[8] = {0, 1, 8, 9, 4, 5, 12, 13};  // lo.L0 hi.L0 lo.L2 hi.L2
+  alignas(64) static constexpr int64_t kOdd[8] = {2, 3, 10, 11, 6, 7, 14, 15};  // lo.L1 hi.L1 lo.L3 hi.L3
+  const uint8_t* p0 = row + (g0 >> 1) * kBytes;
+  const uint8_t* p1 = p0 + kBytes;
+  __m512i t[4];
+  transpose4(_mm512_loadu_si512(p0 + kQs), _mm512_loadu_si512(p0 + kQs + 64), _mm512_loadu_si512(p1 + kQs),
+             _mm512_loadu_si512(p1 + kQs + 64), t);
+  const __m512i mask = _mm512_set1_epi8(0x0F);
+  const __m512i even = _mm512_load_si512(kEven), odd = _mm512_load_si512(kOdd);
+  #pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const __m512i lo = _mm512_and_si512(t[q], mask), hi = _mm512_and_si512(_mm512_srli_epi16(t[q], 4), mask);
+    v[q] = _mm512_permutex2var_epi64(lo, even, hi);
+    v[q + 4] = _mm512_permutex2var_epi64(lo, odd, hi);
+  }
+  if constexpr (kFive) {
+    // qh of super-block s in dwords 0..7, of s + 1 in 8..15; lane 4L + a reads dword
+    // 8 (a / 2) + v and tests bit 4 (a % 2) + L of its bytes.
+    const __m512i qh = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0 + 16))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1 + 16)), 1);
+    alignas(64) static constexpr int32_t kSb[16] = {0, 0, 8, 8, 0, 0, 8, 8, 0, 0, 8, 8, 0, 0, 8, 8};
+    alignas(64) static constexpr uint32_t kBit[16] = {0x01010101, 0x10101010, 0x01010101, 0x10101010,
+                                                      0x02020202, 0x20202020, 0x02020202, 0x20202020,
+                                                      0x04040404, 0x40404040, 0x04040404, 0x40404040,
+                                                      0x08080808, 0x80808080, 0x08080808, 0x80808080};
+    const __m512i sb = _mm512_load_si512(kSb), bit = _mm512_load_si512(kBit), sixteen = _mm512_set1_epi8(16);
+    #pragma GCC unroll 8
+    for (int e = 0; e < 8; ++e) {
+      const __m512i bits = _mm512_permutexvar_epi32(_mm512_add_epi32(sb, _mm512_set1_epi32(e)), qh);
+      v[e] = _mm512_or_si512(v[e], _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(bits, bit), sixteen));
+    }
+  }
+  // Scale words w0, w1, w2 of each super-block (bytes 4..15; the load's last 4 bytes are qs).
+  const __m128 s0 = _mm_castsi128_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p0 + 4)));
+  const __m128 s1 = _mm_castsi128_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p1 + 4)));
+  const __m128i w0 = _mm_castps_si128(_mm_shuffle_ps(s0, s1, _MM_SHUFFLE(0, 0, 0, 0)));  // dword a: half a
+  const __m128i w1 = _mm_castps_si128(_mm_shuffle_ps(s0, s1, _MM_SHUFFLE(1, 1, 1, 1)));
+  const __m128i w2 = _mm_castps_si128(_mm_shuffle_ps(s0, s1, _MM_SHUFFLE(2, 2, 2, 2)));
+  const __m128i m3f = _mm_set1_epi8(0x3F), m0f = _mm_set1_epi8(0x0F), m30 = _mm_set1_epi8(0x30);
+  const __mmask8 second = 0xA;  // halves 1 and 3: the second half of their super-block
+  const __m128i sc = _mm_mask_or_epi32(_mm_and_si128(w0, m3f), second, _mm_and_si128(w2, m0f),
+                                       _mm_and_si128(_mm_srli_epi32(w0, 2), m30));
+  const __m128i mn = _mm_mask_or_epi32(_mm_and_si128(w1, m3f), second, _mm_and_si128(_mm_srli_epi32(w2, 4), m0f),
+                                       _mm_and_si128(_mm_srli_epi32(w1, 2), m30));
+  const __m128i tr = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);  // byte 4a+L -> 4L+a
+  const __m512 scf = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_shuffle_epi8(sc, tr)));
+  const __m512 mnf = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_shuffle_epi8(mn, tr)));
+  const __mmask16 hi_sb = 0xCCCC;  // lanes of halves 2 and 3: super-block s + 1
+  const __m512 dd = _mm512_mask_blend_ps(hi_sb, _mm512_set1_ps(_cvtsh_ss(load_u16(p0))), _mm512_set1_ps(_cvtsh_ss(load_u16(p1))));
+  const __m512 dm =
+      _mm512_mask_blend_ps(hi_sb, _mm512_set1_ps(_cvtsh_ss(load_u16(p0 + 2))), _mm512_set1_ps(_cvtsh_ss(load_u16(p1 + 2))));
+  *d = _mm512_mul_ps(dd, scf);
+  *m = _mm512_xor_ps(_mm512_mul_ps(dm, mnf), _mm512_set1_ps(-0.0f));
+}
+
 // Q4_K / Q5_K: group g is half h of super-block g / 2 (sub-blocks 4h .. 4h+3). The 64
 // bytes of qs of the half hold sub-blocks (2s, 2s+1) as low / high nibbles of 32 bytes.
 template <bool kFive>
 struct UnpackQK {
   static constexpr bool kHalf = false;
+  static void chunk16(const uint8_t* row, int64_t g0, __m512i* v, __m512* d, __m512* m) {
+    qk_chunk16<kFive>(row, g0, v, d, m);
+  }
   static Group group(const uint8_t* row, int64_t g, int) {
     alignas(64) static constexpr int64_t kLo[8] = {0, 1, 8, 9, 4, 5, 12, 13};
     alignas(64) static constexpr int64_t kHi[8] = {2, 3, 10, 11, 6, 7, 14, 15};
@@ -272,11 +355,43 @@ struct UnpackQK {
   }
 };
 
+
+// Q6_K, a chunk of 8 blocks (one super-block, 16 half-block units) straight into the chunk's
+// lane order: lane 4L + j is half-block j % 2 of sub-block L of half j / 2, i.e. scale
+// 8 (j / 2) + 2 L + j % 2, as two groups and a transpose would lay it out. Vector q takes
+// elements 4q..4q+3 of each unit: the ql dword 16 (j / 2) + 8 (L % 2) + 4 (j % 2) + q (its
+// high nibbles for L >= 2), and the qh dword 4j + q shifted right by 2L (the two bits of
+// each byte end up in bits 0 and 1: 2L <= 6). One permute per source and vector instead of
+// two groups' unpacking and a transpose; d and m as group() computes them, bit for bit.
+WT_INLINE void q6k_chunk8(const uint8_t* row, int64_t g0, __m512i* v, __m512* d, __m512* m) {
+  const uint8_t* p = row + (g0 >> 1) * 210;
+  const __m512i ql0 = _mm512_loadu_si512(p), ql1 = _mm512_loadu_si512(p + 64), qh = _mm512_loadu_si512(p + 128);
+  // Per lane 4L + j: the ql dword of elements 0..3, the qh dword of elements 0..3, 2L.
+  alignas(64) static constexpr int32_t kQl[16] = {0, 4, 16, 20, 8, 12, 24, 28, 0, 4, 16, 20, 8, 12, 24, 28};
+  alignas(64) static constexpr int32_t kQh[16] = {0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12};
+  alignas(64) static constexpr int32_t kShift[16] = {0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6};
+  const __m512i ql_base = _mm512_load_si512(kQl), qh_base = _mm512_load_si512(kQh), shift = _mm512_load_si512(kShift);
+  const __m512i m0f = _mm512_set1_epi8(0x0F), m03 = _mm512_set1_epi8(0x03);
+  #pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const __m512i qv = _mm512_set1_epi32(q);
+    __m512i lo = _mm512_permutex2var_epi32(ql0, _mm512_add_epi32(ql_base, qv), ql1);
+    lo = _mm512_and_si512(_mm512_mask_srli_epi16(lo, 0xFFFF0000u, lo, 4), m0f);  // L >= 2: high nibbles
+    const __m512i hb = _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(qh_base, qv), qh), shift), m03);
+    v[q] = _mm512_or_si512(lo, _mm512_slli_epi16(hb, 4));
+  }
+  const __m128i sidx = _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);  // 8 (j/2) + 2L + j%2
+  const __m128i sc = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)), sidx);
+  *d = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(load_u16(p + 208))), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
+  *m = _mm512_mul_ps(*d, _mm512_set1_ps(-32.0f));
+}
+
 // Q6_K: group g is half h of super-block g / 2; local sub-block t = elements 32t .. 32t+31
 // of the half: low nibbles from ql[64h + 32 (t % 2) + i] >> 4 (t / 2), 2 high bits from
 // qh[32h + i] >> 2t. Scales cover 16 elements, so d and m are per half block.
 struct UnpackQ6_K {
   static constexpr bool kHalf = true;
+  static void chunk8(const uint8_t* row, int64_t g0, __m512i* v, __m512* d, __m512* m) { q6k_chunk8(row, g0, v, d, m); }
   static Group group(const uint8_t* row, int64_t g, int) {
     alignas(64) static constexpr int64_t kLo[8] = {0, 1, 4, 5, 8, 9, 12, 13};
     alignas(64) static constexpr int64_t kHi[8] = {2, 3, 6, 7, 10, 11, 14, 15};
