@@ -261,21 +261,24 @@ void qdirect(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0
   }
   const int64_t cpp = kPanelBlocks / l.full_blocks;  // chunks per panel
   const int64_t row_bytes = l.n_blocks * row_block_bytes(job.wtype);
-  const int64_t ahead_rows = std::max<int64_t>(2, kPrefetchBytes / std::max<int64_t>(1, row_bytes));
+  const int64_t chunk_bytes = l.full_blocks * row_block_bytes(job.wtype);  // of weights
+  // Decode streams the weights once: keep asking for the bytes kPrefetchBytes ahead of the
+  // chunk being read, a few lines per chunk, so enough loads are in flight (the hardware
+  // prefetcher alone left bandwidth unused). Asking for a whole row ahead at each row's
+  // start instead sent bursts of ~80 requests on rows of 5 KiB (k = 8960), and such rows
+  // decoded at two thirds of the speed of short ones (bench_matmul --mat q4_k:8960:1536:1).
+  const uint8_t* const w_end = job.w + (i1 - 1) * job.w_stride + row_bytes;
+  const uint8_t* pf = job.w + i0 * job.w_stride;
   for (int64_t i = i0; i < i1; ++i) {
     const uint8_t* row = job.w + i * job.w_stride;
-    // Decode streams the weights once: ask for rows kPrefetchBytes ahead so enough loads
-    // are in flight (the hardware prefetcher alone left bandwidth unused).
-    if (i + ahead_rows < i1) {
-      const uint8_t* ahead = row + ahead_rows * job.w_stride;
-      for (int64_t o = 0; o < row_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + o), _MM_HINT_T0);
-    }
     for (int64_t c0 = 0; c0 < l.n_chunks; c0 += cpp) {
       const int64_t c1 = std::min(l.n_chunks, c0 + cpp);
       __m512 acc[NR];
       #pragma GCC unroll 16
       for (int j = 0; j < NR; ++j) acc[j] = _mm512_setzero_ps();
       for (int64_t c = c0; c < c1; ++c) {
+        const uint8_t* const want = std::min(w_end, row + (c + 1) * chunk_bytes + kPrefetchBytes);
+        for (; pf < want; pf += 64) _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T0);
         const bool last = c + 1 == l.n_chunks;
         with_nv<U::kHalf>(l.chunk_blocks(c), [&](auto nv) WT_LAMBDA_INLINE {
           const Chunk<nv> w = unpack_chunk<U, nv>(row, c * l.full_blocks, l.n_blocks, last ? li.last : li.full);
