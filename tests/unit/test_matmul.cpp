@@ -194,9 +194,10 @@ struct IsaGuard {
 void check_type(DType t) {
   IsaGuard guard;
   const bool kq = t == DType::q4_k || t == DType::q5_k || t == DType::q6_k;
-  // k: one partial group, 576 (4.5 groups), 1536, and past the 2048-element panel.
-  const std::vector<int64_t> ks = kq ? std::vector<int64_t>{256, 1536, 4352}
-                                     : std::vector<int64_t>{32, 96, 256, 576, 1536, 2080};
+  // k: one partial group, 576 (4.5 groups), 1536, and past the 2048-element panel; 8960
+  // (Qwen2.5-1.5B's ffn_down): rows past 4 KiB, which AVX2's decode takes one at a time.
+  const std::vector<int64_t> ks = kq ? std::vector<int64_t>{256, 1536, 4352, 8960}
+                                     : std::vector<int64_t>{32, 96, 256, 576, 1536, 2080, 8960};
   uint32_t seed = 1000 + static_cast<uint32_t>(t);
   for (int64_t k : ks) {
     for (int64_t n_rows : {1, 3, 17, 64}) {
