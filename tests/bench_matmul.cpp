@@ -233,12 +233,17 @@ bool parse_mat(const char* arg, std::vector<Mat>* mats, std::vector<int64_t>* ro
   names.reserve(64);
   char type[16] = {};
   long long k = 0, n = 0, r = 0;
-  if (names.size() == names.capacity() || std::sscanf(arg, "%15[^:]:%lld:%lld:%lld", type, &k, &n, &r) != 4 || k <= 0 ||
-      n <= 0 || r <= 0)
+  int end = 0;
+  if (names.size() == names.capacity() || std::sscanf(arg, "%15[^:]:%lld:%lld:%lld%n", type, &k, &n, &r, &end) != 4 ||
+      arg[end] != '\0' || k <= 0 || n <= 0 || r <= 0)
     return false;
   for (uint32_t id = 0; id < 64; ++id) {
     const wt::DTypeTraits* tr = wt::dtype_traits(id);
     if (!tr || strcasecmp(tr->name, type) != 0) continue;
+    if (row_bytes(tr->type, k) == 0 || k % 32 != 0) {  // whole blocks, and the activations' 32-blocks
+      std::fprintf(stderr, "--mat %s: k must be a multiple of %lld and of 32\n", arg, static_cast<long long>(tr->block_elems));
+      return false;
+    }
     names.push_back(std::string(tr->name) + " " + std::to_string(k) + "x" + std::to_string(n));
     mats->push_back(Mat{tr->type, k, n, names.back().c_str()});
     rows->push_back(r);

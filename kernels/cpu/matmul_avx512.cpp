@@ -49,10 +49,11 @@ constexpr int kMR = 4;                // weight rows per register tile
 constexpr int kNR = 3;                // activation rows per register tile (12 pairs)
 constexpr int64_t kPrefetchBytes = 8192;  // decode: software prefetch distance
 
-// Bytes per 32 elements of each format (a K-quant block covers 8 of these).
-inline int64_t row_block_bytes(DType t) {
+// Bytes of n 32-element blocks of a row (n * 32 a multiple of the format's block: a whole
+// row, or a full chunk; Q6_K's 32 elements take 26.25 bytes).
+inline int64_t weight_bytes(DType t, int64_t n) {
   const DTypeTraits& tr = traits(t);
-  return static_cast<int64_t>(tr.block_bytes) * 32 / tr.block_elems;
+  return n * 32 / tr.block_elems * static_cast<int64_t>(tr.block_bytes);
 }
 
 }  // namespace
@@ -260,15 +261,17 @@ void qdirect(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0
     yr[j] = out_row(job, j0 + j);
   }
   const int64_t cpp = kPanelBlocks / l.full_blocks;  // chunks per panel
-  const int64_t row_bytes = l.n_blocks * row_block_bytes(job.wtype);
-  const int64_t chunk_bytes = l.full_blocks * row_block_bytes(job.wtype);  // of weights
+  const int64_t row_bytes = weight_bytes(job.wtype, l.n_blocks);
+  const int64_t chunk_bytes = weight_bytes(job.wtype, l.full_blocks);
   // Decode streams the weights once: keep asking for the bytes kPrefetchBytes ahead of the
   // chunk being read, a few lines per chunk, so enough loads are in flight (the hardware
-  // prefetcher alone left bandwidth unused). Asking for a whole row ahead at each row's
-  // start instead sent bursts of ~80 requests on rows of 5 KiB (k = 8960), and such rows
-  // decoded at two thirds of the speed of short ones (bench_matmul --mat q4_k:8960:1536:1).
-  const uint8_t* const w_end = job.w + (i1 - 1) * job.w_stride + row_bytes;
-  const uint8_t* pf = job.w + i0 * job.w_stride;
+  // prefetcher alone left bandwidth unused). Asking for the whole row two rows ahead at
+  // each row's start instead sent bursts of ~80 requests on rows of 5 KiB (k = 8960), and
+  // such rows decoded at two thirds of the speed of short ones (bench_matmul --mat
+  // q4_k:8960:1536:1). Offsets from job.w: no pointer is formed past the weights.
+  const int64_t stride = static_cast<int64_t>(job.w_stride);
+  const int64_t w_end = (i1 - 1) * stride + row_bytes;
+  int64_t pf = i0 * stride;
   for (int64_t i = i0; i < i1; ++i) {
     const uint8_t* row = job.w + i * job.w_stride;
     for (int64_t c0 = 0; c0 < l.n_chunks; c0 += cpp) {
@@ -277,8 +280,8 @@ void qdirect(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0
       #pragma GCC unroll 16
       for (int j = 0; j < NR; ++j) acc[j] = _mm512_setzero_ps();
       for (int64_t c = c0; c < c1; ++c) {
-        const uint8_t* const want = std::min(w_end, row + (c + 1) * chunk_bytes + kPrefetchBytes);
-        for (; pf < want; pf += 64) _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T0);
+        const int64_t want = std::min(w_end, i * stride + (c + 1) * chunk_bytes + kPrefetchBytes);
+        for (; pf < want; pf += 64) _mm_prefetch(reinterpret_cast<const char*>(job.w + pf), _MM_HINT_T0);
         const bool last = c + 1 == l.n_chunks;
         with_nv<U::kHalf>(l.chunk_blocks(c), [&](auto nv) WT_LAMBDA_INLINE {
           const Chunk<nv> w = unpack_chunk<U, nv>(row, c * l.full_blocks, l.n_blocks, last ? li.last : li.full);
