@@ -100,7 +100,7 @@ WT_INLINE void assemble16(const Group& g0, const Group& g1, const Group& g2, con
 // Formats whose groups can also come packed (RawGroup) for the faster 16-block assembly.
 template <class U>
 constexpr bool has_raw = requires(const uint8_t* p) { U::raw(p, int64_t{0}); };
-// Formats that unpack a chunk in one piece: 16 blocks (Q4_K) or 8 as 16 half blocks (Q6_K).
+// Formats that unpack a chunk in one piece: 16 blocks (Q4_K, Q5_K) or 8 as 16 half blocks (Q6_K).
 template <class U>
 constexpr bool has_chunk8 = requires(const uint8_t* p, __m512i* v, __m512* f) { U::chunk8(p, int64_t{0}, v, f, f); };
 template <class U>
