@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <strings.h>
 #include <functional>
 #include <memory>
@@ -229,12 +230,11 @@ void bench_unpack(int reps, std::mt19937& rng) {
 
 // --mat TYPE:K:N:ROWS (TYPE as dtype_name spells it: q4_k, q6_k, ...).
 bool parse_mat(const char* arg, std::vector<Mat>* mats, std::vector<int64_t>* rows) {
-  static std::vector<std::string> names;  // Mat::name points here for the whole run
-  names.reserve(64);
+  static std::deque<std::string> names;  // Mat::name points here for the whole run
   char type[16] = {};
   long long k = 0, n = 0, r = 0;
   int end = 0;
-  if (names.size() == names.capacity() || std::sscanf(arg, "%15[^:]:%lld:%lld:%lld%n", type, &k, &n, &r, &end) != 4 ||
+  if (std::sscanf(arg, "%15[^:]:%lld:%lld:%lld%n", type, &k, &n, &r, &end) != 4 ||
       arg[end] != '\0' || k <= 0 || n <= 0 || r <= 0)
     return false;
   for (uint32_t id = 0; id < 64; ++id) {

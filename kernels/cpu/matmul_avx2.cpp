@@ -426,13 +426,13 @@ constexpr std::array<std::array<TileFn, kNR>, kMR> kTiles = {tile_row<T, 1>(std:
 // one at a time: one stream. Short rows keep the two-row tile (its two rows are one
 // contiguous stream, and the activations' loads are shared). Either way each output is the
 // same sequence of operations, so the results do not change.
-constexpr int64_t kLongRowBytes = 4096;
+constexpr size_t kLongRowBytes = 4096;
 
 template <DType T>
 void qmatmul_t(const Job& job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const ActLayout l = act_layout(job.k, act_kind(T));
-  const DTypeTraits& tr = traits(T);
-  const int64_t row_bytes = l.n_blocks * 32 / tr.block_elems * static_cast<int64_t>(tr.block_bytes);
+  size_t row_bytes = 0;
+  dtype_row_bytes(T, job.k, &row_bytes);
   const int64_t tile_rows = j1 - j0 <= 3 && row_bytes > kLongRowBytes ? 1 : kMR;
   alignas(64) uint8_t cache[kMR * kCacheRowBytes];
   const int64_t jc = std::max<int64_t>(kNR, (int64_t{1} << 20) / static_cast<int64_t>(job.xq_stride) / kNR * kNR);

@@ -49,13 +49,6 @@ constexpr int kMR = 4;                // weight rows per register tile
 constexpr int kNR = 3;                // activation rows per register tile (12 pairs)
 constexpr int64_t kPrefetchBytes = 8192;  // decode: software prefetch distance
 
-// Bytes of n 32-element blocks of a row (n * 32 a multiple of the format's block: a whole
-// row, or a full chunk; Q6_K's 32 elements take 26.25 bytes).
-inline int64_t weight_bytes(DType t, int64_t n) {
-  const DTypeTraits& tr = traits(t);
-  return n * 32 / tr.block_elems * static_cast<int64_t>(tr.block_bytes);
-}
-
 }  // namespace
 }  // namespace wt::cpu::mm
 
@@ -141,13 +134,8 @@ WT_INLINE Chunk<NV> unpack_chunk(const uint8_t* row, int64_t b0, int64_t n_block
     transpose4(a.lo, a.hi, b.lo, b.hi, c.v);
     c.d = _mm512_permutexvar_ps(idx, _mm512_insertf32x8(_mm512_castps256_ps512(a.d), b.d, 1));
     c.m = _mm512_permutexvar_ps(idx, _mm512_insertf32x8(_mm512_castps256_ps512(a.m), b.m, 1));
-  } else if constexpr (NV == 8 && has_chunk16<U>) {
-    if (b0 + 16 <= n_blocks) {
-      U::chunk16(row, g0, c.v, &c.d, &c.m);
-    } else {
-      assemble16(U::group(row, g0, nv(g0)), U::group(row, g0 + 1, nv(g0 + 1)), U::group(row, g0 + 2, nv(g0 + 2)),
-                 U::group(row, g0 + 3, nv(g0 + 3)), idx, c);
-    }
+  } else if constexpr (NV == 8 && has_chunk16<U>) {  // 8 vectors: all 16 blocks are there
+    U::chunk16(row, g0, c.v, &c.d, &c.m);
   } else if constexpr (NV == 8 && has_raw<U>) {
     if (b0 + 16 <= n_blocks) {
       // Q4_0 / Q4_1 / Q5_0 / Q5_1, all 16 blocks present: transpose the packed nibble
@@ -261,8 +249,9 @@ void qdirect(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0
     yr[j] = out_row(job, j0 + j);
   }
   const int64_t cpp = kPanelBlocks / l.full_blocks;  // chunks per panel
-  const int64_t row_bytes = weight_bytes(job.wtype, l.n_blocks);
-  const int64_t chunk_bytes = weight_bytes(job.wtype, l.full_blocks);
+  size_t row_bytes = 0, chunk_bytes = 0;  // of weights: a row, a full chunk (whole blocks either way)
+  dtype_row_bytes(job.wtype, job.k, &row_bytes);
+  dtype_row_bytes(job.wtype, l.full_blocks * 32, &chunk_bytes);
   // Decode streams the weights once: keep asking for the bytes kPrefetchBytes ahead of the
   // chunk being read, a few lines per chunk, so enough loads are in flight (the hardware
   // prefetcher alone left bandwidth unused). Asking for the whole row two rows ahead at
@@ -270,7 +259,7 @@ void qdirect(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0
   // such rows decoded at two thirds of the speed of short ones (bench_matmul --mat
   // q4_k:8960:1536:1). Offsets from job.w: no pointer is formed past the weights.
   const int64_t stride = static_cast<int64_t>(job.w_stride);
-  const int64_t w_end = (i1 - 1) * stride + row_bytes;
+  const int64_t w_end = (i1 - 1) * stride + static_cast<int64_t>(row_bytes);
   int64_t pf = i0 * stride;
   for (int64_t i = i0; i < i1; ++i) {
     const uint8_t* row = job.w + i * job.w_stride;
@@ -280,7 +269,7 @@ void qdirect(const Job& job, const ActLayout& l, const LaneIndex& li, int64_t i0
       #pragma GCC unroll 16
       for (int j = 0; j < NR; ++j) acc[j] = _mm512_setzero_ps();
       for (int64_t c = c0; c < c1; ++c) {
-        const int64_t want = std::min(w_end, i * stride + (c + 1) * chunk_bytes + kPrefetchBytes);
+        const int64_t want = std::min(w_end, i * stride + (c + 1) * static_cast<int64_t>(chunk_bytes) + kPrefetchBytes);
         for (; pf < want; pf += 64) _mm_prefetch(reinterpret_cast<const char*>(job.w + pf), _MM_HINT_T0);
         const bool last = c + 1 == l.n_chunks;
         with_nv<U::kHalf>(l.chunk_blocks(c), [&](auto nv) WT_LAMBDA_INLINE {
