@@ -8,19 +8,27 @@
 # Builds the library, the tools and the unit-test binary, with the Vulkan backend where the
 # arm64 Vulkan loader is installed (Debian multiarch: libvulkan-dev:arm64; compiled and
 # linked only: no arm64 Vulkan driver runs here). CUDA is not cross-built here (no aarch64
-# CUDA libraries: docs/jetson.md).
+# CUDA libraries: docs/jetson.md). The compiler is GCC 11 by default, the one JetPack 6
+# ships (Debian's g++-11-aarch64-linux-gnu): GCC 11 lacks builtins GCC 12 has, and a build
+# with Debian's default cross compiler (12) alone did not show it.
 #   scripts/cross-test.sh [BUILD_DIR]     (default build-aarch64)
-# Environment: WT_CROSS_VULKAN=ON|OFF|auto (default auto), WT_CROSS_JOBS (default nproc).
+# Environment: WT_CROSS_VULKAN=ON|OFF|auto (default auto), WT_CROSS_JOBS (default nproc),
+# WT_CROSS_GCC=11 (default) or another version Debian packages as g++-N-aarch64-linux-gnu,
+# or empty for Debian's default cross compiler (g++-aarch64-linux-gnu).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-$root/build-aarch64}"
 jobs="${WT_CROSS_JOBS:-$(nproc)}"
+gcc_version="${WT_CROSS_GCC-11}"
+[[ "$gcc_version" =~ ^[0-9]*$ ]] || { echo "cross-test: WT_CROSS_GCC='$gcc_version' is not a GCC major version" >&2; exit 2; }
+cross_pkg=g++-aarch64-linux-gnu suffix=""
+[ -n "$gcc_version" ] && cross_pkg="g++-$gcc_version-aarch64-linux-gnu" suffix="-$gcc_version"
 start=$(date +%s)
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 need=()
-for p in g++-aarch64-linux-gnu qemu-user cmake doctest-dev nlohmann-json3-dev glslc; do
+for p in "$cross_pkg" qemu-user cmake doctest-dev nlohmann-json3-dev glslc; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 # The arm64 libraries Whittle links (Debian multiarch; a few MB, no recommends): the Vulkan
@@ -46,10 +54,11 @@ if [ "$vulkan" = auto ]; then
   vulkan=OFF
   dpkg -s libvulkan-dev:arm64 >/dev/null 2>&1 && vulkan=ON
 fi
-echo "cross-test: aarch64 build in $dir (Vulkan backend: $vulkan, compiled and linked only)"
+echo "cross-test: aarch64 build in $dir with aarch64-linux-gnu-g++$suffix (Vulkan backend: $vulkan, compiled and linked only)"
 
 source "$root/scripts/compiler-cache.sh"
 cmake -S "$root" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/jetson-orin.cmake" "${compiler_cache[@]}" \
+  -DWT_CROSS_SUFFIX="$suffix" \
   -DCMAKE_BUILD_TYPE=Release -DWHITTLE_TESTS=ON -DWHITTLE_TOOLS=ON -DWHITTLE_VULKAN="$vulkan" \
   -DWHITTLE_CUDA=OFF >/dev/null
 # The library, the three tools and the unit-test binary (its doctest discovery already runs
