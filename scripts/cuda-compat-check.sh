@@ -15,23 +15,32 @@
 #                         libcudart.so: CMake's compiler check links the static runtime,
 #                         and the older headers' symbols (e.g. cudaGetDeviceProperties_v2)
 #                         must resolve against the older library
-# then configures BUILD/V[-gccN] (Release, -DWHITTLE_CUDA=ON, tests on, Vulkan off) and builds
-# every target. It checks that the compile saw the release's CUDART_VERSION and that the
-# binaries need its libcudart.so.MAJOR and libcublas.so.MAJOR. What it cannot check: the
+# then configures BUILD/V[-aarch64][-gccN] (Release, -DWHITTLE_CUDA=ON, tests on, Vulkan off)
+# and builds every target. It checks that the compile saw the release's CUDART_VERSION, that
+# no header came from another CUDA installation (ninja's dependency lists: /usr/local/include
+# may hold links to the local toolkit's headers, which the host compiler searches), and that
+# the binaries need the release's libcudart.so.MAJOR and libcublas.so.MAJOR.
+# --aarch64 cross-builds for Jetson instead (toolchains/jetson-orin.cmake, nvcc -target-dir
+# aarch64-linux, the release's aarch64 libraries from its manylinux2014_aarch64 wheels:
+# PyPI's are SBSA builds, the same API and sonames as JetPack's) the library, the tools and
+# the unit-test binary, and runs whittle-run --backend cuda under qemu-aarch64, which must
+# load those libraries and refuse the backend (no driver) with its status. What it cannot check: the
 # older nvcc's own front end, and running anything. CUDA 11 (JetPack 5) is out of reach: a
 # CUDA 13 nvcc's crt/ headers name CUDA 12 runtime types (cudaKernel_t), which CUDA 11.8's
 # headers lack, so nothing compiles (tried 2026-12-06).
 #
 #   scripts/cuda-compat-check.sh [VERSION ...] [--root DIR] [--build DIR] [--arch NN] [--gcc N]
-#                                [-- CMAKE_ARGS...]
-#   VERSION     12.2 or 12.6 (default: both)
+#                                [--aarch64] [-- CMAKE_ARGS...]
+#   VERSION     12.2 or 12.6 (default: both; with --aarch64 only 12.6 has aarch64 wheels)
 #   --root DIR  the wheels and toolkit trees (default /tmp/whittle-cuda-compat; about
 #               1 GB per release, reused by later runs and other checkouts)
 #   --build DIR the build folders (default build-cuda-compat in the checkout)
 #   --arch NN   CMAKE_CUDA_ARCHITECTURES (default 87, Jetson Orin)
 #   --gcc N     gcc-N / g++-N for the C and C++ sources and as nvcc's host compiler (11:
-#               JetPack 6's); installed with apt-get when missing. Default: cmake's choice
-# Needs: pip (network to PyPI, unless ROOT/wheels holds the wheels), python3, cmake,
+#               JetPack 6's); installed with apt-get when missing. Default: cmake's choice.
+#               With --aarch64: aarch64-linux-gnu-g++-N (scripts/cross-test.sh installs 11)
+#   --aarch64   the Jetson cross build described above
+# Needs: pip (network to PyPI, unless ROOT/wheels holds the wheels), python3, cmake, ninja,
 # a local nvcc (CUDACXX, /usr/local/cuda/bin/nvcc or PATH).
 # Exit status: 0 every release built, 1 a build or check failed, 2 usage or a missing tool.
 set -uo pipefail
@@ -41,6 +50,7 @@ work=/tmp/whittle-cuda-compat
 builds="$root_src/build-cuda-compat"
 arch=87
 gcc_version=""
+aarch64=0
 versions=()
 cmake_extra=()
 
@@ -56,20 +66,25 @@ while [ $# -gt 0 ]; do
     --build) [ $# -ge 2 ] || die "--build needs a directory"; builds="$2"; shift 2 ;;
     --arch) [ $# -ge 2 ] || die "--arch needs a number"; arch="$2"; shift 2 ;;
     --gcc) [ $# -ge 2 ] || die "--gcc needs a major version"; gcc_version="$2"; shift 2 ;;
+    --aarch64) aarch64=1; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; cmake_extra=("$@"); break ;;
     -*) usage >&2; die "unknown option $1" ;;
     *) versions+=("$1"); shift ;;
   esac
 done
-[ ${#versions[@]} -gt 0 ] || versions=(12.2 12.6)
+if [ ${#versions[@]} -eq 0 ]; then
+  versions=(12.2 12.6)
+  [ "$aarch64" = 1 ] && versions=(12.6)
+fi
 [[ "$arch" =~ ^[0-9]+[a-z]?$ ]] || die "--arch: '$arch' is not an architecture number (e.g. 87)"
 host_cc=()
-if [ -n "$gcc_version" ]; then
-  [[ "$gcc_version" =~ ^[0-9]+$ ]] || die "--gcc: '$gcc_version' is not a GCC major version (e.g. 11)"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+[ -z "$gcc_version" ] || [[ "$gcc_version" =~ ^[0-9]+$ ]] ||
+  die "--gcc: '$gcc_version' is not a GCC major version (e.g. 11)"
+if [ -n "$gcc_version" ] && [ "$aarch64" = 0 ]; then
   if ! command -v "g++-$gcc_version" >/dev/null; then
-    sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo=sudo
     say "installing g++-$gcc_version"
     { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
         --no-install-recommends "g++-$gcc_version" >/dev/null; } || die "cannot install g++-$gcc_version"
@@ -90,8 +105,27 @@ release_wheels() {
     *) return 1 ;;
   esac
 }
+# CCCL's nv/ headers (nv/target, which cuda_fp16.hpp includes) are missing from the CCCL
+# wheels before 12.4.127.post1 (PyPI yanked 12.4.99 for it); a real 12.2 toolkit has them.
+# 12.2's tree takes them from 12.6's CCCL wheel.
+nv_headers_from() {
+  case "$1" in
+    12.2) echo "nvidia-cuda-cccl-cu12==12.6.77" ;;
+  esac
+}
+# The aarch64 (SBSA) libraries of a release for --aarch64: runtime and cuBLAS. PyPI has
+# aarch64 runtime wheels from 12.3 on and no aarch64 cuBLAS 12.6.4.1, so 12.6 takes 12.6.3.3
+# (the same API; only the libraries are linked from these).
+release_wheels_aarch64() {
+  case "$1" in
+    12.6) echo "nvidia-cuda-runtime-cu12==12.6.77 nvidia-cublas-cu12==12.6.3.3" ;;
+    *) return 1 ;;
+  esac
+}
 for v in "${versions[@]}"; do
   release_wheels "$v" >/dev/null || die "no wheels known for CUDA '$v' (known: 12.2 12.6)"
+  [ "$aarch64" = 0 ] || release_wheels_aarch64 "$v" >/dev/null ||
+    die "no aarch64 wheels known for CUDA '$v' (--aarch64 knows: 12.6)"
 done
 
 nvcc="${CUDACXX:-}"
@@ -106,59 +140,122 @@ local_inc="$nvcc_top/targets/x86_64-linux/include"
 local_lib="$nvcc_top/targets/x86_64-linux/lib"
 [ -f "$local_lib/libcudadevrt.a" ] || local_lib="$nvcc_top/lib64"
 [ -d "$local_inc/crt" ] || die "no crt/ headers beside $nvcc (looked in $nvcc_top)"
+[ -f "$local_inc/fatbinary_section.h" ] || die "no fatbinary_section.h beside $nvcc (looked in $local_inc)"
 [ -f "$local_lib/libcudadevrt.a" ] || die "no libcudadevrt.a beside $nvcc (looked in $nvcc_top)"
 [ -d "$nvcc_top/nvvm/bin" ] || die "no nvvm/bin beside $nvcc"
 command -v cmake >/dev/null || die "cmake not found"
 command -v python3 >/dev/null || die "python3 not found (unpacks the wheels)"
 local_version="$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+if [ "$aarch64" = 1 ]; then
+  cross="aarch64-linux-gnu-g++${gcc_version:+-$gcc_version}"
+  command -v "$cross" >/dev/null && command -v aarch64-linux-gnu-ar >/dev/null &&
+    command -v qemu-aarch64 >/dev/null ||
+    die "--aarch64 needs $cross, binutils-aarch64-linux-gnu and qemu-user (scripts/cross-test.sh installs them)"
+  host_name="$("$cross" -dumpfullversion 2>/dev/null) (aarch64)"
+fi
+# Ninja's dependency lists show where each header came from.
+if ! command -v ninja >/dev/null; then
+  say "installing ninja-build"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+      --no-install-recommends ninja-build >/dev/null; } || die "cannot install ninja-build"
+fi
 root="$root_src"  # compiler-cache.sh reads it
 source "$root/scripts/compiler-cache.sh"
+# ccache's direct mode does not see a header that now shadows another on the include path
+# (a tree completed later): it would hand back the old compile and its dependency list.
+# The preprocessor mode hashes what the compiler reads.
+export CCACHE_NODIRECT=1
 
 mkdir -p "$work/wheels" || die "cannot create $work"
 mkdir -p "$builds" || die "cannot create $builds"
 
-# Unpacks the release's wheels into $1/w (once) and assembles the toolkit tree $1.
+# The wheel of pip requirement $1 (pkg==ver) in $work/wheels, downloaded once; extra pip
+# options (the platform of another architecture) follow. Prints its path.
+wheel() {
+  local p="$1" whl
+  shift
+  local pattern="$work/wheels/$(echo "${p%%==*}" | tr - _)-${p##*==}-*"
+  [ $# -gt 0 ] && pattern+="aarch64.whl" || pattern+="x86_64.whl"
+  whl="$(ls $pattern 2>/dev/null | head -1)"
+  if [ -z "$whl" ]; then
+    say "downloading $p $*" >&2
+    pip download --no-deps -q -d "$work/wheels" "$@" "$p" >&2 || { say "pip download $p failed" >&2; return 1; }
+    whl="$(ls $pattern 2>/dev/null | head -1)"
+    [ -n "$whl" ] || { say "no wheel for $p in $work/wheels" >&2; return 1; }
+  fi
+  echo "$whl"
+}
+
+# The libraries lib{cudart,cublas,cublasLt}.so.MAJOR of the wheels unpacked in $1 into the
+# folder $2, with the unversioned names; libcudart_static.a a linker script naming that
+# libcudart (CMake's compiler check links the static runtime, and the older headers'
+# symbols, e.g. cudaGetDeviceProperties_v2, must resolve against the older library).
+place_libs() {
+  local w="$1" dir="$2" major="$3" lib so
+  for lib in cudart cublas cublasLt; do
+    so="$(ls "$w"/nvidia/*/lib/lib$lib.so.$major 2>/dev/null | head -1)"
+    [ -n "$so" ] || { say "no lib$lib.so.$major in the wheels"; return 1; }
+    cp "$so" "$dir/" && ln -sf "$(basename "$so")" "$dir/lib$lib.so" || return 1
+  done
+  echo "INPUT($(readlink -f "$dir/libcudart.so"))" > "$dir/libcudart_static.a"
+}
+
+# Assembles the toolkit tree $1 of release $2 (once) from its wheels.
 assemble() {
-  local tree="$1" v="$2" pkgs=("${@:3}")
+  local tree="$1" v="$2" major pkgs p whl
   [ -f "$tree/.complete" ] && return 0
+  read -r major pkgs <<<"$(release_wheels "$v")"
   rm -rf "$tree"; mkdir -p "$tree/w" "$tree/bin" "$tree/include" "$tree/lib64" || return 1
-  local p whl
-  for p in "${pkgs[@]}"; do
-    whl="$(ls "$work/wheels/$(echo "${p%%==*}" | tr - _)-${p##*==}-"*.whl 2>/dev/null | head -1)"
-    if [ -z "$whl" ]; then
-      say "downloading $p"
-      pip download --no-deps -q -d "$work/wheels" "$p" || { say "pip download $p failed"; return 1; }
-      whl="$(ls "$work/wheels/$(echo "${p%%==*}" | tr - _)-${p##*==}-"*.whl 2>/dev/null | head -1)"
-      [ -n "$whl" ] || { say "no wheel for $p in $work/wheels"; return 1; }
-    fi
+  for p in $pkgs; do
+    whl="$(wheel "$p")" || return 1
     python3 -m zipfile -e "$whl" "$tree/w" || { say "cannot unpack $whl"; return 1; }
   done
   local d
   for d in "$tree"/w/nvidia/*/include; do cp -a "$d/." "$tree/include/"; done
   rm -f "$tree/include/__init__.py"
+  p="$(nv_headers_from "$v")"
+  if [ -n "$p" ] && [ ! -d "$tree/include/nv" ]; then
+    whl="$(wheel "$p")" || return 1
+    python3 -m zipfile -e "$whl" "$tree/w-nv" || { say "cannot unpack $whl"; return 1; }
+    cp -a "$tree"/w-nv/nvidia/cuda_cccl/include/nv "$tree/include/nv" || { say "no nv/ in $whl"; return 1; }
+    rm -rf "$tree/w-nv"
+  fi
+  [ -f "$tree/include/nv/target" ] || { say "the CUDA $v tree has no nv/target"; return 1; }
   # The front end's own headers are the local compiler's: its host stub code calls
-  # macros of crt/host_runtime.h that differ between releases.
+  # macros of crt/host_runtime.h that differ between releases, and includes its
+  # fatbinary_section.h.
   rm -rf "$tree/include/crt"; cp -a "$local_inc/crt" "$tree/include/crt"
+  cp "$local_inc/fatbinary_section.h" "$tree/include/"
   local f
   for f in "$nvcc_bin"/*; do ln -s "$f" "$tree/bin/$(basename "$f")"; done
   rm -f "$tree/bin/nvcc.profile"; cp "$nvcc_bin/nvcc.profile" "$tree/bin/nvcc.profile"
   ln -s "$nvcc_top/nvvm" "$tree/nvvm"
-  # nvcc.profile looks in targets/x86_64-linux/{include,lib}.
+  # nvcc.profile looks in targets/<target>/{include,lib}.
   mkdir -p "$tree/targets/x86_64-linux"
   ln -s ../../include "$tree/targets/x86_64-linux/include"
   ln -s ../../lib64 "$tree/targets/x86_64-linux/lib"
-  local major="${v%%.*}" lib so
-  for lib in cudart cublas cublasLt; do
-    so="$(ls "$tree"/w/nvidia/*/lib/lib$lib.so.$major 2>/dev/null | head -1)"
-    [ -n "$so" ] || { say "no lib$lib.so.$major in the wheels"; return 1; }
-    cp "$so" "$tree/lib64/"; ln -s "$(basename "$so")" "$tree/lib64/lib$lib.so"
-  done
+  place_libs "$tree/w" "$tree/lib64" "$major" || return 1
   cp "$local_lib/libcudadevrt.a" "$tree/lib64/"
-  echo "INPUT($(readlink -f "$tree/lib64/libcudart.so"))" > "$tree/lib64/libcudart_static.a"
   rm -rf "$tree/w"
   touch "$tree/.complete"
+}
+
+# The aarch64 target of tree $1 (release $2), once: targets/aarch64-linux with the same
+# headers and the aarch64 wheels' libraries (nvcc -target-dir aarch64-linux).
+assemble_aarch64() {
+  local tree="$1" v="$2" dir="$1/targets/aarch64-linux" p whl
+  [ -f "$tree/.complete-aarch64" ] && return 0
+  rm -rf "$dir" "$tree/w"; mkdir -p "$dir/lib" "$tree/w" || return 1
+  ln -s ../../include "$dir/include"
+  for p in $(release_wheels_aarch64 "$v"); do
+    whl="$(wheel "$p" --only-binary=:all: --platform manylinux2014_aarch64)" || return 1
+    python3 -m zipfile -e "$whl" "$tree/w" || { say "cannot unpack $whl"; return 1; }
+  done
+  place_libs "$tree/w" "$dir/lib" "${v%%.*}" || return 1
+  # No relocatable device code here: an empty archive satisfies CMake's -lcudadevrt.
+  aarch64-linux-gnu-ar rcs "$dir/lib/libcudadevrt.a" || return 1
+  rm -rf "$tree/w"
+  touch "$tree/.complete-aarch64"
 }
 
 # CUDART_VERSION and CUBLAS_VER_MAJOR.MINOR as the tree's nvcc sees them.
@@ -168,17 +265,36 @@ seen_versions() {
   "$1/bin/nvcc" -E "$1/seen.cu" 2>/dev/null | awk '$1 == "wt_seen" { print $2, $3 "." $4 }'
 }
 
+# Headers a compile of build $1 read from a CUDA installation other than the tree $2: the
+# host compilers search /usr/local/include, where a toolkit may have linked its headers, and
+# a header the older release lacks would be found there unnoticed.
+foreign_headers() {
+  ninja -C "$1" -t deps 2>/dev/null | awk '/^ +\// { print $1 }' | sort -u |
+    grep -E '^/usr/local/(include|cuda)|^'"$nvcc_top"'/' | grep -v "^$2/" || true
+}
+
 rows=()
 status=0
 for v in "${versions[@]}"; do
-  read -r major pkgs <<<"$(release_wheels "$v")"
-  read -ra pkgs <<<"$pkgs"
-  # One build folder per host compiler: CMake drops the other -D options of a cache whose
-  # compiler changes.
-  tree="$work/cuda-$v" build="$builds/$v${gcc_version:+-gcc$gcc_version}"
+  major="${v%%.*}"
+  # One build folder per target and host compiler: CMake drops the other -D options of a
+  # cache whose compiler changes.
+  tree="$work/cuda-$v"
+  build="$builds/$v$([ "$aarch64" = 1 ] && echo -aarch64)${gcc_version:+-gcc$gcc_version}"
   log="$build.log"
   start=$SECONDS result=pass detail=""
-  if ! assemble "$tree" "$v" "${pkgs[@]}"; then
+  target_args=(-DCMAKE_CUDA_ARCHITECTURES="$arch" "${host_cc[@]}")
+  targets=()
+  readelf=readelf
+  if [ "$aarch64" = 1 ]; then
+    target_args=(-DCMAKE_TOOLCHAIN_FILE="$root_src/toolchains/jetson-orin.cmake"
+      -DWT_CROSS_SUFFIX="${gcc_version:+-$gcc_version}" -DWHITTLE_TOOLS=ON
+      -DCUDAToolkit_TARGET_DIR="$tree/targets/aarch64-linux" -DCMAKE_CUDA_FLAGS="-target-dir aarch64-linux")
+    # As scripts/cross-test.sh: the library, the tools, the unit-test binary.
+    targets=(--target whittle whittle-run whittle-plan whittle-bench whittle_tests)
+    readelf=aarch64-linux-gnu-readelf
+  fi
+  if ! assemble "$tree" "$v" || { [ "$aarch64" = 1 ] && ! assemble_aarch64 "$tree" "$v"; }; then
     result=FAIL detail="toolkit tree not assembled"
   else
     read -r seen_rt seen_blas <<<"$(seen_versions "$tree")"
@@ -189,21 +305,37 @@ for v in "${versions[@]}"; do
       say "CUDA $v (CUDART_VERSION $seen_rt, cuBLAS $seen_blas) with nvcc $local_version: building $build"
       # The tree's lib64 first: the test discovery runs the built tests, which need the
       # older libcudart (their CUDA calls fail without a GPU, as on any GPU-less machine).
-      if ! env -u CUDACXX -u CUDA_PATH -u CUDA_HOME cmake -S "$root_src" -B "$build" "${generator[@]}" \
+      if ! env -u CUDACXX -u CUDA_PATH -u CUDA_HOME cmake -S "$root_src" -B "$build" -G Ninja \
             -DCMAKE_BUILD_TYPE=Release -DWHITTLE_CUDA=ON -DWHITTLE_VULKAN=OFF -DWHITTLE_TESTS=ON \
-            -DCMAKE_CUDA_COMPILER="$tree/bin/nvcc" -DCUDAToolkit_ROOT="$tree" \
-            -DCMAKE_CUDA_ARCHITECTURES="$arch" "${host_cc[@]}" "${compiler_cache[@]}" "${cmake_extra[@]}" >"$log" 2>&1; then
+            -DCMAKE_CUDA_COMPILER="$tree/bin/nvcc" -DCUDAToolkit_ROOT="$tree" "${target_args[@]}" \
+            "${compiler_cache[@]}" "${cmake_extra[@]}" >"$log" 2>&1; then
         result=FAIL detail="configure failed ($log)"
       elif ! LD_LIBRARY_PATH="$tree/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-            cmake --build "$build" -j "$(nproc)" >>"$log" 2>&1; then
+            cmake --build "$build" -j "$(nproc)" "${targets[@]}" >>"$log" 2>&1; then
         first="$(grep -m1 -E 'error' "$log" || grep -m1 FAILED "$log")"
         result=FAIL detail="build failed: ${first:0:200} ($log)"
       else
-        needed="$(readelf -d "$build/tools/whittle-run" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')"
+        needed="$($readelf -d "$build/tools/whittle-run" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')"
         for want in "libcudart.so.$major" "libcublas.so.$major"; do
           [[ " $needed" == *" $want "* ]] || { result=FAIL; detail="whittle-run does not need $want (needs: $needed)"; }
         done
-        [ "$result" = pass ] && detail="CUDART_VERSION $seen_rt, cuBLAS $seen_blas; whittle-run needs ${needed% }"
+        foreign="$(foreign_headers "$build" "$tree")"
+        if [ -n "$foreign" ]; then
+          result=FAIL detail="headers from another CUDA: $(echo $foreign | cut -c1-300)"
+        fi
+        if [ "$result" = pass ] && [ "$aarch64" = 1 ]; then
+          # The aarch64 binary loads the aarch64 libcudart and cuBLAS under qemu and, with
+          # no driver there, refuses the CUDA backend with its status and message.
+          ran="$(qemu-aarch64 -L /usr/aarch64-linux-gnu \
+                 -E LD_LIBRARY_PATH="/usr/aarch64-linux-gnu/lib:$tree/targets/aarch64-linux/lib" \
+                 "$build/tools/whittle-run" -m "$root_src/tests/data/reference/tiny_llama3.gguf" \
+                 --backend cuda -p x -n 1 2>&1)"
+          case "$ran" in
+            *WT_ERR_UNSUPPORTED*cuda:*) ran="$(echo "$ran" | grep -m1 WT_ERR_UNSUPPORTED)" ;;
+            *) result=FAIL detail="whittle-run --backend cuda under qemu-aarch64: ${ran:0:200}" ;;
+          esac
+        fi
+        [ "$result" = pass ] && detail="CUDART_VERSION $seen_rt, cuBLAS $seen_blas; whittle-run needs ${needed% }${ran:+; under qemu: ${ran:0:160}}"
       fi
     fi
   fi

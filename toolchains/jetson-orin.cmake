@@ -72,7 +72,9 @@ else()
 endif()
 
 # Jetson Orin's GPU. Without a sysroot holding aarch64 CUDA libraries, -DWHITTLE_CUDA=ON
-# cannot link here: build CUDA on the device, or use a JetPack sysroot (docs/jetson.md).
+# needs them named (CUDAToolkit_ROOT, CUDAToolkit_TARGET_DIR, -target-dir aarch64-linux):
+# scripts/cuda-compat-check.sh --aarch64 does so with PyPI's; or build CUDA on the device,
+# or use a JetPack sysroot (docs/jetson.md).
 set(CMAKE_CUDA_ARCHITECTURES 87 CACHE STRING "Jetson Orin: sm_87")
 
 option(WHITTLE_CPU_TUNE "Tune for the Jetson Orin CPU (-mcpu=cortex-a78ae)" ON)
