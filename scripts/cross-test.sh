@@ -7,8 +7,8 @@
 # against the NumPy reference, and whittle-run on a tiny model.
 # Builds the library, the tools and the unit-test binary, with the Vulkan backend where the
 # arm64 Vulkan loader is installed (Debian multiarch: libvulkan-dev:arm64; compiled and
-# linked only: no arm64 Vulkan driver runs here). CUDA is not cross-built here (no aarch64
-# CUDA libraries: docs/jetson.md). The compiler is GCC 11 by default, the one JetPack 6
+# linked only: no arm64 Vulkan driver runs here). CUDA is not cross-built here
+# (scripts/cuda-compat-check.sh --aarch64 does that, with CUDA 12.6's aarch64 libraries). The compiler is GCC 11 by default, the one JetPack 6
 # ships (Debian's g++-11-aarch64-linux-gnu): GCC 11 lacks builtins GCC 12 has, and a build
 # with Debian's default cross compiler (12) alone did not show it.
 #   scripts/cross-test.sh [BUILD_DIR]     (default build-aarch64)
@@ -57,6 +57,12 @@ fi
 echo "cross-test: aarch64 build in $dir with aarch64-linux-gnu-g++$suffix (Vulkan backend: $vulkan, compiled and linked only)"
 
 source "$root/scripts/compiler-cache.sh"
+# A build folder configured with another cross compiler: CMake would drop its cache and
+# configure again without this command's -D options, so start it afresh.
+if [ -f "$dir/CMakeCache.txt" ] && ! grep -qx "WT_CROSS_SUFFIX:STRING=$suffix" "$dir/CMakeCache.txt"; then
+  echo "cross-test: $dir was configured with another compiler: configuring it afresh"
+  rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+fi
 cmake -S "$root" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/jetson-orin.cmake" "${compiler_cache[@]}" \
   -DWT_CROSS_SUFFIX="$suffix" \
   -DCMAKE_BUILD_TYPE=Release -DWHITTLE_TESTS=ON -DWHITTLE_TOOLS=ON -DWHITTLE_VULKAN="$vulkan" \

@@ -17,8 +17,9 @@
 #                         must resolve against the older library
 # then configures BUILD/V[-aarch64][-gccN] (Release, -DWHITTLE_CUDA=ON, tests on, Vulkan off)
 # and builds every target. It checks that the compile saw the release's CUDART_VERSION, that
-# no header came from another CUDA installation (ninja's dependency lists: /usr/local/include
-# may hold links to the local toolkit's headers, which the host compiler searches), and that
+# no header came from the local toolkit, /usr/local/cuda* or /usr/local/include (ninja's
+# dependency lists: /usr/local/include may hold links to the local toolkit's headers, which
+# the host compiler searches), and that
 # the binaries need the release's libcudart.so.MAJOR and libcublas.so.MAJOR.
 # --aarch64 cross-builds for Jetson instead (toolchains/jetson-orin.cmake, nvcc -target-dir
 # aarch64-linux, the release's aarch64 libraries from its manylinux2014_aarch64 wheels:
@@ -38,7 +39,8 @@
 #   --arch NN   CMAKE_CUDA_ARCHITECTURES (default 87, Jetson Orin)
 #   --gcc N     gcc-N / g++-N for the C and C++ sources and as nvcc's host compiler (11:
 #               JetPack 6's); installed with apt-get when missing. Default: cmake's choice.
-#               With --aarch64: aarch64-linux-gnu-g++-N (scripts/cross-test.sh installs 11)
+#               With --aarch64: aarch64-linux-gnu-g++-N, which must be installed
+#               (scripts/cross-test.sh installs g++-11-aarch64-linux-gnu)
 #   --aarch64   the Jetson cross build described above
 # Needs: pip (network to PyPI, unless ROOT/wheels holds the wheels), python3, cmake, ninja,
 # a local nvcc (CUDACXX, /usr/local/cuda/bin/nvcc or PATH).
@@ -73,6 +75,7 @@ while [ $# -gt 0 ]; do
     *) versions+=("$1"); shift ;;
   esac
 done
+work="$(realpath -m "$work")" builds="$(realpath -m "$builds")"
 if [ ${#versions[@]} -eq 0 ]; then
   versions=(12.2 12.6)
   [ "$aarch64" = 1 ] && versions=(12.6)
@@ -145,7 +148,11 @@ local_lib="$nvcc_top/targets/x86_64-linux/lib"
 [ -d "$nvcc_top/nvvm/bin" ] || die "no nvvm/bin beside $nvcc"
 command -v cmake >/dev/null || die "cmake not found"
 command -v python3 >/dev/null || die "python3 not found (unpacks the wheels)"
+python3 -m pip --version >/dev/null 2>&1 || die "pip not found (python3 -m pip downloads the wheels)"
 local_version="$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+# A tree links and copies parts of this nvcc and follows this script's layout: one made for
+# another nvcc or an older layout (bump the number when assemble changes) is made again.
+stamp="layout 2, nvcc $nvcc $local_version"
 if [ "$aarch64" = 1 ]; then
   cross="aarch64-linux-gnu-g++${gcc_version:+-$gcc_version}"
   command -v "$cross" >/dev/null && command -v aarch64-linux-gnu-ar >/dev/null &&
@@ -179,7 +186,7 @@ wheel() {
   whl="$(ls $pattern 2>/dev/null | head -1)"
   if [ -z "$whl" ]; then
     say "downloading $p $*" >&2
-    pip download --no-deps -q -d "$work/wheels" "$@" "$p" >&2 || { say "pip download $p failed" >&2; return 1; }
+    python3 -m pip download --no-deps -q -d "$work/wheels" "$@" "$p" >&2 || { say "pip download $p failed" >&2; return 1; }
     whl="$(ls $pattern 2>/dev/null | head -1)"
     [ -n "$whl" ] || { say "no wheel for $p in $work/wheels" >&2; return 1; }
   fi
@@ -203,7 +210,7 @@ place_libs() {
 # Assembles the toolkit tree $1 of release $2 (once) from its wheels.
 assemble() {
   local tree="$1" v="$2" major pkgs p whl
-  [ -f "$tree/.complete" ] && return 0
+  [ "$(cat "$tree/.complete" 2>/dev/null)" = "$stamp" ] && return 0
   read -r major pkgs <<<"$(release_wheels "$v")"
   rm -rf "$tree"; mkdir -p "$tree/w" "$tree/bin" "$tree/include" "$tree/lib64" || return 1
   for p in $pkgs; do
@@ -211,7 +218,7 @@ assemble() {
     python3 -m zipfile -e "$whl" "$tree/w" || { say "cannot unpack $whl"; return 1; }
   done
   local d
-  for d in "$tree"/w/nvidia/*/include; do cp -a "$d/." "$tree/include/"; done
+  for d in "$tree"/w/nvidia/*/include; do cp -a "$d/." "$tree/include/" || return 1; done
   rm -f "$tree/include/__init__.py"
   p="$(nv_headers_from "$v")"
   if [ -n "$p" ] && [ ! -d "$tree/include/nv" ]; then
@@ -224,27 +231,26 @@ assemble() {
   # The front end's own headers are the local compiler's: its host stub code calls
   # macros of crt/host_runtime.h that differ between releases, and includes its
   # fatbinary_section.h.
-  rm -rf "$tree/include/crt"; cp -a "$local_inc/crt" "$tree/include/crt"
-  cp "$local_inc/fatbinary_section.h" "$tree/include/"
+  rm -rf "$tree/include/crt"
+  cp -a "$local_inc/crt" "$tree/include/crt" && cp "$local_inc/fatbinary_section.h" "$tree/include/" || return 1
   local f
-  for f in "$nvcc_bin"/*; do ln -s "$f" "$tree/bin/$(basename "$f")"; done
-  rm -f "$tree/bin/nvcc.profile"; cp "$nvcc_bin/nvcc.profile" "$tree/bin/nvcc.profile"
-  ln -s "$nvcc_top/nvvm" "$tree/nvvm"
+  for f in "$nvcc_bin"/*; do ln -s "$f" "$tree/bin/$(basename "$f")" || return 1; done
+  rm -f "$tree/bin/nvcc.profile"
+  cp "$nvcc_bin/nvcc.profile" "$tree/bin/nvcc.profile" && ln -s "$nvcc_top/nvvm" "$tree/nvvm" || return 1
   # nvcc.profile looks in targets/<target>/{include,lib}.
   mkdir -p "$tree/targets/x86_64-linux"
   ln -s ../../include "$tree/targets/x86_64-linux/include"
   ln -s ../../lib64 "$tree/targets/x86_64-linux/lib"
-  place_libs "$tree/w" "$tree/lib64" "$major" || return 1
-  cp "$local_lib/libcudadevrt.a" "$tree/lib64/"
+  place_libs "$tree/w" "$tree/lib64" "$major" && cp "$local_lib/libcudadevrt.a" "$tree/lib64/" || return 1
   rm -rf "$tree/w"
-  touch "$tree/.complete"
+  echo "$stamp" > "$tree/.complete"
 }
 
 # The aarch64 target of tree $1 (release $2), once: targets/aarch64-linux with the same
 # headers and the aarch64 wheels' libraries (nvcc -target-dir aarch64-linux).
 assemble_aarch64() {
   local tree="$1" v="$2" dir="$1/targets/aarch64-linux" p whl
-  [ -f "$tree/.complete-aarch64" ] && return 0
+  [ "$(cat "$tree/.complete-aarch64" 2>/dev/null)" = "$stamp" ] && return 0
   rm -rf "$dir" "$tree/w"; mkdir -p "$dir/lib" "$tree/w" || return 1
   ln -s ../../include "$dir/include"
   for p in $(release_wheels_aarch64 "$v"); do
@@ -255,7 +261,7 @@ assemble_aarch64() {
   # No relocatable device code here: an empty archive satisfies CMake's -lcudadevrt.
   aarch64-linux-gnu-ar rcs "$dir/lib/libcudadevrt.a" || return 1
   rm -rf "$tree/w"
-  touch "$tree/.complete-aarch64"
+  echo "$stamp" > "$tree/.complete-aarch64"
 }
 
 # CUDART_VERSION and CUBLAS_VER_MAJOR.MINOR as the tree's nvcc sees them.
@@ -268,9 +274,13 @@ seen_versions() {
 # Headers a compile of build $1 read from a CUDA installation other than the tree $2: the
 # host compilers search /usr/local/include, where a toolkit may have linked its headers, and
 # a header the older release lacks would be found there unnoticed.
+# Prints them; fails (with no output) when the lists cannot show it: ninja cannot read them,
+# or no compile read the tree's cuda_runtime_api.h.
 foreign_headers() {
-  ninja -C "$1" -t deps 2>/dev/null | awk '/^ +\// { print $1 }' | sort -u |
-    grep -E '^/usr/local/(include|cuda)|^'"$nvcc_top"'/' | grep -v "^$2/" || true
+  local deps
+  deps="$(ninja -C "$1" -t deps 2>/dev/null | awk '/^ +\// { print $1 }' | sort -u)" || return 1
+  grep -qx "$2/include/cuda_runtime_api.h" <<<"$deps" || return 1
+  grep -E '^/usr/local/(include|cuda)|^'"$nvcc_top"'/' <<<"$deps" | grep -v "^$2/" || true
 }
 
 rows=()
@@ -287,7 +297,7 @@ for v in "${versions[@]}"; do
   targets=()
   readelf=readelf
   if [ "$aarch64" = 1 ]; then
-    target_args=(-DCMAKE_TOOLCHAIN_FILE="$root_src/toolchains/jetson-orin.cmake"
+    target_args=(-DCMAKE_TOOLCHAIN_FILE="$root_src/toolchains/jetson-orin.cmake" -DCMAKE_CUDA_ARCHITECTURES="$arch"
       -DWT_CROSS_SUFFIX="${gcc_version:+-$gcc_version}" -DWHITTLE_TOOLS=ON
       -DCUDAToolkit_TARGET_DIR="$tree/targets/aarch64-linux" -DCMAKE_CUDA_FLAGS="-target-dir aarch64-linux")
     # As scripts/cross-test.sh: the library, the tools, the unit-test binary.
@@ -319,8 +329,9 @@ for v in "${versions[@]}"; do
         for want in "libcudart.so.$major" "libcublas.so.$major"; do
           [[ " $needed" == *" $want "* ]] || { result=FAIL; detail="whittle-run does not need $want (needs: $needed)"; }
         done
-        foreign="$(foreign_headers "$build" "$tree")"
-        if [ -n "$foreign" ]; then
+        if ! foreign="$(foreign_headers "$build" "$tree")"; then
+          result=FAIL detail="ninja's dependency lists do not show the tree's cuda_runtime_api.h being read"
+        elif [ -n "$foreign" ]; then
           result=FAIL detail="headers from another CUDA: $(echo $foreign | cut -c1-300)"
         fi
         if [ "$result" = pass ] && [ "$aarch64" = 1 ]; then
