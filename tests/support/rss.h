@@ -35,14 +35,14 @@ inline uint64_t proc_status_kib(const char* key) {
 
 // Earlier cases in this process freed memory the allocator keeps mapped; a context reusing
 // it would not grow the resident set, so it goes back to the system before a measurement.
-// mimalloc returns freed pages only after a delay (decommit_delay; purge_delay from 2.1 on,
-// which keeps only reset_delay as an old name), and mi_collect does not shorten it: a
+// mimalloc returns freed pages only after a delay (decommit_delay; purge_delay from 2.1.2
+// on, which keeps only reset_delay as an old name), and mi_collect does not shorten it: a
 // 12 MiB pager pool freed by one case stayed resident and the next case's pool reused it
 // (measured 67% of its plan in a GCC 11 build, 2026-12-06). With no delay every free
 // returns its pages at once (for the rest of the test process).
 inline void release_free_memory() {
 #if defined(WT_TEST_MIMALLOC)
-#if MI_MALLOC_VERSION >= 210
+#if MI_MALLOC_VERSION >= 212
   mi_option_set(mi_option_purge_delay, 0);
 #else
   mi_option_set(mi_option_decommit_delay, 0);
