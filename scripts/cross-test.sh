@@ -8,9 +8,10 @@
 # Builds the library, the tools and the unit-test binary, with the Vulkan backend where the
 # arm64 Vulkan loader is installed (Debian multiarch: libvulkan-dev:arm64; compiled and
 # linked only: no arm64 Vulkan driver runs here). CUDA is not cross-built here
-# (scripts/cuda-compat-check.sh --aarch64 does that, with CUDA 12.6's aarch64 libraries). The compiler is GCC 11 by default, the one JetPack 6
-# ships (Debian's g++-11-aarch64-linux-gnu): GCC 11 lacks builtins GCC 12 has, and a build
-# with Debian's default cross compiler (12) alone did not show it.
+# (scripts/cuda-compat-check.sh --aarch64 does that, with CUDA 12.6's aarch64 libraries).
+# The compiler is GCC 11 by default, the one JetPack 6 ships (Debian's
+# g++-11-aarch64-linux-gnu): GCC 11 lacks builtins GCC 12 has, and a build with Debian's
+# default cross compiler (12) alone did not show it.
 #   scripts/cross-test.sh [BUILD_DIR]     (default build-aarch64)
 # Environment: WT_CROSS_VULKAN=ON|OFF|auto (default auto), WT_CROSS_JOBS (default nproc),
 # WT_CROSS_GCC=11 (default) or another version Debian packages as g++-N-aarch64-linux-gnu,
