@@ -81,23 +81,27 @@ if [ ${#versions[@]} -eq 0 ]; then
   [ "$aarch64" = 1 ] && versions=(12.6)
 fi
 [[ "$arch" =~ ^[0-9]+[a-z]?$ ]] || die "--arch: '$arch' is not an architecture number (e.g. 87)"
-host_cc=()
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo=sudo
 [ -z "$gcc_version" ] || [[ "$gcc_version" =~ ^[0-9]+$ ]] ||
   die "--gcc: '$gcc_version' is not a GCC major version (e.g. 11)"
-if [ -n "$gcc_version" ] && [ "$aarch64" = 0 ]; then
-  if ! command -v "g++-$gcc_version" >/dev/null; then
-    say "installing g++-$gcc_version"
-    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-        --no-install-recommends "g++-$gcc_version" >/dev/null; } || die "cannot install g++-$gcc_version"
-  fi
-  host_cc=(-DCMAKE_C_COMPILER="gcc-$gcc_version" -DCMAKE_CXX_COMPILER="g++-$gcc_version"
-           -DCMAKE_CUDA_HOST_COMPILER="g++-$gcc_version")
-fi
+# The host compiler: GCC N's where asked (x86 builds; the cross compiler is checked below),
+# and ninja, whose dependency lists show where each header came from.
+need=()
+host_cc=()
 host_cxx="${CXX:-c++}"
-[ -n "$gcc_version" ] && host_cxx="g++-$gcc_version"
-host_name="$("$host_cxx" -dumpfullversion 2>/dev/null)"
+if [ -n "$gcc_version" ] && [ "$aarch64" = 0 ]; then
+  host_cxx="g++-$gcc_version"
+  command -v "$host_cxx" >/dev/null || need+=("g++-$gcc_version")
+  host_cc=(-DCMAKE_C_COMPILER="gcc-$gcc_version" -DCMAKE_CXX_COMPILER="$host_cxx"
+           -DCMAKE_CUDA_HOST_COMPILER="$host_cxx")
+fi
+command -v ninja >/dev/null || need+=(ninja-build)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  say "installing ${need[*]}"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+      --no-install-recommends "${need[@]}" >/dev/null; } || die "cannot install ${need[*]}"
+fi
 
 # The wheels of one release, pinned: runtime, cuBLAS (the version that release shipped),
 # CCCL. Printed as "major runtime-pkg==ver cublas-pkg==ver cccl-pkg==ver".
@@ -153,18 +157,13 @@ local_version="$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 # A tree links and copies parts of this nvcc and follows this script's layout: one made for
 # another nvcc or an older layout (bump the number when assemble changes) is made again.
 stamp="layout 2, nvcc $nvcc $local_version"
+host_name="$("$host_cxx" -dumpfullversion 2>/dev/null)"
 if [ "$aarch64" = 1 ]; then
   cross="aarch64-linux-gnu-g++${gcc_version:+-$gcc_version}"
   command -v "$cross" >/dev/null && command -v aarch64-linux-gnu-ar >/dev/null &&
     command -v qemu-aarch64 >/dev/null ||
     die "--aarch64 needs $cross, binutils-aarch64-linux-gnu and qemu-user (scripts/cross-test.sh installs them)"
   host_name="$("$cross" -dumpfullversion 2>/dev/null) (aarch64)"
-fi
-# Ninja's dependency lists show where each header came from.
-if ! command -v ninja >/dev/null; then
-  say "installing ninja-build"
-  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-      --no-install-recommends ninja-build >/dev/null; } || die "cannot install ninja-build"
 fi
 root="$root_src"  # compiler-cache.sh reads it
 source "$root/scripts/compiler-cache.sh"
@@ -176,17 +175,18 @@ export CCACHE_NODIRECT=1
 mkdir -p "$work/wheels" || die "cannot create $work"
 mkdir -p "$builds" || die "cannot create $builds"
 
-# The wheel of pip requirement $1 (pkg==ver) in $work/wheels, downloaded once; extra pip
-# options (the platform of another architecture) follow. Prints its path.
+# The wheel of pip requirement $1 (pkg==ver) for machine $2 (x86_64, the default, or
+# aarch64) in $work/wheels, downloaded once. Prints its path.
 wheel() {
-  local p="$1" whl
-  shift
-  local pattern="$work/wheels/$(echo "${p%%==*}" | tr - _)-${p##*==}-*"
-  [ $# -gt 0 ] && pattern+="aarch64.whl" || pattern+="x86_64.whl"
+  local p="$1" machine="${2:-x86_64}" whl
+  local pattern="$work/wheels/$(echo "${p%%==*}" | tr - _)-${p##*==}-*$machine.whl"
+  local platform=()
+  [ "$machine" = x86_64 ] || platform=(--only-binary=:all: --platform "manylinux2014_$machine")
   whl="$(ls $pattern 2>/dev/null | head -1)"
   if [ -z "$whl" ]; then
-    say "downloading $p $*" >&2
-    python3 -m pip download --no-deps -q -d "$work/wheels" "$@" "$p" >&2 || { say "pip download $p failed" >&2; return 1; }
+    say "downloading $p ($machine)" >&2
+    python3 -m pip download --no-deps -q -d "$work/wheels" "${platform[@]}" "$p" >&2 ||
+      { say "pip download $p failed" >&2; return 1; }
     whl="$(ls $pattern 2>/dev/null | head -1)"
     [ -n "$whl" ] || { say "no wheel for $p in $work/wheels" >&2; return 1; }
   fi
@@ -228,9 +228,9 @@ assemble() {
     rm -rf "$tree/w-nv"
   fi
   [ -f "$tree/include/nv/target" ] || { say "the CUDA $v tree has no nv/target"; return 1; }
-  # The front end's own headers are the local compiler's: its host stub code calls
-  # macros of crt/host_runtime.h that differ between releases, and includes its
-  # fatbinary_section.h.
+  # crt/ and fatbinary_section.h come from the local toolkit, not the wheels: they belong
+  # to nvcc's front end, whose generated host stubs call crt/host_runtime.h macros that
+  # differ between releases and include fatbinary_section.h.
   rm -rf "$tree/include/crt"
   cp -a "$local_inc/crt" "$tree/include/crt" && cp "$local_inc/fatbinary_section.h" "$tree/include/" || return 1
   local f
@@ -254,7 +254,7 @@ assemble_aarch64() {
   rm -rf "$dir" "$tree/w"; mkdir -p "$dir/lib" "$tree/w" || return 1
   ln -s ../../include "$dir/include"
   for p in $(release_wheels_aarch64 "$v"); do
-    whl="$(wheel "$p" --only-binary=:all: --platform manylinux2014_aarch64)" || return 1
+    whl="$(wheel "$p" aarch64)" || return 1
     python3 -m zipfile -e "$whl" "$tree/w" || { say "cannot unpack $whl"; return 1; }
   done
   place_libs "$tree/w" "$dir/lib" "${v%%.*}" || return 1
@@ -313,6 +313,13 @@ for v in "${versions[@]}"; do
       result=FAIL detail="the compile saw CUDART_VERSION ${seen_rt:-none}, not $want_rt"
     else
       say "CUDA $v (CUDART_VERSION $seen_rt, cuBLAS $seen_blas) with nvcc $local_version: building $build"
+      # A build folder of another tree (another --root) starts afresh: CMake would drop its
+      # cache for the new compiler and configure again without this command's -D options
+      # (no CUDA), and the cross build failed even with the cache and CMakeFiles/ removed.
+      if [ -f "$build/CMakeCache.txt" ] &&
+         ! grep -qx "CMAKE_CUDA_COMPILER:[A-Z]*=$tree/bin/nvcc" "$build/CMakeCache.txt"; then
+        rm -rf "$build"
+      fi
       # The tree's lib64 first: the test discovery runs the built tests, which need the
       # older libcudart (their CUDA calls fail without a GPU, as on any GPU-less machine).
       if ! env -u CUDACXX -u CUDA_PATH -u CUDA_HOME cmake -S "$root_src" -B "$build" -G Ninja \
