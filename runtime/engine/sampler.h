@@ -16,25 +16,35 @@ struct SamplerOptions {
   uint64_t seed = 0;
 };
 
+// The first index of the largest of n > 0 logits, as a loop keeping i where logits[i] >
+// logits[best] finds it (a NaN is never the largest; logits[0] NaN gives 0).
+int32_t argmax_logits(const float* logits, int32_t n);
+
 class Sampler {
  public:
-  static Status create(int32_t n_vocab, const SamplerOptions& options, Sampler* out);
-  // logits: n_vocab() floats.
-  int32_t sample(const float* logits);
-  int32_t n_vocab() const { return n_vocab_; }
-
- private:
   struct Candidate {
     float logit;
     int32_t id;
   };
+
+  static Status create(int32_t n_vocab, const SamplerOptions& options, Sampler* out);
+  // logits: n_vocab() floats.
+  int32_t sample(const float* logits);
+  // The distribution sample() draws from at a temperature above 0: the kept candidates
+  // (top-k, then the top-p prefix of those, by logit with ties to the lower id; sorted in
+  // that order where either cut them, else in id order) and, in *weights, their
+  // unnormalized weights exp((logit - max) / temperature). Views valid until the next call.
+  const Candidate* distribution(const float* logits, const float** weights, size_t* n_kept);
+  int32_t n_vocab() const { return n_vocab_; }
+
+ private:
   double next_uniform();  // [0, 1)
 
   SamplerOptions options_;
   int32_t n_vocab_ = 0;
   uint64_t state_ = 0;
   std::vector<Candidate> candidates_;
-  std::vector<float> probs_;
+  std::vector<float> weights_;  // [n_vocab]: weight of candidate i
 };
 
 }  // namespace wt

@@ -1,0 +1,203 @@
+// The sampler (runtime/engine/sampler.h) against a plain reference written here: greedy
+// against the scalar first-largest loop, the distribution against a full sort with softmax
+// weights in long double and the top-k / top-p cuts applied to the sorted list, and the
+// draws' frequencies against the reference's probabilities.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "runtime/engine/sampler.h"
+
+namespace {
+
+using wt::Sampler;
+using wt::SamplerOptions;
+
+int32_t argmax_ref(const std::vector<float>& l) {
+  int32_t best = 0;
+  for (int32_t i = 1; i < static_cast<int32_t>(l.size()); ++i) best = l[i] > l[best] ? i : best;
+  return best;
+}
+
+struct RefToken {
+  int32_t id;
+  long double p;  // normalized over the kept tokens
+};
+
+// Full sort by logit (ties: lower id), top-k, softmax at temperature t over those, then the
+// shortest prefix whose probability reaches top_p; renormalized. *margin: how far the
+// prefix's mass before its last token lies below top_p (a cut closer than rounding is
+// ambiguous, and the cases avoid it).
+std::vector<RefToken> reference(const std::vector<float>& logits, const SamplerOptions& o, long double* margin) {
+  std::vector<int32_t> ids(logits.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+  std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
+  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < ids.size()) ids.resize(static_cast<size_t>(o.top_k));
+  const long double mx = logits[ids[0]];
+  std::vector<RefToken> out;
+  long double sum = 0;
+  for (int32_t id : ids) {
+    const long double w = std::exp((static_cast<long double>(logits[id]) - mx) / o.temperature);
+    out.push_back({id, w});
+    sum += w;
+  }
+  for (RefToken& t : out) t.p /= sum;
+  *margin = 1;
+  if (o.top_p < 1.0f) {
+    long double cum = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (cum + out[i].p >= o.top_p) {
+        *margin = std::min(std::fabs(o.top_p - cum), std::fabs(cum + out[i].p - o.top_p));
+        out.resize(i + 1);
+        break;
+      }
+      cum += out[i].p;
+    }
+    long double kept = 0;
+    for (const RefToken& t : out) kept += t.p;
+    for (RefToken& t : out) t.p /= kept;
+  }
+  return out;
+}
+
+std::vector<float> random_logits(std::mt19937& rng, size_t n, float spread) {
+  std::normal_distribution<float> d(0.0f, spread);
+  std::vector<float> l(n);
+  for (float& x : l) x = d(rng);
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("sampler: greedy is the first largest logit, as the scalar loop finds it") {
+  std::mt19937 rng(7);
+  for (size_t n : {1, 2, 15, 16, 17, 33, 1000, 151936}) {
+    CAPTURE(n);
+    std::vector<float> l = random_logits(rng, n, 3.0f);
+    CHECK(wt::argmax_logits(l.data(), static_cast<int32_t>(n)) == argmax_ref(l));
+    // Ties: the first of equal largest values, -0 and +0 equal.
+    if (n >= 17) {
+      const float top = *std::max_element(l.begin(), l.end()) + 1.0f;
+      l[n - 1] = top;
+      l[n / 2] = top;
+      l[5] = top;
+      CHECK(wt::argmax_logits(l.data(), static_cast<int32_t>(n)) == 5);
+      std::fill(l.begin(), l.end(), -1.0f);
+      l[3] = -0.0f;
+      l[9] = 0.0f;
+      CHECK(wt::argmax_logits(l.data(), static_cast<int32_t>(n)) == argmax_ref(l));
+      CHECK(argmax_ref(l) == 3);
+      // A NaN is never the largest; a NaN first gives 0, as the loop does.
+      l[4] = std::numeric_limits<float>::quiet_NaN();
+      CHECK(wt::argmax_logits(l.data(), static_cast<int32_t>(n)) == 3);
+      l[0] = std::numeric_limits<float>::quiet_NaN();
+      CHECK(wt::argmax_logits(l.data(), static_cast<int32_t>(n)) == argmax_ref(l));
+      CHECK(argmax_ref(l) == 0);
+      l[n - 1] = std::numeric_limits<float>::infinity();
+      l[0] = 1.0f;
+      CHECK(wt::argmax_logits(l.data(), static_cast<int32_t>(n)) == static_cast<int32_t>(n - 1));
+    }
+  }
+  Sampler s;
+  REQUIRE(Sampler::create(17, {}, &s).is_ok());
+  std::vector<float> l = random_logits(rng, 17, 1.0f);
+  CHECK(s.sample(l.data()) == argmax_ref(l));
+}
+
+TEST_CASE("sampler: the kept tokens and their weights are the reference's for top-k and top-p") {
+  std::mt19937 rng(11);
+  struct Case {
+    size_t n_vocab;
+    float spread, temperature;
+    int32_t top_k;
+    float top_p;
+  };
+  // Peaked and flat distributions; top-p cuts that fall in the first sorted block, after
+  // several blocks (a flat distribution over Qwen2.5's vocabulary), and after top-k.
+  const Case cases[] = {
+      {50, 2.0f, 0.8f, 0, 1.0f},      {50, 2.0f, 0.8f, 10, 1.0f},      {50, 2.0f, 0.8f, 0, 0.5f},
+      {1000, 4.0f, 1.0f, 0, 0.9f},    {1000, 0.5f, 1.5f, 0, 0.95f},    {1000, 0.5f, 1.5f, 300, 0.95f},
+      {1000, 3.0f, 0.7f, 40, 0.9f},   {1000, 3.0f, 0.7f, 2000, 0.9f},  {151936, 3.0f, 0.7f, 0, 0.9f},
+      {151936, 0.3f, 1.0f, 0, 0.99f}, {151936, 0.3f, 1.0f, 50, 0.99f}, {3, 1.0f, 1.0f, 1, 0.1f},
+  };
+  int checked = 0;
+  for (const Case& k : cases) {
+    for (int rep = 0; rep < 3; ++rep) {
+      CAPTURE(k.n_vocab);
+      CAPTURE(k.top_k);
+      CAPTURE(k.top_p);
+      CAPTURE(k.temperature);
+      const std::vector<float> l = random_logits(rng, k.n_vocab, k.spread);
+      const SamplerOptions o{k.temperature, k.top_k, k.top_p, 1};
+      long double margin = 0;
+      const std::vector<RefToken> ref = reference(l, o, &margin);
+      if (margin < 1e-8L) continue;  // a cut within rounding of top_p: either side is right
+      Sampler s;
+      REQUIRE(Sampler::create(static_cast<int32_t>(k.n_vocab), o, &s).is_ok());
+      size_t n = 0;
+      const float* w = nullptr;
+      const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
+      REQUIRE(n == ref.size());
+      std::vector<int32_t> got(n);
+      double sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        got[i] = c[i].id;
+        sum += w[i];
+      }
+      if (k.top_p < 1.0f) {  // a top-p cut is sorted in logit order
+        size_t out_of_order = 0;
+        for (size_t i = 0; i < n; ++i) out_of_order += got[i] != ref[i].id ? 1 : 0;
+        CHECK(out_of_order == 0);
+      }
+      std::vector<int32_t> want;
+      for (const RefToken& t : ref) want.push_back(t.id);
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      CHECK(got == want);
+      std::vector<long double> p_ref(k.n_vocab, 0);
+      for (const RefToken& t : ref) p_ref[static_cast<size_t>(t.id)] = t.p;
+      double worst = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const double p = static_cast<double>(p_ref[static_cast<size_t>(c[i].id)]);
+        worst = std::max(worst, std::fabs(w[i] / sum - p) / p);
+      }
+      CHECK(worst < 1e-4);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 30);  // nearly every case has a clear cut
+}
+
+TEST_CASE("sampler: draws follow the kept distribution") {
+  std::mt19937 rng(3);
+  const std::vector<float> l = random_logits(rng, 12, 1.0f);
+  for (const SamplerOptions& o : {SamplerOptions{1.0f, 0, 1.0f, 5}, SamplerOptions{0.7f, 6, 1.0f, 6},
+                                  SamplerOptions{1.3f, 0, 0.8f, 7}}) {
+    CAPTURE(o.temperature);
+    CAPTURE(o.top_k);
+    CAPTURE(o.top_p);
+    long double margin = 0;
+    const std::vector<RefToken> ref = reference(l, o, &margin);
+    REQUIRE(margin > 1e-6L);
+    Sampler s;
+    REQUIRE(Sampler::create(12, o, &s).is_ok());
+    const int draws = 40000;
+    std::vector<int> count(12, 0);
+    for (int i = 0; i < draws; ++i) ++count[static_cast<size_t>(s.sample(l.data()))];
+    int in_ref = 0;
+    for (const RefToken& t : ref) {
+      const double p = static_cast<double>(t.p), f = static_cast<double>(count[static_cast<size_t>(t.id)]) / draws;
+      CAPTURE(t.id);
+      CHECK(std::fabs(f - p) < 5.0 * std::sqrt(p * (1 - p) / draws) + 1e-9);
+      in_ref += count[static_cast<size_t>(t.id)];
+    }
+    CHECK(in_ref == draws);  // nothing outside the kept set
+  }
+}
