@@ -104,7 +104,9 @@ std::vector<SizeRange> context_params_sizes(size_t shift) {
   return r;
 }
 std::vector<SizeRange> sampler_params_sizes() {
-  return {{offsetof(wt_sampler_params, seed) + sizeof(uint64_t), sizeof(wt_sampler_params)}};
+  // API 1 ends after seed, API 12 after min_p (its padding accepted: an API 12 header's sizeof).
+  return {{offsetof(wt_sampler_params, seed) + sizeof(uint64_t), offsetof(wt_sampler_params, min_p)},
+          {offsetof(wt_sampler_params, min_p) + sizeof(float), sizeof(wt_sampler_params)}};
 }
 
 std::vector<SizeRange> context_stats_sizes() {

@@ -174,8 +174,12 @@ wt_sampler* fuzz_sampler(FuzzedDataProvider& fdp) {
   if (fdp.ConsumeBool()) p.top_k = pick_int(fdp, 300);
   if (fdp.ConsumeBool()) p.top_p = pick_float(fdp);
   p.seed = fdp.ConsumeIntegral<uint64_t>();
+  if (fdp.ConsumeBool()) p.min_p = pick_float(fdp);
+  // An API 1 struct has no min_p: the library reads its default, 0.
+  const bool has_min_p = p.struct_size >= offsetof(wt_sampler_params, min_p) + sizeof(float);
   const bool valid = size_accepted(sampler_params_sizes(), p.struct_size) && std::isfinite(p.temperature) &&
-                     p.top_k >= 0 && p.top_p > 0.0f && p.top_p <= 1.0f;
+                     p.top_k >= 0 && p.top_p > 0.0f && p.top_p <= 1.0f &&
+                     (!has_min_p || (p.min_p >= 0.0f && p.min_p <= 1.0f));
   CallerStruct<wt_sampler_params> caller(p);
   wt_sampler* s = nullptr;
   const wt_status st = wt_sampler_create(g_model, caller.get(), &s);

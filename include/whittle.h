@@ -93,8 +93,8 @@ extern "C" {
  * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
  * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (named n_ffn_rows until
  * 2026-12-04; the same place); 11: wt_context_plan_info.batch_rows and
- * wt_context_stats.batch_rows. */
-#define WT_API_VERSION 11
+ * wt_context_stats.batch_rows; 12: wt_sampler_params.min_p. */
+#define WT_API_VERSION 12
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -727,6 +727,11 @@ typedef struct wt_sampler_params {
   int32_t top_k;     /* 0: off                                                      */
   float top_p;       /* 1: off; in (0, 1]                                           */
   uint64_t seed;
+  /* Since WT_API_VERSION 12. */
+  float min_p;       /* 0: off; in [0, 1]: keep the tokens at least min_p times as
+                        likely as the most likely one (at the temperature; applied
+                        after top-k and top-p: the kept set is the smallest of the
+                        three cuts)                                                 */
 } wt_sampler_params;
 
 WT_API wt_sampler_params wt_sampler_default_params(void);

@@ -374,6 +374,7 @@ wt_sampler_params wt_sampler_default_params(void) {
   p.top_k = 0;
   p.top_p = 1.0f;
   p.seed = 0;
+  p.min_p = 0.0f;
   return p;
 }
 
@@ -384,7 +385,7 @@ wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* para
     wt_sampler_params p;
     WT_TRY(wt::api::read_params(params, &p));
     auto s = std::make_unique<wt_sampler>();
-    WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, {p.temperature, p.top_k, p.top_p, p.seed}, &s->sampler));
+    WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, {p.temperature, p.top_k, p.top_p, p.seed, p.min_p}, &s->sampler));
     *out_sampler = s.release();
     return Status::ok();
   });

@@ -33,6 +33,8 @@ Status Sampler::create(int32_t n_vocab, const SamplerOptions& o, Sampler* out) {
   if (o.top_k < 0) return error(WT_ERR_INVALID_ARGUMENT, "top_k must be >= 0, got " + std::to_string(o.top_k));
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
     return error(WT_ERR_INVALID_ARGUMENT, "top_p must be in (0, 1], got " + std::to_string(o.top_p));
+  if (!(o.min_p >= 0.0f && o.min_p <= 1.0f))
+    return error(WT_ERR_INVALID_ARGUMENT, "min_p must be in [0, 1], got " + std::to_string(o.min_p));
   if (n_vocab <= 0) return error(WT_ERR_INVALID_ARGUMENT, "n_vocab must be > 0");
   out->options_ = o;
   out->n_vocab_ = n_vocab;
@@ -80,9 +82,17 @@ const Sampler::Candidate* Sampler::distribution(const float* logits, const float
     return finite ? std::exp((logit - max_logit) * inv_t) : (logit == max_logit ? 1.0f : 0.0f);
   };
   *weights = w;
+  const float min_p = options_.min_p;
   if (options_.top_p >= 1.0f) {
-    for (size_t i = 0; i < n; ++i) w[i] = weight(c[i].logit);
-    *n_kept = n;
+    // min_p: the candidates of weight >= min_p (the largest weighs 1), in their order.
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const float wi = weight(c[i].logit);
+      if (wi < min_p) continue;
+      c[kept] = c[i];
+      w[kept++] = wi;
+    }
+    *n_kept = kept;
     return c;
   }
   // top-p: the shortest prefix in logit order whose weight reaches top_p of the whole,
@@ -99,6 +109,10 @@ const Sampler::Candidate* Sampler::distribution(const float* logits, const float
     sorted = block;
     for (; i < sorted; ++i) {
       w[i] = weight(c[i].logit);
+      if (w[i] < min_p) {  // weights fall along the prefix: min_p cuts it first
+        *n_kept = i;
+        return c;
+      }
       cum += w[i];
       if (cum >= target) {
         *n_kept = i + 1;

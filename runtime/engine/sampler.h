@@ -14,6 +14,7 @@ struct SamplerOptions {
   int32_t top_k = 0;         // 0: off
   float top_p = 1.0f;        // 1: off
   uint64_t seed = 0;
+  float min_p = 0.0f;        // 0: off
 };
 
 // The first index of the largest of n > 0 logits, as a loop keeping i where logits[i] >
@@ -31,9 +32,10 @@ class Sampler {
   // logits: n_vocab() floats.
   int32_t sample(const float* logits);
   // The distribution sample() draws from at a temperature above 0: the kept candidates
-  // (top-k, then the top-p prefix of those, by logit with ties to the lower id; sorted in
-  // that order where either cut them, else in id order) and, in *weights, their
-  // unnormalized weights exp((logit - max) / temperature). Views valid until the next call.
+  // (top-k, then the top-p prefix of those, by logit with ties to the lower id, then those
+  // of weight >= min_p; sorted in that order where top-k or top-p cut them, else in id
+  // order) and, in *weights, their unnormalized weights exp((logit - max) / temperature),
+  // the largest 1. Views valid until the next call.
   const Candidate* distribution(const float* logits, const float** weights, size_t* n_kept);
   int32_t n_vocab() const { return n_vocab_; }
 

@@ -30,9 +30,9 @@ struct RefToken {
 };
 
 // Full sort by logit (ties: lower id), top-k, softmax at temperature t over those, then the
-// shortest prefix whose probability reaches top_p; renormalized. *margin: how far the
-// prefix's mass before its last token lies below top_p (a cut closer than rounding is
-// ambiguous, and the cases avoid it).
+// shortest prefix whose probability reaches top_p, then the tokens at least min_p times as
+// likely as the first; renormalized. *margin: how close a cut came to its threshold (a cut
+// closer than rounding is ambiguous, and the cases avoid it).
 std::vector<RefToken> reference(const std::vector<float>& logits, const SamplerOptions& o, long double* margin) {
   std::vector<int32_t> ids(logits.size());
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
@@ -60,10 +60,17 @@ std::vector<RefToken> reference(const std::vector<float>& logits, const SamplerO
       }
       cum += out[i].p;
     }
-    long double kept = 0;
-    for (const RefToken& t : out) kept += t.p;
-    for (RefToken& t : out) t.p /= kept;
   }
+  if (o.min_p > 0.0f) {
+    const long double p0 = out[0].p;
+    size_t m = 0;
+    while (m < out.size() && out[m].p >= o.min_p * p0) ++m;
+    for (size_t i = 0; i < out.size(); ++i) *margin = std::min(*margin, std::fabs(out[i].p / p0 - o.min_p));
+    out.resize(m);
+  }
+  long double kept = 0;
+  for (const RefToken& t : out) kept += t.p;
+  for (RefToken& t : out) t.p /= kept;
   return out;
 }
 
@@ -118,6 +125,7 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
     float spread, temperature;
     int32_t top_k;
     float top_p;
+    float min_p = 0.0f;
   };
   // Peaked and flat distributions; top-p cuts that fall in the first sorted block, after
   // several blocks (a flat distribution over Qwen2.5's vocabulary), and after top-k.
@@ -126,6 +134,9 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
       {1000, 4.0f, 1.0f, 0, 0.9f},    {1000, 0.5f, 1.5f, 0, 0.95f},    {1000, 0.5f, 1.5f, 300, 0.95f},
       {1000, 3.0f, 0.7f, 40, 0.9f},   {1000, 3.0f, 0.7f, 2000, 0.9f},  {151936, 3.0f, 0.7f, 0, 0.9f},
       {151936, 0.3f, 1.0f, 0, 0.99f}, {151936, 0.3f, 1.0f, 50, 0.99f}, {3, 1.0f, 1.0f, 1, 0.1f},
+      // min_p alone, cutting before top-p, after it, and with top-k.
+      {1000, 3.0f, 0.8f, 0, 1.0f, 0.05f}, {1000, 1.0f, 1.0f, 0, 0.9f, 0.2f},  {1000, 1.0f, 1.0f, 0, 0.3f, 0.01f},
+      {1000, 3.0f, 0.8f, 20, 1.0f, 0.1f}, {151936, 3.0f, 0.7f, 0, 1.0f, 0.02f}, {50, 2.0f, 1.0f, 0, 1.0f, 1.0f},
   };
   int checked = 0;
   for (const Case& k : cases) {
@@ -134,8 +145,9 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
       CAPTURE(k.top_k);
       CAPTURE(k.top_p);
       CAPTURE(k.temperature);
+      CAPTURE(k.min_p);
       const std::vector<float> l = random_logits(rng, k.n_vocab, k.spread);
-      const SamplerOptions o{k.temperature, k.top_k, k.top_p, 1};
+      const SamplerOptions o{k.temperature, k.top_k, k.top_p, 1, k.min_p};
       long double margin = 0;
       const std::vector<RefToken> ref = reference(l, o, &margin);
       if (margin < 1e-8L) continue;  // a cut within rounding of top_p: either side is right
@@ -151,7 +163,7 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
         got[i] = c[i].id;
         sum += w[i];
       }
-      if (k.top_p < 1.0f) {  // a top-p cut is sorted in logit order
+      if (k.top_p < 1.0f || k.top_k > 0) {  // a top-k or top-p cut is sorted in logit order
         size_t out_of_order = 0;
         for (size_t i = 0; i < n; ++i) out_of_order += got[i] != ref[i].id ? 1 : 0;
         CHECK(out_of_order == 0);
@@ -172,17 +184,18 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
       ++checked;
     }
   }
-  CHECK(checked >= 30);  // nearly every case has a clear cut
+  CHECK(checked >= 45);  // nearly every case has a clear cut
 }
 
 TEST_CASE("sampler: draws follow the kept distribution") {
   std::mt19937 rng(3);
   const std::vector<float> l = random_logits(rng, 12, 1.0f);
   for (const SamplerOptions& o : {SamplerOptions{1.0f, 0, 1.0f, 5}, SamplerOptions{0.7f, 6, 1.0f, 6},
-                                  SamplerOptions{1.3f, 0, 0.8f, 7}}) {
+                                  SamplerOptions{1.3f, 0, 0.8f, 7}, SamplerOptions{1.0f, 0, 1.0f, 8, 0.3f}}) {
     CAPTURE(o.temperature);
     CAPTURE(o.top_k);
     CAPTURE(o.top_p);
+    CAPTURE(o.min_p);
     long double margin = 0;
     const std::vector<RefToken> ref = reference(l, o, &margin);
     REQUIRE(margin > 1e-6L);

@@ -25,6 +25,7 @@ struct Options {
   float temp = 0.0f;
   int top_k = 40;
   float top_p = 0.95f;
+  float min_p = 0.0f;
   unsigned long long seed = 0;
   bool f32_activations = false;
   std::string prune_method = "full";

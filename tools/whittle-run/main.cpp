@@ -132,6 +132,7 @@ int run(Session& s) {
   sp.temperature = o.temp;
   sp.top_k = o.top_k;
   sp.top_p = o.top_p;
+  sp.min_p = o.min_p;
   sp.seed = o.seed;
   st = wt_sampler_create(s.model, &sp, &s.sampler);
   if (st != WT_OK) return fail("creating the sampler", st);
