@@ -341,3 +341,30 @@ TEST_CASE("api: an output struct of an older layout gets its own fields and noth
   CHECK(st.message().find("no layout of the struct has this size") != std::string::npos);
   for (size_t i = sizeof(size_t); i < sizeof between; ++i) CHECK(between[i] == 0xAB);
 }
+
+TEST_CASE("api: an API 1 wt_sampler_params reads min_p as 0 and never past its own size") {
+  // The API 1 struct ends at seed; what follows it in the caller's memory is the caller's
+  // (here a min_p the library would refuse, were it read).
+  struct {
+    wt_sampler_params p;
+    float after;
+  } old;
+  std::memset(&old, 0, sizeof old);
+  old.p = wt_sampler_default_params();
+  old.p.struct_size = offsetof(wt_sampler_params, min_p);
+  old.p.min_p = -1.0f;  // in the bytes the API 1 caller does not have
+  old.p.temperature = 0.8f;
+  wt_sampler_params read;
+  const wt::Status st = wt::api::read_params(&old.p, &read);
+  REQUIRE_MESSAGE(st.is_ok(), st.message());
+  CHECK(read.min_p == 0.0f);
+  CHECK(read.temperature == 0.8f);
+  CHECK(read.struct_size == sizeof(wt_sampler_params));
+  // The API 12 size reads min_p; a size inside min_p is no layout's.
+  old.p.struct_size = sizeof(wt_sampler_params);
+  old.p.min_p = 0.25f;
+  REQUIRE(wt::api::read_params(&old.p, &read).is_ok());
+  CHECK(read.min_p == 0.25f);
+  old.p.struct_size = offsetof(wt_sampler_params, min_p) + 2;
+  CHECK(wt::api::read_params(&old.p, &read).code() == WT_ERR_INVALID_ARGUMENT);
+}
