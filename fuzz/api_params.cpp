@@ -104,9 +104,10 @@ std::vector<SizeRange> context_params_sizes(size_t shift) {
   return r;
 }
 std::vector<SizeRange> sampler_params_sizes() {
-  // API 1 ends after seed, API 12 after min_p (its padding accepted: an API 12 header's sizeof).
+  // API 1 ends after seed, API 12 after penalty_last_n (its padding accepted: an API 12
+  // header's sizeof).
   return {{offsetof(wt_sampler_params, seed) + sizeof(uint64_t), offsetof(wt_sampler_params, min_p)},
-          {offsetof(wt_sampler_params, min_p) + sizeof(float), sizeof(wt_sampler_params)}};
+          {offsetof(wt_sampler_params, penalty_last_n) + sizeof(int32_t), sizeof(wt_sampler_params)}};
 }
 
 std::vector<SizeRange> context_stats_sizes() {

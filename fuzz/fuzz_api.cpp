@@ -175,11 +175,18 @@ wt_sampler* fuzz_sampler(FuzzedDataProvider& fdp) {
   if (fdp.ConsumeBool()) p.top_p = pick_float(fdp);
   p.seed = fdp.ConsumeIntegral<uint64_t>();
   if (fdp.ConsumeBool()) p.min_p = pick_float(fdp);
-  // An API 1 struct has no min_p: the library reads its default, 0.
-  const bool has_min_p = p.struct_size >= offsetof(wt_sampler_params, min_p) + sizeof(float);
+  if (fdp.ConsumeBool()) p.repeat_penalty = pick_float(fdp);
+  if (fdp.ConsumeBool()) p.frequency_penalty = pick_float(fdp);
+  if (fdp.ConsumeBool()) p.presence_penalty = pick_float(fdp);
+  if (fdp.ConsumeBool()) p.penalty_last_n = pick_int(fdp, 300);
+  // An API 1 struct has none of the API 12 fields: the library reads their defaults.
+  const bool api12 = p.struct_size >= offsetof(wt_sampler_params, penalty_last_n) + sizeof(int32_t);
   const bool valid = size_accepted(sampler_params_sizes(), p.struct_size) && std::isfinite(p.temperature) &&
                      p.top_k >= 0 && p.top_p > 0.0f && p.top_p <= 1.0f &&
-                     (!has_min_p || (p.min_p >= 0.0f && p.min_p <= 1.0f));
+                     (!api12 || (p.min_p >= 0.0f && p.min_p <= 1.0f && std::isfinite(p.repeat_penalty) &&
+                                 p.repeat_penalty > 0.0f && std::isfinite(p.frequency_penalty) &&
+                                 std::isfinite(p.presence_penalty) && p.penalty_last_n >= 0 &&
+                                 p.penalty_last_n <= (1 << 20)));
   CallerStruct<wt_sampler_params> caller(p);
   wt_sampler* s = nullptr;
   const wt_status st = wt_sampler_create(g_model, caller.get(), &s);
@@ -224,6 +231,10 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
   expect_status(wt_context_logits(ctx, pick_int(fdp, 8), &logits), {WT_OK, WT_ERR_INVALID_ARGUMENT}, "wt_context_logits");
 
   if (wt_sampler* s = fuzz_sampler(fdp)) {
+    const std::vector<wt_token> seen = fuzz_tokens(fdp, 80);
+    expect_status(wt_sampler_accept(s, seen.data(), seen.size()),
+                  {all_in_vocab(seen) ? WT_OK : WT_ERR_INVALID_ARGUMENT}, "wt_sampler_accept");
+    if (fdp.ConsumeBool()) wt_sampler_reset(s);
     const bool have_logits = wt_context_logits(ctx, -1, &logits) == WT_OK;
     wt_token tok = -7;
     const wt_status sampled = wt_sampler_sample(s, ctx, &tok);

@@ -93,7 +93,8 @@ extern "C" {
  * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
  * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (named n_ffn_rows until
  * 2026-12-04; the same place); 11: wt_context_plan_info.batch_rows and
- * wt_context_stats.batch_rows; 12: wt_sampler_params.min_p. */
+ * wt_context_stats.batch_rows; 12: wt_sampler_params.min_p and the repetition penalties,
+ * wt_sampler_accept and wt_sampler_reset. */
 #define WT_API_VERSION 12
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
@@ -732,6 +733,15 @@ typedef struct wt_sampler_params {
                         likely as the most likely one (at the temperature; applied
                         after top-k and top-p: the kept set is the smallest of the
                         three cuts)                                                 */
+  /* Repetition penalties, before any of the above and greedy decoding too, over the last
+   * penalty_last_n tokens of the sampler's history (the tokens it returned and those given
+   * to wt_sampler_accept): a token seen c > 0 times there has its logit divided by
+   * repeat_penalty where positive (multiplied where not), then lowered by
+   * c * frequency_penalty + presence_penalty (llama.cpp's rules). The defaults leave them off. */
+  float repeat_penalty;    /* 1: off; finite, > 0 (1.1 is common)                    */
+  float frequency_penalty; /* 0: off; finite                                         */
+  float presence_penalty;  /* 0: off; finite                                         */
+  int32_t penalty_last_n;  /* tokens remembered, 0 to 1048576 (default 64; 0: none)  */
 } wt_sampler_params;
 
 WT_API wt_sampler_params wt_sampler_default_params(void);
@@ -740,10 +750,20 @@ WT_API wt_sampler_params wt_sampler_default_params(void);
 WT_API wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* params,
                                    wt_sampler** out_sampler);
 WT_API void wt_sampler_free(wt_sampler* sampler);
-/* Samples from the last logits row of ctx. WT_ERR_INVALID_ARGUMENT: NULL arguments, no
- * logits yet, or a sampler created for a model whose vocabulary differs from ctx's. */
+/* Samples from the last logits row of ctx; the token joins the sampler's history (the
+ * repetition penalties'). WT_ERR_INVALID_ARGUMENT: NULL arguments, no logits yet, or a
+ * sampler created for a model whose vocabulary differs from ctx's. */
 WT_API wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx,
                                    wt_token* out_token);
+/* Since WT_API_VERSION 12. Adds tokens the sampler did not sample (the prompt, a user's
+ * turn) to its history, so the repetition penalties count them; only the last
+ * penalty_last_n are kept (nothing is, with the penalties off). WT_ERR_INVALID_ARGUMENT:
+ * NULL sampler, NULL tokens with n_tokens > 0, or a token outside the vocabulary (nothing
+ * is added then). */
+WT_API wt_status wt_sampler_accept(wt_sampler* sampler, const wt_token* tokens, size_t n_tokens);
+/* Since WT_API_VERSION 12. Forgets the history (a new conversation); the random
+ * generator goes on. NULL is ignored. */
+WT_API void wt_sampler_reset(wt_sampler* sampler);
 
 /* Called for every generated token; return false to stop. */
 typedef bool (*wt_token_callback)(wt_token token, void* user);

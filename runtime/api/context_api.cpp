@@ -375,6 +375,10 @@ wt_sampler_params wt_sampler_default_params(void) {
   p.top_p = 1.0f;
   p.seed = 0;
   p.min_p = 0.0f;
+  p.repeat_penalty = 1.0f;
+  p.frequency_penalty = 0.0f;
+  p.presence_penalty = 0.0f;
+  p.penalty_last_n = 64;
   return p;
 }
 
@@ -385,13 +389,48 @@ wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* para
     wt_sampler_params p;
     WT_TRY(wt::api::read_params(params, &p));
     auto s = std::make_unique<wt_sampler>();
-    WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, {p.temperature, p.top_k, p.top_p, p.seed, p.min_p}, &s->sampler));
+    WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, {.temperature = p.temperature,
+                                                                          .top_k = p.top_k,
+                                                                          .top_p = p.top_p,
+                                                                          .seed = p.seed,
+                                                                          .min_p = p.min_p,
+                                                                          .repeat_penalty = p.repeat_penalty,
+                                                                          .frequency_penalty = p.frequency_penalty,
+                                                                          .presence_penalty = p.presence_penalty,
+                                                                          .penalty_last_n = p.penalty_last_n}, &s->sampler));
     *out_sampler = s.release();
     return Status::ok();
   });
 }
 
 void wt_sampler_free(wt_sampler* sampler) { delete sampler; }
+
+wt_status wt_sampler_accept(wt_sampler* sampler, const wt_token* tokens, size_t n_tokens) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(sampler, "sampler"));
+    const wt::api::Claim claim(sampler->user, "sampler");
+    WT_TRY(claim.status());
+    if (n_tokens > 0) WT_TRY(require(tokens, "tokens"));
+    const int32_t n_vocab = sampler->sampler.n_vocab();
+    for (size_t i = 0; i < n_tokens; ++i)
+      if (tokens[i] < 0 || tokens[i] >= n_vocab)
+        return wt::error(WT_ERR_INVALID_ARGUMENT, "token " + std::to_string(i) + " is " + std::to_string(tokens[i]) +
+                                                      ", outside the vocabulary of " + std::to_string(n_vocab));
+    sampler->sampler.accept(tokens, n_tokens);
+    return Status::ok();
+  });
+}
+
+void wt_sampler_reset(wt_sampler* sampler) {
+  if (!sampler) return;
+  // Busy elsewhere: nothing is reset (wt_last_error says why).
+  (void)guarded([&]() -> Status {
+    const wt::api::Claim claim(sampler->user, "sampler");
+    WT_TRY(claim.status());
+    sampler->sampler.reset_history();
+    return Status::ok();
+  });
+}
 
 wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx, wt_token* out_token) {
   return guarded([&]() -> Status {

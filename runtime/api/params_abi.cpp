@@ -70,7 +70,7 @@ constexpr Layout kContextLayouts[] = {
 };
 constexpr Layout kSamplerLayouts[] = {
     {1, 0, offsetof(wt_sampler_params, seed) + sizeof(uint64_t)},
-    {12, offsetof(wt_sampler_params, min_p), offsetof(wt_sampler_params, min_p) + sizeof(float)},
+    {12, offsetof(wt_sampler_params, min_p), offsetof(wt_sampler_params, penalty_last_n) + sizeof(int32_t)},
 };
 // The structs the library fills: struct_size since API 5, which is their first layout.
 constexpr Layout kModelInfoLayouts[] = {

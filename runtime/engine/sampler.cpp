@@ -35,6 +35,14 @@ Status Sampler::create(int32_t n_vocab, const SamplerOptions& o, Sampler* out) {
     return error(WT_ERR_INVALID_ARGUMENT, "top_p must be in (0, 1], got " + std::to_string(o.top_p));
   if (!(o.min_p >= 0.0f && o.min_p <= 1.0f))
     return error(WT_ERR_INVALID_ARGUMENT, "min_p must be in [0, 1], got " + std::to_string(o.min_p));
+  if (!(std::isfinite(o.repeat_penalty) && o.repeat_penalty > 0.0f))
+    return error(WT_ERR_INVALID_ARGUMENT, "repeat_penalty must be finite and > 0 (1 is off), got " +
+                                              std::to_string(o.repeat_penalty));
+  if (!std::isfinite(o.frequency_penalty) || !std::isfinite(o.presence_penalty))
+    return error(WT_ERR_INVALID_ARGUMENT, "frequency_penalty and presence_penalty must be finite");
+  if (o.penalty_last_n < 0 || o.penalty_last_n > kMaxPenaltyTokens)
+    return error(WT_ERR_INVALID_ARGUMENT, "penalty_last_n must be in [0, " + std::to_string(kMaxPenaltyTokens) +
+                                              "], got " + std::to_string(o.penalty_last_n));
   if (n_vocab <= 0) return error(WT_ERR_INVALID_ARGUMENT, "n_vocab must be > 0");
   out->options_ = o;
   out->n_vocab_ = n_vocab;
@@ -45,7 +53,56 @@ Status Sampler::create(int32_t n_vocab, const SamplerOptions& o, Sampler* out) {
   out->state_ = (z ^ (z >> 31)) | 1;
   out->candidates_.resize(static_cast<size_t>(n_vocab));
   out->weights_.resize(static_cast<size_t>(n_vocab));
+  out->penalize_ = o.penalty_last_n > 0 &&
+                   (o.repeat_penalty != 1.0f || o.frequency_penalty != 0.0f || o.presence_penalty != 0.0f);
+  out->history_.assign(out->penalize_ ? static_cast<size_t>(o.penalty_last_n) : 0, 0);
+  out->counts_.assign(out->penalize_ ? static_cast<size_t>(n_vocab) : 0, 0);
+  out->history_head_ = out->history_size_ = 0;
   return Status::ok();
+}
+
+void Sampler::remember(int32_t token) {
+  if (!penalize_) return;
+  const size_t cap = history_.size();
+  if (history_size_ == cap) {
+    --counts_[static_cast<size_t>(history_[history_head_])];  // the oldest leaves
+  } else {
+    ++history_size_;
+  }
+  history_[history_head_] = token;
+  ++counts_[static_cast<size_t>(token)];
+  history_head_ = (history_head_ + 1) % cap;
+}
+
+void Sampler::accept(const int32_t* tokens, size_t n) {
+  for (size_t i = 0; i < n; ++i) remember(tokens[i]);
+}
+
+void Sampler::reset_history() {
+  for (size_t i = 0; i < history_size_; ++i) counts_[static_cast<size_t>(history_[i])] = 0;
+  history_head_ = history_size_ = 0;
+}
+
+float Sampler::penalized(float l, int32_t c) const {
+  l = l <= 0.0f ? l * options_.repeat_penalty : l / options_.repeat_penalty;
+  return l - (static_cast<float>(c) * options_.frequency_penalty + options_.presence_penalty);
+}
+
+template <typename F>
+void Sampler::for_each_seen(F f) {
+  // A token's count is negated once it is visited, so a token in the ring several times is
+  // visited once; a second pass restores the counts.
+  for (size_t i = 0; i < history_size_; ++i) {
+    int32_t& c = counts_[static_cast<size_t>(history_[i])];
+    if (c > 0) {
+      f(history_[i], c);
+      c = -c;
+    }
+  }
+  for (size_t i = 0; i < history_size_; ++i) {
+    int32_t& c = counts_[static_cast<size_t>(history_[i])];
+    if (c < 0) c = -c;
+  }
 }
 
 double Sampler::next_uniform() {
@@ -62,6 +119,8 @@ const Sampler::Candidate* Sampler::distribution(const float* logits, const float
   // NaN ranks last (as -inf), so the order below stays a strict weak order.
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < n; ++i) c[i] = {std::isnan(logits[i]) ? kNegInf : logits[i], static_cast<int32_t>(i)};
+  // Candidate i is token i until the cuts below reorder them.
+  if (penalize_) for_each_seen([&](int32_t t, int32_t count) { c[t].logit = penalized(c[t].logit, count); });
   auto before = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
@@ -127,7 +186,20 @@ const Sampler::Candidate* Sampler::distribution(const float* logits, const float
 }
 
 int32_t Sampler::sample(const float* logits) {
-  if (options_.temperature <= 0.0f) return argmax_logits(logits, n_vocab_);
+  const int32_t token = draw(logits);
+  remember(token);
+  return token;
+}
+
+int32_t Sampler::draw(const float* logits) {
+  if (options_.temperature <= 0.0f) {
+    if (!penalize_ || history_size_ == 0) return argmax_logits(logits, n_vocab_);
+    // The row with the seen tokens' logits penalized, in the weights' scratch.
+    float* row = weights_.data();
+    std::copy(logits, logits + n_vocab_, row);
+    for_each_seen([&](int32_t t, int32_t count) { row[t] = penalized(row[t], count); });
+    return argmax_logits(row, n_vocab_);
+  }
   size_t n = 0;
   const float* w = nullptr;
   const Candidate* c = distribution(logits, &w, &n);

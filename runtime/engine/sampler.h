@@ -1,5 +1,7 @@
-// Picks the next token from a logits row: greedy, or temperature + top-k + top-p with a
-// seeded generator. Scratch for the candidate list is allocated once, at creation.
+// Picks the next token from a logits row: greedy, or temperature + top-k + top-p + min-p
+// with a seeded generator, after the repetition penalties over the tokens it last saw.
+// Scratch (the candidate list, the penalties' history and counts) is allocated once, at
+// creation.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,18 @@ struct SamplerOptions {
   float top_p = 1.0f;        // 1: off
   uint64_t seed = 0;
   float min_p = 0.0f;        // 0: off
+  // Repetition penalties over the last penalty_last_n tokens of the history (the tokens
+  // sample() returned and those accept() was given), as llama.cpp applies them: a token seen
+  // c > 0 times has its logit divided by repeat_penalty where positive (multiplied where not),
+  // then lowered by c * frequency_penalty + presence_penalty.
+  float repeat_penalty = 1.0f;     // 1: off
+  float frequency_penalty = 0.0f;  // 0: off
+  float presence_penalty = 0.0f;   // 0: off
+  int32_t penalty_last_n = 64;     // 0: no history, no penalty
 };
+
+// The most tokens the penalties remember (the longest context Whittle makes).
+inline constexpr int32_t kMaxPenaltyTokens = 1 << 20;
 
 // The first index of the largest of n > 0 logits, as a loop keeping i where logits[i] >
 // logits[best] finds it (a NaN is never the largest; logits[0] NaN gives 0).
@@ -29,9 +42,17 @@ class Sampler {
   };
 
   static Status create(int32_t n_vocab, const SamplerOptions& options, Sampler* out);
-  // logits: n_vocab() floats.
+  // logits: n_vocab() floats. The token returned joins the history.
   int32_t sample(const float* logits);
-  // The distribution sample() draws from at a temperature above 0: the kept candidates
+  // Tokens that join the history without being sampled (a prompt, a user's turn); ids are
+  // in [0, n_vocab()) (the caller checks). Only the last penalty_last_n are kept.
+  void accept(const int32_t* tokens, size_t n);
+  // Forgets the history (the generator goes on).
+  void reset_history();
+  // Whether any penalty is on (and there is a history to apply it to).
+  bool penalizes() const { return penalize_; }
+  // The distribution sample() draws from at a temperature above 0 (the history's penalties
+  // applied, as sample() would now): the kept candidates
   // (top-k, then the top-p prefix of those, by logit with ties to the lower id, then those
   // of weight >= min_p; sorted in that order where top-k or top-p cut them, else in id
   // order) and, in *weights, their unnormalized weights exp((logit - max) / temperature),
@@ -41,12 +62,23 @@ class Sampler {
 
  private:
   double next_uniform();  // [0, 1)
+  int32_t draw(const float* logits);  // sample() before the token joins the history
+  void remember(int32_t token);
+  // The penalized value of logit l of a token seen c > 0 times.
+  float penalized(float l, int32_t c) const;
+  // f(token, count) once for every distinct token of the history.
+  template <typename F>
+  void for_each_seen(F f);
 
   SamplerOptions options_;
   int32_t n_vocab_ = 0;
   uint64_t state_ = 0;
   std::vector<Candidate> candidates_;
   std::vector<float> weights_;  // [n_vocab]: weight of candidate i
+  bool penalize_ = false;
+  std::vector<int32_t> history_;  // ring of the last penalty_last_n tokens
+  size_t history_head_ = 0, history_size_ = 0;
+  std::vector<int32_t> counts_;   // [n_vocab]: occurrences in the ring (penalties on)
 };
 
 }  // namespace wt

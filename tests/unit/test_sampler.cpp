@@ -214,3 +214,102 @@ TEST_CASE("sampler: draws follow the kept distribution") {
     CHECK(in_ref == draws);  // nothing outside the kept set
   }
 }
+
+namespace {
+
+// llama.cpp's penalties, over the last `last_n` entries of `history`: a token seen c times
+// is divided by r where positive (multiplied where not), then lowered by c f + p.
+std::vector<float> penalized_ref(std::vector<float> l, const std::vector<int32_t>& history, const SamplerOptions& o) {
+  std::vector<int32_t> count(l.size(), 0);
+  const size_t from = history.size() > static_cast<size_t>(o.penalty_last_n) ? history.size() - o.penalty_last_n : 0;
+  for (size_t i = from; i < history.size(); ++i) ++count[static_cast<size_t>(history[i])];
+  for (size_t t = 0; t < l.size(); ++t) {
+    if (count[t] == 0) continue;
+    l[t] = l[t] <= 0 ? l[t] * o.repeat_penalty : l[t] / o.repeat_penalty;
+    l[t] -= static_cast<float>(count[t]) * o.frequency_penalty + o.presence_penalty;
+  }
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("sampler: the repetition penalties over the last tokens are llama.cpp's, greedy and sampled") {
+  std::mt19937 rng(21);
+  const size_t n_vocab = 50;
+  for (const SamplerOptions& o : {SamplerOptions{0.0f, 0, 1.0f, 1, 0.0f, 1.3f, 0.0f, 0.0f, 64},
+                                  SamplerOptions{0.0f, 0, 1.0f, 1, 0.0f, 1.0f, 0.4f, 0.9f, 16},
+                                  SamplerOptions{0.9f, 0, 1.0f, 1, 0.0f, 1.2f, 0.1f, 0.3f, 64},
+                                  SamplerOptions{0.9f, 10, 0.9f, 1, 0.05f, 0.8f, -0.2f, 0.5f, 7}}) {
+    CAPTURE(o.temperature);
+    CAPTURE(o.repeat_penalty);
+    CAPTURE(o.penalty_last_n);
+    Sampler s;
+    REQUIRE(Sampler::create(static_cast<int32_t>(n_vocab), o, &s).is_ok());
+    CHECK(s.penalizes());
+    // A history longer than the window (so tokens leave it), given in two parts.
+    std::vector<int32_t> history(150);
+    std::uniform_int_distribution<int32_t> pick(0, 12);  // few distinct tokens: repeats
+    for (int32_t& t : history) t = pick(rng);
+    s.accept(history.data(), 100);
+    s.accept(history.data() + 100, 50);
+    for (int step = 0; step < 20; ++step) {
+      CAPTURE(step);
+      const std::vector<float> l = random_logits(rng, n_vocab, 2.0f);
+      const std::vector<float> pl = penalized_ref(l, history, o);
+      if (o.temperature <= 0.0f) {
+        const int32_t tok = s.sample(l.data());
+        CHECK(tok == argmax_ref(pl));
+        history.push_back(tok);  // what the sampler returns joins its history
+        continue;
+      }
+      long double margin = 0;
+      const std::vector<RefToken> ref = reference(pl, o, &margin);
+      size_t n = 0;
+      const float* w = nullptr;
+      const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
+      if (margin > 1e-8L) {
+        std::vector<int32_t> got, want;
+        for (size_t i = 0; i < n; ++i) got.push_back(c[i].id);
+        for (const RefToken& t : ref) want.push_back(t.id);
+        std::sort(got.begin(), got.end());
+        std::sort(want.begin(), want.end());
+        CHECK(got == want);
+        if (got == want) {  // and their weights (a wrongly penalized token would show here)
+          std::vector<long double> p_ref(n_vocab, 0);
+          for (const RefToken& t : ref) p_ref[static_cast<size_t>(t.id)] = t.p;
+          double sum = 0, worst = 0;
+          for (size_t i = 0; i < n; ++i) sum += w[i];
+          for (size_t i = 0; i < n; ++i) {
+            const double p = static_cast<double>(p_ref[static_cast<size_t>(c[i].id)]);
+            worst = std::max(worst, std::fabs(w[i] / sum - p) / p);
+          }
+          CHECK(worst < 1e-4);
+        }
+      }
+      history.push_back(s.sample(l.data()));
+    }
+  }
+}
+
+TEST_CASE("sampler: a presence penalty makes greedy decoding leave a repeated token; reset forgets") {
+  const std::vector<float> l = {0.0f, 5.0f, 4.5f, 1.0f};  // token 1, then 2
+  SamplerOptions o;
+  o.presence_penalty = 1.0f;
+  o.penalty_last_n = 1;  // only the last token counts
+  Sampler s;
+  REQUIRE(Sampler::create(4, o, &s).is_ok());
+  std::vector<int32_t> got;
+  for (int i = 0; i < 5; ++i) got.push_back(s.sample(l.data()));
+  CHECK(got == std::vector<int32_t>{1, 2, 1, 2, 1});
+  s.reset_history();
+  CHECK(s.sample(l.data()) == 1);  // 1 again: the history was empty
+  // Off by default (repeat 1, frequency and presence 0), and with no window.
+  Sampler plain;
+  REQUIRE(Sampler::create(4, SamplerOptions{}, &plain).is_ok());
+  CHECK_FALSE(plain.penalizes());
+  o.penalty_last_n = 0;
+  Sampler none;
+  REQUIRE(Sampler::create(4, o, &none).is_ok());
+  CHECK_FALSE(none.penalizes());
+  for (int i = 0; i < 3; ++i) CHECK(none.sample(l.data()) == 1);
+}

@@ -82,6 +82,7 @@ void usage(FILE* out, const char* argv0) {
                "          [--prompt-cache FILE]\n"
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--f32-activations]\n"
+               "          [--repeat-penalty R] [--repeat-last-n N] [--frequency-penalty F] [--presence-penalty P]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
                "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0] [--batch-rows N] [--memory-budget MIB]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
@@ -111,7 +112,11 @@ void usage(FILE* out, const char* argv0) {
                "  --memory-budget MIB  the most MiB the context may allocate (default 0: the\n"
                "             memory available); with the default --batch-rows the prompt runs\n"
                "             fewer rows at once where 2048 would not fit\n"
-               "  --temp 0   greedy decoding (the default); above 0: top-k 40, top-p 0.95, min-p 0 (off)\n",
+               "  --temp 0   greedy decoding (the default); above 0: top-k 40, top-p 0.95, min-p 0 (off)\n"
+               "  --repeat-penalty R  divide (multiply, if negative) the logits of the tokens among\n"
+               "             the last --repeat-last-n (default 64; the prompt's count) by R, greedy\n"
+               "             too (default 1: off; 1.1 is common); --frequency-penalty F and\n"
+               "             --presence-penalty P subtract F per occurrence and P once (default 0)\n",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
 }
@@ -172,6 +177,15 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
     } else if (f.is("--min-p")) {
       if (!finite_number(f, &o->min_p)) return false;
       if (!(o->min_p >= 0 && o->min_p <= 1)) return wt_tools::Flags::fail("--min-p must be in [0, 1] (0 is off)");
+    } else if (f.is("--repeat-penalty")) {
+      if (!finite_number(f, &o->repeat_penalty)) return false;
+      if (!(o->repeat_penalty > 0)) return wt_tools::Flags::fail("--repeat-penalty must be > 0 (1 is off)");
+    } else if (f.is("--repeat-last-n")) {
+      if (!f.whole(0, 1 << 20, &o->repeat_last_n)) return false;
+    } else if (f.is("--frequency-penalty")) {
+      if (!finite_number(f, &o->frequency_penalty)) return false;
+    } else if (f.is("--presence-penalty")) {
+      if (!finite_number(f, &o->presence_penalty)) return false;
     } else if (f.is("--seed")) {
       if (!seed_number(f, &o->seed)) return false;
     } else if (f.is("--list-methods")) {

@@ -26,6 +26,10 @@ struct Options {
   int top_k = 40;
   float top_p = 0.95f;
   float min_p = 0.0f;
+  float repeat_penalty = 1.0f;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  int repeat_last_n = 64;
   unsigned long long seed = 0;
   bool f32_activations = false;
   std::string prune_method = "full";

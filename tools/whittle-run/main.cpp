@@ -55,6 +55,9 @@ int run_once(Session& s, const std::vector<wt_token>& tokens) {
     }
   }
 
+  // The prompt counts for the repetition penalties, as the answer's own tokens do.
+  if (const wt_status as = wt_sampler_accept(s.sampler, tokens.data(), tokens.size()); as != WT_OK)
+    return fail("giving the prompt to the sampler", as);
   wt_run::TokenStream stream(s.model);
   if (!stream.ok()) return fail("creating the detokenizer", WT_ERR_OUT_OF_MEMORY, "");
   int32_t n_generated = 0;
@@ -133,6 +136,10 @@ int run(Session& s) {
   sp.top_k = o.top_k;
   sp.top_p = o.top_p;
   sp.min_p = o.min_p;
+  sp.repeat_penalty = o.repeat_penalty;
+  sp.frequency_penalty = o.frequency_penalty;
+  sp.presence_penalty = o.presence_penalty;
+  sp.penalty_last_n = o.repeat_last_n;
   sp.seed = o.seed;
   st = wt_sampler_create(s.model, &sp, &s.sampler);
   if (st != WT_OK) return fail("creating the sampler", st);
