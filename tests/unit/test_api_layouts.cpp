@@ -342,7 +342,7 @@ TEST_CASE("api: an output struct of an older layout gets its own fields and noth
   for (size_t i = sizeof(size_t); i < sizeof between; ++i) CHECK(between[i] == 0xAB);
 }
 
-TEST_CASE("api: an API 1 wt_sampler_params reads min_p as 0 and never past its own size") {
+TEST_CASE("api: an API 1 wt_sampler_params reads the API 12 fields as their defaults and never past its own size") {
   // The API 1 struct ends at seed; what follows it in the caller's memory is the caller's
   // (here a min_p the library would refuse, were it read).
   struct {
@@ -358,6 +358,10 @@ TEST_CASE("api: an API 1 wt_sampler_params reads min_p as 0 and never past its o
   const wt::Status st = wt::api::read_params(&old.p, &read);
   REQUIRE_MESSAGE(st.is_ok(), st.message());
   CHECK(read.min_p == 0.0f);
+  CHECK(read.repeat_penalty == 1.0f);
+  CHECK(read.frequency_penalty == 0.0f);
+  CHECK(read.presence_penalty == 0.0f);
+  CHECK(read.penalty_last_n == 64);
   CHECK(read.temperature == 0.8f);
   CHECK(read.struct_size == sizeof(wt_sampler_params));
   // The API 12 size reads min_p; a size inside min_p is no layout's.
