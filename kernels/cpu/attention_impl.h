@@ -70,39 +70,62 @@ struct TileRows {
   int64_t n = 0;
 };
 
-// The online-softmax step of row r over the block's nv visible scores s: the new running
-// max and sum, the scores replaced by their exponentials; returns alpha, the factor that
-// rescales the row's accumulator.
-static inline float softmax_step(int64_t r, int64_t nv, float* s, TileScratch* ts) {
-  // The max 16 lanes at a time: exact in any order, and as the scalar loop a NaN score never
-  // becomes the max (the lanes start from the running max, not from scores).
-  float m_new = ts->m[r];
-  int64_t jm = 0;
-  if (nv >= 16) {
-    F16v mv = splat16(m_new);
-    for (; jm + 16 <= nv; jm += 16) mv = vmax16(mv, load16(s + jm));
-    m_new = hmax16(mv);
+// The online softmax of rows [r_begin, r_end) over the block's nv visible scores (row r's
+// at ts->s + r * kBK): each row's new running max and sum, its scores replaced by their
+// exponentials, and alpha[r], the factor that rescales its accumulator. Every exponential
+// is vexp16's (vec_exp.h), which gives fast_exp's bits lane by lane: the rows' alphas go 16
+// rows at a time and a row's last nv % 16 scores as one vector (one scalar fast_exp per
+// row and block, and up to 15 more in a diagonal block, were 7% of a 4096-token prefill).
+static inline void softmax_rows(int64_t r_begin, int64_t r_end, int64_t nv, TileScratch* ts, float* alpha) {
+  alignas(64) float m_old[kMaxRows + 16], m_new[kMaxRows + 16];
+  for (int64_t r = r_begin; r < r_end; ++r) {
+    // The max 16 lanes at a time: exact in any order, and as the scalar loop a NaN score
+    // never becomes the max (the lanes start from the running max, not from scores).
+    const float* s = ts->s + r * kBK;
+    float m = ts->m[r];
+    int64_t jm = 0;
+    if (nv >= 16) {
+      F16v mv = splat16(m);
+      for (; jm + 16 <= nv; jm += 16) mv = vmax16(mv, load16(s + jm));
+      m = hmax16(mv);
+    }
+    for (; jm < nv; ++jm) m = s[jm] > m ? s[jm] : m;
+    m_old[r - r_begin] = ts->m[r];
+    m_new[r - r_begin] = m;
   }
-  for (; jm < nv; ++jm) m_new = s[jm] > m_new ? s[jm] : m_new;
-  const float alpha = wt::cpu::fast_exp(ts->m[r] - m_new);
-  // The exponentials 16 at a time (vec_exp.h), summed in 16 lanes (hsum16's order, the same
-  // in every build), then the last nv % 16 in key order: a sum in key order was a chain of
-  // 64 dependent adds per row and key block.
-  int64_t je = 0;
-  F16v sv = {};
-  for (; je + 16 <= nv; je += 16) {
-    const F16v e = vexp16(load16(s + je) - m_new);
-    store16(s + je, e);
-    sv += e;
+  const int64_t n = r_end - r_begin;
+  for (int64_t i = n; i < ((n + 15) & ~int64_t{15}); ++i) m_old[i] = m_new[i] = 0.0f;  // lanes past the rows
+  for (int64_t i = 0; i < n; i += 16) {
+    alignas(64) float a[16];
+    store16(a, vexp16(load16(m_old + i) - load16(m_new + i)));
+    for (int64_t k = 0; k < 16 && i + k < n; ++k) alpha[r_begin + i + k] = a[k];
   }
-  float sum = hsum16(sv);
-  for (; je < nv; ++je) {
-    s[je] = wt::cpu::fast_exp(s[je] - m_new);
-    sum += s[je];
+  for (int64_t r = r_begin; r < r_end; ++r) {
+    // The exponentials summed in 16 lanes (hsum16's order, the same in every build), then
+    // the last nv % 16 in key order: a sum in key order was a chain of 64 dependent adds
+    // per row and key block.
+    float* s = ts->s + r * kBK;
+    const float m = m_new[r - r_begin];
+    int64_t je = 0;
+    F16v sv = {};
+    for (; je + 16 <= nv; je += 16) {
+      const F16v e = vexp16(load16(s + je) - m);
+      store16(s + je, e);
+      sv += e;
+    }
+    float sum = hsum16(sv);
+    if (je < nv) {
+      alignas(64) float t[16] = {};
+      std::memcpy(t, s + je, sizeof(float) * static_cast<size_t>(nv - je));
+      store16(t, vexp16(load16(t) - m));
+      for (int64_t k = 0; je + k < nv; ++k) {
+        s[je + k] = t[k];
+        sum += t[k];
+      }
+    }
+    ts->m[r] = m;
+    ts->l[r] = ts->l[r] * alpha[r] + sum;
   }
-  ts->m[r] = m_new;
-  ts->l[r] = ts->l[r] * alpha + sum;
-  return alpha;
 }
 
 // Query rows handled together (decode's dot products and value sums, prefill's value sums),
@@ -183,7 +206,7 @@ template <typename VRow>
 static inline void accumulate_rows(int64_t r_begin, int64_t r_end, int64_t nv, int64_t hd, VRow vrow,
                                    TileScratch* ts) {
   float alpha[kMaxRows];
-  for (int64_t r = r_begin; r < r_end; ++r) alpha[r] = softmax_step(r, nv, ts->s + r * kBK, ts);
+  softmax_rows(r_begin, r_end, nv, ts, alpha);
   if (hd % (16 * kValueVecs) != 0) {  // head sizes such as 48 or 80: 16 lanes of one row at a time
     for (int64_t r = r_begin; r < r_end; ++r) {
       float* acc = ts->acc + r * hd;
