@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -352,7 +353,13 @@ TEST_CASE("api: an API 1 wt_sampler_params reads the API 12 fields as their defa
   std::memset(&old, 0, sizeof old);
   old.p = wt_sampler_default_params();
   old.p.struct_size = offsetof(wt_sampler_params, min_p);
-  old.p.min_p = -1.0f;  // in the bytes the API 1 caller does not have
+  // In the bytes the API 1 caller does not have: values the library would refuse, were
+  // they read.
+  old.p.min_p = -1.0f;
+  old.p.repeat_penalty = -5.0f;
+  old.p.frequency_penalty = std::numeric_limits<float>::quiet_NaN();
+  old.p.presence_penalty = std::numeric_limits<float>::infinity();
+  old.p.penalty_last_n = -3;
   old.p.temperature = 0.8f;
   wt_sampler_params read;
   const wt::Status st = wt::api::read_params(&old.p, &read);
@@ -364,7 +371,7 @@ TEST_CASE("api: an API 1 wt_sampler_params reads the API 12 fields as their defa
   CHECK(read.penalty_last_n == 64);
   CHECK(read.temperature == 0.8f);
   CHECK(read.struct_size == sizeof(wt_sampler_params));
-  // The API 12 size reads min_p; a size inside min_p is no layout's.
+  // The API 12 size reads min_p; a size inside the API 12 fields is no layout's.
   old.p.struct_size = sizeof(wt_sampler_params);
   old.p.min_p = 0.25f;
   REQUIRE(wt::api::read_params(&old.p, &read).is_ok());
