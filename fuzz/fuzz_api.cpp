@@ -234,7 +234,7 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
     const std::vector<wt_token> seen = fuzz_tokens(fdp, 80);
     expect_status(wt_sampler_accept(s, seen.data(), seen.size()),
                   {all_in_vocab(seen) ? WT_OK : WT_ERR_INVALID_ARGUMENT}, "wt_sampler_accept");
-    if (fdp.ConsumeBool()) wt_sampler_reset(s);
+    if (fdp.ConsumeBool()) expect_status(wt_sampler_reset(s), {WT_OK}, "wt_sampler_reset");
     const bool have_logits = wt_context_logits(ctx, -1, &logits) == WT_OK;
     wt_token tok = -7;
     const wt_status sampled = wt_sampler_sample(s, ctx, &tok);

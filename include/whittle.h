@@ -735,9 +735,10 @@ typedef struct wt_sampler_params {
                         three cuts)                                                 */
   /* Repetition penalties, before any of the above and greedy decoding too, over the last
    * penalty_last_n tokens of the sampler's history (the tokens it returned and those given
-   * to wt_sampler_accept): a token seen c > 0 times there has its logit divided by
-   * repeat_penalty where positive (multiplied where not), then lowered by
-   * c * frequency_penalty + presence_penalty (llama.cpp's rules). The defaults leave them off. */
+   * to wt_sampler_accept; special tokens count as any other): a token seen c > 0 times
+   * there has its logit divided by repeat_penalty where positive (multiplied where not),
+   * then lowered by c * frequency_penalty + presence_penalty (llama.cpp's rules). The
+   * defaults leave them off. */
   float repeat_penalty;    /* 1: off; finite, > 0 (1.1 is common)                    */
   float frequency_penalty; /* 0: off; finite                                         */
   float presence_penalty;  /* 0: off; finite                                         */
@@ -762,8 +763,9 @@ WT_API wt_status wt_sampler_sample(wt_sampler* sampler, const wt_context* ctx,
  * is added then). */
 WT_API wt_status wt_sampler_accept(wt_sampler* sampler, const wt_token* tokens, size_t n_tokens);
 /* Since WT_API_VERSION 12. Forgets the history (a new conversation); the random
- * generator goes on. NULL is ignored. */
-WT_API void wt_sampler_reset(wt_sampler* sampler);
+ * generator goes on. WT_ERR_INVALID_ARGUMENT: NULL sampler; WT_ERR_BUSY: another thread
+ * is using it (nothing is forgotten). */
+WT_API wt_status wt_sampler_reset(wt_sampler* sampler);
 
 /* Called for every generated token; return false to stop. */
 typedef bool (*wt_token_callback)(wt_token token, void* user);

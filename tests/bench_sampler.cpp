@@ -1,7 +1,8 @@
 // Micro-benchmark of the sampler (not a test): milliseconds per sampled token over a logits
 // row of Qwen2.5's vocabulary (151,936; normal logits of spread 3, a fixed seed) for greedy
-// decoding and the usual temperature, top-k, top-p and min-p settings; median of rounds of
-// 50 tokens each. A decode step of Qwen2.5-0.5B takes ~8 ms on two cores.
+// decoding and the usual temperature, top-k, top-p and min-p settings, and with repetition
+// penalties (over the tokens each sampler drew); median of rounds of 50 tokens each. A
+// decode step of Qwen2.5-0.5B takes ~8 ms on two cores.
 //
 //   bench_sampler [--vocab N] [--rounds R]
 #include <algorithm>
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
       {"top-p 0.9", {0.7f, 0, 0.9f, 1}},
       {"top-k 40, top-p 0.95", {0.7f, 40, 0.95f, 1}},
       {"min-p 0.05", {0.7f, 0, 1.0f, 1, 0.05f}},
+      {"greedy, repeat penalty 1.1 over 64", {0.0f, 0, 1.0f, 1, 0.0f, 1.1f, 0.0f, 0.0f, 64}},
+      {"top-k 40, repeat 1.1 + frequency 0.1 over 4096", {0.7f, 40, 1.0f, 1, 0.0f, 1.1f, 0.1f, 0.0f, 4096}},
   };
   std::printf("vocabulary %d, median of %d rounds of 50 tokens\n\n| setting | ms per token |\n|---|---|\n", n_vocab,
               rounds);

@@ -421,10 +421,9 @@ wt_status wt_sampler_accept(wt_sampler* sampler, const wt_token* tokens, size_t 
   });
 }
 
-void wt_sampler_reset(wt_sampler* sampler) {
-  if (!sampler) return;
-  // Busy elsewhere: nothing is reset (wt_last_error says why).
-  (void)guarded([&]() -> Status {
+wt_status wt_sampler_reset(wt_sampler* sampler) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(sampler, "sampler"));
     const wt::api::Claim claim(sampler->user, "sampler");
     WT_TRY(claim.status());
     sampler->sampler.reset_history();

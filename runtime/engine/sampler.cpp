@@ -57,7 +57,13 @@ Status Sampler::create(int32_t n_vocab, const SamplerOptions& o, Sampler* out) {
                    (o.repeat_penalty != 1.0f || o.frequency_penalty != 0.0f || o.presence_penalty != 0.0f);
   out->history_.assign(out->penalize_ ? static_cast<size_t>(o.penalty_last_n) : 0, 0);
   out->counts_.assign(out->penalize_ ? static_cast<size_t>(n_vocab) : 0, 0);
+  out->slot_.assign(out->penalize_ ? static_cast<size_t>(n_vocab) : 0, -1);
+  out->seen_.clear();
+  out->seen_.reserve(out->penalize_ ? static_cast<size_t>(std::min(o.penalty_last_n, n_vocab)) : 0);
   out->history_head_ = out->history_size_ = 0;
+  // A positive temperature whose reciprocal overflows (a subnormal) samples as greedy: its
+  // weights would be exp(0 * inf), NaN, where they tend to the argmax's.
+  out->greedy_ = !(o.temperature > 0.0f && std::isfinite(1.0f / o.temperature));
   return Status::ok();
 }
 
@@ -65,12 +71,22 @@ void Sampler::remember(int32_t token) {
   if (!penalize_) return;
   const size_t cap = history_.size();
   if (history_size_ == cap) {
-    --counts_[static_cast<size_t>(history_[history_head_])];  // the oldest leaves
+    const int32_t old = history_[history_head_];  // the oldest leaves
+    if (--counts_[static_cast<size_t>(old)] == 0) {  // and with it, maybe, a seen token
+      const int32_t at = slot_[static_cast<size_t>(old)], last = seen_.back();
+      seen_[static_cast<size_t>(at)] = last;
+      slot_[static_cast<size_t>(last)] = at;
+      seen_.pop_back();
+      slot_[static_cast<size_t>(old)] = -1;
+    }
   } else {
     ++history_size_;
   }
   history_[history_head_] = token;
-  ++counts_[static_cast<size_t>(token)];
+  if (++counts_[static_cast<size_t>(token)] == 1) {
+    slot_[static_cast<size_t>(token)] = static_cast<int32_t>(seen_.size());
+    seen_.push_back(token);  // within the capacity reserved at creation
+  }
   history_head_ = (history_head_ + 1) % cap;
 }
 
@@ -79,30 +95,20 @@ void Sampler::accept(const int32_t* tokens, size_t n) {
 }
 
 void Sampler::reset_history() {
-  for (size_t i = 0; i < history_size_; ++i) counts_[static_cast<size_t>(history_[i])] = 0;
+  for (const int32_t t : seen_) {
+    counts_[static_cast<size_t>(t)] = 0;
+    slot_[static_cast<size_t>(t)] = -1;
+  }
+  seen_.clear();
   history_head_ = history_size_ = 0;
 }
 
 float Sampler::penalized(float l, int32_t c) const {
   l = l <= 0.0f ? l * options_.repeat_penalty : l / options_.repeat_penalty;
-  return l - (static_cast<float>(c) * options_.frequency_penalty + options_.presence_penalty);
-}
-
-template <typename F>
-void Sampler::for_each_seen(F f) {
-  // A token's count is negated once it is visited, so a token in the ring several times is
-  // visited once; a second pass restores the counts.
-  for (size_t i = 0; i < history_size_; ++i) {
-    int32_t& c = counts_[static_cast<size_t>(history_[i])];
-    if (c > 0) {
-      f(history_[i], c);
-      c = -c;
-    }
-  }
-  for (size_t i = 0; i < history_size_; ++i) {
-    int32_t& c = counts_[static_cast<size_t>(history_[i])];
-    if (c < 0) c = -c;
-  }
+  l -= static_cast<float>(c) * options_.frequency_penalty + options_.presence_penalty;
+  // Extreme penalties overflow (a logit over a subnormal penalty is inf, inf - inf NaN): a
+  // NaN ranks last, as a NaN logit does, so the order stays strict and the best stays kept.
+  return std::isnan(l) ? -std::numeric_limits<float>::infinity() : l;
 }
 
 double Sampler::next_uniform() {
@@ -120,7 +126,8 @@ const Sampler::Candidate* Sampler::distribution(const float* logits, const float
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < n; ++i) c[i] = {std::isnan(logits[i]) ? kNegInf : logits[i], static_cast<int32_t>(i)};
   // Candidate i is token i until the cuts below reorder them.
-  if (penalize_) for_each_seen([&](int32_t t, int32_t count) { c[t].logit = penalized(c[t].logit, count); });
+  if (penalize_)
+    for (const int32_t t : seen_) c[t].logit = penalized(c[t].logit, counts_[static_cast<size_t>(t)]);
   auto before = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
@@ -192,17 +199,18 @@ int32_t Sampler::sample(const float* logits) {
 }
 
 int32_t Sampler::draw(const float* logits) {
-  if (options_.temperature <= 0.0f) {
+  if (greedy_) {
     if (!penalize_ || history_size_ == 0) return argmax_logits(logits, n_vocab_);
     // The row with the seen tokens' logits penalized, in the weights' scratch.
     float* row = weights_.data();
     std::copy(logits, logits + n_vocab_, row);
-    for_each_seen([&](int32_t t, int32_t count) { row[t] = penalized(row[t], count); });
+    for (const int32_t t : seen_) row[t] = penalized(row[t], counts_[static_cast<size_t>(t)]);
     return argmax_logits(row, n_vocab_);
   }
   size_t n = 0;
   const float* w = nullptr;
   const Candidate* c = distribution(logits, &w, &n);
+  if (n == 0) return argmax_logits(logits, n_vocab_);  // not reached: the best weighs 1
   double sum = 0.0;
   for (size_t i = 0; i < n; ++i) sum += w[i];
   const double r = next_uniform() * sum;

@@ -51,7 +51,8 @@ class Sampler {
   void reset_history();
   // Whether any penalty is on (and there is a history to apply it to).
   bool penalizes() const { return penalize_; }
-  // The distribution sample() draws from at a temperature above 0 (the history's penalties
+  // The distribution sample() draws from at a temperature above 0 whose reciprocal is
+  // finite (else it samples greedily; the history's penalties
   // applied, as sample() would now): the kept candidates
   // (top-k, then the top-p prefix of those, by logit with ties to the lower id, then those
   // of weight >= min_p; sorted in that order where top-k or top-p cut them, else in id
@@ -66,9 +67,6 @@ class Sampler {
   void remember(int32_t token);
   // The penalized value of logit l of a token seen c > 0 times.
   float penalized(float l, int32_t c) const;
-  // f(token, count) once for every distinct token of the history.
-  template <typename F>
-  void for_each_seen(F f);
 
   SamplerOptions options_;
   int32_t n_vocab_ = 0;
@@ -79,6 +77,11 @@ class Sampler {
   std::vector<int32_t> history_;  // ring of the last penalty_last_n tokens
   size_t history_head_ = 0, history_size_ = 0;
   std::vector<int32_t> counts_;   // [n_vocab]: occurrences in the ring (penalties on)
+  // The distinct tokens in the ring, in no order, and each token's index there (-1: none):
+  // a step penalizes them without walking the whole window.
+  std::vector<int32_t> seen_;
+  std::vector<int32_t> slot_;     // [n_vocab]
+  bool greedy_ = true;            // temperature <= 0 (or its reciprocal not finite)
 };
 
 }  // namespace wt

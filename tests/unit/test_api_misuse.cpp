@@ -437,6 +437,7 @@ TEST_CASE("api misuse: context and sampling entry points refuse NULL and out-of-
        sampler_with([](wt_sampler_params* p) { p->penalty_last_n = -1; })},
       {"sampler_create: penalty_last_n 2^20 + 1", WT_ERR_INVALID_ARGUMENT, "penalty_last_n",
        sampler_with([](wt_sampler_params* p) { p->penalty_last_n = (1 << 20) + 1; })},
+      {"sampler_reset: NULL sampler", WT_ERR_INVALID_ARGUMENT, "sampler", [&] { return wt_sampler_reset(nullptr); }},
       {"sampler_accept: NULL sampler", WT_ERR_INVALID_ARGUMENT, "sampler",
        [&] { return wt_sampler_accept(nullptr, &tok, 1); }},
       {"sampler_accept: NULL tokens", WT_ERR_INVALID_ARGUMENT, "tokens",

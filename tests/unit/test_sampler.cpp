@@ -74,6 +74,21 @@ std::vector<RefToken> reference(const std::vector<float>& logits, const SamplerO
   return out;
 }
 
+// The largest relative difference between the kept candidates' normalized weights and the
+// reference's probabilities of the same tokens.
+double worst_weight_error(const Sampler::Candidate* c, const float* w, size_t n, const std::vector<RefToken>& ref,
+                          size_t n_vocab) {
+  std::vector<long double> p_ref(n_vocab, 0);
+  for (const RefToken& t : ref) p_ref[static_cast<size_t>(t.id)] = t.p;
+  double sum = 0, worst = 0;
+  for (size_t i = 0; i < n; ++i) sum += w[i];
+  for (size_t i = 0; i < n; ++i) {
+    const double p = static_cast<double>(p_ref[static_cast<size_t>(c[i].id)]);
+    worst = std::max(worst, std::fabs(w[i] / sum - p) / p);
+  }
+  return worst;
+}
+
 std::vector<float> random_logits(std::mt19937& rng, size_t n, float spread) {
   std::normal_distribution<float> d(0.0f, spread);
   std::vector<float> l(n);
@@ -158,11 +173,7 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
       const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
       REQUIRE(n == ref.size());
       std::vector<int32_t> got(n);
-      double sum = 0;
-      for (size_t i = 0; i < n; ++i) {
-        got[i] = c[i].id;
-        sum += w[i];
-      }
+      for (size_t i = 0; i < n; ++i) got[i] = c[i].id;
       if (k.top_p < 1.0f || k.top_k > 0) {  // a top-k or top-p cut is sorted in logit order
         size_t out_of_order = 0;
         for (size_t i = 0; i < n; ++i) out_of_order += got[i] != ref[i].id ? 1 : 0;
@@ -173,14 +184,7 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
       std::sort(got.begin(), got.end());
       std::sort(want.begin(), want.end());
       CHECK(got == want);
-      std::vector<long double> p_ref(k.n_vocab, 0);
-      for (const RefToken& t : ref) p_ref[static_cast<size_t>(t.id)] = t.p;
-      double worst = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const double p = static_cast<double>(p_ref[static_cast<size_t>(c[i].id)]);
-        worst = std::max(worst, std::fabs(w[i] / sum - p) / p);
-      }
-      CHECK(worst < 1e-4);
+      CHECK(worst_weight_error(c, w, n, ref, k.n_vocab) < 1e-4);
       ++checked;
     }
   }
@@ -274,17 +278,8 @@ TEST_CASE("sampler: the repetition penalties over the last tokens are llama.cpp'
         std::sort(got.begin(), got.end());
         std::sort(want.begin(), want.end());
         CHECK(got == want);
-        if (got == want) {  // and their weights (a wrongly penalized token would show here)
-          std::vector<long double> p_ref(n_vocab, 0);
-          for (const RefToken& t : ref) p_ref[static_cast<size_t>(t.id)] = t.p;
-          double sum = 0, worst = 0;
-          for (size_t i = 0; i < n; ++i) sum += w[i];
-          for (size_t i = 0; i < n; ++i) {
-            const double p = static_cast<double>(p_ref[static_cast<size_t>(c[i].id)]);
-            worst = std::max(worst, std::fabs(w[i] / sum - p) / p);
-          }
-          CHECK(worst < 1e-4);
-        }
+        // And their weights: a wrongly penalized token would show here.
+        if (got == want) CHECK(worst_weight_error(c, w, n, ref, n_vocab) < 1e-4);
       }
       history.push_back(s.sample(l.data()));
     }
@@ -312,4 +307,66 @@ TEST_CASE("sampler: a presence penalty makes greedy decoding leave a repeated to
   REQUIRE(Sampler::create(4, o, &none).is_ok());
   CHECK_FALSE(none.penalizes());
   for (int i = 0; i < 3; ++i) CHECK(none.sample(l.data()) == 1);
+}
+
+TEST_CASE("sampler: after a reset only the tokens accepted since count") {
+  std::mt19937 rng(5);
+  const size_t n_vocab = 30;
+  const SamplerOptions o{1.0f, 0, 1.0f, 1, 0.0f, 1.5f, 0.5f, 0.25f, 32};
+  Sampler s;
+  REQUIRE(Sampler::create(static_cast<int32_t>(n_vocab), o, &s).is_ok());
+  const std::vector<int32_t> before = {1, 2, 2, 3, 3, 3, 4, 5, 5, 6};
+  const std::vector<int32_t> after = {3, 7, 7, 8};
+  s.accept(before.data(), before.size());
+  s.reset_history();
+  s.accept(after.data(), after.size());
+  const std::vector<float> l = random_logits(rng, n_vocab, 2.0f);
+  long double margin = 0;
+  const std::vector<RefToken> ref = reference(penalized_ref(l, after, o), o, &margin);
+  size_t n = 0;
+  const float* w = nullptr;
+  const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
+  REQUIRE(n == n_vocab);
+  CHECK(worst_weight_error(c, w, n, ref, n_vocab) < 1e-4);
+  // The same after the ring has wrapped: a window of 4 over 10 tokens, reset, 3 more.
+  SamplerOptions o4 = o;
+  o4.penalty_last_n = 4;
+  Sampler s4;
+  REQUIRE(Sampler::create(static_cast<int32_t>(n_vocab), o4, &s4).is_ok());
+  s4.accept(before.data(), before.size());
+  s4.reset_history();
+  s4.accept(after.data() + 1, 3);
+  const std::vector<RefToken> ref4 = reference(penalized_ref(l, {7, 7, 8}, o4), o4, &margin);
+  c = s4.distribution(l.data(), &w, &n);
+  REQUIRE(n == n_vocab);
+  CHECK(worst_weight_error(c, w, n, ref4, n_vocab) < 1e-4);
+}
+
+TEST_CASE("sampler: extreme penalties and a subnormal temperature still give a token of the row") {
+  const std::vector<float> l = {3.0f, -2.0f, 1.0f, 0.5f, 2.5f, -1.0f, 0.0f, 1.5f};
+  const int32_t seen[5] = {0, 0, 1, 4, 4};
+  const float tiny = std::numeric_limits<float>::denorm_min(), huge = std::numeric_limits<float>::max();
+  // A positive logit over a subnormal penalty is inf, and twice FLT_MAX too: inf - inf is
+  // NaN, which must rank last (tokens 0 and 4), never become the answer by the order
+  // breaking; token 1 (-2 times the penalty, minus FLT_MAX) ranks low.
+  for (const SamplerOptions& o : {SamplerOptions{0.0f, 0, 1.0f, 1, 0.0f, tiny, huge, 0.0f, 8},
+                                  SamplerOptions{0.8f, 0, 1.0f, 1, 0.5f, tiny, huge, 0.0f, 8},
+                                  SamplerOptions{0.8f, 3, 0.9f, 1, 0.1f, huge, -huge, huge, 8}}) {
+    CAPTURE(o.temperature);
+    CAPTURE(o.min_p);
+    Sampler s;
+    REQUIRE(Sampler::create(8, o, &s).is_ok());
+    for (int i = 0; i < 20; ++i) {
+      s.reset_history();
+      s.accept(seen, 5);
+      const int32_t t = s.sample(l.data());
+      CHECK(t >= 0);
+      CHECK(t < 8);
+      if (o.frequency_penalty == huge) CHECK((t != 0 && t != 1 && t != 4));
+    }
+  }
+  // A temperature whose reciprocal overflows samples as greedy.
+  Sampler s;
+  REQUIRE(Sampler::create(8, SamplerOptions{tiny, 0, 1.0f, 1}, &s).is_ok());
+  for (int i = 0; i < 5; ++i) CHECK(s.sample(l.data()) == 0);
 }

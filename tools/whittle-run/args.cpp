@@ -113,10 +113,11 @@ void usage(FILE* out, const char* argv0) {
                "             memory available); with the default --batch-rows the prompt runs\n"
                "             fewer rows at once where 2048 would not fit\n"
                "  --temp 0   greedy decoding (the default); above 0: top-k 40, top-p 0.95, min-p 0 (off)\n"
-               "  --repeat-penalty R  divide (multiply, if negative) the logits of the tokens among\n"
-               "             the last --repeat-last-n (default 64; the prompt's count) by R, greedy\n"
-               "             too (default 1: off; 1.1 is common); --frequency-penalty F and\n"
-               "             --presence-penalty P subtract F per occurrence and P once (default 0)\n",
+               "  --repeat-penalty R  the tokens among the last --repeat-last-n (default 64; the\n"
+               "             prompt's count) have their logits above 0 divided by R, the others\n"
+               "             multiplied, greedy too (default 1: off; 1.1 is common);\n"
+               "             --frequency-penalty F and --presence-penalty P subtract F per\n"
+               "             occurrence and P once (default 0)\n",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
 }

@@ -128,8 +128,7 @@ int run_chat(Session& s) {
     }
     history = tokens;
     // The repetition penalties count the conversation so far (their window its last tokens).
-    wt_sampler_reset(s.sampler);
-    if ((st = wt_sampler_accept(s.sampler, history.data(), history.size())) != WT_OK)
+    if ((st = wt_sampler_reset(s.sampler)) != WT_OK || (st = wt_sampler_accept(s.sampler, history.data(), history.size())) != WT_OK)
       return fail("giving the conversation to the sampler", st);
 
     TokenStream stream(s.model);
