@@ -236,13 +236,15 @@ TEST_CASE("concurrency: a call on a context or sampler another thread is inside 
   struct Gen {
     wt_sampler* sampler;
     wt_context* second;
-    wt_status seen = WT_ERR_INTERNAL;
+    wt_status seen = WT_ERR_INTERNAL, accepted = WT_ERR_INTERNAL, reset = WT_ERR_INTERNAL;
   } g{sampler, second};
   auto on_token = [](wt_token, void* user) {
     Gen* gen = static_cast<Gen*>(user);
     std::thread t([gen] {
       wt_token tok = 0;
       gen->seen = wt_sampler_sample(gen->sampler, gen->second, &tok);
+      gen->accepted = wt_sampler_accept(gen->sampler, &tok, 1);
+      gen->reset = wt_sampler_reset(gen->sampler);
     });
     t.join();
     return false;  // one token is enough
@@ -251,6 +253,8 @@ TEST_CASE("concurrency: a call on a context or sampler another thread is inside 
   CHECK(wt_generate(sh.ctx, sampler, 4, on_token, &g, &n) == WT_OK);
   CHECK(n == 1);
   CHECK(g.seen == WT_ERR_BUSY);
+  CHECK(g.accepted == WT_ERR_BUSY);
+  CHECK(g.reset == WT_ERR_BUSY);
   wt_token tok = 0;
   CHECK(wt_sampler_sample(sampler, second, &tok) == WT_OK);
 
