@@ -388,16 +388,17 @@ wt_status wt_sampler_create(const wt_model* model, const wt_sampler_params* para
     WT_TRY(require(out_sampler, "out_sampler"));
     wt_sampler_params p;
     WT_TRY(wt::api::read_params(params, &p));
+    const wt::SamplerOptions o{.temperature = p.temperature,
+                               .top_k = p.top_k,
+                               .top_p = p.top_p,
+                               .seed = p.seed,
+                               .min_p = p.min_p,
+                               .repeat_penalty = p.repeat_penalty,
+                               .frequency_penalty = p.frequency_penalty,
+                               .presence_penalty = p.presence_penalty,
+                               .penalty_last_n = p.penalty_last_n};
     auto s = std::make_unique<wt_sampler>();
-    WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, {.temperature = p.temperature,
-                                                                          .top_k = p.top_k,
-                                                                          .top_p = p.top_p,
-                                                                          .seed = p.seed,
-                                                                          .min_p = p.min_p,
-                                                                          .repeat_penalty = p.repeat_penalty,
-                                                                          .frequency_penalty = p.frequency_penalty,
-                                                                          .presence_penalty = p.presence_penalty,
-                                                                          .penalty_last_n = p.penalty_last_n}, &s->sampler));
+    WT_TRY(wt::Sampler::create(model->model->hp.n_vocab, o, &s->sampler));
     *out_sampler = s.release();
     return Status::ok();
   });

@@ -49,15 +49,14 @@ class Sampler {
   void accept(const int32_t* tokens, size_t n);
   // Forgets the history (the generator goes on).
   void reset_history();
-  // Whether any penalty is on (and there is a history to apply it to).
+  // Whether any penalty is on (so a history is kept).
   bool penalizes() const { return penalize_; }
   // The distribution sample() draws from at a temperature above 0 whose reciprocal is
-  // finite (else it samples greedily; the history's penalties
-  // applied, as sample() would now): the kept candidates
-  // (top-k, then the top-p prefix of those, by logit with ties to the lower id, then those
-  // of weight >= min_p; sorted in that order where top-k or top-p cut them, else in id
-  // order) and, in *weights, their unnormalized weights exp((logit - max) / temperature),
-  // the largest 1. Views valid until the next call.
+  // finite (others sample greedily), with the history's penalties applied as sample()
+  // would now: the kept candidates (top-k, then the top-p prefix of those, by logit with
+  // ties to the lower id, then those of weight >= min_p; sorted in that order where top-k
+  // or top-p cut them, else in id order) and, in *weights, their unnormalized weights
+  // exp((logit - max) / temperature), the largest 1. Views valid until the next call.
   const Candidate* distribution(const float* logits, const float** weights, size_t* n_kept);
   int32_t n_vocab() const { return n_vocab_; }
 

@@ -128,8 +128,9 @@ int run_chat(Session& s) {
     }
     history = tokens;
     // The repetition penalties count the conversation so far (their window its last tokens).
-    if ((st = wt_sampler_reset(s.sampler)) != WT_OK || (st = wt_sampler_accept(s.sampler, history.data(), history.size())) != WT_OK)
-      return fail("giving the conversation to the sampler", st);
+    st = wt_sampler_reset(s.sampler);
+    if (st == WT_OK) st = wt_sampler_accept(s.sampler, history.data(), history.size());
+    if (st != WT_OK) return fail("giving the conversation to the sampler", st);
 
     TokenStream stream(s.model);
     if (!stream.ok()) return fail("creating the detokenizer", WT_ERR_OUT_OF_MEMORY, "");
