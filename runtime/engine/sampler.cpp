@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "runtime/prune/policy.h"  // kMaxContextTokens: the most tokens the penalties remember
+
 namespace wt {
 
 int32_t argmax_logits(const float* logits, int32_t n) {
@@ -40,8 +42,8 @@ Status Sampler::create(int32_t n_vocab, const SamplerOptions& o, Sampler* out) {
                                               std::to_string(o.repeat_penalty));
   if (!std::isfinite(o.frequency_penalty) || !std::isfinite(o.presence_penalty))
     return error(WT_ERR_INVALID_ARGUMENT, "frequency_penalty and presence_penalty must be finite");
-  if (o.penalty_last_n < 0 || o.penalty_last_n > kMaxPenaltyTokens)
-    return error(WT_ERR_INVALID_ARGUMENT, "penalty_last_n must be in [0, " + std::to_string(kMaxPenaltyTokens) +
+  if (o.penalty_last_n < 0 || o.penalty_last_n > kMaxContextTokens)
+    return error(WT_ERR_INVALID_ARGUMENT, "penalty_last_n must be in [0, " + std::to_string(kMaxContextTokens) +
                                               "], got " + std::to_string(o.penalty_last_n));
   if (n_vocab <= 0) return error(WT_ERR_INVALID_ARGUMENT, "n_vocab must be > 0");
   out->options_ = o;

@@ -27,9 +27,6 @@ struct SamplerOptions {
   int32_t penalty_last_n = 64;     // 0: no history, no penalty
 };
 
-// The most tokens the penalties remember (the longest context Whittle makes).
-inline constexpr int32_t kMaxPenaltyTokens = 1 << 20;
-
 // The first index of the largest of n > 0 logits, as a loop keeping i where logits[i] >
 // logits[best] finds it (a NaN is never the largest; logits[0] NaN gives 0).
 int32_t argmax_logits(const float* logits, int32_t n);

@@ -182,7 +182,7 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!finite_number(f, &o->repeat_penalty)) return false;
       if (!(o->repeat_penalty > 0)) return wt_tools::Flags::fail("--repeat-penalty must be > 0 (1 is off)");
     } else if (f.is("--repeat-last-n")) {
-      if (!f.whole(0, 1 << 20, &o->repeat_last_n)) return false;
+      if (!f.whole(0, kMaxContext, &o->repeat_last_n)) return false;
     } else if (f.is("--frequency-penalty")) {
       if (!finite_number(f, &o->frequency_penalty)) return false;
     } else if (f.is("--presence-penalty")) {
