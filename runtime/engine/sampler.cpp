@@ -2,12 +2,39 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
+#include "kernels/cpu/sampling_weights.h"
 #include "runtime/prune/policy.h"  // kMaxContextTokens: the most tokens the penalties remember
 
 namespace wt {
+namespace {
+
+constexpr size_t kWeighBlock = 1024;  // tokens per block sum: a draw walks one block's weights
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// The order of candidates: larger logit first, ties to the lower id.
+bool before(const Sampler::Candidate& a, const Sampler::Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+// The largest of n logits, NaN ignored (-inf when every one is NaN or -inf), in 16 lanes.
+float max_logit(const float* row, size_t n) {
+  constexpr int kLanes = 16;
+  float lane[kLanes];
+  std::fill(lane, lane + kLanes, kNegInf);
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] = row[i + j] > lane[j] ? row[i + j] : lane[j];
+  float best = kNegInf;
+  for (int j = 0; j < kLanes; ++j) best = lane[j] > best ? lane[j] : best;
+  for (; i < n; ++i) best = row[i] > best ? row[i] : best;
+  return best;
+}
+
+}  // namespace
 
 int32_t argmax_logits(const float* logits, int32_t n) {
   // The largest value first, in 16 independent lanes (a > b ? a : b is one max instruction
@@ -55,8 +82,11 @@ Status Sampler::create(int32_t n_vocab, const SamplerOptions& o, Sampler* out) {
   out->state_ = (z ^ (z >> 31)) | 1;
   out->candidates_.resize(static_cast<size_t>(n_vocab));
   out->weights_.resize(static_cast<size_t>(n_vocab));
+  out->kept_weights_.resize(static_cast<size_t>(n_vocab));
+  out->block_sums_.resize((static_cast<size_t>(n_vocab) + kWeighBlock - 1) / kWeighBlock);
   out->penalize_ = o.penalty_last_n > 0 &&
                    (o.repeat_penalty != 1.0f || o.frequency_penalty != 0.0f || o.presence_penalty != 0.0f);
+  out->row_.assign(out->penalize_ ? static_cast<size_t>(n_vocab) : 0, 0.0f);
   out->history_.assign(out->penalize_ ? static_cast<size_t>(o.penalty_last_n) : 0, 0);
   out->counts_.assign(out->penalize_ ? static_cast<size_t>(n_vocab) : 0, 0);
   out->slot_.assign(out->penalize_ ? static_cast<size_t>(n_vocab) : 0, -1);
@@ -120,34 +150,204 @@ double Sampler::next_uniform() {
   return static_cast<double>(state_ >> 11) * (1.0 / 9007199254740992.0);
 }
 
+const float* Sampler::penalized_row(const float* logits) {
+  if (seen_.empty()) return logits;  // no penalty, or nothing remembered yet
+  float* row = row_.data();
+  std::copy(logits, logits + n_vocab_, row);
+  for (const int32_t t : seen_) row[t] = penalized(row[t], counts_[static_cast<size_t>(t)]);
+  return row;
+}
+
+bool Sampler::weighs_all(const float* row, double* total) {
+  if (options_.top_k > 0 && options_.top_k < n_vocab_) return false;  // a top-k cut sorts
+  const float m = max_logit(row, static_cast<size_t>(n_vocab_));
+  if (!std::isfinite(m)) return false;  // an infinite largest logit, or none: the general path
+  *total = weigh(row, m);
+  return true;
+}
+
+double Sampler::weigh(const float* row, float max_logit) {
+  const size_t n = static_cast<size_t>(n_vocab_);
+  float* w = weights_.data();
+  // min_p's cut comes after top-p's, whose target is a share of every token's weight.
+  const float min_p = options_.top_p < 1.0f ? 0.0f : options_.min_p;
+  cpu::sampling_weights(row, static_cast<int64_t>(n), max_logit, 1.0f / options_.temperature, min_p, w);
+  // Block sums in double (a top-p cut compares sums to top_p of the total), four chains
+  // each: one chain's add latency, not the adds, would bound the pass.
+  double total = 0.0;
+  for (size_t b = 0; b < block_sums_.size(); ++b) {
+    const size_t lo = b * kWeighBlock, hi = std::min(n, lo + kWeighBlock);
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    size_t j = lo;
+    for (; j + 4 <= hi; j += 4) {
+      s0 += w[j];
+      s1 += w[j + 1];
+      s2 += w[j + 2];
+      s3 += w[j + 3];
+    }
+    for (; j < hi; ++j) s0 += w[j];
+    block_sums_[b] = (s0 + s1) + (s2 + s3);
+    total += block_sums_[b];
+  }
+  return total;
+}
+
+int32_t Sampler::draw_weighted(double total) {
+  const float* w = weights_.data();
+  const size_t n = static_cast<size_t>(n_vocab_);
+  const double r = next_uniform() * total;
+  double acc = 0.0;
+  for (size_t b = 0; b < block_sums_.size(); ++b) {
+    if (acc + block_sums_[b] <= r) {
+      acc += block_sums_[b];
+      continue;
+    }
+    // The token is in this block (its sum is positive); a walk whose rounding runs past
+    // the block's end takes its last token of positive weight.
+    const size_t lo = b * kWeighBlock, hi = std::min(n, lo + kWeighBlock);
+    size_t last = lo;
+    for (size_t j = lo; j < hi; ++j) {
+      if (w[j] <= 0.0f) continue;
+      acc += w[j];
+      last = j;
+      if (r < acc) break;
+    }
+    return static_cast<int32_t>(last);
+  }
+  // r rounded up to the total: the last token of positive weight (the largest weighs 1).
+  for (size_t j = n; j-- > 0;)
+    if (w[j] > 0.0f) return static_cast<int32_t>(j);
+  return 0;
+}
+
+size_t Sampler::top_p_cut(const float* row, double total) {
+  const size_t n = static_cast<size_t>(n_vocab_);
+  const float* w = weights_.data();
+  Candidate* c = candidates_.data();
+  const double target = static_cast<double>(options_.top_p) * total;
+  // The prefix lies within the tokens of weight >= tau for any tau whose tokens weigh
+  // target together (weights fall with the logit): collect those of a first guess,
+  // lowering it until they do. A peaked distribution takes one pass and a few dozen
+  // candidates (a sort of all 151,936 of Qwen2.5 took 14 ms). min_p bounds tau below:
+  // nothing under it is kept.
+  const float min_p = options_.min_p;
+  float tau = std::max(min_p, 0x1p-10f);
+  size_t k = 0;
+  double mass = 0.0;
+  for (;;) {
+    k = 0;
+    mass = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      if (w[i] < tau) continue;
+      c[k++] = {std::isnan(row[i]) ? kNegInf : row[i], static_cast<int32_t>(i)};
+      mass += w[i];
+    }
+    if (mass >= target || tau <= min_p) break;
+    tau = tau > 0x1p-100f ? std::max(min_p, tau * 0x1p-12f) : min_p;  // 0 at last: every token
+  }
+  size_t kept = k;  // min_p cut first, or rounding left the sum short of the target
+  if (mass >= target) {
+    // The shortest prefix in candidate order that weighs target: halve the range by
+    // nth_element (the first half's weight says which half the cut is in), then sort
+    // and walk the last few.
+    size_t lo = 0, hi = k;
+    double acc = 0.0;
+    while (hi - lo > 32) {
+      const size_t mid = lo + (hi - lo) / 2;
+      std::nth_element(c + lo, c + mid, c + hi, before);
+      double s = 0.0;
+      for (size_t i = lo; i < mid; ++i) s += w[c[i].id];
+      if (acc + s >= target) {
+        hi = mid;
+      } else {
+        acc += s;
+        lo = mid;
+      }
+    }
+    std::sort(c + lo, c + hi, before);
+    kept = hi;
+    for (size_t i = lo; i < hi; ++i) {
+      acc += w[c[i].id];
+      if (acc >= target) {
+        kept = i + 1;
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < kept; ++i) kept_weights_[i] = w[c[i].id];
+  return kept;
+}
+
 const Sampler::Candidate* Sampler::distribution(const float* logits, const float** weights, size_t* n_kept) {
+  return cut(penalized_row(logits), weights, n_kept);
+}
+
+const Sampler::Candidate* Sampler::cut(const float* row, const float** weights, size_t* n_kept) {
+  double total = 0.0;
+  if (weighs_all(row, &total)) {
+    Candidate* c = candidates_.data();
+    *weights = kept_weights_.data();
+    if (options_.top_p < 1.0f) {
+      *n_kept = top_p_cut(row, total);
+      return c;
+    }
+    // min_p alone (weigh zeroed what it cuts): the tokens it keeps, in id order.
+    const float* w = weights_.data();
+    const float min_p = options_.min_p;
+    size_t kept = 0;
+    for (size_t i = 0; i < static_cast<size_t>(n_vocab_); ++i) {
+      if (w[i] < min_p) continue;
+      c[kept] = {std::isnan(row[i]) ? kNegInf : row[i], static_cast<int32_t>(i)};
+      kept_weights_[kept++] = w[i];
+    }
+    *n_kept = kept;
+    return c;
+  }
+  return sorted_cut(row, weights, n_kept);
+}
+
+const Sampler::Candidate* Sampler::sorted_cut(const float* row, const float** weights, size_t* n_kept) {
   Candidate* c = candidates_.data();
   float* w = weights_.data();
-  size_t n = candidates_.size();
+  const size_t n_vocab = candidates_.size();
+  size_t n = n_vocab, sorted = 0;
   // NaN ranks last (as -inf), so the order below stays a strict weak order.
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < n; ++i) c[i] = {std::isnan(logits[i]) ? kNegInf : logits[i], static_cast<int32_t>(i)};
-  // Candidate i is token i until the cuts below reorder them.
-  if (penalize_)
-    for (const int32_t t : seen_) c[t].logit = penalized(c[t].logit, counts_[static_cast<size_t>(t)]);
-  auto before = [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-  };
-  // top-k: the k best in front, sorted (a heap of k rejects most candidates in one compare).
-  size_t sorted = 0;
+  auto candidate = [&](size_t i) { return Candidate{std::isnan(row[i]) ? kNegInf : row[i], static_cast<int32_t>(i)}; };
   if (options_.top_k > 0 && static_cast<size_t>(options_.top_k) < n) {
+    // top-k: a heap of the k best so far, its worst in front, read straight from the row:
+    // most tokens are rejected by one compare, and the others never become candidates.
     n = static_cast<size_t>(options_.top_k);
-    std::partial_sort(c, c + n, c + candidates_.size(), before);
+    for (size_t i = 0; i < n; ++i) c[i] = candidate(i);
+    std::make_heap(c, c + n, before);
+    for (size_t i = n; i < n_vocab;) {
+      // A block of 64 whose largest does not beat the heap's worst is skipped whole (most
+      // of them, once the heap holds good candidates): a vectorized max, not 64 branches.
+      const size_t end = std::min(n_vocab, i + 64);
+      if (end - i == 64 && !(max_logit(row + i, 64) > c[0].logit)) {
+        i = end;
+        continue;
+      }
+      for (; i < end; ++i) {
+        // A later token ties with a lower id, so it must be strictly larger; NaN never is.
+        if (!(row[i] > c[0].logit)) continue;
+        std::pop_heap(c, c + n, before);
+        c[n - 1] = candidate(i);
+        std::push_heap(c, c + n, before);
+      }
+    }
+    std::sort_heap(c, c + n, before);
     sorted = n;
+  } else {
+    for (size_t i = 0; i < n; ++i) c[i] = candidate(i);
   }
-  float max_logit = c[0].logit;
-  for (size_t i = 1; i < n; ++i) max_logit = std::max(max_logit, c[i].logit);
+  float best = c[0].logit;
+  for (size_t i = 1; i < n; ++i) best = std::max(best, c[i].logit);
   const float inv_t = 1.0f / options_.temperature;
   // An infinite largest logit: the candidates equal to it share all the weight (inf - inf
   // would be NaN); every logit -inf (or NaN): all weigh the same.
-  const bool finite = std::isfinite(max_logit);
+  const bool finite = std::isfinite(best);
   auto weight = [&](float logit) {
-    return finite ? std::exp((logit - max_logit) * inv_t) : (logit == max_logit ? 1.0f : 0.0f);
+    return finite ? std::exp((logit - best) * inv_t) : (logit == best ? 1.0f : 0.0f);
   };
   *weights = w;
   const float min_p = options_.min_p;
@@ -164,9 +364,8 @@ const Sampler::Candidate* Sampler::distribution(const float* logits, const float
     return c;
   }
   // top-p: the shortest prefix in logit order whose weight reaches top_p of the whole,
-  // sorted a block at a time (64, then 4x more each round) until it does, so a peaked
-  // distribution sorts a few dozen candidates instead of all of them (a full sort of
-  // Qwen2.5's 151,936 took 14 ms a token). The prefix's weights are made as it is walked.
+  // sorted a block at a time (64, then 4x more each round) until it does. The prefix's
+  // weights are made as it is walked.
   double sum = 0.0;
   for (size_t i = 0; i < n; ++i) sum += weight(c[i].logit);
   const double target = static_cast<double>(options_.top_p) * sum;
@@ -201,18 +400,15 @@ int32_t Sampler::sample(const float* logits) {
 }
 
 int32_t Sampler::draw(const float* logits) {
-  if (greedy_) {
-    if (!penalize_ || history_size_ == 0) return argmax_logits(logits, n_vocab_);
-    // The row with the seen tokens' logits penalized, in the weights' scratch.
-    float* row = weights_.data();
-    std::copy(logits, logits + n_vocab_, row);
-    for (const int32_t t : seen_) row[t] = penalized(row[t], counts_[static_cast<size_t>(t)]);
-    return argmax_logits(row, n_vocab_);
-  }
+  const float* row = penalized_row(logits);
+  if (greedy_) return argmax_logits(row, n_vocab_);
+  double total = 0.0;
+  // No cut but min_p's: drawn from the weights in id order, with no candidate list.
+  if (options_.top_p >= 1.0f && weighs_all(row, &total)) return draw_weighted(total);
   size_t n = 0;
   const float* w = nullptr;
-  const Candidate* c = distribution(logits, &w, &n);
-  if (n == 0) return argmax_logits(logits, n_vocab_);  // not reached: the best weighs 1
+  const Candidate* c = cut(row, &w, &n);
+  if (n == 0) return argmax_logits(row, n_vocab_);  // not reached: the best weighs 1
   double sum = 0.0;
   for (size_t i = 0; i < n; ++i) sum += w[i];
   const double r = next_uniform() * sum;

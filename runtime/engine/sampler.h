@@ -52,14 +52,31 @@ class Sampler {
   // finite (others sample greedily), with the history's penalties applied as sample()
   // would now: the kept candidates (top-k, then the top-p prefix of those, by logit with
   // ties to the lower id, then those of weight >= min_p; sorted in that order where top-k
-  // or top-p cut them, else in id order) and, in *weights, their unnormalized weights
-  // exp((logit - max) / temperature), the largest 1. Views valid until the next call.
+  // cut them, else in no particular order) and, in *weights, their unnormalized weights
+  // exp((logit - max) / temperature), the largest 1 (without top-k, exp is
+  // cpu::fast_exp's, within 2e-7 of it, and a weight below exp(-87) is 0). Views valid
+  // until the next call.
   const Candidate* distribution(const float* logits, const float** weights, size_t* n_kept);
   int32_t n_vocab() const { return n_vocab_; }
 
  private:
   double next_uniform();  // [0, 1)
   int32_t draw(const float* logits);  // sample() before the token joins the history
+  // The logits with the history's penalties applied (a copy in row_), or logits itself.
+  const float* penalized_row(const float* logits);
+  // Without top-k the distribution is made over the vocabulary in id order, vectorized:
+  // weigh() sets weights_[i] for every token (0 for NaN, below exp(-87), or under min_p
+  // where no top-p cut comes first) and block_sums_, and returns their sum; top_p_cut()
+  // then finds the top-p prefix (in candidates_, with kept_weights_).
+  bool weighs_all(const float* row, double* total);  // false: top-k, or no finite largest
+  double weigh(const float* row, float max_logit);
+  size_t top_p_cut(const float* row, double total);
+  // Samples from weights_ by block_sums_ (no cut but min_p's).
+  int32_t draw_weighted(double total);
+  // distribution() of a penalized row; sorted_cut is the general path: candidates sorted
+  // as far as top-k and top-p need.
+  const Candidate* cut(const float* row, const float** weights, size_t* n_kept);
+  const Candidate* sorted_cut(const float* row, const float** weights, size_t* n_kept);
   void remember(int32_t token);
   // The penalized value of logit l of a token seen c > 0 times.
   float penalized(float l, int32_t c) const;
@@ -68,7 +85,10 @@ class Sampler {
   int32_t n_vocab_ = 0;
   uint64_t state_ = 0;
   std::vector<Candidate> candidates_;
-  std::vector<float> weights_;  // [n_vocab]: weight of candidate i
+  std::vector<float> weights_;  // [n_vocab]: weight of candidate i (of token i without top-k)
+  std::vector<float> kept_weights_;  // [n_vocab]: a top-p cut's weights, beside its candidates
+  std::vector<double> block_sums_;   // weights_ summed per kWeighBlock tokens
+  std::vector<float> row_;           // [n_vocab] when penalizing: the penalized logits
   bool penalize_ = false;
   std::vector<int32_t> history_;  // ring of the last penalty_last_n tokens
   size_t history_head_ = 0, history_size_ = 0;

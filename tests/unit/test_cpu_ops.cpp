@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/ops_cpu.h"
 #include "kernels/cpu/quant.h"
+#include "kernels/cpu/sampling_weights.h"
 
 namespace {
 
@@ -446,5 +448,46 @@ TEST_CASE("ops: gather_rows and copy_rows round f32 rows into an f16 or q8_0 cac
                              wws.data());
     });
     CHECK(same_bits(wc, w32));
+  }
+}
+
+// The sampler's weights (kernels/cpu/sampling_weights.h): fast_exp's bits lane by lane in
+// every build this CPU runs (16 lanes on AVX-512, then 4, then the scalar tail: 16k + 7
+// values take all three), so a seed draws the same tokens on any CPU; 0 for NaN, -inf,
+// exponents below -87 and weights under min_p; within 2e-7 of exp where kept.
+TEST_CASE("ops: sampling_weights are fast_exp's bits where kept and 0 for NaN -inf and under min_p") {
+  const int64_t n = 16 * 40 + 7;
+  std::vector<float> row = random_vec(static_cast<size_t>(n), 31);
+  for (float& x : row) x *= 8.0f;  // exponents down to about -50 at inv_t 1, -200 at inv_t 4
+  row[3] = std::numeric_limits<float>::quiet_NaN();
+  row[17] = -std::numeric_limits<float>::infinity();
+  row[n - 1] = std::numeric_limits<float>::quiet_NaN();  // the scalar tail
+  row[n - 2] = -1e30f;
+  const float max_logit = *std::max_element(row.begin() + 18, row.end() - 2);
+  for (const float inv_t : {1.0f, 1.0f / 0.7f, 4.0f}) {
+    for (const float min_p : {0.0f, 0.01f}) {
+      CAPTURE(inv_t);
+      CAPTURE(min_p);
+      std::vector<float> w(static_cast<size_t>(n), -1.0f);
+      wt::cpu::sampling_weights(row.data(), n, max_logit, inv_t, min_p, w.data());
+      int differ = 0, zero = 0, kept = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = (row[i] - max_logit) * inv_t, e = wt::cpu::fast_exp(x);
+        const float want = x >= -87.0f && e >= min_p ? e : 0.0f;
+        differ += std::memcmp(&want, &w[i], sizeof want) != 0;
+        zero += w[i] == 0.0f;
+        if (w[i] > 0.0f) {
+          ++kept;
+          CHECK(w[i] == doctest::Approx(std::exp(static_cast<double>(x))).epsilon(2e-7));
+        }
+      }
+      CHECK(differ == 0);
+      CHECK(w[3] == 0.0f);
+      CHECK(w[17] == 0.0f);
+      CHECK(w[n - 1] == 0.0f);
+      CHECK(w[n - 2] == 0.0f);
+      CHECK(kept >= (min_p > 0.0f ? 1 : 100));  // the check above saw real weights
+      CHECK(zero >= 4);
+    }
   }
 }

@@ -32,7 +32,8 @@ struct RefToken {
 // Full sort by logit (ties: lower id), top-k, softmax at temperature t over those, then the
 // shortest prefix whose probability reaches top_p, then the tokens at least min_p times as
 // likely as the first; renormalized. *margin: how close a cut came to its threshold (a cut
-// closer than rounding is ambiguous, and the cases avoid it).
+// closer than the sampler's exponentials' error, 2e-7 of a weight, is ambiguous, and the
+// cases avoid it).
 std::vector<RefToken> reference(const std::vector<float>& logits, const SamplerOptions& o, long double* margin) {
   std::vector<int32_t> ids(logits.size());
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
@@ -96,6 +97,35 @@ std::vector<float> random_logits(std::mt19937& rng, size_t n, float spread) {
   return l;
 }
 
+// Whether the sampler's distribution over logits l is the reference's (false: a cut too close
+// to call, not checked): the same tokens, in the same order after a top-k cut, with the same
+// normalized weights.
+bool matches_reference(const std::vector<float>& l, const SamplerOptions& o) {
+  long double margin = 0;
+  const std::vector<RefToken> ref = reference(l, o, &margin);
+  if (margin < 1e-6L) return false;  // a cut within rounding of top_p: either side is right
+  Sampler s;
+  REQUIRE(Sampler::create(static_cast<int32_t>(l.size()), o, &s).is_ok());
+  size_t n = 0;
+  const float* w = nullptr;
+  const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
+  REQUIRE(n == ref.size());
+  std::vector<int32_t> got(n);
+  for (size_t i = 0; i < n; ++i) got[i] = c[i].id;
+  if (o.top_k > 0) {  // a top-k cut is sorted in logit order
+    size_t out_of_order = 0;
+    for (size_t i = 0; i < n; ++i) out_of_order += got[i] != ref[i].id ? 1 : 0;
+    CHECK(out_of_order == 0);
+  }
+  std::vector<int32_t> want;
+  for (const RefToken& t : ref) want.push_back(t.id);
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  CHECK(got == want);
+  CHECK(worst_weight_error(c, w, n, ref, l.size()) < 1e-4);
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("sampler: greedy is the first largest logit, as the scalar loop finds it") {
@@ -142,8 +172,8 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
     float top_p;
     float min_p = 0.0f;
   };
-  // Peaked and flat distributions; top-p cuts that fall in the first sorted block, after
-  // several blocks (a flat distribution over Qwen2.5's vocabulary), and after top-k.
+  // Peaked and flat distributions; top-p cuts among a few candidates, among most of Qwen2.5's
+  // vocabulary (a flat distribution: the halving search), and after top-k.
   const Case cases[] = {
       {50, 2.0f, 0.8f, 0, 1.0f},      {50, 2.0f, 0.8f, 10, 1.0f},      {50, 2.0f, 0.8f, 0, 0.5f},
       {1000, 4.0f, 1.0f, 0, 0.9f},    {1000, 0.5f, 1.5f, 0, 0.95f},    {1000, 0.5f, 1.5f, 300, 0.95f},
@@ -162,33 +192,75 @@ TEST_CASE("sampler: the kept tokens and their weights are the reference's for to
       CAPTURE(k.temperature);
       CAPTURE(k.min_p);
       const std::vector<float> l = random_logits(rng, k.n_vocab, k.spread);
-      const SamplerOptions o{k.temperature, k.top_k, k.top_p, 1, k.min_p};
-      long double margin = 0;
-      const std::vector<RefToken> ref = reference(l, o, &margin);
-      if (margin < 1e-8L) continue;  // a cut within rounding of top_p: either side is right
-      Sampler s;
-      REQUIRE(Sampler::create(static_cast<int32_t>(k.n_vocab), o, &s).is_ok());
-      size_t n = 0;
-      const float* w = nullptr;
-      const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
-      REQUIRE(n == ref.size());
-      std::vector<int32_t> got(n);
-      for (size_t i = 0; i < n; ++i) got[i] = c[i].id;
-      if (k.top_p < 1.0f || k.top_k > 0) {  // a top-k or top-p cut is sorted in logit order
-        size_t out_of_order = 0;
-        for (size_t i = 0; i < n; ++i) out_of_order += got[i] != ref[i].id ? 1 : 0;
-        CHECK(out_of_order == 0);
-      }
-      std::vector<int32_t> want;
-      for (const RefToken& t : ref) want.push_back(t.id);
-      std::sort(got.begin(), got.end());
-      std::sort(want.begin(), want.end());
-      CHECK(got == want);
-      CHECK(worst_weight_error(c, w, n, ref, k.n_vocab) < 1e-4);
-      ++checked;
+      checked += matches_reference(l, SamplerOptions{k.temperature, k.top_k, k.top_p, 1, k.min_p}) ? 1 : 0;
     }
   }
   CHECK(checked >= 45);  // nearly every case has a clear cut
+}
+
+TEST_CASE("sampler: a top-p cut in a tail below the first guess, and ties, are the reference's") {
+  std::mt19937 rng(13);
+  // One token far above a long tail: the top-p mass needs tail tokens weighing ~1e-5 of the
+  // first (the sampler's first collection takes those over 2^-10), so it lowers its bound
+  // and searches thousands of candidates.
+  int checked = 0;
+  for (const float top_p : {0.8f, 0.9f, 0.95f, 0.99f}) {
+    CAPTURE(top_p);
+    std::vector<float> l = random_logits(rng, 20000, 0.5f);
+    l[777] = 11.0f;
+    checked += matches_reference(l, SamplerOptions{1.0f, 0, top_p, 1}) ? 1 : 0;
+  }
+  CHECK(checked >= 3);  // a tail token weighs ~1e-5: a cut is ambiguous (within 1e-6) ~1 time in 10
+  // Integer logits: many ties, which go to the lower id in every cut.
+  std::vector<float> l = random_logits(rng, 3000, 2.0f);
+  for (float& x : l) x = std::round(x);
+  checked = 0;
+  for (const SamplerOptions& o : {SamplerOptions{1.0f, 30, 1.0f, 1}, SamplerOptions{1.0f, 0, 0.5f, 1},
+                                  SamplerOptions{0.5f, 0, 0.8f, 1, 0.1f}, SamplerOptions{1.0f, 100, 0.7f, 1}})
+    checked += matches_reference(l, o) ? 1 : 0;
+  CHECK(checked >= 2);  // a cut inside a tie group is ambiguous only where its sum sits on top_p
+}
+
+TEST_CASE("sampler: -inf and NaN logits weigh nothing and are never drawn") {
+  // Three tokens in different blocks of the weight sums, -inf or NaN everywhere else.
+  const size_t n_vocab = 5000;
+  std::vector<float> l(n_vocab, -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i < n_vocab; i += 7) l[i] = std::numeric_limits<float>::quiet_NaN();
+  const int32_t ids[3] = {5, 2049, 4999};
+  const float logit[3] = {0.0f, 1.0f, 2.0f};
+  for (int j = 0; j < 3; ++j) l[static_cast<size_t>(ids[j])] = logit[j];
+  for (const SamplerOptions& o : {SamplerOptions{1.0f, 0, 1.0f, 2}, SamplerOptions{1.0f, 0, 1.0f, 3, 0.01f},
+                                  SamplerOptions{1.0f, 0, 0.999f, 4}, SamplerOptions{1.0f, 5, 1.0f, 5}}) {
+    CAPTURE(o.top_k);
+    CAPTURE(o.top_p);
+    CAPTURE(o.min_p);
+    Sampler s;
+    REQUIRE(Sampler::create(static_cast<int32_t>(n_vocab), o, &s).is_ok());
+    size_t n = 0;
+    const float* w = nullptr;
+    const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
+    double total = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool real = c[i].id == 5 || c[i].id == 2049 || c[i].id == 4999;
+      CHECK((real ? w[i] > 0.0f : w[i] == 0.0f));
+      total += w[i];
+    }
+    CHECK(total == doctest::Approx(1.0 + std::exp(-1.0) + std::exp(-2.0)).epsilon(1e-6));
+    // The draws: only the three, in proportion to their weights.
+    const int draws = 30000;
+    int count[3] = {0, 0, 0};
+    for (int i = 0; i < draws; ++i) {
+      const int32_t t = s.sample(l.data());
+      const int j = t == ids[0] ? 0 : t == ids[1] ? 1 : t == ids[2] ? 2 : -1;
+      REQUIRE(j >= 0);
+      ++count[j];
+    }
+    for (int j = 0; j < 3; ++j) {
+      const double p = std::exp(logit[j] - 2.0) / total, f = static_cast<double>(count[j]) / draws;
+      CAPTURE(j);
+      CHECK(std::fabs(f - p) < 5.0 * std::sqrt(p * (1 - p) / draws));
+    }
+  }
 }
 
 TEST_CASE("sampler: draws follow the kept distribution") {
@@ -271,7 +343,7 @@ TEST_CASE("sampler: the repetition penalties over the last tokens are llama.cpp'
       size_t n = 0;
       const float* w = nullptr;
       const Sampler::Candidate* c = s.distribution(l.data(), &w, &n);
-      if (margin > 1e-8L) {
+      if (margin > 1e-6L) {
         std::vector<int32_t> got, want;
         for (size_t i = 0; i < n; ++i) got.push_back(c[i].id);
         for (const RefToken& t : ref) want.push_back(t.id);
