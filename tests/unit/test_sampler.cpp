@@ -112,7 +112,7 @@ bool matches_reference(const std::vector<float>& l, const SamplerOptions& o) {
   REQUIRE(n == ref.size());
   std::vector<int32_t> got(n);
   for (size_t i = 0; i < n; ++i) got[i] = c[i].id;
-  if (o.top_k > 0) {  // a top-k cut is sorted in logit order
+  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < l.size()) {  // a top-k cut is sorted in logit order
     size_t out_of_order = 0;
     for (size_t i = 0; i < n; ++i) out_of_order += got[i] != ref[i].id ? 1 : 0;
     CHECK(out_of_order == 0);
@@ -259,6 +259,41 @@ TEST_CASE("sampler: -inf and NaN logits weigh nothing and are never drawn") {
       const double p = std::exp(logit[j] - 2.0) / total, f = static_cast<double>(count[j]) / draws;
       CAPTURE(j);
       CHECK(std::fabs(f - p) < 5.0 * std::sqrt(p * (1 - p) / draws));
+    }
+  }
+}
+
+TEST_CASE("sampler: an infinite largest logit takes every draw; a row of -inf and NaN still gives a token") {
+  std::mt19937 rng(17);
+  std::vector<float> l = random_logits(rng, 3000, 2.0f);
+  l[100] = l[2500] = std::numeric_limits<float>::infinity();  // they share all the weight
+  l[7] = std::numeric_limits<float>::quiet_NaN();
+  for (const SamplerOptions& o : {SamplerOptions{0.8f, 0, 1.0f, 1}, SamplerOptions{0.8f, 0, 0.9f, 2},
+                                  SamplerOptions{0.8f, 0, 1.0f, 3, 0.5f}, SamplerOptions{0.8f, 50, 0.9f, 4}}) {
+    CAPTURE(o.top_k);
+    CAPTURE(o.top_p);
+    CAPTURE(o.min_p);
+    Sampler s;
+    REQUIRE(Sampler::create(3000, o, &s).is_ok());
+    int count[2] = {0, 0};
+    for (int i = 0; i < 2000; ++i) {
+      const int32_t t = s.sample(l.data());
+      REQUIRE((t == 100 || t == 2500));
+      ++count[t == 2500 ? 1 : 0];
+    }
+    if (o.top_p >= 1.0f) CHECK(std::abs(count[0] - count[1]) < 5 * 45);  // equal weights: 1000 +- 22 each
+  }
+  // Every logit -inf or NaN: all weigh the same (nothing is more likely than another).
+  std::vector<float> none(3000, -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i < none.size(); i += 3) none[i] = std::numeric_limits<float>::quiet_NaN();
+  for (const SamplerOptions& o : {SamplerOptions{0.8f, 0, 1.0f, 1}, SamplerOptions{0.8f, 0, 0.9f, 2},
+                                  SamplerOptions{0.8f, 10, 1.0f, 3}}) {
+    Sampler s;
+    REQUIRE(Sampler::create(3000, o, &s).is_ok());
+    for (int i = 0; i < 20; ++i) {
+      const int32_t t = s.sample(none.data());
+      CHECK(t >= 0);
+      CHECK(t < 3000);
     }
   }
 }
