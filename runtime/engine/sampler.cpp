@@ -363,33 +363,27 @@ const Sampler::Candidate* Sampler::sorted_cut(const float* row, const float** we
     *n_kept = kept;
     return c;
   }
-  // top-p: the shortest prefix in logit order whose weight reaches top_p of the whole,
-  // sorted a block at a time (64, then 4x more each round) until it does. The prefix's
-  // weights are made as it is walked.
+  // top-p: the shortest prefix in logit order whose weight reaches top_p of the whole. The
+  // k of a top-k cut are sorted already; otherwise this is a row without a finite largest
+  // logit (no other row takes this path), sorted whole.
+  if (sorted < n) std::sort(c, c + n, before);
   double sum = 0.0;
   for (size_t i = 0; i < n; ++i) sum += weight(c[i].logit);
   const double target = static_cast<double>(options_.top_p) * sum;
   double cum = 0.0;
-  size_t i = 0, block = std::max(sorted, std::min<size_t>(n, 64));
-  for (;;) {
-    if (block > sorted) std::partial_sort(c + sorted, c + block, c + n, before);
-    sorted = block;
-    for (; i < sorted; ++i) {
-      w[i] = weight(c[i].logit);
-      if (w[i] < min_p) {  // weights fall along the prefix: min_p cuts it first
-        *n_kept = i;
-        return c;
-      }
-      cum += w[i];
-      if (cum >= target) {
-        *n_kept = i + 1;
-        return c;
-      }
+  for (size_t i = 0; i < n; ++i) {
+    w[i] = weight(c[i].logit);
+    if (w[i] < min_p) {  // weights fall along the prefix: min_p cuts it first
+      *n_kept = i;
+      return c;
     }
-    if (sorted == n) break;  // rounding left the sum short of the target: keep them all
-    block = std::min(n, sorted * 4);
+    cum += w[i];
+    if (cum >= target) {
+      *n_kept = i + 1;
+      return c;
+    }
   }
-  *n_kept = n;
+  *n_kept = n;  // rounding left the sum short of the target: keep them all
   return c;
 }
 

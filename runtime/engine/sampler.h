@@ -86,7 +86,7 @@ class Sampler {
   uint64_t state_ = 0;
   std::vector<Candidate> candidates_;
   std::vector<float> weights_;  // [n_vocab]: weight of candidate i (of token i without top-k)
-  std::vector<float> kept_weights_;  // [n_vocab]: a top-p cut's weights, beside its candidates
+  std::vector<float> kept_weights_;  // [n_vocab]: without top-k, the kept candidates' weights
   std::vector<double> block_sums_;   // weights_ summed per kWeighBlock tokens
   std::vector<float> row_;           // [n_vocab] when penalizing: the penalized logits
   bool penalize_ = false;
