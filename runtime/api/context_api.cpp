@@ -368,17 +368,18 @@ wt_status wt_context_get_kv_positions(const wt_context* ctx, int32_t layer, int3
 }
 
 wt_sampler_params wt_sampler_default_params(void) {
+  const wt::SamplerOptions d;  // the sampler's own defaults, one place for both
   wt_sampler_params p;
   p.struct_size = sizeof p;
-  p.temperature = 0.0f;
-  p.top_k = 0;
-  p.top_p = 1.0f;
-  p.seed = 0;
-  p.min_p = 0.0f;
-  p.repeat_penalty = 1.0f;
-  p.frequency_penalty = 0.0f;
-  p.presence_penalty = 0.0f;
-  p.penalty_last_n = 64;
+  p.temperature = d.temperature;
+  p.top_k = d.top_k;
+  p.top_p = d.top_p;
+  p.seed = d.seed;
+  p.min_p = d.min_p;
+  p.repeat_penalty = d.repeat_penalty;
+  p.frequency_penalty = d.frequency_penalty;
+  p.presence_penalty = d.presence_penalty;
+  p.penalty_last_n = d.penalty_last_n;
   return p;
 }
 

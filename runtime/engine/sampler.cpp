@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -34,23 +33,20 @@ float max_logit(const float* row, size_t n) {
   return best;
 }
 
+// Token i as a candidate: a NaN logit ranks last (as -inf), so `before` stays a strict order.
+Sampler::Candidate candidate_of(const float* row, size_t i) {
+  return {std::isnan(row[i]) ? kNegInf : row[i], static_cast<int32_t>(i)};
+}
+
 }  // namespace
 
 int32_t argmax_logits(const float* logits, int32_t n) {
-  // The largest value first, in 16 independent lanes (a > b ? a : b is one max instruction
-  // per vector; the scalar loop's chain of compares and dependent loads took 0.7 ms over
-  // Qwen2.5's 151,936 logits, a tenth of its 0.5B's decode step), then its first index.
-  // Lanes ignore NaN as the scalar loop does: a NaN never compares greater.
+  // The largest value first, in 16 independent lanes (max_logit: the scalar loop's chain of
+  // compares and dependent loads took 0.7 ms over Qwen2.5's 151,936 logits, a tenth of its
+  // 0.5B's decode step), then its first index. NaN never compares greater, as in the
+  // scalar loop; with logits[0] not NaN the largest is at least logits[0].
   if (std::isnan(logits[0])) return 0;
-  constexpr int kLanes = 16;
-  float lane[kLanes];
-  std::fill(lane, lane + kLanes, logits[0]);
-  int32_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lane[j] = logits[i + j] > lane[j] ? logits[i + j] : lane[j];
-  float best = logits[0];
-  for (int j = 0; j < kLanes; ++j) best = lane[j] > best ? lane[j] : best;
-  for (; i < n; ++i) best = logits[i] > best ? logits[i] : best;
+  const float best = max_logit(logits, static_cast<size_t>(n));
   // -0 and +0 compare equal, as they do in the scalar loop, which keeps the first of them.
   for (int32_t k = 0; k < n; ++k)
     if (logits[k] == best) return k;
@@ -166,12 +162,12 @@ bool Sampler::weighs_all(const float* row, double* total) {
   return true;
 }
 
-double Sampler::weigh(const float* row, float max_logit) {
+double Sampler::weigh(const float* row, float largest) {
   const size_t n = static_cast<size_t>(n_vocab_);
   float* w = weights_.data();
   // min_p's cut comes after top-p's, whose target is a share of every token's weight.
   const float min_p = options_.top_p < 1.0f ? 0.0f : options_.min_p;
-  cpu::sampling_weights(row, static_cast<int64_t>(n), max_logit, 1.0f / options_.temperature, min_p, w);
+  cpu::sampling_weights(row, static_cast<int64_t>(n), largest, 1.0f / options_.temperature, min_p, w);
   // Block sums in double (a top-p cut compares sums to top_p of the total), four chains
   // each: one chain's add latency, not the adds, would bound the pass.
   double total = 0.0;
@@ -239,7 +235,7 @@ size_t Sampler::top_p_cut(const float* row, double total) {
     mass = 0.0;
     for (size_t i = 0; i < n; ++i) {
       if (w[i] < tau) continue;
-      c[k++] = {std::isnan(row[i]) ? kNegInf : row[i], static_cast<int32_t>(i)};
+      c[k++] = candidate_of(row, i);
       mass += w[i];
     }
     if (mass >= target || tau <= min_p) break;
@@ -297,7 +293,7 @@ const Sampler::Candidate* Sampler::cut(const float* row, const float** weights, 
     size_t kept = 0;
     for (size_t i = 0; i < static_cast<size_t>(n_vocab_); ++i) {
       if (w[i] < min_p) continue;
-      c[kept] = {std::isnan(row[i]) ? kNegInf : row[i], static_cast<int32_t>(i)};
+      c[kept] = candidate_of(row, i);
       kept_weights_[kept++] = w[i];
     }
     *n_kept = kept;
@@ -311,13 +307,11 @@ const Sampler::Candidate* Sampler::sorted_cut(const float* row, const float** we
   float* w = weights_.data();
   const size_t n_vocab = candidates_.size();
   size_t n = n_vocab, sorted = 0;
-  // NaN ranks last (as -inf), so the order below stays a strict weak order.
-  auto candidate = [&](size_t i) { return Candidate{std::isnan(row[i]) ? kNegInf : row[i], static_cast<int32_t>(i)}; };
   if (options_.top_k > 0 && static_cast<size_t>(options_.top_k) < n) {
     // top-k: a heap of the k best so far, its worst in front, read straight from the row:
     // most tokens are rejected by one compare, and the others never become candidates.
     n = static_cast<size_t>(options_.top_k);
-    for (size_t i = 0; i < n; ++i) c[i] = candidate(i);
+    for (size_t i = 0; i < n; ++i) c[i] = candidate_of(row, i);
     std::make_heap(c, c + n, before);
     for (size_t i = n; i < n_vocab;) {
       // A block of 64 whose largest does not beat the heap's worst is skipped whole (most
@@ -331,14 +325,14 @@ const Sampler::Candidate* Sampler::sorted_cut(const float* row, const float** we
         // A later token ties with a lower id, so it must be strictly larger; NaN never is.
         if (!(row[i] > c[0].logit)) continue;
         std::pop_heap(c, c + n, before);
-        c[n - 1] = candidate(i);
+        c[n - 1] = candidate_of(row, i);
         std::push_heap(c, c + n, before);
       }
     }
     std::sort_heap(c, c + n, before);
     sorted = n;
   } else {
-    for (size_t i = 0; i < n; ++i) c[i] = candidate(i);
+    for (size_t i = 0; i < n; ++i) c[i] = candidate_of(row, i);
   }
   float best = c[0].logit;
   for (size_t i = 1; i < n; ++i) best = std::max(best, c[i].logit);

@@ -69,7 +69,7 @@ class Sampler {
   // where no top-p cut comes first) and block_sums_, and returns their sum; top_p_cut()
   // then finds the top-p prefix (in candidates_, with kept_weights_).
   bool weighs_all(const float* row, double* total);  // false: top-k, or no finite largest
-  double weigh(const float* row, float max_logit);
+  double weigh(const float* row, float largest);
   size_t top_p_cut(const float* row, double total);
   // Samples from weights_ by block_sums_ (no cut but min_p's).
   int32_t draw_weighted(double total);
