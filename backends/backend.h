@@ -87,7 +87,7 @@ struct BackendCaps {
   const char* name = "";       // "cpu"
   std::string device_name;     // "Intel Xeon (AVX-512 VNNI)"
   bool unified_memory = false; // device memory is host DRAM (CPU, Jetson)
-  bool device_only_unmapped = false; // device_only memory has no host address (a discrete GPU):
+  bool device_only_unmapped = false; // device_only memory has no host address (a discrete GPU; CUDA everywhere):
                                      // the host reaches it through copy_async only
   bool has_copy_queue = false; // copies overlap compute on a separate engine
   bool reads_any_host_pointer = false; // ops may take any host address, not only this backend's memory (CPU)

@@ -89,8 +89,11 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_type = req.kv_type;
   in.n_batch_rows = req.n_batch_rows;
   in.kv_pager_in_place = pager_in_place(req.kv_device_blocks, req.kv_pager_copy, board.unified);
+  // BackendCaps::device_only_unmapped as each backend sets it: CUDA's device part is cudaMalloc
+  // on every GPU (backends/cuda/memory.h), Vulkan's is unmapped on a discrete card only.
   in.device_part_unmapped = req.sizing_backend ? req.sizing_backend->caps().device_only_unmapped
-                                               : req.backend != WT_BACKEND_CPU && !board.unified;
+                                               : req.backend == WT_BACKEND_CUDA ||
+                                                     (req.backend != WT_BACKEND_CPU && !board.unified);
   // KV as the method keeps it, which is what a context created with max_new_tokens = n_new
   // allocates (kv_capacity: the policy's peak at a prompt of n_ctx - n_new, plus every
   // generated row; full KV: n_ctx rows).
@@ -157,10 +160,9 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
        std::string(req.logits_all ? "every row" : "the last row") +
            (board.unified ? "" : ": pinned host memory (" + mib(p.arena.logits_bytes) + "), not device memory")},
       {"index + scratch", board.unified ? p.arena.index_bytes : p.arena.index_bytes - host_index_bytes,
-       board.unified ? "positions, token ids, rope, row scratch, KV positions"
-                     : "positions, token ids, rope, row scratch, KV positions" +
-                           std::string(in.device_part_unmapped ? ", transfer staging" : "") + ": pinned host memory (" +
-                           mib(host_index_bytes) + "), not device memory"},
+       "positions, token ids, rope, row scratch, KV positions" +
+           std::string(in.device_part_unmapped ? ", transfer staging" : "") +
+           (board.unified ? "" : ": pinned host memory (" + mib(host_index_bytes) + "), not device memory")},
       {"pruning state", board.unified ? p.arena.prune_bytes : p.arena.prune_bytes - p.arena.prune_host_bytes,
        board.unified || p.arena.prune_host_bytes == 0
            ? "scores, pooled, top-k staging, anchors, ranking"

@@ -1,7 +1,7 @@
 // Allocations (memory.h). Managed memory (MemoryKind::device on a discrete GPU; the engine's
 // contexts no longer ask for it) is advised to live on the GPU so kernels read it at device
 // bandwidth; the host's touches migrate pages on demand. What the engine keeps on the device
-// is device_only: plain cudaMalloc on a discrete GPU, never touched by the host (the weights,
+// is device_only: plain cudaMalloc on any GPU, never touched by the host (the weights,
 // uploaded through pinned staging by ModelDevice::place; the contexts' arenas' device parts
 // and the pager's device pool, reached by kernels and copies alone).
 #include "memory.h"
@@ -33,9 +33,11 @@ void Memory::release(void* base, Method m) {
 Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   if (!caps_) return error(WT_ERR_INTERNAL, "cuda: memory used before the device was opened");
   const size_t n = bytes == 0 ? 1 : bytes;
-  // An integrated GPU's device memory is host DRAM: device_only is device there, one mapped
-  // allocation both sides address (backend.h: a backend without device-only memory).
-  if (kind == MemoryKind::device_only && caps_->integrated) kind = MemoryKind::device;
+  // device_only is cudaMalloc on integrated GPUs too, although their device memory is host
+  // DRAM: NVIDIA's Tegra app note lists device memory as cached on the iGPU and pinned host
+  // memory as uncached there, and the kernels read the weights, the KV and the activations
+  // again and again (tiles, GQA, every layer). The engine runs the same path as on a
+  // discrete GPU: uploads and transfers through pinned staging (docs/jetson.md, "Memory").
   const Method m = kind == MemoryKind::device_only                      ? Method::device
                    : kind == MemoryKind::device && !caps_->integrated ? Method::managed
                                                                       : Method::host_mapped;

@@ -4,10 +4,10 @@
 // synchronize.
 //   device:      cudaMallocManaged, preferred location the GPU (discrete GPUs);
 //                cudaHostAlloc(mapped) on integrated GPUs (Jetson: host DRAM is device memory)
-//   device_only: cudaMalloc on discrete GPUs, Buffer::host == nullptr (the weights, filled
-//                through copy_async from pinned staging; the contexts' arenas' device parts
-//                and the pager's device pool); on integrated GPUs the same as device (one
-//                allocation visible to both)
+//   device_only: cudaMalloc, Buffer::host == nullptr (the weights, filled through
+//                copy_async from pinned staging; the contexts' arenas' device parts and the
+//                pager's device pool), on integrated GPUs too: cached on the iGPU, where
+//                pinned host memory is not (memory.cpp)
 //   host_pinned: cudaHostAlloc(mapped)
 //   host:        cudaHostAlloc(mapped) too, so ops may read it as well
 // Nothing is allocated after the engine's arenas are made.

@@ -6,7 +6,7 @@
 // host writes or reads: positions, token ids, rope divisors, row scratch, KV positions, the
 // logits the sampler reads, the scores the policies read and rank, the transfer staging).
 // The device part is MemoryKind::device_only: on a discrete GPU it has no host address
-// (CUDA's cudaMalloc, Vulkan's unmapped VRAM), so the views use Buffer::device and the host
+// (CUDA's cudaMalloc, on an integrated GPU too; Vulkan's unmapped VRAM), so the views use Buffer::device and the host
 // moves a state's KV and the anchors through the staging (context_transfer.cpp). It was
 // managed memory on CUDA once, and a host write to a page of it moved the page to the host,
 // so the next kernel that touched anything on that page waited for it to come back (an H200
@@ -62,7 +62,7 @@ struct ArenaInputs {
   // The pager in place (unified memory, paged_kv.h): one pool of every block, no host pool.
   bool kv_pager_in_place = false;
   // The device part has no host address (the context: BackendCaps::device_only_unmapped; the
-  // planner: a device backend on a discrete board), so the host part holds the transfer
+  // planner: CUDA, or Vulkan on a discrete board), so the host part holds the transfer
   // staging (ArenaViews::transfer).
   bool device_part_unmapped = false;
   size_t transfer_bytes = 0;  // the staging's largest chunk; 0: kTransferBytes (tests: smaller,

@@ -1,7 +1,7 @@
 // The host's reads and writes of the arena's device part (context_layout.h): a state's KV and
 // anchors, and the anchors' zeros before a pruned prompt. Where that part has a host address
-// (the CPU, unified memory) a state's bytes are read and written in place. Where it has none
-// (a discrete GPU, BackendCaps::device_only_unmapped) they go through the host part's
+// (the CPU, Vulkan on unified memory) a state's bytes are read and written in place. Where it
+// has none (a discrete GPU, CUDA on any, BackendCaps::device_only_unmapped) they go through the host part's
 // transfer staging a chunk at a time, copied on the compute stream (so after the kernels that
 // wrote them and before those that read them), waited for before the staging is used again.
 // Zeros are the backend's own fill on the compute stream everywhere. Not hot: a state's save

@@ -3,14 +3,15 @@
 // never straddles two chunks, since a kernel binds one range of one buffer).
 //
 // The chunks are MemoryKind::device_only. Where the backend has no memory the host cannot
-// address (the CPU; an integrated GPU or lavapipe, where host DRAM is device memory) that
-// is the same as device, Buffer::host is set and the upload is a memcpy from the mapped
-// GGUF into the mapped device memory. On a discrete GPU (CUDA's cudaMalloc, Vulkan's
-// unmapped VRAM) it has no host address: each chunk is streamed through a pinned staging
+// address (the CPU; Vulkan on an integrated GPU or lavapipe, where host DRAM is device
+// memory) that is the same as device, Buffer::host is set and the upload is a memcpy from the
+// mapped GGUF into the mapped device memory. Where it has no host address (CUDA's cudaMalloc
+// on any GPU, Vulkan's unmapped VRAM) each chunk is streamed through a pinned staging
 // buffer (host_pinned, at most kStagingBytes, its two halves alternating so that filling
 // one overlaps the copy of the other) with copy_async on the copy stream. Either way the
 // file's pages are dropped afterwards, so the weights are resident once: in VRAM on a
-// discrete card, in the backend's allocation on lavapipe and unified boards.
+// discrete card, in the backend's allocation on lavapipe and unified boards (CUDA's there:
+// cudaMalloc'd, which the iGPU caches, backends/cuda/memory.h).
 //
 // After placement every weight's Tensor::data is a device address: the host must never
 // dereference it again (on a discrete GPU it is not host memory at all). The one tensor

@@ -643,31 +643,41 @@ TEST_CASE("planner: on a discrete board the scores the policies read are pinned 
   CHECK(sum == p.total_bytes);
 }
 
-// A device backend on a discrete board: the arena's device part has no host address there,
-// so its host part carries the transfer staging (context_layout.h), device memory does not
-// grow, and the "index + scratch" row says where the staging is.
-TEST_CASE("planner: a device backend on a discrete board plans the transfer staging in pinned host memory") {
+// Where a device backend's arena device part has no host address (a discrete board; CUDA on
+// any board, its device part being cudaMalloc on integrated GPUs too: backends/cuda/memory.h),
+// the host part carries the transfer staging (context_layout.h), device memory does not grow,
+// and the "index + scratch" row says the staging is there. Vulkan on a unified board maps it.
+TEST_CASE("planner: a device part without a host address plans the transfer staging in pinned host memory") {
   const ModelShape shape = model_shape_from_model(*tiny().model);
   PlanRequest r;
   r.n_ctx = 384;
   r.n_new = 16;
-  r.backend = WT_BACKEND_CUDA;
   r.kv_type = DType::f16;
-  BoardProfile card = synthetic_board(uint64_t{1} << 40, 0);
+  const BoardProfile board = synthetic_board(uint64_t{1} << 40, 0);
+  BoardProfile card = board;
   card.unified = false;
-  Plan unified, discrete, cpu_discrete;
-  REQUIRE(plan(synthetic_board(uint64_t{1} << 40, 0), shape, r, &unified).is_ok());
-  REQUIRE(plan(card, shape, r, &discrete).is_ok());
+  Plan vk_unified, vk_discrete, cuda_unified, cuda_discrete, cpu_discrete;
+  r.backend = WT_BACKEND_VULKAN;
+  REQUIRE(plan(board, shape, r, &vk_unified).is_ok());
+  REQUIRE(plan(card, shape, r, &vk_discrete).is_ok());
+  r.backend = WT_BACKEND_CUDA;
+  REQUIRE(plan(board, shape, r, &cuda_unified).is_ok());
+  REQUIRE(plan(card, shape, r, &cuda_discrete).is_ok());
   r.backend = WT_BACKEND_CPU;
   REQUIRE(plan(card, shape, r, &cpu_discrete).is_ok());
-  const uint64_t staging = discrete.arena.host_bytes - unified.arena.host_bytes;
   // One layer's K at n_ctx rows in an f16 cache, as a 64-byte slice.
   const uint64_t layer = 2ull * shape.hp.head_dim * shape.hp.n_head_kv * 384;
-  CHECK(staging == (layer + 63) / 64 * 64);
-  CHECK(discrete.arena.total_bytes - unified.arena.total_bytes == staging);
-  CHECK(cpu_discrete.arena.host_bytes == unified.arena.host_bytes);  // the CPU's is host memory
-  bool said = false;
-  for (const PlanComponent& c : discrete.components)
-    if (c.name == "index + scratch") said = c.note.find("transfer staging") != std::string::npos;
-  CHECK(said);
+  const uint64_t staging = (layer + 63) / 64 * 64;
+  for (const Plan* p : {&vk_discrete, &cuda_unified, &cuda_discrete}) {
+    CHECK(p->arena.host_bytes - vk_unified.arena.host_bytes == staging);
+    CHECK(p->arena.total_bytes - vk_unified.arena.total_bytes == staging);
+    bool said = false;
+    for (const PlanComponent& c : p->components)
+      if (c.name == "index + scratch") said = c.note.find("transfer staging") != std::string::npos;
+    CHECK(said);
+  }
+  CHECK(cpu_discrete.arena.host_bytes == vk_unified.arena.host_bytes);  // the CPU's is host memory
+  // A unified board counts the staging as DRAM; a discrete one as pinned host memory, not the card's.
+  CHECK(cuda_unified.total_bytes - vk_unified.total_bytes == staging);
+  CHECK(cuda_discrete.total_bytes == vk_discrete.total_bytes);
 }
