@@ -20,7 +20,9 @@
 # no header came from the local toolkit, /usr/local/cuda* or /usr/local/include (ninja's
 # dependency lists: /usr/local/include may hold links to the local toolkit's headers, which
 # the host compiler searches), and that
-# the binaries need the release's libcudart.so.MAJOR and libcublas.so.MAJOR.
+# the binaries need the release's libcudart.so.MAJOR, and not cuBLAS: they open
+# libcublas.so.MAJOR with dlopen when a CUDA backend is made (backends/cuda/cublas_library.h),
+# so whittle-run must name that file and have no libcublas among its needed libraries.
 # --aarch64 cross-builds for Jetson instead (toolchains/jetson-orin.cmake, nvcc -target-dir
 # aarch64-linux, the release's aarch64 libraries from its manylinux2014_aarch64 wheels:
 # PyPI's are SBSA builds, the same API and sonames as JetPack's) the library, the tools and
@@ -333,9 +335,12 @@ for v in "${versions[@]}"; do
         result=FAIL detail="build failed: ${first:0:200} ($log)"
       else
         needed="$($readelf -d "$build/tools/whittle-run" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')"
-        for want in "libcudart.so.$major" "libcublas.so.$major"; do
-          [[ " $needed" == *" $want "* ]] || { result=FAIL; detail="whittle-run does not need $want (needs: $needed)"; }
-        done
+        [[ " $needed" == *" libcudart.so.$major "* ]] ||
+          { result=FAIL; detail="whittle-run does not need libcudart.so.$major (needs: $needed)"; }
+        [[ " $needed" != *" libcublas"* ]] ||
+          { result=FAIL; detail="whittle-run links cuBLAS, which it should open with dlopen (needs: $needed)"; }
+        grep -qa "libcublas\.so\.$major" "$build/tools/whittle-run" ||
+          { result=FAIL; detail="whittle-run does not name libcublas.so.$major (the cuBLAS it would open)"; }
         if ! foreign="$(foreign_headers "$build" "$tree")"; then
           result=FAIL detail="ninja's dependency lists do not show the tree's cuda_runtime_api.h being read"
         elif [ -n "$foreign" ]; then
@@ -353,7 +358,7 @@ for v in "${versions[@]}"; do
             *) result=FAIL detail="whittle-run --backend cuda under qemu-aarch64: ${ran:0:200}" ;;
           esac
         fi
-        [ "$result" = pass ] && detail="CUDART_VERSION $seen_rt, cuBLAS $seen_blas; whittle-run needs ${needed% }${ran:+; under qemu: ${ran:0:160}}"
+        [ "$result" = pass ] && detail="CUDART_VERSION $seen_rt, cuBLAS $seen_blas (opened as libcublas.so.$major); whittle-run needs ${needed% }${ran:+; under qemu: ${ran:0:160}}"
       fi
     fi
   fi

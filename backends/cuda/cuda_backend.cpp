@@ -24,8 +24,10 @@ Status CudaBackend::init(const BackendOptions& options) {
     WT_TRY(streams_[1].init());
     WT_TRY(copy_busy_.init());
     WT_TRY(compute_wait_.init());
-    WT_TRY(cublas_status(cublasCreate(&cublas_), "cublasCreate"));
-    WT_TRY(cublas_status(cublasSetStream(cublas_, streams_[0].get()), "cublasSetStream"));
+    WT_TRY(cublas_library(&cublas_lib_));
+    WT_TRY(cublas_status(cublas_lib_->create(&cublas_.handle), "cublasCreate"));
+    cublas_.gemm_ex = cublas_lib_->gemm_ex;
+    WT_TRY(cublas_status(cublas_lib_->set_stream(cublas_.handle, streams_[0].get()), "cublasSetStream"));
   }
   WT_TRY(memory_.alloc(kRingBytes, MemoryKind::host_pinned, &ring_));
   caps_.name = "cuda";
@@ -72,7 +74,7 @@ CudaBackend::~CudaBackend() {
   graphs_.abandon(streams_[0].get());
   (void)streams_[0].synchronize();
   (void)streams_[1].synchronize();
-  if (cublas_) (void)cublasDestroy(cublas_);
+  if (cublas_.handle) (void)cublas_lib_->destroy(cublas_.handle);
   memory_.free(&ring_);
   // The rest of memory_ and the streams go with their destructors.
 }
@@ -214,7 +216,7 @@ Status CudaBackend::launch_args(size_t need, const char* op, Launch* out) const 
   l.stream = streams_[0].get();
   l.workspace = workspace_.device ? static_cast<char*>(workspace_.device) + workspace_.offset : nullptr;
   l.workspace_bytes = workspace_.device ? workspace_.size_bytes : 0;
-  l.cublas = cublas_;
+  l.cublas = cublas_.handle ? &cublas_ : nullptr;
   l.sm_count = dev_.sm_count;
   l.cc_major = dev_.cc_major;
   l.max_threads_per_block = dev_.max_threads_per_block;

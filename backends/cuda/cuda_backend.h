@@ -1,15 +1,15 @@
 // The CUDA backend object: owns the device choice, memory, the compute and copy streams,
-// the cuBLAS handle and the upload/readback ring. Op dispatch (dispatch.cpp) uses the
+// the cuBLAS handle (cuBLAS opened by init: cublas_library.h) and the upload/readback ring. Op dispatch (dispatch.cpp) uses the
 // helpers below; nothing allocates after init.
 #pragma once
 
-#include <cublas_v2.h>
-
 #include <string>
 
+#include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/launch.cuh"
 #include "backends/backend.h"
 #include "backends/upload_ring.h"
+#include "cublas_library.h"
 #include "device.h"
 #include "host_profile.h"
 #include "interval_timer.h"
@@ -74,7 +74,8 @@ class CudaBackend final : public Backend {
   CudaStream streams_[2];
   IntervalTimer copy_busy_;     // copies between two copy-stream events or waits
   IntervalTimer compute_wait_;  // the compute stream stalled on copy events
-  cublasHandle_t cublas_ = nullptr;
+  const CublasLibrary* cublas_lib_ = nullptr;  // opened by init (cublas_library.h)
+  CublasGemm cublas_;                          // the handle on the compute stream
   StepGraphs graphs_;
   bool step_replay_ = false;
   // Kernels launch with programmatic dependent launch (kernels/cuda/pdl.cuh) where

@@ -32,11 +32,13 @@
 
 namespace wt::cuda {
 
+struct CublasGemm;
+
 struct Launch {
   cudaStream_t stream = nullptr;
   void* workspace = nullptr;      // device-addressable scratch, workspace_bytes(call) at least
   size_t workspace_bytes = 0;
-  void* cublas = nullptr;         // cublasHandle_t bound to `stream` (matmul on many rows)
+  const CublasGemm* cublas = nullptr;  // cuBLAS bound to `stream` (matmul on many rows; cublas_gemm.h)
   int sm_count = 0;               // multiprocessors, to size grids
   int cc_major = 0;               // compute capability (8: mma.sync, tensor_core_paths.h)
   int max_threads_per_block = 1024;

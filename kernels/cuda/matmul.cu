@@ -7,11 +7,10 @@
 //    weight rows dequantized to f32 into the workspace (f32 weights are used in place),
 //    then a TF32 tensor-core GEMM with f32 sums on the compute stream (l.cublas is bound to
 //    it); tensor_core_paths.h says which calls.
-#include <cublas_v2.h>
-
 #include <string>
 
 #include "common.cuh"
+#include "cublas_gemm.h"
 #include "matmul.cuh"
 #include "tensor_core_paths.h"
 #include "pdl.cuh"
@@ -332,7 +331,7 @@ Status cublas_check(cublasStatus_t s, const char* what) {
 
 template <typename W>
 Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf32) {
-  auto handle = static_cast<cublasHandle_t>(l.cublas);
+  const CublasGemm& blas = *l.cublas;
   const float one = 1.0f, zero = 0.0f;
   // Column-major view: Y^T [n_out, n_rows] (ld y_nb1/4) = W [k, n_out]^T . X^T [k, n_rows] (ld x_nb1/4).
   const int ldx = static_cast<int>(a.x_nb1 / sizeof(float)), ldy = static_cast<int>(a.y_nb1 / sizeof(float));
@@ -351,7 +350,7 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf
     }
     // TF32 tensor cores with f32 sums (tensor_core_paths.h: within the CPU fast path's
     // rounding), or plain f32 when the call asks for f32 activations.
-    WT_TRY(cublas_check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(a.n_rows),
+    WT_TRY(cublas_check(blas.gemm_ex(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(a.n_rows),
                                      static_cast<int>(a.k), &one, wt, CUDA_R_32F, ldw, a.x, CUDA_R_32F, ldx, &zero,
                                      a.y + o0, CUDA_R_32F, ldy, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                                      CUBLAS_GEMM_DEFAULT),

@@ -1,0 +1,38 @@
+// cuBLAS, opened with dlopen when the first CUDA backend is made instead of linked. Linking
+// it loads libcublas and its libcublasLt (half a GB of code) into every process of a CUDA
+// build at start: 150 MB resident before main (most of it libcublasLt's zeroed data), even in
+// one that never makes a CUDA backend (measured with whittle-run on the CPU backend,
+// 2026-12-06). The library of the cuBLAS major version the build's headers declare
+// (libcublas.so.12 for CUDA 12), found as the dynamic loader finds libraries, else in the
+// folder libcudart was loaded from (where every CUDA install keeps both).
+#pragma once
+
+#include <cublas_v2.h>
+
+#include "base/status.h"
+#include "kernels/cuda/cublas_gemm.h"
+
+namespace wt::cuda {
+
+struct CublasLibrary {
+  decltype(&cublasCreate) create = nullptr;
+  decltype(&cublasDestroy) destroy = nullptr;
+  decltype(&cublasSetStream) set_stream = nullptr;
+  CublasGemmExFn gemm_ex = nullptr;
+};
+
+// The process's cuBLAS, opened at the first call (once, thread-safe) and kept open to the
+// end: the handles of live backends point into it. WT_ERR_UNSUPPORTED naming the library
+// and the loader's words where it cannot be opened or lacks a function; every later call
+// gives the same answer.
+Status cublas_library(const CublasLibrary** out);
+
+// The library's file name for this build ("libcublas.so.<CUBLAS_VER_MAJOR>").
+const char* cublas_soname();
+
+// Opens the first of `names` (null-terminated list; a name without a slash is searched for,
+// as dlopen does) into *out. For the tests; cublas_library() is this with cublas_soname()
+// and its libcudart folder twin.
+Status open_cublas(const char* const* names, CublasLibrary* out);
+
+}  // namespace wt::cuda
