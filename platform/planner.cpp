@@ -122,7 +122,9 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
 
   p.weights_bytes = model.weight_bytes;
   const bool device = req.backend != WT_BACKEND_CPU;
-  p.overhead_bytes = kRuntimeOverheadBytes + (device ? kDeviceRuntimeOverheadBytes : 0);
+  const bool cuda_libraries = req.backend == WT_BACKEND_CUDA && board.unified;
+  p.overhead_bytes = kRuntimeOverheadBytes + (device ? kDeviceRuntimeOverheadBytes : 0) +
+                     (cuda_libraries ? kCudaLibraryBytes : 0);
   // With the pager the KV is the device pool plus one layer of staging in the arena; the
   // pinned host pool is the same DRAM on a unified board and host memory on a discrete one.
   const uint64_t pager_counted = p.arena.pager_device_bytes + (board.unified ? p.arena.pager_host_bytes : 0);
@@ -169,7 +171,10 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
            : "anchors; scores, pooled, top-k staging and ranking are pinned host memory (" +
                  mib(p.arena.prune_host_bytes) + "), not device memory"},
       {"op workspace", p.arena.workspace_bytes, "largest op of a full-context prefill"},
-      {"runtime overhead", p.overhead_bytes, device ? "host runtime + device backend (estimate)" : "host runtime (estimate)"},
+      {"runtime overhead", p.overhead_bytes,
+       cuda_libraries ? "host runtime + device backend + cuBLAS's code and data (estimate)"
+       : device       ? "host runtime + device backend (estimate)"
+                      : "host runtime (estimate)"},
   };
   if (paged) {
     const std::string blocks = " blocks of " + std::to_string(req.kv_block_tokens) + " tokens";

@@ -677,7 +677,11 @@ TEST_CASE("planner: a device part without a host address plans the transfer stag
     CHECK(said);
   }
   CHECK(cpu_discrete.arena.host_bytes == vk_unified.arena.host_bytes);  // the CPU's is host memory
-  // A unified board counts the staging as DRAM; a discrete one as pinned host memory, not the card's.
-  CHECK(cuda_unified.total_bytes - vk_unified.total_bytes == staging);
+  // A unified board counts the staging as DRAM, and for CUDA cuBLAS's code and data (host
+  // memory there); a discrete one counts neither (host memory, not the card's).
+  CHECK(vk_unified.overhead_bytes == kRuntimeOverheadBytes + kDeviceRuntimeOverheadBytes);
+  CHECK(cuda_unified.overhead_bytes == kRuntimeOverheadBytes + kDeviceRuntimeOverheadBytes + kCudaLibraryBytes);
+  CHECK(cuda_discrete.overhead_bytes == vk_discrete.overhead_bytes);
+  CHECK(cuda_unified.total_bytes - vk_unified.total_bytes == staging + kCudaLibraryBytes);
   CHECK(cuda_discrete.total_bytes == vk_discrete.total_bytes);
 }
