@@ -12,7 +12,15 @@
 run="$1" model="$2" work="$3" what="$4"
 [ -f "$model" ] || { echo "SKIP: $model missing"; exit 77; }
 mkdir -p "$work" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
+# A failure prints the tails of what the runs wrote, so that a rare one (a timing, a loaded
+# machine) can be told apart afterwards.
+fail() {
+  echo "FAIL: $*"
+  for f in "$work"/err "$work"/chat.err "$work"/int.out "$work"/int.err; do
+    [ -f "$f" ] && { echo "--- tail of $f"; tail -n 8 "$f"; }
+  done
+  exit 1
+}
 
 if [ "$what" = cache ]; then
   cache="$work/prompt.cache"
@@ -45,6 +53,7 @@ if [ "$what" = cache ]; then
 fi
 
 if [ "$what" = chat ]; then
+  rm -f "$work"/int.out "$work"/int.err  # a failure's tails are this run's
   out="$(printf 'What is 2 plus 2?\nAnd 3 plus 3?\n/reset\nSay hello.\n' |
          "$run" -m "$model" -t 2 -n 16 -i -v 2>"$work/chat.err")" || fail "the chat exited with an error"
   printf '%s\n' "$out"
