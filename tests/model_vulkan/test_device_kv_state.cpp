@@ -344,6 +344,9 @@ TEST_CASE("vulkan model: with the arena's device part unmapped states and pruned
   // Through the copying pager too (a discrete GPU's: blocks out to the pinned host pool and
   // back), with 6 blocks of 64 tokens on the device, two layers' worth.
   check_state_round_trip(dev.get(), dev.get(), WT_PRUNE_FULL, 6, WT_KV_PAGER_COPY);
+  // And the pager in place (lavapipe is unified memory) with its one pool unmapped: CUDA on
+  // a Jetson, whose device_only memory is cudaMalloc (backends/cuda/memory.h).
+  check_state_round_trip(dev.get(), dev.get(), WT_PRUNE_FULL, 6, 0);
   for (int32_t i = 0; i < wt_prune_method_count(); ++i) {
     wt_prune_method m;
     REQUIRE(wt_prune_method_at(i, &m) == WT_OK);
