@@ -25,8 +25,9 @@ enum class MemoryKind {
   host,         // pageable host memory
   device_only,  // device-local memory the host cannot address: Buffer::host == nullptr, filled
                 // only through copy_async and kernels (the weights, the contexts' arenas'
-                // device parts and the pager's device pool on a discrete GPU). A backend without
-                // such memory (CPU, an integrated GPU) returns the same as for device,
+                // device parts and the pager's device pool on a discrete GPU, and with CUDA on
+                // any GPU). A backend without such memory (the CPU; Vulkan on an integrated GPU
+                // or lavapipe) returns the same as for device,
                 // host address and Buffer::kind == device included; so a caller writes through
                 // Buffer::host when it is set and stages through copy_async when it is not.
 };

@@ -341,14 +341,23 @@ for v in "${versions[@]}"; do
           { result=FAIL; detail="whittle-run links cuBLAS, which it should open with dlopen (needs: $needed)"; }
         grep -qa "libcublas\.so\.$major" "$build/tools/whittle-run" ||
           { result=FAIL; detail="whittle-run does not name libcublas.so.$major (the cuBLAS it would open)"; }
+        # And opens it: the release's libcublas found, with the four functions the backend
+        # calls (no GPU needed; the cross build has no host tests, its qemu run is below).
+        if [ "$result" = pass ] && [ "$aarch64" = 0 ]; then
+          if ! blas="$(LD_LIBRARY_PATH="$tree/lib64" "$build/tests/whittle_cuda_host_tests" \
+                       --test-case='cuda: cuBLAS*' 2>&1)"; then
+            result=FAIL detail="the release's cuBLAS does not open: $(echo "$blas" | grep -m2 -E 'ERROR|WT_ERR' | tr '\n' ' ')"
+          fi
+        fi
         if ! foreign="$(foreign_headers "$build" "$tree")"; then
           result=FAIL detail="ninja's dependency lists do not show the tree's cuda_runtime_api.h being read"
         elif [ -n "$foreign" ]; then
           result=FAIL detail="headers from another CUDA: $(echo $foreign | cut -c1-300)"
         fi
         if [ "$result" = pass ] && [ "$aarch64" = 1 ]; then
-          # The aarch64 binary loads the aarch64 libcudart and cuBLAS under qemu and, with
-          # no driver there, refuses the CUDA backend with its status and message.
+          # The aarch64 binary loads the aarch64 libcudart under qemu (cuBLAS is opened only
+          # once a device is found) and, with no driver there, refuses the CUDA backend with
+          # its status and message.
           ran="$(qemu-aarch64 -L /usr/aarch64-linux-gnu \
                  -E LD_LIBRARY_PATH="/usr/aarch64-linux-gnu/lib:$tree/targets/aarch64-linux/lib" \
                  "$build/tools/whittle-run" -m "$root_src/tests/data/reference/tiny_llama3.gguf" \

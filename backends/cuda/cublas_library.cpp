@@ -6,15 +6,15 @@
 
 #include <mutex>
 #include <string>
-#include <type_traits>
 
 namespace wt::cuda {
 
 namespace {
 
-// The pointer type names the C cublasGemmEx: a compile error where the headers' differs. The
-// static_cast is unevaluated, so it makes no reference to the symbol that a link would need.
-static_assert(std::is_same_v<decltype(static_cast<CublasGemmExFn>(&cublasGemmEx)), CublasGemmExFn>);
+// The pointer type names the C cublasGemmEx: the cast does not compile where the headers'
+// differs. It is unevaluated (decltype), so it makes no reference to the symbol that a link
+// would need.
+using CheckedGemmEx = decltype(static_cast<CublasGemmExFn>(&cublasGemmEx));
 
 // The exported name of a cuBLAS function: the header maps some to versioned symbols
 // (cublasCreate is cublasCreate_v2), so the name is the macro's expansion.
@@ -27,16 +27,19 @@ bool find(void* lib, const char* name, F* out) {
   return *out != nullptr;
 }
 
-// The folder libcudart was loaded from, with a trailing slash ("" where unknown).
-std::string cudart_folder() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) == 0 || !info.dli_fname) return "";
-  const std::string path = info.dli_fname;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
 }  // namespace
+
+// Asked of the loader by the library's name: the address of a cudart function can be the
+// executable's own stub (a non-PIE program), whose folder is not CUDA's.
+std::string cudart_folder() {
+  const std::string name = "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
+  void* lib = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return "";
+  char origin[4096] = {};  // PATH_MAX on Linux
+  const bool found = dlinfo(lib, RTLD_DI_ORIGIN, origin) == 0 && origin[0] != '\0';
+  dlclose(lib);  // the NOLOAD handle only counts a reference; the library stays
+  return found ? std::string(origin) + "/" : "";
+}
 
 const char* cublas_soname() {
 #define WT_CUBLAS_SONAME_(v) "libcublas.so." #v

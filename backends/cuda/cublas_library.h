@@ -9,6 +9,8 @@
 
 #include <cublas_v2.h>
 
+#include <string>
+
 #include "base/status.h"
 #include "kernels/cuda/cublas_gemm.h"
 
@@ -29,6 +31,10 @@ Status cublas_library(const CublasLibrary** out);
 
 // The library's file name for this build ("libcublas.so.<CUBLAS_VER_MAJOR>").
 const char* cublas_soname();
+
+// The folder the process's libcudart was loaded from, with a trailing slash ("" where it is
+// not loaded as libcudart.so.<major>): where cublas_library() looks second.
+std::string cudart_folder();
 
 // Opens the first of `names` (null-terminated list; a name without a slash is searched for,
 // as dlopen does) into *out. For the tests; cublas_library() is this with cublas_soname()

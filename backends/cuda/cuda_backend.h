@@ -1,6 +1,6 @@
 // The CUDA backend object: owns the device choice, memory, the compute and copy streams,
-// the cuBLAS handle (cuBLAS opened by init: cublas_library.h) and the upload/readback ring. Op dispatch (dispatch.cpp) uses the
-// helpers below; nothing allocates after init.
+// the cuBLAS handle (cuBLAS opened by init: cublas_library.h) and the upload/readback ring.
+// Op dispatch (dispatch.cpp) uses the helpers below; nothing allocates after init.
 #pragma once
 
 #include <string>

@@ -37,7 +37,8 @@ Status Memory::alloc(size_t bytes, MemoryKind kind, Buffer* out) {
   // DRAM: NVIDIA's Tegra app note lists device memory as cached on the iGPU and pinned host
   // memory as uncached there, and the kernels read the weights, the KV and the activations
   // again and again (tiles, GQA, every layer). The engine runs the same path as on a
-  // discrete GPU: uploads and transfers through pinned staging (docs/jetson.md, "Memory").
+  // discrete GPU: uploads and transfers through pinned staging (docs/jetson.md, "Memory on
+  // the board").
   const Method m = kind == MemoryKind::device_only                      ? Method::device
                    : kind == MemoryKind::device && !caps_->integrated ? Method::managed
                                                                       : Method::host_mapped;

@@ -1,13 +1,12 @@
 // Allocations by MemoryKind (README.md, "Memory model"). Every allocation but device_only
-// memory on a discrete GPU is host-addressable, so Buffer::host and Buffer::device are both
+// memory is host-addressable, so Buffer::host and Buffer::device are both
 // set (and equal): the engine writes through Buffer::host and reads small results after
 // synchronize.
 //   device:      cudaMallocManaged, preferred location the GPU (discrete GPUs);
 //                cudaHostAlloc(mapped) on integrated GPUs (Jetson: host DRAM is device memory)
 //   device_only: cudaMalloc, Buffer::host == nullptr (the weights, filled through
 //                copy_async from pinned staging; the contexts' arenas' device parts and the
-//                pager's device pool), on integrated GPUs too: cached on the iGPU, where
-//                pinned host memory is not (memory.cpp)
+//                pager's device pool), on integrated GPUs too (memory.cpp says why)
 //   host_pinned: cudaHostAlloc(mapped)
 //   host:        cudaHostAlloc(mapped) too, so ops may read it as well
 // Nothing is allocated after the engine's arenas are made.

@@ -350,9 +350,10 @@ Status run_gemm(const MatmulArgs& a, const Launch& l, int64_t tile_rows, bool tf
     }
     // TF32 tensor cores with f32 sums (tensor_core_paths.h: within the CPU fast path's
     // rounding), or plain f32 when the call asks for f32 activations.
-    WT_TRY(cublas_check(blas.gemm_ex(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(a.n_rows),
-                                     static_cast<int>(a.k), &one, wt, CUDA_R_32F, ldw, a.x, CUDA_R_32F, ldx, &zero,
-                                     a.y + o0, CUDA_R_32F, ldy, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+    const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    WT_TRY(cublas_check(blas.gemm_ex(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n),
+                                     static_cast<int>(a.n_rows), static_cast<int>(a.k), &one, wt, CUDA_R_32F, ldw,
+                                     a.x, CUDA_R_32F, ldx, &zero, a.y + o0, CUDA_R_32F, ldy, compute,
                                      CUBLAS_GEMM_DEFAULT),
                         tf32 ? "cublasGemmEx (TF32)" : "cublasGemmEx (f32)"));
   }

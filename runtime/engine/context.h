@@ -256,7 +256,8 @@ class Context {
   ModelDevice* device_ = nullptr;
   Backend* backend_ = nullptr;
   Buffer arena_;       // the arena's device part (context_layout.h): device_only memory, so
-                       // Buffer::host is null on a discrete GPU and the views use Buffer::device
+                       // Buffer::host is null where the backend has no mapping (CUDA; Vulkan on a
+                       // discrete GPU) and the views use Buffer::device
   Buffer host_arena_;  // its host part: logits, positions, token ids, rope divisors, row
                        // scratch, KV positions, the policies' scores, the transfer staging
   Buffer workspace_;   // a view of the device part, installed on the backend before each call

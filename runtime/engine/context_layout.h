@@ -5,8 +5,8 @@
 // and write: activations, KV, anchors, key bounds, workspace) and the host part (what the
 // host writes or reads: positions, token ids, rope divisors, row scratch, KV positions, the
 // logits the sampler reads, the scores the policies read and rank, the transfer staging).
-// The device part is MemoryKind::device_only: on a discrete GPU it has no host address
-// (CUDA's cudaMalloc, on an integrated GPU too; Vulkan's unmapped VRAM), so the views use Buffer::device and the host
+// The device part is MemoryKind::device_only: where the backend does not map it (CUDA's
+// cudaMalloc on every GPU, Vulkan's VRAM on a discrete card) it has no host address, so the views use Buffer::device and the host
 // moves a state's KV and the anchors through the staging (context_transfer.cpp). It was
 // managed memory on CUDA once, and a host write to a page of it moved the page to the host,
 // so the next kernel that touched anything on that page waited for it to come back (an H200

@@ -73,7 +73,7 @@ struct Model {
   // Set when the weights were placed on a device backend (runtime/engine/model_device.h):
   // the weight tensors above then point into that backend's memory, and every context of
   // the model runs on it. Their data are then device addresses the host must never
-  // dereference (device-only memory on a discrete GPU), except rope_freqs, which only the
+  // dereference (device-only memory: CUDA's on any GPU, Vulkan's on a discrete one), except rope_freqs, which only the
   // host reads: it points at a host copy the ModelDevice keeps. Null for the CPU: the
   // weights are views into the mapped file.
   std::shared_ptr<ModelDevice> device;

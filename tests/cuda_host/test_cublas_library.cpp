@@ -1,6 +1,6 @@
 // cuBLAS is opened with dlopen when a CUDA backend is made, not linked
-// (backends/cuda/cublas_library.h): a process of a CUDA build carries no cuBLAS until then
-// (linking it made every such process 150 MB larger before main). These run on the host: the
+// (backends/cuda/cublas_library.h says why): a process of a CUDA build carries no cuBLAS
+// until then. These run on the host: the
 // toolkit's libcublas opens without a GPU. ctest runs each case in a process of its own, so
 // the first one sees the process as the library leaves it at start.
 #include <doctest/doctest.h>
@@ -42,6 +42,20 @@ TEST_CASE("cuda: cuBLAS is not in the process until cublas_library opens it") {
   REQUIRE(wt::cuda::cublas_library(&again).is_ok());
   CHECK(again == lib);  // opened once
   CHECK(std::string(wt::cuda::cublas_soname()) == "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
+}
+
+// The second place cublas_library() looks: libcudart's folder, found through the loader (this
+// build links the toolkit's libcudart, whose folder holds its libcublas).
+TEST_CASE("cuda: cuBLAS opens from libcudart's folder where the loader does not find it") {
+  const std::string folder = wt::cuda::cudart_folder();
+  REQUIRE_MESSAGE(!folder.empty(), "libcudart's folder");
+  CHECK(folder.back() == '/');
+  const std::string beside = folder + wt::cuda::cublas_soname();
+  const char* names[] = {"libwt-no-such-cublas.so.99", beside.c_str(), nullptr};
+  wt::cuda::CublasLibrary lib;
+  const wt::Status st = wt::cuda::open_cublas(names, &lib);
+  REQUIRE_MESSAGE(st.is_ok(), st.message());
+  CHECK((lib.gemm_ex != nullptr));
 }
 
 TEST_CASE("cuda: a cuBLAS that cannot be opened, or lacks a function, is WT_ERR_UNSUPPORTED naming it") {
