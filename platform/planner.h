@@ -50,9 +50,9 @@ inline constexpr uint64_t kRuntimeOverheadBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kDeviceRuntimeOverheadBytes = uint64_t{64} << 20;
 // Added for CUDA on a unified board (Jetson), where host memory is the board's DRAM: cuBLAS's
 // code and data, resident once the backend opens it (backends/cuda/cublas_library.h).
-// Measured on x86-64 as the RSS a dlopen of libcublas adds: 95 MB for CUDA 12.2, 122 MB for
-// 12.6 (JetPack 6.1/6.2's release; its aarch64 libcublasLt has the same 58 MB of data and 66
-// MB of zeroed data as the x86-64 one), 150 MB for 13.0.
+// Measured on x86-64 as the RSS a dlopen of libcublas adds: 95 MiB for CUDA 12.2, 122 MiB
+// for 12.6 (JetPack 6.1/6.2's release; its aarch64 libcublasLt has the same data sections as
+// the x86-64 one), 150 MiB for 13.0 (docs/results/cuda-libraries.md).
 inline constexpr uint64_t kCudaLibraryBytes = uint64_t{160} << 20;
 // Solve mode searches contexts in steps of this many tokens.
 inline constexpr int32_t kPlanCtxStep = 256;

@@ -1,8 +1,8 @@
 // cuBLAS, opened with dlopen when the first CUDA backend is made instead of linked. Linking
 // it loads libcublas and its libcublasLt (half a GB of code) into every process of a CUDA
 // build at start: 150 MB resident before main (most of it libcublasLt's zeroed data), even in
-// one that never makes a CUDA backend (measured with whittle-run on the CPU backend,
-// 2026-12-06). The library of the cuBLAS major version the build's headers declare
+// one that never makes a CUDA backend (whittle-run on the CPU backend:
+// docs/results/cuda-libraries.md). The library of the cuBLAS major version the build's headers declare
 // (libcublas.so.12 for CUDA 12), found as the dynamic loader finds libraries, else in the
 // folder libcudart was loaded from (where every CUDA install keeps both).
 #pragma once
