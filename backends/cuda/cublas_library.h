@@ -1,10 +1,11 @@
 // cuBLAS, opened with dlopen when the first CUDA backend is made instead of linked. Linking
-// it loads libcublas and its libcublasLt (half a GB of code) into every process of a CUDA
-// build at start: 150 MB resident before main (most of it libcublasLt's zeroed data), even in
-// one that never makes a CUDA backend (whittle-run on the CPU backend:
-// docs/results/cuda-libraries.md). The library of the cuBLAS major version the build's headers declare
-// (libcublas.so.12 for CUDA 12), found as the dynamic loader finds libraries, else in the
-// folder libcudart was loaded from (where every CUDA install keeps both).
+// it loads libcublas and its libcublasLt into every process of a CUDA build at start: about
+// 150 MiB resident before main (CUDA 13; more than half of it libcublasLt's zeroed data, which
+// its initializers write), even in one that never makes a CUDA backend (whittle-run on the
+// CPU backend: docs/results/cuda-libraries.md). The library is that of the cuBLAS major
+// version the build's headers declare (libcublas.so.12 for CUDA 12), found as the dynamic
+// loader finds libraries, else in the folder libcudart was loaded from (where every CUDA
+// install keeps both).
 #pragma once
 
 #include <cublas_v2.h>
