@@ -14,8 +14,10 @@
 //
 // In place (unified memory: the device reads host DRAM) there is nothing to copy: the device
 // pool has a slot for every block, so no block is ever evicted or fetched, and there is no
-// host tier — the policies' host reads (k_host, host_rows) are the pool itself. The same
-// bookkeeping runs; what it would move is empty. That costs the bytes of resident KV (in
+// host tier — what the policies' ops read from the host tier (k_host, host_rows) is the pool
+// itself, read by kernels only: the pool may have no host address (CUDA's cudaMalloc on a
+// Jetson; lavapipe told so in the tests). The same bookkeeping runs; what it would move is
+// empty. That costs the bytes of resident KV (in
 // blocks) instead of a bounded device pool plus a host pool of every block in the same DRAM.
 #pragma once
 
