@@ -40,6 +40,15 @@ uint64_t kv_types_of(wt_backend_kind kind) {
   return 0;
 }
 
+bool device_only_unmapped_of(wt_backend_kind kind, bool unified_memory) {
+  switch (kind) {
+    case WT_BACKEND_CPU: return false;
+    case WT_BACKEND_VULKAN: return !unified_memory;
+    case WT_BACKEND_CUDA: return true;
+  }
+  return false;
+}
+
 std::string weight_type_names(uint64_t types) {
   std::string s;
   for (uint32_t id = 0; id < 64; ++id) {

@@ -89,11 +89,8 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_type = req.kv_type;
   in.n_batch_rows = req.n_batch_rows;
   in.kv_pager_in_place = pager_in_place(req.kv_device_blocks, req.kv_pager_copy, board.unified);
-  // BackendCaps::device_only_unmapped as each backend sets it: CUDA's device part is cudaMalloc
-  // on every GPU (backends/cuda/memory.h), Vulkan's is unmapped on a discrete card only.
   in.device_part_unmapped = req.sizing_backend ? req.sizing_backend->caps().device_only_unmapped
-                                               : req.backend == WT_BACKEND_CUDA ||
-                                                     (req.backend != WT_BACKEND_CPU && !board.unified);
+                                               : device_only_unmapped_of(req.backend, board.unified);
   // KV as the method keeps it, which is what a context created with max_new_tokens = n_new
   // allocates (kv_capacity: the policy's peak at a prompt of n_ctx - n_new, plus every
   // generated row; full KV: n_ctx rows).

@@ -6,6 +6,15 @@
 
 #include <mutex>
 #include <string>
+#include <type_traits>
+
+// The exported name of a cuBLAS function: the header maps some to versioned symbols
+// (cublasCreate is cublasCreate_v2), so the name is the macro's expansion.
+#define WT_CUBLAS_NAME_(f) #f
+#define WT_CUBLAS_NAME(f) WT_CUBLAS_NAME_(f)
+// "libcublas.so.<major>" from the headers' CUBLAS_VER_MAJOR.
+#define WT_CUBLAS_SONAME_(v) "libcublas.so." #v
+#define WT_CUBLAS_SONAME(v) WT_CUBLAS_SONAME_(v)
 
 namespace wt::cuda {
 
@@ -16,22 +25,11 @@ namespace {
 // would need.
 using CheckedGemmEx = decltype(static_cast<CublasGemmExFn>(&cublasGemmEx));
 
-// The exported name of a cuBLAS function: the header maps some to versioned symbols
-// (cublasCreate is cublasCreate_v2), so the name is the macro's expansion.
-#define WT_CUBLAS_NAME_(f) #f
-#define WT_CUBLAS_NAME(f) WT_CUBLAS_NAME_(f)
-
-template <typename F>
-bool find(void* lib, const char* name, F* out) {
-  *out = reinterpret_cast<F>(dlsym(lib, name));
-  return *out != nullptr;
-}
-
 }  // namespace
 
-// Asked of the loader by the library's name: the address of a cudart function can be the
-// executable's own stub (a non-PIE program), whose folder is not CUDA's.
 std::string cudart_folder() {
+  // By the library's name rather than by the address of a cudart function (dladdr), which
+  // in a non-PIE program is the program's own stub, in the program's folder.
   const std::string name = "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
   void* lib = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (!lib) return "";
@@ -41,11 +39,7 @@ std::string cudart_folder() {
   return found ? std::string(origin) + "/" : "";
 }
 
-const char* cublas_soname() {
-#define WT_CUBLAS_SONAME_(v) "libcublas.so." #v
-#define WT_CUBLAS_SONAME(v) WT_CUBLAS_SONAME_(v)
-  return WT_CUBLAS_SONAME(CUBLAS_VER_MAJOR);
-}
+const char* cublas_soname() { return WT_CUBLAS_SONAME(CUBLAS_VER_MAJOR); }
 
 Status open_cublas(const char* const* names, CublasLibrary* out) {
   std::string tried;
@@ -59,11 +53,15 @@ Status open_cublas(const char* const* names, CublasLibrary* out) {
       continue;
     }
     CublasLibrary l;
-    const char* missing = !find(lib, WT_CUBLAS_NAME(cublasCreate), &l.create)         ? WT_CUBLAS_NAME(cublasCreate)
-                          : !find(lib, WT_CUBLAS_NAME(cublasDestroy), &l.destroy)     ? WT_CUBLAS_NAME(cublasDestroy)
-                          : !find(lib, WT_CUBLAS_NAME(cublasSetStream), &l.set_stream) ? WT_CUBLAS_NAME(cublasSetStream)
-                          : !find(lib, WT_CUBLAS_NAME(cublasGemmEx), &l.gemm_ex)      ? WT_CUBLAS_NAME(cublasGemmEx)
-                                                                                       : nullptr;
+    const char* missing = nullptr;  // the first function the library lacks
+    auto find = [&](const char* name, auto* fn) {
+      *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(dlsym(lib, name));
+      if (!*fn && !missing) missing = name;
+    };
+    find(WT_CUBLAS_NAME(cublasCreate), &l.create);
+    find(WT_CUBLAS_NAME(cublasDestroy), &l.destroy);
+    find(WT_CUBLAS_NAME(cublasSetStream), &l.set_stream);
+    find(WT_CUBLAS_NAME(cublasGemmEx), &l.gemm_ex);
     if (missing) {
       dlclose(lib);
       return error(WT_ERR_UNSUPPORTED, std::string("cuda: ") + *n + " has no " + missing + " (another cuBLAS than " +

@@ -33,7 +33,7 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.name = "cuda";
   caps_.device_name = dev_.device_name;
   caps_.unified_memory = dev_.integrated;
-  caps_.device_only_unmapped = true;  // cudaMalloc on every GPU, integrated ones too (memory.h)
+  caps_.device_only_unmapped = device_only_unmapped_of(WT_BACKEND_CUDA, dev_.integrated);  // memory.h
   caps_.has_copy_queue = true;
   caps_.reads_any_host_pointer = false;
   caps_.max_buffer_bytes = dev_.total_memory_bytes;

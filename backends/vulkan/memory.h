@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "backends/backend.h"
+#include "backends/weight_types.h"
 #include "alloc_table.h"
 #include "device.h"
 
@@ -39,7 +40,9 @@ class Memory {
   // card), so tests run that path on lavapipe (BackendOptions::unmapped_device_only).
   void unmap_device_only() { unmap_device_only_ = true; }
   // Whether device_only memory is left unmapped: on a discrete card, or when told to.
-  bool device_only_unmapped() const { return unmap_device_only_ || !d_->caps.unified_memory; }
+  bool device_only_unmapped() const {
+    return unmap_device_only_ || device_only_unmapped_of(WT_BACKEND_VULKAN, d_->caps.unified_memory);
+  }
   Status alloc(size_t bytes, MemoryKind kind, Buffer* out);
   void free(Buffer* buffer);
   const AllocationTable& table() const { return table_; }
