@@ -77,11 +77,11 @@ Status parse_model_description(const std::string& json_text, const std::string& 
   WT_TRY(get_string("arch", &arch));
   if (arch == "llama") {
     hp.arch = Arch::llama;
-  } else if (arch == "qwen2") {
-    hp.arch = Arch::qwen2;
+  } else if (arch == "qwen2" || arch == "qwen3") {
+    hp.arch = arch == "qwen2" ? Arch::qwen2 : Arch::qwen3;
     hp.rope_type = RopeType::neox;
   } else {
-    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\" or \"qwen2\", not \"" + arch + "\"");
+    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\", \"qwen2\" or \"qwen3\", not \"" + arch + "\"");
   }
   WT_TRY(get_int("n_layer", 1, 1024, true, &hp.n_layer));
   WT_TRY(get_int("n_embd", 1, 1 << 20, true, &hp.n_embd));
@@ -131,6 +131,10 @@ Status parse_model_description(const std::string& json_text, const std::string& 
       WT_TRY(described_tensor(DType::f32, q, 1, what, "bq", &s, &lw.bq));
       WT_TRY(described_tensor(DType::f32, kv, 1, what, "bk", &s, &lw.bk));
       WT_TRY(described_tensor(DType::f32, kv, 1, what, "bv", &s, &lw.bv));
+    }
+    if (hp.arch == Arch::qwen3) {
+      WT_TRY(described_tensor(DType::f32, hp.head_dim, 1, what, "q_norm", &s, &lw.q_norm));
+      WT_TRY(described_tensor(DType::f32, hp.head_dim, 1, what, "k_norm", &s, &lw.k_norm));
     }
     WT_TRY(described_tensor(wt_type, q, e, what, "wo", &s, &lw.wo));
     WT_TRY(described_tensor(DType::f32, e, 1, what, "ffn_norm", &s, &lw.ffn_norm));

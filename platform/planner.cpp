@@ -45,7 +45,7 @@ Status check_weight_types(const ModelShape& model, wt_backend_kind backend) {
     const std::pair<const char*, const Tensor*> named[] = {
         {"attn_q", &w.wq},        {"attn_k", &w.wk},   {"attn_v", &w.wv},       {"attn_output", &w.wo},
         {"ffn_gate", &w.w_gate},  {"ffn_up", &w.w_up}, {"ffn_down", &w.w_down}, {"attn_norm", &w.attn_norm},
-        {"ffn_norm", &w.ffn_norm},
+        {"ffn_norm", &w.ffn_norm},  {"attn_q_norm", &w.q_norm}, {"attn_k_norm", &w.k_norm},
     };
     for (const auto& [name, t] : named) WT_TRY(check(p + name, *t));
   }

@@ -77,10 +77,15 @@ uint64_t model_fingerprint(const Model& m) {
   for (float v : {hp.rms_eps, hp.rope_theta, hp.rope_factor, hp.rope_low_freq_factor, hp.rope_high_freq_factor})
     hash_value(h, v);
   for (const Tensor* t : {&m.tok_embd, &m.output_norm, &m.output, &m.rope_freqs}) hash_tensor(h, *t);
-  for (const LayerWeights& lw : m.layers)
+  for (const LayerWeights& lw : m.layers) {
     for (const Tensor* t : {&lw.attn_norm, &lw.wq, &lw.wk, &lw.wv, &lw.bq, &lw.bk, &lw.bv, &lw.wo, &lw.ffn_norm,
                             &lw.w_gate, &lw.w_up, &lw.w_down})
       hash_tensor(h, *t);
+    // qwen3's head norms, only where present: the states of the other architectures keep
+    // the fingerprint they were saved with.
+    if (!lw.q_norm.empty())
+      for (const Tensor* t : {&lw.q_norm, &lw.k_norm}) hash_tensor(h, *t);
+  }
   return h.value();
 }
 

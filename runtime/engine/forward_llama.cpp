@@ -1,5 +1,6 @@
-// The forward pass of the llama family (llama, qwen2: qwen2 adds Q/K/V biases and uses
-// neox rope; both are data in Hparams/LayerWeights). Reads top to bottom like llama2.c:
+// The forward pass of the llama family (llama, qwen2, qwen3: qwen2 adds Q/K/V biases and
+// uses neox rope, qwen3 RMS-norms each query and key head before neox rope; all of it is
+// data in Hparams/LayerWeights). Reads top to bottom like llama2.c:
 // every op runs on the backend over views of the context's arena. Where the KV lives (the
 // cache or the pager's blocks) and what a pruning policy decides are the helpers of
 // forward_kv.cpp, one call each; shapes are written outermost first, [rows, n_head,
@@ -80,7 +81,9 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // projections add into x themselves (nothing is pending). Rope's pairs need an even
   // head_dim; a backend may keep rope apart.
   const bool fuse = n == 1 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
-  const bool fuse_rope = fuse && run.fuses_rope() && hp.head_dim % 2 == 0;
+  // qwen3's per-head norms come between the projections and rope: rope cannot join them.
+  const bool qk_norm = hp.arch == Arch::qwen3;
+  const bool fuse_rope = fuse && run.fuses_rope() && hp.head_dim % 2 == 0 && !qk_norm;
   // Rows appended to a resident f32 cache are the K and V matmul's own outputs (rope rotates
   // the keys there): no copy into the cache after them (append_kv sees they are in place).
   const bool kv_in_place = !pass.fresh && !pass.paged && options_.kv_type == DType::f32;
@@ -99,6 +102,13 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   bool kv_dropped = false;  // a layer kept none of this pass's KV (Decision::Kv::none)
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
+    // qwen3: each head of the queries q and keys k ([rows, heads, head_dim], either may be
+    // empty) RMS-normed in place, one row per head.
+    const auto norm_heads = [&](const Tensor& q, const Tensor& k) -> Status {
+      if (!qk_norm) return Status::ok();
+      if (!q.empty()) WT_TRY(run.rmsnorm(q, q, w.q_norm, hp.rms_eps));
+      return k.empty() ? Status::ok() : run.rmsnorm(k, k, w.k_norm, hp.rms_eps);
+    };
     const Slices sl = slices(rows, slice_cap);
     const int32_t last = sl.n - 1;
     Tensor k = first_rows(act_.k, rows);              // [rows, n_head_kv, head_dim]
@@ -111,7 +121,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     }
 
     // A slice's projections (unfused): its norm (adding a pending output), then its queries,
-    // its keys and values, or both, with their biases, then rope.
+    // its keys and values, or both, with their biases, then qwen3's head norms and rope.
     const auto project = [&](int32_t i, bool with_q, bool with_kv) -> Status {
       const int32_t r0 = sl.begin(i), nr = sl.size(i);
       const Tensor xs = rows_view(x, r0, nr), xns = first_rows(xn, nr);  // [nr, n_embd]
@@ -123,6 +133,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const int first = with_q ? 0 : 1, count = (with_q ? 1 : 0) + (with_kv ? 2 : 0);
       WT_TRY(run.rmsnorm(xns, xs, w.attn_norm, hp.rms_eps, pending ? xns : Tensor{}));
       WT_TRY(run.linears(count, dst + first, xns, wts + first, bias + first));
+      WT_TRY(norm_heads(with_q ? qs : Tensor{}, with_kv ? ks : Tensor{}));
       return run.rope(with_q ? qs : ks, with_q && with_kv ? ks : Tensor{}, positions_ + r0, hp, rope_divisors_, angles);
     };
 
@@ -135,6 +146,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
       const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_, angles) : RopeOp{};
       WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
+      WT_TRY(norm_heads(q, k));
       if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_, angles));
     } else {
       for (int32_t i = 0; i < sl.n; ++i) WT_TRY(project(i, i == last, true));

@@ -72,6 +72,7 @@ Status collect(Model& m, std::vector<WeightRef>* out) {
     const std::pair<const char*, Tensor*> named[] = {
         {"attn_norm", &w.attn_norm}, {"attn_q", &w.wq},       {"attn_k", &w.wk},     {"attn_v", &w.wv},
         {"attn_q.bias", &w.bq},      {"attn_k.bias", &w.bk},  {"attn_v.bias", &w.bv}, {"attn_output", &w.wo},
+        {"attn_q_norm", &w.q_norm},  {"attn_k_norm", &w.k_norm},
         {"ffn_norm", &w.ffn_norm},   {"ffn_gate", &w.w_gate}, {"ffn_up", &w.w_up},   {"ffn_down", &w.w_down},
     };
     for (const auto& [name, t] : named) WT_TRY(add(p + name, *t));

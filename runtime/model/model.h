@@ -15,9 +15,9 @@ namespace wt {
 class GgufFile;
 class ModelDevice;  // runtime/engine/model_device.h
 
-enum class Arch { llama, qwen2 };
+enum class Arch { llama, qwen2, qwen3 };
 // norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama (Q/K permuted by the converter).
-// neox: rotate (x[i], x[i + n_rot/2]) — qwen2.
+// neox: rotate (x[i], x[i + n_rot/2]) — qwen2, qwen3.
 enum class RopeType { norm, neox };
 enum class RopeScaling { none, linear, llama3 };
 
@@ -49,6 +49,8 @@ struct LayerWeights {
   Tensor wk;         // [n_head_kv * head_dim, n_embd]
   Tensor wv;         // [n_head_kv * head_dim, n_embd]
   Tensor bq, bk, bv; // [out] f32, qwen2 only
+  Tensor q_norm;     // [head_dim] f32, qwen3 only: each query head RMS-normed before rope
+  Tensor k_norm;     // [head_dim] f32, qwen3 only: each key head likewise
   Tensor wo;         // [n_head * head_dim, n_embd]
   Tensor ffn_norm;   // [n_embd] f32
   Tensor w_gate;     // [n_ff, n_embd]

@@ -82,9 +82,12 @@ class Loader {
     } else if (arch == "qwen2") {
       hp.arch = Arch::qwen2;
       hp.rope_type = RopeType::neox;
+    } else if (arch == "qwen3") {
+      hp.arch = Arch::qwen3;
+      hp.rope_type = RopeType::neox;
     } else {
       return model_error(WT_ERR_UNSUPPORTED,
-                         "unsupported architecture " + gguf_quoted(arch) + " (supported: llama, qwen2)");
+                         "unsupported architecture " + gguf_quoted(arch) + " (supported: llama, qwen2, qwen3)");
     }
     m_.arch_name = std::string(arch);
     std::string_view name;
@@ -302,6 +305,7 @@ class Loader {
     const int64_t q_out = static_cast<int64_t>(hp.n_head) * hp.head_dim;
     const int64_t kv_out = static_cast<int64_t>(hp.n_head_kv) * hp.head_dim;
     const bool biases_required = hp.arch == Arch::qwen2;
+    const bool qk_norm = hp.arch == Arch::qwen3;  // bound only for qwen3: elsewhere unused, so refused
 
     WT_TRY(bind("token_embd.weight", {embd, vocab}, Kind::matrix, true, &m_.tok_embd));
     WT_TRY(bind("output_norm.weight", {embd}, Kind::f32_only, true, &m_.output_norm));
@@ -332,6 +336,10 @@ class Loader {
       WT_TRY(bind(p + "attn_q.bias", {q_out}, Kind::f32_only, biases_required, &w.bq));
       WT_TRY(bind(p + "attn_k.bias", {kv_out}, Kind::f32_only, biases_required, &w.bk));
       WT_TRY(bind(p + "attn_v.bias", {kv_out}, Kind::f32_only, biases_required, &w.bv));
+      if (qk_norm) {
+        WT_TRY(bind(p + "attn_q_norm.weight", {hp.head_dim}, Kind::f32_only, true, &w.q_norm));
+        WT_TRY(bind(p + "attn_k_norm.weight", {hp.head_dim}, Kind::f32_only, true, &w.k_norm));
+      }
       WT_TRY(bind(p + "attn_output.weight", {q_out, embd}, Kind::matrix, true, &w.wo));
       WT_TRY(bind(p + "ffn_norm.weight", {embd}, Kind::f32_only, true, &w.ffn_norm));
       WT_TRY(bind(p + "ffn_gate.weight", {embd, ff}, Kind::matrix, true, &w.w_gate));

@@ -244,7 +244,9 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     arch = spec["arch"]
     n_embd, n_ff, n_layer = spec["n_embd"], spec["n_ff"], spec["n_layer"]
     n_head, n_head_kv, n_vocab = spec["n_head"], spec["n_head_kv"], spec["n_vocab"]
-    hd = n_embd // n_head
+    # head_dim: n_embd / n_head unless the spec sets it (Qwen3: 16 heads of 128 over 1024).
+    hd = spec.get("head_dim", n_embd // n_head)
+    q_out = n_head * hd
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
     tokens, types, merges = tiny_vocab(n_vocab, specials)
 
@@ -259,6 +261,9 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     w.add_layer_norm_rms_eps(spec["eps"])
     w.add_rope_freq_base(spec["rope_base"])
     w.add_rope_dimension_count(hd)
+    if "head_dim" in spec:
+        w.add_key_length(hd)
+        w.add_value_length(hd)
     w.add_vocab_size(n_vocab)
     if spec.get("llama3_keys"):
         factor, low, high, orig = spec["llama3_keys"]
@@ -293,8 +298,8 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     for il in range(n_layer):
         p = f"blk.{il}."
         add(p + "attn_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
-        shapes = {"attn_q": (n_embd, n_embd), "attn_k": (n_head_kv * hd, n_embd),
-                  "attn_v": (n_head_kv * hd, n_embd), "attn_output": (n_embd, n_embd),
+        shapes = {"attn_q": (q_out, n_embd), "attn_k": (n_head_kv * hd, n_embd),
+                  "attn_v": (n_head_kv * hd, n_embd), "attn_output": (n_embd, q_out),
                   "ffn_gate": (n_ff, n_embd), "ffn_up": (n_ff, n_embd), "ffn_down": (n_embd, n_ff)}
         for nm in MATS:
             n_out, n_in = shapes[nm]
@@ -302,6 +307,9 @@ def write_tiny_model(path: Path, spec: dict) -> None:
             add(p + nm + ".weight", mat(n_out, n_in, gain / np.sqrt(n_in)), types_of[f"{il}.{nm}"])
             if spec.get("qkv_bias") and nm in ("attn_q", "attn_k", "attn_v"):
                 add(p + nm + ".bias", 0.3 * rng.standard_normal(n_out))
+            if spec.get("qk_norm") and nm == "attn_v":  # qwen3: an RMSNorm weight per head dim
+                add(p + "attn_q_norm.weight", 1.0 + 0.3 * rng.standard_normal(hd))
+                add(p + "attn_k_norm.weight", 1.0 + 0.3 * rng.standard_normal(hd))
         add(p + "ffn_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
     add("output_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
     if "output" in types_of:

@@ -6,6 +6,10 @@ weight types (issue 25), checked by tests/unit/test_qwen2_reference.cpp.
     UNTIED output) whose width (320) is not a multiple of 256, so its matrices are
     Q5_0/Q5_1/Q8_0 except ffn_down (Q6_K/Q4_K), as in a real Q4_K_M file of such a model;
     the token embedding is Q5_0. About 1.2 MB; the C++ test runs it everywhere.
+  * tiny_qwen3.gguf + .ref (`--only tiny3`): a random-weight qwen3 (no biases, each query
+    and key head RMS-normed before rope, heads of 128 over a width of 256, tied output) in
+    K-quants and Q8_0, as a Qwen3 Q4_K_M file has them. No real Qwen3 file is fetchable here
+    (PyPI only), so this is the architecture's check.
   * qwen2_{chat,code,prose}.ref: logits of Qwen2.5-Coder-0.5B-Instruct Q4_K_M
     (models/, `scripts/fetch-model.sh qwen2.5-0.5b`) for three short prompts.
   * qwen15_{chat,code,prose}.ref: the same prompts through Qwen2.5-Coder-1.5B-Instruct Q4_K_M
@@ -23,7 +27,7 @@ the prompts and the perplexity text are tokenized by Whittle's tokenizer through
 Whittle still gives the same ids. Without that tool the ids already in the fixtures are
 reused (a message says so).
 
-Usage: make_qwen2_fixtures.py [--models-dir DIR] [--out-dir DIR] [--only tiny|logits|ppl|logits15]
+Usage: make_qwen2_fixtures.py [--models-dir DIR] [--out-dir DIR] [--only tiny|tiny3|logits|ppl|logits15]
                               [--tokenizer PATH] [--ppl-chunks N] [--ppl-int8]
 """
 from __future__ import annotations
@@ -71,14 +75,32 @@ TINY_Q5_SPEC = dict(n_embd=320, n_ff=512, n_layer=2, n_head=5, n_head_kv=1, n_vo
                     token_seed=1171)
 
 
-def gen_tiny(out_dir: Path) -> None:
-    case = "tiny_qwen2_q5"
+# qwen3 (Qwen3-0.6B's shape in small): no biases, each query and key head RMS-normed before
+# rope (attn_q_norm / attn_k_norm), heads wider than n_embd / n_head (4 of 128 over 256:
+# attn_q is 512 x 256, attn_output 256 x 512), tied output, K-quants as a Q4_K_M file has them.
+_TINY_QWEN3_TYPES = {
+    "token_embd": QT.Q6_K,
+    "0.attn_q": QT.Q4_K, "0.attn_k": QT.Q4_K, "0.attn_v": QT.Q6_K, "0.attn_output": QT.Q4_K,
+    "0.ffn_gate": QT.Q4_K, "0.ffn_up": QT.Q4_K, "0.ffn_down": QT.Q6_K,
+    "1.attn_q": QT.Q5_K, "1.attn_k": QT.Q8_0, "1.attn_v": QT.Q4_K, "1.attn_output": QT.Q6_K,
+    "1.ffn_gate": QT.Q5_K, "1.ffn_up": QT.Q4_K, "1.ffn_down": QT.Q4_K,
+}
+TINY_QWEN3_SPEC = dict(n_embd=256, n_ff=512, n_layer=2, n_head=4, n_head_kv=2, head_dim=128,
+                       n_vocab=300, seed=3006, arch="qwen3", pre="qwen2", eps=1e-6,
+                       rope_base=1000000.0, qk_norm=True, types=_TINY_QWEN3_TYPES,
+                       embd_std=0.15, n_tokens=28, token_seed=3171)
+
+TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC}
+
+
+def gen_tiny(out_dir: Path, case: str = "tiny_qwen2_q5") -> None:
+    spec = TINY_CASES[case]
     gpath = out_dir / f"{case}.gguf"
-    mf.write_tiny_model(gpath, TINY_Q5_SPEC)
+    mf.write_tiny_model(gpath, spec)
     m = rf.load_model(gpath)
-    assert not m.tied_output
-    rng = np.random.default_rng(TINY_Q5_SPEC["token_seed"])
-    ids = [int(t) for t in rng.integers(0, TINY_Q5_SPEC["n_vocab"], size=TINY_Q5_SPEC["n_tokens"])]
+    assert m.tied_output == ("output" not in spec["types"])
+    rng = np.random.default_rng(spec["token_seed"])
+    ids = [int(t) for t in rng.integers(0, spec["n_vocab"], size=spec["n_tokens"])]
     logits = rf.forward(m, ids)
     rf.write_fixture(out_dir / f"{case}.ref", gpath.name, ids, logits)
     print(f"{case}: {gpath.stat().st_size} bytes gguf, {len(ids)} tokens, "
@@ -233,7 +255,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=REPO / "models")
     ap.add_argument("--out-dir", type=Path, default=REPO / "tests" / "data" / "reference_qwen2")
-    ap.add_argument("--only", choices=("tiny", "logits", "ppl", "logits15"))
+    ap.add_argument("--only", choices=("tiny", "tiny3", "logits", "ppl", "logits15"))
     ap.add_argument("--tokenizer", type=Path, default=default_tokenizer(),
                     help="Whittle's tokenize_text tool (default build/tests/tokenize_text)")
     ap.add_argument("--ppl-chunks", type=int, default=4, help="at most this many 512-token chunks")
@@ -241,10 +263,13 @@ def main(argv=None) -> int:
                     help="also print the perplexity with the int8-activation emulation (not stored)")
     args = ap.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    if args.only in (None, "tiny"):
+    if args.only in (None, "tiny", "tiny3"):
         mf.self_test_quantizers()
+    if args.only in (None, "tiny"):
         gen_tiny(args.out_dir)
-    if args.only == "tiny":
+    if args.only in (None, "tiny3"):
+        gen_tiny(args.out_dir, "tiny_qwen3")
+    if args.only in ("tiny", "tiny3"):
         return 0
     if args.only == "logits15":  # never by default: 13 GB and a model CI does not fetch
         path15 = args.models_dir / QWEN15_FILE

@@ -6,16 +6,18 @@ against. It shares no code with the engine: GGUF parsing and dequantization come
 from the `gguf` PyPI package (gguf.GGUFReader, gguf.quants.dequantize), and all
 arithmetic after dequantization is done in float64.
 
-Supported architectures: "llama" and "qwen2".
+Supported architectures: "llama", "qwen2" and "qwen3".
 
   * token embedding (token_embd.weight)
   * per layer: RMSNorm -> Q/K/V projections (+ q/k/v biases when present,
-    as in qwen2) -> RoPE -> causal grouped-query attention -> output projection
+    as in qwen2) -> (qwen3: RMSNorm of each query and key head, weights
+    attn_q_norm / attn_k_norm over head_dim, as HF's Qwen3Attention) -> RoPE ->
+    causal grouped-query attention -> output projection
     -> residual -> RMSNorm -> SwiGLU FFN (down(silu(gate(x)) * up(x))) -> residual
   * final RMSNorm, output matrix (output.weight, or tied token_embd.weight)
 
 RoPE: llama GGUF files have the Q/K rows permuted by the converter, so "llama"
-uses the "normal" rope that rotates ADJACENT pairs (x[2i], x[2i+1]); "qwen2" uses
+uses the "normal" rope that rotates ADJACENT pairs (x[2i], x[2i+1]); "qwen2" and "qwen3" use
 the "neox" rope that rotates (x[i], x[i + n_rot/2]). theta_i = base^(-2i/n_rot).
 Scaling: llama3 (either a rope_freqs.weight tensor of per-frequency divisors or
 <arch>.rope.scaling.type == "llama3" with factor / low_freq_factor /
@@ -37,7 +39,7 @@ import numpy as np
 import gguf
 from gguf.quants import dequantize
 
-SUPPORTED_ARCHS = ("llama", "qwen2")
+SUPPORTED_ARCHS = ("llama", "qwen2", "qwen3")
 ROPE_NORMAL = "normal"  # adjacent pairs (x[2i], x[2i+1])
 ROPE_NEOX = "neox"      # split halves (x[i], x[i + n_rot/2])
 
@@ -199,6 +201,11 @@ def load_model(path: str | Path) -> Model:
         for n in ("attn_q", "attn_k", "attn_v", "attn_output"):
             if p + n + ".bias" in tensors:
                 L[n + ".bias"] = get(p + n + ".bias")
+        for n in ("attn_q_norm", "attn_k_norm"):
+            if p + n + ".weight" in tensors:
+                L[n] = get(p + n + ".weight").reshape(-1)
+        if arch == "qwen3" and "attn_q_norm" not in L:
+            raise KeyError(f"qwen3 without {p}attn_q_norm.weight")
         m.layers.append(L)
 
     m.tokens = _field_value(reader, "tokenizer.ggml.tokens")
@@ -351,6 +358,9 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
         q = q.reshape(N, c.n_head, c.head_dim_k)
         k = k.reshape(N, c.n_head_kv, c.head_dim_k)
         v = v.reshape(N, c.n_head_kv, c.head_dim_v)
+        if "attn_q_norm" in L:  # qwen3: each head's query and key normed before rope
+            q = rms_norm(q, L["attn_q_norm"], c.rms_eps)
+            k = rms_norm(k, L["attn_k_norm"], c.rms_eps)
         q = apply_rope(q, pos, freqs, pos_scale, c.n_rot, c.rope_type)
         k = apply_rope(k, pos, freqs, pos_scale, c.n_rot, c.rope_type)
         # head hq uses kv head hq // G

@@ -336,6 +336,10 @@ GgufWriter make_tiny_llama(const TinyModelOptions& o) {
       vec(p + "attn_k.bias", kv_out, 0.0f);
       vec(p + "attn_v.bias", kv_out, 0.0f);
     }
+    if (a == "qwen3") {
+      vec(p + "attn_q_norm.weight", head_dim, 1.0f);
+      vec(p + "attn_k_norm.weight", head_dim, 1.0f);
+    }
     matrix(p + "attn_output.weight", q_out, embd);
     vec(p + "ffn_norm.weight", embd, 1.0f);
     matrix(p + "ffn_gate.weight", embd, ff);

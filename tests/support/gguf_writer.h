@@ -119,7 +119,7 @@ class TempPath {
 
 // A complete, valid tiny model with random f32 weights from a seeded generator.
 struct TinyModelOptions {
-  std::string arch = "llama";  // "llama" or "qwen2" (qwen2 adds q/k/v biases)
+  std::string arch = "llama";  // "llama", "qwen2" (adds q/k/v biases) or "qwen3" (adds q/k head norms)
   int32_t n_layer = 2;
   int32_t n_embd = 64;
   int32_t n_head = 4;

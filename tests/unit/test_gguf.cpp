@@ -170,6 +170,19 @@ TEST_CASE("gguf: tiny qwen2 with biases, tied output and 64-byte alignment loads
          reinterpret_cast<uintptr_t>(l.model->tok_embd.data)) % 64 == 0);
 }
 
+TEST_CASE("gguf: tiny qwen3 binds its per-head query and key norms") {
+  TinyModelOptions o;
+  o.arch = "qwen3";
+  Loaded l = load_bytes(make_tiny_llama(o).build());
+  INFO(l.status.message());
+  REQUIRE(l.status.is_ok());
+  CHECK(l.model->hp.arch == Arch::qwen3);
+  CHECK(l.model->hp.rope_type == RopeType::neox);
+  CHECK(l.model->layers[1].q_norm.ne[0] == 16);  // head_dim, not n_embd
+  CHECK(l.model->layers[1].k_norm.ne[0] == 16);
+  CHECK(l.model->layers[1].bq.empty());
+}
+
 TEST_CASE("gguf: quantized matrices bind with their block-based sizes") {
   GgufWriter w = make_tiny_llama();
   w.remove_tensor("blk.0.ffn_up.weight");
@@ -514,7 +527,7 @@ TEST_CASE("gguf: model validation") {
   SUBCASE("an architecture name with a NUL is shown whole, the NUL as '?'") {
     w.remove_kv("general.architecture");
     w.add_string("general.architecture", std::string("lla\0ma", 6));
-    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2)");
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2, qwen3)");
   }
   SUBCASE("missing required key") {
     w.remove_kv("llama.block_count");
@@ -557,6 +570,17 @@ TEST_CASE("gguf: model validation") {
     GgufWriter q = make_tiny_llama(o);
     q.remove_tensor("blk.1.attn_v.bias");
     expect_error(load_status(q), WT_ERR_FORMAT, "missing required tensor 'blk.1.attn_v.bias'");
+  }
+  SUBCASE("qwen3 without a head norm") {
+    TinyModelOptions o;
+    o.arch = "qwen3";
+    GgufWriter q = make_tiny_llama(o);
+    q.remove_tensor("blk.1.attn_k_norm.weight");
+    expect_error(load_status(q), WT_ERR_FORMAT, "missing required tensor 'blk.1.attn_k_norm.weight'");
+  }
+  SUBCASE("a head norm outside qwen3") {
+    w.add_tensor_f32("blk.0.attn_q_norm.weight", {16}, std::vector<float>(16, 1.0f));
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "tensor 'blk.0.attn_q_norm.weight' is not used");
   }
   SUBCASE("progress callback aborts") {
     LoadOptions opts;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backends/weight_types.h"
@@ -430,7 +431,7 @@ TEST_CASE("planner: built-in boards and model descriptions parse") {
   CHECK(detect_host_board(&b).is_ok());
   CHECK(b.usable_bytes() > 0);
 
-  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "smollm2-135m"}) {
+  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b", "smollm2-135m"}) {
     CAPTURE(name);
     ModelShape s;
     const Status st = load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/" + name + ".json", &s);
@@ -444,6 +445,15 @@ TEST_CASE("planner: built-in boards and model descriptions parse") {
   REQUIRE(load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/llama-3.1-8b.json", &llama).is_ok());
   CHECK(llama.n_params > 8000000000ull);
   CHECK(llama.n_params < 8060000000ull);
+  // Qwen3: 0.60 B and 4.02 B parameters (the model cards' 0.6B and 4.0B, tied output).
+  for (const auto& [name, lo, hi] : {std::tuple{"qwen3-0.6b", 595000000ull, 597000000ull},
+                                     std::tuple{"qwen3-4b", 4010000000ull, 4030000000ull}}) {
+    ModelShape q3;
+    REQUIRE(load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/" + name + ".json", &q3).is_ok());
+    CAPTURE(name);
+    CHECK(q3.n_params > lo);
+    CHECK(q3.n_params < hi);
+  }
   if (test::have_real_model()) {
     // The description of the default model against its GGUF: the same parameters.
     ModelShape smol;
@@ -508,6 +518,13 @@ TEST_CASE("planner: malformed profiles and descriptions give a clear status") {
   // F16 matrices (2 bytes) and f32 norms: exact bytes.
   const uint64_t per_layer = 2 * (64 * 64 * 2 + 64 * 32 * 2 + 3 * 64 * 128) + 4 * (64 + 64);
   CHECK(s.weight_bytes == 2 * per_layer + 2 * 64 * 100 + 4 * 64 + 2 * 64 * 100);
+  // qwen3 adds its per-head query and key norms (head_dim f32 each) to every layer.
+  ModelShape q3;
+  REQUIRE(parse_model_description("{" + base + ", \"n_head_kv\": 2, \"weight_type\": \"F16\", \"arch\": \"qwen3\"}",
+                                  "m.json", &q3).is_ok());
+  CHECK(q3.hp.arch == Arch::qwen3);
+  CHECK(q3.hp.rope_type == RopeType::neox);
+  CHECK(q3.weight_bytes == s.weight_bytes + 2 * 2 * 4 * 16);
 
   // Bad requests: the planner names the field.
   PlanRequest r;

@@ -3,6 +3,9 @@
 // package, not by Whittle) wrote tests/data/reference_qwen2/ (make_qwen2_fixtures.py):
 //   - tiny_qwen2_q5: a random-weight qwen2 (q/k/v biases, neox rope base 1e6, untied
 //     output, width 320) in Q5_0/Q5_1/Q8_0/Q6_K/Q4_K; runs everywhere, qemu and ASan too;
+//   - tiny_qwen3: a random-weight qwen3 (per-head q/k norms, heads of 128 over a width of
+//     256, tied output) in K-quants and Q8_0; on the CPU everywhere, on Vulkan and CUDA where
+//     they run (no real Qwen3 file can be fetched here: PyPI only);
 //   - qwen2_{chat,code,prose}: Qwen2.5-Coder-0.5B-Instruct Q4_K_M's logits for three prompts
 //     (label model: skipped visibly without models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf,
 //     which `scripts/fetch-model.sh qwen2.5-0.5b` fetches);
@@ -168,11 +171,26 @@ wt::test::ReferenceCase read_case(const std::string& name) {
   return c;
 }
 
-void check_tiny(wt_matmul_mode mode) {
-  const wt::test::ReferenceCase c = read_case("tiny_qwen2_q5");
-  const std::string path = data_dir() + "/" + c.model;
+// The model at path on a backend, or nullptr with a visible skip where this build or machine
+// lacks the (device) backend.
+wt_model* load_on(const std::string& path, wt_backend_kind backend) {
+  wt_model_params mp = wt_model_default_params();
+  mp.backend = backend;
   wt_model* model = nullptr;
-  REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  const wt_status st = wt_model_load(path.c_str(), &mp, &model);
+  if (backend != WT_BACKEND_CPU && st == WT_ERR_UNSUPPORTED && !std::strstr(wt_last_error(), "placement")) {
+    MESSAGE("SKIPPED: no device for this backend: " << std::string(wt_last_error()));
+    return nullptr;
+  }
+  REQUIRE_MESSAGE(st == WT_OK, wt_last_error());
+  return model;
+}
+
+// A tiny model's fixture (tiny_qwen2_q5, tiny_qwen3) on a backend.
+void check_tiny(const char* name, wt_matmul_mode mode, wt_backend_kind backend = WT_BACKEND_CPU) {
+  const wt::test::ReferenceCase c = read_case(name);
+  wt_model* model = load_on(data_dir() + "/" + c.model, backend);
+  if (!model) return;
   const Tolerance tol = tiny_tolerance(mode);
   Diff prefill, decode;
   run_case(model, c, mode, tol.tie, &prefill, &decode);
@@ -185,15 +203,8 @@ void check_tiny(wt_matmul_mode mode) {
 void check_qwen_logits(const RealQwen& q, wt_matmul_mode mode, wt_backend_kind backend = WT_BACKEND_CPU) {
   if (!have(q)) return;
   const auto t0 = std::chrono::steady_clock::now();
-  wt_model_params mp = wt_model_default_params();
-  mp.backend = backend;
-  wt_model* model = nullptr;
-  const wt_status st = wt_model_load(model_path(q).c_str(), &mp, &model);
-  if (backend != WT_BACKEND_CPU && st == WT_ERR_UNSUPPORTED && !std::strstr(wt_last_error(), "placement")) {
-    MESSAGE("SKIPPED: no device for this backend: " << wt_last_error());
-    return;
-  }
-  REQUIRE_MESSAGE(st == WT_OK, wt_last_error());
+  wt_model* model = load_on(model_path(q), backend);
+  if (!model) return;
   const Tolerance tol = mode == WT_MATMUL_F32 ? kF32Tolerance : q.fast;
   Diff all_prefill, all_decode;
   for (const char* name : q.cases) {
@@ -343,11 +354,31 @@ void check_qwen_ppl(wt_matmul_mode mode) {
 // activation path decodes Q5_0 slowly today (29 s for the logits case, 18 s for the
 // perplexity; int8: 1.7 s and 8 s on 2 threads).
 TEST_CASE("reference: tiny qwen2 in Q5_0/Q5_1 (untied output) matches the NumPy forward pass (f32 activations)") {
-  check_tiny(WT_MATMUL_F32);
+  check_tiny("tiny_qwen2_q5", WT_MATMUL_F32);
 }
 
 TEST_CASE("reference: tiny qwen2 in Q5_0/Q5_1 (untied output) matches the NumPy forward pass (int8 activations)") {
-  check_tiny(WT_MATMUL_FAST);
+  check_tiny("tiny_qwen2_q5", WT_MATMUL_FAST);
+}
+
+// qwen3: per-head query and key norms before rope, heads of 128 over a width of 256 (attn_q
+// 512 x 256), tied output, K-quants. Device backends too: the norms sit between the one-row
+// matmul and rope, which a fusing backend (CUDA) would otherwise join. The device cases are
+// named as the model tests are, so scripts/gpu-check.sh's model-tests step runs them.
+TEST_CASE("reference: tiny qwen3 (per-head q/k norms, wide heads) matches the NumPy forward pass (f32 activations)") {
+  check_tiny("tiny_qwen3", WT_MATMUL_F32);
+}
+
+TEST_CASE("reference: tiny qwen3 (per-head q/k norms, wide heads) matches the NumPy forward pass (int8 activations)") {
+  check_tiny("tiny_qwen3", WT_MATMUL_FAST);
+}
+
+TEST_CASE("vulkan model: tiny qwen3 (per-head q/k norms) matches the NumPy forward pass" * doctest::test_suite("model")) {
+  check_tiny("tiny_qwen3", WT_MATMUL_F32, WT_BACKEND_VULKAN);
+}
+
+TEST_CASE("cuda model: tiny qwen3 (per-head q/k norms) matches the NumPy forward pass" * doctest::test_suite("model")) {
+  check_tiny("tiny_qwen3", WT_MATMUL_F32, WT_BACKEND_CUDA);
 }
 
 TEST_CASE("reference: Whittle's tokenizer gives the ids of the Qwen2.5 fixtures" * doctest::test_suite("model")) {
