@@ -94,8 +94,9 @@ extern "C" {
  * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (named n_ffn_rows until
  * 2026-12-04; the same place); 11: wt_context_plan_info.batch_rows and
  * wt_context_stats.batch_rows; 12: wt_sampler_params.min_p and the repetition penalties,
- * wt_sampler_accept and wt_sampler_reset. */
-#define WT_API_VERSION 12
+ * wt_sampler_accept and wt_sampler_reset; 13: wt_model_params.rope_scaling,
+ * rope_scaling_factor and rope_orig_ctx. */
+#define WT_API_VERSION 13
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -165,6 +166,18 @@ typedef enum wt_backend_kind {
   WT_BACKEND_CUDA = 2
 } wt_backend_kind;
 
+/* Rope scaling asked for at load (wt_model_params.rope_scaling), for a model read at a longer
+ * context than it was trained at: Qwen2.5 and Qwen3 document YaRN with factor 4 over their
+ * 32768 tokens. Since WT_API_VERSION 13. */
+typedef enum wt_rope_scaling {
+  WT_ROPE_SCALING_FILE = 0,   /* as the GGUF file says (default)                         */
+  WT_ROPE_SCALING_NONE = 1,   /* none, whatever the file says                            */
+  WT_ROPE_SCALING_LINEAR = 2, /* positions divided by rope_scaling_factor                */
+  WT_ROPE_SCALING_YARN = 3    /* YaRN (arXiv 2309.00071) as HF transformers and llama.cpp
+                                 compute it: rope_scaling_factor over rope_orig_ctx, betas
+                                 32 and 1, every q.k scaled by (0.1 ln factor + 1)^2      */
+} wt_rope_scaling;
+
 /* Returns false to abort the operation (which then returns WT_ERR_ABORTED). */
 typedef bool (*wt_progress_callback)(float progress, void* user);
 
@@ -179,12 +192,21 @@ typedef struct wt_model_params {
                                     with -DWHITTLE_CUDA=ON)                               */
   wt_progress_callback progress; /* load progress in [0,1]; may be NULL                    */
   void* progress_user;
+  /* Since WT_API_VERSION 13. A rope scaling that replaces the file's (none of a file's
+     keys is kept; a file with a rope_freqs.weight tensor is refused). With YaRN the
+     model's n_ctx_train (wt_model_info) becomes at least factor x rope_orig_ctx. A saved
+     state loads only into a model of the same scaling.                                   */
+  wt_rope_scaling rope_scaling;  /* default WT_ROPE_SCALING_FILE                             */
+  float rope_scaling_factor;     /* LINEAR and YARN: in [1, 1024] (default 1)               */
+  int32_t rope_orig_ctx;         /* YARN: the context the model was trained at; 0 (default):
+                                    the file's context_length                             */
 } wt_model_params;
 
 WT_API wt_model_params wt_model_default_params(void);
 
 /* Loads a GGUF model. params may be NULL (the defaults).
- * WT_ERR_INVALID_ARGUMENT: NULL path or out_model, a struct_size the library does not read.
+ * WT_ERR_INVALID_ARGUMENT: NULL path or out_model, a struct_size the library does not read,
+ * a rope_scaling or rope_scaling_factor out of range, a negative rope_orig_ctx.
  * WT_ERR_IO: cannot open or map the file.
  * WT_ERR_FORMAT: the file is malformed (the message names the field).
  * WT_ERR_UNSUPPORTED: an architecture, tensor type, tokenizer or backend this build lacks,

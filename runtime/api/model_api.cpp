@@ -36,6 +36,22 @@ Status check_token(const wt_model* m, wt_token token) {
   return Status::ok();
 }
 
+// wt_model_params' rope fields as the loader's override (none when WT_ROPE_SCALING_FILE).
+// The loader checks the factor and the context; the kind is checked here, as a raw value.
+Status rope_override(const wt_model_params& p, wt::RopeOverride* out) {
+  const int32_t kind = wt::api::raw_value(p.rope_scaling);
+  if (kind < WT_ROPE_SCALING_FILE || kind > WT_ROPE_SCALING_YARN)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown rope_scaling " + std::to_string(kind));
+  if (kind == WT_ROPE_SCALING_FILE) return Status::ok();
+  out->set = true;
+  out->scaling = kind == WT_ROPE_SCALING_NONE     ? wt::RopeScaling::none
+                 : kind == WT_ROPE_SCALING_LINEAR ? wt::RopeScaling::linear
+                                                  : wt::RopeScaling::yarn;
+  out->factor = p.rope_scaling_factor;
+  out->orig_ctx = p.rope_orig_ctx;
+  return Status::ok();
+}
+
 }  // namespace
 
 namespace wt::api {
@@ -61,6 +77,9 @@ wt_model_params wt_model_default_params(void) {
   p.backend = WT_BACKEND_CPU;
   p.progress = nullptr;
   p.progress_user = nullptr;
+  p.rope_scaling = WT_ROPE_SCALING_FILE;
+  p.rope_scaling_factor = 1.0f;
+  p.rope_orig_ctx = 0;
   return p;
 }
 
@@ -73,6 +92,8 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     const int32_t backend = wt::api::raw_value(p.backend);
     if (backend != WT_BACKEND_CPU && backend != WT_BACKEND_VULKAN && backend != WT_BACKEND_CUDA)
       return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind " + std::to_string(backend));
+    wt::RopeOverride rope;
+    WT_TRY(rope_override(p, &rope));
     // The device first: a build without Vulkan or CUDA, or a machine without a device, is
     // refused before the file is read.
     std::unique_ptr<wt::Backend> device;
@@ -86,6 +107,7 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     wt::LoadOptions lo;
     lo.progress = p.progress;
     lo.progress_user = p.progress_user;
+    lo.rope = rope;
     std::shared_ptr<wt::GgufFile> file;
     WT_TRY(wt::GgufFile::open(path, &file));
     std::unique_ptr<wt_model> m;

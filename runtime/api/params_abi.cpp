@@ -52,6 +52,7 @@ constexpr bool sound(std::span<const Layout> l, size_t size, size_t align) {
 
 constexpr Layout kModelLayouts[] = {
     {1, 0, offsetof(wt_model_params, progress_user) + sizeof(void*)},
+    {13, offsetof(wt_model_params, rope_scaling), offsetof(wt_model_params, rope_orig_ctx) + sizeof(int32_t)},
 };
 constexpr Layout kTokenizeLayouts[] = {
     {1, 0, offsetof(wt_tokenize_params, parse_special) + sizeof(bool)},

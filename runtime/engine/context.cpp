@@ -9,35 +9,12 @@
 
 #include "backends/weight_types.h"
 #include "context_budget.h"
+#include "runtime/model/rope_scaling.h"
 #include "runtime/prune/registry.h"
 #include "model_device.h"
 #include "op_runner.h"
 
 namespace wt {
-
-namespace {
-
-// Llama 3.1 frequency scaling, as divisors of each rotary frequency.
-void llama3_divisors(const Hparams& hp, float* out) {
-  const double pi = 3.14159265358979323846;
-  const double low_wavelen = hp.rope_orig_ctx / hp.rope_low_freq_factor;
-  const double high_wavelen = hp.rope_orig_ctx / hp.rope_high_freq_factor;
-  for (int32_t i = 0; i < hp.n_rot / 2; ++i) {
-    const double freq = std::pow(static_cast<double>(hp.rope_theta), -2.0 * i / hp.n_rot);
-    const double wavelen = 2.0 * pi / freq;
-    double scaled = freq;
-    if (wavelen > low_wavelen) {
-      scaled = freq / hp.rope_factor;
-    } else if (wavelen >= high_wavelen) {
-      const double smooth = (hp.rope_orig_ctx / wavelen - hp.rope_low_freq_factor) /
-                            (hp.rope_high_freq_factor - hp.rope_low_freq_factor);
-      scaled = (1.0 - smooth) * freq / hp.rope_factor + smooth * freq;
-    }
-    out[i] = static_cast<float>(freq / scaled);
-  }
-}
-
-}  // namespace
 
 Status Context::setup(const Model& model, const ContextOptions& options, std::unique_ptr<Context>* out) {
   const Hparams& hp = model.hp;
@@ -244,8 +221,8 @@ Status Context::allocate() {
   if (!model_.rope_freqs.empty()) {
     const float* f = static_cast<const float*>(model_.rope_freqs.data);
     for (int32_t i = 0; i < hp.n_rot / 2; ++i) rope_divisors_[i] = f[i];
-  } else if (hp.rope_scaling == RopeScaling::llama3) {
-    llama3_divisors(hp, rope_divisors_);
+  } else if (has_rope_divisors(hp)) {
+    rope_divisors(hp, rope_divisors_);
   } else {
     rope_divisors_ = nullptr;
   }

@@ -76,6 +76,9 @@ uint64_t model_fingerprint(const Model& m) {
     hash_value(h, v);
   for (float v : {hp.rms_eps, hp.rope_theta, hp.rope_factor, hp.rope_low_freq_factor, hp.rope_high_freq_factor})
     hash_value(h, v);
+  // YaRN's own parameters only under YaRN: the other scalings' states keep their fingerprint.
+  if (hp.rope_scaling == RopeScaling::yarn)
+    for (float v : {hp.yarn_beta_fast, hp.yarn_beta_slow, hp.yarn_attn_factor}) hash_value(h, v);
   for (const Tensor* t : {&m.tok_embd, &m.output_norm, &m.output, &m.rope_freqs}) hash_tensor(h, *t);
   for (const LayerWeights& lw : m.layers) {
     for (const Tensor* t : {&lw.attn_norm, &lw.wq, &lw.wk, &lw.wv, &lw.bq, &lw.bk, &lw.bv, &lw.wo, &lw.ffn_norm,

@@ -19,7 +19,7 @@ enum class Arch { llama, qwen2, qwen3 };
 // norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama (Q/K permuted by the converter).
 // neox: rotate (x[i], x[i + n_rot/2]) — qwen2, qwen3.
 enum class RopeType { norm, neox };
-enum class RopeScaling { none, linear, llama3 };
+enum class RopeScaling { none, linear, llama3, yarn };
 
 struct Hparams {
   Arch arch = Arch::llama;
@@ -31,15 +31,18 @@ struct Hparams {
   int32_t head_dim = 0;     // n_embd / n_head unless the file says otherwise
   int32_t n_rot = 0;        // rope.dimension_count (defaults to head_dim)
   int32_t n_vocab = 0;
-  int32_t n_ctx_train = 0;
+  int32_t n_ctx_train = 0;  // context_length; with YaRN at least factor x its original context
   float rms_eps = 1e-5f;
   float rope_theta = 10000.0f;
   RopeType rope_type = RopeType::norm;
   RopeScaling rope_scaling = RopeScaling::none;
-  float rope_factor = 1.0f;            // linear / llama3 scaling factor
+  float rope_factor = 1.0f;            // linear / llama3 / yarn scaling factor
   float rope_low_freq_factor = 1.0f;   // llama3
   float rope_high_freq_factor = 4.0f;  // llama3
-  int32_t rope_orig_ctx = 8192;        // llama3: original_max_position_embeddings
+  int32_t rope_orig_ctx = 8192;        // llama3, yarn: original_max_position_embeddings
+  float yarn_beta_fast = 32.0f;        // yarn: pairs turning more often than this keep their frequency
+  float yarn_beta_slow = 1.0f;         // yarn: pairs turning less often are divided by the factor
+  float yarn_attn_factor = 1.0f;       // yarn: the file's extra factor on cos and sin
 };
 
 // Optional tensors (biases, a separate output matrix) have data == nullptr when absent.
@@ -81,9 +84,18 @@ struct Model {
   std::shared_ptr<ModelDevice> device;
 };
 
+// A rope scaling asked for at load, replacing the file's (wt_model_params.rope_scaling).
+struct RopeOverride {
+  bool set = false;
+  RopeScaling scaling = RopeScaling::none;  // none, linear or yarn
+  float factor = 1.0f;                      // linear, yarn
+  int32_t orig_ctx = 0;                     // yarn: the trained context; 0: the file's context_length
+};
+
 struct LoadOptions {
   bool (*progress)(float, void*) = nullptr;
   void* progress_user = nullptr;
+  RopeOverride rope;
 };
 
 // Opens, validates and maps a GGUF model. Errors: WT_ERR_IO, WT_ERR_FORMAT (message names

@@ -9,6 +9,7 @@
 
 #include "gguf.h"
 #include "model.h"
+#include "rope_scaling.h"
 
 namespace wt {
 
@@ -36,6 +37,8 @@ class Loader {
   Status load(const LoadOptions& options) {
     WT_TRY(load_hparams());
     WT_TRY(load_rope_scaling());
+    WT_TRY(apply_rope_override(options.rope, &m_.hp));
+    WT_TRY(check_rope_scaling(&m_.hp));
     WT_TRY(load_vocab());
     WT_TRY(load_weights(options));
     return Status::ok();
@@ -149,6 +152,8 @@ class Loader {
         hp.rope_scaling = RopeScaling::linear;
       } else if (type == "llama3") {
         hp.rope_scaling = RopeScaling::llama3;
+      } else if (type == "yarn") {
+        hp.rope_scaling = RopeScaling::yarn;
       } else if (type != "none") {
         return model_error(WT_ERR_UNSUPPORTED, "rope scaling type '" + std::string(type) + "' is not supported");
       }
@@ -162,6 +167,7 @@ class Loader {
 
     WT_TRY(get_positive_f32(key("rope.scaling.factor"), &hp.rope_factor, true));
     if (hp.rope_scaling == RopeScaling::linear) return Status::ok();
+    if (hp.rope_scaling == RopeScaling::yarn) return load_yarn();
     WT_TRY(get_positive_f32(key("rope.scaling.low_freq_factor"), &hp.rope_low_freq_factor, false));
     WT_TRY(get_positive_f32(key("rope.scaling.high_freq_factor"), &hp.rope_high_freq_factor, false));
     WT_TRY(get_int(key("rope.scaling.original_context_length"), &hp.rope_orig_ctx, false, 1, INT32_MAX));
@@ -169,6 +175,29 @@ class Loader {
       return model_error(WT_ERR_FORMAT, key("rope.scaling.high_freq_factor") + " must exceed " +
                                             key("rope.scaling.low_freq_factor"));
     }
+    return Status::ok();
+  }
+
+  // YaRN as llama.cpp's converter writes it: the original context (default: the file's
+  // context_length), the ramp's betas (default 32 and 1) and an extra attention factor
+  // (default 1). The variants Whittle does not compute are refused, not ignored.
+  Status load_yarn() {
+    Hparams& hp = m_.hp;
+    hp.rope_orig_ctx = hp.n_ctx_train;
+    WT_TRY(get_int(key("rope.scaling.original_context_length"), &hp.rope_orig_ctx, false, 1, INT32_MAX));
+    WT_TRY(get_positive_f32(key("rope.scaling.yarn_beta_fast"), &hp.yarn_beta_fast, false));
+    WT_TRY(get_positive_f32(key("rope.scaling.yarn_beta_slow"), &hp.yarn_beta_slow, false));
+    WT_TRY(get_positive_f32(key("rope.scaling.yarn_attn_factor"), &hp.yarn_attn_factor, false));
+    float ext = 1.0f;
+    WT_TRY(f_.get_f32(key("rope.scaling.yarn_ext_factor"), &ext, false));
+    if (ext != 1.0f)
+      return model_error(WT_ERR_UNSUPPORTED, key("rope.scaling.yarn_ext_factor") + " = " + std::to_string(ext) +
+                                                 ": only YaRN's full ramp (1) is supported");
+    if (f_.has_key(key("rope.scaling.yarn_log_multiplier")))
+      return model_error(WT_ERR_UNSUPPORTED, key("rope.scaling.yarn_log_multiplier") + ": DeepSeek's YaRN is not supported");
+    if (hp.yarn_beta_slow >= hp.yarn_beta_fast)
+      return model_error(WT_ERR_FORMAT, key("rope.scaling.yarn_beta_fast") + " must exceed " +
+                                            key("rope.scaling.yarn_beta_slow"));
     return Status::ok();
   }
 
@@ -315,6 +344,8 @@ class Loader {
       m_.tied_output = true;
     }
     WT_TRY(bind("rope_freqs.weight", {hp.n_rot / 2}, Kind::f32_only, false, &m_.rope_freqs));
+    if (!m_.rope_freqs.empty() && options.rope.set)
+      return error(WT_ERR_UNSUPPORTED, "rope_scaling: the file's rope_freqs.weight (Llama 3.1's scaling) cannot be replaced");
     if (!m_.rope_freqs.empty()) {
       const float* freqs = static_cast<const float*>(m_.rope_freqs.data);
       for (int32_t i = 0; i < hp.n_rot / 2; ++i) {

@@ -92,6 +92,13 @@ TINY_QWEN3_SPEC = dict(n_embd=256, n_ff=512, n_layer=2, n_head=4, n_head_kv=2, h
 
 TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC}
 
+# tiny_qwen3_yarn.ref: tiny_qwen3's logits with YaRN asked for at load (wt_model_params'
+# rope override; the file has no scaling keys), factor 4 over an original context of 8
+# tokens: the 28 positions run past it, pairs 2 and up are interpolated, pair 1 blended,
+# and the attention factor 0.1 ln 4 + 1 scales every q.k by 1.30. test_qwen2_reference.cpp
+# asks for the same.
+YARN_OVERRIDE = dict(factor=4.0, orig_ctx=8)
+
 
 def gen_tiny(out_dir: Path, case: str = "tiny_qwen2_q5") -> None:
     spec = TINY_CASES[case]
@@ -105,6 +112,14 @@ def gen_tiny(out_dir: Path, case: str = "tiny_qwen2_q5") -> None:
     rf.write_fixture(out_dir / f"{case}.ref", gpath.name, ids, logits)
     print(f"{case}: {gpath.stat().st_size} bytes gguf, {len(ids)} tokens, "
           f"min margin {mf.min_margin(logits):.3e}, logit std {logits.std():.2f}")
+    if case == "tiny_qwen3":
+        m.cfg.rope_scaling_type = "yarn"
+        m.cfg.rope_scaling_factor = YARN_OVERRIDE["factor"]
+        m.cfg.rope_orig_ctx = YARN_OVERRIDE["orig_ctx"]
+        yarn = rf.forward(m, ids)
+        rf.write_fixture(out_dir / f"{case}_yarn.ref", gpath.name, ids, yarn)
+        print(f"{case}_yarn: min margin {mf.min_margin(yarn):.3e}, "
+              f"max |logit - unscaled| {np.abs(yarn - logits).max():.2f}")
 
 
 # ============================================================================ Qwen2.5-0.5B

@@ -21,7 +21,9 @@ uses the "normal" rope that rotates ADJACENT pairs (x[2i], x[2i+1]); "qwen2" and
 the "neox" rope that rotates (x[i], x[i + n_rot/2]). theta_i = base^(-2i/n_rot).
 Scaling: llama3 (either a rope_freqs.weight tensor of per-frequency divisors or
 <arch>.rope.scaling.type == "llama3" with factor / low_freq_factor /
-high_freq_factor / original_context_length) and linear (positions / factor).
+high_freq_factor / original_context_length), linear (positions / factor) and yarn
+(factor, original_context_length, yarn_beta_fast / yarn_beta_slow: HF transformers'
+_compute_yarn_parameters, its attention factor 0.1 ln(factor) + 1 on cos and sin).
 
 Command line:
   reference_forward.py MODEL.gguf --tokens 1 2 3 [--greedy N] [--out X.ref --model-name NAME]
@@ -77,6 +79,8 @@ class Config:
     rope_low_freq_factor: float = 1.0
     rope_high_freq_factor: float = 4.0
     rope_orig_ctx: int = 8192
+    yarn_beta_fast: float = 32.0
+    yarn_beta_slow: float = 1.0
     n_vocab: int = 0
 
 
@@ -169,7 +173,11 @@ def load_model(path: str | Path) -> Model:
         cfg.rope_scaling_factor = float(kv("rope.scaling.factor", 1.0, required=False))
         cfg.rope_low_freq_factor = float(kv("rope.scaling.low_freq_factor", 1.0, required=False))
         cfg.rope_high_freq_factor = float(kv("rope.scaling.high_freq_factor", 4.0, required=False))
-        cfg.rope_orig_ctx = int(kv("rope.scaling.original_context_length", 8192, required=False))
+        cfg.rope_orig_ctx = int(kv("rope.scaling.original_context_length",
+                                   8192 if cfg.rope_scaling_type != "yarn" else kv("context_length"),
+                                   required=False))
+        cfg.yarn_beta_fast = float(kv("rope.scaling.yarn_beta_fast", 32.0, required=False))
+        cfg.yarn_beta_slow = float(kv("rope.scaling.yarn_beta_slow", 1.0, required=False))
     else:
         legacy = kv("rope.scale_linear", None, required=False)
         if legacy is not None and float(legacy) != 1.0:
@@ -230,6 +238,33 @@ def silu(x: np.ndarray) -> np.ndarray:
     return x / (1.0 + np.exp(-x))
 
 
+def yarn_frequencies(c: Config) -> np.ndarray:
+    """YaRN's per-pair frequencies, as HF transformers' _compute_yarn_parameters makes them:
+    pairs that turn more than beta_fast times over the original context keep their frequency
+    (extrapolation), pairs that turn fewer than beta_slow times are divided by the factor
+    (interpolation), and a linear ramp over the pair index blends the two between."""
+    d, base, factor = c.n_rot, c.rope_base, c.rope_scaling_factor
+
+    def correction_dim(rotations: float) -> float:  # the pair index that turns `rotations` times
+        return d * math.log(c.rope_orig_ctx / (rotations * 2.0 * math.pi)) / (2.0 * math.log(base))
+
+    low = max(math.floor(correction_dim(c.yarn_beta_fast)), 0)
+    high = min(math.ceil(correction_dim(c.yarn_beta_slow)), d - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    extrapolation = 1.0 - ramp  # the weight of the unscaled frequency
+    freqs = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    return freqs / factor * (1.0 - extrapolation) + freqs * extrapolation
+
+
+def yarn_attention_factor(c: Config) -> float:
+    """YaRN's factor on cos and sin (so on q.k twice over); 1 without YaRN."""
+    if c.rope_scaling_type != "yarn" or c.rope_scaling_factor <= 1.0:
+        return 1.0
+    return 0.1 * math.log(c.rope_scaling_factor) + 1.0
+
+
 def rope_frequencies(m: Model) -> tuple[np.ndarray, float]:
     """Per-pair angular frequencies (n_rot/2,) and a position multiplier."""
     c = m.cfg
@@ -257,17 +292,20 @@ def rope_frequencies(m: Model) -> tuple[np.ndarray, float]:
         freqs = out
     elif c.rope_scaling_type == "linear":
         pos_scale = 1.0 / c.rope_scaling_factor
+    elif c.rope_scaling_type == "yarn":
+        freqs = yarn_frequencies(c)
     elif c.rope_scaling_type not in ("none", ""):
         raise ValueError(f"unsupported rope scaling {c.rope_scaling_type!r}")
     return freqs, pos_scale
 
 
 def apply_rope(x: np.ndarray, positions: np.ndarray, freqs: np.ndarray, pos_scale: float,
-               n_rot: int, mode: str) -> np.ndarray:
-    """x: (N, H, D). Rotates the first n_rot dims of each head."""
+               n_rot: int, mode: str, mscale: float = 1.0) -> np.ndarray:
+    """x: (N, H, D). Rotates the first n_rot dims of each head; cos and sin are multiplied
+    by mscale (YaRN's attention factor, as HF's rotary embedding applies it)."""
     theta = (positions.astype(np.float64) * pos_scale)[:, None] * freqs[None, :]  # (N, n_rot/2)
-    cos = np.cos(theta)[:, None, :]
-    sin = np.sin(theta)[:, None, :]
+    cos = np.cos(theta)[:, None, :] * mscale
+    sin = np.sin(theta)[:, None, :] * mscale
     y = x.copy()
     if mode == ROPE_NORMAL:
         x0 = x[..., 0:n_rot:2]
@@ -339,6 +377,7 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
     N = len(toks)
     pos = np.arange(N)
     freqs, pos_scale = rope_frequencies(m)
+    mscale = yarn_attention_factor(c)
     G = c.n_head // c.n_head_kv
     scale = 1.0 / math.sqrt(c.head_dim_k)
     causal = np.triu(np.ones((N, N), dtype=bool), k=1)  # [q, k] True where k > q
@@ -361,8 +400,8 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
         if "attn_q_norm" in L:  # qwen3: each head's query and key normed before rope
             q = rms_norm(q, L["attn_q_norm"], c.rms_eps)
             k = rms_norm(k, L["attn_k_norm"], c.rms_eps)
-        q = apply_rope(q, pos, freqs, pos_scale, c.n_rot, c.rope_type)
-        k = apply_rope(k, pos, freqs, pos_scale, c.n_rot, c.rope_type)
+        q = apply_rope(q, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
+        k = apply_rope(k, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
         # head hq uses kv head hq // G
         qg = q.reshape(N, c.n_head_kv, G, c.head_dim_k)
         s = np.einsum("qhgd,khd->hgqk", qg, k) * scale

@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "whittle.h"
@@ -477,6 +479,32 @@ TEST_CASE("api: the default functions set struct_size, and their structs are acc
   wt_sampler_free(s);
   wt_context_free(ctx);
   wt_model_free(m);
+}
+
+TEST_CASE("api: a rope scaling asked for at load: YaRN lengthens n_ctx_train, bad values are refused") {
+  wt_model_params mp = wt_model_default_params();
+  mp.rope_scaling = WT_ROPE_SCALING_YARN;
+  mp.rope_scaling_factor = 4.0f;
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(kTiny.c_str(), &mp, &m) == WT_OK, wt_last_error());
+  wt_model_info info{};
+  REQUIRE(wt_model_get_info(m, &info) == WT_OK);
+  CHECK(info.n_ctx_train == 4 * 2048);  // factor x the file's context_length
+  wt_model_free(m);
+  const std::pair<void (*)(wt_model_params*), const char*> bad[] = {
+      {[](wt_model_params* p) { p->rope_scaling = static_cast<wt_rope_scaling>(9); }, "unknown rope_scaling 9"},
+      {[](wt_model_params* p) { p->rope_scaling_factor = 0.5f; }, "rope_scaling_factor"},
+      {[](wt_model_params* p) { p->rope_scaling_factor = std::numeric_limits<float>::quiet_NaN(); }, "rope_scaling_factor"},
+      {[](wt_model_params* p) { p->rope_orig_ctx = -1; }, "rope_orig_ctx"},
+  };
+  for (const auto& [mutate, needle] : bad) {
+    wt_model_params p = mp;
+    mutate(&p);
+    wt_model* none = nullptr;
+    CHECK(wt_model_load(kTiny.c_str(), &p, &none) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(none == nullptr);
+    CHECK_MESSAGE(contains(wt_last_error(), needle), wt_last_error());
+  }
 }
 
 TEST_CASE("api: a struct_size of 0, too small, too large or between layouts is refused, naming the struct") {

@@ -379,3 +379,30 @@ TEST_CASE("api: an API 1 wt_sampler_params reads the API 12 fields as their defa
   old.p.struct_size = offsetof(wt_sampler_params, min_p) + 2;
   CHECK(wt::api::read_params(&old.p, &read).code() == WT_ERR_INVALID_ARGUMENT);
 }
+
+TEST_CASE("api: an API 1 wt_model_params reads the API 13 rope fields as their defaults") {
+  struct {
+    wt_model_params p;
+    int32_t after;
+  } old;
+  std::memset(&old, 0, sizeof old);
+  old.p = wt_model_default_params();
+  old.p.struct_size = offsetof(wt_model_params, rope_scaling);
+  // In the bytes the API 1 caller does not have: values the library would refuse, were
+  // they read.
+  old.p.rope_scaling = static_cast<wt_rope_scaling>(77);
+  old.p.rope_scaling_factor = -1.0f;
+  old.p.rope_orig_ctx = -5;
+  wt_model_params read;
+  const wt::Status st = wt::api::read_params(&old.p, &read);
+  REQUIRE_MESSAGE(st.is_ok(), st.message());
+  CHECK(read.rope_scaling == WT_ROPE_SCALING_FILE);
+  CHECK(read.rope_scaling_factor == 1.0f);
+  CHECK(read.rope_orig_ctx == 0);
+  CHECK(read.struct_size == sizeof(wt_model_params));
+  old.p.struct_size = sizeof(wt_model_params);
+  REQUIRE(wt::api::read_params(&old.p, &read).is_ok());
+  CHECK(read.rope_orig_ctx == -5);  // read as given; wt_model_load refuses it
+  old.p.struct_size = offsetof(wt_model_params, rope_scaling) + 4;
+  CHECK(wt::api::read_params(&old.p, &read).code() == WT_ERR_INVALID_ARGUMENT);
+}

@@ -286,10 +286,76 @@ TEST_CASE("gguf: rope scaling from keys and from a rope_freqs tensor") {
     CHECK(l.model->hp.rope_scaling == RopeScaling::linear);
     CHECK(l.model->hp.rope_factor == 2.0f);
   }
-  SUBCASE("yarn is unsupported") {
+  SUBCASE("yarn keys") {
+    GgufWriter w = make_tiny_llama();  // context_length 512
+    w.add_string("llama.rope.scaling.type", "yarn").add_f32("llama.rope.scaling.factor", 4.0f);
+    SUBCASE("defaults: the file's context is the original one, betas 32 and 1") {
+      Loaded l = load_bytes(w.build());
+      REQUIRE_MESSAGE(l.status.is_ok(), l.status.message());
+      const Hparams& hp = l.model->hp;
+      CHECK(hp.rope_scaling == RopeScaling::yarn);
+      CHECK(hp.rope_factor == 4.0f);
+      CHECK(hp.rope_orig_ctx == 512);
+      CHECK(hp.n_ctx_train == 2048);  // factor x the original context
+      CHECK(hp.yarn_beta_fast == 32.0f);
+      CHECK(hp.yarn_beta_slow == 1.0f);
+      CHECK(hp.yarn_attn_factor == 1.0f);
+    }
+    SUBCASE("every key") {
+      w.add_u32("llama.rope.scaling.original_context_length", 256).add_f32("llama.rope.scaling.yarn_beta_fast", 16.0f);
+      w.add_f32("llama.rope.scaling.yarn_beta_slow", 2.0f).add_f32("llama.rope.scaling.yarn_attn_factor", 1.5f);
+      w.add_f32("llama.rope.scaling.yarn_ext_factor", 1.0f);
+      Loaded l = load_bytes(w.build());
+      REQUIRE_MESSAGE(l.status.is_ok(), l.status.message());
+      const Hparams& hp = l.model->hp;
+      CHECK(hp.rope_orig_ctx == 256);
+      CHECK(hp.n_ctx_train == 1024);
+      CHECK(hp.yarn_beta_fast == 16.0f);
+      CHECK(hp.yarn_beta_slow == 2.0f);
+      CHECK(hp.yarn_attn_factor == 1.5f);
+    }
+    SUBCASE("a partial ramp") {
+      w.add_f32("llama.rope.scaling.yarn_ext_factor", 0.5f);
+      expect_error(load_status(w), WT_ERR_UNSUPPORTED, "yarn_ext_factor = 0.5");
+    }
+    SUBCASE("DeepSeek's variant") {
+      w.add_f32("llama.rope.scaling.yarn_log_multiplier", 0.1f);
+      expect_error(load_status(w), WT_ERR_UNSUPPORTED, "DeepSeek's YaRN");
+    }
+    SUBCASE("betas the wrong way round") {
+      w.add_f32("llama.rope.scaling.yarn_beta_fast", 1.0f).add_f32("llama.rope.scaling.yarn_beta_slow", 32.0f);
+      expect_error(load_status(w), WT_ERR_FORMAT, "yarn_beta_fast must exceed");
+    }
+    SUBCASE("rope over part of a head") {
+      w.add_u32("llama.rope.dimension_count", 8);
+      expect_error(load_status(w), WT_ERR_UNSUPPORTED, "YaRN with rope over 8 of 16 head dimensions");
+    }
+  }
+  SUBCASE("a scaling asked for at load replaces the file's") {
     GgufWriter w = make_tiny_llama();
-    w.add_string("llama.rope.scaling.type", "yarn").add_f32("llama.rope.scaling.factor", 2.0f);
-    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "rope scaling type 'yarn'");
+    w.add_string("llama.rope.scaling.type", "linear").add_f32("llama.rope.scaling.factor", 2.0f);
+    LoadOptions o;
+    o.rope = RopeOverride{.set = true, .scaling = RopeScaling::yarn, .factor = 8.0f, .orig_ctx = 0};
+    Loaded l = load_bytes(w.build(), o);
+    REQUIRE_MESSAGE(l.status.is_ok(), l.status.message());
+    CHECK(l.model->hp.rope_scaling == RopeScaling::yarn);
+    CHECK(l.model->hp.rope_factor == 8.0f);
+    CHECK(l.model->hp.rope_orig_ctx == 512);
+    CHECK(l.model->hp.n_ctx_train == 4096);
+    o.rope = RopeOverride{.set = true, .scaling = RopeScaling::none};
+    Loaded none = load_bytes(w.build(), o);
+    REQUIRE(none.status.is_ok());
+    CHECK(none.model->hp.rope_scaling == RopeScaling::none);
+    CHECK(none.model->hp.rope_factor == 1.0f);
+    CHECK(none.model->hp.n_ctx_train == 512);
+    o.rope = RopeOverride{.set = true, .scaling = RopeScaling::yarn, .factor = 0.5f};
+    expect_error(load_bytes(w.build(), o).status, WT_ERR_INVALID_ARGUMENT, "rope_scaling_factor 0.5");
+    o.rope = RopeOverride{.set = true, .scaling = RopeScaling::linear, .factor = 2.0f, .orig_ctx = -1};
+    expect_error(load_bytes(w.build(), o).status, WT_ERR_INVALID_ARGUMENT, "rope_orig_ctx must be >= 0");
+    GgufWriter f = make_tiny_llama();
+    f.add_tensor_f32("rope_freqs.weight", {8}, std::vector<float>(8, 1.0f));
+    o.rope = RopeOverride{.set = true, .scaling = RopeScaling::none};
+    expect_error(load_bytes(f.build(), o).status, WT_ERR_UNSUPPORTED, "rope_freqs.weight");
   }
   SUBCASE("rope_freqs tensor") {
     GgufWriter w = make_tiny_llama();

@@ -173,8 +173,7 @@ wt::test::ReferenceCase read_case(const std::string& name) {
 
 // The model at path on a backend, or nullptr with a visible skip where this build or machine
 // lacks the (device) backend.
-wt_model* load_on(const std::string& path, wt_backend_kind backend) {
-  wt_model_params mp = wt_model_default_params();
+wt_model* load_on(const std::string& path, wt_backend_kind backend, wt_model_params mp = wt_model_default_params()) {
   mp.backend = backend;
   wt_model* model = nullptr;
   const wt_status st = wt_model_load(path.c_str(), &mp, &model);
@@ -186,10 +185,11 @@ wt_model* load_on(const std::string& path, wt_backend_kind backend) {
   return model;
 }
 
-// A tiny model's fixture (tiny_qwen2_q5, tiny_qwen3) on a backend.
-void check_tiny(const char* name, wt_matmul_mode mode, wt_backend_kind backend = WT_BACKEND_CPU) {
+// A tiny model's fixture (tiny_qwen2_q5, tiny_qwen3) on a backend, loaded with mp.
+void check_tiny(const char* name, wt_matmul_mode mode, wt_backend_kind backend = WT_BACKEND_CPU,
+                const wt_model_params& mp = wt_model_default_params()) {
   const wt::test::ReferenceCase c = read_case(name);
-  wt_model* model = load_on(data_dir() + "/" + c.model, backend);
+  wt_model* model = load_on(data_dir() + "/" + c.model, backend, mp);
   if (!model) return;
   const Tolerance tol = tiny_tolerance(mode);
   Diff prefill, decode;
@@ -379,6 +379,33 @@ TEST_CASE("vulkan model: tiny qwen3 (per-head q/k norms) matches the NumPy forwa
 
 TEST_CASE("cuda model: tiny qwen3 (per-head q/k norms) matches the NumPy forward pass" * doctest::test_suite("model")) {
   check_tiny("tiny_qwen3", WT_MATMUL_F32, WT_BACKEND_CUDA);
+}
+
+// YaRN asked for at load (the file has no scaling keys), as make_qwen2_fixtures.py's
+// YARN_OVERRIDE: factor 4 over an original context of 8 tokens, so the 28 positions run
+// past it; every q.k is scaled by (0.1 ln 4 + 1)^2 and most rotary pairs are interpolated.
+wt_model_params yarn_params() {
+  wt_model_params mp = wt_model_default_params();
+  mp.rope_scaling = WT_ROPE_SCALING_YARN;
+  mp.rope_scaling_factor = 4.0f;
+  mp.rope_orig_ctx = 8;
+  return mp;
+}
+
+TEST_CASE("reference: tiny qwen3 with YaRN asked for at load matches the NumPy forward pass (f32 activations)") {
+  check_tiny("tiny_qwen3_yarn", WT_MATMUL_F32, WT_BACKEND_CPU, yarn_params());
+}
+
+TEST_CASE("reference: tiny qwen3 with YaRN asked for at load matches the NumPy forward pass (int8 activations)") {
+  check_tiny("tiny_qwen3_yarn", WT_MATMUL_FAST, WT_BACKEND_CPU, yarn_params());
+}
+
+TEST_CASE("vulkan model: tiny qwen3 with YaRN matches the NumPy forward pass" * doctest::test_suite("model")) {
+  check_tiny("tiny_qwen3_yarn", WT_MATMUL_F32, WT_BACKEND_VULKAN, yarn_params());
+}
+
+TEST_CASE("cuda model: tiny qwen3 with YaRN matches the NumPy forward pass" * doctest::test_suite("model")) {
+  check_tiny("tiny_qwen3_yarn", WT_MATMUL_F32, WT_BACKEND_CUDA, yarn_params());
 }
 
 TEST_CASE("reference: Whittle's tokenizer gives the ids of the Qwen2.5 fixtures" * doctest::test_suite("model")) {

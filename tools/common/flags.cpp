@@ -1,4 +1,5 @@
 #include "flags.h"
+#include "rope_flags.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -99,6 +100,13 @@ bool Flags::kv_type(wt_kv_type* out) {
   if (!text(&v)) return false;
   if (!kv_type_from_name(v, out)) return fail(name + " expects f32, f16 or q8_0, got '" + v + "'");
   return true;
+}
+
+bool Flags::rope(wt_model_params* mp) {
+  const std::string name = flag();
+  std::string v, error;
+  if (!text(&v)) return false;
+  return apply_rope_flag(name, v, mp, &error) || fail(error);
 }
 
 }  // namespace wt_tools

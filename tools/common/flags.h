@@ -46,6 +46,8 @@ class Flags {
   bool backend(wt_backend_kind* out);
   // f32, f16 or q8_0 (wt_kv_type).
   bool kv_type(wt_kv_type* out);
+  // The value of a rope flag (is_rope_flag, rope_flags.h) applied to *mp.
+  bool rope(wt_model_params* mp);
 
   // Prints "error: <message>" and returns false.
   static bool fail(const std::string& message);

@@ -11,6 +11,7 @@
 #include "tasks.h"
 #include "tools/common/flags.h"
 #include "tools/common/prune_methods.h"
+#include "tools/common/rope_flags.h"
 
 namespace bench {
 
@@ -20,6 +21,8 @@ const char* const kUsage =
     "usage: whittle-bench -m MODEL [options]\n"
     "  speed:  -p 512,2048 (prompt tokens; 0 = decode only)  -n 16,128 (new tokens)  -r 5  -t 2,4\n"
     "  backend: --backend cpu|vulkan|cuda (where the weights and the run go; default cpu)\n"
+    "  rope:   --rope-scaling none|linear|yarn --rope-scale F --yarn-orig-ctx N (replace the file's\n"
+    "          scaling, at load: e.g. yarn 4 over 32768 for Qwen2.5 and Qwen3 past 32k tokens)\n"
     "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
     "          --resume FILE.json  (an earlier run's --json: each method's prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"
@@ -152,6 +155,9 @@ int parse(int argc, char** argv, Args* a) {
       if (it == std::end(kinds)) return usage_error("--backend expects cpu, vulkan or cuda");
       a->backend = it->first;
       a->backend_kind = it->second;
+    } else if (wt_tools::is_rope_flag(k)) {
+      std::string error;
+      if (!wt_tools::apply_rope_flag(k, v, &a->load, &error)) return usage_error(error);
     } else if (k == "--suite") {
       a->suite = v;
       a->mode = Args::Mode::suite;
@@ -223,6 +229,7 @@ int parse(int argc, char** argv, Args* a) {
     else return usage_error("unknown argument " + k);
   }
   if (a->model.empty()) return usage_error("-m MODEL is required");
+  if (std::string error; !wt_tools::check_rope_flags(a->load, &error)) return usage_error(error);
   // Every method x keep x parameter value is a run: a product past kMaxMethodSpecs is a
   // typo, not a benchmark (and would exhaust memory before the first run).
   double points = a->keeps.empty() ? 1.0 : static_cast<double>(a->keeps.size());

@@ -22,6 +22,7 @@ struct Args {
   std::string model, suite, json, jsonl, csv, plot_dir, resume, plot_script = WHITTLE_BENCH_PLOT_SCRIPT;
   std::string backend = "cpu";
   wt_backend_kind backend_kind = WT_BACKEND_CPU;
+  wt_model_params load = wt_model_default_params();  // its rope fields (--rope-scaling ...)
   std::vector<int32_t> p, n = {16, 128}, threads = {2};
   bool p_given = false, n_given = false, seed_given = false;
   bool summarize = false;  // --summarize: with --resume, run nothing new

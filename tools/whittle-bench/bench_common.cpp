@@ -236,6 +236,7 @@ Json base_record(const char* kind, const BenchModel& m, const Machine& mc, const
   r.set("kind", kind);
   r.set("model", m.info.name[0] ? std::string(m.info.name) : m.path);
   r.set("backend", mc.backend);
+  if (!m.rope.empty()) r.set("rope_scaling", m.rope);
   r.set("device", mc.device);
   r.set("host", mc.host);
   r.set("commit", mc.commit);

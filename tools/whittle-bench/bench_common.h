@@ -28,6 +28,7 @@ struct BenchModel {
   wt_model* model = nullptr;
   wt_model_info info{};
   std::string path;
+  std::string rope;  // --rope-scaling as asked ("yarn 4 over 32768"); empty: the file's
 
   Tokens tokenize(const std::string& text, bool add_special) const;
   Tokenizer tokenizer() const;

@@ -106,13 +106,21 @@ static int run_main(int argc, char** argv) {
   if (a.mode == Args::Mode::asl_calibrate && !a.seed_given) a.seed = AslCalibrateOptions{}.seed;
   BenchModel m;
   m.path = a.model;
-  wt_model_params mp = wt_model_default_params();
+  wt_model_params mp = a.load;
   mp.backend = a.backend_kind;
   if (wt_model_load(a.model.c_str(), &mp, &m.model) != WT_OK) {
     std::fprintf(stderr, "error: loading %s: %s\n", a.model.c_str(), wt_last_error());
     return 1;
   }
   (void)wt_model_get_info(m.model, &m.info);
+  if (mp.rope_scaling != WT_ROPE_SCALING_FILE) {
+    const char* kind = mp.rope_scaling == WT_ROPE_SCALING_NONE ? "none" : mp.rope_scaling == WT_ROPE_SCALING_LINEAR ? "linear" : "yarn";
+    m.rope = kind;
+    if (mp.rope_scaling != WT_ROPE_SCALING_NONE) m.rope += " " + fmt(mp.rope_scaling_factor, "%g");
+    if (mp.rope_scaling == WT_ROPE_SCALING_YARN)
+      m.rope += " over " + (mp.rope_orig_ctx > 0 ? std::to_string(mp.rope_orig_ctx) : std::string("the file's context"));
+    std::printf("rope scaling: %s (the model's context: %d)\n", m.rope.c_str(), m.info.n_ctx_train);
+  }
   if (a.mode == Args::Mode::prune || a.mode == Args::Mode::asl) {
     const int rc = run_older_mode(a, m.model);
     wt_model_free(m.model);

@@ -7,6 +7,7 @@
 
 #include "tools/common/flags.h"
 #include "tools/common/prune_methods.h"
+#include "tools/common/rope_flags.h"
 
 namespace wt_plan {
 
@@ -16,7 +17,7 @@ void usage(FILE* out, const char* argv0) {
                "          [--new N] [--method METHOD] [--keep R] [--prune-param KEY=VALUE]...\n"
                "          [--backend cpu|vulkan|cuda] [-t THREADS] [--logits-all] [--json OUT]\n"
                "          [--kv-device-blocks N] [--kv-block T] [--pager-copy] [--kv-type f32|f16|q8_0]\n"
-               "          [--batch-rows N]\n"
+               "          [--batch-rows N] [--rope-scaling none|linear|yarn] [--rope-scale F] [--yarn-orig-ctx N]\n"
                "       %s --list-boards [--board-file FILE]\n"
                "  --board       a built-in profile (platform/boards/boards.json), one from\n"
                "                --board-file, or detect (this machine's available memory)\n"
@@ -43,8 +44,9 @@ void usage(FILE* out, const char* argv0) {
                "  --beyond-train-ctx  plan (and solve for) a context past the model's training\n"
                "                context; without it such a --ctx is refused and the solved\n"
                "                context stops there\n"
+               "%s"
                "exit status: 0 fits, 1 does not fit, 2 bad arguments or input\n",
-               argv0, argv0, wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
+               argv0, argv0, wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT, wt_tools::kRopeFlagsUsage);
 }
 
 bool parse_args(int argc, char** argv, Options* o, bool* help) {
@@ -91,6 +93,8 @@ bool parse_args(int argc, char** argv, Options* o, bool* help) {
       o->logits_all = true;
     } else if (f.is("--beyond-train-ctx")) {
       o->beyond_train_ctx = true;
+    } else if (wt_tools::is_rope_flag(f.flag())) {
+      if (!f.rope(&o->load)) return false;
     } else if (f.is("--json")) {
       if (!f.text(&o->json)) return false;
     } else if (f.is("--list-boards")) {
@@ -103,6 +107,7 @@ bool parse_args(int argc, char** argv, Options* o, bool* help) {
     }
   }
   if (o->list) return true;
+  if (std::string error; !wt_tools::check_rope_flags(o->load, &error)) return wt_tools::Flags::fail(error);
   if (o->board.empty() || o->model.empty() || o->n_ctx == 0) {
     std::fprintf(stderr, "error: --board, --model and --ctx are required\n");
     return false;

@@ -32,6 +32,7 @@ struct Options {
   std::string json;
   bool list = false;
   bool beyond_train_ctx = false;
+  wt_model_params load = wt_model_default_params();  // its rope fields (--rope-scaling ...)
 };
 
 // Prints the usage text to `out`.

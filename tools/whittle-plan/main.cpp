@@ -17,6 +17,7 @@
 #include "platform/planner.h"
 #include "runtime/engine/context_layout.h"
 #include "runtime/model/model.h"
+#include "runtime/model/rope_scaling.h"
 #include "args.h"
 #include "tools/common/json.h"
 #include "tools/common/prune_methods.h"
@@ -125,13 +126,26 @@ int main(int argc, char** argv) {
     if (!st.is_ok()) return fail(st);
   }
 
+  // --rope-scaling: the loader's override for a file; a description's hparams take it the
+  // same way (YaRN: a longer training context to plan and solve for).
+  wt::LoadOptions lo;
+  if (o.load.rope_scaling != WT_ROPE_SCALING_FILE) {
+    lo.rope = wt::RopeOverride{.set = true,
+                               .scaling = o.load.rope_scaling == WT_ROPE_SCALING_NONE     ? wt::RopeScaling::none
+                                          : o.load.rope_scaling == WT_ROPE_SCALING_LINEAR ? wt::RopeScaling::linear
+                                                                                          : wt::RopeScaling::yarn,
+                               .factor = o.load.rope_scaling_factor,
+                               .orig_ctx = o.load.rope_orig_ctx};
+  }
   wt::ModelShape shape;
   std::unique_ptr<wt::Model> model;
   if (ends_with(o.model, ".json")) {
-    const wt::Status st = wt::load_model_description(o.model, &shape);
+    wt::Status st = wt::load_model_description(o.model, &shape);
+    if (st.is_ok()) st = wt::apply_rope_override(lo.rope, &shape.hp);
+    if (st.is_ok()) st = wt::check_rope_scaling(&shape.hp);
     if (!st.is_ok()) return fail(st);
   } else {
-    const wt::Status st = wt::load_model(o.model, wt::LoadOptions{}, &model);
+    const wt::Status st = wt::load_model(o.model, lo, &model);
     if (!st.is_ok()) return fail(st);
     shape = wt::model_shape_from_model(*model);
   }

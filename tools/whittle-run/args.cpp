@@ -14,6 +14,7 @@
 
 #include "tools/common/flags.h"
 #include "tools/common/prune_methods.h"
+#include "tools/common/rope_flags.h"
 
 namespace wt_run {
 
@@ -85,6 +86,7 @@ void usage(FILE* out, const char* argv0) {
                "          [--repeat-penalty R] [--repeat-last-n N] [--frequency-penalty F] [--presence-penalty P]\n"
                "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
                "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0] [--batch-rows N] [--memory-budget MIB]\n"
+               "          [--rope-scaling none|linear|yarn] [--rope-scale F] [--yarn-orig-ctx N]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
                "  -n N       most tokens to generate, 0 to %d (default 128)\n"
                "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default)\n"
@@ -117,9 +119,10 @@ void usage(FILE* out, const char* argv0) {
                "             prompt's count) have their logits above 0 divided by R, the others\n"
                "             multiplied, greedy too (default 1: off; 1.1 is common);\n"
                "             --frequency-penalty F and --presence-penalty P subtract F per\n"
-               "             occurrence and P once (default 0)\n",
+               "             occurrence and P once (default 0)\n"
+               "%s",
                argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
-               wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT);
+               wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT, wt_tools::kRopeFlagsUsage);
 }
 
 bool parse_args(int argc, char** argv, Options* o, Action* action) {
@@ -149,6 +152,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!f.backend(&o->backend)) return false;
     } else if (f.is("--kv-type")) {
       if (!f.kv_type(&o->kv_type)) return false;
+    } else if (wt_tools::is_rope_flag(f.flag())) {
+      if (!f.rope(&o->load)) return false;
     } else if (f.is("--batch-rows") || f.is("--ffn-rows")) {
       if (!f.whole(0, kMaxContext, &o->n_batch_rows)) return false;
     } else if (f.is("--memory-budget")) {
@@ -200,6 +205,7 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
     }
   }
   if (o->model.empty()) return wt_tools::Flags::fail("-m MODEL is required");
+  if (std::string error; !wt_tools::check_rope_flags(o->load, &error)) return wt_tools::Flags::fail(error);
   if (o->interactive && !o->prompt_cache.empty())
     return wt_tools::Flags::fail("--prompt-cache is for one prompt, not -i (a chat keeps its context while it runs)");
   if (o->prompt_source.empty() && !o->interactive)

@@ -38,6 +38,7 @@ struct Options {
   std::string prompt_cache;   // --prompt-cache FILE
   bool interactive = false;   // -i: chat on the terminal
   wt_backend_kind backend = WT_BACKEND_CPU;
+  wt_model_params load = wt_model_default_params();  // its rope fields (--rope-scaling ...)
   wt_kv_type kv_type = wt_context_default_params().kv_type;  // f16
 };
 

@@ -113,7 +113,7 @@ int make_context(Session& s, size_t n_prompt) {
 
 int run(Session& s) {
   const wt_run::Options& o = s.o;
-  wt_model_params mp = wt_model_default_params();
+  wt_model_params mp = o.load;
   mp.backend = o.backend;
   wt_status st = wt_model_load(o.model.c_str(), &mp, &s.model);
   if (st != WT_OK) return fail("loading the model", st);

@@ -1,0 +1,40 @@
+// What a model's rope scaling asks of the engine beyond RopeOp's base and position scale:
+// per-pair frequency divisors (llama3, yarn) and the factor YaRN puts on every q.k.
+#pragma once
+
+#include "model.h"
+
+namespace wt {
+
+// Whether the scaling divides the rotary frequencies pair by pair (a rope_freqs.weight
+// tensor does too; the engine reads that one from the model).
+inline bool has_rope_divisors(const Hparams& hp) {
+  return hp.rope_scaling == RopeScaling::llama3 || hp.rope_scaling == RopeScaling::yarn;
+}
+
+// out[i] (i < n_rot / 2): the divisor of pair i's frequency, for a scaling with
+// has_rope_divisors (Llama 3.1's wavelength bands; YaRN's ramp between the frequency as it
+// is, for pairs that turn more than beta_fast times over the original context, and the
+// frequency / factor, for pairs that turn fewer than beta_slow times).
+void rope_divisors(const Hparams& hp, float* out);
+
+// YaRN's attention factor: (0.1 ln factor + 1) times the file's yarn_attn_factor, which
+// multiplies cos and sin and so every q.k twice over; 1 without YaRN.
+double yarn_mscale(const Hparams& hp);
+
+// wt_model_params' rope scaling (o.set) over the file's in *hp: its kind and factor, YaRN's
+// original context (0: the file's context_length), llama.cpp's betas and no extra attention
+// factor. WT_ERR_INVALID_ARGUMENT: a kind other than none, linear and yarn, a factor outside
+// [1, 1024], a negative context.
+Status apply_rope_override(const RopeOverride& o, Hparams* hp);
+
+// After the file's scaling and any override: YaRN needs rope over every head dimension
+// (WT_ERR_UNSUPPORTED otherwise), and its model is one of factor x original context
+// (n_ctx_train becomes at least that).
+Status check_rope_scaling(Hparams* hp);
+
+// The softmax scale of q.k every attention and scoring op takes: 1 / sqrt(head_dim), times
+// yarn_mscale squared (exact because YaRN is refused unless rope turns every dimension).
+float attention_scale(const Hparams& hp);
+
+}  // namespace wt
