@@ -74,7 +74,9 @@ std::string good_value(FuzzedDataProvider& fdp, wt_prune_param_type type) {
 }  // namespace
 
 std::vector<SizeRange> model_params_sizes() {
-  return {{offsetof(wt_model_params, progress_user) + sizeof(void*), sizeof(wt_model_params)}};
+  // API 1 ends after progress_user, API 13 after rope_orig_ctx (its padding accepted).
+  return {{offsetof(wt_model_params, progress_user) + sizeof(void*), offsetof(wt_model_params, rope_scaling)},
+          {offsetof(wt_model_params, rope_orig_ctx) + sizeof(int32_t), sizeof(wt_model_params)}};
 }
 std::vector<SizeRange> tokenize_params_sizes() {
   return {{offsetof(wt_tokenize_params, parse_special) + sizeof(bool), sizeof(wt_tokenize_params)}};

@@ -12,10 +12,13 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -53,12 +56,24 @@ void fuzz_model_load(FuzzedDataProvider& fdp) {
   set_raw_enum(&p.backend, backend);
   StopAfter stop{fdp.ConsumeIntegralInRange<int>(0, 10)};
   if (fdp.ConsumeBool()) p.progress = progress_stop_after, p.progress_user = &stop;
+  // The API 13 rope fields, read only where the caller's struct has them: a kind in [0, 3],
+  // a factor in [1, 1024] and a context >= 0 are accepted (the tiny model turns rope over
+  // every head dimension, so YaRN loads).
+  const int32_t rope = fdp.ConsumeBool() ? pick_int(fdp, 4) : 0;
+  set_raw_enum(&p.rope_scaling, rope);
+  const float factors[] = {1.0f, 2.0f, 4.0f, 1024.0f, 0.5f, 1025.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
+                           std::numeric_limits<float>::infinity()};
+  p.rope_scaling_factor = fdp.ConsumeBool() ? factors[fdp.ConsumeIntegralInRange<size_t>(0, std::size(factors) - 1)] : 1.0f;
+  p.rope_orig_ctx = fdp.ConsumeBool() ? fdp.ConsumeIntegralInRange<int32_t>(-3, 1 << 20) : 0;
+  const bool has_rope = p.struct_size >= offsetof(wt_model_params, rope_orig_ctx) + sizeof(int32_t);
+  const bool rope_ok = !has_rope || (rope >= 0 && rope <= 3 && p.rope_scaling_factor >= 1.0f &&
+                                     p.rope_scaling_factor <= 1024.0f && p.rope_orig_ctx >= 0);
   const bool accepted = size_accepted(model_params_sizes(), p.struct_size);
   CallerStruct<wt_model_params> caller(p);
   wt_model* m = nullptr;
   const wt_status st = wt_model_load(g_model_path.c_str(), caller.get(), &m);
-  if (!accepted || backend < 0 || backend > 2) {
-    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_model_load with a bad struct_size or backend");
+  if (!accepted || backend < 0 || backend > 2 || !rope_ok) {
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_model_load with a bad struct_size, backend or rope field");
   } else if (backend != WT_BACKEND_CPU) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_model_load for a backend this build lacks");
   } else {

@@ -167,8 +167,9 @@ typedef enum wt_backend_kind {
 } wt_backend_kind;
 
 /* Rope scaling asked for at load (wt_model_params.rope_scaling), for a model read at a longer
- * context than it was trained at: Qwen2.5 and Qwen3 document YaRN with factor 4 over their
- * 32768 tokens. Since WT_API_VERSION 13. */
+ * context than it was trained at: Qwen2.5 and Qwen3 document YaRN with factor 4 over an
+ * original context of 32768 tokens (rope_orig_ctx 32768: Qwen3's files say 40960). Since
+ * WT_API_VERSION 13. */
 typedef enum wt_rope_scaling {
   WT_ROPE_SCALING_FILE = 0,   /* as the GGUF file says (default)                         */
   WT_ROPE_SCALING_NONE = 1,   /* none, whatever the file says                            */
@@ -210,6 +211,9 @@ WT_API wt_model_params wt_model_default_params(void);
  * WT_ERR_IO: cannot open or map the file.
  * WT_ERR_FORMAT: the file is malformed (the message names the field).
  * WT_ERR_UNSUPPORTED: an architecture, tensor type, tokenizer or backend this build lacks,
+ * a rope scaling Whittle does not compute (YaRN over part of a head's dimensions, with a
+ * rope_freqs.weight tensor, a partial ramp or DeepSeek's variant; rope_scaling asked for
+ * over a file's rope_freqs.weight),
  * WT_BACKEND_VULKAN with no usable Vulkan device, or WT_BACKEND_CUDA in a build without
  * CUDA or on a machine without a CUDA GPU and driver (the message says which). A device
  * backend also refuses weight types its kernels do not read, naming the tensor.
@@ -514,7 +518,8 @@ typedef enum wt_kv_type {
 typedef struct wt_context_params {
   size_t struct_size; /* sizeof(wt_context_params): set by wt_context_default_params     */
   int32_t n_ctx;     /* tokens the context holds (prompt + generated), at most
-                        1048576; 0 = model's training context. More than the training
+                        1048576; 0 = model's training context (refused where that is
+                        above 1048576: give n_ctx). More than the training
                         context (wt_model_info.n_ctx_train) is accepted, as other
                         runtimes do: positions past it were never trained and quality
                         may fall (whittle-run warns; whittle-plan's largest-context

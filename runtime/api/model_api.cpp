@@ -9,6 +9,7 @@
 #include "offload/copy_probe.h"
 #include "runtime/engine/model_device.h"
 #include "runtime/model/gguf.h"
+#include "runtime/model/rope_scaling.h"
 #include "handles.h"
 #include "params_abi.h"
 
@@ -36,12 +37,13 @@ Status check_token(const wt_model* m, wt_token token) {
   return Status::ok();
 }
 
-// wt_model_params' rope fields as the loader's override (none when WT_ROPE_SCALING_FILE).
-// The loader checks the factor and the context; the kind is checked here, as a raw value.
+// wt_model_params' rope fields as the loader's override (none when WT_ROPE_SCALING_FILE),
+// every field checked whatever the kind (the kind as a raw value).
 Status rope_override(const wt_model_params& p, wt::RopeOverride* out) {
   const int32_t kind = wt::api::raw_value(p.rope_scaling);
   if (kind < WT_ROPE_SCALING_FILE || kind > WT_ROPE_SCALING_YARN)
     return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown rope_scaling " + std::to_string(kind));
+  WT_TRY(wt::check_rope_values(p.rope_scaling_factor, p.rope_orig_ctx));
   if (kind == WT_ROPE_SCALING_FILE) return Status::ok();
   out->set = true;
   out->scaling = kind == WT_ROPE_SCALING_NONE     ? wt::RopeScaling::none

@@ -23,6 +23,11 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   if (options.n_ctx > kMaxContextTokens)
     return error(WT_ERR_INVALID_ARGUMENT, "n_ctx " + std::to_string(options.n_ctx) + " is above the limit of " +
                                               std::to_string(kMaxContextTokens));
+  // The default is the model's context, which a file or YaRN's factor may put above the limit.
+  if (options.n_ctx == 0 && hp.n_ctx_train > kMaxContextTokens)
+    return error(WT_ERR_INVALID_ARGUMENT, "n_ctx 0 asks for the model's context, " + std::to_string(hp.n_ctx_train) +
+                                              " tokens, above the limit of " + std::to_string(kMaxContextTokens) +
+                                              ": give n_ctx");
   if (options.n_threads < 0 || options.n_threads > 1024)
     return error(WT_ERR_INVALID_ARGUMENT, "n_threads must be in [0, 1024]");
   if (hp.n_rot > 512 || hp.n_rot % 2 != 0 || hp.head_dim > 256)

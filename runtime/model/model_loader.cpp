@@ -346,6 +346,8 @@ class Loader {
     WT_TRY(bind("rope_freqs.weight", {hp.n_rot / 2}, Kind::f32_only, false, &m_.rope_freqs));
     if (!m_.rope_freqs.empty() && options.rope.set)
       return error(WT_ERR_UNSUPPORTED, "rope_scaling: the file's rope_freqs.weight (Llama 3.1's scaling) cannot be replaced");
+    if (!m_.rope_freqs.empty() && hp.rope_scaling == RopeScaling::yarn)
+      return model_error(WT_ERR_UNSUPPORTED, "YaRN with a rope_freqs.weight tensor is not supported");
     if (!m_.rope_freqs.empty()) {
       const float* freqs = static_cast<const float*>(m_.rope_freqs.data);
       for (int32_t i = 0; i < hp.n_rot / 2; ++i) {

@@ -52,19 +52,31 @@ void rope_divisors(const Hparams& hp, float* out) {
   }
 }
 
+Status check_rope_values(float factor, int32_t orig_ctx) {
+  if (!(std::isfinite(factor) && factor >= 1.0f && factor <= 1024.0f))
+    return error(WT_ERR_INVALID_ARGUMENT, "rope_scaling_factor " + std::to_string(factor) + " must be in [1, 1024]");
+  if (orig_ctx < 0) return error(WT_ERR_INVALID_ARGUMENT, "rope_orig_ctx must be >= 0 (0: the file's context_length)");
+  return Status::ok();
+}
+
 Status apply_rope_override(const RopeOverride& o, Hparams* hp) {
   if (!o.set) return Status::ok();
   if (o.scaling != RopeScaling::none && o.scaling != RopeScaling::linear && o.scaling != RopeScaling::yarn)
     return error(WT_ERR_INVALID_ARGUMENT, "rope_scaling: only none, linear and yarn can be asked for");
-  if (o.scaling != RopeScaling::none && !(std::isfinite(o.factor) && o.factor >= 1.0f && o.factor <= 1024.0f))
-    return error(WT_ERR_INVALID_ARGUMENT, "rope_scaling_factor " + std::to_string(o.factor) + " must be in [1, 1024]");
-  if (o.orig_ctx < 0) return error(WT_ERR_INVALID_ARGUMENT, "rope_orig_ctx must be >= 0 (0: the file's context_length)");
+  WT_TRY(check_rope_values(o.factor, o.orig_ctx));
+  // Every scaling field as a file of that scaling leaves it (the state fingerprint hashes
+  // them): the defaults, then the override's own.
+  const Hparams defaults;
   hp->rope_scaling = o.scaling;
   hp->rope_factor = o.scaling == RopeScaling::none ? 1.0f : o.factor;
-  hp->rope_orig_ctx = o.orig_ctx > 0 ? o.orig_ctx : hp->n_ctx_train;
-  hp->yarn_beta_fast = 32.0f;
-  hp->yarn_beta_slow = 1.0f;
-  hp->yarn_attn_factor = 1.0f;
+  hp->rope_low_freq_factor = defaults.rope_low_freq_factor;
+  hp->rope_high_freq_factor = defaults.rope_high_freq_factor;
+  hp->rope_orig_ctx = o.scaling != RopeScaling::yarn ? defaults.rope_orig_ctx
+                      : o.orig_ctx > 0               ? o.orig_ctx
+                                                     : hp->n_ctx_train;
+  hp->yarn_beta_fast = defaults.yarn_beta_fast;
+  hp->yarn_beta_slow = defaults.yarn_beta_slow;
+  hp->yarn_attn_factor = defaults.yarn_attn_factor;
   return Status::ok();
 }
 

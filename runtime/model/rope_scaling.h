@@ -22,6 +22,10 @@ void rope_divisors(const Hparams& hp, float* out);
 // multiplies cos and sin and so every q.k twice over; 1 without YaRN.
 double yarn_mscale(const Hparams& hp);
 
+// WT_ERR_INVALID_ARGUMENT unless factor is in [1, 1024] and orig_ctx >= 0 (the ranges of
+// wt_model_params.rope_scaling_factor and rope_orig_ctx, checked whatever the kind).
+Status check_rope_values(float factor, int32_t orig_ctx);
+
 // wt_model_params' rope scaling (o.set) over the file's in *hp: its kind and factor, YaRN's
 // original context (0: the file's context_length), llama.cpp's betas and no extra attention
 // factor. WT_ERR_INVALID_ARGUMENT: a kind other than none, linear and yarn, a factor outside

@@ -264,6 +264,14 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     if "head_dim" in spec:
         w.add_key_length(hd)
         w.add_value_length(hd)
+    if spec.get("yarn_keys"):
+        factor, orig, beta_fast, beta_slow, attn = spec["yarn_keys"]
+        w.add_string(f"{arch}.rope.scaling.type", "yarn")
+        w.add_rope_scaling_factor(factor)
+        w.add_rope_scaling_orig_ctx_len(orig)
+        w.add_float32(f"{arch}.rope.scaling.yarn_beta_fast", beta_fast)
+        w.add_float32(f"{arch}.rope.scaling.yarn_beta_slow", beta_slow)
+        w.add_float32(f"{arch}.rope.scaling.yarn_attn_factor", attn)
     w.add_vocab_size(n_vocab)
     if spec.get("llama3_keys"):
         factor, low, high, orig = spec["llama3_keys"]

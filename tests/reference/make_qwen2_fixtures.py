@@ -90,7 +90,13 @@ TINY_QWEN3_SPEC = dict(n_embd=256, n_ff=512, n_layer=2, n_head=4, n_head_kv=2, h
                        rope_base=1000000.0, qk_norm=True, types=_TINY_QWEN3_TYPES,
                        embd_std=0.15, n_tokens=28, token_seed=3171)
 
-TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC}
+# YaRN from the file's keys (every one Whittle reads, none at its default): one layer of
+# tiny_qwen3's shape, factor 4 over 8 tokens, betas 16 and 2, an extra attention factor 1.1.
+TINY_QWEN3_YARN_KEYS_SPEC = dict(TINY_QWEN3_SPEC, n_layer=1, seed=3008, token_seed=3181,
+                                 yarn_keys=(4.0, 8, 16.0, 2.0, 1.1))
+
+TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC,
+              "tiny_qwen3_yarnkeys": TINY_QWEN3_YARN_KEYS_SPEC}
 
 # tiny_qwen3_yarn.ref: tiny_qwen3's logits with YaRN asked for at load (wt_model_params'
 # rope override; the file has no scaling keys), factor 4 over an original context of 8
@@ -284,6 +290,7 @@ def main(argv=None) -> int:
         gen_tiny(args.out_dir)
     if args.only in (None, "tiny3"):
         gen_tiny(args.out_dir, "tiny_qwen3")
+        gen_tiny(args.out_dir, "tiny_qwen3_yarnkeys")
     if args.only in ("tiny", "tiny3"):
         return 0
     if args.only == "logits15":  # never by default: 13 GB and a model CI does not fetch

@@ -81,6 +81,7 @@ class Config:
     rope_orig_ctx: int = 8192
     yarn_beta_fast: float = 32.0
     yarn_beta_slow: float = 1.0
+    yarn_attn_factor: float = 1.0
     n_vocab: int = 0
 
 
@@ -178,6 +179,7 @@ def load_model(path: str | Path) -> Model:
                                    required=False))
         cfg.yarn_beta_fast = float(kv("rope.scaling.yarn_beta_fast", 32.0, required=False))
         cfg.yarn_beta_slow = float(kv("rope.scaling.yarn_beta_slow", 1.0, required=False))
+        cfg.yarn_attn_factor = float(kv("rope.scaling.yarn_attn_factor", 1.0, required=False))
     else:
         legacy = kv("rope.scale_linear", None, required=False)
         if legacy is not None and float(legacy) != 1.0:
@@ -259,10 +261,12 @@ def yarn_frequencies(c: Config) -> np.ndarray:
 
 
 def yarn_attention_factor(c: Config) -> float:
-    """YaRN's factor on cos and sin (so on q.k twice over); 1 without YaRN."""
-    if c.rope_scaling_type != "yarn" or c.rope_scaling_factor <= 1.0:
+    """YaRN's factor on cos and sin (so on q.k twice over); 1 without YaRN. A file's
+    rope.scaling.yarn_attn_factor multiplies it, as llama.cpp's rope does."""
+    if c.rope_scaling_type != "yarn":
         return 1.0
-    return 0.1 * math.log(c.rope_scaling_factor) + 1.0
+    m = 0.1 * math.log(c.rope_scaling_factor) + 1.0 if c.rope_scaling_factor > 1.0 else 1.0
+    return m * c.yarn_attn_factor
 
 
 def rope_frequencies(m: Model) -> tuple[np.ndarray, float]:

@@ -496,6 +496,8 @@ TEST_CASE("api: a rope scaling asked for at load: YaRN lengthens n_ctx_train, ba
       {[](wt_model_params* p) { p->rope_scaling_factor = 0.5f; }, "rope_scaling_factor"},
       {[](wt_model_params* p) { p->rope_scaling_factor = std::numeric_limits<float>::quiet_NaN(); }, "rope_scaling_factor"},
       {[](wt_model_params* p) { p->rope_orig_ctx = -1; }, "rope_orig_ctx"},
+      // Every field is checked, whatever the kind (whittle.h).
+      {[](wt_model_params* p) { p->rope_scaling = WT_ROPE_SCALING_FILE, p->rope_orig_ctx = -1; }, "rope_orig_ctx"},
   };
   for (const auto& [mutate, needle] : bad) {
     wt_model_params p = mp;

@@ -330,6 +330,10 @@ TEST_CASE("gguf: rope scaling from keys and from a rope_freqs tensor") {
       w.add_u32("llama.rope.dimension_count", 8);
       expect_error(load_status(w), WT_ERR_UNSUPPORTED, "YaRN with rope over 8 of 16 head dimensions");
     }
+    SUBCASE("a rope_freqs tensor too") {
+      w.add_tensor_f32("rope_freqs.weight", {8}, std::vector<float>(8, 1.0f));
+      expect_error(load_status(w), WT_ERR_UNSUPPORTED, "YaRN with a rope_freqs.weight tensor");
+    }
   }
   SUBCASE("a scaling asked for at load replaces the file's") {
     GgufWriter w = make_tiny_llama();
@@ -345,9 +349,19 @@ TEST_CASE("gguf: rope scaling from keys and from a rope_freqs tensor") {
     o.rope = RopeOverride{.set = true, .scaling = RopeScaling::none};
     Loaded none = load_bytes(w.build(), o);
     REQUIRE(none.status.is_ok());
-    CHECK(none.model->hp.rope_scaling == RopeScaling::none);
-    CHECK(none.model->hp.rope_factor == 1.0f);
-    CHECK(none.model->hp.n_ctx_train == 512);
+    // Every scaling field as a file without scaling leaves it (states carry over).
+    Loaded plain = load_bytes(make_tiny_llama().build());
+    REQUIRE(plain.status.is_ok());
+    const Hparams &a = none.model->hp, &b = plain.model->hp;
+    CHECK(a.rope_scaling == b.rope_scaling);
+    CHECK(a.rope_factor == b.rope_factor);
+    CHECK(a.rope_low_freq_factor == b.rope_low_freq_factor);
+    CHECK(a.rope_high_freq_factor == b.rope_high_freq_factor);
+    CHECK(a.rope_orig_ctx == b.rope_orig_ctx);
+    CHECK(a.yarn_beta_fast == b.yarn_beta_fast);
+    CHECK(a.yarn_beta_slow == b.yarn_beta_slow);
+    CHECK(a.yarn_attn_factor == b.yarn_attn_factor);
+    CHECK(a.n_ctx_train == b.n_ctx_train);
     o.rope = RopeOverride{.set = true, .scaling = RopeScaling::yarn, .factor = 0.5f};
     expect_error(load_bytes(w.build(), o).status, WT_ERR_INVALID_ARGUMENT, "rope_scaling_factor 0.5");
     o.rope = RopeOverride{.set = true, .scaling = RopeScaling::linear, .factor = 2.0f, .orig_ctx = -1};

@@ -5,7 +5,8 @@
 //     output, width 320) in Q5_0/Q5_1/Q8_0/Q6_K/Q4_K; runs everywhere, qemu and ASan too;
 //   - tiny_qwen3: a random-weight qwen3 (per-head q/k norms, heads of 128 over a width of
 //     256, tied output) in K-quants and Q8_0; on the CPU everywhere, on Vulkan and CUDA where
-//     they run (no real Qwen3 file can be fetched here: PyPI only);
+//     they run (no real Qwen3 file can be fetched here: PyPI only); tiny_qwen3_yarn: its
+//     logits with YaRN asked for at load; tiny_qwen3_yarnkeys: YaRN from a file's keys;
 //   - qwen2_{chat,code,prose}: Qwen2.5-Coder-0.5B-Instruct Q4_K_M's logits for three prompts
 //     (label model: skipped visibly without models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf,
 //     which `scripts/fetch-model.sh qwen2.5-0.5b` fetches);
@@ -406,6 +407,16 @@ TEST_CASE("vulkan model: tiny qwen3 with YaRN matches the NumPy forward pass" * 
 
 TEST_CASE("cuda model: tiny qwen3 with YaRN matches the NumPy forward pass" * doctest::test_suite("model")) {
   check_tiny("tiny_qwen3_yarn", WT_MATMUL_F32, WT_BACKEND_CUDA, yarn_params());
+}
+
+// YaRN from the file's keys, none at its default (factor 4 over 8 tokens, betas 16 and 2, an
+// extra attention factor 1.1): one layer of tiny_qwen3's shape.
+TEST_CASE("reference: YaRN from a file's keys matches the NumPy forward pass (f32 activations)") {
+  check_tiny("tiny_qwen3_yarnkeys", WT_MATMUL_F32);
+}
+
+TEST_CASE("reference: YaRN from a file's keys matches the NumPy forward pass (int8 activations)") {
+  check_tiny("tiny_qwen3_yarnkeys", WT_MATMUL_FAST);
 }
 
 TEST_CASE("reference: Whittle's tokenizer gives the ids of the Qwen2.5 fixtures" * doctest::test_suite("model")) {

@@ -8,9 +8,10 @@ namespace wt_tools {
 
 const char* const kRopeFlagsUsage =
     "  --rope-scaling none|linear|yarn  replace the file's rope scaling: a model read past\n"
-    "             the context it was trained at (Qwen2.5 and Qwen3: yarn, --rope-scale 4 over\n"
-    "             32768); --rope-scale F its factor, in [1, 1024]; --yarn-orig-ctx N the\n"
-    "             trained context (default: the file's context_length)\n";
+    "             the context it was trained at (Qwen2.5 and Qwen3: yarn --rope-scale 4\n"
+    "             --yarn-orig-ctx 32768); --rope-scale F its factor, above 1 and at most\n"
+    "             1024; --yarn-orig-ctx N the trained context (default: the file's\n"
+    "             context_length, which is 40960 in Qwen3's files)\n";
 
 bool is_rope_flag(const std::string& flag) {
   return flag == "--rope-scaling" || flag == "--rope-scale" || flag == "--yarn-orig-ctx";
@@ -47,6 +48,8 @@ bool check_rope_flags(const wt_model_params& mp, std::string* error) {
   const bool factor = mp.rope_scaling == WT_ROPE_SCALING_LINEAR || mp.rope_scaling == WT_ROPE_SCALING_YARN;
   if (!factor && mp.rope_scaling_factor != 1.0f)
     return *error = "--rope-scale applies to --rope-scaling linear or yarn", false;
+  if (factor && mp.rope_scaling_factor == 1.0f)  // a factor of 1 would change nothing
+    return *error = "--rope-scaling linear and yarn need --rope-scale above 1", false;
   if (mp.rope_scaling != WT_ROPE_SCALING_YARN && mp.rope_orig_ctx != 0)
     return *error = "--yarn-orig-ctx applies to --rope-scaling yarn", false;
   return true;

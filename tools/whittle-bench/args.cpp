@@ -22,7 +22,7 @@ const char* const kUsage =
     "  speed:  -p 512,2048 (prompt tokens; 0 = decode only)  -n 16,128 (new tokens)  -r 5  -t 2,4\n"
     "  backend: --backend cpu|vulkan|cuda (where the weights and the run go; default cpu)\n"
     "  rope:   --rope-scaling none|linear|yarn --rope-scale F --yarn-orig-ctx N (replace the file's\n"
-    "          scaling, at load: e.g. yarn 4 over 32768 for Qwen2.5 and Qwen3 past 32k tokens)\n"
+    "          scaling, at load: Qwen2.5 and Qwen3 past 32k tokens: yarn 4 over 32768)\n"
     "  suites: --suite quick|full|tiny  (-p overrides the lengths)  --seed 1\n"
     "          --resume FILE.json  (an earlier run's --json: each method's prompts done there are kept, not run)\n"
     "          --summarize  (with --resume: the summary of FILE's runs; nothing new is run)\n"

@@ -11,12 +11,17 @@ bool resume_records(const Json& doc, const std::string& source, const Json& now,
     *error = source + ": not a whittle-bench --json document (no meta or records)";
     return false;
   }
-  for (const char* k : {"model", "backend", "threads", "suite", "seed"}) {
+  // rope_scaling is in a document only where --rope-scaling was given: absent in both
+  // matches (the file's own scaling).
+  for (const char* k : {"model", "backend", "threads", "suite", "seed", "rope_scaling"}) {
     const Json* was = meta->find(k);
     const Json* is = now.find(k);
+    const bool optional = std::string(k) == "rope_scaling";
+    if (optional && !was && !is) continue;
     if (!was || !is || was->dump() != is->dump()) {
       *error = source + ": its " + k + " is " + (was ? was->dump() : "missing") + ", this run's is " +
-               (is ? is->dump() : "missing") + " (resume the same suite, model, backend, threads and seed)";
+               (is ? is->dump() : "missing") +
+               " (resume the same suite, model, backend, threads, seed and rope scaling)";
       return false;
     }
   }
