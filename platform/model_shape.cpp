@@ -75,13 +75,14 @@ Status parse_model_description(const std::string& json_text, const std::string& 
   std::string arch = "llama", weight_type, output_type, embed_type;
   WT_TRY(get_string("name", &s.name));
   WT_TRY(get_string("arch", &arch));
-  if (arch == "llama") {
-    hp.arch = Arch::llama;
+  if (arch == "llama" || arch == "smollm3") {
+    hp.arch = arch == "llama" ? Arch::llama : Arch::smollm3;
+    hp.no_rope_step = arch == "llama" ? 0 : 4;
   } else if (arch == "qwen2" || arch == "qwen3") {
     hp.arch = arch == "qwen2" ? Arch::qwen2 : Arch::qwen3;
     hp.rope_type = RopeType::neox;
   } else {
-    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\", \"qwen2\" or \"qwen3\", not \"" + arch + "\"");
+    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\", \"qwen2\", \"qwen3\" or \"smollm3\", not \"" + arch + "\"");
   }
   WT_TRY(get_int("n_layer", 1, 1024, true, &hp.n_layer));
   WT_TRY(get_int("n_embd", 1, 1 << 20, true, &hp.n_embd));

@@ -26,7 +26,7 @@ struct ModelShape {
 // From a loaded model: its hparams, tensor views and weight_bytes.
 ModelShape model_shape_from_model(const Model& model);
 
-// A description: {"name", "arch": "llama"|"qwen2"|"qwen3", "n_layer", "n_embd", "n_ff", "n_head",
+// A description: {"name", "arch": "llama"|"qwen2"|"qwen3"|"smollm3", "n_layer", "n_embd", "n_ff", "n_head",
 // "n_head_kv", "head_dim" (default n_embd / n_head), "n_vocab", "n_ctx_train",
 // "tied_output", "weight_type" (the layer matrices), "output_type", "embed_type" (default
 // weight_type; "F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q4_K", ...)}. Weight bytes follow from

@@ -1,6 +1,6 @@
-// The forward pass of the llama family (llama, qwen2, qwen3: qwen2 adds Q/K/V biases and
-// uses neox rope, qwen3 RMS-norms each query and key head before neox rope; all of it is
-// data in Hparams/LayerWeights). Reads top to bottom like llama2.c:
+// The forward pass of the llama family (llama, qwen2, qwen3, smollm3: qwen2 adds Q/K/V biases
+// and uses neox rope, qwen3 RMS-norms each query and key head before neox rope, smollm3
+// leaves every fourth layer without rope; all of it is data in Hparams/LayerWeights). Reads top to bottom like llama2.c:
 // every op runs on the backend over views of the context's arena. Where the KV lives (the
 // cache or the pager's blocks) and what a pruning policy decides are the helpers of
 // forward_kv.cpp, one call each; shapes are written outermost first, [rows, n_head,
@@ -102,6 +102,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   bool kv_dropped = false;  // a layer kept none of this pass's KV (Decision::Kv::none)
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
+    const bool rope_here = layer_has_rope(hp, l);  // smollm3: not every fourth layer
     // qwen3: each head of the queries q and keys k ([rows, heads, head_dim], either may be
     // empty) RMS-normed in place, one row per head.
     const auto norm_heads = [&](const Tensor& q, const Tensor& k) -> Status {
@@ -134,6 +135,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       WT_TRY(run.rmsnorm(xns, xs, w.attn_norm, hp.rms_eps, pending ? xns : Tensor{}));
       WT_TRY(run.linears(count, dst + first, xns, wts + first, bias + first));
       WT_TRY(norm_heads(with_q ? qs : Tensor{}, with_kv ? ks : Tensor{}));
+      if (!rope_here) return Status::ok();
       return run.rope(with_q ? qs : ks, with_q && with_kv ? ks : Tensor{}, positions_ + r0, hp, rope_divisors_, angles);
     };
 
@@ -144,10 +146,10 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
-      const RopeOp rope = fuse_rope ? rope_op(q, k, positions_, hp, rope_divisors_, angles) : RopeOp{};
+      const RopeOp rope = fuse_rope && rope_here ? rope_op(q, k, positions_, hp, rope_divisors_, angles) : RopeOp{};
       WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
       WT_TRY(norm_heads(q, k));
-      if (!fuse_rope) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_, angles));
+      if (!fuse_rope && rope_here) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_, angles));
     } else {
       for (int32_t i = 0; i < sl.n; ++i) WT_TRY(project(i, i == last, true));
     }

@@ -15,8 +15,9 @@ namespace wt {
 class GgufFile;
 class ModelDevice;  // runtime/engine/model_device.h
 
-enum class Arch { llama, qwen2, qwen3 };
-// norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama (Q/K permuted by the converter).
+enum class Arch { llama, qwen2, qwen3, smollm3 };
+// norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama and smollm3 (Q/K permuted by
+// the converter).
 // neox: rotate (x[i], x[i + n_rot/2]) — qwen2, qwen3.
 enum class RopeType { norm, neox };
 enum class RopeScaling { none, linear, llama3, yarn };
@@ -30,6 +31,7 @@ struct Hparams {
   int32_t n_head_kv = 0;
   int32_t head_dim = 0;     // n_embd / n_head unless the file says otherwise
   int32_t n_rot = 0;        // rope.dimension_count (defaults to head_dim)
+  int32_t no_rope_step = 0; // > 0: layers l with (l + 1) % no_rope_step == 0 have no rope (smollm3: 4)
   int32_t n_vocab = 0;
   int32_t n_ctx_train = 0;  // context_length; with YaRN at least factor x its original context
   float rms_eps = 1e-5f;
@@ -91,6 +93,9 @@ struct RopeOverride {
   float factor = 1.0f;                      // linear, yarn
   int32_t orig_ctx = 0;                     // yarn: the trained context; 0: the file's context_length
 };
+
+// Whether layer l rotates its queries and keys (smollm3 leaves every fourth without rope).
+inline bool layer_has_rope(const Hparams& hp, int32_t l) { return hp.no_rope_step <= 0 || (l + 1) % hp.no_rope_step != 0; }
 
 struct LoadOptions {
   bool (*progress)(float, void*) = nullptr;

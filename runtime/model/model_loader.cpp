@@ -88,9 +88,13 @@ class Loader {
     } else if (arch == "qwen3") {
       hp.arch = Arch::qwen3;
       hp.rope_type = RopeType::neox;
+    } else if (arch == "smollm3") {  // llama without rope in every fourth layer (as llama.cpp: a fixed step)
+      hp.arch = Arch::smollm3;
+      hp.rope_type = RopeType::norm;
+      hp.no_rope_step = 4;
     } else {
       return model_error(WT_ERR_UNSUPPORTED,
-                         "unsupported architecture " + gguf_quoted(arch) + " (supported: llama, qwen2, qwen3)");
+                         "unsupported architecture " + gguf_quoted(arch) + " (supported: llama, qwen2, qwen3, smollm3)");
     }
     m_.arch_name = std::string(arch);
     std::string_view name;

@@ -95,8 +95,19 @@ TINY_QWEN3_SPEC = dict(n_embd=256, n_ff=512, n_layer=2, n_head=4, n_head_kv=2, h
 TINY_QWEN3_YARN_KEYS_SPEC = dict(TINY_QWEN3_SPEC, n_layer=1, seed=3008, token_seed=3181,
                                  yarn_keys=(4.0, 8, 16.0, 2.0, 1.1))
 
+# smollm3: llama whose every fourth layer has no rope, so five layers (the fourth without);
+# heads of 32, 4 over 2 KV heads, tied output, Q8_0 and F16 (small: no K-quant widths).
+_TINY_SMOLLM3_TYPES = {"token_embd": QT.Q8_0}
+for _l in range(5):
+    for _n, _t in (("attn_q", QT.Q8_0), ("attn_k", QT.F16), ("attn_v", QT.Q8_0), ("attn_output", QT.Q8_0),
+                   ("ffn_gate", QT.Q8_0), ("ffn_up", QT.F16), ("ffn_down", QT.Q8_0)):
+        _TINY_SMOLLM3_TYPES[f"{_l}.{_n}"] = _t
+TINY_SMOLLM3_SPEC = dict(n_embd=128, n_ff=256, n_layer=5, n_head=4, n_head_kv=2, n_vocab=300, seed=3009,
+                         arch="smollm3", pre="llama-bpe", eps=1e-6, rope_base=5000000.0,
+                         types=_TINY_SMOLLM3_TYPES, embd_std=0.15, n_tokens=28, token_seed=3206)
+
 TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC,
-              "tiny_qwen3_yarnkeys": TINY_QWEN3_YARN_KEYS_SPEC}
+              "tiny_qwen3_yarnkeys": TINY_QWEN3_YARN_KEYS_SPEC, "tiny_smollm3": TINY_SMOLLM3_SPEC}
 
 # tiny_qwen3_yarn.ref: tiny_qwen3's logits with YaRN asked for at load (wt_model_params'
 # rope override; the file has no scaling keys), factor 4 over an original context of 8
@@ -291,6 +302,7 @@ def main(argv=None) -> int:
     if args.only in (None, "tiny3"):
         gen_tiny(args.out_dir, "tiny_qwen3")
         gen_tiny(args.out_dir, "tiny_qwen3_yarnkeys")
+        gen_tiny(args.out_dir, "tiny_smollm3")
     if args.only in ("tiny", "tiny3"):
         return 0
     if args.only == "logits15":  # never by default: 13 GB and a model CI does not fetch

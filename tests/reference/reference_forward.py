@@ -6,7 +6,8 @@ against. It shares no code with the engine: GGUF parsing and dequantization come
 from the `gguf` PyPI package (gguf.GGUFReader, gguf.quants.dequantize), and all
 arithmetic after dequantization is done in float64.
 
-Supported architectures: "llama", "qwen2" and "qwen3".
+Supported architectures: "llama", "qwen2", "qwen3" and "smollm3" (llama without rope in
+layers 3, 7, 11, ...).
 
   * token embedding (token_embd.weight)
   * per layer: RMSNorm -> Q/K/V projections (+ q/k/v biases when present,
@@ -41,7 +42,10 @@ import numpy as np
 import gguf
 from gguf.quants import dequantize
 
-SUPPORTED_ARCHS = ("llama", "qwen2", "qwen3")
+SUPPORTED_ARCHS = ("llama", "qwen2", "qwen3", "smollm3")
+# smollm3: llama (the converter permutes Q and K as for llama) whose layers il with
+# (il + 1) % 4 == 0 have no rope: HF's no_rope_layers with its no_rope_layer_interval 4.
+NO_ROPE_STEP = {"smollm3": 4}
 ROPE_NORMAL = "normal"  # adjacent pairs (x[2i], x[2i+1])
 ROPE_NEOX = "neox"      # split halves (x[i], x[i + n_rot/2])
 
@@ -166,7 +170,7 @@ def load_model(path: str | Path) -> Model:
         n_rot=int(kv("rope.dimension_count", head_dim_k)),
         rms_eps=float(kv("attention.layer_norm_rms_epsilon")),
         rope_base=float(kv("rope.freq_base", 10000.0)),
-        rope_type=ROPE_NORMAL if arch == "llama" else ROPE_NEOX,
+        rope_type=ROPE_NORMAL if arch in ("llama", "smollm3") else ROPE_NEOX,
     )
     stype = kv("rope.scaling.type", None, required=False)
     if stype is not None:
@@ -387,7 +391,8 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
     causal = np.triu(np.ones((N, N), dtype=bool), k=1)  # [q, k] True where k > q
 
     x = m.tok_embd[toks].copy()
-    for L in m.layers:
+    step = NO_ROPE_STEP.get(c.arch, 0)
+    for il, L in enumerate(m.layers):
         h = rms_norm(x, L["attn_norm"], c.rms_eps)
         q = mm(h, L["attn_q"], L["attn_q.quantized"])
         k = mm(h, L["attn_k"], L["attn_k.quantized"])
@@ -404,8 +409,9 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
         if "attn_q_norm" in L:  # qwen3: each head's query and key normed before rope
             q = rms_norm(q, L["attn_q_norm"], c.rms_eps)
             k = rms_norm(k, L["attn_k_norm"], c.rms_eps)
-        q = apply_rope(q, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
-        k = apply_rope(k, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
+        if step == 0 or (il + 1) % step != 0:
+            q = apply_rope(q, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
+            k = apply_rope(k, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
         # head hq uses kv head hq // G
         qg = q.reshape(N, c.n_head_kv, G, c.head_dim_k)
         s = np.einsum("qhgd,khd->hgqk", qg, k) * scale

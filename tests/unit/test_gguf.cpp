@@ -607,7 +607,7 @@ TEST_CASE("gguf: model validation") {
   SUBCASE("an architecture name with a NUL is shown whole, the NUL as '?'") {
     w.remove_kv("general.architecture");
     w.add_string("general.architecture", std::string("lla\0ma", 6));
-    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2, qwen3)");
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2, qwen3, smollm3)");
   }
   SUBCASE("missing required key") {
     w.remove_kv("llama.block_count");

@@ -7,6 +7,7 @@
 //     256, tied output) in K-quants and Q8_0; on the CPU everywhere, on Vulkan and CUDA where
 //     they run (no real Qwen3 file can be fetched here: PyPI only); tiny_qwen3_yarn: its
 //     logits with YaRN asked for at load; tiny_qwen3_yarnkeys: YaRN from a file's keys;
+//   - tiny_smollm3: a random-weight smollm3 (llama without rope in every fourth layer);
 //   - qwen2_{chat,code,prose}: Qwen2.5-Coder-0.5B-Instruct Q4_K_M's logits for three prompts
 //     (label model: skipped visibly without models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf,
 //     which `scripts/fetch-model.sh qwen2.5-0.5b` fetches);
@@ -417,6 +418,25 @@ TEST_CASE("reference: YaRN from a file's keys matches the NumPy forward pass (f3
 
 TEST_CASE("reference: YaRN from a file's keys matches the NumPy forward pass (int8 activations)") {
   check_tiny("tiny_qwen3_yarnkeys", WT_MATMUL_FAST);
+}
+
+// smollm3: llama whose every fourth layer has no rope (five layers: the fourth has none).
+TEST_CASE("reference: tiny smollm3 (no rope in every fourth layer) matches the NumPy forward pass (f32 activations)") {
+  check_tiny("tiny_smollm3", WT_MATMUL_F32);
+}
+
+TEST_CASE("reference: tiny smollm3 (no rope in every fourth layer) matches the NumPy forward pass (int8 activations)") {
+  check_tiny("tiny_smollm3", WT_MATMUL_FAST);
+}
+
+TEST_CASE("vulkan model: tiny smollm3 (no rope in every fourth layer) matches the NumPy forward pass" *
+          doctest::test_suite("model")) {
+  check_tiny("tiny_smollm3", WT_MATMUL_F32, WT_BACKEND_VULKAN);
+}
+
+TEST_CASE("cuda model: tiny smollm3 (no rope in every fourth layer) matches the NumPy forward pass" *
+          doctest::test_suite("model")) {
+  check_tiny("tiny_smollm3", WT_MATMUL_F32, WT_BACKEND_CUDA);
 }
 
 TEST_CASE("reference: Whittle's tokenizer gives the ids of the Qwen2.5 fixtures" * doctest::test_suite("model")) {
