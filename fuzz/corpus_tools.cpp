@@ -51,6 +51,8 @@ Seeds tool_args_seeds() {
   s["run_chat"] = command_line(0, {"-m", "m.gguf", "-p", "Hi", "--chat", "--system", "be brief", "--temp", "0.7",
                                    "--top-k", "40", "--top-p", "0.9", "--seed", "42", "-t", "2", "-c", "4096"});
   s["run_help"] = command_line(0, {"--help"});
+  s["run_rope"] = command_line(0, {"-m", "m.gguf", "-p", "x", "--rope-scaling", "yarn", "--rope-scale", "4",
+                                   "--yarn-orig-ctx", "32768"});
   s["run_bad"] = command_line(0, {"-m", "m", "-p", "x", "-c", "nan", "-t", "100000", "--seed", "-1", "-n", "1e20"});
   // 1: whittle-bench
   s["bench_speed"] = command_line(1, {"-m", "m.gguf", "-p", "512,2048", "-n", "16,128", "-r", "5", "-t", "2,4"});
@@ -60,6 +62,7 @@ Seeds tool_args_seeds() {
                                       "--prune-param", "window=8,16", "--prune-param", "pool_kernel=7,31", "--seed", "3"});
   s["bench_pager"] = command_line(1, {"-m", "m.gguf", "--pager", "-p", "2048", "-n", "32", "--kv-device", "0.25",
                                       "--kv-block", "64", "--backend", "vulkan"});
+  s["bench_rope"] = command_line(1, {"-m", "m.gguf", "--rope-scaling", "linear", "--rope-scale", "2.5", "-p", "512"});
   s["bench_bad"] = command_line(1, {"-m", "m", "-t", "100000", "-r", "99999999999", "--seed", "-1", "--kv-block", "0"});
   // 2: whittle-plan
   s["plan_basic"] = command_line(2, {"--board", "agx-orin-32gb", "--model", "m.gguf", "--ctx", "8192", "--new", "256",
@@ -67,6 +70,8 @@ Seeds tool_args_seeds() {
   s["plan_pager"] = command_line(2, {"--board", "detect", "--board-file", "b.json", "-m", "m.json", "-c", "32768",
                                      "--kv-device-blocks", "4", "--kv-block", "64", "--backend", "cuda", "-t", "4",
                                      "--logits-all", "--beyond-train-ctx", "--prune-param", "layer=12"});
+  s["plan_rope"] = command_line(2, {"--board", "orin-nano-8gb", "-m", "m.json", "-c", "131072", "--rope-scaling", "yarn",
+                                    "--rope-scale", "4", "--yarn-orig-ctx", "32768"});
   s["plan_list"] = command_line(2, {"--list-boards", "--board-file", "b.json"});
   return s;
 }
