@@ -1,7 +1,7 @@
 // The forward pass of the llama family (llama, qwen2, qwen3, smollm3: qwen2 adds Q/K/V biases
 // and uses neox rope, qwen3 RMS-norms each query and key head before neox rope, smollm3
-// leaves every fourth layer without rope; all of it is data in Hparams/LayerWeights). Reads top to bottom like llama2.c:
-// every op runs on the backend over views of the context's arena. Where the KV lives (the
+// leaves every fourth layer without rope; all of it is data in Hparams/LayerWeights). Reads
+// top to bottom like llama2.c: every op runs on the backend over views of the context's arena. Where the KV lives (the
 // cache or the pager's blocks) and what a pruning policy decides are the helpers of
 // forward_kv.cpp, one call each; shapes are written outermost first, [rows, n_head,
 // head_dim] (kernels/tensor.h).
