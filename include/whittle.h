@@ -83,19 +83,16 @@ extern "C" {
 #define WHITTLE_VERSION_MINOR 1
 #define WHITTLE_VERSION_PATCH 0
 
-/* The version of the params structs' layouts (see Binary compatibility above):
- * 1: the first layouts; 2: wt_context_params.memory_budget_bytes; 3: the KV pager fields of
- * wt_context_params (kv_device_blocks, kv_block_tokens, kv_sync_swaps); 4:
- * wt_prune_params.extra (the parameters of methods added later), and the calls that list
- * methods and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size
- * at the start of the structs the library fills (wt_model_info, wt_context_plan_info,
- * wt_context_stats, wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios;
- * 8: wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
- * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (named n_ffn_rows until
- * 2026-12-04; the same place); 11: wt_context_plan_info.batch_rows and
- * wt_context_stats.batch_rows; 12: wt_sampler_params.min_p and the repetition penalties,
- * wt_sampler_accept and wt_sampler_reset; 13: wt_model_params.rope_scaling,
- * rope_scaling_factor and rope_orig_ctx. */
+/* The version of the params structs' layouts (see Binary compatibility above): 1: the first
+ * layouts; 2: wt_context_params.memory_budget_bytes; 3: its KV pager fields (kv_device_blocks,
+ * kv_block_tokens, kv_sync_swaps); 4: wt_prune_params.extra and the calls that list methods
+ * and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size at the start
+ * of the structs the library fills (wt_model_info, wt_context_plan_info, wt_context_stats,
+ * wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios; 8:
+ * wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
+ * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (n_ffn_rows until 2026-12-04);
+ * 11: wt_context_plan_info.batch_rows, wt_context_stats.batch_rows; 12: wt_sampler_params.min_p,
+ * the repetition penalties, wt_sampler_accept, wt_sampler_reset; 13: wt_model_params.rope_*. */
 #define WT_API_VERSION 13
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
@@ -166,17 +163,11 @@ typedef enum wt_backend_kind {
   WT_BACKEND_CUDA = 2
 } wt_backend_kind;
 
-/* Rope scaling asked for at load (wt_model_params.rope_scaling), for a model read at a longer
- * context than it was trained at: Qwen2.5 and Qwen3 document YaRN with factor 4 over an
- * original context of 32768 tokens (rope_orig_ctx 32768: Qwen3's files say 40960). Since
- * WT_API_VERSION 13. */
+/* Rope scaling asked for at load (API 13), for a model read past its trained context. FILE:
+ * the file's; LINEAR: positions / factor; YARN as HF and llama.cpp: betas 32 and 1, q.k times
+ * (0.1 ln factor + 1)^2 (Qwen2.5, Qwen3: factor 4 over 32768; Qwen3's files say 40960). */
 typedef enum wt_rope_scaling {
-  WT_ROPE_SCALING_FILE = 0,   /* as the GGUF file says (default)                         */
-  WT_ROPE_SCALING_NONE = 1,   /* none, whatever the file says                            */
-  WT_ROPE_SCALING_LINEAR = 2, /* positions divided by rope_scaling_factor                */
-  WT_ROPE_SCALING_YARN = 3    /* YaRN (arXiv 2309.00071) as HF transformers and llama.cpp
-                                 compute it: rope_scaling_factor over rope_orig_ctx, betas
-                                 32 and 1, every q.k scaled by (0.1 ln factor + 1)^2      */
+  WT_ROPE_SCALING_FILE = 0, WT_ROPE_SCALING_NONE = 1, WT_ROPE_SCALING_LINEAR = 2, WT_ROPE_SCALING_YARN = 3
 } wt_rope_scaling;
 
 /* Returns false to abort the operation (which then returns WT_ERR_ABORTED). */
@@ -193,14 +184,11 @@ typedef struct wt_model_params {
                                     with -DWHITTLE_CUDA=ON)                               */
   wt_progress_callback progress; /* load progress in [0,1]; may be NULL                    */
   void* progress_user;
-  /* Since WT_API_VERSION 13. A rope scaling that replaces the file's (none of a file's
-     keys is kept; a file with a rope_freqs.weight tensor is refused). With YaRN the
-     model's n_ctx_train (wt_model_info) becomes at least factor x rope_orig_ctx. A saved
-     state loads only into a model of the same scaling.                                   */
-  wt_rope_scaling rope_scaling;  /* default WT_ROPE_SCALING_FILE                             */
-  float rope_scaling_factor;     /* LINEAR and YARN: in [1, 1024] (default 1)               */
-  int32_t rope_orig_ctx;         /* YARN: the context the model was trained at; 0 (default):
-                                    the file's context_length                             */
+  /* Since API 13: a scaling other than FILE (the default) replaces the file's (refused over
+     a rope_freqs.weight tensor); with YARN, n_ctx_train becomes >= factor x rope_orig_ctx. */
+  wt_rope_scaling rope_scaling;
+  float rope_scaling_factor;     /* LINEAR, YARN: in [1, 1024] (default 1)                  */
+  int32_t rope_orig_ctx;         /* YARN: the trained context; 0 (default): context_length  */
 } wt_model_params;
 
 WT_API wt_model_params wt_model_default_params(void);
@@ -211,9 +199,7 @@ WT_API wt_model_params wt_model_default_params(void);
  * WT_ERR_IO: cannot open or map the file.
  * WT_ERR_FORMAT: the file is malformed (the message names the field).
  * WT_ERR_UNSUPPORTED: an architecture, tensor type, tokenizer or backend this build lacks,
- * a rope scaling Whittle does not compute (YaRN over part of a head's dimensions, with a
- * rope_freqs.weight tensor, a partial ramp or DeepSeek's variant; rope_scaling asked for
- * over a file's rope_freqs.weight),
+ * a rope scaling Whittle does not compute (YaRN's variants; the message names it),
  * WT_BACKEND_VULKAN with no usable Vulkan device, or WT_BACKEND_CUDA in a build without
  * CUDA or on a machine without a CUDA GPU and driver (the message says which). A device
  * backend also refuses weight types its kernels do not read, naming the tensor.
@@ -517,13 +503,11 @@ typedef enum wt_kv_type {
 
 typedef struct wt_context_params {
   size_t struct_size; /* sizeof(wt_context_params): set by wt_context_default_params     */
-  int32_t n_ctx;     /* tokens the context holds (prompt + generated), at most
-                        1048576; 0 = model's training context (refused where that is
-                        above 1048576: give n_ctx). More than the training
-                        context (wt_model_info.n_ctx_train) is accepted, as other
-                        runtimes do: positions past it were never trained and quality
-                        may fall (whittle-run warns; whittle-plan's largest-context
-                        answer stops there unless --beyond-train-ctx)                  */
+  int32_t n_ctx;     /* tokens the context holds (prompt + generated), at most 1048576;
+                        0 = model's training context (if at most that). More than it
+                        (wt_model_info.n_ctx_train) is accepted, as other runtimes do:
+                        positions past it were never trained and quality may fall
+                        (whittle-run warns; whittle-plan's answer stops there)         */
   int32_t n_threads; /* CPU worker threads; 0 = all cores                               */
   bool logits_all;   /* keep logits of every prompt row of the last prefill (costs
                         n_ctx * n_vocab floats); otherwise only the last row           */

@@ -29,7 +29,8 @@ using CheckedGemmEx = decltype(static_cast<CublasGemmExFn>(&cublasGemmEx));
 
 std::string cudart_folder() {
   // By the library's name rather than by the address of a cudart function (dladdr), which
-  // in a non-PIE program is the program's own stub, in the program's folder.
+  // in a non-PIE program resolves to the program's own PLT entry, whose folder is the
+  // program's, not libcudart's.
   const std::string name = "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
   void* lib = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (!lib) return "";

@@ -37,23 +37,6 @@ Status check_token(const wt_model* m, wt_token token) {
   return Status::ok();
 }
 
-// wt_model_params' rope fields as the loader's override (none when WT_ROPE_SCALING_FILE),
-// every field checked whatever the kind (the kind as a raw value).
-Status rope_override(const wt_model_params& p, wt::RopeOverride* out) {
-  const int32_t kind = wt::api::raw_value(p.rope_scaling);
-  if (kind < WT_ROPE_SCALING_FILE || kind > WT_ROPE_SCALING_YARN)
-    return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown rope_scaling " + std::to_string(kind));
-  WT_TRY(wt::check_rope_values(p.rope_scaling_factor, p.rope_orig_ctx));
-  if (kind == WT_ROPE_SCALING_FILE) return Status::ok();
-  out->set = true;
-  out->scaling = kind == WT_ROPE_SCALING_NONE     ? wt::RopeScaling::none
-                 : kind == WT_ROPE_SCALING_LINEAR ? wt::RopeScaling::linear
-                                                  : wt::RopeScaling::yarn;
-  out->factor = p.rope_scaling_factor;
-  out->orig_ctx = p.rope_orig_ctx;
-  return Status::ok();
-}
-
 }  // namespace
 
 namespace wt::api {
@@ -95,7 +78,7 @@ wt_status wt_model_load(const char* path, const wt_model_params* params, wt_mode
     if (backend != WT_BACKEND_CPU && backend != WT_BACKEND_VULKAN && backend != WT_BACKEND_CUDA)
       return wt::error(WT_ERR_INVALID_ARGUMENT, "unknown backend kind " + std::to_string(backend));
     wt::RopeOverride rope;
-    WT_TRY(rope_override(p, &rope));
+    WT_TRY(wt::rope_override_from(wt::api::raw_value(p.rope_scaling), p.rope_scaling_factor, p.rope_orig_ctx, &rope));
     // The device first: a build without Vulkan or CUDA, or a machine without a device, is
     // refused before the file is read.
     std::unique_ptr<wt::Backend> device;

@@ -233,6 +233,7 @@ Status Context::allocate() {
   }
   // The divisors are read here, once: a decode step makes its angles from these on the host.
   rope_freqs(rope_op(Tensor{}, Tensor{}, nullptr, hp, rope_divisors_), rope_freqs_);
+  attn_scale_ = attention_scale(hp);
   return Status::ok();
 }
 

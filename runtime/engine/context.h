@@ -307,6 +307,7 @@ class Context {
   PruneStats prune_stats_;
   float* rope_divisors_ = nullptr;
   double* rope_freqs_ = nullptr;  // [n_rot/2] rope_freqs() of the model's rope, made at allocation
+  float attn_scale_ = 0;          // attention_scale(): q.k's softmax scale, YaRN's factor in it
   float* rope_angles_ = nullptr;  // [n_rot] a one-row pass's angles (RopeOp::angles)
   int32_t n_ctx_ = 0;
   int32_t n_past_ = 0;

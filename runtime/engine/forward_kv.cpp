@@ -12,7 +12,6 @@
 
 #include "context.h"
 #include "op_runner.h"
-#include "runtime/model/rope_scaling.h"
 
 namespace wt {
 
@@ -80,7 +79,7 @@ Status Context::ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Ten
 Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor& attn, const Tensor& q,
                        const LayerKeys& keys, const Decision& d, int32_t row0) {
   if (pass.decoder && attended_) record_attended(l, d, keys.kv0 + static_cast<int32_t>(q.ne[2]));
-  const float scale = attention_scale(model_.hp);
+  const float scale = attn_scale_;
   if (!keys.paged_step)
     return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0 + row0, .scale = scale,
                           .skip_rows = d.skip_rows ? d.skip_rows + row0 : nullptr, .key_rows = d.attend_rows,
@@ -187,7 +186,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
                                           " rows, the last " + std::to_string(q.ne[2]) + " of them with queries");
       const int64_t ne[3] = {req.n_cols, hp.n_head, n_out};
       const Tensor raw = make_tensor(scores_, DType::f32, 3, ne);  // [n_out, n_head, n_cols]
-      WT_TRY(run.window_scores(raw, q, k, req, n_keys, attention_scale(hp)));
+      WT_TRY(run.window_scores(raw, q, k, req, n_keys, attn_scale_));
       obs->scores = scores_;
       if (req.pool_kernel > 1) {
         const Tensor pooled = make_tensor(pooled_, DType::f32, 3, ne);
@@ -243,7 +242,7 @@ Status Context::observe(const ScoreRequest& req, int32_t layer, int32_t n, int32
         built = req.n_cols;
       }
       const Tensor dst = make_tensor_2d(scores_, DType::f32, n_blocks, 1);  // [n_blocks]
-      WT_TRY(run.bound_scores(dst, q, bounds, attention_scale(hp)));
+      WT_TRY(run.bound_scores(dst, q, bounds, attn_scale_));
       obs->scores = scores_;
       obs->n_cols = static_cast<int32_t>(n_blocks);
       return Status::ok();

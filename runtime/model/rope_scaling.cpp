@@ -59,6 +59,21 @@ Status check_rope_values(float factor, int32_t orig_ctx) {
   return Status::ok();
 }
 
+Status rope_override_from(int32_t kind, float factor, int32_t orig_ctx, RopeOverride* out) {
+  if (kind < WT_ROPE_SCALING_FILE || kind > WT_ROPE_SCALING_YARN)
+    return error(WT_ERR_INVALID_ARGUMENT, "unknown rope_scaling " + std::to_string(kind));
+  WT_TRY(check_rope_values(factor, orig_ctx));
+  *out = RopeOverride{};
+  if (kind == WT_ROPE_SCALING_FILE) return Status::ok();
+  out->set = true;
+  out->scaling = kind == WT_ROPE_SCALING_NONE     ? RopeScaling::none
+                 : kind == WT_ROPE_SCALING_LINEAR ? RopeScaling::linear
+                                                  : RopeScaling::yarn;
+  out->factor = factor;
+  out->orig_ctx = orig_ctx;
+  return Status::ok();
+}
+
 Status apply_rope_override(const RopeOverride& o, Hparams* hp) {
   if (!o.set) return Status::ok();
   if (o.scaling != RopeScaling::none && o.scaling != RopeScaling::linear && o.scaling != RopeScaling::yarn)

@@ -26,6 +26,11 @@ double yarn_mscale(const Hparams& hp);
 // wt_model_params.rope_scaling_factor and rope_orig_ctx, checked whatever the kind).
 Status check_rope_values(float factor, int32_t orig_ctx);
 
+// wt_model_params' rope fields (the kind as a raw value) as the loader's override: none for
+// WT_ROPE_SCALING_FILE. Every field is checked whatever the kind (check_rope_values), and an
+// unknown kind is WT_ERR_INVALID_ARGUMENT. The C API and whittle-plan read them this way.
+Status rope_override_from(int32_t kind, float factor, int32_t orig_ctx, RopeOverride* out);
+
 // wt_model_params' rope scaling (o.set) over the file's in *hp: its kind and factor, YaRN's
 // original context (0: the file's context_length), llama.cpp's betas and no extra attention
 // factor. WT_ERR_INVALID_ARGUMENT: a kind other than none, linear and yarn, a factor outside

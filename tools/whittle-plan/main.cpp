@@ -129,14 +129,10 @@ int main(int argc, char** argv) {
   // --rope-scaling: the loader's override for a file; a description's hparams take it the
   // same way (YaRN: a longer training context to plan and solve for).
   wt::LoadOptions lo;
-  if (o.load.rope_scaling != WT_ROPE_SCALING_FILE) {
-    lo.rope = wt::RopeOverride{.set = true,
-                               .scaling = o.load.rope_scaling == WT_ROPE_SCALING_NONE     ? wt::RopeScaling::none
-                                          : o.load.rope_scaling == WT_ROPE_SCALING_LINEAR ? wt::RopeScaling::linear
-                                                                                          : wt::RopeScaling::yarn,
-                               .factor = o.load.rope_scaling_factor,
-                               .orig_ctx = o.load.rope_orig_ctx};
-  }
+  if (const wt::Status st = wt::rope_override_from(o.load.rope_scaling, o.load.rope_scaling_factor,
+                                                   o.load.rope_orig_ctx, &lo.rope);
+      !st.is_ok())
+    return fail(st);
   wt::ModelShape shape;
   std::unique_ptr<wt::Model> model;
   if (ends_with(o.model, ".json")) {
