@@ -13,7 +13,7 @@ namespace wt::fuzz {
 using Seeds = std::map<std::string, std::vector<uint8_t>>;
 
 Seeds gguf_seeds(const std::string& real_model_path);  // real model: a header prefix, if present
-Seeds tokenizer_seeds(const std::string& fixture_path);  // tests/data/tokenizer/smollm.txt
+Seeds tokenizer_seeds(const std::string& source_dir);  // from tests/data/tokenizer/{smollm,spm-llama}.txt
 Seeds chat_seeds();
 Seeds api_seeds();
 Seeds tool_args_seeds();  // corpus_tools.cpp

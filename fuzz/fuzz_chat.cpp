@@ -1,12 +1,13 @@
 // wt_chat_apply with fuzzed conversations: message counts, roles (the four known, arbitrary
 // text, NULL), contents, add_assistant and caller buffers (none, too small by one, exact,
-// larger). The template is one of four fixed ones (ChatML, ChatML with a default system turn
-// as SmolLM2's, Llama 3, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
+// larger). The template is one of five fixed ones (ChatML, ChatML with a default system turn
+// as SmolLM2's, Llama 3, Zephyr, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
 // input, so it goes through the recogniser (wt::parse_chat_template) as wt_model_load does.
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
-// not recognise; otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
+// not recognise, and for a tool message where the template has no tool role (Zephyr);
+// otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
 // role and content appear in it in order (as its template shows them: trimmed for Llama 3,
 // a tool result as a <tool_response> block for Qwen2.5).
@@ -36,6 +37,9 @@ const char* const kTemplates[] = {
     // Llama 3.
     "{{ '<|begin_of_text|>' }}{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + "
     "'<|end_header_id|>\\n\\n' + message['content'] | trim + '<|eot_id|>' }}{% endfor %}",
+    // Zephyr (TinyLlama-Chat): every turn ends with the EOS text.
+    "{% for message in messages %}{% if message['role'] == 'user' %}{{ '<|user|>\\n' + message['content'] + "
+    "eos_token }}{% endif %}{% if loop.last and add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}{% endfor %}",
     // None: the model has no tokenizer.chat_template.
     "",
 };
@@ -76,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     const std::string jinja = fdp.ConsumeRandomLengthString(512);
     g_scratch->chat = wt::ChatTemplate{};
-    g_scratch->chat_status = wt::parse_chat_template(jinja, &g_scratch->chat);
+    g_scratch->chat_status = wt::parse_chat_template(jinja, "</s>", &g_scratch->chat);
     expect_status(g_scratch->chat_status.code(), {WT_OK, WT_ERR_UNSUPPORTED}, "wt::parse_chat_template");
     if (!g_scratch->chat_status.is_ok() && g_scratch->chat_status.message().empty())
       fail("parse_chat_template refused a template without saying why");
@@ -119,6 +123,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (bad_message) {
     expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with a NULL or unknown role or content");
+    return 0;
+  }
+  bool has_tool = false;
+  for (const std::string& r : roles) has_tool |= r == "tool";
+  if (has_tool && model->chat.format == wt::ChatFormat::zephyr) {
+    expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a tool message for a template without a tool role");
     return 0;
   }
   expect_status(st, {WT_ERR_BUFFER_TOO_SMALL}, "wt_chat_apply without a buffer");

@@ -15,6 +15,11 @@
 //   of all the bytes gives (a character split across tokens waits for its end), and a push
 //   refused for a small buffer consumes nothing.
 // - Every token id out of [0, n_vocab) is WT_ERR_INVALID_ARGUMENT, never a crash.
+// Mode bit 6 runs the text through the SentencePiece tokenizer of the spm-llama test
+// vocabulary instead (wt::Tokenizer directly: no real SentencePiece model is fetchable):
+// - ids in range; the text comes back from the tokens as the special tokens' texts and,
+//   between them, each stretch behind the one space its "▁" prefix adds;
+// - add_special puts BOS in front (or keeps the text's own leading BOS).
 //
 // The model: $WHITTLE_FUZZ_MODEL, else WT_FUZZ_DEFAULT_MODEL (the build's models/ path).
 #include <fuzzer/FuzzedDataProvider.h>
@@ -27,7 +32,9 @@
 #include <vector>
 
 #include "fuzz_support.h"
+#include "runtime/model/tokenizer.h"
 #include "runtime/model/utf8_stream.h"
+#include "support/spm_vocab.h"
 
 using wt::fuzz::expect_status;
 using wt::fuzz::fail;
@@ -38,6 +45,8 @@ wt_model* g_model = nullptr;
 int32_t g_n_vocab = 0;
 bool g_lacking[256] = {};  // bytes with no token: encode drops them
 std::vector<wt_token> g_prefix, g_suffix;
+wt::Vocab g_spm_vocab;
+std::unique_ptr<wt::Tokenizer> g_spm;
 
 // An exact-size heap block (at least one byte, so data() is never NULL), so ASan sees a
 // write one element past what the call was told it may write.
@@ -187,6 +196,39 @@ void check_ids(FuzzedDataProvider& fdp, uint8_t cap_seed) {
   detokenize_stream(ids, cap_seed);
 }
 
+bool spm_special(int32_t id) {
+  const wt::TokenType t = g_spm_vocab.token_types[id];
+  return t == wt::TokenType::control || t == wt::TokenType::unknown || t == wt::TokenType::user_defined;
+}
+
+void check_spm_text(std::string_view text, bool parse_special) {
+  std::vector<int32_t> ids;
+  if (!g_spm->encode(text, false, parse_special, &ids).is_ok()) fail("SentencePiece encode refused %zu bytes", text.size());
+  const int32_t n_vocab = g_spm->n_vocab();
+  size_t at = 0;  // how much of text the tokens so far stand for
+  for (size_t i = 0; i < ids.size();) {
+    if (ids[i] < 0 || ids[i] >= n_vocab) fail("SentencePiece gave token %d outside [0, %d)", ids[i], n_vocab);
+    if (spm_special(ids[i])) {
+      const std::string& t = g_spm->token_bytes(ids[i]);
+      if (text.substr(at, t.size()) != t) fail("special token %d at byte %zu is not the text there", ids[i], at);
+      at += t.size(), ++i;
+      continue;
+    }
+    std::string stretch;
+    for (; i < ids.size() && ids[i] >= 0 && ids[i] < n_vocab && !spm_special(ids[i]); ++i)
+      stretch += g_spm->token_bytes(ids[i]);
+    if (stretch.empty() || stretch[0] != ' ' || text.substr(at, stretch.size() - 1) != std::string_view(stretch).substr(1))
+      fail("a stretch of %zu bytes at byte %zu does not decode to the prefix and its text", stretch.size(), at);
+    at += stretch.size() - 1;
+  }
+  if (at != text.size()) fail("SentencePiece tokens stand for %zu of %zu bytes", at, text.size());
+  std::vector<int32_t> with_bos;
+  if (!g_spm->encode(text, true, parse_special, &with_bos).is_ok()) fail("SentencePiece encode with BOS refused");
+  if (!ids.empty() && ids[0] == g_spm_vocab.bos ? with_bos != ids : with_bos.size() != ids.size() + 1 ||
+      with_bos[0] != g_spm_vocab.bos || !std::equal(ids.begin(), ids.end(), with_bos.begin() + 1))
+    fail("add_special did more than put BOS in front");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -214,18 +256,25 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   std::vector<wt_token> empty = g_prefix;
   empty.insert(empty.end(), g_suffix.begin(), g_suffix.end());
   if (tokenize("", true, false, 0) != empty) fail("add_special of \"\" is not the BOS/EOS around \"a\"");
+  std::string error;
+  if (!wt::test::read_spm_vocab(WT_FUZZ_SPM_VOCAB, &g_spm_vocab, &error)) fail("%s", error.c_str());
+  if (!g_spm_vocab.add_space_prefix) fail("%s: the checks expect the space prefix", WT_FUZZ_SPM_VOCAB);
+  const wt::Status spm = wt::Tokenizer::create(g_spm_vocab, &g_spm);
+  if (!spm.is_ok()) fail("%s: %s", WT_FUZZ_SPM_VOCAB, spm.message().c_str());
   return 0;
 }
 
-// Input: a mode byte (bit 7: token ids, else text; bit 0: parse special tokens), a byte that
-// picks the buffer sizes, then the text or the ids. Text seeds are plain files behind two
-// bytes.
+// Input: a mode byte (bit 7: token ids, else text; bit 6: text for SentencePiece; bit 0:
+// parse special tokens), a byte that picks the buffer sizes, then the text or the ids. Text
+// seeds are plain files behind two bytes.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   const uint8_t mode = data[0], cap_seed = data[1];
   if (mode & 0x80) {
     FuzzedDataProvider fdp(data + 2, size - 2);
     check_ids(fdp, cap_seed);
+  } else if (mode & 0x40) {
+    check_spm_text(std::string_view(reinterpret_cast<const char*>(data + 2), size - 2), (mode & 1) != 0);
   } else {
     check_text(std::string_view(reinterpret_cast<const char*>(data + 2), size - 2), (mode & 1) != 0, cap_seed);
   }

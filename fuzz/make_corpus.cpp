@@ -1,7 +1,7 @@
 // Writes the seed corpora: fuzz_make_corpus OUT_DIR [REAL_MODEL] writes OUT_DIR/<harness>/*
 // (fuzz/corpus/ in the repository is its output). The tokenizer's seeds are the texts of
-// the HF fixture the tokenizer tests check against, each behind the harness's two leading
-// bytes, plus a few token-id inputs; the other harnesses' seeds are in corpus_*.cpp.
+// the HF fixture the tokenizer tests check against and a quarter of the SentencePiece one's,
+// each behind the harness's two leading bytes, plus a few token-id inputs; the other harnesses' seeds are in corpus_*.cpp.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,31 +20,37 @@ std::string from_hex(const std::string& hex) {
   return out;
 }
 
-}  // namespace
-
-// Input layout (fuzz_tokenizer.cpp): mode byte (bit 0 parse special, bit 7 token ids), a
-// byte choosing buffer sizes, then the text.
-Seeds tokenizer_seeds(const std::string& fixture_path) {
-  Seeds s;
+// Input layout (fuzz_tokenizer.cpp): mode byte (bit 0 parse special, bit 6 SentencePiece,
+// bit 7 token ids), a byte choosing buffer sizes, then the text. Every `keep`th case of the
+// fixture becomes a seed named <prefix>_NNN, its mode byte or'd with `mode`.
+void add_text_seeds(const std::string& fixture_path, const char* prefix, uint8_t mode, int keep, Seeds* s) {
   std::ifstream in(fixture_path);
   if (!in) {
     std::fprintf(stderr, "make_corpus: cannot read %s\n", fixture_path.c_str());
-    return s;
+    return;
   }
   std::string line;
-  int n = 0;
+  int n = 0, seen = 0;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     const size_t t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
     if (t1 != 1 || t2 == std::string::npos) continue;
     const std::string text = from_hex(line.substr(t1 + 1, t2 - t1 - 1));
-    if (text.empty()) continue;
-    std::vector<uint8_t> seed = {static_cast<uint8_t>(line[0] == 'S' ? 1 : 0), static_cast<uint8_t>(n * 7)};
+    if (text.empty() || seen++ % keep != 0) continue;
+    std::vector<uint8_t> seed = {static_cast<uint8_t>((line[0] == 'S' ? 1 : 0) | mode), static_cast<uint8_t>(n * 7)};
     seed.insert(seed.end(), text.begin(), text.end());
     char name[32];
-    std::snprintf(name, sizeof name, "fixture_%03d", n++);
-    s[name] = seed;
+    std::snprintf(name, sizeof name, "%s_%03d", prefix, n++);
+    (*s)[name] = seed;
   }
+}
+
+}  // namespace
+
+Seeds tokenizer_seeds(const std::string& source_dir) {
+  Seeds s;
+  add_text_seeds(source_dir + "/tests/data/tokenizer/smollm.txt", "fixture", 0, 1, &s);
+  add_text_seeds(source_dir + "/tests/data/tokenizer/spm-llama.txt", "spm", 0x40, 4, &s);
   // Token ids (uint16 after a selector byte < 224, or any int32 after one >= 224): ids of
   // "Hello world", a run that splits characters across tokens, and ids out of range.
   FdpEncoder ids;
@@ -70,7 +76,7 @@ int main(int argc, char** argv) {
   const std::string model = argc == 3 ? argv[2] : (source / "models/SmolLM2-135M-Instruct.Q4_1.gguf").string();
   const std::pair<const char*, wt::fuzz::Seeds> sets[] = {
       {"fuzz_gguf", wt::fuzz::gguf_seeds(model)},
-      {"fuzz_tokenizer", wt::fuzz::tokenizer_seeds((source / "tests/data/tokenizer/smollm.txt").string())},
+      {"fuzz_tokenizer", wt::fuzz::tokenizer_seeds(source.string())},
       {"fuzz_chat", wt::fuzz::chat_seeds()},
       {"fuzz_api", wt::fuzz::api_seeds()},
       {"fuzz_tool_args", wt::fuzz::tool_args_seeds()},

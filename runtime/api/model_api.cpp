@@ -47,7 +47,8 @@ Status make_model(std::shared_ptr<GgufFile> file, const LoadOptions& options, st
   WT_TRY(load_model_from_gguf(std::move(file), options, &m->model));
   if (device) WT_TRY(ModelDevice::place(std::move(device), m->model.get()));
   WT_TRY(Tokenizer::create(m->model->vocab, &m->tokenizer));
-  m->chat_status = parse_chat_template(m->model->vocab.chat_template, &m->chat);
+  const wt::Vocab& v = m->model->vocab;
+  m->chat_status = parse_chat_template(v.chat_template, v.eos >= 0 ? v.tokens[v.eos] : std::string(), &m->chat);
   *out = std::move(m);
   return Status::ok();
 }

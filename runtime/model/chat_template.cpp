@@ -89,8 +89,9 @@ std::string jinja_trim(const std::string& s) {
   return s.substr(begin, end - begin);
 }
 
-Status parse_chat_template(const std::string& jinja, ChatTemplate* out) {
+Status parse_chat_template(const std::string& jinja, const std::string& eos_token, ChatTemplate* out) {
   if (jinja.empty()) return error(WT_ERR_UNSUPPORTED, "the model has no chat template (tokenizer.chat_template)");
+  out->eos_token = eos_token;
   if (jinja.find("<|im_start|>") != std::string::npos) {
     out->format = ChatFormat::chatml;
     out->default_system = chatml_default_system(jinja);
@@ -103,7 +104,18 @@ Status parse_chat_template(const std::string& jinja, ChatTemplate* out) {
     out->tool_responses = false;
     return Status::ok();
   }
-  return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3); it begins: " +
+  // Zephyr (TinyLlama-Chat, zephyr-7b): "<|role|>\n" + content + eos_token + "\n". Phi-3
+  // writes the same role tags but ends turns with <|end|>, which this does not format.
+  if (jinja.find("<|user|>") != std::string::npos && jinja.find("<|assistant|>") != std::string::npos &&
+      jinja.find("eos_token") != std::string::npos && jinja.find("<|end|>") == std::string::npos) {
+    if (eos_token.empty())
+      return error(WT_ERR_UNSUPPORTED, "a Zephyr chat template ends turns with eos_token, and the model has none");
+    out->format = ChatFormat::zephyr;
+    out->default_system.clear();
+    out->tool_responses = false;
+    return Status::ok();
+  }
+  return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3, Zephyr); it begins: " +
                                        jinja.substr(0, 80));
 }
 
@@ -135,6 +147,14 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
       for (const ChatMessage& m : messages)
         s += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + jinja_trim(m.content) + "<|eot_id|>";
       if (add_assistant) s += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+      break;
+    case ChatFormat::zephyr:
+      for (const ChatMessage& m : messages) {
+        if (m.role == "tool") return error(WT_ERR_UNSUPPORTED, "this model's chat template has no tool role");
+        s += "<|" + m.role + "|>\n" + m.content + tmpl.eos_token + "\n";
+      }
+      // The template writes it inside its loop (`loop.last`): nothing for no messages.
+      if (add_assistant && !messages.empty()) s += "<|assistant|>\n";
       break;
   }
   *out = std::move(s);

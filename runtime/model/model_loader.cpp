@@ -209,11 +209,13 @@ class Loader {
     Vocab& v = m_.vocab;
     std::string_view s;
     WT_TRY(f_.get_string("tokenizer.ggml.model", &s, true));
-    if (s != "gpt2") {
+    if (s != "gpt2" && s != "llama") {
       return model_error(WT_ERR_UNSUPPORTED, "tokenizer '" + std::string(s) +
-                                                 "' is not supported (only gpt2 byte-level BPE)");
+                                                 "' is not supported (only gpt2, byte-level BPE, and llama, "
+                                                 "SentencePiece BPE)");
     }
     v.model = std::string(s);
+    const bool spm = v.model == "llama";
     s = "default";
     WT_TRY(f_.get_string("tokenizer.ggml.pre", &s, false));
     v.pre = std::string(s);
@@ -244,17 +246,24 @@ class Loader {
         v.token_types[i] = static_cast<TokenType>(t);
       }
     }
-    if (f_.has_key("tokenizer.ggml.scores")) {
+    // SentencePiece merges by score, so it needs them; byte-level BPE by the merge list.
+    if (spm || f_.has_key("tokenizer.ggml.scores")) {
       GgufArrayView<float> scores;
-      WT_TRY(f_.get_array("tokenizer.ggml.scores", &scores, true));
+      WT_TRY(f_.get_array("tokenizer.ggml.scores", &scores, spm));
       if (scores.size() != n_vocab) {
         return model_error(WT_ERR_FORMAT, "vocab/score length mismatch: tokenizer.ggml.scores has " +
                                               std::to_string(scores.size()) + " entries, tokens has " +
                                               std::to_string(n_vocab));
       }
+      if (spm) {
+        v.scores.resize(n_vocab);
+        for (size_t i = 0; i < n_vocab; ++i) v.scores[i] = scores[i];
+      }
     }
-    WT_TRY(f_.get_string_array("tokenizer.ggml.merges", &strings, true));
-    v.merges.assign(strings.begin(), strings.end());
+    if (!spm) {
+      WT_TRY(f_.get_string_array("tokenizer.ggml.merges", &strings, true));
+      v.merges.assign(strings.begin(), strings.end());
+    }
 
     const struct {
       const char* key;
@@ -274,14 +283,19 @@ class Loader {
       }
       *sp.id = static_cast<int32_t>(id);
     }
+    // SentencePiece files that omit the keys want BOS and the space prefix (llama.cpp's
+    // defaults for this tokenizer model; Gemma's files set add_space_prefix false).
+    v.add_bos = spm;
+    v.add_space_prefix = spm;
     WT_TRY(f_.get_bool("tokenizer.ggml.add_bos_token", &v.add_bos, false));
     WT_TRY(f_.get_bool("tokenizer.ggml.add_eos_token", &v.add_eos, false));
+    if (spm) WT_TRY(f_.get_bool("tokenizer.ggml.add_space_prefix", &v.add_space_prefix, false));
     s = "";
     WT_TRY(f_.get_string("tokenizer.chat_template", &s, false));
     v.chat_template = std::string(s);
 
     // Files often omit the end-of-turn id; chat models mark it as a control token.
-    for (const char* text : {"<|im_end|>", "<|eot_id|>", "<|endoftext|>"}) {
+    for (const char* text : {"<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<end_of_turn>"}) {
       for (size_t i = 0; i < n_vocab && v.eot < 0; ++i) {
         if (v.token_types[i] == TokenType::control && v.tokens[i] == text) v.eot = static_cast<int32_t>(i);
       }

@@ -88,6 +88,7 @@ bool lower_priority(const Candidate& a, const Candidate& b) {
 }  // namespace
 
 struct Tokenizer::Scratch {
+  SpmEncoder::Scratch spm;
   std::vector<std::string_view> words;
   std::vector<Symbol> symbols;
   std::vector<Candidate> heap;
@@ -95,21 +96,27 @@ struct Tokenizer::Scratch {
 };
 
 Status Tokenizer::create(const Vocab& vocab, std::unique_ptr<Tokenizer>* out) {
-  if (vocab.model != "gpt2")
-    return error(WT_ERR_UNSUPPORTED, "tokenizer model '" + vocab.model +
-                                         "' (tokenizer.ggml.model) is not supported; only gpt2 "
-                                         "(byte-level BPE)");
-  std::unique_ptr<Tokenizer> t(new Tokenizer());
-  WT_TRY(pretokenizer_from_name(vocab.pre, &t->pre_));
-  // Llama 3's tokenizer.json sets BPE ignore_merges; llama.cpp ties it to this
-  // pre-tokenizer too, since GGUF has no key for it.
-  t->ignore_merges_ = t->pre_ == PretokenizerKind::llama3;
-
   const int32_t n = vocab.n_vocab();
   if (!vocab.token_types.empty() && vocab.token_types.size() != vocab.tokens.size())
     return error(WT_ERR_FORMAT, "tokenizer.ggml.token_type has " + std::to_string(vocab.token_types.size()) +
                                     " entries for " + std::to_string(n) + " tokens");
   auto in_range = [n](int32_t id) { return id >= 0 && id < n; };
+  std::unique_ptr<Tokenizer> t(new Tokenizer());
+  if (vocab.model == "llama") {
+    t->spm_ = std::make_unique<SpmEncoder>();
+    WT_TRY(SpmEncoder::create(vocab, t->spm_.get()));
+    t->add_space_prefix_ = vocab.add_space_prefix;
+  } else if (vocab.model == "gpt2") {
+    WT_TRY(pretokenizer_from_name(vocab.pre, &t->pre_));
+    // Llama 3's tokenizer.json sets BPE ignore_merges; llama.cpp ties it to this
+    // pre-tokenizer too, since GGUF has no key for it.
+    t->ignore_merges_ = t->pre_ == PretokenizerKind::llama3;
+  } else {
+    return error(WT_ERR_UNSUPPORTED, "tokenizer model '" + vocab.model +
+                                         "' (tokenizer.ggml.model) is not supported; only gpt2 "
+                                         "(byte-level BPE) and llama (SentencePiece BPE)");
+  }
+
   if (vocab.add_bos && !in_range(vocab.bos))
     return error(WT_ERR_FORMAT, "tokenizer.ggml.add_bos_token is set but the BOS id " +
                                     std::to_string(vocab.bos) + " is not a token");
@@ -121,11 +128,11 @@ Status Tokenizer::create(const Vocab& vocab, std::unique_ptr<Tokenizer>* out) {
 
   t->trie_.emplace_back();
   t->bytes_.resize(n);
-  t->text_to_id_.reserve(n);
+  if (!t->spm_) t->text_to_id_.reserve(n);
   for (int32_t id = 0; id < n; ++id) {
     const std::string& text = vocab.tokens[id];
     const TokenType type = vocab.token_types.empty() ? TokenType::normal : vocab.token_types[id];
-    t->text_to_id_.emplace(text, id);  // the first of duplicate texts wins
+    if (!t->spm_) t->text_to_id_.emplace(text, id);  // the first of duplicate texts wins
     switch (type) {
       case TokenType::control:
       case TokenType::unknown:
@@ -140,9 +147,13 @@ Status Tokenizer::create(const Vocab& vocab, std::unique_ptr<Tokenizer>* out) {
         t->bytes_[id] = byte_token_decode(text);
         break;
       default:
-        t->bytes_[id] = byte_level_decode(text);
+        t->bytes_[id] = t->spm_ ? SpmEncoder::piece_bytes(text) : byte_level_decode(text);
         break;
     }
+  }
+  if (t->spm_) {
+    *out = std::move(t);
+    return Status::ok();
   }
   std::string one;
   for (int b = 0; b < 256; ++b) {
@@ -224,6 +235,14 @@ Status Tokenizer::encode(std::string_view text, bool add_special, bool parse_spe
   out->reserve(text.size() / 3 + 2);
   if (add_special && add_bos_) out->push_back(bos_);
   Scratch s;
+  // SentencePiece: a "▁" before the text and before each stretch that follows a
+  // special token, as llama.cpp does (its is_prev_special; HF's legacy Llama tokenizer too).
+  bool prefix = add_space_prefix_;
+  auto plain = [&](std::string_view stretch) {
+    if (stretch.empty()) return;
+    encode_plain(stretch, prefix, &s, out);
+    prefix = false;
+  };
   size_t seg = 0;  // start of the text not yet encoded
   for (size_t pos = 0; pos < text.size();) {
     int32_t id = -1;
@@ -233,12 +252,13 @@ Status Tokenizer::encode(std::string_view text, bool add_special, bool parse_spe
       ++pos;
       continue;
     }
-    encode_plain(text.substr(seg, pos - seg), &s, out);
+    plain(text.substr(seg, pos - seg));
     out->push_back(id);
+    prefix = add_space_prefix_;
     pos += len;
     seg = pos;
   }
-  encode_plain(text.substr(seg), &s, out);
+  plain(text.substr(seg));
   // A text that begins with the BOS token itself (a chat template that writes it, as
   // Llama 3's does) already has the one BOS the model wants: the added one would make two.
   if (add_special && add_bos_ && out->size() >= 2 && (*out)[1] == bos_) out->erase(out->begin());
@@ -246,7 +266,11 @@ Status Tokenizer::encode(std::string_view text, bool add_special, bool parse_spe
   return Status::ok();
 }
 
-void Tokenizer::encode_plain(std::string_view text, Scratch* s, std::vector<int32_t>* out) const {
+void Tokenizer::encode_plain(std::string_view text, bool space_prefix, Scratch* s, std::vector<int32_t>* out) const {
+  if (spm_) {
+    spm_->encode(text, space_prefix, &s->spm, out);
+    return;
+  }
   s->words.clear();
   pretokenize(pre_, text, &s->words);
   for (const std::string_view word : s->words) encode_word(word, s, out);

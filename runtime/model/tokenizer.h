@@ -1,9 +1,11 @@
-// Byte-level BPE tokenizer (tokenizer.ggml.model "gpt2"), exact against HF tokenizers.
+// The tokenizer of a GGUF vocabulary: byte-level BPE (tokenizer.ggml.model "gpt2"), exact
+// against HF tokenizers, or SentencePiece BPE ("llama", spm.h), exact against sentencepiece.
 //
-// Encoding: special tokens are cut out of the text first (longest match wins), the rest
-// is split into words by the pre-tokenizer the file names (pretokenizer.h), each word's
-// bytes become byte-level symbols, and merges are applied lowest rank first (leftmost on
-// ties) until none applies. Immutable after create; encode is safe from many threads.
+// Encoding: special tokens are cut out of the text first (longest match wins). Byte-level
+// BPE splits the rest into words by the pre-tokenizer the file names (pretokenizer.h), each
+// word's bytes become byte-level symbols, and merges are applied lowest rank first
+// (leftmost on ties) until none applies. SentencePiece encodes each stretch between special
+// tokens whole (spm.h). Immutable after create; encode is safe from many threads.
 #pragma once
 
 #include <cstdint>
@@ -15,16 +17,17 @@
 
 #include "base/status.h"
 #include "pretokenizer.h"
+#include "spm.h"
 #include "vocab.h"
 
 namespace wt {
 
 class Tokenizer {
  public:
-  // Errors: WT_ERR_UNSUPPORTED for a tokenizer model other than "gpt2" or an unknown
-  // pre-tokenizer (the message names it); WT_ERR_FORMAT for a malformed merge, a merge
-  // whose parts or result are not tokens, token_types of the wrong length, or a BOS/EOS
-  // id out of range while add_bos/add_eos asks for it.
+  // Errors: WT_ERR_UNSUPPORTED for a tokenizer model other than "gpt2" and "llama" or an
+  // unknown pre-tokenizer (the message names it); WT_ERR_FORMAT for a malformed merge, a
+  // merge whose parts or result are not tokens, scores missing for "llama", token_types of
+  // the wrong length, or a BOS/EOS id out of range while add_bos/add_eos asks for it.
   static Status create(const Vocab& vocab, std::unique_ptr<Tokenizer>* out);
 
   // Replaces *out with the tokens of text. Any bytes are accepted: ill-formed UTF-8 is
@@ -35,8 +38,8 @@ class Tokenizer {
   // matched, as HF tokenizers and llama.cpp do.
   Status encode(std::string_view text, bool add_special, bool parse_special, std::vector<int32_t>* out) const;
 
-  // The raw bytes a token stands for (byte-level mapping undone); a control or
-  // user-defined token gives its text. May be part of a UTF-8 character. Empty for an id
+  // The raw bytes a token stands for (byte-level mapping undone; SentencePiece's "▁"
+  // as a space, <0xXX> as its byte); a control or user-defined token gives its text. May be part of a UTF-8 character. Empty for an id
   // out of range.
   const std::string& token_bytes(int32_t id) const;
 
@@ -61,9 +64,11 @@ class Tokenizer {
   void add_special(const std::string& text, int32_t id, bool always);
   // Longest special token at text[pos]; returns its length and sets *id, or 0.
   size_t match_special(std::string_view text, size_t pos, bool parse_special, int32_t* id) const;
-  void encode_plain(std::string_view text, Scratch* s, std::vector<int32_t>* out) const;
+  void encode_plain(std::string_view text, bool space_prefix, Scratch* s, std::vector<int32_t>* out) const;
   void encode_word(std::string_view word, Scratch* s, std::vector<int32_t>* out) const;
 
+  std::unique_ptr<SpmEncoder> spm_;  // set for SentencePiece; byte-level BPE otherwise
+  bool add_space_prefix_ = false;    // SentencePiece: tokenizer.ggml.add_space_prefix
   PretokenizerKind pre_ = PretokenizerKind::gpt2;
   bool ignore_merges_ = false;  // a word that is itself a token skips BPE (Llama 3)
   int32_t bos_ = -1, eos_ = -1;

@@ -19,13 +19,15 @@ enum class TokenType : int32_t {
 };
 
 struct Vocab {
-  std::string model;                   // tokenizer.ggml.model ("gpt2")
+  std::string model;                   // tokenizer.ggml.model ("gpt2", or "llama": SentencePiece)
   std::string pre;                     // tokenizer.ggml.pre ("smollm", "llama-bpe", "qwen2")
   std::vector<std::string> tokens;     // token text in GGUF form (byte-level: "Ġthe")
   std::vector<TokenType> token_types;  // same length as tokens (normal when absent)
-  std::vector<std::string> merges;     // "Ġ t" pairs, rank = index
+  std::vector<std::string> merges;     // "Ġ t" pairs, rank = index (gpt2)
+  std::vector<float> scores;           // SentencePiece: a merge's priority is its piece's score
   int32_t bos = -1, eos = -1, eot = -1, unk = -1, pad = -1;
   bool add_bos = false, add_eos = false;
+  bool add_space_prefix = false;       // SentencePiece: "▁" before the text (tokenizer.ggml.add_space_prefix)
   std::string chat_template;           // tokenizer.chat_template, "" when absent
 
   int32_t n_vocab() const { return static_cast<int32_t>(tokens.size()); }

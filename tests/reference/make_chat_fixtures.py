@@ -7,7 +7,9 @@ tests/unit/test_chat_template.cpp to compare Whittle's native formatting with.
 Templates (tests/data/chat/<name>.jinja): the tokenizer.chat_template of the default model
 (SmolLM2-135M-Instruct) and of Qwen2.5-Coder-0.5B-Instruct, read from their GGUF files in
 models/ when present (else the .jinja kept in the folder is used), and two written here:
-plain ChatML without a default system turn, and Llama 3 (Meta-Llama-3-8B-Instruct's).
+plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-8B-Instruct's) and Zephyr
+(zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; rendered with eos_token "</s>",
+and without the tool conversations, whose messages its template drops: Whittle refuses them).
 
 cases.json: a list of {"template", "messages", "add_generation_prompt", "expected"}.
 Contents carry no leading or trailing whitespace except in the one case that says so.
@@ -40,6 +42,12 @@ WRITTEN = {
                "+ '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
                "{{ content }}{% endfor %}{% if add_generation_prompt %}"
                "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}"),
+    # Zephyr (HuggingFaceH4/zephyr-7b-beta, TinyLlama-1.1B-Chat-v1.0): each turn ends with EOS.
+    "zephyr": ("{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\\n' + "
+               "message['content'] + eos_token }}\n{% elif message['role'] == 'system' %}\n{{ '<|system|>\\n' + "
+               "message['content'] + eos_token }}\n{% elif message['role'] == 'assistant' %}\n"
+               "{{ '<|assistant|>\\n'  + message['content'] + eos_token }}\n{% endif %}\n"
+               "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"),
 }
 
 CONVERSATIONS = [
@@ -84,8 +92,11 @@ def main():
             f.write(templates[name])
         tmpl = env.from_string(templates[name])
         for messages, add in CONVERSATIONS:
+            if name == "zephyr" and any(r == "tool" for r, _ in messages):
+                continue
             msgs = [{"role": r, "content": c} for r, c in messages]
-            text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token="<|begin_of_text|>")
+            text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token="<|begin_of_text|>",
+                               eos_token="</s>")
             cases.append({"template": name, "messages": msgs, "add_generation_prompt": add, "expected": text})
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)

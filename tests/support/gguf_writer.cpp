@@ -290,24 +290,44 @@ GgufWriter make_tiny_llama(const TinyModelOptions& o) {
 
   std::vector<std::string> tokens;
   std::vector<int32_t> types;
-  for (int b = 0; b < 256; ++b) tokens.push_back(byte_token(static_cast<uint8_t>(b)));
-  types.assign(256, 1);  // GPT-2 byte tokens are plain (normal) tokens
-  for (const char* t : {"Ġt", "he", "Ġthe"}) {
-    tokens.push_back(t);
-    types.push_back(1);
+  if (o.spm_vocab) {
+    tokens = {"<unk>", "<s>", "</s>"};
+    types = {2, 3, 3};
+    std::vector<float> scores(3, 0.0f);
+    for (int b = 0; b < 256; ++b) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "<0x%02X>", b);
+      tokens.push_back(hex), types.push_back(6), scores.push_back(0.0f);
+    }
+    for (const auto& [piece, score] : {std::pair<const char*, float>{"\xE2\x96\x81", -2.0f}, {"e", -3.0f},
+                                       {"\xE2\x96\x81" "e", -1.0f}})
+      tokens.push_back(piece), types.push_back(1), scores.push_back(score);
+    w.add_string("tokenizer.ggml.model", "llama");
+    w.add_string_array("tokenizer.ggml.tokens", tokens);
+    w.add_i32_array("tokenizer.ggml.token_type", types);
+    w.add_f32_array("tokenizer.ggml.scores", scores);
+    w.add_u32("tokenizer.ggml.bos_token_id", 1);
+    w.add_u32("tokenizer.ggml.eos_token_id", 2);
+  } else {
+    for (int b = 0; b < 256; ++b) tokens.push_back(byte_token(static_cast<uint8_t>(b)));
+    types.assign(256, 1);  // GPT-2 byte tokens are plain (normal) tokens
+    for (const char* t : {"Ġt", "he", "Ġthe"}) {
+      tokens.push_back(t);
+      types.push_back(1);
+    }
+    for (const char* t : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
+      tokens.push_back(t);
+      types.push_back(3);
+    }
+    w.add_string("tokenizer.ggml.model", "gpt2");
+    w.add_string("tokenizer.ggml.pre", o.pre);
+    w.add_string_array("tokenizer.ggml.tokens", tokens);
+    w.add_i32_array("tokenizer.ggml.token_type", types);
+    w.add_string_array("tokenizer.ggml.merges", {"Ġ t", "h e", "Ġt he"});
+    w.add_u32("tokenizer.ggml.bos_token_id", 259);
+    w.add_u32("tokenizer.ggml.eos_token_id", 261);
+    w.add_bool("tokenizer.ggml.add_bos_token", false);
   }
-  for (const char* t : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
-    tokens.push_back(t);
-    types.push_back(3);
-  }
-  w.add_string("tokenizer.ggml.model", "gpt2");
-  w.add_string("tokenizer.ggml.pre", o.pre);
-  w.add_string_array("tokenizer.ggml.tokens", tokens);
-  w.add_i32_array("tokenizer.ggml.token_type", types);
-  w.add_string_array("tokenizer.ggml.merges", {"Ġ t", "h e", "Ġt he"});
-  w.add_u32("tokenizer.ggml.bos_token_id", 259);
-  w.add_u32("tokenizer.ggml.eos_token_id", 261);
-  w.add_bool("tokenizer.ggml.add_bos_token", false);
   if (!o.chat_template.empty()) w.add_string("tokenizer.chat_template", o.chat_template);
 
   Rng rng(o.seed);

@@ -131,11 +131,15 @@ struct TinyModelOptions {
   float weight_scale = 0.1f; // matrices ~ U(-scale, scale); norms ~ 1 + U(-scale, scale)
   std::string pre = "smollm";
   std::string chat_template;  // tokenizer.chat_template; omitted when empty
+  bool spm_vocab = false;     // the SentencePiece vocabulary below instead of the gpt2 one
 };
 
 // Vocabulary: the 256 GPT-2 byte-level tokens (ids 0..255, byte b -> its printable
 // stand-in), then merged tokens "Ġt", "he", "Ġthe" (merges "Ġ t", "h e", "Ġt he"), then the
 // control tokens <|endoftext|> (bos), <|im_start|>, <|im_end|> (eos).
+// spm_vocab (tokenizer.ggml.model "llama", no add_bos/add_space_prefix keys): <unk>, <s>
+// (bos), </s> (eos), the 256 byte tokens <0x00>..<0xFF> (ids 3..258), then pieces "▁", "e"
+// and "▁e" (scores -2, -3, -1), the same count.
 constexpr int32_t kTinyVocab = 256 + 3 + 3;
 GgufWriter make_tiny_llama(const TinyModelOptions& options = {});
 // The fuzz harnesses' model (fuzz/, and the regression tests of what they found): 8 layers,

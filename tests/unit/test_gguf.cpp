@@ -14,6 +14,7 @@
 
 #include "runtime/model/gguf.h"
 #include "runtime/model/model.h"
+#include "runtime/model/tokenizer.h"
 #include "support/gguf_writer.h"
 
 using namespace wt;
@@ -686,8 +687,15 @@ TEST_CASE("gguf: vocabulary validation") {
   }
   SUBCASE("unsupported tokenizer model") {
     w.remove_kv("tokenizer.ggml.model");
-    w.add_string("tokenizer.ggml.model", "llama");
-    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "tokenizer 'llama' is not supported");
+    w.add_string("tokenizer.ggml.model", "t5");
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "tokenizer 't5' is not supported");
+  }
+  SUBCASE("a SentencePiece vocabulary without scores") {
+    TinyModelOptions o;
+    o.spm_vocab = true;
+    GgufWriter spm = make_tiny_llama(o);
+    spm.remove_kv("tokenizer.ggml.scores");
+    expect_error(load_status(spm), WT_ERR_FORMAT, "tokenizer.ggml.scores");
   }
   SUBCASE("vocab_size disagrees with the token list") {
     w.add_u32("llama.vocab_size", 300);
@@ -697,6 +705,41 @@ TEST_CASE("gguf: vocabulary validation") {
     w.remove_kv("tokenizer.ggml.tokens");
     w.add_i32_array("tokenizer.ggml.tokens", {1, 2, 3});
     expect_error(load_status(w), WT_ERR_FORMAT, "'tokenizer.ggml.tokens' has type array of i32");
+  }
+}
+
+TEST_CASE("gguf: a SentencePiece vocabulary (tokenizer model llama)") {
+  TinyModelOptions o;
+  o.spm_vocab = true;
+  GgufWriter w = make_tiny_llama(o);
+  SUBCASE("llama.cpp's defaults: BOS and the space prefix") {
+    Loaded r = load_bytes(w.build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    const wt::Vocab& v = r.model->vocab;
+    std::unique_ptr<wt::Tokenizer> tok;
+    REQUIRE(wt::Tokenizer::create(v, &tok).is_ok());
+    CHECK(v.model == "llama");
+    CHECK(v.add_bos);
+    CHECK(v.add_space_prefix);
+    CHECK(v.scores.size() == static_cast<size_t>(kTinyVocab));
+    CHECK(v.scores[kTinyVocab - 1] == -1.0f);
+    CHECK(v.merges.empty());
+    std::vector<int32_t> ids;
+    REQUIRE(tok->encode("e e", true, true, &ids).is_ok());
+    CHECK(ids == std::vector<int32_t>{1, kTinyVocab - 1, kTinyVocab - 1});  // <s> "▁e" "▁e"
+    CHECK(tok->token_bytes(kTinyVocab - 1) == " e");
+  }
+  SUBCASE("the file's keys win (Gemma's files: no space prefix)") {
+    w.add_bool("tokenizer.ggml.add_space_prefix", false);
+    w.add_bool("tokenizer.ggml.add_bos_token", false);
+    Loaded r = load_bytes(w.build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    CHECK_FALSE(r.model->vocab.add_space_prefix);
+    std::unique_ptr<wt::Tokenizer> tok;
+    REQUIRE(wt::Tokenizer::create(r.model->vocab, &tok).is_ok());
+    std::vector<int32_t> ids;
+    REQUIRE(tok->encode("e e", true, true, &ids).is_ok());
+    CHECK(ids == std::vector<int32_t>{kTinyVocab - 2, kTinyVocab - 1});  // "e" "▁e"
   }
 }
 

@@ -6,9 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "runtime/model/pretokenizer.h"
 #include "runtime/model/tokenizer.h"
 #include "runtime/model/utf8_stream.h"
+#include "support/tokenizer_fixture.h"
 
 namespace {
 
@@ -53,62 +52,6 @@ std::unique_ptr<Tokenizer> make_tokenizer(const Vocab& vocab) {
   return t;
 }
 
-struct FixtureCase {
-  bool parse_special = true;
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
-std::vector<FixtureCase> read_fixture(const std::string& name) {
-  const std::string path = std::string(WT_TEST_DATA_DIR) + "/tokenizer/" + name + ".txt";
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "cannot open " << path);
-  std::vector<FixtureCase> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    const size_t t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
-    REQUIRE_MESSAGE((t1 == 1 && t2 != std::string::npos), "bad fixture line: " << line);
-    FixtureCase c;
-    c.parse_special = line[0] == 'S';
-    c.text = from_hex(line.substr(t1 + 1, t2 - t1 - 1));
-    std::istringstream ids(line.substr(t2 + 1));
-    for (int32_t id; ids >> id;) c.ids.push_back(id);
-    cases.push_back(std::move(c));
-  }
-  return cases;
-}
-
-std::string to_string(const std::vector<int32_t>& ids) {
-  std::string s = "[";
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i) s += ' ';  // not " " + to_string(...): GCC 12 warns of a false overlap (-Wrestrict)
-    s += std::to_string(ids[i]);
-  }
-  return s + "]";
-}
-
-std::string escaped(const std::string& text) {
-  std::string s;
-  for (const unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7F && c != '\\') {
-      s.push_back(static_cast<char>(c));
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      s += buf;
-    }
-  }
-  return s.size() > 300 ? s.substr(0, 300) + "..." : s;
-}
-
 std::string detokenize(const Tokenizer& t, const std::vector<int32_t>& ids) {
   std::string s;
   for (const int32_t id : ids) s += t.token_bytes(id);
@@ -121,15 +64,15 @@ void check_fixture(const std::string& pre) {
   Vocab vocab = *base;
   vocab.pre = pre;  // same vocabulary, another family's pre-tokenizer (see the script)
   const auto tok = make_tokenizer(vocab);
-  const std::vector<FixtureCase> cases = read_fixture(pre);
+  const std::vector<wt::test::TokenizerCase> cases = wt::test::read_tokenizer_cases(pre);
   REQUIRE(cases.size() >= 250);
   std::vector<int32_t> ids;
-  for (const FixtureCase& c : cases) {
+  for (const wt::test::TokenizerCase& c : cases) {
     REQUIRE(tok->encode(c.text, /*add_special=*/false, c.parse_special, &ids).is_ok());
     if (ids != c.ids) {
       FAIL("first mismatch (pre " << pre << ", parse_special " << c.parse_special << ")\n  text: \""
-                                  << escaped(c.text) << "\"\n  want: " << to_string(c.ids)
-                                  << "\n  got:  " << to_string(ids));
+                                  << wt::test::escaped(c.text) << "\"\n  want: " << wt::test::ids_string(c.ids)
+                                  << "\n  got:  " << wt::test::ids_string(ids));
     }
   }
   MESSAGE(cases.size() << " cases match HF tokenizers for pre-tokenizer " << pre);
@@ -193,10 +136,10 @@ TEST_CASE("tokenizer: round trip on the model") {
   // Every fixture text with valid UTF-8, less those with bytes SmolLM2 has no token for
   // (04 06 13 14 16 1d and lead bytes f1 f2, which encode drops).
   int n = 0;
-  for (const FixtureCase& c : read_fixture("smollm")) {
+  for (const wt::test::TokenizerCase& c : wt::test::read_tokenizer_cases("smollm")) {
     const std::string lacking("\x04\x06\x13\x14\x16\x1d\xf1\xf2", 8);
     if (c.text.find_first_of(lacking) != std::string::npos) continue;
-    CHECK_MESSAGE(detokenize(*tok, encode(*tok, c.text, false, c.parse_special)) == c.text, escaped(c.text));
+    CHECK_MESSAGE(detokenize(*tok, encode(*tok, c.text, false, c.parse_special)) == c.text, wt::test::escaped(c.text));
     ++n;
   }
   CHECK(n > 300);
@@ -230,7 +173,7 @@ TEST_CASE("tokenizer: 40KB text") {
   const Vocab* vocab = smollm_vocab();
   if (!vocab) return;
   const auto tok = make_tokenizer(*vocab);
-  const std::vector<FixtureCase> cases = read_fixture("smollm");
+  const std::vector<wt::test::TokenizerCase> cases = wt::test::read_tokenizer_cases("smollm");
   std::string text;
   for (size_t i = 0; text.size() < 40000; ++i) {
     text += cases[i % cases.size()].text;
@@ -308,8 +251,14 @@ TEST_CASE("tokenizer: create rejects what it cannot run") {
   CHECK(st.message().find("no-such-pre") != std::string::npos);
 
   bad = v;
-  bad.model = "llama";
-  CHECK(Tokenizer::create(bad, &t).code() == WT_ERR_UNSUPPORTED);
+  bad.model = "t5";
+  st = Tokenizer::create(bad, &t);
+  CHECK(st.code() == WT_ERR_UNSUPPORTED);
+  CHECK(st.message().find("'t5'") != std::string::npos);
+  bad.model = "llama";  // SentencePiece merges by score: none here
+  st = Tokenizer::create(bad, &t);
+  CHECK(st.code() == WT_ERR_FORMAT);
+  CHECK(st.message().find("tokenizer.ggml.scores") != std::string::npos);
 
   for (const char* merge : {"ab", "a  b", " a", "a b c", "a zz", "b a"}) {
     bad = v;
