@@ -104,6 +104,8 @@ struct BackendCaps {
                                // (where that is faster than rope's own launch)
   bool fuse_glu = false;       // the engine folds swiglu into a decode step's gate and up matmul
                                // (MatmulOp::glu) instead of into the down projection's input
+  bool gemma_kernels = false;  // EmbedOp::scale, SwigluOp::gelu and attention windows (Gemma 3);
+                               // launches that need them are refused elsewhere
   int n_threads = 1;
   const char* simd = "";       // ISA of the hot kernels ("avx512-vnni")
 };
@@ -161,6 +163,9 @@ class Backend {
   // call that does not, WT_ERR_UNSUPPORTED if the backend lacks the op or what it reads.
   Status launch(const OpCall& call) {
     WT_TRY(validate_op(call));
+    if (!caps().gemma_kernels && op_needs_gemma_kernels(call))
+      return error(WT_ERR_UNSUPPORTED, std::string(caps().name) + ": no embedding scale, gelu or attention window (" +
+                                           op_name(call.op) + ")");
     if (call.op == Op::matmul && matmul_fused(call.get<MatmulOp>()) &&
         call.get<MatmulOp>().x.ne[0] > caps().fused_matmul_k)
       return error(WT_ERR_UNSUPPORTED, std::string(caps().name) + ": no fused matmul for rows of " +

@@ -40,13 +40,16 @@ struct Msg {
   std::string text_role = "";
 };
 
-// fuzz_chat: template (0-3 fixed, 4 = `jinja`), messages, array pointer, add_assistant,
-// buffer size pick (cap % 5: 0 none, 1 one short, 2 exact, 3 larger, 4 at most cap).
+// fuzz_chat: template (0-5 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, none; 6 =
+// `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
+// short, 2 exact, 3 larger, 4 at most cap).
+constexpr int kChatFixed = 6;
+constexpr int kZephyr = 3, kGemma = 4, kNoTemplate = 5, kFuzzed = kChatFixed;
 std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector<Msg>& msgs, bool null_array,
                           bool add_assistant, uint8_t cap) {
   FdpEncoder e;
-  e.range(0, 4, which);
-  if (which == 4) e.string(jinja);
+  e.range(0, kChatFixed, which);
+  if (which == kFuzzed) e.string(jinja);
   e.range(0, 8, static_cast<int64_t>(msgs.size()));
   for (const Msg& m : msgs) {
     const char* const roles[] = {"system", "user", "assistant", "tool"};
@@ -71,19 +74,24 @@ Seeds chat_seeds() {
   s["chatml_convo"] = chat(0, "", convo, false, true, 2);
   s["smollm_default_system"] = chat(1, "", {{"user", "Hi"}}, false, true, 3);
   s["llama3_convo"] = chat(2, "", convo, false, false, 2);
-  s["no_template"] = chat(3, "", convo, false, true, 2);
+  s["no_template"] = chat(kNoTemplate, "", convo, false, true, 2);
+  s["zephyr_convo"] = chat(kZephyr, "", convo, false, true, 2);
+  s["zephyr_tool"] = chat(kZephyr, "", {{"user", "Hi"}, {"tool", "4"}}, false, true, 2);
+  s["gemma_convo"] = chat(kGemma, "", convo, false, true, 2);
+  s["gemma_out_of_turn"] = chat(kGemma, "", {{"assistant", "first"}, {"user", "second"}}, false, true, 2);
+  s["gemma_system_alone"] = chat(kGemma, "", {{"system", " s "}}, false, true, 3);
   s["buffer_one_short"] = chat(0, "", convo, false, true, 1);
   s["unknown_role"] = chat(0, "", {{nullptr, "x", "narrator"}}, false, true, 2);
   s["null_array"] = chat(0, "", convo, true, true, 2);
   s["empty_convo"] = chat(2, "", {}, false, true, 0);
-  s["fuzzed_chatml_default"] = chat(4, "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nDefault<|im_end|>",
+  s["fuzzed_chatml_default"] = chat(kFuzzed, "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nDefault<|im_end|>",
                                     {{"user", "Hi"}}, false, true, 2);
-  s["fuzzed_llama3"] = chat(4, "<|start_header_id|>", {{"tool", "{\"a\": 1}"}}, false, true, 4);
-  s["fuzzed_unrecognised"] = chat(4, "{{ bos_token }}{% for m in messages %}[INST]{% endfor %}", convo, false, true, 2);
+  s["fuzzed_llama3"] = chat(kFuzzed, "<|start_header_id|>", {{"tool", "{\"a\": 1}"}}, false, true, 4);
+  s["fuzzed_unrecognised"] = chat(kFuzzed, "{{ bos_token }}{% for m in messages %}[INST]{% endfor %}", convo, false, true, 2);
   // Qwen2.5's spelling: the default system turn a literal with Jinja's \n escape in an else
   // branch, beside a turn made in pieces; tool results as <tool_response> blocks.
   s["fuzzed_qwen_default"] =
-      chat(4,
+      chat(kFuzzed,
            "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + "
            "'<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou are \\'Q\\'.<|im_end|>\\n' }}{%- endif %}"
            "<tool_response>",

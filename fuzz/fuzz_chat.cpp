@@ -1,15 +1,17 @@
 // wt_chat_apply with fuzzed conversations: message counts, roles (the four known, arbitrary
 // text, NULL), contents, add_assistant and caller buffers (none, too small by one, exact,
-// larger). The template is one of five fixed ones (ChatML, ChatML with a default system turn
-// as SmolLM2's, Llama 3, Zephyr, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
+// larger). The template is one of six fixed ones (ChatML, ChatML with a default system turn
+// as SmolLM2's, Llama 3, Zephyr, Gemma 3, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
 // input, so it goes through the recogniser (wt::parse_chat_template) as wt_model_load does.
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
-// not recognise, and for a tool message where the template has no tool role (Zephyr);
-// otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
+// not recognise, for a tool message where the template has no tool role (Zephyr) and for a
+// system message Gemma's template has no place for; WT_ERR_INVALID_ARGUMENT for Gemma's
+// roles out of turn); otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
-// role and content appear in it in order (as its template shows them: trimmed for Llama 3,
+// role and content appear in it in order (as its template shows them: trimmed for Llama 3
+// and Gemma, Gemma's roles as "model" and the system text inside the first user turn,
 // a tool result as a <tool_response> block for Qwen2.5).
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -40,10 +42,15 @@ const char* const kTemplates[] = {
     // Zephyr (TinyLlama-Chat): every turn ends with the EOS text.
     "{% for message in messages %}{% if message['role'] == 'user' %}{{ '<|user|>\\n' + message['content'] + "
     "eos_token }}{% endif %}{% if loop.last and add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}{% endfor %}",
+    // Gemma 3: BOS, the system message in front of the first user turn, roles that alternate.
+    "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}{%- set first_user_prefix = messages[0]['content'] + "
+    "'\\n\\n' -%}{%- endif -%}{{ '<start_of_turn>' + role + '\\n' }}{{ message['content'] | trim }}<end_of_turn>",
     // None: the model has no tokenizer.chat_template.
     "",
 };
 constexpr int kNumTemplates = sizeof(kTemplates) / sizeof(kTemplates[0]);
+// corpus_fdp.cpp's seeds number the templates as kTemplates does.
+static_assert(kNumTemplates == 6, "fuzz/corpus_fdp.cpp encodes six fixed templates");
 const char* const kRoles[] = {"system", "user", "assistant", "tool"};
 
 wt_model* g_models[kNumTemplates] = {};
@@ -80,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     const std::string jinja = fdp.ConsumeRandomLengthString(512);
     g_scratch->chat = wt::ChatTemplate{};
-    g_scratch->chat_status = wt::parse_chat_template(jinja, "</s>", &g_scratch->chat);
+    g_scratch->chat_status = wt::parse_chat_template(jinja, "<s>", "</s>", &g_scratch->chat);
     expect_status(g_scratch->chat_status.code(), {WT_OK, WT_ERR_UNSUPPORTED}, "wt::parse_chat_template");
     if (!g_scratch->chat_status.is_ok() && g_scratch->chat_status.message().empty())
       fail("parse_chat_template refused a template without saying why");
@@ -131,6 +138,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a tool message for a template without a tool role");
     return 0;
   }
+  const bool gemma = model->chat.format == wt::ChatFormat::gemma;
+  const bool gemma_system = gemma && n > 0 && roles[0] == "system";
+  if (gemma_system && !model->chat.system_prefix) {
+    expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a system message for Gemma 1 or 2");
+    return 0;
+  }
+  bool out_of_turn = false;  // Gemma's test: user at even places (after the system message), others at odd
+  for (size_t i = gemma_system ? 1 : 0, turn = 0; gemma && i < n; ++i, ++turn)
+    out_of_turn |= (roles[i] == "user") != (turn % 2 == 0);
+  if (out_of_turn) {
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with Gemma's roles out of turn");
+    return 0;
+  }
   expect_status(st, {WT_ERR_BUFFER_TOO_SMALL}, "wt_chat_apply without a buffer");
   if (needed == SIZE_MAX) fail("wt_chat_apply reported no length");
 
@@ -164,8 +184,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t at = 0;
   for (size_t i = 0; i < n; ++i) {
     std::string content = contents[i];
-    if (tmpl.format == wt::ChatFormat::llama3) content = wt::jinja_trim(content);
+    if (tmpl.format == wt::ChatFormat::llama3 || (gemma && !(gemma_system && i == 0))) content = wt::jinja_trim(content);
     std::string role = roles[i];
+    if (gemma && role == "assistant") role = "model";
+    // Gemma's system text sits inside the first user turn: after its role, before its content.
+    if (gemma_system && i == 0) role = n > 1 ? "user" : "";
+    if (gemma_system && i == 1) role.clear();
+    if (gemma_system && i == 0 && n == 1) content.clear();  // a system message alone: written nowhere
     if (tmpl.format == wt::ChatFormat::chatml && tmpl.tool_responses && role == "tool") {
       role = "<tool_response>\n";
       content += "\n</tool_response>";

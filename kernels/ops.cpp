@@ -226,12 +226,15 @@ Status check_attention(const Check& c, const Attention& a, int64_t keys_needed) 
 }
 
 Status check(const Check& c, const AttentionPrefillOp& a) {
+  WT_TRY(c.that(a.window >= 0, "window is negative"));
   return check_attention(c, a, static_cast<int64_t>(a.pos0) + a.q.ne[2]);
 }
 
 Status check(const Check& c, const AttentionDecodeOp& a) {
   WT_TRY(c.that(a.q.ne[2] == 1, "q must be one row"));
+  WT_TRY(c.that(a.window >= 0, "window is negative"));
   if (a.key_rows) {
+    WT_TRY(c.that(a.window == 0, "a window with key rows"));
     WT_TRY(check_attention(c, a, 0));
     return c.indices(a.key_rows, a.n_key_rows, a.k.ne[2], "key rows");
   }
@@ -375,6 +378,16 @@ void rope_angles(const RopeOp& r, const double* freqs, int32_t position, float* 
     const double angle = pos * freqs[i];
     out[2 * i] = static_cast<float>(std::cos(angle));
     out[2 * i + 1] = static_cast<float>(std::sin(angle));
+  }
+}
+
+bool op_needs_gemma_kernels(const OpCall& call) {
+  switch (call.op) {
+    case Op::embed: return call.get<EmbedOp>().scale != 1.0f;
+    case Op::swiglu: return call.get<SwigluOp>().gelu;
+    case Op::attention_prefill: return call.get<AttentionPrefillOp>().window > 0;
+    case Op::attention_decode: return call.get<AttentionDecodeOp>().window > 0;
+    default: return false;
   }
 }
 

@@ -27,10 +27,12 @@ enum class Op : uint32_t {
 
 const char* op_name(Op op);
 
-// dst[n, d] = rows ids[0..n) of table [n_vocab, d] (any weight type: dequantized).
+// dst[n, d] = rows ids[0..n) of table [n_vocab, d] (any weight type: dequantized), times
+// scale (Gemma 3's sqrt(n_embd); only on backends with BackendCaps::gemma_kernels unless 1).
 struct EmbedOp {
   Tensor dst{}, table{};
   const int32_t* ids = nullptr;  // [n] token ids in [0, n_vocab)
+  float scale = 1.0f;
 };
 
 // dst[n, d] = x[n, d] * rsqrt(mean(x^2) + eps) * weight[d]. dst may alias x.
@@ -145,6 +147,8 @@ struct AttentionPrefillOp {
                                        // nothing is computed for it (Token Filtering)
   bool f32_inputs = false;  // no rounding of q, k, v below f32 (CUDA's tensor-core kernel
                             // rounds them to f16 otherwise; the CPU and Vulkan never do)
+  int32_t window = 0;  // > 0: row r sees keys pos0 + r - window + 1 .. pos0 + r only (a
+                       // sliding-window layer; BackendCaps::gemma_kernels)
 };
 
 // dst[1, n_head, hd] for one query row at position pos0 over keys 0..pos0 of k, v
@@ -157,11 +161,14 @@ struct AttentionDecodeOp {
   int32_t n_key_rows = 0;             // (any order, repeats allowed: SlimInfer's active blocks
                                       // ascending, the pager's pool rows in logical order);
                                       // pos0 is then ignored; none: dst = 0
+  int32_t window = 0;  // > 0 (no key_rows): keys pos0 - window + 1 .. pos0 only (gemma_kernels)
 };
 
-// dst[n, f] = silu(gate[n, f]) * up[n, f]. dst may alias gate.
+// dst[n, f] = silu(gate[n, f]) * up[n, f], or with gelu gelu(gate) * up (gelu's tanh form,
+// Gemma 3's GeGLU; BackendCaps::gemma_kernels). dst may alias gate.
 struct SwigluOp {
   Tensor dst{}, gate{}, up{};
+  bool gelu = false;
 };
 
 // dst rows [row0, row0 + n) = src rows [0, n): src f32 and dst f32, f16 or q8_0 (a KV cache:
@@ -318,6 +325,9 @@ class OpCall {
 // the op and what is wrong. It reads host arrays (ids, positions, key rows) to check their
 // ranges: O(n) next to the kernels' work, never an allocation on success.
 Status validate_op(const OpCall& call);
+// Whether a call asks for what only backends with BackendCaps::gemma_kernels compute: an
+// embedding scale, gelu, an attention window.
+bool op_needs_gemma_kernels(const OpCall& call);
 
 // The host int arrays a call reads, and the one it writes (a host result): pointers into
 // the call, so a device backend can point them at device-visible copies it makes.

@@ -81,8 +81,14 @@ Status parse_model_description(const std::string& json_text, const std::string& 
   } else if (arch == "qwen2" || arch == "qwen3") {
     hp.arch = arch == "qwen2" ? Arch::qwen2 : Arch::qwen3;
     hp.rope_type = RopeType::neox;
+  } else if (arch == "gemma3") {  // as the loader reads it: the window is the description's
+    hp.arch = Arch::gemma3;
+    hp.rope_type = RopeType::neox;
+    hp.gelu = true;
+    hp.swa_pattern = 6;
   } else {
-    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\", \"qwen2\", \"qwen3\" or \"smollm3\", not \"" + arch + "\"");
+    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\", \"qwen2\", \"qwen3\", \"smollm3\" or \"gemma3\", not \"" +
+                                    arch + "\"");
   }
   WT_TRY(get_int("n_layer", 1, 1024, true, &hp.n_layer));
   WT_TRY(get_int("n_embd", 1, 1 << 20, true, &hp.n_embd));
@@ -91,6 +97,10 @@ Status parse_model_description(const std::string& json_text, const std::string& 
   WT_TRY(get_int("n_head_kv", 1, 1024, true, &hp.n_head_kv));
   WT_TRY(get_int("n_vocab", 1, 1 << 24, true, &hp.n_vocab));
   WT_TRY(get_int("n_ctx_train", 0, 1 << 24, false, &hp.n_ctx_train));
+  if (hp.arch == Arch::gemma3) {
+    WT_TRY(get_int("sliding_window", 1, 1 << 24, true, &hp.swa_window));
+    hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
+  }
   // Without 'head_dim' the heads split n_embd evenly; a split that leaves a remainder (or
   // no dimensions at all, n_head > n_embd) is no model this planner can size.
   hp.head_dim = 0;
@@ -133,9 +143,13 @@ Status parse_model_description(const std::string& json_text, const std::string& 
       WT_TRY(described_tensor(DType::f32, kv, 1, what, "bk", &s, &lw.bk));
       WT_TRY(described_tensor(DType::f32, kv, 1, what, "bv", &s, &lw.bv));
     }
-    if (hp.arch == Arch::qwen3) {
+    if (hp.arch == Arch::qwen3 || hp.arch == Arch::gemma3) {
       WT_TRY(described_tensor(DType::f32, hp.head_dim, 1, what, "q_norm", &s, &lw.q_norm));
       WT_TRY(described_tensor(DType::f32, hp.head_dim, 1, what, "k_norm", &s, &lw.k_norm));
+    }
+    if (hp.arch == Arch::gemma3) {
+      WT_TRY(described_tensor(DType::f32, e, 1, what, "attn_post_norm", &s, &lw.attn_post_norm));
+      WT_TRY(described_tensor(DType::f32, e, 1, what, "ffn_post_norm", &s, &lw.ffn_post_norm));
     }
     WT_TRY(described_tensor(wt_type, q, e, what, "wo", &s, &lw.wo));
     WT_TRY(described_tensor(DType::f32, e, 1, what, "ffn_norm", &s, &lw.ffn_norm));

@@ -46,6 +46,7 @@ Status check_weight_types(const ModelShape& model, wt_backend_kind backend) {
         {"attn_q", &w.wq},        {"attn_k", &w.wk},   {"attn_v", &w.wv},       {"attn_output", &w.wo},
         {"ffn_gate", &w.w_gate},  {"ffn_up", &w.w_up}, {"ffn_down", &w.w_down}, {"attn_norm", &w.attn_norm},
         {"ffn_norm", &w.ffn_norm},  {"attn_q_norm", &w.q_norm}, {"attn_k_norm", &w.k_norm},
+        {"post_attention_norm", &w.attn_post_norm}, {"post_ffw_norm", &w.ffn_post_norm},
     };
     for (const auto& [name, t] : named) WT_TRY(check(p + name, *t));
   }
@@ -100,8 +101,9 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
   in.kv_rows = &p.kv_rows;
   const bool paged = req.kv_device_blocks > 0;
   if (paged) WT_TRY(PagedKv::check_shape(req.n_ctx, req.kv_block_tokens, req.kv_device_blocks));
-  // What wt_context_create refuses, refused here too (the same check).
+  // What wt_context_create refuses, refused here too (the same checks).
   WT_TRY(check_kv_type(hp, req.kv_type, kv_types_of(req.backend), backend_name(req.backend)));
+  WT_TRY(check_sliding_window(hp, policy != nullptr, paged, req.backend == WT_BACKEND_CPU, backend_name(req.backend)));
   p.arena = lay_out_arena(in, ArenaBases{}, nullptr);
   p.batch_rows = slice_rows(in);
 

@@ -32,7 +32,7 @@ using cpu::ThreadCtx;
 
 void run_embed(const ThreadCtx& tc, const Launch& l) {
   const EmbedOp& a = l.call->get<EmbedOp>();
-  cpu::embed(tc, a.dst, a.table, a.ids);
+  cpu::embed(tc, a.dst, a.table, a.ids, a.scale);
 }
 void run_rmsnorm(const ThreadCtx& tc, const Launch& l) {
   const RmsnormOp& a = l.call->get<RmsnormOp>();
@@ -112,15 +112,15 @@ void run_add(const ThreadCtx& tc, const Launch& l) {
 void run_rope(const ThreadCtx& tc, const Launch& l) { rope(tc, l.call->get<RopeOp>()); }
 void run_attention_prefill(const ThreadCtx& tc, const Launch& l) {
   const AttentionPrefillOp& a = l.call->get<AttentionPrefillOp>();
-  cpu::attention_prefill(tc, a.dst, a.q, a.k, a.v, a.pos0, a.scale, l.workspace, a.skip_rows);
+  cpu::attention_prefill(tc, a.dst, a.q, a.k, a.v, a.pos0, a.scale, l.workspace, a.skip_rows, a.window);
 }
 void run_attention_decode(const ThreadCtx& tc, const Launch& l) {
   const AttentionDecodeOp& a = l.call->get<AttentionDecodeOp>();
-  cpu::attention_decode(tc, a.dst, a.q, a.k, a.v, a.pos0, a.scale, l.workspace, a.key_rows, a.n_key_rows);
+  cpu::attention_decode(tc, a.dst, a.q, a.k, a.v, a.pos0, a.scale, l.workspace, a.key_rows, a.n_key_rows, a.window);
 }
 void run_swiglu(const ThreadCtx& tc, const Launch& l) {
   const SwigluOp& a = l.call->get<SwigluOp>();
-  cpu::swiglu(tc, a.dst, a.gate, a.up);
+  cpu::swiglu(tc, a.dst, a.gate, a.up, a.gelu);
 }
 void run_copy_rows(const ThreadCtx& tc, const Launch& l) {
   const CopyRowsOp& a = l.call->get<CopyRowsOp>();
@@ -196,6 +196,7 @@ class CpuBackend final : public Backend {
     caps_.fused_matmul_k = INT64_MAX;
     caps_.fuse_rope = true;
     caps_.fuse_glu = true;  // the same swiglu, in the gate and up call instead of the down projection's
+    caps_.gemma_kernels = true;
     caps_.n_threads = pool_.n_threads();
     caps_.simd = cpu::matmul_isa();
   }

@@ -24,16 +24,16 @@ namespace attn_base {
 #if defined(__x86_64__)
 namespace attn_avx2 {
 void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
-             const int32_t*);
+             const int32_t*, int32_t);
 void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
-            const int32_t*, int32_t);
+            const int32_t*, int32_t, int32_t);
 void one_row_scores(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, int64_t, float, void*);
 }  // namespace attn_avx2
 namespace attn_avx512 {
 void prefill(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
-             const int32_t*);
+             const int32_t*, int32_t);
 void decode(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int32_t, float, void*,
-            const int32_t*, int32_t);
+            const int32_t*, int32_t, int32_t);
 void one_row_scores(const ThreadCtx&, const Tensor&, const Tensor&, const Tensor&, int64_t, float, void*);
 }  // namespace attn_avx512
 #endif
@@ -72,24 +72,26 @@ void one_row_scores(VecIsa isa, const ThreadCtx& tc, const Tensor& dst, const Te
 }
 
 void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
-                       const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* skip) {
+                       const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* skip,
+                       int32_t window) {
 #if defined(__x86_64__)
   const VecIsa isa = g_isa.get();
-  if (isa == VecIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
-  if (isa == VecIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip);
+  if (isa == VecIsa::avx512) return attn_avx512::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip, window);
+  if (isa == VecIsa::avx2) return attn_avx2::prefill(tc, dst, q, k, v, pos0, scale, workspace, skip, window);
 #endif
-  attn_base::prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip);
+  attn_base::prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip, window);
 }
 
 void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                       const Tensor& v, int32_t pos0, float scale, void* workspace, const int32_t* key_ids,
-                      int32_t n_key_ids) {
+                      int32_t n_key_ids, int32_t window) {
 #if defined(__x86_64__)
   const VecIsa isa = g_isa.get();
-  if (isa == VecIsa::avx512) return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
-  if (isa == VecIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
+  if (isa == VecIsa::avx512)
+    return attn_avx512::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids, window);
+  if (isa == VecIsa::avx2) return attn_avx2::decode(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids, window);
 #endif
-  attn_base::decode_impl(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids);
+  attn_base::decode_impl(tc, dst, q, k, v, pos0, scale, workspace, key_ids, n_key_ids, window);
 }
 
 }  // namespace wt::cpu

@@ -27,13 +27,13 @@ namespace wt::cpu::attn_avx512 {
 #undef WT_ATTN_AVX512
 
 void prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
-             int32_t pos0, float scale, void* workspace, const int32_t* skip) {
-  prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip);
+             int32_t pos0, float scale, void* workspace, const int32_t* skip, int32_t window) {
+  prefill_impl(tc, dst, q, k, v, pos0, scale, workspace, skip, window);
 }
 
 void decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, const Tensor& v,
-            int32_t pos0, float scale, void* workspace, const int32_t* ids, int32_t n_ids) {
-  decode_impl(tc, dst, q, k, v, pos0, scale, workspace, ids, n_ids);
+            int32_t pos0, float scale, void* workspace, const int32_t* ids, int32_t n_ids, int32_t window) {
+  decode_impl(tc, dst, q, k, v, pos0, scale, workspace, ids, n_ids, window);
 }
 
 void one_row_scores(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k, int64_t n_vis,

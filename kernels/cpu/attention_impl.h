@@ -68,6 +68,7 @@ struct TileRows {
   const float* q[kMaxRows];  // query vectors
   int64_t pos[kMaxRows];     // their positions (keys 0..pos are visible)
   int64_t n = 0;
+  int64_t window = 0;        // > 0: keys pos - window + 1 .. pos only (a sliding-window layer)
 };
 
 // The online softmax of rows [r_begin, r_end) over the block's nv visible scores (row r's
@@ -300,9 +301,11 @@ constexpr int kScoreRows = 1;
 template <typename VRow>
 static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int64_t hd, float scale, VRow vrow,
                                TileScratch* ts) {
-  auto visible = [&](int64_t r) {  // keys of this block row r may see
+  auto visible = [&](int64_t r) -> int64_t {  // keys of this block row r may see
     const int64_t v = rows.pos[r] - j0 + 1;
-    return v < nb ? v : nb;
+    const int64_t nv = v < nb ? v : nb;
+    // A window that starts past this block's visible keys leaves the row nothing here.
+    return rows.window > 0 && rows.pos[r] - rows.window + 1 >= j0 + nv ? 0 : nv;
   };
   for (int64_t r = 0; r < rows.n;) {
     const int64_t nv = visible(r);
@@ -329,6 +332,15 @@ static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int
       }
       block_scores<1>(rows.q + i, hd, scale, ts, ts->s + i * kBK);
       ++i;
+    }
+    // Keys before a row's window score as nothing: each row has a visible key in this block
+    // (visible()), whose score bounds the max, so theirs come out of the softmax as
+    // fast_exp's floor, exp(-87), which no sum of a term near 1 keeps.
+    if (rows.window > 0) {
+      for (int64_t i = r; i < r_end; ++i) {
+        const int64_t before = rows.pos[i] - rows.window + 1 - j0;
+        for (int64_t j = 0; j < before && j < nv; ++j) ts->s[i * kBK + j] = -1e30f;
+      }
     }
     accumulate_rows(r, r_end, nv, hd, vrow, ts);
     r = r_end;
@@ -586,9 +598,10 @@ static inline void reset_rows(int64_t n_rows, int64_t hd, TileScratch* ts) {
 // One prefill tile: query rows idx[0..n_idx) (ascending) of the query heads of KV head g.
 static inline void prefill_tile(const wt::Tensor& dst, const wt::Tensor& q, const wt::Tensor& k, const wt::Tensor& v,
                                 int64_t g, int64_t group, const int64_t* idx, int64_t n_idx, int32_t pos0,
-                                float scale, TileScratch* ts) {
+                                float scale, TileScratch* ts, int32_t window) {
   const int64_t hd = q.ne[0];
   TileRows rows;
+  rows.window = window;
   for (int64_t t = 0; t < n_idx; ++t) {
     for (int64_t h = 0; h < group; ++h) {
       rows.q[rows.n] = q.row<float>(g * group + h, idx[t]);
@@ -597,7 +610,9 @@ static inline void prefill_tile(const wt::Tensor& dst, const wt::Tensor& q, cons
     }
   }
   reset_rows(rows.n, hd, ts);
-  attend_keys(rows, k, v, g, 0, pos0 + idx[n_idx - 1] + 1, scale, ts);
+  // A window: no key before the first row's is read.
+  const int64_t first = window > 0 && pos0 + idx[0] - window + 1 > 0 ? pos0 + idx[0] - window + 1 : 0;
+  attend_keys(rows, k, v, g, first, pos0 + idx[n_idx - 1] + 1, scale, ts);
   for (int64_t t = 0, r = 0; t < n_idx; ++t) {
     for (int64_t h = 0; h < group; ++h, ++r) {
       float* out = dst.row<float>(g * group + h, idx[t]);
@@ -619,7 +634,7 @@ static inline int64_t tile_positions(int64_t n, int64_t n_head_kv, int64_t group
 
 static void prefill_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
                          const wt::Tensor& k, const wt::Tensor& v, int32_t pos0, float scale,
-                         void* workspace, const int32_t* skip) {
+                         void* workspace, const int32_t* skip, int32_t window) {
   const int64_t hd = q.ne[0], n_head = q.ne[1], n = q.ne[2], n_head_kv = k.ne[1];
   const int64_t group = n_head / n_head_kv;
   TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
@@ -634,7 +649,7 @@ static void prefill_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, co
       const int64_t qb = n_qblocks - 1 - u / n_head_kv;
       const int64_t q0 = qb * bq, q1 = (q0 + bq) < n ? (q0 + bq) : n;
       for (int64_t i = q0; i < q1; ++i) idx[i - q0] = i;
-      prefill_tile(dst, q, k, v, g, group, idx, q1 - q0, pos0, scale, ts);
+      prefill_tile(dst, q, k, v, g, group, idx, q1 - q0, pos0, scale, ts, window);
     }
     return;
   }
@@ -661,7 +676,7 @@ static void prefill_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, co
       if (rank >= q0) idx[n_idx++] = i;
       ++rank;
     }
-    prefill_tile(dst, q, k, v, g, group, idx, n_idx, pos0, scale, ts);
+    prefill_tile(dst, q, k, v, g, group, idx, n_idx, pos0, scale, ts, window);
   }
 }
 
@@ -690,13 +705,15 @@ static inline void merge_partials(const float* p0, int64_t step, int64_t n_chunk
 // one KV head, ceil(4 nth /
 // n_head_kv) chunks of keys per head. Each unit leaves a partial (m, l, acc) per query head,
 // [chunk][head][hd + 2] after the per-worker scratch, merged after a barrier. With ids, the
-// keys are cache rows ids[0..n_ids) instead of 0..pos0.
+// keys are cache rows ids[0..n_ids) instead of 0..pos0; with a window (no ids), the last
+// `window` of those.
 static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, const wt::Tensor& q,
                         const wt::Tensor& k, const wt::Tensor& v, int32_t pos0, float scale,
-                        void* workspace, const int32_t* ids, int32_t n_ids) {
+                        void* workspace, const int32_t* ids, int32_t n_ids, int32_t window) {
   const int64_t hd = q.ne[0], n_head = q.ne[1], n_head_kv = k.ne[1];
   const int64_t group = n_head / n_head_kv;
-  const int64_t n_keys = ids ? n_ids : pos0 + 1;
+  const int64_t lo = !ids && window > 0 && pos0 + 1 > window ? pos0 + 1 - window : 0;  // the first key
+  const int64_t n_keys = ids ? n_ids : pos0 + 1 - lo;
   if (n_keys <= 0) {  // an empty key set: the limit of attending to less and less is 0
     for (int64_t head = tc.ith; head < n_head; head += tc.nth)
       std::memset(dst.row<float>(head, 0), 0, sizeof(float) * static_cast<size_t>(hd));
@@ -716,8 +733,8 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
   const int64_t n_units = n_head_kv / unit_heads * n_chunks;
   for (int64_t u = tc.ith; u < n_units; u += tc.nth) {
     const int64_t g0 = u / n_chunks * unit_heads, c = u % n_chunks;
-    const int64_t ja = c * per_chunk;
-    const int64_t jb = (ja + per_chunk) < n_keys ? (ja + per_chunk) : n_keys;
+    const int64_t ja = lo + c * per_chunk;
+    const int64_t jb = (ja + per_chunk) < lo + n_keys ? (ja + per_chunk) : lo + n_keys;
     TileRows rows;
     for (int64_t head = g0 * group; head < (g0 + unit_heads) * group; ++head) {
       rows.q[rows.n] = q.row<float>(head, 0);  // decode's rows all see every key: no pos

@@ -37,4 +37,9 @@ inline float fast_exp(float x) {
 
 inline float silu(float x) { return x / (1.0f + fast_exp(-x)); }
 
+// gelu's tanh form, 0.5 x (1 + tanh(y)) with y = sqrt(2 / pi) (x + 0.044715 x^3), written as
+// x sigmoid(2y) (the same function) so it is silu's steps on another argument.
+inline constexpr float kGelu2SqrtHalfPi = 1.5957691216057308f;  // 2 sqrt(2 / pi)
+inline float gelu_tanh(float x) { return x / (1.0f + fast_exp(-kGelu2SqrtHalfPi * (x + 0.044715f * x * x * x))); }
+
 }  // namespace wt::cpu

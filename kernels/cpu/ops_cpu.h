@@ -13,7 +13,7 @@
 namespace wt::cpu {
 
 // dst[n, d] f32 = rows ids[0..n) of table [n_vocab, d].
-void embed(const ThreadCtx& tc, const Tensor& dst, const Tensor& table, const int32_t* ids);
+void embed(const ThreadCtx& tc, const Tensor& dst, const Tensor& table, const int32_t* ids, float scale = 1.0f);
 
 // dst[n, d] = x[n, d] / sqrt(mean(x^2) + eps) * w[d]. dst may alias x.
 // res non-empty: x += res first (RmsnormOp's residual; dst may alias res).
@@ -40,15 +40,18 @@ void rope(const ThreadCtx& tc, const Tensor& x, const Tensor& x2, const int32_t*
 // 0..pos0 + r. workspace: attention_workspace_bytes().
 // skip (optional, [n]): rows flagged nonzero get a zero output and cost nothing (Token
 // Filtering); the other rows get exactly the bits they would get without skip.
+// window > 0: row r sees only its last `window` keys, pos0 + r - window + 1 .. pos0 + r
+// (a sliding-window layer's).
 void attention_prefill(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                        const Tensor& v, int32_t pos0, float scale, void* workspace,
-                       const int32_t* skip = nullptr);
+                       const int32_t* skip = nullptr, int32_t window = 0);
 // One query row (n = 1) at position pos0; splits keys across workers and merges.
 // key_ids (optional): attend only cache rows key_ids[0..n_key_ids) (ascending; SlimInfer's
 // active blocks) instead of 0..pos0, which is then ignored. No keys at all gives 0.
+// window > 0 (without key_ids): keys pos0 - window + 1 .. pos0 only.
 void attention_decode(const ThreadCtx& tc, const Tensor& dst, const Tensor& q, const Tensor& k,
                       const Tensor& v, int32_t pos0, float scale, void* workspace,
-                      const int32_t* key_ids = nullptr, int32_t n_key_ids = 0);
+                      const int32_t* key_ids = nullptr, int32_t n_key_ids = 0, int32_t window = 0);
 size_t attention_workspace_bytes(int64_t head_dim, int64_t n_head, int64_t n_head_kv, int n_threads);
 // Tests: run attention on "base", "avx2" or "avx512" (false if unknown or not on this CPU);
 // nullptr restores the run-time choice.
@@ -57,8 +60,8 @@ bool set_attention_isa_for_testing(const char* name);
 // kv_to_f32: integer steps on x86, fcvtl on aarch64), n values.
 void attention_base_f16_to_f32_for_testing(const uint16_t* src, float* dst, int64_t n);
 
-// dst[n, f] = silu(gate) * up. dst may alias gate.
-void swiglu(const ThreadCtx& tc, const Tensor& dst, const Tensor& gate, const Tensor& up);
+// dst[n, f] = silu(gate) * up (gelu: gelu(gate) * up, gelu's tanh form). dst may alias gate.
+void swiglu(const ThreadCtx& tc, const Tensor& dst, const Tensor& gate, const Tensor& up, bool gelu = false);
 
 // dst rows [row0, row0 + n) = src rows [0, n) (f32); dst f32 or f16 (rounded to nearest even).
 void copy_rows(const ThreadCtx& tc, const Tensor& dst, const Tensor& src, int64_t row0);

@@ -22,10 +22,28 @@ int64_t rows16(const float* g, const float* u, float* out, int64_t n);  // swigl
 }  // namespace swiglu_avx512
 #endif
 
-void swiglu(const ThreadCtx& tc, const Tensor& dst, const Tensor& gate, const Tensor& up) {
+void swiglu(const ThreadCtx& tc, const Tensor& dst, const Tensor& gate, const Tensor& up, bool gelu) {
   const int64_t f = gate.ne[0];
   int64_t begin, end;
   tc.split(gate.n_rows(), &begin, &end);
+  if (gelu) {  // Gemma 3's feed-forward: 4 lanes, fast_exp's bits lane by lane
+    for (int64_t r = begin; r < end; ++r) {
+      const float* g = gate.row<float>(r);
+      const float* u = up.row<float>(r);
+      float* out = dst.row<float>(r);
+      int64_t i = 0;
+      for (; i + 4 <= f; i += 4) {
+        V4 gv, uv;
+        std::memcpy(&gv, g + i, sizeof gv);
+        std::memcpy(&uv, u + i, sizeof uv);
+        const V4 y = kGelu2SqrtHalfPi * (gv + 0.044715f * gv * gv * gv);
+        const V4 s = gv / (1.0f + vec_exp<V4, I4>(-y)) * uv;
+        std::memcpy(out + i, &s, sizeof s);
+      }
+      for (; i < f; ++i) out[i] = gelu_tanh(g[i]) * u[i];
+    }
+    return;
+  }
 #if defined(__x86_64__)
   const bool wide = best_vector_isa() == VecIsa::avx512;
 #endif

@@ -48,7 +48,8 @@ Status make_model(std::shared_ptr<GgufFile> file, const LoadOptions& options, st
   if (device) WT_TRY(ModelDevice::place(std::move(device), m->model.get()));
   WT_TRY(Tokenizer::create(m->model->vocab, &m->tokenizer));
   const wt::Vocab& v = m->model->vocab;
-  m->chat_status = parse_chat_template(v.chat_template, v.eos >= 0 ? v.tokens[v.eos] : std::string(), &m->chat);
+  m->chat_status = parse_chat_template(v.chat_template, v.bos >= 0 ? v.tokens[v.bos] : std::string(),
+                                       v.eos >= 0 ? v.tokens[v.eos] : std::string(), &m->chat);
   *out = std::move(m);
   return Status::ok();
 }

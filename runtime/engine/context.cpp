@@ -68,6 +68,8 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
     WT_TRY(create_cpu_backend(bo, &ctx->own_backend_));
     ctx->backend_ = ctx->own_backend_.get();
   }
+  WT_TRY(check_sliding_window(hp, ctx->policy_ != nullptr, options.kv_device_blocks > 0,
+                              ctx->backend_->caps().gemma_kernels, ctx->backend_->caps().name));
   // A policy that scores blocks by their key bounds needs the two ops on the backend (every
   // backend has them today): refused here, never at the first decode step.
   if (ctx->policy_ && ctx->policy_->key_bounds_block() > 0)
@@ -201,6 +203,8 @@ Status Context::allocate() {
   rope_divisors_ = v.rope_divisors;
   rope_freqs_ = v.rope_freqs;
   rope_angles_ = v.rope_angles;
+  rope_freqs_swa_ = v.rope_freqs_swa;
+  rope_angles_swa_ = v.rope_angles_swa;
   row_tmp_ = v.row_tmp;
   tok_tmp_ = v.tok_tmp;
   kv_pos_ = v.kv_pos;
@@ -233,6 +237,11 @@ Status Context::allocate() {
   }
   // The divisors are read here, once: a decode step makes its angles from these on the host.
   rope_freqs(rope_op(Tensor{}, Tensor{}, nullptr, hp, rope_divisors_), rope_freqs_);
+  hp_swa_ = hp;
+  hp_swa_.rope_theta = hp.rope_theta_swa;
+  hp_swa_.rope_scaling = RopeScaling::none;
+  hp_swa_.rope_factor = 1.0f;
+  if (rope_freqs_swa_) rope_freqs(rope_op(Tensor{}, Tensor{}, nullptr, hp_swa_, nullptr), rope_freqs_swa_);
   attn_scale_ = attention_scale(hp);
   return Status::ok();
 }

@@ -309,6 +309,11 @@ class Context {
   double* rope_freqs_ = nullptr;  // [n_rot/2] rope_freqs() of the model's rope, made at allocation
   float attn_scale_ = 0;          // attention_scale(): q.k's softmax scale, YaRN's factor in it
   float* rope_angles_ = nullptr;  // [n_rot] a one-row pass's angles (RopeOp::angles)
+  // Sliding-window layers' rope (gemma3): the model's hparams with their base and no
+  // scaling, and the same two tables for it (null without such layers).
+  Hparams hp_swa_;
+  double* rope_freqs_swa_ = nullptr;
+  float* rope_angles_swa_ = nullptr;
   int32_t n_ctx_ = 0;
   int32_t n_past_ = 0;
   int32_t n_logit_rows_ = 0;  // rows the logits buffer holds

@@ -231,6 +231,10 @@ ArenaBytes lay_out_arena(const ArenaInputs& in, ArenaBases bases, ArenaViews* vi
   // them where the host wrote them.
   v.rope_freqs = h.take_n<double>(static_cast<size_t>(hp.n_rot / 2 + 1));
   v.rope_angles = h.take_n<float>(static_cast<size_t>(hp.n_rot + 1));
+  if (hp.swa_window > 0) {
+    v.rope_freqs_swa = h.take_n<double>(static_cast<size_t>(hp.n_rot / 2 + 1));
+    v.rope_angles_swa = h.take_n<float>(static_cast<size_t>(hp.n_rot + 1));
+  }
   // Pruning state: sized for n_ctx so no pass allocates.
   v.row_tmp = h.take_n<int32_t>(n_sz);
   v.tok_tmp = h.take_n<int32_t>(n_sz);
@@ -318,6 +322,20 @@ uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {
   size_t head = 0;
   dtype_row_bytes(kv_type, hp.head_dim, &head);
   return 2 * static_cast<uint64_t>(head) * static_cast<uint64_t>(hp.n_head_kv);
+}
+
+Status check_sliding_window(const Hparams& hp, bool pruned, bool paged, bool gemma_kernels, const char* backend) {
+  if (hp.swa_window <= 0 && !hp.gelu && hp.embed_scale == 1.0f) return Status::ok();
+  if (!gemma_kernels)
+    return error(WT_ERR_UNSUPPORTED, "the " + std::string(backend) +
+                                         " backend has no sliding-window attention, gelu or embedding scale yet "
+                                         "(Gemma 3 runs on the CPU backend)");
+  if (pruned && hp.swa_window > 0)
+    return error(WT_ERR_UNSUPPORTED, "token pruning with sliding-window layers (Gemma 3) is not supported yet: "
+                                     "use method full");
+  if (paged && hp.swa_window > 0)
+    return error(WT_ERR_UNSUPPORTED, "the KV pager with sliding-window layers (Gemma 3) is not supported yet");
+  return Status::ok();
 }
 
 Status check_kv_type(const Hparams& hp, DType kv_type, uint64_t kv_types, const char* backend) {

@@ -145,6 +145,8 @@ struct ArenaViews {
   float* rope_divisors = nullptr; // [n_rot/2 + 1]
   double* rope_freqs = nullptr;   // [n_rot/2] rope_freqs(): made once, read by the host
   float* rope_angles = nullptr;   // [n_rot] a one-row pass's RopeOp::angles, made once per pass
+  double* rope_freqs_swa = nullptr;  // the same two for sliding-window layers' rope (gemma3), else null
+  float* rope_angles_swa = nullptr;
   int32_t* row_tmp = nullptr;     // [n_ctx]
   int32_t* tok_tmp = nullptr;     // [n_ctx]
   int32_t* kv_pos = nullptr;      // [n_layer][n_head_kv][the layer's kv_rows (n_ctx without)]
@@ -217,5 +219,11 @@ Tensor key_bounds_tensor(const Hparams& hp, uint16_t* base, int32_t layer, int64
 // BackendCaps::kv_types, of the backend named `backend`; the pager moves blocks of any type
 // as bytes). The one check of wt_context_create and the planner.
 Status check_kv_type(const Hparams& hp, DType kv_type, uint64_t kv_types, const char* backend);
+
+// Whether a context of a model with sliding-window layers (gemma3) can be made: they keep
+// every row of their KV and read it by position, so no pruning method and no pager, and
+// only a backend with the kernels they need (`gemma_kernels`: the CPU). The one check of
+// wt_context_create and the planner; WT_ERR_UNSUPPORTED naming what is refused.
+Status check_sliding_window(const Hparams& hp, bool pruned, bool paged, bool gemma_kernels, const char* backend);
 
 }  // namespace wt

@@ -79,6 +79,11 @@ uint64_t model_fingerprint(const Model& m) {
   // YaRN's own parameters only under YaRN: the other scalings' states keep their fingerprint.
   if (hp.rope_scaling == RopeScaling::yarn)
     for (float v : {hp.yarn_beta_fast, hp.yarn_beta_slow, hp.yarn_attn_factor}) hash_value(h, v);
+  // Sliding windows (gemma3) likewise only where there are any.
+  if (hp.swa_window > 0) {
+    for (int32_t v : {hp.swa_window, hp.swa_pattern, hp.attn_scale_dim}) hash_value(h, v);
+    hash_value(h, hp.rope_theta_swa);
+  }
   for (const Tensor* t : {&m.tok_embd, &m.output_norm, &m.output, &m.rope_freqs}) hash_tensor(h, *t);
   for (const LayerWeights& lw : m.layers) {
     for (const Tensor* t : {&lw.attn_norm, &lw.wq, &lw.wk, &lw.wv, &lw.bq, &lw.bk, &lw.bv, &lw.wo, &lw.ffn_norm,
@@ -88,6 +93,8 @@ uint64_t model_fingerprint(const Model& m) {
     // the fingerprint they were saved with.
     if (!lw.q_norm.empty())
       for (const Tensor* t : {&lw.q_norm, &lw.k_norm}) hash_tensor(h, *t);
+    if (!lw.attn_post_norm.empty())  // gemma3's
+      for (const Tensor* t : {&lw.attn_post_norm, &lw.ffn_post_norm}) hash_tensor(h, *t);
   }
   return h.value();
 }

@@ -80,10 +80,13 @@ Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor&
                        const LayerKeys& keys, const Decision& d, int32_t row0) {
   if (pass.decoder && attended_) record_attended(l, d, keys.kv0 + static_cast<int32_t>(q.ne[2]));
   const float scale = attn_scale_;
+  // A sliding-window layer (gemma3): cache rows are positions here, since contexts of such
+  // models neither prune nor page (Context::init refuses them).
+  const int32_t window = layer_is_swa(model_.hp, l) ? model_.hp.swa_window : 0;
   if (!keys.paged_step)
     return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0 + row0, .scale = scale,
                           .skip_rows = d.skip_rows ? d.skip_rows + row0 : nullptr, .key_rows = d.attend_rows,
-                          .n_key_rows = d.n_attend_rows});
+                          .n_key_rows = d.n_attend_rows, .window = window});
   // Paged attention (a decode step, row0 0): the keys are device-pool rows slot * B + offset,
   // in logical order.
   if (row0 != 0) return error(WT_ERR_INTERNAL, "a paged decode step's row is its pass's first");

@@ -1,6 +1,9 @@
-// The forward pass of the llama family (llama, qwen2, qwen3, smollm3: qwen2 adds Q/K/V biases
-// and uses neox rope, qwen3 RMS-norms each query and key head before neox rope, smollm3
-// leaves every fourth layer without rope; all of it is data in Hparams/LayerWeights). Reads
+// The forward pass of the llama family (llama, qwen2, qwen3, smollm3, gemma3: qwen2 adds Q/K/V
+// biases and uses neox rope, qwen3 RMS-norms each query and key head before neox rope, smollm3
+// leaves every fourth layer without rope, gemma3 adds qwen3's head norms, scales the
+// embeddings, RMS-norms each block's output before the residual add, gates with gelu and
+// attends through a sliding window in five of every six layers; all of it is data in
+// Hparams/LayerWeights). Reads
 // top to bottom like llama2.c: every op runs on the backend over views of the context's arena. Where the KV lives (the
 // cache or the pager's blocks) and what a pruning policy decides are the helpers of
 // forward_kv.cpp, one call each; shapes are written outermost first, [rows, n_head,
@@ -70,7 +73,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   Tensor x = first_rows(act_.x, n);    // [rows, n_embd] the residual stream
   const Tensor xn = act_.xn;           // [slice rows, n_embd] a block's normed input, then its output
 
-  WT_TRY(run.embed(x, model_.tok_embd, token_ids_));
+  WT_TRY(run.embed(x, model_.tok_embd, token_ids_, hp.embed_scale));
   // A block's output is added into the residual stream by the norm that reads the sum
   // (RmsnormOp's residual): one op instead of add + rmsnorm. `pending`: x still lacks the
   // last feed-forward output, which waits in xn for the next norm.
@@ -80,9 +83,13 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // inside the gate and up matmul (fuse_glu) or the down projection, and the output
   // projections add into x themselves (nothing is pending). Rope's pairs need an even
   // head_dim; a backend may keep rope apart.
-  const bool fuse = n == 1 && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
-  // qwen3's per-head norms come between the projections and rope: rope cannot join them.
-  const bool qk_norm = hp.arch == Arch::qwen3;
+  // gemma3 norms each block's output before the residual add: its output projections cannot
+  // add into x themselves, so it runs the unfused ops.
+  const bool post_norms = hp.arch == Arch::gemma3;
+  const bool fuse = n == 1 && !post_norms && run.fuses(std::max({hp.n_embd, hp.n_head * hp.head_dim, hp.n_ff}));
+  // qwen3's and gemma3's per-head norms come between the projections and rope: rope cannot
+  // join them.
+  const bool qk_norm = hp.arch == Arch::qwen3 || hp.arch == Arch::gemma3;
   const bool fuse_rope = fuse && run.fuses_rope() && hp.head_dim % 2 == 0 && !qk_norm;
   // Rows appended to a resident f32 cache are the K and V matmul's own outputs (rope rotates
   // the keys there): no copy into the cache after them (append_kv sees they are in place).
@@ -90,9 +97,15 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   // One row: its rope angles made here once for every layer (RopeOp::angles), not by each
   // layer's kernel (on a GPU, per warp, in double).
   const float* angles = nullptr;
+  const float* angles_swa = nullptr;  // the sliding-window layers' (gemma3)
   if (n == 1) {
     rope_angles(rope_op(Tensor{}, Tensor{}, nullptr, hp, rope_divisors_), rope_freqs_, positions_[0], rope_angles_);
     angles = rope_angles_;
+    if (rope_freqs_swa_) {
+      rope_angles(rope_op(Tensor{}, Tensor{}, nullptr, hp_swa_, nullptr), rope_freqs_swa_, positions_[0],
+                  rope_angles_swa_);
+      angles_swa = rope_angles_swa_;
+    }
   }
   // A pass longer than a slice (act_.xn's rows, slice_rows()) runs each layer in slices: a
   // pruned prompt's and a paged one's pass holds x, k and v for all its rows, the rest for one
@@ -103,6 +116,11 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
   for (int32_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& w = model_.layers[static_cast<size_t>(l)];
     const bool rope_here = layer_has_rope(hp, l);  // smollm3: not every fourth layer
+    // The rope of this layer: a sliding-window layer's base and no scaling (gemma3).
+    const bool swa = layer_is_swa(hp, l);
+    const Hparams& hp_rope = swa ? hp_swa_ : hp;
+    const float* divisors = swa ? nullptr : rope_divisors_;
+    const float* layer_angles = swa ? angles_swa : angles;
     // qwen3: each head of the queries q and keys k ([rows, heads, head_dim], either may be
     // empty) RMS-normed in place, one row per head.
     const auto norm_heads = [&](const Tensor& q, const Tensor& k) -> Status {
@@ -136,7 +154,8 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       WT_TRY(run.linears(count, dst + first, xns, wts + first, bias + first));
       WT_TRY(norm_heads(with_q ? qs : Tensor{}, with_kv ? ks : Tensor{}));
       if (!rope_here) return Status::ok();
-      return run.rope(with_q ? qs : ks, with_q && with_kv ? ks : Tensor{}, positions_ + r0, hp, rope_divisors_, angles);
+      return run.rope(with_q ? qs : ks, with_q && with_kv ? ks : Tensor{}, positions_ + r0, hp_rope, divisors,
+                      layer_angles);
     };
 
     // Attention block: first every slice's keys and values (attention and the policy read
@@ -146,10 +165,11 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
       const Tensor dst[3] = {flatten_heads(q), flatten_heads(k), flatten_heads(v)};
       const Tensor wts[3] = {w.wq, w.wk, w.wv};
       const Tensor bias[3] = {w.bq, w.bk, w.bv};
-      const RopeOp rope = fuse_rope && rope_here ? rope_op(q, k, positions_, hp, rope_divisors_, angles) : RopeOp{};
+      const RopeOp rope =
+          fuse_rope && rope_here ? rope_op(q, k, positions_, hp_rope, divisors, layer_angles) : RopeOp{};
       WT_TRY(run.linears(3, dst, x, wts, bias, {.norm = w.attn_norm, .eps = hp.rms_eps, .rope = rope}));
       WT_TRY(norm_heads(q, k));
-      if (!fuse_rope && rope_here) WT_TRY(run.rope(q, k, positions_, hp, rope_divisors_, angles));
+      if (!fuse_rope && rope_here) WT_TRY(run.rope(q, k, positions_, hp_rope, divisors, layer_angles));
     } else {
       for (int32_t i = 0; i < sl.n; ++i) WT_TRY(project(i, i == last, true));
     }
@@ -179,6 +199,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
         WT_TRY(run.linear(x, flatten_heads(attn), w.wo, Tensor{}, {.accumulate = true}));
       } else {
         WT_TRY(run.linear(xns, flatten_heads(attn), w.wo, Tensor{}));
+        if (post_norms) WT_TRY(run.rmsnorm(xns, xns, w.attn_post_norm, hp.rms_eps));
       }
       WT_TRY(feed_forward(run, w, xs, xns, fuse, sl.n > 1));
     }
@@ -244,8 +265,9 @@ Status Context::feed_forward(OpRunner& run, const LayerWeights& w, const Tensor&
     const Tensor dst[2] = {gate, up};
     WT_TRY(run.rmsnorm(xns, xs, w.ffn_norm, hp.rms_eps, xns));
     WT_TRY(run.linears(2, dst, xns, wts, bias));
-    WT_TRY(run.swiglu(gate, gate, up));
+    WT_TRY(run.swiglu(gate, gate, up, hp.gelu));
     WT_TRY(run.linear(xns, gate, w.w_down, Tensor{}));
+    if (!w.ffn_post_norm.empty()) WT_TRY(run.rmsnorm(xns, xns, w.ffn_post_norm, hp.rms_eps));
     if (add_out) WT_TRY(run.add(xs, xs, xns));
   }
   return Status::ok();

@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "backends/weight_types.h"
+#include "context_layout.h"
 #include "runtime/model/gguf.h"
 
 namespace wt {
@@ -74,6 +75,7 @@ Status collect(Model& m, std::vector<WeightRef>* out) {
         {"attn_q.bias", &w.bq},      {"attn_k.bias", &w.bk},  {"attn_v.bias", &w.bv}, {"attn_output", &w.wo},
         {"attn_q_norm", &w.q_norm},  {"attn_k_norm", &w.k_norm},
         {"ffn_norm", &w.ffn_norm},   {"ffn_gate", &w.w_gate}, {"ffn_up", &w.w_up},   {"ffn_down", &w.w_down},
+        {"post_attention_norm", &w.attn_post_norm}, {"post_ffw_norm", &w.ffn_post_norm},
     };
     for (const auto& [name, t] : named) WT_TRY(add(p + name, *t));
   }
@@ -132,6 +134,8 @@ Status ModelDevice::place(std::unique_ptr<Backend> backend, Model* model) {
   Backend& b = *dev->backend_;
   const BackendCaps& caps = b.caps();
   const size_t chunk_cap = caps.max_buffer_bytes > 0 ? caps.max_buffer_bytes : size_t{1} << 30;
+  // A model no context could run here is refused at load, not at wt_context_create.
+  WT_TRY(check_sliding_window(model->hp, false, false, caps.gemma_kernels, caps.name));
 
   std::vector<WeightRef> weights;
   WT_TRY(collect(*model, &weights));

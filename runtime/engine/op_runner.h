@@ -76,8 +76,8 @@ class OpRunner {
 
   Status launch(const OpCall& call) { return b_.launch(call); }
 
-  Status embed(const Tensor& dst, const Tensor& table, const int32_t* ids) {
-    return b_.launch(EmbedOp{.dst = dst, .table = table, .ids = ids});
+  Status embed(const Tensor& dst, const Tensor& table, const int32_t* ids, float scale = 1.0f) {
+    return b_.launch(EmbedOp{.dst = dst, .table = table, .ids = ids, .scale = scale});
   }
   // residual non-empty: x += residual first (RmsnormOp), dst may be the residual.
   Status rmsnorm(const Tensor& dst, const Tensor& x, const Tensor& w, float eps, const Tensor& residual = Tensor{}) {
@@ -149,18 +149,22 @@ class OpRunner {
     const int32_t* skip_rows = nullptr;  // [rows] or null
     const int32_t* key_rows = nullptr;   // one row: the key rows it attends, or null (0..pos0)
     int32_t n_key_rows = 0;
+    int32_t window = 0;                  // > 0: each row's last `window` keys only (no key_rows)
   };
   Status attention(const Attention& a) {
     const bool one_row = a.q.ne[2] == 1;
     const int32_t* skip = one_row && a.skip_rows && a.skip_rows[0] == 0 ? nullptr : a.skip_rows;
     if (one_row && !skip)
       return b_.launch(AttentionDecodeOp{.dst = a.dst, .q = a.q, .k = a.k, .v = a.v, .pos0 = a.pos0,
-                                         .scale = a.scale, .key_rows = a.key_rows, .n_key_rows = a.n_key_rows});
+                                         .scale = a.scale, .key_rows = a.key_rows, .n_key_rows = a.n_key_rows,
+                                         .window = a.window});
     return b_.launch(AttentionPrefillOp{.dst = a.dst, .q = a.q, .k = a.k, .v = a.v, .pos0 = a.pos0,
-                                        .scale = a.scale, .skip_rows = skip, .f32_inputs = f32_activations_});
+                                        .scale = a.scale, .skip_rows = skip, .f32_inputs = f32_activations_,
+                                        .window = a.window});
   }
-  Status swiglu(const Tensor& dst, const Tensor& gate, const Tensor& up) {
-    return b_.launch(SwigluOp{.dst = dst, .gate = gate, .up = up});
+  // gelu: gelu(gate) * up (Gemma 3) instead of silu(gate) * up.
+  Status swiglu(const Tensor& dst, const Tensor& gate, const Tensor& up, bool gelu = false) {
+    return b_.launch(SwigluOp{.dst = dst, .gate = gate, .up = up, .gelu = gelu});
   }
   // dst rows = src rows ids (per_head: ids[h * n_sel + r] per head h).
   Status gather_rows(const Tensor& dst, const Tensor& src, const int32_t* ids, int32_t n_ids, bool per_head) {

@@ -89,9 +89,13 @@ std::string jinja_trim(const std::string& s) {
   return s.substr(begin, end - begin);
 }
 
-Status parse_chat_template(const std::string& jinja, const std::string& eos_token, ChatTemplate* out) {
+Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
+                           ChatTemplate* out) {
   if (jinja.empty()) return error(WT_ERR_UNSUPPORTED, "the model has no chat template (tokenizer.chat_template)");
   out->eos_token = eos_token;
+  out->bos_token = bos_token;
+  out->system_prefix = false;
+  out->system_sep.clear();
   if (jinja.find("<|im_start|>") != std::string::npos) {
     out->format = ChatFormat::chatml;
     out->default_system = chatml_default_system(jinja);
@@ -102,6 +106,20 @@ Status parse_chat_template(const std::string& jinja, const std::string& eos_toke
     out->format = ChatFormat::llama3;
     out->default_system.clear();
     out->tool_responses = false;
+    return Status::ok();
+  }
+  // Gemma: bos_token, then "<start_of_turn>" + role ("model" for the assistant) + "\n" +
+  // content|trim + "<end_of_turn>\n" per turn. Gemma 3's puts a system message in front of
+  // the first user turn's content, followed by a literal it names.
+  if (jinja.find("<start_of_turn>") != std::string::npos) {
+    out->format = ChatFormat::gemma;
+    out->default_system.clear();
+    out->tool_responses = false;
+    const std::string set = "first_user_prefix = messages[0]['content'] + ";
+    const size_t at = jinja.find(set);
+    if (at != std::string::npos && at + set.size() < jinja.size() &&
+        (jinja[at + set.size()] == '\'' || jinja[at + set.size()] == '"'))
+      out->system_prefix = jinja_literal(jinja, at + set.size(), &out->system_sep);
     return Status::ok();
   }
   // Zephyr (TinyLlama-Chat, zephyr-7b): "<|role|>\n" + content + eos_token + "\n". Phi-3
@@ -115,8 +133,8 @@ Status parse_chat_template(const std::string& jinja, const std::string& eos_toke
     out->tool_responses = false;
     return Status::ok();
   }
-  return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3, Zephyr); it begins: " +
-                                       jinja.substr(0, 80));
+  return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3, Zephyr, Gemma); it "
+                                   "begins: " + jinja.substr(0, 80));
 }
 
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
@@ -156,6 +174,25 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
       // The template writes it inside its loop (`loop.last`): nothing for no messages.
       if (add_assistant && !messages.empty()) s += "<|assistant|>\n";
       break;
+    case ChatFormat::gemma: {
+      const bool system = !messages.empty() && messages[0].role == "system";
+      if (system && !tmpl.system_prefix)
+        return error(WT_ERR_UNSUPPORTED, "this model's chat template has no system role");
+      s += tmpl.bos_token;
+      for (size_t i = system ? 1 : 0, turn = 0; i < messages.size(); ++i, ++turn) {
+        const ChatMessage& m = messages[i];
+        // The template's own test: user turns at even places, any other role at odd ones
+        // (which it writes under its own name, "model" for the assistant).
+        if ((m.role == "user") != (turn % 2 == 0))
+          return error(WT_ERR_INVALID_ARGUMENT, "this model's chat template needs roles that alternate user, "
+                                                "assistant, ... after an optional first system message");
+        s += "<start_of_turn>" + (m.role == "assistant" ? std::string("model") : m.role) + "\n";
+        if (turn == 0 && system) s += messages[0].content + tmpl.system_sep;
+        s += jinja_trim(m.content) + "<end_of_turn>\n";
+      }
+      if (add_assistant) s += "<start_of_turn>model\n";
+      break;
+    }
   }
   *out = std::move(s);
   return Status::ok();

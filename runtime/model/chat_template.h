@@ -10,7 +10,7 @@
 
 namespace wt {
 
-enum class ChatFormat { chatml, llama3, zephyr };
+enum class ChatFormat { chatml, llama3, zephyr, gemma };
 
 struct ChatMessage {
   std::string role;
@@ -24,20 +24,29 @@ struct ChatTemplate {
   // template) instead of a turn of role "tool" each (SmolLM2's and plain ChatML's).
   bool tool_responses = false;
   std::string eos_token;  // Zephyr ends every turn with the model's EOS text ("</s>")
+  std::string bos_token;  // Gemma's template opens with the model's BOS text ("<bos>")
+  // Gemma 3: a system message becomes the first user turn's prefix, its content then this
+  // (the template's literal, "\n\n"); Gemma 1 and 2 have no system role (system_sep unset).
+  bool system_prefix = false;
+  std::string system_sep;
 };
 
-// Recognises a GGUF chat template; eos_token is the text of the model's EOS token (what
-// the template's `eos_token` renders as). WT_ERR_UNSUPPORTED (naming what was found)
-// otherwise, and for a Zephyr template when the model has no EOS token.
-Status parse_chat_template(const std::string& jinja, const std::string& eos_token, ChatTemplate* out);
+// Recognises a GGUF chat template; bos_token and eos_token are the texts of the model's BOS
+// and EOS tokens (what the template's `bos_token` and `eos_token` render as; "" where it has
+// none). WT_ERR_UNSUPPORTED (naming what was found) otherwise, and for a Zephyr template when
+// the model has no EOS token.
+Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
+                           ChatTemplate* out);
 
 // Jinja's `trim` filter (Python's str.strip): whitespace as str.isspace has it, ASCII and the
 // Unicode spaces, from both ends of UTF-8 text. Llama 3's template trims every content.
 std::string jinja_trim(const std::string& s);
 
-// WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and tool;
-// WT_ERR_UNSUPPORTED: a tool message for a template that has no place for it (Zephyr's
-// would drop it without a word).
+// WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and tool; for Gemma,
+// a user message at an odd place or another role at an even one, counting after an
+// optional first system message (its template raises then); WT_ERR_UNSUPPORTED: a tool
+// message for Zephyr (its template would drop it without a word), a system message for
+// Gemma 1 and 2 (theirs raise).
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
                            bool add_assistant, std::string* out);
 

@@ -15,10 +15,10 @@ namespace wt {
 class GgufFile;
 class ModelDevice;  // runtime/engine/model_device.h
 
-enum class Arch { llama, qwen2, qwen3, smollm3 };
+enum class Arch { llama, qwen2, qwen3, smollm3, gemma3 };
 // norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama and smollm3 (Q/K permuted by
 // the converter).
-// neox: rotate (x[i], x[i + n_rot/2]) — qwen2, qwen3.
+// neox: rotate (x[i], x[i + n_rot/2]) — qwen2, qwen3, gemma3.
 enum class RopeType { norm, neox };
 enum class RopeScaling { none, linear, llama3, yarn };
 
@@ -45,6 +45,15 @@ struct Hparams {
   float yarn_beta_fast = 32.0f;        // yarn: pairs turning more often than this keep their frequency
   float yarn_beta_slow = 1.0f;         // yarn: pairs turning less often are divided by the factor
   float yarn_attn_factor = 1.0f;       // yarn: the file's extra factor on cos and sin
+  // gemma3: sliding-window layers attend their last swa_window keys (their own included);
+  // layer l is global when (l + 1) % swa_pattern == 0. Sliding layers rope with base
+  // rope_theta_swa and no scaling.
+  int32_t swa_window = 0;              // 0: every layer global
+  int32_t swa_pattern = 0;
+  float rope_theta_swa = 10000.0f;
+  float embed_scale = 1.0f;            // the embedding rows times this (gemma3: sqrt(n_embd))
+  int32_t attn_scale_dim = 0;          // > 0: softmax scale 1/sqrt(this), not of head_dim (Gemma 3 27B)
+  bool gelu = false;                   // the feed-forward gate's activation: gelu (tanh form), not silu
 };
 
 // Optional tensors (biases, a separate output matrix) have data == nullptr when absent.
@@ -57,10 +66,12 @@ struct LayerWeights {
   Tensor q_norm;     // [head_dim] f32, qwen3 only: each query head RMS-normed before rope
   Tensor k_norm;     // [head_dim] f32, qwen3 only: each key head likewise
   Tensor wo;         // [n_head * head_dim, n_embd]
+  Tensor attn_post_norm;  // [n_embd] f32, gemma3 only: the attention output RMS-normed before the residual add
   Tensor ffn_norm;   // [n_embd] f32
   Tensor w_gate;     // [n_ff, n_embd]
   Tensor w_up;       // [n_ff, n_embd]
   Tensor w_down;     // [n_embd, n_ff]
+  Tensor ffn_post_norm;  // [n_embd] f32, gemma3 only: the feed-forward output likewise
 };
 
 struct Model {
@@ -96,6 +107,10 @@ struct RopeOverride {
 
 // Whether layer l rotates its queries and keys (smollm3 leaves every fourth without rope).
 inline bool layer_has_rope(const Hparams& hp, int32_t l) { return hp.no_rope_step <= 0 || (l + 1) % hp.no_rope_step != 0; }
+// Whether layer l attends through a sliding window (gemma3: five of every six layers).
+inline bool layer_is_swa(const Hparams& hp, int32_t l) {
+  return hp.swa_window > 0 && (hp.swa_pattern <= 0 || (l + 1) % hp.swa_pattern != 0);
+}
 
 struct LoadOptions {
   bool (*progress)(float, void*) = nullptr;

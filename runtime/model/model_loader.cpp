@@ -92,9 +92,13 @@ class Loader {
       hp.arch = Arch::smollm3;
       hp.rope_type = RopeType::norm;
       hp.no_rope_step = 4;
+    } else if (arch == "gemma3") {
+      hp.arch = Arch::gemma3;
+      hp.rope_type = RopeType::neox;
+      hp.gelu = true;
     } else {
-      return model_error(WT_ERR_UNSUPPORTED,
-                         "unsupported architecture " + gguf_quoted(arch) + " (supported: llama, qwen2, qwen3, smollm3)");
+      return model_error(WT_ERR_UNSUPPORTED, "unsupported architecture " + gguf_quoted(arch) +
+                                                 " (supported: llama, qwen2, qwen3, smollm3, gemma3)");
     }
     m_.arch_name = std::string(arch);
     std::string_view name;
@@ -137,6 +141,27 @@ class Loader {
     WT_TRY(get_positive_f32(key("attention.layer_norm_rms_epsilon"), &hp.rms_eps, true));
     hp.rope_theta = 10000.0f;
     WT_TRY(get_positive_f32(key("rope.freq_base"), &hp.rope_theta, false));
+    if (hp.arch == Arch::gemma3) WT_TRY(load_gemma3());
+    return Status::ok();
+  }
+
+  // Gemma 3 as HF's Gemma3TextModel computes it and llama.cpp reads its GGUF: the window
+  // from the file, every sixth layer global (llama.cpp's fixed pattern; a file that names
+  // another is read), local layers on rope base 10000 unscaled, embeddings times
+  // sqrt(n_embd), and query_pre_attn_scalar, which GGUF does not carry, as llama.cpp takes
+  // it: n_embd / n_head for the 27B (62 layers), head_dim otherwise.
+  Status load_gemma3() {
+    Hparams& hp = m_.hp;
+    WT_TRY(get_int(key("attention.sliding_window"), &hp.swa_window, true, 1, INT32_MAX));
+    hp.swa_pattern = 6;
+    if (f_.has_key(key("attention.sliding_window_pattern")))
+      WT_TRY(get_int(key("attention.sliding_window_pattern"), &hp.swa_pattern, true, 1, kMaxLayers));
+    hp.rope_theta_swa = 10000.0f;
+    WT_TRY(get_positive_f32(key("rope.freq_base_swa"), &hp.rope_theta_swa, false));
+    hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
+    if (hp.n_layer == 62) hp.attn_scale_dim = hp.n_embd / hp.n_head;
+    if (f_.has_key(key("final_logit_softcapping")) || f_.has_key(key("attn_logit_softcapping")))
+      return model_error(WT_ERR_UNSUPPORTED, "logit soft-capping (Gemma 2's) is not supported");
     return Status::ok();
   }
 
@@ -352,7 +377,9 @@ class Loader {
     const int64_t q_out = static_cast<int64_t>(hp.n_head) * hp.head_dim;
     const int64_t kv_out = static_cast<int64_t>(hp.n_head_kv) * hp.head_dim;
     const bool biases_required = hp.arch == Arch::qwen2;
-    const bool qk_norm = hp.arch == Arch::qwen3;  // bound only for qwen3: elsewhere unused, so refused
+    // Bound only where the graph reads them: elsewhere unused, so refused.
+    const bool qk_norm = hp.arch == Arch::qwen3 || hp.arch == Arch::gemma3;
+    const bool post_norms = hp.arch == Arch::gemma3;
 
     WT_TRY(bind("token_embd.weight", {embd, vocab}, Kind::matrix, true, &m_.tok_embd));
     WT_TRY(bind("output_norm.weight", {embd}, Kind::f32_only, true, &m_.output_norm));
@@ -396,6 +423,10 @@ class Loader {
       WT_TRY(bind(p + "ffn_gate.weight", {embd, ff}, Kind::matrix, true, &w.w_gate));
       WT_TRY(bind(p + "ffn_up.weight", {embd, ff}, Kind::matrix, true, &w.w_up));
       WT_TRY(bind(p + "ffn_down.weight", {ff, embd}, Kind::matrix, true, &w.w_down));
+      if (post_norms) {
+        WT_TRY(bind(p + "post_attention_norm.weight", {embd}, Kind::f32_only, true, &w.attn_post_norm));
+        WT_TRY(bind(p + "post_ffw_norm.weight", {embd}, Kind::f32_only, true, &w.ffn_post_norm));
+      }
       if (options.progress &&
           !options.progress(static_cast<float>(l + 1) / static_cast<float>(hp.n_layer), options.progress_user)) {
         return model_error(WT_ERR_ABORTED, "load aborted by the progress callback");

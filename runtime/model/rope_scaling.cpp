@@ -102,6 +102,8 @@ Status check_rope_scaling(Hparams* hp) {
   if (hp->n_rot != hp->head_dim)
     return error(WT_ERR_UNSUPPORTED, "model: YaRN with rope over " + std::to_string(hp->n_rot) + " of " +
                                          std::to_string(hp->head_dim) + " head dimensions is not supported");
+  // The factor would reach the sliding-window layers too, which rope unscaled.
+  if (hp->swa_window > 0) return error(WT_ERR_UNSUPPORTED, "model: YaRN with sliding-window layers is not supported");
   const double scaled = std::floor(double{hp->rope_factor} * hp->rope_orig_ctx);
   hp->n_ctx_train = static_cast<int32_t>(std::min<double>(std::max<double>(hp->n_ctx_train, scaled), INT32_MAX));
   return Status::ok();
@@ -115,7 +117,7 @@ double yarn_mscale(const Hparams& hp) {
 
 float attention_scale(const Hparams& hp) {
   // Without YaRN the float expression every version used: the same bits.
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hp.attn_scale_dim > 0 ? hp.attn_scale_dim : hp.head_dim));
   if (hp.rope_scaling != RopeScaling::yarn) return scale;
   const double m = yarn_mscale(hp);
   return static_cast<float>(m * m * scale);

@@ -7,9 +7,11 @@ tests/unit/test_chat_template.cpp to compare Whittle's native formatting with.
 Templates (tests/data/chat/<name>.jinja): the tokenizer.chat_template of the default model
 (SmolLM2-135M-Instruct) and of Qwen2.5-Coder-0.5B-Instruct, read from their GGUF files in
 models/ when present (else the .jinja kept in the folder is used), and two written here:
-plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-8B-Instruct's) and Zephyr
+plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-8B-Instruct's), Zephyr
 (zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; rendered with eos_token "</s>",
-and without the tool conversations, whose messages its template drops: Whittle refuses them).
+and without the tool conversations, whose messages its template drops: Whittle refuses them)
+and Gemma 3 (gemma-3-1b-it's; bos_token "<bos>"; a conversation its template raises on is
+left out: Whittle refuses those, test_chat_template.cpp checks how).
 
 cases.json: a list of {"template", "messages", "add_generation_prompt", "expected"}.
 Contents carry no leading or trailing whitespace except in the one case that says so.
@@ -23,6 +25,14 @@ import os
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+
+class TemplateError(Exception):
+    pass
+
+
+def raise_exception(message):  # what transformers gives templates
+    raise TemplateError(message)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT_DIR = os.path.join(ROOT, "tests", "data", "chat")
 
@@ -30,6 +40,48 @@ FROM_GGUF = {
     "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
     "qwen2.5-coder": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 }
+
+GEMMA3_TEMPLATE = r"""{{ bos_token }}
+{%- if messages[0]['role'] == 'system' -%}
+    {%- if messages[0]['content'] is string -%}
+        {%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}
+    {%- else -%}
+        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\n\n' -%}
+    {%- endif -%}
+    {%- set loop_messages = messages[1:] -%}
+{%- else -%}
+    {%- set first_user_prefix = "" -%}
+    {%- set loop_messages = messages -%}
+{%- endif -%}
+{%- for message in loop_messages -%}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}
+        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}
+    {%- endif -%}
+    {%- if (message['role'] == 'assistant') -%}
+        {%- set role = "model" -%}
+    {%- else -%}
+        {%- set role = message['role'] -%}
+    {%- endif -%}
+    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else "") }}
+    {%- if message['content'] is string -%}
+        {{ message['content'] | trim }}
+    {%- elif message['content'] is iterable -%}
+        {%- for item in message['content'] -%}
+            {%- if item['type'] == 'image' -%}
+                {{ '<start_of_image>' }}
+            {%- elif item['type'] == 'text' -%}
+                {{ item['text'] | trim }}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- else -%}
+        {{ raise_exception("Invalid content type") }}
+    {%- endif -%}
+    {{ '<end_of_turn>\n' }}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{'<start_of_turn>model\n'}}
+{%- endif -%}
+"""
 
 WRITTEN = {
     # ChatML as many fine-tunes ship it: no default system turn.
@@ -48,6 +100,9 @@ WRITTEN = {
                "message['content'] + eos_token }}\n{% elif message['role'] == 'assistant' %}\n"
                "{{ '<|assistant|>\\n'  + message['content'] + eos_token }}\n{% endif %}\n"
                "{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"),
+    # Gemma 3 (google/gemma-3-1b-it's): BOS, a system message as the first user turn's prefix,
+    # roles that must alternate (raise_exception otherwise), each content trimmed.
+    "gemma3": GEMMA3_TEMPLATE,
 }
 
 CONVERSATIONS = [
@@ -95,8 +150,12 @@ def main():
             if name == "zephyr" and any(r == "tool" for r, _ in messages):
                 continue
             msgs = [{"role": r, "content": c} for r, c in messages]
-            text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token="<|begin_of_text|>",
-                               eos_token="</s>")
+            bos = "<bos>" if name == "gemma3" else "<|begin_of_text|>"
+            try:
+                text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token=bos, eos_token="</s>",
+                                   raise_exception=raise_exception)
+            except TemplateError:
+                continue
             cases.append({"template": name, "messages": msgs, "add_generation_prompt": add, "expected": text})
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)

@@ -264,6 +264,8 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     if "head_dim" in spec:
         w.add_key_length(hd)
         w.add_value_length(hd)
+    if spec.get("sliding_window"):  # gemma3: the window of five of every six layers
+        w.add_uint32(f"{arch}.attention.sliding_window", spec["sliding_window"])
     if spec.get("yarn_keys"):
         factor, orig, beta_fast, beta_slow, attn = spec["yarn_keys"]
         w.add_string(f"{arch}.rope.scaling.type", "yarn")
@@ -319,6 +321,9 @@ def write_tiny_model(path: Path, spec: dict) -> None:
                 add(p + "attn_q_norm.weight", 1.0 + 0.3 * rng.standard_normal(hd))
                 add(p + "attn_k_norm.weight", 1.0 + 0.3 * rng.standard_normal(hd))
         add(p + "ffn_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
+        if spec.get("post_norms"):  # gemma3: each block's output normed before the residual add
+            add(p + "post_attention_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
+            add(p + "post_ffw_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
     add("output_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
     if "output" in types_of:
         add("output.weight", mat(n_vocab, n_embd, 2.0 / np.sqrt(n_embd)), types_of["output"])

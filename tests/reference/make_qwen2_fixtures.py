@@ -106,8 +106,23 @@ TINY_SMOLLM3_SPEC = dict(n_embd=128, n_ff=256, n_layer=5, n_head=4, n_head_kv=2,
                          arch="smollm3", pre="llama-bpe", eps=1e-6, rope_base=5000000.0,
                          types=_TINY_SMOLLM3_TYPES, embd_std=0.15, n_tokens=28, token_seed=3206)
 
+# gemma3 (Gemma 3 1B's layout in small): six layers, so five slide and the sixth is global,
+# a window of 8 over 28 tokens (so most rows of the sliding layers lose keys), heads of 128
+# (4 over 1 KV head, over a width of 256), the two head norms, the two post-block norms, gelu,
+# tied output; K-quants where the rows allow (attn_output reads 512).
+_TINY_GEMMA3_TYPES = {"token_embd": QT.Q6_K}
+for _l in range(6):
+    for _n, _t in (("attn_q", QT.Q4_K), ("attn_k", QT.Q8_0), ("attn_v", QT.Q6_K), ("attn_output", QT.Q4_K),
+                   ("ffn_gate", QT.Q5_K), ("ffn_up", QT.Q4_K), ("ffn_down", QT.Q6_K)):
+        _TINY_GEMMA3_TYPES[f"{_l}.{_n}"] = _t
+TINY_GEMMA3_SPEC = dict(n_embd=256, n_ff=256, n_layer=6, n_head=4, n_head_kv=1, head_dim=128, n_vocab=300,
+                        seed=3010, arch="gemma3", pre="default", eps=1e-6, rope_base=1000000.0, qk_norm=True,
+                        post_norms=True, sliding_window=8, types=_TINY_GEMMA3_TYPES, embd_std=0.05,
+                        n_tokens=28, token_seed=3212)
+
 TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC,
-              "tiny_qwen3_yarnkeys": TINY_QWEN3_YARN_KEYS_SPEC, "tiny_smollm3": TINY_SMOLLM3_SPEC}
+              "tiny_qwen3_yarnkeys": TINY_QWEN3_YARN_KEYS_SPEC, "tiny_smollm3": TINY_SMOLLM3_SPEC,
+              "tiny_gemma3": TINY_GEMMA3_SPEC}
 
 # tiny_qwen3_yarn.ref: tiny_qwen3's logits with YaRN asked for at load (wt_model_params'
 # rope override; the file has no scaling keys), factor 4 over an original context of 8
@@ -303,6 +318,7 @@ def main(argv=None) -> int:
         gen_tiny(args.out_dir, "tiny_qwen3")
         gen_tiny(args.out_dir, "tiny_qwen3_yarnkeys")
         gen_tiny(args.out_dir, "tiny_smollm3")
+        gen_tiny(args.out_dir, "tiny_gemma3")
     if args.only in ("tiny", "tiny3"):
         return 0
     if args.only == "logits15":  # never by default: 13 GB and a model CI does not fetch

@@ -42,7 +42,7 @@ import numpy as np
 import gguf
 from gguf.quants import dequantize
 
-SUPPORTED_ARCHS = ("llama", "qwen2", "qwen3", "smollm3")
+SUPPORTED_ARCHS = ("llama", "qwen2", "qwen3", "smollm3", "gemma3")
 # smollm3: llama (the converter permutes Q and K as for llama) whose layers il with
 # (il + 1) % 4 == 0 have no rope: HF's no_rope_layers with its no_rope_layer_interval 4.
 NO_ROPE_STEP = {"smollm3": 4}
@@ -87,6 +87,12 @@ class Config:
     yarn_beta_slow: float = 1.0
     yarn_attn_factor: float = 1.0
     n_vocab: int = 0
+    # gemma3 (HF's Gemma3TextModel): layers il with (il + 1) % swa_pattern != 0 attend only keys
+    # with q - k < swa_window and rope with base rope_base_swa, unscaled.
+    swa_window: int = 0
+    swa_pattern: int = 0
+    rope_base_swa: float = 10000.0
+    query_pre_attn_scalar: float = 0.0
 
 
 @dataclass
@@ -172,6 +178,13 @@ def load_model(path: str | Path) -> Model:
         rope_base=float(kv("rope.freq_base", 10000.0)),
         rope_type=ROPE_NORMAL if arch in ("llama", "smollm3") else ROPE_NEOX,
     )
+    if arch == "gemma3":
+        cfg.swa_window = int(kv("attention.sliding_window"))
+        cfg.swa_pattern = int(kv("attention.sliding_window_pattern", 6, required=False))
+        cfg.rope_base_swa = float(kv("rope.freq_base_swa", 10000.0, required=False))
+        # HF's query_pre_attn_scalar is not in GGUF: head_dim, but n_embd / n_head for the
+        # 27B (62 layers), as llama.cpp takes it.
+        cfg.query_pre_attn_scalar = float(n_embd // n_head if cfg.n_layer == 62 else head_dim_k)
     stype = kv("rope.scaling.type", None, required=False)
     if stype is not None:
         cfg.rope_scaling_type = str(stype)
@@ -215,11 +228,13 @@ def load_model(path: str | Path) -> Model:
         for n in ("attn_q", "attn_k", "attn_v", "attn_output"):
             if p + n + ".bias" in tensors:
                 L[n + ".bias"] = get(p + n + ".bias")
-        for n in ("attn_q_norm", "attn_k_norm"):
+        for n in ("attn_q_norm", "attn_k_norm", "post_attention_norm", "post_ffw_norm"):
             if p + n + ".weight" in tensors:
                 L[n] = get(p + n + ".weight").reshape(-1)
-        if arch == "qwen3" and "attn_q_norm" not in L:
-            raise KeyError(f"qwen3 without {p}attn_q_norm.weight")
+        if arch in ("qwen3", "gemma3") and "attn_q_norm" not in L:
+            raise KeyError(f"{arch} without {p}attn_q_norm.weight")
+        if arch == "gemma3" and "post_ffw_norm" not in L:
+            raise KeyError(f"gemma3 without {p}post_ffw_norm.weight")
         m.layers.append(L)
 
     m.tokens = _field_value(reader, "tokenizer.ggml.tokens")
@@ -238,6 +253,11 @@ def load_model(path: str | Path) -> Model:
 def rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
     ms = np.mean(x * x, axis=-1, keepdims=True)
     return x / np.sqrt(ms + eps) * w
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """HF's gelu_pytorch_tanh (Gemma 3's hidden_activation)."""
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
 def silu(x: np.ndarray) -> np.ndarray:
@@ -387,12 +407,20 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
     freqs, pos_scale = rope_frequencies(m)
     mscale = yarn_attention_factor(c)
     G = c.n_head // c.n_head_kv
-    scale = 1.0 / math.sqrt(c.head_dim_k)
+    scale = 1.0 / math.sqrt(c.query_pre_attn_scalar or c.head_dim_k)
     causal = np.triu(np.ones((N, N), dtype=bool), k=1)  # [q, k] True where k > q
+    # gemma3's sliding layers: also masked where q - k >= window (HF's sliding_window_mask).
+    qi, ki = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
+    outside_window = causal | (qi - ki >= c.swa_window) if c.swa_window > 0 else causal
+    i_half = np.arange(c.n_rot // 2, dtype=np.float64)
+    freqs_swa = c.rope_base_swa ** (-2.0 * i_half / c.n_rot)
 
     x = m.tok_embd[toks].copy()
+    if c.arch == "gemma3":  # Gemma3ScaledWordEmbedding
+        x = x * math.sqrt(c.n_embd)
     step = NO_ROPE_STEP.get(c.arch, 0)
     for il, L in enumerate(m.layers):
+        swa = c.swa_window > 0 and (c.swa_pattern <= 0 or (il + 1) % c.swa_pattern != 0)
         h = rms_norm(x, L["attn_norm"], c.rms_eps)
         q = mm(h, L["attn_q"], L["attn_q.quantized"])
         k = mm(h, L["attn_k"], L["attn_k.quantized"])
@@ -409,13 +437,16 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
         if "attn_q_norm" in L:  # qwen3: each head's query and key normed before rope
             q = rms_norm(q, L["attn_q_norm"], c.rms_eps)
             k = rms_norm(k, L["attn_k_norm"], c.rms_eps)
-        if step == 0 or (il + 1) % step != 0:
+        if swa:  # the local rope: its own base, no scaling
+            q = apply_rope(q, pos, freqs_swa, 1.0, c.n_rot, c.rope_type)
+            k = apply_rope(k, pos, freqs_swa, 1.0, c.n_rot, c.rope_type)
+        elif step == 0 or (il + 1) % step != 0:
             q = apply_rope(q, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
             k = apply_rope(k, pos, freqs, pos_scale, c.n_rot, c.rope_type, mscale)
         # head hq uses kv head hq // G
         qg = q.reshape(N, c.n_head_kv, G, c.head_dim_k)
         s = np.einsum("qhgd,khd->hgqk", qg, k) * scale
-        s = np.where(causal[None, None], -np.inf, s)
+        s = np.where((outside_window if swa else causal)[None, None], -np.inf, s)
         s = s - s.max(axis=-1, keepdims=True)
         p = np.exp(s)
         p = p / p.sum(axis=-1, keepdims=True)
@@ -423,12 +454,18 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
         o = mm(o, L["attn_output"], L["attn_output.quantized"])
         if "attn_output.bias" in L:
             o = o + L["attn_output.bias"]
+        if "post_attention_norm" in L:  # gemma3: each block's output normed before the add
+            o = rms_norm(o, L["post_attention_norm"], c.rms_eps)
         x = x + o
 
         h = rms_norm(x, L["ffn_norm"], c.rms_eps)
         g = mm(h, L["ffn_gate"], L["ffn_gate.quantized"])
         u = mm(h, L["ffn_up"], L["ffn_up.quantized"])
-        x = x + mm(silu(g) * u, L["ffn_down"], L["ffn_down.quantized"])
+        act = gelu_tanh(g) if c.arch == "gemma3" else silu(g)
+        f = mm(act * u, L["ffn_down"], L["ffn_down.quantized"])
+        if "post_ffw_norm" in L:
+            f = rms_norm(f, L["post_ffw_norm"], c.rms_eps)
+        x = x + f
 
     if rows is not None:
         x = x[np.asarray(rows, dtype=np.int64)]

@@ -287,6 +287,7 @@ GgufWriter make_tiny_llama(const TinyModelOptions& o) {
   w.add_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(o.n_head_kv));
   w.add_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
   w.add_f32(a + ".rope.freq_base", 10000.0f);
+  if (a == "gemma3") w.add_u32(a + ".attention.sliding_window", 16);
 
   std::vector<std::string> tokens;
   std::vector<int32_t> types;
@@ -356,9 +357,13 @@ GgufWriter make_tiny_llama(const TinyModelOptions& o) {
       vec(p + "attn_k.bias", kv_out, 0.0f);
       vec(p + "attn_v.bias", kv_out, 0.0f);
     }
-    if (a == "qwen3") {
+    if (a == "qwen3" || a == "gemma3") {
       vec(p + "attn_q_norm.weight", head_dim, 1.0f);
       vec(p + "attn_k_norm.weight", head_dim, 1.0f);
+    }
+    if (a == "gemma3") {
+      vec(p + "post_attention_norm.weight", embd, 1.0f);
+      vec(p + "post_ffw_norm.weight", embd, 1.0f);
     }
     matrix(p + "attn_output.weight", q_out, embd);
     vec(p + "ffn_norm.weight", embd, 1.0f);

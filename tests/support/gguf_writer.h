@@ -119,7 +119,8 @@ class TempPath {
 
 // A complete, valid tiny model with random f32 weights from a seeded generator.
 struct TinyModelOptions {
-  std::string arch = "llama";  // "llama", "qwen2" (adds q/k/v biases) or "qwen3" (adds q/k head norms)
+  std::string arch = "llama";  // "llama", "qwen2" (adds q/k/v biases), "qwen3" (adds q/k head norms)
+                               // or "gemma3" (those norms, the post-block norms, a window of 16)
   int32_t n_layer = 2;
   int32_t n_embd = 64;
   int32_t n_head = 4;

@@ -30,13 +30,13 @@ std::string read_text(const std::string& path) {
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
   const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 53);
+  REQUIRE(cases.size() >= 62);
   int n = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
     CAPTURE(name);
     wt::ChatTemplate tmpl;
-    REQUIRE(wt::parse_chat_template(read_text(kDir + name + ".jinja"), "</s>", &tmpl).is_ok());
+    REQUIRE(wt::parse_chat_template(read_text(kDir + name + ".jinja"), "<bos>", "</s>", &tmpl).is_ok());
     std::vector<wt::ChatMessage> messages;
     for (const auto& m : c.at("messages"))
       messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
@@ -54,34 +54,34 @@ TEST_CASE("chat template: the default system turn is a whole literal, in either 
   // Qwen2.5's spelling: Jinja's escape \n inside the literal, the default in an else branch.
   REQUIRE(wt::parse_chat_template("{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + "
                                   "messages[0]['content'] + '<|im_end|>\\n' }}{%- else %}{{- "
-                                  "'<|im_start|>system\\nBe \\'kind\\'.<|im_end|>\\n' }}{%- endif %}", "", &t)
+                                  "'<|im_start|>system\\nBe \\'kind\\'.<|im_end|>\\n' }}{%- endif %}", "", "", &t)
               .is_ok());
   CHECK(t.default_system == "Be 'kind'.");
   // A system turn made of a literal and a variable has no fixed default.
   REQUIRE(wt::parse_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\n' + "
-                                  "default_prompt + '<|im_end|>\\n' }}{% endif %}", "", &t)
+                                  "default_prompt + '<|im_end|>\\n' }}{% endif %}", "", "", &t)
               .is_ok());
   CHECK(t.default_system.empty());
   // No test of the first message's role: no default either, even with a whole literal.
-  REQUIRE(wt::parse_chat_template("{{ '<|im_start|>system\\nAlways.<|im_end|>\\n' }}", "", &t).is_ok());
+  REQUIRE(wt::parse_chat_template("{{ '<|im_start|>system\\nAlways.<|im_end|>\\n' }}", "", "", &t).is_ok());
   CHECK(t.default_system.empty());
   // An escape the reader does not resolve (\u2019 here) leaves no default, not a wrong one.
   REQUIRE(wt::parse_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nIt\\u2019s "
-                                  "me.<|im_end|>\\n' }}{% endif %}", "", &t)
+                                  "me.<|im_end|>\\n' }}{% endif %}", "", "", &t)
               .is_ok());
   CHECK(t.default_system.empty());
   // An unterminated literal is no default (and no crash).
-  REQUIRE(wt::parse_chat_template("{% if x != 'system' %}{{ '<|im_start|>system\\nopen", "", &t).is_ok());
+  REQUIRE(wt::parse_chat_template("{% if x != 'system' %}{{ '<|im_start|>system\\nopen", "", "", &t).is_ok());
   CHECK(t.default_system.empty());
 }
 
 TEST_CASE("chat template: Zephyr needs the EOS text and has no tool role") {
   const std::string zephyr = read_text(kDir + "zephyr.jinja");
   wt::ChatTemplate t;
-  const wt::Status no_eos = wt::parse_chat_template(zephyr, "", &t);
+  const wt::Status no_eos = wt::parse_chat_template(zephyr, "", "", &t);
   CHECK(no_eos.code() == WT_ERR_UNSUPPORTED);
   CHECK(no_eos.message().find("eos_token") != std::string::npos);
-  REQUIRE(wt::parse_chat_template(zephyr, "</s>", &t).is_ok());
+  REQUIRE(wt::parse_chat_template(zephyr, "<s>", "</s>", &t).is_ok());
   CHECK(t.format == wt::ChatFormat::zephyr);
   std::string text;
   const wt::Status tool = wt::apply_chat_template(t, {{"user", "Hi"}, {"tool", "4"}}, true, &text);
@@ -91,8 +91,45 @@ TEST_CASE("chat template: Zephyr needs the EOS text and has no tool role") {
   CHECK(text.empty());  // the generation prompt is written inside the template's loop
   // Phi-3's template uses the same role tags but ends turns with <|end|>: not Zephyr.
   CHECK(wt::parse_chat_template("{{ '<|user|>\\n' + message['content'] + '<|end|>' }}<|assistant|>{{ eos_token }}",
-                                "</s>", &t)
+                                "<s>", "</s>", &t)
             .code() == WT_ERR_UNSUPPORTED);
+}
+
+TEST_CASE("chat template: Gemma refuses what its template raises on, and reads its system separator") {
+  const std::string gemma3 = read_text(kDir + "gemma3.jinja");
+  wt::ChatTemplate t;
+  REQUIRE(wt::parse_chat_template(gemma3, "<bos>", "<eos>", &t).is_ok());
+  CHECK(t.format == wt::ChatFormat::gemma);
+  CHECK(t.system_prefix);
+  CHECK(t.system_sep == "\n\n");
+  std::string text;
+  // Roles must alternate from a user turn on (after an optional system message).
+  CHECK(wt::apply_chat_template(t, {{"assistant", "Hi"}}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt::apply_chat_template(t, {{"user", "a"}, {"user", "b"}}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt::apply_chat_template(t, {{"system", "s"}, {"system", "t"}}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt::apply_chat_template(t, {{"tool", "4"}}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);
+  // At an odd place any role but user passes the template's test and is written by name.
+  REQUIRE(wt::apply_chat_template(t, {{"user", "q"}, {"tool", "4"}}, false, &text).is_ok());
+  CHECK(text == "<bos><start_of_turn>user\nq<end_of_turn>\n<start_of_turn>tool\n4<end_of_turn>\n");
+  // A system message alone: the template's loop is empty, so the system text goes nowhere.
+  REQUIRE(wt::apply_chat_template(t, {{"system", "s"}}, true, &text).is_ok());
+  CHECK(text == "<bos><start_of_turn>model\n");
+  // Some Gemma 3 GGUFs join the system message with one newline: the literal is read.
+  std::string one_newline = gemma3;
+  const size_t at = one_newline.find("+ '\\n\\n'");
+  REQUIRE(at != std::string::npos);
+  one_newline.replace(at, 9, "+ '\\n'");
+  REQUIRE(wt::parse_chat_template(one_newline, "<bos>", "<eos>", &t).is_ok());
+  CHECK(t.system_sep == "\n");
+  // Gemma 1 and 2 have no system role (their templates raise on one).
+  REQUIRE(wt::parse_chat_template("{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role "
+                                  "not supported') }}{% endif %}{{ '<start_of_turn>' + role + '\\n' }}",
+                                  "<bos>", "<eos>", &t)
+              .is_ok());
+  CHECK_FALSE(t.system_prefix);
+  CHECK(wt::apply_chat_template(t, {{"system", "s"}, {"user", "q"}}, true, &text).code() == WT_ERR_UNSUPPORTED);
+  REQUIRE(wt::apply_chat_template(t, {{"user", " q "}}, true, &text).is_ok());
+  CHECK(text == "<bos><start_of_turn>user\nq<end_of_turn>\n<start_of_turn>model\n");
 }
 
 TEST_CASE("chat template: jinja_trim takes whole whitespace characters only") {

@@ -27,19 +27,20 @@ using wt::cpu::ThreadCtx;
 using wt::test::random_vec;
 using wt::test::t3;
 
-// Naive causal GQA attention in double.
+// Naive causal GQA attention in double; window > 0: each row's last `window` keys only.
 std::vector<double> naive_attention(const std::vector<float>& q, const std::vector<float>& k,
                                     const std::vector<float>& v, int64_t hd, int64_t n_head, int64_t n_head_kv,
-                                    int64_t n, int64_t pos0, double scale) {
+                                    int64_t n, int64_t pos0, double scale, int64_t window = 0) {
   std::vector<double> out(static_cast<size_t>(hd * n_head * n), 0.0);
   const int64_t group = n_head / n_head_kv;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t h = 0; h < n_head; ++h) {
       const int64_t g = h / group;
       const float* qv = &q[static_cast<size_t>((i * n_head + h) * hd)];
-      std::vector<double> s(static_cast<size_t>(pos0 + i + 1));
+      const int64_t lo = window > 0 ? std::max<int64_t>(0, pos0 + i - window + 1) : 0;
+      std::vector<double> s(static_cast<size_t>(pos0 + i + 1), 0.0);
       double m = -1e300;
-      for (int64_t j = 0; j <= pos0 + i; ++j) {
+      for (int64_t j = lo; j <= pos0 + i; ++j) {
         const float* kv = &k[static_cast<size_t>((j * n_head_kv + g) * hd)];
         double dot = 0;
         for (int64_t d = 0; d < hd; ++d) dot += static_cast<double>(qv[d]) * kv[d];
@@ -47,8 +48,8 @@ std::vector<double> naive_attention(const std::vector<float>& q, const std::vect
         m = std::max(m, dot * scale);
       }
       double sum = 0;
-      for (double& x : s) sum += (x = std::exp(x - m));
-      for (int64_t j = 0; j <= pos0 + i; ++j) {
+      for (int64_t j = lo; j <= pos0 + i; ++j) sum += (s[static_cast<size_t>(j)] = std::exp(s[static_cast<size_t>(j)] - m));
+      for (int64_t j = lo; j <= pos0 + i; ++j) {
         const float* vv = &v[static_cast<size_t>((j * n_head_kv + g) * hd)];
         for (int64_t d = 0; d < hd; ++d)
           out[static_cast<size_t>((i * n_head + h) * hd + d)] += s[static_cast<size_t>(j)] / sum * vv[d];
@@ -131,6 +132,79 @@ TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
     }
   }
   MESSAGE("attention against naive double attention: worst abs error " << worst_all);
+}
+
+TEST_CASE("ops: attention with a sliding window matches naive windowed attention") {
+  AttnIsaGuard guard;
+  struct Shape {
+    int64_t hd, n_head, n_head_kv, n, pos0, window;
+  };
+  // Gemma 3's heads (256 wide, 4 over 1 KV head), windows shorter and longer than a 64-key
+  // block and than the tile's positions, prompts continuing a cache (pos0 > 0), decode
+  // inside and past the window, and a window longer than everything (no effect).
+  const Shape shapes[] = {{256, 4, 1, 40, 0, 8},   {64, 9, 3, 130, 0, 70},  {64, 4, 2, 37, 90, 16},
+                          {128, 8, 1, 20, 300, 64}, {256, 4, 1, 1, 5, 8},   {64, 9, 3, 1, 300, 70},
+                          {64, 4, 2, 1, 2000, 512}, {64, 4, 2, 25, 0, 1000}, {40, 4, 2, 9, 30, 3}};
+  double worst_all = 0;
+  for (const char* isa : kIsas) {
+    if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;
+    for (const Shape& s : shapes) {
+      for (int workers : {1, 3}) {
+        const int64_t n_kv = s.pos0 + s.n;
+        auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 4);
+        auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 5);
+        auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 6);
+        std::vector<float> out(q.size(), -7.0f);
+        std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
+        void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+        const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
+        Tensor tq = t3(q, s.hd, s.n_head, s.n), tk = t3(k, s.hd, s.n_head_kv, n_kv);
+        Tensor tv = t3(v, s.hd, s.n_head_kv, n_kv), to = t3(out, s.hd, s.n_head, s.n);
+        const auto w = static_cast<int32_t>(s.window);
+        run_workers(workers, [&](const ThreadCtx& tc) {
+          if (s.n == 1) {
+            wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp, nullptr, 0, w);
+          } else {
+            wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp, nullptr, w);
+          }
+        });
+        const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale, s.window);
+        double worst = 0;
+        for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+        INFO(std::string(isa) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n
+                              << " pos0 " << s.pos0 << " window " << s.window << " workers " << workers);
+        CHECK(worst < 2e-5);
+        worst_all = std::max(worst_all, worst);
+      }
+    }
+  }
+  MESSAGE("windowed attention against naive double attention: worst abs error " << worst_all);
+}
+
+TEST_CASE("ops: gelu (tanh form) times up, and a scaled embedding") {
+  const int64_t f = 37;  // the 4-lane body and a tail
+  auto g = random_vec(static_cast<size_t>(f * 3), 7);
+  auto u = random_vec(static_cast<size_t>(f * 3), 8);
+  for (size_t i = 0; i < g.size(); ++i) g[i] *= 6.0f;  // out to where tanh saturates
+  std::vector<float> y(g.size());
+  Tensor tg = wt::make_tensor_2d(g.data(), wt::DType::f32, f, 3), tu = wt::make_tensor_2d(u.data(), wt::DType::f32, f, 3);
+  Tensor ty = wt::make_tensor_2d(y.data(), wt::DType::f32, f, 3);
+  run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::swiglu(tc, ty, tg, tu, /*gelu=*/true); });
+  double worst = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double x = g[i];
+    const double gelu = 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    worst = std::max(worst, std::fabs(y[i] - gelu * u[i]) / (1.0 + std::fabs(gelu * u[i])));
+  }
+  MESSAGE("gelu * up against tanh's formula in double: worst relative error " << worst);
+  CHECK(worst < 1e-6);
+
+  std::vector<float> table(4 * 8), row(8);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = 0.25f * static_cast<float>(i);
+  const int32_t id = 2;
+  Tensor tt = wt::make_tensor_2d(table.data(), wt::DType::f32, 8, 4), tr = wt::make_tensor_2d(row.data(), wt::DType::f32, 8, 1);
+  run_workers(1, [&](const ThreadCtx& tc) { wt::cpu::embed(tc, tr, tt, &id, 3.0f); });
+  for (int i = 0; i < 8; ++i) CHECK(row[static_cast<size_t>(i)] == 3.0f * table[static_cast<size_t>(16 + i)]);
 }
 
 TEST_CASE("ops: rope rotates pairs by position (norm and neox) and a second tensor as if alone") {

@@ -608,7 +608,7 @@ TEST_CASE("gguf: model validation") {
   SUBCASE("an architecture name with a NUL is shown whole, the NUL as '?'") {
     w.remove_kv("general.architecture");
     w.add_string("general.architecture", std::string("lla\0ma", 6));
-    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2, qwen3, smollm3)");
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2, qwen3, smollm3, gemma3)");
   }
   SUBCASE("missing required key") {
     w.remove_kv("llama.block_count");
@@ -705,6 +705,57 @@ TEST_CASE("gguf: vocabulary validation") {
     w.remove_kv("tokenizer.ggml.tokens");
     w.add_i32_array("tokenizer.ggml.tokens", {1, 2, 3});
     expect_error(load_status(w), WT_ERR_FORMAT, "'tokenizer.ggml.tokens' has type array of i32");
+  }
+}
+
+TEST_CASE("gguf: gemma3's hyperparameters, and what is refused") {
+  TinyModelOptions o;
+  o.arch = "gemma3";
+  GgufWriter w = make_tiny_llama(o);
+  SUBCASE("loads: window, pattern, rope bases, embedding scale, gelu") {
+    Loaded r = load_bytes(w.build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    const wt::Hparams& hp = r.model->hp;
+    CHECK(hp.arch == wt::Arch::gemma3);
+    CHECK(hp.swa_window == 16);
+    CHECK(hp.swa_pattern == 6);
+    CHECK(hp.rope_theta_swa == 10000.0f);
+    CHECK(hp.embed_scale == doctest::Approx(8.0));  // sqrt(64)
+    CHECK(hp.gelu);
+    CHECK(hp.attn_scale_dim == 0);
+    CHECK(wt::layer_is_swa(hp, 0));
+    CHECK_FALSE(wt::layer_is_swa(hp, 5));
+    CHECK_FALSE(r.model->layers[1].ffn_post_norm.empty());
+  }
+  SUBCASE("a pattern from the file") {
+    w.add_u32("gemma3.attention.sliding_window_pattern", 2);
+    Loaded r = load_bytes(w.build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    CHECK_FALSE(wt::layer_is_swa(r.model->hp, 1));
+  }
+  SUBCASE("no window") {
+    w.remove_kv("gemma3.attention.sliding_window");
+    expect_error(load_status(w), WT_ERR_FORMAT, "gemma3.attention.sliding_window");
+  }
+  SUBCASE("a missing post-block norm") {
+    w.remove_tensor("blk.1.post_ffw_norm.weight");
+    expect_error(load_status(w), WT_ERR_FORMAT, "blk.1.post_ffw_norm.weight");
+  }
+  SUBCASE("Gemma 2's soft-capping") {
+    w.add_f32("gemma3.final_logit_softcapping", 30.0f);
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "soft-capping");
+  }
+  SUBCASE("YaRN asked for at load") {
+    LoadOptions opts;
+    opts.rope.set = true;
+    opts.rope.scaling = wt::RopeScaling::yarn;
+    opts.rope.factor = 2.0f;
+    expect_error(load_bytes(w.build(), opts).status, WT_ERR_UNSUPPORTED, "sliding-window");
+  }
+  SUBCASE("post-block norms outside gemma3 are refused as unused") {
+    GgufWriter llama = make_tiny_llama();
+    llama.add_tensor_f32("blk.0.post_ffw_norm.weight", {64}, std::vector<float>(64, 1.0f));
+    expect_error(load_status(llama), WT_ERR_UNSUPPORTED, "'blk.0.post_ffw_norm.weight' is not used");
   }
 }
 

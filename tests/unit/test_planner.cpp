@@ -432,7 +432,8 @@ TEST_CASE("planner: built-in boards and model descriptions parse") {
   CHECK(b.usable_bytes() > 0);
 
   for (const char* name :
-       {"llama-3.1-8b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b", "smollm2-135m", "smollm3-3b", "tinyllama-1.1b"}) {
+       {"llama-3.1-8b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b", "smollm2-135m", "smollm3-3b", "tinyllama-1.1b",
+        "gemma3-1b"}) {
     CAPTURE(name);
     ModelShape s;
     const Status st = load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/" + name + ".json", &s);
@@ -447,11 +448,12 @@ TEST_CASE("planner: built-in boards and model descriptions parse") {
   CHECK(llama.n_params > 8000000000ull);
   CHECK(llama.n_params < 8060000000ull);
   // Qwen3: 0.60 B and 4.02 B parameters (the model cards' 0.6B and 4.0B, tied output);
-  // SmolLM3: 3.08 B; TinyLlama: 1,100,048,384 (HF's count).
+  // SmolLM3: 3.08 B; TinyLlama: 1,100,048,384 (HF's count); Gemma 3 1B: 999,885,952.
   for (const auto& [name, lo, hi] : {std::tuple{"qwen3-0.6b", 595000000ull, 597000000ull},
                                      std::tuple{"qwen3-4b", 4010000000ull, 4030000000ull},
                                      std::tuple{"smollm3-3b", 3070000000ull, 3090000000ull},
-                                     std::tuple{"tinyllama-1.1b", 1100048383ull, 1100048385ull}}) {
+                                     std::tuple{"tinyllama-1.1b", 1100048383ull, 1100048385ull},
+                                     std::tuple{"gemma3-1b", 999885951ull, 999885953ull}}) {
     ModelShape q3;
     REQUIRE(load_model_description(std::string(WT_SOURCE_DIR) + "/platform/models/" + name + ".json", &q3).is_ok());
     CAPTURE(name);

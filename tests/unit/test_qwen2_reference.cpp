@@ -8,6 +8,9 @@
 //     they run (no real Qwen3 file can be fetched here: PyPI only); tiny_qwen3_yarn: its
 //     logits with YaRN asked for at load; tiny_qwen3_yarnkeys: YaRN from a file's keys;
 //   - tiny_smollm3: a random-weight smollm3 (llama without rope in every fourth layer);
+//   - tiny_gemma3: a random-weight gemma3 (six layers: five attend through a window of 8 of
+//     the 28 tokens, with their own rope base; scaled embeddings, head norms, post-block
+//     norms, gelu); the CPU only (the device backends refuse it at load, checked here too);
 //   - qwen2_{chat,code,prose}: Qwen2.5-Coder-0.5B-Instruct Q4_K_M's logits for three prompts
 //     (label model: skipped visibly without models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf,
 //     which `scripts/fetch-model.sh qwen2.5-0.5b` fetches);
@@ -123,8 +126,9 @@ void compare_row(const wt::test::ReferenceCase& c, size_t p, const float* logits
 
 // Both paths test_reference_logits.cpp takes: the whole prompt as one prefill (logits_all),
 // and half of it as a prefill followed by one decode step per token.
+// batch_rows > 0: the prompt runs in passes of that many rows (n_batch_rows).
 void run_case(wt_model* model, const wt::test::ReferenceCase& c, wt_matmul_mode mode, float tie, Diff* prefill,
-              Diff* decode) {
+              Diff* decode, int32_t batch_rows = 0) {
   const int32_t n = static_cast<int32_t>(c.tokens.size());
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = n;
@@ -132,6 +136,7 @@ void run_case(wt_model* model, const wt::test::ReferenceCase& c, wt_matmul_mode 
   cp.logits_all = true;
   cp.matmul_mode = mode;
   cp.kv_type = WT_KV_F32;  // the reference's keys and values are f32
+  cp.n_batch_rows = batch_rows;
   wt_context* ctx = nullptr;
   REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, wt_last_error());
   REQUIRE_MESSAGE(wt_context_prefill(ctx, c.tokens.data(), c.tokens.size()) == WT_OK, wt_last_error());
@@ -187,15 +192,16 @@ wt_model* load_on(const std::string& path, wt_backend_kind backend, wt_model_par
   return model;
 }
 
-// A tiny model's fixture (tiny_qwen2_q5, tiny_qwen3) on a backend, loaded with mp.
+// A tiny model's fixture (tiny_qwen2_q5, tiny_qwen3) on a backend, loaded with mp; the
+// prompt in passes of batch_rows rows where that is set.
 void check_tiny(const char* name, wt_matmul_mode mode, wt_backend_kind backend = WT_BACKEND_CPU,
-                const wt_model_params& mp = wt_model_default_params()) {
+                const wt_model_params& mp = wt_model_default_params(), int32_t batch_rows = 0) {
   const wt::test::ReferenceCase c = read_case(name);
   wt_model* model = load_on(data_dir() + "/" + c.model, backend, mp);
   if (!model) return;
   const Tolerance tol = tiny_tolerance(mode);
   Diff prefill, decode;
-  run_case(model, c, mode, tol.tie, &prefill, &decode);
+  run_case(model, c, mode, tol.tie, &prefill, &decode, batch_rows);
   wt_model_free(model);
   report_and_check(c.name + " [" + mode_name(mode) + "] prefill", prefill, tol);
   report_and_check(c.name + " [" + mode_name(mode) + "] decode", decode, tol);
@@ -437,6 +443,50 @@ TEST_CASE("vulkan model: tiny smollm3 (no rope in every fourth layer) matches th
 TEST_CASE("cuda model: tiny smollm3 (no rope in every fourth layer) matches the NumPy forward pass" *
           doctest::test_suite("model")) {
   check_tiny("tiny_smollm3", WT_MATMUL_F32, WT_BACKEND_CUDA);
+}
+
+// gemma3: five sliding-window layers of six, scaled embeddings, post-block norms, gelu.
+TEST_CASE("reference: tiny gemma3 (sliding window, post-block norms, gelu) matches the NumPy forward pass (f32 activations)") {
+  check_tiny("tiny_gemma3", WT_MATMUL_F32);
+}
+
+TEST_CASE("reference: tiny gemma3 (sliding window, post-block norms, gelu) matches the NumPy forward pass (int8 activations)") {
+  check_tiny("tiny_gemma3", WT_MATMUL_FAST);
+}
+
+// In passes of 5 rows, each pass's windows reach back into the KV of the ones before.
+TEST_CASE("reference: tiny gemma3 prefilled in passes of 5 rows matches the NumPy forward pass") {
+  check_tiny("tiny_gemma3", WT_MATMUL_F32, WT_BACKEND_CPU, wt_model_default_params(), 5);
+}
+
+TEST_CASE("reference: tiny gemma3 is refused where it cannot run: pruning, the pager, device backends") {
+  const wt::test::ReferenceCase c = read_case("tiny_gemma3");
+  const std::string path = data_dir() + "/" + c.model;
+  wt_model* model = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = 64;
+  cp.prune.method = WT_PRUNE_SNAPKV;
+  wt_context* ctx = nullptr;
+  CHECK(wt_context_create(model, &cp, &ctx) == WT_ERR_UNSUPPORTED);
+  CHECK(std::string(wt_last_error()).find("sliding-window") != std::string::npos);
+  cp = wt_context_default_params();
+  cp.n_ctx = 64;
+  cp.kv_device_blocks = 2;
+  cp.kv_block_tokens = 16;
+  CHECK(wt_context_create(model, &cp, &ctx) == WT_ERR_UNSUPPORTED);
+  CHECK(std::string(wt_last_error()).find("pager") != std::string::npos);
+  wt_model_free(model);
+  for (const wt_backend_kind backend : {WT_BACKEND_VULKAN, WT_BACKEND_CUDA}) {
+    wt_model_params mp = wt_model_default_params();
+    mp.backend = backend;
+    const wt_status st = wt_model_load(path.c_str(), &mp, &model);
+    CHECK(st != WT_OK);
+    if (st == WT_ERR_UNSUPPORTED && std::strstr(wt_last_error(), "Gemma 3 runs on the CPU"))
+      MESSAGE("refused on backend " << backend << ": " << std::string(wt_last_error()));
+    else
+      MESSAGE("backend " << backend << " not here: " << std::string(wt_last_error()));
+  }
 }
 
 TEST_CASE("reference: Whittle's tokenizer gives the ids of the Qwen2.5 fixtures" * doctest::test_suite("model")) {
