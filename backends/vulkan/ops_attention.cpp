@@ -87,7 +87,13 @@ Status encode_attention(VulkanBackend& b, const Attention& a, bool decode, const
   p.f[0] = a.scale;
   p.n_ids = with_ids ? static_cast<uint32_t>(n_ids) : 0;
   p.flags = with_ids ? 1u : 0u;
+  p.i[3] = a.window;
   uint32_t gx, gy;
+  if (a.window > 0) {  // a sliding window (Gemma 3): only attention.comp takes one
+    grid(static_cast<uint64_t>(p.ne[1]) * p.ne[2], &gx, &gy);
+    return b.record(kv_variant(decode ? Kernel::attention_decode : Kernel::attention_prefill, a.k.type), kAttnWg,
+                    bind, p, gx, gy);
+  }
   if (lane_attention_fits(b, bind, p, ku, decode)) {
     // Prefill: a workgroup per kAttnLanes query rows of one KV head; decode: one per KV head.
     grid(static_cast<uint64_t>(p.ne[3]) * (decode ? 1 : groups_for(p.ne[2], kAttnLanes)), &gx, &gy);

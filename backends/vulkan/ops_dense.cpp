@@ -112,6 +112,7 @@ Status encode_swiglu(VulkanBackend& b, const OpCall& c) {
   push_row_stride(&p, 0, a.dst);
   push_row_stride(&p, 1, a.gate);
   push_row_stride(&p, 2, a.up);
+  p.flags = a.gelu ? 1u : 0u;
   return record_elementwise(b, Kernel::swiglu, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]);
 }
 
@@ -202,6 +203,7 @@ Status encode_embed(VulkanBackend& b, const OpCall& c) {
     p.ne[1] = static_cast<uint32_t>(n);
     push_row_stride(&p, 0, a.dst);
     p.nb[2] = stride(a.table, 1, wu);
+    p.f[0] = a.scale;
     WT_TRY(record_elementwise(b, k, bind, p, static_cast<uint64_t>(p.ne[0]) * p.ne[1]));
   }
   return Status::ok();

@@ -93,6 +93,7 @@ Status VulkanBackend::init(const BackendOptions& options) {
   const char* fuse = std::getenv("WT_VK_FUSE");
   caps_.fused_matmul_k = lane_kernels_ || (fuse && std::strcmp(fuse, "0") == 0) ? 0 : INT64_MAX;
   caps_.fuse_rope = false;
+  caps_.gemma_kernels = true;  // embed's scale, swiglu's gelu, attention.comp's window
   caps_.n_threads = 1;
   caps_.simd = "spirv";
   caps_.queued_work_bytes = uint64_t{std::size(streams_)} * VkStream::kRing * VkStream::kMaxBatchOps * kDriverBytesPerOp;

@@ -7,6 +7,8 @@
 //     ids (binding 4) are per-row skip flags, a flagged row's output is 0 (Token Filtering).
 //   ATTN_DECODE: one row at position i0 sees keys 0..i0, or with flags bit 0 exactly the
 //     key rows ids[0..n_ids) (SlimInfer's active blocks); no keys gives 0.
+//   Both, without ids: i3 > 0 is a sliding window, a row sees only its last i3 keys
+//     (Gemma 3); the encoder sends such calls here, not to the split, lane or tiled kernels.
 //   ATTN_SPLIT (with ATTN_DECODE; GPUs, flash-decoding): the keys are cut into i2 splits of
 //     i1 keys (the last may be shorter), one workgroup per (head, split), each writing its
 //     partial softmax to dst (the workspace) at (split * n_head + head) * (hd + 2): the max m,
@@ -89,7 +91,8 @@ void main() {
 #if defined(ATTN_SPLIT)
   const uint ja = split * uint(p.i1), jb = min(n_keys, ja + uint(p.i1));
 #else
-  const uint ja = 0u, jb = n_keys;
+  const uint window = with_ids ? 0u : uint(max(p.i3, 0));
+  const uint ja = window > 0u && n_keys > window ? n_keys - window : 0u, jb = n_keys;
 #endif
   const uint q0 = p.o_s0 + head * p.s0_nb1 + row * p.s0_nb2;
   for (uint d = t; d < hd; d += wg) q_s[d] = q[q0 + d] * p.f0;

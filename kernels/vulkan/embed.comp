@@ -1,6 +1,6 @@
 #version 450
 // dst[n, d] f32 = rows ids[0..n) of the table [n_vocab, d] (type by WTYPE_* define),
-// dequantized. One invocation per output element; a row whose id is negative is left as it
+// dequantized, times f0 (EmbedOp::scale). One invocation per output element; a row whose id is negative is left as it
 // is (a table split over bindings runs one dispatch per range of its rows).
 #include "common.glsl"
 
@@ -16,5 +16,5 @@ void main() {
   const int id = ids[p.o_aux + r];
   if (id < 0) return;  // in another range of a table split over bindings (ops_dense.cpp)
   const uint row = p.o_s0 + uint(id) * p.s0_nb1;
-  dst[p.o_dst + r * p.dst_nb1 + i] = load_w(row, i);
+  dst[p.o_dst + r * p.dst_nb1 + i] = load_w(row, i) * p.f0;
 }

@@ -198,6 +198,7 @@ void decode_split_cases(std::vector<Case>& v) {
 struct AttentionShape {
   int hd, heads, kv_heads, n, pos0;
   bool ids;  // decode: a key subset (1, 4, 7, ...); prefill: every third row skipped
+  int window = 0;  // > 0: a sliding window (Gemma 3)
 };
 
 // One attention case over a KV cache of kv_type (f32, or f16 / q8_0 read directly).
@@ -206,23 +207,25 @@ Case attention_case(Op op, const AttentionShape& a, DType kv_type) {
   Case c = make(op, std::string(kv_type == DType::f32 ? "" : std::string("kv ") + dtype_name(kv_type) + " ") +
                         "hd=" + std::to_string(a.hd) + " heads=" + std::to_string(a.heads) + "/" +
                         std::to_string(a.kv_heads) + " n=" + std::to_string(a.n) + " pos0=" + std::to_string(a.pos0) +
-                        (a.ids ? (decode ? " key subset" : " skipped rows") : ""));
+                        (a.ids ? (decode ? " key subset" : " skipped rows") : "") +
+                        (a.window > 0 ? " window=" + std::to_string(a.window) : ""));
   const int n_kv = a.pos0 + a.n;
   c.kv_type = kv_type;
   c.dst = f32(3, a.hd, a.heads, a.n);
   c.src[0] = f32(3, a.hd, a.heads, a.n);
   c.src[1] = kv(kv_type, a.hd, a.kv_heads, n_kv + 3);  // rows past the visible ones must not matter
   c.src[2] = kv(kv_type, a.hd, a.kv_heads, n_kv + 3);
-  const int32_t pos0 = a.pos0;
+  const int32_t pos0 = a.pos0, window = a.window;
+  c.gemma = window > 0;
   if (decode) {
-    c.call = [pos0](const Slots& s) {
+    c.call = [pos0, window](const Slots& s) {
       return OpCall(AttentionDecodeOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
-                                      .scale = 1.0f / 8.0f, .key_rows = s.ids, .n_key_rows = s.n_ids});
+                                      .scale = 1.0f / 8.0f, .key_rows = s.ids, .n_key_rows = s.n_ids, .window = window});
     };
   } else {
-    c.call = [pos0](const Slots& s) {
+    c.call = [pos0, window](const Slots& s) {
       return OpCall(AttentionPrefillOp{.dst = s.dst, .q = s.src[0], .k = s.src[1], .v = s.src[2], .pos0 = pos0,
-                                       .scale = 1.0f / 8.0f, .skip_rows = s.ids});
+                                       .scale = 1.0f / 8.0f, .skip_rows = s.ids, .window = window});
     };
   }
   if (a.ids && decode) c.ids = iota_ids(97, 3, 1, n_kv);  // ascending: 1, 4, 7, ...
@@ -265,6 +268,13 @@ void attention_cases(std::vector<Case>& v, Op op) {
                                                        {128, 12, 2, 9, 100, false}};
   for (DType t : {DType::f16, DType::q8_0})
     for (const A& a : typed) v.push_back(attention_case(op, a, t));
+  // Sliding windows (Gemma 3's heads of 256, 4 over 1 KV head): shorter than the prompt, a
+  // prompt continuing a cache, a window past everything; decode inside and past it.
+  const std::vector<A> windowed = decode ? std::vector<A>{{256, 4, 1, 1, 40, false, 8}, {64, 9, 3, 1, 300, false, 70}}
+                                         : std::vector<A>{{256, 4, 1, 30, 0, false, 8}, {64, 9, 3, 40, 50, false, 16},
+                                                          {64, 4, 2, 20, 0, false, 100}};
+  for (const A& a : windowed) v.push_back(attention_case(op, a, DType::f32));
+  v.push_back(attention_case(op, windowed[0], DType::f16));
 }
 
 void swiglu_cases(std::vector<Case>& v) {
@@ -274,6 +284,16 @@ void swiglu_cases(std::vector<Case>& v) {
     c.src[0] = f32(2, f, n, 1, Fill::normal, 4.0f);
     c.src[1] = f32(2, f, n);
     c.call = [](const Slots& s) { return OpCall(SwigluOp{.dst = s.dst, .gate = s.src[0], .up = s.src[1]}); };
+    v.push_back(c);
+  }
+  // Gemma 3's gelu (tanh form).
+  for (auto [f, n] : {std::tuple{1152, 3}, std::tuple{37, 2}}) {
+    Case c = make(Op::swiglu, "gelu f=" + std::to_string(f) + " n=" + std::to_string(n));
+    c.gemma = true;
+    c.dst = f32(2, f, n);
+    c.src[0] = f32(2, f, n, 1, Fill::normal, 4.0f);
+    c.src[1] = f32(2, f, n);
+    c.call = [](const Slots& s) { return OpCall(SwigluOp{.dst = s.dst, .gate = s.src[0], .up = s.src[1], .gelu = true}); };
     v.push_back(c);
   }
 }
@@ -348,6 +368,13 @@ Case embed_case(DType t, int64_t d, int32_t vocab, int32_t n, int32_t step, int3
 }
 
 void embed_cases(std::vector<Case>& v) {
+  {  // Gemma 3's scaled embedding (sqrt(1152))
+    Case c = embed_case(DType::q8_0, 256, 50, 7, 7, 2);
+    c.label = "scaled " + c.label;
+    c.gemma = true;
+    c.call = [](const Slots& s) { return OpCall(EmbedOp{.dst = s.dst, .table = s.src[0], .ids = s.ids, .scale = 33.941f}); };
+    v.push_back(c);
+  }
   for (DType t : {DType::f32, DType::f16, DType::q8_0, DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1}) {
     v.push_back(embed_case(t, 256, 50, 7, 7, 2));
     v.push_back(embed_case(t, 96, 13, 1, 7, 2));

@@ -65,6 +65,9 @@ struct Case {
   // A fused one-row matmul (MatmulOp's norm, gate, accumulate) over rows this long: a backend
   // whose BackendCaps::fused_matmul_k is shorter skips the case, visibly.
   int64_t fused_k = 0;
+  // An embedding scale, gelu or an attention window (Gemma 3): a backend without
+  // BackendCaps::gemma_kernels skips the case, visibly.
+  bool gemma = false;
 };
 
 struct Tolerance {

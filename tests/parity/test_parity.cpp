@@ -130,6 +130,11 @@ void run_op(Op op) {
                         << std::string(dtype_name(c.kv_type)) << " (backends/weight_types.cpp kv_types_of)");
         continue;
       }
+      if (c.gemma && !b->caps().gemma_kernels) {
+        MESSAGE("SKIP " << std::string(m.name) << " " << std::string(op_name(op)) << " [" << c.label
+                        << "]: no embedding scale, gelu or attention window (BackendCaps::gemma_kernels)");
+        continue;
+      }
       if (b->caps().fused_matmul_k < c.fused_k) {
         MESSAGE("SKIP " << std::string(m.name) << " " << std::string(op_name(op)) << " [" << c.label
                         << "]: no fused matmul (BackendCaps::fused_matmul_k " << b->caps().fused_matmul_k << ")");
