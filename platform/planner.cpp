@@ -103,7 +103,8 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
   if (paged) WT_TRY(PagedKv::check_shape(req.n_ctx, req.kv_block_tokens, req.kv_device_blocks));
   // What wt_context_create refuses, refused here too (the same checks).
   WT_TRY(check_kv_type(hp, req.kv_type, kv_types_of(req.backend), backend_name(req.backend)));
-  WT_TRY(check_sliding_window(hp, policy != nullptr, paged, req.backend == WT_BACKEND_CPU, backend_name(req.backend)));
+  // Every backend has the kernels sliding-window models need (BackendCaps::gemma_kernels).
+  WT_TRY(check_sliding_window(hp, policy != nullptr, paged, true, backend_name(req.backend)));
   p.arena = lay_out_arena(in, ArenaBases{}, nullptr);
   p.batch_rows = slice_rows(in);
 

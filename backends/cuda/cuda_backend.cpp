@@ -48,6 +48,7 @@ Status CudaBackend::init(const BackendOptions& options) {
   caps_.fused_matmul_k = fuse && std::strcmp(fuse, "0") == 0 ? 0 : INT64_MAX;
   caps_.fuse_rope = !(fuse && std::strstr(fuse, "norope"));
   caps_.fuse_glu = !(fuse && std::strstr(fuse, "noglu"));
+  caps_.gemma_kernels = true;  // embed's scale, swiglu's gelu, windows in attention.cu and attention_decode.cu
   caps_.n_threads = 1;
   simd_ = "sm_" + std::to_string(dev_.cc_major) + std::to_string(dev_.cc_minor);
   caps_.simd = simd_.c_str();

@@ -13,7 +13,9 @@
 // (kv_read.cuh: the kernel is templated on the reader; every value is f32 once loaded).
 //
 // Prefill: the grid is (row tiles, n_head_kv), the last (longest) tiles first. Row t sits
-// at position pos0 + t and sees keys 0..pos0 + t. With skip flags (skip_rows) a first kernel
+// at position pos0 + t and sees keys 0..pos0 + t; with a sliding window (Gemma 3) only the
+// last `window` of them: a tile reads keys from its first row's window on, each row masks
+// the keys before its own (tensor cores take no window: such calls run here). With skip flags (skip_rows) a first kernel
 // packs the kept rows into the workspace ([0] = count, then the rows), the tiles run over
 // kept rows only, and each block also zeroes the flagged rows of its stretch of all rows.
 #include "attention.cuh"
@@ -79,12 +81,13 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
   const int64_t n_rows = prefill_rows(a);
   if (row_base >= n_rows) return;  // block-uniform
   const int64_t last = (row_base + kRows < n_rows ? row_base + kRows : n_rows) - 1;
-  const int64_t ja = 0;
+  const int64_t first_row_key = a.pos0 + prefill_row_t(a, row_base) - a.window + 1;
+  const int64_t ja = a.window > 0 && first_row_key > 0 ? first_row_key : 0;
   const int64_t jb = a.pos0 + prefill_row_t(a, last) + 1;
 
   // This warp's rows: query registers (pre-scaled), last visible key, output state.
   bool active[kSlots];
-  int64_t head[kSlots], qrow[kSlots], last_key[kSlots];
+  int64_t head[kSlots], qrow[kSlots], last_key[kSlots], first_key[kSlots];
   float qr[kSlots][kMaxPer], acc[kSlots][kMaxPer], m[kSlots], lsum[kSlots];
   int64_t warp_last = -1;
 #pragma unroll
@@ -95,6 +98,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
     head[s] = g * group + L % group;
     qrow[s] = t;
     last_key[s] = a.pos0 + t;
+    first_key[s] = a.window > 0 ? last_key[s] - a.window + 1 : 0;
     if (active[s] && last_key[s] > warp_last) warp_last = last_key[s];
     const float* q = active[s] ? row_at(a.q.data, a.q.nb1, a.q.nb2, head[s], qrow[s]) : nullptr;
 #pragma unroll
@@ -138,7 +142,7 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttnArgs a) {
     for (int s = 0; s < kSlots; ++s) {
       p[s] = 0.0f;
       if (!active[s] || last_key[s] < j0) continue;  // warp-uniform
-      const bool valid = lane < nk && j0 + lane <= last_key[s];
+      const bool valid = lane < nk && j0 + lane <= last_key[s] && j0 + lane >= first_key[s];
       const float m_new = fmaxf(m[s], warp_max(valid ? sc[s] : -INFINITY));
       const float alpha = expf(m[s] - m_new);
       p[s] = valid ? expf(sc[s] - m_new) : 0.0f;
@@ -236,6 +240,7 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
   AttnArgs a = base_args(p);
   a.n = n;
   a.pos0 = p.pos0;
+  a.window = p.window;
   if (p.skip_rows) {
     if (l.workspace_bytes < prefill_kept_bytes(p))
       return error(WT_ERR_INTERNAL, "cuda: attention_prefill: workspace too small for the skip flags");
@@ -244,7 +249,7 @@ Status attention_prefill(const OpCall& c, const Launch& l) {
     WT_TRY(launch_kernel("attention_pack_rows_kernel", l, attention_pack_rows_kernel, 1, 1024, 0, p.skip_rows, n,
                          static_cast<int32_t*>(l.workspace)));
   }
-  if (!p.f32_inputs && prefill_on_tensor_cores(l.cc_major, a.hd, n))
+  if (!p.f32_inputs && p.window == 0 && prefill_on_tensor_cores(l.cc_major, a.hd, n))
     return attention_prefill_mma(a, p.k.type, n_head_kv, l);
   const int64_t tiles = (n * a.group + kRows - 1) / kRows;
   const size_t smem = kt_bytes(a.hd);

@@ -1,5 +1,5 @@
-// attention_decode: one query row over the KV (0..pos0, or the key rows a policy or the pager
-// passes), flash-decoding style. decode_split.h cuts the keys into splits so that the grid
+// attention_decode: one query row over the KV (0..pos0, a sliding window's last keys of them,
+// or the key rows a policy or the pager passes), flash-decoding style. decode_split.h cuts the keys into splits so that the grid
 // (splits, n_head_kv, head tiles) fills the GPU; a block takes one split for up to
 // kDecodeHeads query heads of one KV head's group, so each K and V row it loads serves all
 // those heads. Per tile of kTile keys:
@@ -40,8 +40,9 @@ struct DecodeArgs {
   int group;            // G = n_head / n_head_kv
   int lpk;              // lanes per key row: a power of two, <= 32
   float scale;
-  const int32_t* ids;   // key rows [n_keys], or null: keys 0..n_keys-1
+  const int32_t* ids;   // key rows [n_keys], or null: keys key0..key0 + n_keys - 1
   int64_t n_keys;
+  int64_t key0;         // a sliding window's first key (Gemma 3), else 0
   int64_t per_split;
   int n_splits;
   int n_head;
@@ -116,7 +117,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(DecodeArgs a
 
   for (int64_t t0 = ja; t0 < jb; t0 += kTile) {
     const int nk = jb - t0 < kTile ? static_cast<int>(jb - t0) : kTile;
-    for (int jj = tid; jj < nk; jj += kThreads) rows[jj] = a.ids ? a.ids[t0 + jj] : static_cast<int>(t0 + jj);
+    for (int jj = tid; jj < nk; jj += kThreads) rows[jj] = a.ids ? a.ids[t0 + jj] : static_cast<int>(a.key0 + t0 + jj);
     __syncthreads();  // rows, queries and (first tile) the running stats are in place
 
     // 1. Scores of the tile, kU key rows per slot loaded before any is used (the loads of a
@@ -363,7 +364,9 @@ Status attention_decode(const OpCall& c, const Launch& l) {
   a.group = static_cast<int>(n_head / n_head_kv);
   a.scale = d.scale;
   a.ids = d.key_rows;
-  a.n_keys = d.key_rows ? d.n_key_rows : static_cast<int64_t>(d.pos0) + 1;
+  // A window (no key rows: validate_op) starts the keys at pos0 - window + 1.
+  a.key0 = !d.key_rows && d.window > 0 && d.pos0 + 1 > d.window ? d.pos0 + 1 - d.window : 0;
+  a.n_keys = d.key_rows ? d.n_key_rows : static_cast<int64_t>(d.pos0) + 1 - a.key0;
   a.n_head = static_cast<int>(n_head);
   a.partial = static_cast<float*>(l.workspace);
   const DecodeSplit s = decode_split(a.n_keys, n_head_kv, a.group, l.sm_count);

@@ -18,6 +18,7 @@ struct AttnArgs {
   float scale;
   const int32_t* ids;  // skip flags [n] (or null)
   const int32_t* kept; // with flags: [0] = n_kept, [1 + r] = kept row r
+  int64_t window;      // > 0: row t sees keys pos0 + t - window + 1 .. pos0 + t (attention.cu's kernel only)
 };
 
 // (position, head) rows of this KV head the kernels run: all, or the kept ones.

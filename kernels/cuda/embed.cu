@@ -1,5 +1,6 @@
 // embed on CUDA (embed.cuh): one thread per output element, grid-stride; each decodes its
-// own weight (embed is one row per token, never the hot op).
+// own weight (embed is one row per token, never the hot op) and multiplies it by the op's
+// scale (Gemma 3's sqrt(n_embd); 1 otherwise).
 #include <string>
 
 #include "common.cuh"
@@ -11,14 +12,14 @@ namespace {
 
 template <typename W>
 __global__ void embed_kernel(float* dst, size_t dst_nb1, const uint8_t* table, size_t t_nb1, int64_t n_vocab,
-                             const int32_t* ids, int64_t d, int64_t n) {
+                             const int32_t* ids, int64_t d, int64_t n, float scale) {
   kernel_prologue();
   const int64_t total = d * n;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = idx / d, i = idx % d;
     const int64_t id = ids[r];
-    row_at<float>(dst, r, dst_nb1)[i] = id >= 0 && id < n_vocab ? W::load1(table + id * t_nb1, i) : 0.0f;
+    row_at<float>(dst, r, dst_nb1)[i] = id >= 0 && id < n_vocab ? W::load1(table + id * t_nb1, i) * scale : 0.0f;
   }
 }
 
@@ -26,7 +27,7 @@ template <typename W>
 Status run(const EmbedOp& a, const Launch& l, int64_t d, int64_t n) {
   return launch_kernel("embed", l, embed_kernel<W>, grid_for(d * n, l), kBlock, 0, static_cast<float*>(a.dst.data),
                        a.dst.nb[1], static_cast<const uint8_t*>(a.table.data), a.table.nb[1], a.table.ne[1], a.ids, d,
-                       n);
+                       n, a.scale);
 }
 
 }  // namespace

@@ -328,8 +328,8 @@ Status check_sliding_window(const Hparams& hp, bool pruned, bool paged, bool gem
   if (hp.swa_window <= 0 && !hp.gelu && hp.embed_scale == 1.0f) return Status::ok();
   if (!gemma_kernels)
     return error(WT_ERR_UNSUPPORTED, "the " + std::string(backend) +
-                                         " backend has no sliding-window attention, gelu or embedding scale yet "
-                                         "(Gemma 3 runs on the CPU and Vulkan backends)");
+                                         " backend has no sliding-window attention, gelu or embedding scale, "
+                                         "which Gemma 3 needs");
   if (pruned && hp.swa_window > 0)
     return error(WT_ERR_UNSUPPORTED, "token pruning with sliding-window layers (Gemma 3) is not supported yet: "
                                      "use method full");

@@ -222,7 +222,7 @@ Status check_kv_type(const Hparams& hp, DType kv_type, uint64_t kv_types, const 
 
 // Whether a context of a model with sliding-window layers (gemma3) can be made: they keep
 // every row of their KV and read it by position, so no pruning method and no pager, and
-// only a backend with the kernels they need (`gemma_kernels`: the CPU). The one check of
+// only a backend with the kernels they need (`gemma_kernels`: all three today). The one check of
 // wt_context_create and the planner; WT_ERR_UNSUPPORTED naming what is refused.
 Status check_sliding_window(const Hparams& hp, bool pruned, bool paged, bool gemma_kernels, const char* backend);
 
