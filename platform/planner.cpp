@@ -97,7 +97,8 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
   // generated row; full KV: n_ctx rows).
   p.kv_rows.resize(static_cast<size_t>(hp.n_layer));
   for (int32_t l = 0; l < hp.n_layer; ++l)
-    p.kv_rows[static_cast<size_t>(l)] = kv_capacity(policy.get(), l, req.n_ctx, req.n_new);
+    p.kv_rows[static_cast<size_t>(l)] = std::min(kv_capacity(policy.get(), l, req.n_ctx, req.n_new),
+                                                 sliding_kv_rows(hp, l, req.n_ctx, req.n_batch_rows));
   in.kv_rows = &p.kv_rows;
   const bool paged = req.kv_device_blocks > 0;
   if (paged) WT_TRY(PagedKv::check_shape(req.n_ctx, req.kv_block_tokens, req.kv_device_blocks));
@@ -150,7 +151,9 @@ Status plan_at(const BoardProfile& board, const ModelShape& model, const PlanReq
       {"weights", p.weights_bytes, weights_note},
       paged ? PlanComponent{"kv staging", p.arena.kv_bytes, "one layer of n_ctx rows: what a multi-row pass reads"}
             : PlanComponent{"kv cache", p.arena.kv_bytes,
-                            std::string(policy ? "per-layer budgets of the method + n_new rows, " : "n_ctx rows every layer, ") +
+                            std::string(policy                 ? "per-layer budgets of the method + n_new rows, "
+                                        : hp.swa_window > 0 ? "n_ctx rows in global layers, 2 (window - 1) + a pass in sliding ones, "
+                                                            : "n_ctx rows every layer, ") +
                                 kv_type_name(req.kv_type)},
       {"activations", p.arena.activations_bytes,
        pass_rows(in) == slice_rows(in)

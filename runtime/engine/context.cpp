@@ -49,7 +49,9 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
     return error(WT_ERR_INVALID_ARGUMENT, "max_new_tokens must be >= 0 (0 = no bound: n_ctx KV rows in every layer)");
   ctx->kv_cap_.resize(nl);
   for (int32_t l = 0; l < hp.n_layer; ++l)
-    ctx->kv_cap_[static_cast<size_t>(l)] = kv_capacity(ctx->policy_.get(), l, ctx->n_ctx_, options.max_new_tokens);
+    ctx->kv_cap_[static_cast<size_t>(l)] =
+        std::min(kv_capacity(ctx->policy_.get(), l, ctx->n_ctx_, options.max_new_tokens),
+                 sliding_kv_rows(hp, l, ctx->n_ctx_, options.n_batch_rows));
   ctx->prune_stats_.kv_rows.assign(nl, 0);
   ctx->prune_stats_.hidden_rows.assign(nl, 0);
   ctx->prune_stats_.kv_bytes.assign(nl, 0);
@@ -249,6 +251,10 @@ Status Context::allocate() {
 Status Context::check_kv_room(int32_t l, int32_t rows_after) const {
   const int32_t cap = kv_cap_[static_cast<size_t>(l)];
   if (rows_after <= cap) return Status::ok();
+  if (slides(l)) {  // it keeps its last window - 1 rows and takes a pass (at most) at a time
+    const int32_t len = kv_len_[static_cast<size_t>(l)], pass = static_cast<int32_t>(act_.x.ne[1]);
+    if (std::min(len, model_.hp.swa_window - 1) + std::min(rows_after - len, pass) <= cap) return Status::ok();
+  }
   return error(WT_ERR_CONTEXT_FULL,
                "layer " + std::to_string(l) + " would hold " + std::to_string(rows_after) + " KV rows; it is sized for " +
                    std::to_string(cap) + " (the method's budget at a prompt of " +

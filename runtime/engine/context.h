@@ -301,6 +301,14 @@ class Context {
   std::vector<int32_t> kv_cap_;  // [n_layer] KV rows each layer is sized for (the plan's)
   // WT_ERR_CONTEXT_FULL when layer l cannot take `rows` more KV rows.
   Status check_kv_room(int32_t l, int32_t rows_after) const;
+  // A sliding-window layer of a full-KV context, whose cache holds fewer rows than n_ctx: it
+  // keeps only its last window - 1 rows once full (gemma3).
+  bool slides(int32_t l) const {
+    return layer_is_swa(model_.hp, l) && kv_cap_[static_cast<size_t>(l)] < n_ctx_;
+  }
+  // Before a pass of `rows` appends to layer l: where they would not fit, moves the layer's
+  // last window - 1 rows (and their positions) to the cache's start.
+  Status slide_kv(OpRunner& run, int32_t l, int32_t rows);
   wt_prune_params prune_;        // resolved (model-specific defaults filled in)
   std::unique_ptr<PrunePolicy> policy_;
   bool policy_decoding_ = false; // the last prefill was pruned: decode asks the policy

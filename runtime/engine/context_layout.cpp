@@ -324,6 +324,12 @@ uint64_t kv_row_bytes(const Hparams& hp, DType kv_type) {
   return 2 * static_cast<uint64_t>(head) * static_cast<uint64_t>(hp.n_head_kv);
 }
 
+int32_t sliding_kv_rows(const Hparams& hp, int32_t layer, int32_t n_ctx, int32_t n_batch_rows) {
+  if (!layer_is_swa(hp, layer)) return n_ctx;
+  const int64_t pass = std::max<int64_t>(n_batch_rows > 0 ? n_batch_rows : WT_BATCH_ROWS_DEFAULT, 3);
+  return static_cast<int32_t>(std::min<int64_t>(n_ctx, 2 * (int64_t{hp.swa_window} - 1) + pass));
+}
+
 Status check_sliding_window(const Hparams& hp, bool pruned, bool paged, bool gemma_kernels, const char* backend) {
   if (hp.swa_window <= 0 && !hp.gelu && hp.embed_scale == 1.0f) return Status::ok();
   if (!gemma_kernels)

@@ -220,8 +220,14 @@ Tensor key_bounds_tensor(const Hparams& hp, uint16_t* base, int32_t layer, int64
 // as bytes). The one check of wt_context_create and the planner.
 Status check_kv_type(const Hparams& hp, DType kv_type, uint64_t kv_types, const char* backend);
 
+// The KV rows a layer of a full-KV context keeps: n_ctx, or for a sliding-window layer
+// (gemma3) the window less one (the keys a new row sees before its own) twice over and the
+// rows of one pass (n_batch_rows resolved, at least 3: slice_rows), so that the cache slides
+// its last window - 1 rows to its start without the copy overlapping (Context::slide_kv).
+int32_t sliding_kv_rows(const Hparams& hp, int32_t layer, int32_t n_ctx, int32_t n_batch_rows);
+
 // Whether a context of a model with sliding-window layers (gemma3) can be made: they keep
-// every row of their KV and read it by position, so no pruning method and no pager, and
+// their last rows in order and read them by position, so no pruning method and no pager, and
 // only a backend with the kernels they need (`gemma_kernels`: all three today). The one check of
 // wt_context_create and the planner; WT_ERR_UNSUPPORTED naming what is refused.
 Status check_sliding_window(const Hparams& hp, bool pruned, bool paged, bool gemma_kernels, const char* backend);

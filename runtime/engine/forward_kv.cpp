@@ -49,6 +49,25 @@ Status Context::append_kv(OpRunner& run, const Pass& pass, int32_t l, const Tens
   return Status::ok();
 }
 
+Status Context::slide_kv(OpRunner& run, int32_t l, int32_t rows) {
+  const size_t li = static_cast<size_t>(l);
+  const int32_t len = kv_len_[li];
+  if (!slides(l) || len + rows <= kv_cap_[li]) return Status::ok();
+  const int32_t keep = std::min(len, model_.hp.swa_window - 1), from = len - keep;
+  // sliding_kv_rows sizes the cache so that the rows kept lie past where they go.
+  if (from < keep) return error(WT_ERR_INTERNAL, "layer " + std::to_string(l) + ": a sliding window's copy would overlap");
+  if (keep > 0) {
+    WT_TRY(run.copy_rows(flatten_heads(k_cache_[li]), flatten_heads(rows_view(k_cache_[li], from, keep)),
+                         flatten_heads(v_cache_[li]), flatten_heads(rows_view(v_cache_[li], from, keep)), 0));
+    for (int32_t h = 0; h < model_.hp.n_head_kv; ++h) {
+      int32_t* pos = kv_pos_of(l, h);
+      std::memmove(pos, pos + from, sizeof(int32_t) * static_cast<size_t>(keep));
+    }
+  }
+  kv_len_[li] = keep;
+  return Status::ok();
+}
+
 Status Context::ask_policy(OpRunner& run, const Pass& pass, int32_t l, const Tensor& q, const Tensor& k,
                            const Tensor& v, LayerKeys* keys, Decision* d) {
   *d = Decision{};

@@ -130,6 +130,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
     };
     const Slices sl = slices(rows, slice_cap);
     const int32_t last = sl.n - 1;
+    if (!pass.fresh && !pass.paged) WT_TRY(slide_kv(run, l, rows));  // gemma3's sliding layers
     Tensor k = first_rows(act_.k, rows);              // [rows, n_head_kv, head_dim]
     Tensor v = first_rows(act_.v, rows);              // [rows, n_head_kv, head_dim]
     if (kv_in_place) {  // the new keys and values go straight into the layer's cache rows

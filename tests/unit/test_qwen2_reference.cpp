@@ -31,10 +31,12 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/reference_fixture.h"
 #include "whittle.h"
+#include "whittle/state.h"
 
 namespace {
 
@@ -467,6 +469,65 @@ TEST_CASE("vulkan model: tiny gemma3 matches the NumPy forward pass" * doctest::
 TEST_CASE("cuda model: tiny gemma3 matches the NumPy forward pass" * doctest::test_suite("model")) {
   check_tiny("tiny_gemma3", WT_MATMUL_F32, WT_BACKEND_CUDA);
   check_tiny("tiny_gemma3", WT_MATMUL_F32, WT_BACKEND_CUDA, wt_model_default_params(), 5);
+}
+
+// Sliding layers keep 2 (window - 1) rows and a pass's: with passes of 5 rows over 28
+// tokens their caches (19 rows) slide in the prompt and in decode, which the test above
+// checks against the reference; here the bytes the plan counts.
+TEST_CASE("reference: tiny gemma3's sliding layers keep their window's KV rows, not n_ctx") {
+  const wt::test::ReferenceCase c = read_case("tiny_gemma3");
+  const std::string path = data_dir() + "/" + c.model;
+  wt_model* model = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(path.c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  const uint64_t row = 2 * 1 * 128 * sizeof(float);  // K and V rows of one KV head of 128, f32
+  for (const auto& [n_ctx, batch, sliding] : {std::tuple{28, 5, 19}, std::tuple{512, 16, 30}, std::tuple{64, 0, 64}}) {
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = n_ctx;
+    cp.n_batch_rows = batch;
+    cp.kv_type = WT_KV_F32;
+    wt_context_plan_info plan{};
+    REQUIRE_MESSAGE(wt_context_plan(model, &cp, &plan) == WT_OK, wt_last_error());
+    CAPTURE(n_ctx);
+    CHECK(plan.kv_bytes == row * static_cast<uint64_t>(5 * sliding + n_ctx));  // five sliding layers, one global
+  }
+  wt_model_free(model);
+}
+
+// A state saved after its sliding layers slid (20 tokens in passes of 5 into caches of 19
+// rows) loads into a fresh context and decodes the rest as the reference has it.
+TEST_CASE("reference: tiny gemma3's state round-trips after its windows slid") {
+  const wt::test::ReferenceCase c = read_case("tiny_gemma3");
+  wt_model* model = nullptr;
+  REQUIRE_MESSAGE(wt_model_load((data_dir() + "/" + c.model).c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = static_cast<int32_t>(c.tokens.size());
+  cp.n_batch_rows = 5;
+  cp.n_threads = 2;
+  cp.matmul_mode = WT_MATMUL_F32;
+  cp.kv_type = WT_KV_F32;
+  wt_context* a = nullptr;
+  wt_context* b = nullptr;
+  REQUIRE(wt_context_create(model, &cp, &a) == WT_OK);
+  REQUIRE(wt_context_create(model, &cp, &b) == WT_OK);
+  const size_t n0 = 20;
+  REQUIRE_MESSAGE(wt_context_prefill(a, c.tokens.data(), n0) == WT_OK, wt_last_error());
+  size_t bytes = 0;
+  REQUIRE(wt_context_state_size(a, &bytes) == WT_OK);
+  std::vector<char> state(bytes);
+  REQUIRE(wt_context_state_save(a, state.data(), state.size(), &bytes) == WT_OK);
+  REQUIRE_MESSAGE(wt_context_state_load(b, state.data(), bytes) == WT_OK, wt_last_error());
+  const Tolerance tol = tiny_tolerance(WT_MATMUL_F32);
+  Diff d;
+  for (size_t p = n0; p < c.tokens.size(); ++p) {
+    REQUIRE_MESSAGE(wt_context_decode(b, c.tokens[p]) == WT_OK, wt_last_error());
+    const float* logits = nullptr;
+    REQUIRE(wt_context_logits(b, -1, &logits) == WT_OK);
+    compare_row(c, p, logits, tol.tie, &d);
+  }
+  report_and_check("tiny_gemma3 decoded after a state load", d, tol);
+  wt_context_free(a);
+  wt_context_free(b);
+  wt_model_free(model);
 }
 
 TEST_CASE("reference: tiny gemma3 is refused where it cannot run yet: pruning, the pager") {
