@@ -333,9 +333,10 @@ static inline void update_rows(const TileRows& rows, int64_t j0, int64_t nb, int
       block_scores<1>(rows.q + i, hd, scale, ts, ts->s + i * kBK);
       ++i;
     }
-    // Keys before a row's window score as nothing: each row has a visible key in this block
+    // Keys before a row's window score -1e30: each row has a visible key in this block
     // (visible()), whose score bounds the max, so theirs come out of the softmax as
-    // fast_exp's floor, exp(-87), which no sum of a term near 1 keeps.
+    // fast_exp's floor, exp(-87): at most 1.6e-38 of the weight the largest gets, lost in
+    // the sum and negligible in the output.
     if (rows.window > 0) {
       for (int64_t i = r; i < r_end; ++i) {
         const int64_t before = rows.pos[i] - rows.window + 1 - j0;

@@ -279,14 +279,14 @@ Status Context::read_state(StateSource& in, bool apply) {
       for (int32_t i = 0; i < len; ++i)
         if (pos[i] < 0 || pos[i] >= n_ctx_ + h.reindexed_from)
           return error(WT_ERR_FORMAT, "layer " + std::to_string(l) + " has a KV row at position " + std::to_string(pos[i]));
-      // A sliding-window layer's rows are its last positions, in order (attention reads them
-      // by row), and at least the window's.
-      if (slides(l)) {
-        bool last = len >= std::min(h.n_past, hp.swa_window - 1);
+      // A model with sliding-window layers reads every layer's rows by row, so they must be
+      // the last positions in order: all of them, or in a sliding layer at least its window's.
+      if (hp.swa_window > 0) {
+        bool last = h.reindexed == 0 && (slides(l) ? len >= std::min(h.n_past, hp.swa_window - 1) : len == h.n_past);
         for (int32_t i = 0; i < len && last; ++i) last = pos[i] == h.n_past - len + i;
         if (!last)
-          return error(WT_ERR_FORMAT, "layer " + std::to_string(l) + " slides a window but its KV rows are not its last " +
-                                          "positions in order");
+          return error(WT_ERR_FORMAT, "layer " + std::to_string(l) + "'s KV rows are not the last positions in order, "
+                                          "which a model with sliding-window layers needs");
       }
     }
     const size_t bytes = half * static_cast<size_t>(len);

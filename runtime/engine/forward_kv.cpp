@@ -100,7 +100,7 @@ Status Context::attend(OpRunner& run, const Pass& pass, int32_t l, const Tensor&
   if (pass.decoder && attended_) record_attended(l, d, keys.kv0 + static_cast<int32_t>(q.ne[2]));
   const float scale = attn_scale_;
   // A sliding-window layer (gemma3): cache rows are positions here, since contexts of such
-  // models neither prune nor page (Context::init refuses them).
+  // models neither prune nor page (Context::setup refuses them: check_sliding_window).
   const int32_t window = layer_is_swa(model_.hp, l) ? model_.hp.swa_window : 0;
   if (!keys.paged_step)
     return run.attention({.dst = attn, .q = q, .k = keys.k, .v = keys.v, .pos0 = keys.kv0 + row0, .scale = scale,

@@ -298,6 +298,8 @@ class Loader {
         {"tokenizer.ggml.unknown_token_id", &v.unk}, {"tokenizer.ggml.padding_token_id", &v.pad},
         {"tokenizer.ggml.eot_token_id", &v.eot},
     };
+    // SentencePiece files that omit them: llama.cpp's ids, <unk> 0, <s> 1, </s> 2.
+    if (spm && n_vocab > 2) v.unk = 0, v.bos = 1, v.eos = 2;
     for (const auto& sp : specials) {
       int64_t id = -1;
       if (!f_.has_key(sp.key)) continue;

@@ -1,7 +1,6 @@
 #include "spm.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "utf8_stream.h"
 
@@ -13,6 +12,19 @@ constexpr std::string_view k_space = "\xE2\x96\x81";  // U+2581, SentencePiece's
 // Max-heap order: highest score first, then leftmost (sentencepiece's agenda).
 bool lower_priority(const SpmEncoder::Scratch::Pair& a, const SpmEncoder::Scratch::Pair& b) {
   return a.score != b.score ? a.score < b.score : a.left > b.left;
+}
+
+// "<0xAB>" -> 0xAB; -1 when the text is not of that form (two hex digits, upper or lower).
+int byte_of(const std::string& piece) {
+  if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') return -1;
+  int b = 0;
+  for (int i = 3; i < 5; ++i) {
+    const char c = piece[static_cast<size_t>(i)];
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (v < 0) return -1;
+    b = b * 16 + v;
+  }
+  return b;
 }
 
 bool mergeable(TokenType t) {
@@ -38,11 +50,8 @@ Status SpmEncoder::create(const Vocab& vocab, SpmEncoder* out) {
     const std::string& piece = vocab.tokens[i];
     if (mergeable(t)) e.pieces_.emplace(piece, id);  // the first of duplicate pieces wins
     e.unused_[i] = t == TokenType::unused;
-    unsigned b = 0;
-    char tail = 0;
-    if (t == TokenType::byte && piece.size() == 6 && std::sscanf(piece.c_str(), "<0x%2X%c", &b, &tail) == 2 &&
-        tail == '>' && e.byte_token_[b] < 0)
-      e.byte_token_[b] = id;
+    const int b = t == TokenType::byte ? byte_of(piece) : -1;
+    if (b >= 0 && e.byte_token_[b] < 0) e.byte_token_[b] = id;
     if (t == TokenType::unknown && e.unk_ < 0) e.unk_ = id;
   }
   if (vocab.unk >= 0 && static_cast<size_t>(vocab.unk) < n) e.unk_ = vocab.unk;
@@ -83,8 +92,9 @@ void SpmEncoder::encode(std::string_view text, bool space_prefix, Scratch* s, st
     }
   }
 
-  // One symbol per UTF-8 character; an ill-formed byte is a symbol of its own, which no
-  // piece contains, so it comes out as its <0xXX> token.
+  // One symbol per UTF-8 character; an ill-formed run (utf8_decode's maximal subpart, 1-3
+  // bytes) is a symbol of its own, which no piece contains, so it comes out as its bytes'
+  // <0xXX> tokens.
   auto& sym = s->symbols;
   sym.clear();
   for (size_t pos = 0; pos < t.size();) {
@@ -98,6 +108,7 @@ void SpmEncoder::encode(std::string_view text, bool space_prefix, Scratch* s, st
   auto& heap = s->heap;
   heap.clear();
   s->unused_splits.clear();
+  s->last_unknown = false;
   auto consider = [&](int32_t left) {
     if (left < 0) return;
     const int32_t right = sym[left].next;
@@ -109,7 +120,7 @@ void SpmEncoder::encode(std::string_view text, bool space_prefix, Scratch* s, st
     std::push_heap(heap.begin(), heap.end(), lower_priority);
     // What an unused piece splits back into: the parts of the last pair found to make it
     // (sentencepiece's rev_merge, also filled as pairs are found, not as they merge).
-    if (unused_[id]) s->unused_splits.emplace_back(s->key, sym[left].len);
+    if (unused_[id]) s->unused_splits[s->key] = sym[left].len;
   };
   for (int32_t k = 0; k + 1 < static_cast<int32_t>(sym.size()); ++k) consider(k);
 
@@ -135,8 +146,8 @@ void SpmEncoder::encode(std::string_view text, bool space_prefix, Scratch* s, st
 void SpmEncoder::emit(Scratch* s, uint32_t start, uint32_t len, std::vector<int32_t>* out) const {
   const int32_t id = find_piece(s, start, len);
   if (id >= 0 && unused_[id]) {
-    for (auto it = s->unused_splits.rbegin(); it != s->unused_splits.rend(); ++it) {
-      if (it->first != s->key) continue;
+    const auto it = s->unused_splits.find(s->key);
+    if (it != s->unused_splits.end()) {
       const uint32_t left = it->second;
       emit(s, start, left, out);
       emit(s, start + left, len - left, out);
@@ -145,17 +156,21 @@ void SpmEncoder::emit(Scratch* s, uint32_t start, uint32_t len, std::vector<int3
   }
   if (id >= 0) {
     out->push_back(id);
+    s->last_unknown = false;
     return;
   }
-  // Byte fallback; a vocabulary without all of the character's bytes gives one unknown
-  // token for it (sentencepiece without byte fallback), or nothing where it has none.
+  // Byte fallback; a vocabulary without all of the character's bytes gives the unknown
+  // token, one for a run of such characters (sentencepiece without byte fallback), or
+  // nothing where it has none.
   bool have_bytes = true;
   for (uint32_t i = 0; i < len; ++i) have_bytes &= byte_token_[static_cast<uint8_t>(s->text[start + i])] >= 0;
   if (!have_bytes) {
-    if (unk_ >= 0) out->push_back(unk_);
+    if (unk_ >= 0 && !s->last_unknown) out->push_back(unk_);
+    s->last_unknown = unk_ >= 0;
     return;
   }
   for (uint32_t i = 0; i < len; ++i) out->push_back(byte_token_[static_cast<uint8_t>(s->text[start + i])]);
+  s->last_unknown = false;
 }
 
 }  // namespace wt

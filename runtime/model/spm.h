@@ -5,8 +5,10 @@
 // front, and is split into UTF-8 characters; then the adjacent pair whose concatenation is
 // a piece with the highest score merges (leftmost on ties) until no pair is a piece. A
 // piece of type unused is split back into the two it was made of (sentencepiece's
-// resegmentation); a character that is no piece becomes its bytes' <0xXX> tokens, or the
-// unknown token where the vocabulary lacks one. Only normal, user-defined and unused
+// resegmentation); a character that is no piece becomes its bytes' <0xXX> tokens, or, where
+// the vocabulary lacks one of them, the unknown token (one for a run of such characters).
+// Where this differs from sentencepiece: ill-formed UTF-8 is kept as bytes (sentencepiece
+// makes it U+FFFD), so any bytes round-trip. Only normal, user-defined and unused
 // pieces take part in merges: control, unknown and byte tokens never come out of text.
 #pragma once
 
@@ -39,7 +41,8 @@ class SpmEncoder {
     std::string key;
     std::vector<Symbol> symbols;
     std::vector<Pair> heap;
-    std::vector<std::pair<std::string, uint32_t>> unused_splits;  // unused piece -> its left part's length
+    std::unordered_map<std::string, uint32_t> unused_splits;  // unused piece -> its left part's length
+    bool last_unknown = false;  // the last token emitted stood for unknown characters
   };
 
   // WT_ERR_FORMAT: scores missing or not one per token.

@@ -229,8 +229,11 @@ size_t Tokenizer::match_special(std::string_view text, size_t pos, bool parse_sp
 Status Tokenizer::encode(std::string_view text, bool add_special, bool parse_special,
                          std::vector<int32_t>* out) const {
   if (!out) return error(WT_ERR_INVALID_ARGUMENT, "out is NULL");
-  // Offsets inside the pre-tokenizer are 32-bit.
+  // Offsets inside the pre-tokenizer are 32-bit; SentencePiece's symbols are indexed by int32
+  // over a text whose spaces became 3 bytes each.
   if (text.size() > UINT32_MAX) return error(WT_ERR_INVALID_ARGUMENT, "text longer than 4 GiB");
+  if (spm_ && text.size() > INT32_MAX / 3)
+    return error(WT_ERR_INVALID_ARGUMENT, "text longer than 680 MiB for a SentencePiece vocabulary");
   out->clear();
   out->reserve(text.size() / 3 + 2);
   if (add_special && add_bos_) out->push_back(bos_);

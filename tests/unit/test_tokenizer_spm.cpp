@@ -134,12 +134,25 @@ TEST_CASE("tokenizer: sentencepiece without byte tokens, and ill-formed UTF-8") 
   const int32_t a = add_piece(&v, "a", -1);
   const auto t = make(v);
   CHECK(encode(*t, "a\xC3\xA9" "a") == std::vector<int32_t>{a, 0, a});  // one <unk> for the character
+  CHECK(encode(*t, "a\xC3\xA9\xC3\xA9\xE2\x82\xAC" "a") == std::vector<int32_t>{a, 0, a});  // and one for a run
+  CHECK(encode(*t, "\xC3\xA9" "a\xC3\xA9") == std::vector<int32_t>{0, a, 0});
   const auto with_bytes = make(small_vocab(true));
   // An ill-formed byte is a character of its own: its byte token, so the bytes round-trip.
   const std::string bad = "x\xFF\xC3(";
   const std::vector<int32_t> ids = encode(*with_bytes, bad);
   CHECK(ids == std::vector<int32_t>{3 + 'x', 3 + 0xFF, 3 + 0xC3, 3 + '('});
   CHECK(detokenize(*with_bytes, ids) == bad);
+}
+
+TEST_CASE("tokenizer: sentencepiece byte tokens are <0x> and two hex digits, nothing else") {
+  Vocab v = small_vocab(false);
+  // A sign inside sscanf's width, a non-hex digit, a wrong tail: not byte tokens (the first
+  // once indexed a 256-entry table at 0xFFFFFFF1).
+  for (const char* odd : {"<0x-F>", "<0x-1>", "<0xG1>", "<0x1>>", "<0x1 >", "<0X41>"}) add_piece(&v, odd, 0, TokenType::byte);
+  const int32_t lower = add_piece(&v, "<0x0a>", 0, TokenType::byte);
+  const auto t = make(v);
+  CHECK(encode(*t, "\n") == std::vector<int32_t>{lower});
+  CHECK(encode(*t, "-") == std::vector<int32_t>{0});  // no byte token for '-': unknown
 }
 
 TEST_CASE("tokenizer: sentencepiece space prefix around special tokens") {
