@@ -82,48 +82,60 @@ struct AttnIsaGuard {
 const char* const kIsas[] = {"avx512", "avx2", "base"};
 }  // namespace
 
+namespace {
+struct AttnShape {
+  int64_t hd, n_head, n_head_kv, n, pos0;
+  int64_t window = 0;  // > 0: a sliding window
+};
+
+// The worst |out - naive| of the CPU attention (the ISA chosen) on random q, k, v from seeds
+// seed, seed + 1, seed + 2: decode for one row, else prefill.
+double attention_error(const AttnShape& s, int workers, uint32_t seed) {
+  const int64_t n_kv = s.pos0 + s.n;
+  auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), seed);
+  auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), seed + 1);
+  auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), seed + 2);
+  std::vector<float> out(q.size(), -7.0f);
+  std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
+  void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
+  Tensor tq = t3(q, s.hd, s.n_head, s.n), tk = t3(k, s.hd, s.n_head_kv, n_kv);
+  Tensor tv = t3(v, s.hd, s.n_head_kv, n_kv), to = t3(out, s.hd, s.n_head, s.n);
+  const auto pos0 = static_cast<int32_t>(s.pos0), w = static_cast<int32_t>(s.window);
+  run_workers(workers, [&](const ThreadCtx& tc) {
+    if (s.n == 1) {
+      wt::cpu::attention_decode(tc, to, tq, tk, tv, pos0, scale, wsp, nullptr, 0, w);
+    } else {
+      wt::cpu::attention_prefill(tc, to, tq, tk, tv, pos0, scale, wsp, nullptr, w);
+    }
+  });
+  const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale, s.window);
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+  return worst;
+}
+}  // namespace
+
 TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
   AttnIsaGuard guard;
-  struct Shape {
-    int64_t hd, n_head, n_head_kv, n, pos0;
-  };
-  const Shape shapes[] = {{64, 9, 3, 1, 0}, {64, 9, 3, 37, 0}, {64, 9, 3, 130, 0}, {64, 4, 2, 20, 70},
-                          {32, 8, 1, 65, 0}, {128, 2, 2, 3, 200}, {64, 9, 3, 1, 300},
-                          // decode over long caches: every KV head of a key block at once
-                          // (heads_fit), Qwen2.5-0.5B's 14/2 heads, and 16 KV heads of 128
-                          // dims, which take the one-head-at-a-time path
-                          {64, 9, 3, 1, 4000}, {64, 14, 2, 1, 2500}, {128, 32, 16, 1, 700},
-                          // head sizes that are not multiples of 32 and 16 (dot products'
-                          // tails); 5 query heads per KV head (row batches of 4 and 1)
-                          {48, 10, 2, 1, 300}, {40, 10, 2, 1, 300}, {40, 4, 2, 9, 30}};
+  const AttnShape shapes[] = {{64, 9, 3, 1, 0}, {64, 9, 3, 37, 0}, {64, 9, 3, 130, 0}, {64, 4, 2, 20, 70},
+                              {32, 8, 1, 65, 0}, {128, 2, 2, 3, 200}, {64, 9, 3, 1, 300},
+                              // decode over long caches: every KV head of a key block at once
+                              // (heads_fit), Qwen2.5-0.5B's 14/2 heads, and 16 KV heads of 128
+                              // dims, which take the one-head-at-a-time path
+                              {64, 9, 3, 1, 4000}, {64, 14, 2, 1, 2500}, {128, 32, 16, 1, 700},
+                              // head sizes that are not multiples of 32 and 16 (dot products'
+                              // tails); 5 query heads per KV head (row batches of 4 and 1)
+                              {48, 10, 2, 1, 300}, {40, 10, 2, 1, 300}, {40, 4, 2, 9, 30}};
   double worst_all = 0;
   for (const char* isa : kIsas) {
     if (!wt::cpu::set_attention_isa_for_testing(isa)) {
       MESSAGE("attention: " << isa << " not on this CPU, not tested");
       continue;
     }
-    for (const Shape& s : shapes) {
+    for (const AttnShape& s : shapes) {
       for (int workers : {1, 2, 3}) {
-        const int64_t n_kv = s.pos0 + s.n;
-        auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 1);
-        auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 2);
-        auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 3);
-        std::vector<float> out(q.size(), -7.0f);
-        std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
-        void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
-        const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
-        Tensor tq = t3(q, s.hd, s.n_head, s.n), tk = t3(k, s.hd, s.n_head_kv, n_kv);
-        Tensor tv = t3(v, s.hd, s.n_head_kv, n_kv), to = t3(out, s.hd, s.n_head, s.n);
-        run_workers(workers, [&](const ThreadCtx& tc) {
-          if (s.n == 1) {
-            wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
-          } else {
-            wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp);
-          }
-        });
-        const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale);
-        double worst = 0;
-        for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+        const double worst = attention_error(s, workers, 1);
         INFO(std::string(isa) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n
                               << " pos0 " << s.pos0 << " workers " << workers);
         CHECK(worst < 2e-5);
@@ -136,41 +148,18 @@ TEST_CASE("ops: attention_prefill and attention_decode match naive attention") {
 
 TEST_CASE("ops: attention with a sliding window matches naive windowed attention") {
   AttnIsaGuard guard;
-  struct Shape {
-    int64_t hd, n_head, n_head_kv, n, pos0, window;
-  };
   // Gemma 3's heads (256 wide, 4 over 1 KV head), windows shorter and longer than a 64-key
   // block and than the tile's positions, prompts continuing a cache (pos0 > 0), decode
   // inside and past the window, and a window longer than everything (no effect).
-  const Shape shapes[] = {{256, 4, 1, 40, 0, 8},   {64, 9, 3, 130, 0, 70},  {64, 4, 2, 37, 90, 16},
-                          {128, 8, 1, 20, 300, 64}, {256, 4, 1, 1, 5, 8},   {64, 9, 3, 1, 300, 70},
-                          {64, 4, 2, 1, 2000, 512}, {64, 4, 2, 25, 0, 1000}, {40, 4, 2, 9, 30, 3}};
+  const AttnShape shapes[] = {{256, 4, 1, 40, 0, 8},   {64, 9, 3, 130, 0, 70},  {64, 4, 2, 37, 90, 16},
+                              {128, 8, 1, 20, 300, 64}, {256, 4, 1, 1, 5, 8},   {64, 9, 3, 1, 300, 70},
+                              {64, 4, 2, 1, 2000, 512}, {64, 4, 2, 25, 0, 1000}, {40, 4, 2, 9, 30, 3}};
   double worst_all = 0;
   for (const char* isa : kIsas) {
     if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;
-    for (const Shape& s : shapes) {
+    for (const AttnShape& s : shapes) {
       for (int workers : {1, 3}) {
-        const int64_t n_kv = s.pos0 + s.n;
-        auto q = random_vec(static_cast<size_t>(s.hd * s.n_head * s.n), 4);
-        auto k = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 5);
-        auto v = random_vec(static_cast<size_t>(s.hd * s.n_head_kv * n_kv), 6);
-        std::vector<float> out(q.size(), -7.0f);
-        std::vector<char> ws(wt::cpu::attention_workspace_bytes(s.hd, s.n_head, s.n_head_kv, workers) + 64);
-        void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
-        const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
-        Tensor tq = t3(q, s.hd, s.n_head, s.n), tk = t3(k, s.hd, s.n_head_kv, n_kv);
-        Tensor tv = t3(v, s.hd, s.n_head_kv, n_kv), to = t3(out, s.hd, s.n_head, s.n);
-        const auto w = static_cast<int32_t>(s.window);
-        run_workers(workers, [&](const ThreadCtx& tc) {
-          if (s.n == 1) {
-            wt::cpu::attention_decode(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp, nullptr, 0, w);
-          } else {
-            wt::cpu::attention_prefill(tc, to, tq, tk, tv, static_cast<int32_t>(s.pos0), scale, wsp, nullptr, w);
-          }
-        });
-        const auto ref = naive_attention(q, k, v, s.hd, s.n_head, s.n_head_kv, s.n, s.pos0, scale, s.window);
-        double worst = 0;
-        for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+        const double worst = attention_error(s, workers, 4);
         INFO(std::string(isa) << " hd " << s.hd << " heads " << s.n_head << "/" << s.n_head_kv << " n " << s.n
                               << " pos0 " << s.pos0 << " window " << s.window << " workers " << workers);
         CHECK(worst < 2e-5);
