@@ -280,9 +280,13 @@ class Loader {
                                               std::to_string(scores.size()) + " entries, tokens has " +
                                               std::to_string(n_vocab));
       }
-      if (spm) {
+      if (spm) {  // merge priorities: a NaN would break the heap's order
         v.scores.resize(n_vocab);
-        for (size_t i = 0; i < n_vocab; ++i) v.scores[i] = scores[i];
+        for (size_t i = 0; i < n_vocab; ++i) {
+          v.scores[i] = scores[i];
+          if (!std::isfinite(v.scores[i]))
+            return model_error(WT_ERR_FORMAT, "tokenizer.ggml.scores[" + std::to_string(i) + "] is not finite");
+        }
       }
     }
     if (!spm) {

@@ -697,6 +697,16 @@ TEST_CASE("gguf: vocabulary validation") {
     spm.remove_kv("tokenizer.ggml.scores");
     expect_error(load_status(spm), WT_ERR_FORMAT, "tokenizer.ggml.scores");
   }
+  SUBCASE("a SentencePiece score that is not finite") {
+    TinyModelOptions o;
+    o.spm_vocab = true;
+    GgufWriter spm = make_tiny_llama(o);
+    spm.remove_kv("tokenizer.ggml.scores");
+    std::vector<float> scores(kTinyVocab, 0.0f);
+    scores[260] = std::nanf("");
+    spm.add_f32_array("tokenizer.ggml.scores", scores);
+    expect_error(load_status(spm), WT_ERR_FORMAT, "tokenizer.ggml.scores[260] is not finite");
+  }
   SUBCASE("vocab_size disagrees with the token list") {
     w.add_u32("llama.vocab_size", 300);
     expect_error(load_status(w), WT_ERR_FORMAT, "llama.vocab_size = 300");
