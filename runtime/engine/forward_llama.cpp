@@ -200,7 +200,7 @@ Status Context::forward(const int32_t* tokens, const int32_t* pos, int32_t n, Pr
         WT_TRY(run.linear(x, flatten_heads(attn), w.wo, Tensor{}, {.accumulate = true}));
       } else {
         WT_TRY(run.linear(xns, flatten_heads(attn), w.wo, Tensor{}));
-        if (post_norms) WT_TRY(run.rmsnorm(xns, xns, w.attn_post_norm, hp.rms_eps));
+        if (!w.attn_post_norm.empty()) WT_TRY(run.rmsnorm(xns, xns, w.attn_post_norm, hp.rms_eps));
       }
       WT_TRY(feed_forward(run, w, xs, xns, fuse, sl.n > 1));
     }

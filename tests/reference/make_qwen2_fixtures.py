@@ -97,11 +97,16 @@ TINY_QWEN3_YARN_KEYS_SPEC = dict(TINY_QWEN3_SPEC, n_layer=1, seed=3008, token_se
 
 # smollm3: llama whose every fourth layer has no rope, so five layers (the fourth without);
 # heads of 32, 4 over 2 KV heads, tied output, Q8_0 and F16 (small: no K-quant widths).
-_TINY_SMOLLM3_TYPES = {"token_embd": QT.Q8_0}
-for _l in range(5):
-    for _n, _t in (("attn_q", QT.Q8_0), ("attn_k", QT.F16), ("attn_v", QT.Q8_0), ("attn_output", QT.Q8_0),
-                   ("ffn_gate", QT.Q8_0), ("ffn_up", QT.F16), ("ffn_down", QT.Q8_0)):
-        _TINY_SMOLLM3_TYPES[f"{_l}.{_n}"] = _t
+def every_layer(n_layer: int, embd, **roles) -> dict:
+    """A types dict: token_embd's type, and each matrix role's type in every layer."""
+    types = {"token_embd": embd}
+    for layer in range(n_layer):
+        types.update({f"{layer}.{role}": qt for role, qt in roles.items()})
+    return types
+
+
+_TINY_SMOLLM3_TYPES = every_layer(5, QT.Q8_0, attn_q=QT.Q8_0, attn_k=QT.F16, attn_v=QT.Q8_0, attn_output=QT.Q8_0,
+                                  ffn_gate=QT.Q8_0, ffn_up=QT.F16, ffn_down=QT.Q8_0)
 TINY_SMOLLM3_SPEC = dict(n_embd=128, n_ff=256, n_layer=5, n_head=4, n_head_kv=2, n_vocab=300, seed=3009,
                          arch="smollm3", pre="llama-bpe", eps=1e-6, rope_base=5000000.0,
                          types=_TINY_SMOLLM3_TYPES, embd_std=0.15, n_tokens=28, token_seed=3206)
@@ -110,11 +115,8 @@ TINY_SMOLLM3_SPEC = dict(n_embd=128, n_ff=256, n_layer=5, n_head=4, n_head_kv=2,
 # a window of 8 over 28 tokens (so most rows of the sliding layers lose keys), heads of 128
 # (4 over 1 KV head, over a width of 256), the two head norms, the two post-block norms, gelu,
 # tied output; K-quants where the rows allow (attn_output reads 512).
-_TINY_GEMMA3_TYPES = {"token_embd": QT.Q6_K}
-for _l in range(6):
-    for _n, _t in (("attn_q", QT.Q4_K), ("attn_k", QT.Q8_0), ("attn_v", QT.Q6_K), ("attn_output", QT.Q4_K),
-                   ("ffn_gate", QT.Q5_K), ("ffn_up", QT.Q4_K), ("ffn_down", QT.Q6_K)):
-        _TINY_GEMMA3_TYPES[f"{_l}.{_n}"] = _t
+_TINY_GEMMA3_TYPES = every_layer(6, QT.Q6_K, attn_q=QT.Q4_K, attn_k=QT.Q8_0, attn_v=QT.Q6_K, attn_output=QT.Q4_K,
+                                 ffn_gate=QT.Q5_K, ffn_up=QT.Q4_K, ffn_down=QT.Q6_K)
 TINY_GEMMA3_SPEC = dict(n_embd=256, n_ff=256, n_layer=6, n_head=4, n_head_kv=1, head_dim=128, n_vocab=300,
                         seed=3010, arch="gemma3", pre="default", eps=1e-6, rope_base=1000000.0, qk_norm=True,
                         post_norms=True, sliding_window=8, types=_TINY_GEMMA3_TYPES, embd_std=0.05,

@@ -58,4 +58,23 @@ std::string escaped(const std::string& text) {
   return s.size() > 300 ? s.substr(0, 300) + "..." : s;
 }
 
+std::unique_ptr<Tokenizer> make_tokenizer(const Vocab& vocab) {
+  std::unique_ptr<Tokenizer> t;
+  const Status st = Tokenizer::create(vocab, &t);
+  REQUIRE_MESSAGE(st.is_ok(), st.message());
+  return t;
+}
+
+std::vector<int32_t> encode(const Tokenizer& t, const std::string& text, bool add_special, bool parse_special) {
+  std::vector<int32_t> ids;
+  REQUIRE(t.encode(text, add_special, parse_special, &ids).is_ok());
+  return ids;
+}
+
+std::string detokenize(const Tokenizer& t, const std::vector<int32_t>& ids) {
+  std::string s;
+  for (const int32_t id : ids) s += t.token_bytes(id);
+  return s;
+}
+
 }  // namespace wt::test

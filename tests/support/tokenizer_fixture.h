@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "runtime/model/tokenizer.h"
 
 namespace wt::test {
 
@@ -23,5 +26,13 @@ std::vector<TokenizerCase> read_tokenizer_cases(const std::string& name);
 std::string ids_string(const std::vector<int32_t>& ids);
 // Printable ASCII as is, any other byte as \xNN; cut at 300 characters.
 std::string escaped(const std::string& text);
+
+// Tokenizer::create, failing the test when it refuses the vocabulary.
+std::unique_ptr<Tokenizer> make_tokenizer(const Vocab& vocab);
+// The ids of text (failing the test on an error status).
+std::vector<int32_t> encode(const Tokenizer& t, const std::string& text, bool add_special = false,
+                            bool parse_special = true);
+// Every token's bytes, joined.
+std::string detokenize(const Tokenizer& t, const std::vector<int32_t>& ids);
 
 }  // namespace wt::test

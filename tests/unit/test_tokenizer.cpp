@@ -20,6 +20,9 @@ namespace {
 
 using wt::Tokenizer;
 using wt::Vocab;
+using wt::test::detokenize;
+using wt::test::encode;
+using wt::test::make_tokenizer;
 
 const char* const k_model_path = WT_MODELS_DIR "/SmolLM2-135M-Instruct.Q4_1.gguf";
 
@@ -43,19 +46,6 @@ const Vocab* smollm_vocab() {
                               << " not present (scripts/fetch-model.sh fetches it)");
   }
   return vocab.get();
-}
-
-std::unique_ptr<Tokenizer> make_tokenizer(const Vocab& vocab) {
-  std::unique_ptr<Tokenizer> t;
-  const wt::Status st = Tokenizer::create(vocab, &t);
-  REQUIRE_MESSAGE(st.is_ok(), st.message());
-  return t;
-}
-
-std::string detokenize(const Tokenizer& t, const std::vector<int32_t>& ids) {
-  std::string s;
-  for (const int32_t id : ids) s += t.token_bytes(id);
-  return s;
 }
 
 void check_fixture(const std::string& pre) {
@@ -99,13 +89,6 @@ int32_t add_token(Vocab* v, const std::string& text, wt::TokenType type = wt::To
   v->tokens.push_back(text);
   v->token_types.push_back(type);
   return v->n_vocab() - 1;
-}
-
-std::vector<int32_t> encode(const Tokenizer& t, const std::string& text, bool add_special = false,
-                            bool parse_special = true) {
-  std::vector<int32_t> ids;
-  REQUIRE(t.encode(text, add_special, parse_special, &ids).is_ok());
-  return ids;
 }
 
 std::vector<std::string> split(wt::PretokenizerKind kind, const std::string& text) {

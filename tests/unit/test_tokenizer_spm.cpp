@@ -19,6 +19,9 @@ namespace {
 using wt::Tokenizer;
 using wt::TokenType;
 using wt::Vocab;
+using wt::test::detokenize;
+using wt::test::encode;
+using wt::test::make_tokenizer;
 
 Vocab fixture_vocab(const std::string& name) {
   Vocab v;
@@ -29,29 +32,9 @@ Vocab fixture_vocab(const std::string& name) {
   return v;
 }
 
-std::unique_ptr<Tokenizer> make(const Vocab& v) {
-  std::unique_ptr<Tokenizer> t;
-  const wt::Status st = Tokenizer::create(v, &t);
-  REQUIRE_MESSAGE(st.is_ok(), st.message());
-  return t;
-}
-
-std::vector<int32_t> encode(const Tokenizer& t, const std::string& text, bool add_special = false,
-                            bool parse_special = true) {
-  std::vector<int32_t> ids;
-  REQUIRE(t.encode(text, add_special, parse_special, &ids).is_ok());
-  return ids;
-}
-
-std::string detokenize(const Tokenizer& t, const std::vector<int32_t>& ids) {
-  std::string s;
-  for (const int32_t id : ids) s += t.token_bytes(id);
-  return s;
-}
-
 void check_fixture(const std::string& name) {
   const Vocab v = fixture_vocab(name);
-  const auto tok = make(v);
+  const auto tok = make_tokenizer(v);
   const auto cases = wt::test::read_tokenizer_cases(name);
   REQUIRE(cases.size() >= 400);
   size_t round_trips = 0;
@@ -109,7 +92,7 @@ TEST_CASE("tokenizer: sentencepiece merges by score, leftmost on ties") {
   Vocab v = small_vocab(true);
   const int32_t a = add_piece(&v, "a", -10), b = add_piece(&v, "b", -11), c = add_piece(&v, "c", -12);
   const int32_t ab = add_piece(&v, "ab", -3), bc = add_piece(&v, "bc", -2), aa = add_piece(&v, "aa", -5);
-  const auto t = make(v);
+  const auto t = make_tokenizer(v);
   CHECK(encode(*t, "abc") == std::vector<int32_t>{a, bc});  // bc scores higher than ab
   CHECK(encode(*t, "ab") == std::vector<int32_t>{ab});
   CHECK(encode(*t, "aaa") == std::vector<int32_t>{aa, a});  // equal pairs: leftmost first
@@ -123,7 +106,7 @@ TEST_CASE("tokenizer: sentencepiece splits an unused piece back into its parts")
   const int32_t a = add_piece(&v, "a", -10), b = add_piece(&v, "b", -11);
   const int32_t ab = add_piece(&v, "ab", -1, TokenType::unused);
   const int32_t abb = add_piece(&v, "abb", -2);
-  const auto t = make(v);
+  const auto t = make_tokenizer(v);
   CHECK(encode(*t, "ab") == std::vector<int32_t>{a, b});
   CHECK(encode(*t, "abb") == std::vector<int32_t>{abb});  // merged through the unused piece
   CHECK(t->token_bytes(ab) == "ab");
@@ -132,11 +115,11 @@ TEST_CASE("tokenizer: sentencepiece splits an unused piece back into its parts")
 TEST_CASE("tokenizer: sentencepiece without byte tokens, and ill-formed UTF-8") {
   Vocab v = small_vocab(false);
   const int32_t a = add_piece(&v, "a", -1);
-  const auto t = make(v);
+  const auto t = make_tokenizer(v);
   CHECK(encode(*t, "a\xC3\xA9" "a") == std::vector<int32_t>{a, 0, a});  // one <unk> for the character
   CHECK(encode(*t, "a\xC3\xA9\xC3\xA9\xE2\x82\xAC" "a") == std::vector<int32_t>{a, 0, a});  // and one for a run
   CHECK(encode(*t, "\xC3\xA9" "a\xC3\xA9") == std::vector<int32_t>{0, a, 0});
-  const auto with_bytes = make(small_vocab(true));
+  const auto with_bytes = make_tokenizer(small_vocab(true));
   // An ill-formed byte is a character of its own: its byte token, so the bytes round-trip.
   const std::string bad = "x\xFF\xC3(";
   const std::vector<int32_t> ids = encode(*with_bytes, bad);
@@ -150,7 +133,7 @@ TEST_CASE("tokenizer: sentencepiece byte tokens are <0x> and two hex digits, not
   // once indexed a 256-entry table at 0xFFFFFFF1).
   for (const char* odd : {"<0x-F>", "<0x-1>", "<0xG1>", "<0x1>>", "<0x1 >", "<0X41>"}) add_piece(&v, odd, 0, TokenType::byte);
   const int32_t lower = add_piece(&v, "<0x0a>", 0, TokenType::byte);
-  const auto t = make(v);
+  const auto t = make_tokenizer(v);
   CHECK(encode(*t, "\n") == std::vector<int32_t>{lower});
   CHECK(encode(*t, "-") == std::vector<int32_t>{0});  // no byte token for '-': unknown
 }
@@ -162,7 +145,7 @@ TEST_CASE("tokenizer: sentencepiece space prefix around special tokens") {
   const int32_t user = add_piece(&v, "<br>", 0, TokenType::user_defined);
   v.add_space_prefix = true;
   v.add_bos = true;
-  const auto t = make(v);
+  const auto t = make_tokenizer(v);
   CHECK(encode(*t, "hi") == std::vector<int32_t>{hi});
   CHECK(encode(*t, "hi", true) == std::vector<int32_t>{1, hi});
   CHECK(encode(*t, "") == std::vector<int32_t>{});
