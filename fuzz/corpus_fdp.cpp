@@ -40,11 +40,11 @@ struct Msg {
   std::string text_role = "";
 };
 
-// fuzz_chat: template (0-5 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, none; 6 =
-// `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
+// fuzz_chat: template (0-7 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2,
+// Mistral v0.3, none; 8 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
 // short, 2 exact, 3 larger, 4 at most cap).
-constexpr int kChatFixed = 6;
-constexpr int kZephyr = 3, kGemma = 4, kNoTemplate = 5, kFuzzed = kChatFixed;
+constexpr int kChatFixed = 8;
+constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kNoTemplate = 7, kFuzzed = kChatFixed;
 std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector<Msg>& msgs, bool null_array,
                           bool add_assistant, uint8_t cap) {
   FdpEncoder e;
@@ -80,6 +80,12 @@ Seeds chat_seeds() {
   s["gemma_convo"] = chat(kGemma, "", convo, false, true, 2);
   s["gemma_out_of_turn"] = chat(kGemma, "", {{"assistant", "first"}, {"user", "second"}}, false, true, 2);
   s["gemma_system_alone"] = chat(kGemma, "", {{"system", " s "}}, false, true, 3);
+  s["llama2_convo"] = chat(kLlama2, "", convo, false, true, 2);
+  s["llama2_tool"] = chat(kLlama2, "", {{"user", "Hi"}, {"assistant", "Hello"}, {"tool", "4"}}, false, true, 2);
+  s["mistral_convo"] = chat(kMistral, "", convo, false, true, 3);
+  s["mistral_ends_with_reply"] = chat(kMistral, "", {{"system", " s "}, {"user", "q"}, {"assistant", " a "}}, false,
+                                      false, 2);
+  s["mistral_out_of_turn"] = chat(kMistral, "", {{"user", "a"}, {"user", "b"}}, false, true, 2);
   s["buffer_one_short"] = chat(0, "", convo, false, true, 1);
   s["unknown_role"] = chat(0, "", {{nullptr, "x", "narrator"}}, false, true, 2);
   s["null_array"] = chat(0, "", convo, true, true, 2);

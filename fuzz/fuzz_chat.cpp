@@ -1,18 +1,19 @@
 // wt_chat_apply with fuzzed conversations: message counts, roles (the four known, arbitrary
 // text, NULL), contents, add_assistant and caller buffers (none, too small by one, exact,
-// larger). The template is one of six fixed ones (ChatML, ChatML with a default system turn
-// as SmolLM2's, Llama 3, Zephyr, Gemma 3, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
+// larger). The template is one of eight fixed ones (ChatML, ChatML with a default system turn
+// as SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2, Mistral v0.3, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
 // input, so it goes through the recogniser (wt::parse_chat_template) as wt_model_load does.
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
-// not recognise, for a tool message where the template has no tool role (Zephyr) and for a
-// system message Gemma's template has no place for; WT_ERR_INVALID_ARGUMENT for Gemma's
-// roles out of turn); otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
+// not recognise, for a tool message where the template has no tool role (Zephyr, [INST]) and
+// for a system message Gemma's or Mistral's template has no place for; WT_ERR_INVALID_ARGUMENT
+// for Gemma's and [INST] roles out of turn); otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
 // role and content appear in it in order (as its template shows them: trimmed for Llama 3
 // and Gemma, Gemma's roles as "model" and the system text inside the first user turn,
-// a tool result as a <tool_response> block for Qwen2.5).
+// a tool result as a <tool_response> block for Qwen2.5; for [INST] templates, which write no
+// role, each content trimmed in order and the system text somewhere where it has a turn).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstring>
@@ -45,12 +46,20 @@ const char* const kTemplates[] = {
     // Gemma 3: BOS, the system message in front of the first user turn, roles that alternate.
     "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}{%- set first_user_prefix = messages[0]['content'] + "
     "'\\n\\n' -%}{%- endif -%}{{ '<start_of_turn>' + role + '\\n' }}{{ message['content'] | trim }}<end_of_turn>",
+    // Llama 2 chat: BOS before every user turn, a first system message as a <<SYS>> block, stripped contents.
+    "{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\\n' + system_message + "
+    "'\\n<</SYS>>\\n\\n' + message['content'] %}{% endif %}{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}"
+    "{{ ' '  + content.strip() + ' ' + eos_token }}",
+    // Mistral v0.3: a first system message in front of the last message when that is a user turn.
+    "{{- bos_token }}{%- if loop.last and system_message is defined %}{{- \"[INST] \" + system_message + \"\\n\\n\" + "
+    "message[\"content\"] + \"[/INST]\" }}{%- endif %}{{- \"[INST] \" + message[\"content\"] + \"[/INST]\" }}"
+    "{{- \" \" + message[\"content\"]|trim + eos_token}}",
     // None: the model has no tokenizer.chat_template.
     "",
 };
 constexpr int kNumTemplates = sizeof(kTemplates) / sizeof(kTemplates[0]);
 // corpus_fdp.cpp's seeds number the templates as kTemplates does.
-static_assert(kNumTemplates == 6, "fuzz/corpus_fdp.cpp encodes six fixed templates");
+static_assert(kNumTemplates == 8, "fuzz/corpus_fdp.cpp encodes eight fixed templates");
 const char* const kRoles[] = {"system", "user", "assistant", "tool"};
 
 wt_model* g_models[kNumTemplates] = {};
@@ -134,7 +143,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   bool has_tool = false;
   for (const std::string& r : roles) has_tool |= r == "tool";
-  if (has_tool && model->chat.format == wt::ChatFormat::zephyr) {
+  const bool inst = model->chat.format == wt::ChatFormat::inst;
+  if (has_tool && (model->chat.format == wt::ChatFormat::zephyr || inst)) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a tool message for a template without a tool role");
     return 0;
   }
@@ -144,11 +154,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a system message for Gemma 1 or 2");
     return 0;
   }
+  const bool inst_system = inst && n > 0 && roles[0] == "system";
+  if (inst_system && model->chat.inst.system == wt::InstStyle::System::none) {
+    expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a system message for Mistral v0.1");
+    return 0;
+  }
   bool out_of_turn = false;  // Gemma's test: user at even places (after the system message), others at odd
   for (size_t i = gemma_system ? 1 : 0, turn = 0; gemma && i < n; ++i, ++turn)
     out_of_turn |= (roles[i] == "user") != (turn % 2 == 0);
+  for (size_t i = inst_system ? 1 : 0, turn = 0; inst && i < n; ++i, ++turn)  // [INST]: user, assistant, ...
+    out_of_turn |= roles[i] != (turn % 2 == 0 ? "user" : "assistant");
   if (out_of_turn) {
-    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with Gemma's roles out of turn");
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with Gemma's or [INST] roles out of turn");
     return 0;
   }
   expect_status(st, {WT_ERR_BUFFER_TOO_SMALL}, "wt_chat_apply without a buffer");
@@ -186,6 +203,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string content = contents[i];
     if (tmpl.format == wt::ChatFormat::llama3 || (gemma && !(gemma_system && i == 0))) content = wt::jinja_trim(content);
     std::string role = roles[i];
+    if (inst) {
+      content = wt::jinja_trim(content), role.clear();
+      if (inst_system && i == 0) {  // written in front of a user turn, where the template has one for it
+        const bool placed = n > 1 && (tmpl.inst.system != wt::InstStyle::System::last_message || roles[n - 1] == "user");
+        if (placed && text.find(content) == std::string::npos) fail("the system message is missing from the chat text");
+        continue;
+      }
+    }
     if (gemma && role == "assistant") role = "model";
     // Gemma's system text sits inside the first user turn: after its role, before its content.
     if (gemma_system && i == 0) role = n > 1 ? "user" : "";

@@ -1,5 +1,9 @@
 #include "chat_template.h"
 
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
 namespace wt {
 
 namespace {
@@ -71,6 +75,138 @@ size_t space_at(const std::string& s, size_t i) {
   return 0;
 }
 
+// The index just past the Jinja string literal whose opening quote is s[quote] (its escapes
+// skipped), or npos when it is not closed.
+size_t literal_end(const std::string& s, size_t quote) {
+  for (size_t i = quote + 1; i < s.size(); ++i) {
+    if (s[i] == '\\') ++i;
+    else if (s[i] == s[quote]) return i + 1;
+  }
+  return std::string::npos;
+}
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// A template's text as the [INST] recogniser compares it: the whitespace Jinja skips between
+// tokens removed (one space kept between two words: `loop.first and x`), and each string
+// literal's quotes made single quotes where its text holds none, so that `{{- " " +
+// message["content"]|trim + eos_token}}` reads `{{-' '+message['content']|trim+eos_token}}`.
+// Escapes inside literals stay as written; an unclosed literal ends the text.
+std::string compact_jinja(const std::string& j) {
+  std::string out;
+  bool space = false;
+  for (size_t i = 0; i < j.size();) {
+    const char c = j[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = true, ++i;
+      continue;
+    }
+    if (space && !out.empty() && word_char(out.back()) && word_char(c)) out += ' ';
+    space = false;
+    if (c != '\'' && c != '"') {
+      out += c, ++i;
+      continue;
+    }
+    const size_t end = literal_end(j, i);
+    if (end == std::string::npos) break;
+    const std::string body = j.substr(i + 1, end - i - 2);
+    const char q = body.find('\'') == std::string::npos ? '\'' : c;
+    out += q, out += body, out += q;
+    i = end;
+  }
+  return out;
+}
+
+// The expressions of a compacted template's {{ }} tags, without their whitespace-control dashes.
+std::vector<std::string> jinja_expressions(const std::string& c) {
+  std::vector<std::string> out;
+  for (size_t at = c.find("{{"); at != std::string::npos; at = c.find("{{", at)) {
+    size_t i = at + 2;
+    if (i < c.size() && c[i] == '-') ++i;
+    const size_t begin = i;
+    while (i + 1 < c.size() && !(c[i] == '}' && c[i + 1] == '}')) {
+      if (c[i] != '\'' && c[i] != '"') {
+        ++i;
+        continue;
+      }
+      i = literal_end(c, i);
+      if (i == std::string::npos) return out;
+    }
+    if (i + 1 >= c.size()) break;
+    const size_t end = i > begin && c[i - 1] == '-' ? i - 1 : i;
+    out.push_back(c.substr(begin, end - begin));
+    at = i + 2;
+  }
+  return out;
+}
+
+Status unknown_inst(const char* what) {
+  return error(WT_ERR_UNSUPPORTED, std::string("an [INST] chat template whose ") + what +
+                                       " Whittle does not recognise (supported: Llama 2 chat's, Mistral "
+                                       "Instruct v0.1-v0.3's and Mixtral's)");
+}
+
+// Llama 2 chat and Mistral Instruct (InstStyle): the spellings of their published templates,
+// matched expression by expression; a template that writes any of them otherwise is refused.
+Status parse_inst(const std::string& jinja, InstStyle* st) {
+  const std::string c = compact_jinja(jinja);
+  const std::vector<std::string> ex = jinja_expressions(c);
+  const auto has = [&](const std::string& e) { return std::find(ex.begin(), ex.end(), e) != ex.end(); };
+  *st = InstStyle{};
+  if (c.find("<<SYS>>") != std::string::npos) {  // Llama 2: a system block in the first user turn
+    if (!has("bos_token+'[INST] '+content.strip()+' [/INST]'")) return unknown_inst("user turn");
+    if (!has("' '+content.strip()+' '+eos_token")) return unknown_inst("reply");
+    if (c.find("set content='<<SYS>>\\n'+system_message+'\\n<</SYS>>\\n\\n'+message['content']") ==
+            std::string::npos ||
+        c.find("set system_message='") != std::string::npos)  // a default system prompt of its own
+      return unknown_inst("system message");
+    *st = {.open = "[INST] ", .close = " [/INST]", .bos_every_turn = true, .trim_user = true, .trim_reply = true,
+           .reply_open = " ", .reply_close = " ", .reply_tail = "", .system = InstStyle::System::first_user,
+           .system_open = "<<SYS>>\n", .system_close = "\n<</SYS>>\n\n"};
+    return Status::ok();
+  }
+  for (const char* open : {"[INST] ", " [INST] ", "[INST]"})
+    for (const char* close : {" [/INST]", "[/INST]"})
+      if (has(std::string("'") + open + "'+message['content']+'" + close + "'")) st->open = open, st->close = close;
+  if (st->open.empty() || !has("bos_token")) return unknown_inst("user turn");
+  struct Reply {
+    const char* expr;
+    const char* open;
+    bool trim;
+    const char* tail;
+  };
+  int replies = 0;
+  for (const Reply& r : {Reply{"message['content']+eos_token", "", false, ""},            // Mixtral
+                         Reply{"message['content']+eos_token+' '", "", false, " "},       // Mistral v0.1
+                         Reply{"' '+message['content']+eos_token", " ", false, ""},       // v0.2
+                         Reply{"' '+message['content']|trim+eos_token", " ", true, ""}})  // v0.3
+    if (has(r.expr)) st->reply_open = r.open, st->trim_reply = r.trim, st->reply_tail = r.tail, ++replies;
+  if (replies != 1) return unknown_inst("reply");
+  // A system message: open + system_message + a literal + content + close, in the user turn
+  // the condition beside it names.
+  const std::string head = "'" + st->open + "'+system_message+", tail = "+message['content']+'" + st->close + "'";
+  bool system_turn = false;
+  for (const std::string& e : ex) {
+    if (e.size() <= head.size() + tail.size() || e.compare(0, head.size(), head) != 0 ||
+        e.compare(e.size() - tail.size(), tail.size(), tail) != 0)
+      continue;
+    const std::string sep = e.substr(head.size(), e.size() - head.size() - tail.size());
+    system_turn = sep[0] == '\'' && literal_end(sep, 0) == sep.size() && jinja_literal(sep, 0, &st->system_close);
+  }
+  if (!system_turn) {
+    if (c.find("system_message") != std::string::npos) return unknown_inst("system message");
+    return Status::ok();  // Mistral v0.1 and Mixtral: no system role
+  }
+  int places = 0;
+  for (const auto& [cond, place] : {std::pair{"loop.first and system_message is defined", InstStyle::System::first_user},
+                                    std::pair{"loop.last and system_message is defined", InstStyle::System::last_message},
+                                    std::pair{"(message==user_messages[-1])and system_message is defined",
+                                              InstStyle::System::last_user}})
+    if (c.find(cond) != std::string::npos) st->system = place, ++places;
+  if (places != 1) return unknown_inst("system message's place");
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string jinja_trim(const std::string& s) {
@@ -133,9 +269,59 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
     out->tool_responses = false;
     return Status::ok();
   }
-  return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3, Zephyr, Gemma); it "
+  // Llama 2 chat, Mistral Instruct and Mixtral: [INST] + user text + [/INST], then the reply.
+  if (jinja.find("[INST]") != std::string::npos) {
+    if (eos_token.empty())
+      return error(WT_ERR_UNSUPPORTED, "an [INST] chat template ends replies with eos_token, and the model has none");
+    out->format = ChatFormat::inst;
+    out->default_system.clear();
+    out->tool_responses = false;
+    return parse_inst(jinja, &out->inst);
+  }
+  return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3, Zephyr, Gemma, Llama 2, "
+                                   "Mistral); it "
                                    "begins: " + jinja.substr(0, 80));
 }
+
+namespace {
+
+// The generation prompt is the user turn's own close: these templates ignore add_assistant.
+Status apply_inst(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, std::string* out) {
+  const InstStyle& st = tmpl.inst;
+  const bool system = !messages.empty() && messages[0].role == "system";
+  for (const ChatMessage& m : messages)
+    if (m.role == "tool") return error(WT_ERR_UNSUPPORTED, "this model's chat template has no tool role");
+  if (system && st.system == InstStyle::System::none)
+    return error(WT_ERR_UNSUPPORTED, "this model's chat template has no system role");
+  const size_t first = system ? 1 : 0;
+  size_t last_user = messages.size();
+  for (size_t i = first; i < messages.size(); ++i) {
+    if (messages[i].role != ((i - first) % 2 == 0 ? "user" : "assistant"))
+      return error(WT_ERR_INVALID_ARGUMENT, "this model's chat template needs roles that alternate user, "
+                                            "assistant, ... after an optional first system message");
+    if (messages[i].role == "user") last_user = i;
+  }
+  std::string& s = *out;
+  if (!st.bos_every_turn) s += tmpl.bos_token;
+  for (size_t i = first; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role == "assistant") {
+      s += st.reply_open + (st.trim_reply ? jinja_trim(m.content) : m.content) + st.reply_close + tmpl.eos_token +
+           st.reply_tail;
+      continue;
+    }
+    std::string content = m.content;
+    const bool here = system && ((st.system == InstStyle::System::first_user && i == first) ||
+                                 (st.system == InstStyle::System::last_message && i + 1 == messages.size()) ||
+                                 (st.system == InstStyle::System::last_user && i == last_user));
+    if (here) content = st.system_open + messages[0].content + st.system_close + content;
+    if (st.bos_every_turn) s += tmpl.bos_token;
+    s += st.open + (st.trim_user ? jinja_trim(content) : content) + st.close;
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
                            std::string* out) {
@@ -193,6 +379,9 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
       if (add_assistant) s += "<start_of_turn>model\n";
       break;
     }
+    case ChatFormat::inst:
+      WT_TRY(apply_inst(tmpl, messages, &s));
+      break;
   }
   *out = std::move(s);
   return Status::ok();

@@ -10,7 +10,25 @@
 
 namespace wt {
 
-enum class ChatFormat { chatml, llama3, zephyr, gemma };
+enum class ChatFormat { chatml, llama3, zephyr, gemma, inst };
+
+// [INST] templates: Llama 2 chat and Mistral Instruct v0.1-v0.3 (Mixtral's too). A user turn
+// is open + content + close and a reply is reply_open + content + reply_close + eos_token +
+// reply_tail; the spaces, the BOS and where a system message goes differ by version, and are
+// read from the template's own expressions (parse_chat_template).
+struct InstStyle {
+  std::string open, close;      // "[INST] ", " [INST] " or "[INST]"; " [/INST]" or "[/INST]"
+  bool bos_every_turn = false;  // Llama 2: bos_token before every user turn; Mistral: once, first
+  bool trim_user = false;       // Llama 2 strips a user turn's content (its system block included)
+  bool trim_reply = false;      // Llama 2 and Mistral v0.3 strip a reply
+  std::string reply_open, reply_close, reply_tail;
+  // Where a first system message goes: nowhere (the template raises on one), into the first
+  // user turn (Llama 2, Mistral v0.2), into the last message when it is a user turn (Mistral
+  // v0.3's `loop.last`), or into the last user turn (its `user_messages[-1]` spelling); as
+  // system_open + text + system_close in front of that turn's content.
+  enum class System { none, first_user, last_message, last_user } system = System::none;
+  std::string system_open, system_close;
+};
 
 struct ChatMessage {
   std::string role;
@@ -29,12 +47,13 @@ struct ChatTemplate {
   // (the template's literal, "\n\n"); Gemma 1 and 2 have no system role (system_sep unset).
   bool system_prefix = false;
   std::string system_sep;
+  InstStyle inst;
 };
 
 // Recognises a GGUF chat template; bos_token and eos_token are the texts of the model's BOS
 // and EOS tokens (what the template's `bos_token` and `eos_token` render as; "" where it has
-// none). WT_ERR_UNSUPPORTED (naming what was found) otherwise, and for a Zephyr template when
-// the model has no EOS token.
+// none). WT_ERR_UNSUPPORTED (naming what was found) otherwise, and for a Zephyr or [INST]
+// template when the model has no EOS token.
 Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
                            ChatTemplate* out);
 
@@ -44,9 +63,11 @@ std::string jinja_trim(const std::string& s);
 
 // WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and tool; for Gemma,
 // a user message at an odd place or another role at an even one, counting after an
-// optional first system message (its template raises then); WT_ERR_UNSUPPORTED: a tool
-// message for Zephyr (its template would drop it without a word), a system message for
-// Gemma 1 and 2 (theirs raise).
+// optional first system message (its template raises then), and for [INST] templates any
+// role but user at an even place or but assistant at an odd one; WT_ERR_UNSUPPORTED: a tool
+// message for Zephyr (its template would drop it without a word) and [INST] templates (Llama
+// 2's drops it; Mistral v0.3's needs a tool call id), a system message for Gemma 1 and 2 and
+// Mistral v0.1 (theirs raise).
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
                            bool add_assistant, std::string* out);
 

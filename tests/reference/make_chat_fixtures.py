@@ -10,11 +10,13 @@ models/ when present (else the .jinja kept in the folder is used), and two writt
 plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-8B-Instruct's), Zephyr
 (zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; rendered with eos_token "</s>",
 and without the tool conversations, whose messages its template drops: Whittle refuses them)
-and Gemma 3 (gemma-3-1b-it's; bos_token "<bos>"; a conversation its template raises on is
-left out: Whittle refuses those, test_chat_template.cpp checks how).
+Gemma 3 (gemma-3-1b-it's; bos_token "<bos>"), and the [INST] family: Llama-2-chat's and
+Mistral Instruct's (v0.1, v0.2 and v0.3, and Mixtral's). A conversation a template raises on
+is left out: Whittle refuses those, test_chat_template.cpp checks how.
 
-cases.json: a list of {"template", "messages", "add_generation_prompt", "expected"}.
-Contents carry no leading or trailing whitespace except in the one case that says so.
+cases.json: a list of {"template", "messages", "add_generation_prompt", "bos_token",
+"eos_token", "expected"}.
+Contents carry no leading or trailing whitespace except in the cases that say so.
 
     pip install jinja2 gguf
     python3 tests/reference/make_chat_fixtures.py
@@ -83,6 +85,97 @@ GEMMA3_TEMPLATE = r"""{{ bos_token }}
 {%- endif -%}
 """
 
+# Mistral-7B-Instruct-v0.3's (mistralai, tokenizer_config.json): a system message goes into
+# the last message when that is a user turn; tool results need a tool call id.
+MISTRAL_V03_TEMPLATE = """{%- if messages[0]["role"] == "system" %}
+    {%- set system_message = messages[0]["content"] %}
+    {%- set loop_messages = messages[1:] %}
+{%- else %}
+    {%- set loop_messages = messages %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+{%- set user_messages = loop_messages | selectattr("role", "equalto", "user") | list %}
+
+{#- This block checks for alternating user/assistant messages, skipping tool calling messages #}
+{%- set ns = namespace() %}
+{%- set ns.index = 0 %}
+{%- for message in loop_messages %}
+    {%- if not (message.role == "tool" or message.role == "tool_results" or (message.tool_calls is defined and message.tool_calls is not none)) %}
+        {%- if (message["role"] == "user") != (ns.index % 2 == 0) %}
+            {{- raise_exception("After the optional system message, conversation roles must alternate user/assistant/user/assistant/...") }}
+        {%- endif %}
+        {%- set ns.index = ns.index + 1 %}
+    {%- endif %}
+{%- endfor %}
+
+{{- bos_token }}
+{%- for message in loop_messages %}
+    {%- if message["role"] == "user" %}
+        {%- if tools is not none and (message == user_messages[-1]) %}
+            {{- "[AVAILABLE_TOOLS] [" }}
+            {%- for tool in tools %}
+                {%- set tool = tool.function %}
+                {{- '{"type": "function", "function": {' }}
+                {%- for key, val in tool.items() if key != "return" %}
+                    {%- if val is string %}
+                        {{- '"' + key + '": "' + val + '"' }}
+                    {%- else %}
+                        {{- '"' + key + '": ' + val|tojson }}
+                    {%- endif %}
+                    {%- if not loop.last %}
+                        {{- ", " }}
+                    {%- endif %}
+                {%- endfor %}
+                {{- "}}" }}
+                {%- if not loop.last %}
+                    {{- ", " }}
+                {%- else %}
+                    {{- "]" }}
+                {%- endif %}
+            {%- endfor %}
+            {{- "[/AVAILABLE_TOOLS]" }}
+            {%- endif %}
+        {%- if loop.last and system_message is defined %}
+            {{- "[INST] " + system_message + "\\n\\n" + message["content"] + "[/INST]" }}
+        {%- else %}
+            {{- "[INST] " + message["content"] + "[/INST]" }}
+        {%- endif %}
+    {%- elif message.tool_calls is defined and message.tool_calls is not none %}
+        {{- "[TOOL_CALLS] [" }}
+        {%- for tool_call in message.tool_calls %}
+            {%- set out = tool_call.function|tojson %}
+            {{- out[:-1] }}
+            {%- if not tool_call.id is defined or tool_call.id|length != 9 %}
+                {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
+            {%- endif %}
+            {{- ', "id": "' + tool_call.id + '"}' }}
+            {%- if not loop.last %}
+                {{- ", " }}
+            {%- else %}
+                {{- "]" + eos_token }}
+            {%- endif %}
+        {%- endfor %}
+    {%- elif message["role"] == "assistant" %}
+        {{- " " + message["content"]|trim + eos_token}}
+    {%- elif message["role"] == "tool_results" or message["role"] == "tool" %}
+        {%- if message.content is defined and message.content.content is defined %}
+            {%- set content = message.content.content %}
+        {%- else %}
+            {%- set content = message.content %}
+        {%- endif %}
+        {{- '[TOOL_RESULTS] {"content": ' + content|string + ", " }}
+        {%- if not message.tool_call_id is defined or message.tool_call_id|length != 9 %}
+            {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
+        {%- endif %}
+        {{- '"call_id": "' + message.tool_call_id + '"}[/TOOL_RESULTS]' }}
+    {%- else %}
+        {{- raise_exception("Only user and assistant roles are supported, with the exception of an initial optional system message!") }}
+    {%- endif %}
+{%- endfor %}
+"""
+
 WRITTEN = {
     # ChatML as many fine-tunes ship it: no default system turn.
     "chatml": ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
@@ -103,7 +196,49 @@ WRITTEN = {
     # Gemma 3 (google/gemma-3-1b-it's): BOS, a system message as the first user turn's prefix,
     # roles that must alternate (raise_exception otherwise), each content trimmed.
     "gemma3": GEMMA3_TEMPLATE,
+    # Llama-2-chat (meta-llama/Llama-2-13b-chat-hf's): BOS before every user turn, a first
+    # system message as a <<SYS>> block inside the first one, contents stripped.
+    "llama2": ("{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message = "
+               "messages[0]['content'] %}{% else %}{% set loop_messages = messages %}{% set system_message = false %}"
+               "{% endif %}{% for message in loop_messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0)"
+               " %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+               "{% endif %}{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\\n' + "
+               "system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}{% else %}{% set content = "
+               "message['content'] %}{% endif %}{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + "
+               "content.strip() + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + "
+               "' ' + eos_token }}{% endif %}{% endfor %}"),
+    # Mistral-7B-Instruct-v0.1's first template: no system role, a space after each EOS.
+    "mistral-v0.1": ("{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % "
+                     "2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/"
+                     "...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' "
+                     "[/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token + ' ' }}"
+                     "{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}"
+                     "{% endfor %}"),
+    # Mixtral-8x7B-Instruct-v0.1's (and the Mistral-7B-Instruct-v0.2 GGUFs of early 2024).
+    "mixtral": ("{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == "
+                "0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+                "{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}"
+                "{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}"
+                "{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}"),
+    # Mistral-7B-Instruct-v0.2's template of mid 2024: a system message in the first user turn.
+    "mistral-v0.2": ("{%- if messages[0]['role'] == 'system' %}\n    {%- set system_message = messages[0]['content'] %}"
+                     "\n    {%- set loop_messages = messages[1:] %}\n{%- else %}\n    {%- set loop_messages = messages "
+                     "%}\n{%- endif %}\n\n{{- bos_token }}\n{%- for message in loop_messages %}\n    {%- if "
+                     "(message['role'] == 'user') != (loop.index0 % 2 == 0) %}\n        {{- raise_exception('After "
+                     "the optional system message, conversation roles must alternate user/assistant/user/assistant/"
+                     "...') }}\n    {%- endif %}\n    {%- if message['role'] == 'user' %}\n        {%- if loop.first "
+                     "and system_message is defined %}\n            {{- ' [INST] ' + system_message + '\\n\\n' + "
+                     "message['content'] + ' [/INST]' }}\n        {%- else %}\n            {{- ' [INST] ' + "
+                     "message['content'] + ' [/INST]' }}\n        {%- endif %}\n    {%- elif message['role'] == "
+                     "'assistant' %}\n        {{- ' ' + message['content'] + eos_token}}\n    {%- else %}\n        "
+                     "{{- raise_exception('Only user and assistant roles are supported, with the exception of an "
+                     "initial optional system message!') }}\n    {%- endif %}\n{%- endfor %}\n"),
+    "mistral-v0.3": MISTRAL_V03_TEMPLATE,
 }
+
+# The BOS and EOS texts each family's template is rendered with (and Whittle given).
+SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
+           "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>")}
 
 CONVERSATIONS = [
     ([("user", "Hi")], True),
@@ -119,6 +254,11 @@ CONVERSATIONS = [
     ([("user", "What is 2+2?"), ("assistant", "Let me compute it."), ("tool", "4"), ("tool", "four"),
       ("user", "Thanks")], True),
     ([("tool", "42")], True),
+    # Replies with spaces around them (Llama 2 and Mistral v0.3 strip them); a conversation that
+    # ends with a reply (Mistral v0.3 then writes its system message nowhere).
+    ([("user", "Who are you"), ("assistant", "   I am an assistant   "), ("user", "Another question")], True),
+    ([("system", "Be brief."), ("user", "Hi"), ("assistant", " Hello! ")], False),
+    ([("system", " Be brief. "), ("user", "Hi"), ("assistant", "Hello!"), ("user", " Why? ")], True),
 ]
 
 
@@ -150,13 +290,14 @@ def main():
             if name == "zephyr" and any(r == "tool" for r, _ in messages):
                 continue
             msgs = [{"role": r, "content": c} for r, c in messages]
-            bos = "<bos>" if name == "gemma3" else "<|begin_of_text|>"
+            bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
             try:
-                text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token=bos, eos_token="</s>",
+                text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token=bos, eos_token=eos,
                                    raise_exception=raise_exception)
             except TemplateError:
                 continue
-            cases.append({"template": name, "messages": msgs, "add_generation_prompt": add, "expected": text})
+            cases.append({"template": name, "messages": msgs, "add_generation_prompt": add, "bos_token": bos,
+                          "eos_token": eos, "expected": text})
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -1,7 +1,7 @@
 // Chat formatting against Jinja: Whittle formats the template families it recognises
 // natively (runtime/model/chat_template.h); tests/data/chat/cases.json holds what the
 // `jinja2` package renders from the real templates (SmolLM2's and Qwen2.5-Coder's, from
-// their GGUF files) and two common ones, for a fixed set of conversations
+// their GGUF files, and the published ones of other families), for a fixed set of conversations
 // (tests/reference/make_chat_fixtures.py).
 
 #include <doctest/doctest.h>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/model/chat_template.h"
@@ -30,13 +31,15 @@ std::string read_text(const std::string& path) {
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
   const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 62);
+  REQUIRE(cases.size() >= 132);
   int n = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
     CAPTURE(name);
     wt::ChatTemplate tmpl;
-    REQUIRE(wt::parse_chat_template(read_text(kDir + name + ".jinja"), "<bos>", "</s>", &tmpl).is_ok());
+    REQUIRE(wt::parse_chat_template(read_text(kDir + name + ".jinja"), c.at("bos_token").get<std::string>(),
+                                    c.at("eos_token").get<std::string>(), &tmpl)
+                .is_ok());
     std::vector<wt::ChatMessage> messages;
     for (const auto& m : c.at("messages"))
       messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
@@ -130,6 +133,69 @@ TEST_CASE("chat template: Gemma refuses what its template raises on, and reads i
   CHECK(wt::apply_chat_template(t, {{"system", "s"}, {"user", "q"}}, true, &text).code() == WT_ERR_UNSUPPORTED);
   REQUIRE(wt::apply_chat_template(t, {{"user", " q "}}, true, &text).is_ok());
   CHECK(text == "<bos><start_of_turn>user\nq<end_of_turn>\n<start_of_turn>model\n");
+}
+
+TEST_CASE("chat template: [INST] templates are read expression by expression, and refuse what they raise on") {
+  wt::ChatTemplate t;
+  const auto parse = [&](const std::string& name) {
+    return wt::parse_chat_template(read_text(kDir + name + ".jinja"), "<s>", "</s>", &t);
+  };
+  REQUIRE(parse("llama2").is_ok());
+  CHECK(t.format == wt::ChatFormat::inst);
+  CHECK(t.inst.bos_every_turn);
+  CHECK(t.inst.system == wt::InstStyle::System::first_user);
+  REQUIRE(parse("mistral-v0.2").is_ok());
+  CHECK(t.inst.open == " [INST] ");
+  CHECK(t.inst.system_close == "\n\n");
+  REQUIRE(parse("mistral-v0.3").is_ok());
+  CHECK(t.inst.system == wt::InstStyle::System::last_message);
+  CHECK(t.inst.trim_reply);
+  std::string text;
+  // Mistral v0.3 needs a tool call id for a tool result; Llama 2 would drop one silently.
+  CHECK(wt::apply_chat_template(t, {{"user", "Hi"}, {"assistant", "call"}, {"tool", "4"}}, true, &text).code() ==
+        WT_ERR_UNSUPPORTED);
+  CHECK(wt::apply_chat_template(t, {{"assistant", "Hi"}}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt::apply_chat_template(t, {{"user", "a"}, {"system", "b"}}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(wt::apply_chat_template(t, {{"user", "a"}, {"assistant", "b"}, {"assistant", "c"}}, true, &text).code() ==
+        WT_ERR_INVALID_ARGUMENT);
+  // Nothing but a system message: the BOS only (the loop has no turn to put it in).
+  REQUIRE(wt::apply_chat_template(t, {{"system", "s"}}, true, &text).is_ok());
+  CHECK(text == "<s>");
+  // The last user turn's spelling of the same template keeps it when a reply follows.
+  std::string last_user = read_text(kDir + "mistral-v0.3.jinja");
+  const size_t at = last_user.find("loop.last and system_message");
+  REQUIRE(at != std::string::npos);
+  last_user.replace(at, 9, "(message == user_messages[-1])");
+  REQUIRE(wt::parse_chat_template(last_user, "<s>", "</s>", &t).is_ok());
+  CHECK(t.inst.system == wt::InstStyle::System::last_user);
+  REQUIRE(wt::apply_chat_template(t, {{"system", "S"}, {"user", "a"}, {"assistant", "b"}}, false, &text).is_ok());
+  CHECK(text == "<s>[INST] S\n\na[/INST] b</s>");
+  // Mistral v0.1 and Mixtral have no system role (their templates raise on one).
+  REQUIRE(parse("mixtral").is_ok());
+  CHECK(t.inst.system == wt::InstStyle::System::none);
+  CHECK(wt::apply_chat_template(t, {{"system", "s"}, {"user", "q"}}, true, &text).code() == WT_ERR_UNSUPPORTED);
+  // Needs the EOS text; a spelling of a turn Whittle does not know is refused, not guessed.
+  CHECK(parse("mixtral").is_ok());
+  CHECK(wt::parse_chat_template(read_text(kDir + "mixtral.jinja"), "<s>", "", &t).code() == WT_ERR_UNSUPPORTED);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"' [/INST]'", "'  [/INST]'"},                              // the user turn
+           {"eos_token}}", "eos_token + '\\n'}}"},                     // the reply
+           {"{{ bos_token }}", ""}}) {                                 // no BOS
+    std::string changed = read_text(kDir + "mixtral.jinja");
+    const size_t pos = changed.find(from);
+    REQUIRE(pos != std::string::npos);
+    changed.replace(pos, from.size(), to);
+    CAPTURE(to);
+    const wt::Status st = wt::parse_chat_template(changed, "<s>", "</s>", &t);
+    CHECK(st.code() == WT_ERR_UNSUPPORTED);
+    CHECK(st.message().find("[INST]") != std::string::npos);
+  }
+  // Llama 2 with a default system prompt of its own (transformers' old default template).
+  std::string with_default = read_text(kDir + "llama2.jinja");
+  const size_t else_at = with_default.find("{% else %}{% set loop_messages = messages %}");
+  REQUIRE(else_at != std::string::npos);
+  with_default.insert(else_at, "{% elif true %}{% set loop_messages = messages %}{% set system_message = 'Be safe.' %}");
+  CHECK(wt::parse_chat_template(with_default, "<s>", "</s>", &t).code() == WT_ERR_UNSUPPORTED);
 }
 
 TEST_CASE("chat template: jinja_trim takes whole whitespace characters only") {
