@@ -78,8 +78,8 @@ Status parse_model_description(const std::string& json_text, const std::string& 
   if (arch == "llama" || arch == "smollm3") {
     hp.arch = arch == "llama" ? Arch::llama : Arch::smollm3;
     hp.no_rope_step = arch == "llama" ? 0 : 4;
-  } else if (arch == "qwen2" || arch == "qwen3") {
-    hp.arch = arch == "qwen2" ? Arch::qwen2 : Arch::qwen3;
+  } else if (arch == "qwen2" || arch == "qwen3" || arch == "phi3") {  // phi3's fused matrices weigh the same
+    hp.arch = arch == "qwen2" ? Arch::qwen2 : arch == "qwen3" ? Arch::qwen3 : Arch::phi3;
     hp.rope_type = RopeType::neox;
   } else if (arch == "gemma3") {  // as the loader reads it: the window is the description's
     hp.arch = Arch::gemma3;
@@ -87,8 +87,8 @@ Status parse_model_description(const std::string& json_text, const std::string& 
     hp.gelu = true;
     hp.swa_pattern = 6;
   } else {
-    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\", \"qwen2\", \"qwen3\", \"smollm3\" or \"gemma3\", not \"" +
-                                    arch + "\"");
+    return error(WT_ERR_FORMAT, what + ": 'arch' must be \"llama\", \"qwen2\", \"qwen3\", \"smollm3\", \"gemma3\" or "
+                                       "\"phi3\", not \"" + arch + "\"");
   }
   WT_TRY(get_int("n_layer", 1, 1024, true, &hp.n_layer));
   WT_TRY(get_int("n_embd", 1, 1 << 20, true, &hp.n_embd));

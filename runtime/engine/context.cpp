@@ -3,6 +3,7 @@
 // (context_layout.h) — the same function the budget planner of platform/ measures with.
 #include "context.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -232,6 +233,8 @@ Status Context::allocate() {
   if (!model_.rope_freqs.empty()) {
     const float* f = static_cast<const float*>(model_.rope_freqs.data);
     for (int32_t i = 0; i < hp.n_rot / 2; ++i) rope_divisors_[i] = f[i];
+  } else if (const std::vector<float>* f = longrope_factors(model_, n_ctx_)) {
+    std::copy(f->begin(), f->end(), rope_divisors_);
   } else if (has_rope_divisors(hp)) {
     rope_divisors(hp, rope_divisors_);
   } else {

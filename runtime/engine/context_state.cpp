@@ -22,10 +22,12 @@
 // what it held; only then does the second pass write the context.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "context.h"
 #include "op_runner.h"
 #include "runtime/prune/registry.h"
+#include "runtime/model/rope_scaling.h"
 #include "state_io.h"
 
 namespace wt {
@@ -66,7 +68,7 @@ void hash_tensor(StreamHash& h, const Tensor& t) {
 
 // The model, as far as the KV depends on it: architecture, shape, rotary setup, and every
 // weight tensor's type and shape (a model quantized otherwise computes other KV).
-uint64_t model_fingerprint(const Model& m) {
+uint64_t model_fingerprint(const Model& m, int32_t n_ctx) {
   StreamHash h;
   const Hparams& hp = m.hp;
   hash_bytes(h, m.arch_name.data(), m.arch_name.size());
@@ -83,6 +85,12 @@ uint64_t model_fingerprint(const Model& m) {
   if (hp.swa_window > 0) {
     for (int32_t v : {hp.swa_window, hp.swa_pattern, hp.attn_scale_dim}) hash_value(h, v);
     hash_value(h, hp.rope_theta_swa);
+  }
+  // LongRoPE's factors, those of the context's size (a state made with the long ones means
+  // nothing in a context that ropes with the short ones), and its factor on cos and sin.
+  if (const std::vector<float>* f = longrope_factors(m, n_ctx)) {
+    hash_bytes(h, f->data(), f->size() * sizeof(float));
+    hash_value(h, hp.rope_attn_factor);
   }
   for (const Tensor* t : {&m.tok_embd, &m.output_norm, &m.output, &m.rope_freqs}) hash_tensor(h, *t);
   for (const LayerWeights& lw : m.layers) {
@@ -131,7 +139,7 @@ Status check_header(const StateHeader& h, const Context& c) {
   if (h.format == 0 || h.header_bytes != sizeof(StateHeader))
     return error(WT_ERR_FORMAT, "the state's header is malformed (format " + std::to_string(h.format) + ", " +
                                     std::to_string(h.header_bytes) + " header bytes)");
-  if (h.model_hash != model_fingerprint(c.model()) || h.n_layer != c.model().hp.n_layer || h.n_head_kv != c.model().hp.n_head_kv ||
+  if (h.model_hash != model_fingerprint(c.model(), c.n_ctx()) || h.n_layer != c.model().hp.n_layer || h.n_head_kv != c.model().hp.n_head_kv ||
       h.head_dim != c.model().hp.head_dim || h.n_vocab != c.model().hp.n_vocab)
     return error(WT_ERR_INVALID_ARGUMENT, "the state was saved from another model (" + std::to_string(h.n_layer) +
                                               " layers, " + std::to_string(h.n_head_kv) + " KV heads of " +
@@ -190,7 +198,7 @@ Status Context::save_state(StateSink& out) {
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.format = kFormat;
   h.header_bytes = sizeof(StateHeader);
-  h.model_hash = model_fingerprint(model_);
+  h.model_hash = model_fingerprint(model_, n_ctx_);
   h.prune_hash = prune_fingerprint(prune_);
   h.kv_type = kv_type_value(options_.kv_type);
   h.n_layer = hp.n_layer;

@@ -15,10 +15,10 @@ namespace wt {
 class GgufFile;
 class ModelDevice;  // runtime/engine/model_device.h
 
-enum class Arch { llama, qwen2, qwen3, smollm3, gemma3 };
+enum class Arch { llama, qwen2, qwen3, smollm3, gemma3, phi3 };
 // norm: rotate adjacent pairs (x[2i], x[2i+1]) — GGUF llama and smollm3 (Q/K permuted by
 // the converter).
-// neox: rotate (x[i], x[i + n_rot/2]) — qwen2, qwen3, gemma3.
+// neox: rotate (x[i], x[i + n_rot/2]) — qwen2, qwen3, gemma3, phi3.
 enum class RopeType { norm, neox };
 enum class RopeScaling { none, linear, llama3, yarn };
 
@@ -45,6 +45,9 @@ struct Hparams {
   float yarn_beta_fast = 32.0f;        // yarn: pairs turning more often than this keep their frequency
   float yarn_beta_slow = 1.0f;         // yarn: pairs turning less often are divided by the factor
   float yarn_attn_factor = 1.0f;       // yarn: the file's extra factor on cos and sin
+  // rope.scaling.attn_factor: a factor on cos and sin whatever the scaling (Phi-3's LongRoPE:
+  // sqrt(1 + ln(context / original) / ln original)), so on every q.k twice over.
+  float rope_attn_factor = 1.0f;
   // gemma3: sliding-window layers attend their last swa_window keys (their own included);
   // layer l is global when (l + 1) % swa_pattern == 0. Sliding layers rope with base
   // rope_theta_swa and no scaling.
@@ -83,6 +86,10 @@ struct Model {
   Tensor output_norm;  // [n_embd] f32
   Tensor output;       // [n_vocab, n_embd]; aliases tok_embd when tied
   Tensor rope_freqs;   // [n_rot/2] f32 per-frequency divisors (Llama 3.1 GGUFs), optional
+  // LongRoPE (Phi-3 128k, Phi-3.5): per-frequency divisors for contexts up to rope_orig_ctx
+  // (short) and beyond (long), as llama.cpp picks them by the context's size; copied out of
+  // the file (only the host reads them). Both empty, or both n_rot/2.
+  std::vector<float> rope_factors_short, rope_factors_long;
   bool tied_output = false;
   std::vector<LayerWeights> layers;
   uint64_t n_params = 0;

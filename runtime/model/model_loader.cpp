@@ -17,6 +17,15 @@ namespace {
 
 Status model_error(wt_status code, const std::string& message) { return error(code, "model: " + message); }
 
+// Rows [row0, row0 + rows) of a matrix (rows are outputs, each whole blocks): a view.
+Tensor row_slice(const Tensor& t, int64_t row0, int64_t rows) {
+  Tensor v = t;
+  v.data = static_cast<char*>(t.data) + static_cast<size_t>(row0) * t.nb[1];
+  v.ne[1] = rows;
+  for (int i = 2; i < 4; ++i) v.nb[i] = t.nb[1] * static_cast<size_t>(rows);
+  return v;
+}
+
 std::string shape_string(int n_dims, const int64_t* ne) {
   std::string s = "[";
   for (int i = 0; i < n_dims; ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
@@ -96,9 +105,12 @@ class Loader {
       hp.arch = Arch::gemma3;
       hp.rope_type = RopeType::neox;
       hp.gelu = true;
+    } else if (arch == "phi3") {  // llama with fused q/k/v and gate/up matrices, neox rope, LongRoPE
+      hp.arch = Arch::phi3;
+      hp.rope_type = RopeType::neox;
     } else {
       return model_error(WT_ERR_UNSUPPORTED, "unsupported architecture " + gguf_quoted(arch) +
-                                                 " (supported: llama, qwen2, qwen3, smollm3, gemma3)");
+                                                 " (supported: llama, qwen2, qwen3, smollm3, gemma3, phi3)");
     }
     m_.arch_name = std::string(arch);
     std::string_view name;
@@ -192,7 +204,11 @@ class Loader {
       hp.rope_scaling = RopeScaling::linear;
       return get_positive_f32(key("rope.scale_linear"), &hp.rope_factor, true);
     }
-    if (hp.rope_scaling == RopeScaling::none) return Status::ok();
+    // Phi-3's converter writes no scaling type for LongRoPE, only these two and the factor
+    // tensors (bound in load_weights); llama.cpp applies the attention factor whatever the type.
+    WT_TRY(get_positive_f32(key("rope.scaling.attn_factor"), &hp.rope_attn_factor, false));
+    if (hp.rope_scaling == RopeScaling::none)  // LongRoPE's (load_rope_factors: default n_ctx_train)
+      return get_int(key("rope.scaling.original_context_length"), &hp.rope_orig_ctx, false, 1, INT32_MAX);
 
     WT_TRY(get_positive_f32(key("rope.scaling.factor"), &hp.rope_factor, true));
     if (hp.rope_scaling == RopeScaling::linear) return Status::ok();
@@ -409,14 +425,24 @@ class Loader {
       }
     }
 
+    WT_TRY(load_rope_factors(options.rope.set));
+
     m_.layers.assign(static_cast<size_t>(hp.n_layer), LayerWeights{});
     for (int32_t l = 0; l < hp.n_layer; ++l) {
       LayerWeights& w = m_.layers[static_cast<size_t>(l)];
       const std::string p = "blk." + std::to_string(l) + ".";
       WT_TRY(bind(p + "attn_norm.weight", {embd}, Kind::f32_only, true, &w.attn_norm));
-      WT_TRY(bind(p + "attn_q.weight", {embd, q_out}, Kind::matrix, true, &w.wq));
-      WT_TRY(bind(p + "attn_k.weight", {embd, kv_out}, Kind::matrix, true, &w.wk));
-      WT_TRY(bind(p + "attn_v.weight", {embd, kv_out}, Kind::matrix, true, &w.wv));
+      // phi3: one matrix of q, k and v rows (llama.cpp reads separate ones too), whose row
+      // ranges are the three matrices: views, no copy.
+      Tensor qkv;
+      if (hp.arch == Arch::phi3) WT_TRY(bind(p + "attn_qkv.weight", {embd, q_out + 2 * kv_out}, Kind::matrix, false, &qkv));
+      if (!qkv.empty()) {
+        w.wq = row_slice(qkv, 0, q_out), w.wk = row_slice(qkv, q_out, kv_out), w.wv = row_slice(qkv, q_out + kv_out, kv_out);
+      } else {
+        WT_TRY(bind(p + "attn_q.weight", {embd, q_out}, Kind::matrix, true, &w.wq));
+        WT_TRY(bind(p + "attn_k.weight", {embd, kv_out}, Kind::matrix, true, &w.wk));
+        WT_TRY(bind(p + "attn_v.weight", {embd, kv_out}, Kind::matrix, true, &w.wv));
+      }
       WT_TRY(bind(p + "attn_q.bias", {q_out}, Kind::f32_only, biases_required, &w.bq));
       WT_TRY(bind(p + "attn_k.bias", {kv_out}, Kind::f32_only, biases_required, &w.bk));
       WT_TRY(bind(p + "attn_v.bias", {kv_out}, Kind::f32_only, biases_required, &w.bv));
@@ -426,8 +452,14 @@ class Loader {
       }
       WT_TRY(bind(p + "attn_output.weight", {q_out, embd}, Kind::matrix, true, &w.wo));
       WT_TRY(bind(p + "ffn_norm.weight", {embd}, Kind::f32_only, true, &w.ffn_norm));
-      WT_TRY(bind(p + "ffn_gate.weight", {embd, ff}, Kind::matrix, true, &w.w_gate));
-      WT_TRY(bind(p + "ffn_up.weight", {embd, ff}, Kind::matrix, true, &w.w_up));
+      if (hp.arch == Arch::phi3) {  // gate rows, then up rows, in one matrix (HF's gate_up_proj)
+        Tensor gate_up;
+        WT_TRY(bind(p + "ffn_up.weight", {embd, 2 * ff}, Kind::matrix, true, &gate_up));
+        w.w_gate = row_slice(gate_up, 0, ff), w.w_up = row_slice(gate_up, ff, ff);
+      } else {
+        WT_TRY(bind(p + "ffn_gate.weight", {embd, ff}, Kind::matrix, true, &w.w_gate));
+        WT_TRY(bind(p + "ffn_up.weight", {embd, ff}, Kind::matrix, true, &w.w_up));
+      }
       WT_TRY(bind(p + "ffn_down.weight", {ff, embd}, Kind::matrix, true, &w.w_down));
       if (post_norms) {
         WT_TRY(bind(p + "post_attention_norm.weight", {embd}, Kind::f32_only, true, &w.attn_post_norm));
@@ -445,6 +477,34 @@ class Loader {
                                                    "' is not used by Whittle's " + m_.arch_name +
                                                    " graph; running without it would be wrong");
       }
+    }
+    return Status::ok();
+  }
+
+  // LongRoPE's two factor tensors (Phi-3 128k, Phi-3.5): both or neither; finite, > 0.
+  Status load_rope_factors(bool overridden) {
+    const int32_t half = m_.hp.n_rot / 2;
+    Tensor t[2];
+    WT_TRY(bind("rope_factors_short.weight", {half}, Kind::f32_only, false, &t[0]));
+    WT_TRY(bind("rope_factors_long.weight", {half}, Kind::f32_only, false, &t[1]));
+    if (t[0].empty() && t[1].empty()) return Status::ok();
+    if (overridden) return error(WT_ERR_UNSUPPORTED, "rope_scaling: the file's LongRoPE factors cannot be replaced");
+    if (t[0].empty() || t[1].empty())
+      return model_error(WT_ERR_FORMAT, "LongRoPE needs both rope_factors_short.weight and rope_factors_long.weight");
+    if (!m_.rope_freqs.empty() || m_.hp.rope_scaling != RopeScaling::none)
+      return model_error(WT_ERR_UNSUPPORTED, "LongRoPE factors beside another rope scaling are not supported");
+    // Short factors up to the original context, long ones beyond (llama.cpp's n_ctx_orig_yarn,
+    // whose default is the trained context).
+    if (!f_.has_key(key("rope.scaling.original_context_length"))) m_.hp.rope_orig_ctx = m_.hp.n_ctx_train;
+    std::vector<float>* out[2] = {&m_.rope_factors_short, &m_.rope_factors_long};
+    for (int k = 0; k < 2; ++k) {
+      const float* f = static_cast<const float*>(t[k].data);
+      out[k]->assign(f, f + half);
+      for (int32_t i = 0; i < half; ++i)
+        if (!std::isfinite(f[i]) || f[i] <= 0.0f)
+          return model_error(WT_ERR_FORMAT, std::string(k ? "rope_factors_long" : "rope_factors_short") + ".weight[" +
+                                                std::to_string(i) + "] = " + std::to_string(f[i]) +
+                                                " must be finite and > 0");
     }
     return Status::ok();
   }

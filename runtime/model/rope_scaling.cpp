@@ -92,10 +92,15 @@ Status apply_rope_override(const RopeOverride& o, Hparams* hp) {
   hp->yarn_beta_fast = defaults.yarn_beta_fast;
   hp->yarn_beta_slow = defaults.yarn_beta_slow;
   hp->yarn_attn_factor = defaults.yarn_attn_factor;
+  hp->rope_attn_factor = defaults.rope_attn_factor;
   return Status::ok();
 }
 
 Status check_rope_scaling(Hparams* hp) {
+  // A factor on cos and sin is applied to q.k as a whole (attention_scale): as YaRN's below.
+  if (hp->rope_attn_factor != 1.0f && (hp->n_rot != hp->head_dim || hp->swa_window > 0))
+    return error(WT_ERR_UNSUPPORTED, "model: rope.scaling.attn_factor with rope over part of a head or with "
+                                     "sliding-window layers is not supported");
   if (hp->rope_scaling != RopeScaling::yarn) return Status::ok();
   // YaRN's factor on cos and sin is applied to q.k as a whole (attention_scale): exact only
   // when rope turns every dimension of a head.
@@ -109,17 +114,17 @@ Status check_rope_scaling(Hparams* hp) {
   return Status::ok();
 }
 
-double yarn_mscale(const Hparams& hp) {
-  if (hp.rope_scaling != RopeScaling::yarn) return 1.0;
+double rope_mscale(const Hparams& hp) {
+  if (hp.rope_scaling != RopeScaling::yarn) return hp.rope_attn_factor;
   const double m = hp.rope_factor > 1.0f ? 0.1 * std::log(double{hp.rope_factor}) + 1.0 : 1.0;
-  return m * hp.yarn_attn_factor;
+  return m * hp.yarn_attn_factor * hp.rope_attn_factor;
 }
 
 float attention_scale(const Hparams& hp) {
   // Without YaRN the float expression every version used: the same bits.
   const float scale = 1.0f / std::sqrt(static_cast<float>(hp.attn_scale_dim > 0 ? hp.attn_scale_dim : hp.head_dim));
-  if (hp.rope_scaling != RopeScaling::yarn) return scale;
-  const double m = yarn_mscale(hp);
+  if (hp.rope_scaling != RopeScaling::yarn && hp.rope_attn_factor == 1.0f) return scale;
+  const double m = rope_mscale(hp);
   return static_cast<float>(m * m * scale);
 }
 

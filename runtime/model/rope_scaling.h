@@ -18,9 +18,17 @@ inline bool has_rope_divisors(const Hparams& hp) {
 // frequency / factor, for pairs that turn fewer than beta_slow times).
 void rope_divisors(const Hparams& hp, float* out);
 
-// YaRN's attention factor: (0.1 ln factor + 1) times the file's yarn_attn_factor, which
-// multiplies cos and sin and so every q.k twice over; 1 without YaRN.
-double yarn_mscale(const Hparams& hp);
+// LongRoPE's divisors for a context of n_ctx tokens: the long factors beyond the original
+// context, else the short ones (llama.cpp's choice, by the context's size; HF's Phi-3 code
+// picks by the sequence's length instead). Null for a model without them.
+inline const std::vector<float>* longrope_factors(const Model& m, int32_t n_ctx) {
+  if (m.rope_factors_long.empty()) return nullptr;
+  return n_ctx > m.hp.rope_orig_ctx ? &m.rope_factors_long : &m.rope_factors_short;
+}
+
+// The factor on cos and sin, so on every q.k twice over: YaRN's (0.1 ln factor + 1) times the
+// file's yarn_attn_factor (1 without YaRN), times rope.scaling.attn_factor (LongRoPE's).
+double rope_mscale(const Hparams& hp);
 
 // WT_ERR_INVALID_ARGUMENT unless factor is in [1, 1024] and orig_ctx >= 0 (the ranges of
 // wt_model_params.rope_scaling_factor and rope_orig_ctx, checked whatever the kind).
@@ -43,7 +51,7 @@ Status apply_rope_override(const RopeOverride& o, Hparams* hp);
 Status check_rope_scaling(Hparams* hp);
 
 // The softmax scale of q.k every attention and scoring op takes: 1 / sqrt(head_dim), times
-// yarn_mscale squared (exact because YaRN is refused unless rope turns every dimension).
+// rope_mscale squared (exact because a scale is refused unless rope turns every dimension).
 float attention_scale(const Hparams& hp);
 
 }  // namespace wt

@@ -18,6 +18,7 @@ line stays the same, so tiny_* models still resolve under tests/data/reference/.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 import time
@@ -253,7 +254,7 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     w = gguf.GGUFWriter(str(path), arch)
     w.add_name(path.stem)
     w.add_block_count(n_layer)
-    w.add_context_length(2048)
+    w.add_context_length(spec.get("context_length", 2048))
     w.add_embedding_length(n_embd)
     w.add_feed_forward_length(n_ff)
     w.add_head_count(n_head)
@@ -274,6 +275,11 @@ def write_tiny_model(path: Path, spec: dict) -> None:
         w.add_float32(f"{arch}.rope.scaling.yarn_beta_fast", beta_fast)
         w.add_float32(f"{arch}.rope.scaling.yarn_beta_slow", beta_slow)
         w.add_float32(f"{arch}.rope.scaling.yarn_attn_factor", attn)
+    if spec.get("longrope"):  # phi3's LongRoPE: the original context and the factor on cos and sin
+        orig, _, _ = spec["longrope"]
+        scale = spec["context_length"] / orig
+        w.add_rope_scaling_orig_ctx_len(orig)
+        w.add_float32(f"{arch}.rope.scaling.attn_factor", math.sqrt(1.0 + math.log(scale) / math.log(orig)))
     w.add_vocab_size(n_vocab)
     if spec.get("llama3_keys"):
         factor, low, high, orig = spec["llama3_keys"]
@@ -305,15 +311,31 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     add("token_embd.weight", mat(n_vocab, n_embd, spec["embd_std"]), types_of["token_embd"])
     if spec.get("rope_freqs"):
         add("rope_freqs.weight", llama3_rope_factors(spec["rope_base"], hd, *spec["rope_freqs"]))
+    if spec.get("longrope"):  # per-pair divisors: short ones near 1, long ones up to the scale and past it
+        _, short_max, long_max = spec["longrope"]
+        half = hd // 2
+        add("rope_factors_short.weight", 1.0 + (short_max - 1.0) * rng.random(half))
+        add("rope_factors_long.weight", np.linspace(1.0, long_max, half) * (1.0 + 0.1 * rng.random(half)))
+    fused = spec.get("fused", False)  # phi3: one attn_qkv and one ffn_up of gate then up rows
     for il in range(n_layer):
         p = f"blk.{il}."
         add(p + "attn_norm.weight", 1.0 + 0.1 * rng.standard_normal(n_embd))
         shapes = {"attn_q": (q_out, n_embd), "attn_k": (n_head_kv * hd, n_embd),
                   "attn_v": (n_head_kv * hd, n_embd), "attn_output": (n_embd, q_out),
                   "ffn_gate": (n_ff, n_embd), "ffn_up": (n_ff, n_embd), "ffn_down": (n_embd, n_ff)}
+        parts = {}
         for nm in MATS:
             n_out, n_in = shapes[nm]
             gain = 1.5 if nm in ("attn_q", "attn_k") else 1.0
+            if fused and nm in ("attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"):
+                parts[nm] = mat(n_out, n_in, gain / np.sqrt(n_in))
+                if nm == "attn_v":
+                    qkv = np.concatenate([parts["attn_q"], parts["attn_k"], parts["attn_v"]])
+                    add(p + "attn_qkv.weight", qkv, types_of[f"{il}.attn_qkv"])
+                if nm == "ffn_up":
+                    add(p + "ffn_up.weight", np.concatenate([parts["ffn_gate"], parts["ffn_up"]]),
+                        types_of[f"{il}.ffn_up"])
+                continue
             add(p + nm + ".weight", mat(n_out, n_in, gain / np.sqrt(n_in)), types_of[f"{il}.{nm}"])
             if spec.get("qkv_bias") and nm in ("attn_q", "attn_k", "attn_v"):
                 add(p + nm + ".bias", 0.3 * rng.standard_normal(n_out))

@@ -122,9 +122,23 @@ TINY_GEMMA3_SPEC = dict(n_embd=256, n_ff=256, n_layer=6, n_head=4, n_head_kv=1, 
                         post_norms=True, sliding_window=8, types=_TINY_GEMMA3_TYPES, embd_std=0.05,
                         n_tokens=28, token_seed=3212)
 
+# phi3 (Phi-3.5-mini's layout in small): the q, k and v rows in one attn_qkv, the gate and
+# up rows in one ffn_up (both row ranges start mid-matrix), neox rope with LongRoPE over an
+# original context of 32 in a trained one of 128 (so the factor on cos and sin is
+# sqrt(1 + ln 4 / ln 32) = 1.18), 4 heads of 64 over 2 KV heads, untied output, K-quants.
+_TINY_PHI3_TYPES = dict(every_layer(2, QT.Q4_K, attn_qkv=QT.Q4_K, attn_output=QT.Q5_K, ffn_up=QT.Q4_K,
+                                    ffn_down=QT.Q6_K), output=QT.Q6_K)
+TINY_PHI3_SPEC = dict(n_embd=256, n_ff=256, n_layer=2, n_head=4, n_head_kv=2, n_vocab=300, seed=3011,
+                      arch="phi3", pre="default", eps=1e-5, rope_base=10000.0, fused=True, context_length=128,
+                      longrope=(32, 1.3, 6.0), types=_TINY_PHI3_TYPES, embd_std=0.15, n_tokens=28,
+                      token_seed=3219)
+# The context sizes its two fixtures are made for: up to the original context (the short
+# factors: tiny_phi3.ref) and beyond it (the long ones: tiny_phi3_long.ref).
+PHI3_N_CTX = {"tiny_phi3": 28, "tiny_phi3_long": 64}
+
 TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC,
               "tiny_qwen3_yarnkeys": TINY_QWEN3_YARN_KEYS_SPEC, "tiny_smollm3": TINY_SMOLLM3_SPEC,
-              "tiny_gemma3": TINY_GEMMA3_SPEC}
+              "tiny_gemma3": TINY_GEMMA3_SPEC, "tiny_phi3": TINY_PHI3_SPEC}
 
 # tiny_qwen3_yarn.ref: tiny_qwen3's logits with YaRN asked for at load (wt_model_params'
 # rope override; the file has no scaling keys), factor 4 over an original context of 8
@@ -142,10 +156,15 @@ def gen_tiny(out_dir: Path, case: str = "tiny_qwen2_q5") -> None:
     assert m.tied_output == ("output" not in spec["types"])
     rng = np.random.default_rng(spec["token_seed"])
     ids = [int(t) for t in rng.integers(0, spec["n_vocab"], size=spec["n_tokens"])]
-    logits = rf.forward(m, ids)
+    logits = rf.forward(m, ids, n_ctx=PHI3_N_CTX.get(case))
     rf.write_fixture(out_dir / f"{case}.ref", gpath.name, ids, logits)
     print(f"{case}: {gpath.stat().st_size} bytes gguf, {len(ids)} tokens, "
           f"min margin {mf.min_margin(logits):.3e}, logit std {logits.std():.2f}")
+    if case == "tiny_phi3":
+        long = rf.forward(m, ids, n_ctx=PHI3_N_CTX["tiny_phi3_long"])
+        rf.write_fixture(out_dir / "tiny_phi3_long.ref", gpath.name, ids, long)
+        print(f"tiny_phi3_long: min margin {mf.min_margin(long):.3e}, "
+              f"max |logit - short factors'| {np.abs(long - logits).max():.2f}")
     if case == "tiny_qwen3":
         m.cfg.rope_scaling_type = "yarn"
         m.cfg.rope_scaling_factor = YARN_OVERRIDE["factor"]
@@ -321,6 +340,7 @@ def main(argv=None) -> int:
         gen_tiny(args.out_dir, "tiny_qwen3_yarnkeys")
         gen_tiny(args.out_dir, "tiny_smollm3")
         gen_tiny(args.out_dir, "tiny_gemma3")
+        gen_tiny(args.out_dir, "tiny_phi3")
     if args.only in ("tiny", "tiny3"):
         return 0
     if args.only == "logits15":  # never by default: 13 GB and a model CI does not fetch

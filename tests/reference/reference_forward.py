@@ -6,8 +6,9 @@ against. It shares no code with the engine: GGUF parsing and dequantization come
 from the `gguf` PyPI package (gguf.GGUFReader, gguf.quants.dequantize), and all
 arithmetic after dequantization is done in float64.
 
-Supported architectures: "llama", "qwen2", "qwen3" and "smollm3" (llama without rope in
-layers 3, 7, 11, ...).
+Supported architectures: "llama", "qwen2", "qwen3", "smollm3" (llama without rope in
+layers 3, 7, 11, ...), "gemma3" and "phi3" (HF's Phi3: one qkv matrix whose rows are q, k
+then v, one gate_up matrix whose first half is the gate, neox rope with LongRoPE).
 
   * token embedding (token_embd.weight)
   * per layer: RMSNorm -> Q/K/V projections (+ q/k/v biases when present,
@@ -24,7 +25,10 @@ Scaling: llama3 (either a rope_freqs.weight tensor of per-frequency divisors or
 <arch>.rope.scaling.type == "llama3" with factor / low_freq_factor /
 high_freq_factor / original_context_length), linear (positions / factor) and yarn
 (factor, original_context_length, yarn_beta_fast / yarn_beta_slow: HF transformers'
-_compute_yarn_parameters, its attention factor 0.1 ln(factor) + 1 on cos and sin).
+_compute_yarn_parameters, its attention factor 0.1 ln(factor) + 1 on cos and sin) and
+LongRoPE (rope_factors_short / rope_factors_long per-pair divisors, the long ones where the
+context is longer than original_context_length, as llama.cpp picks them by n_ctx: HF picks
+by the sequence length; rope.scaling.attn_factor on cos and sin).
 
 Command line:
   reference_forward.py MODEL.gguf --tokens 1 2 3 [--greedy N] [--out X.ref --model-name NAME]
@@ -42,7 +46,7 @@ import numpy as np
 import gguf
 from gguf.quants import dequantize
 
-SUPPORTED_ARCHS = ("llama", "qwen2", "qwen3", "smollm3", "gemma3")
+SUPPORTED_ARCHS = ("llama", "qwen2", "qwen3", "smollm3", "gemma3", "phi3")
 # smollm3: llama (the converter permutes Q and K as for llama) whose layers il with
 # (il + 1) % 4 == 0 have no rope: HF's no_rope_layers with its no_rope_layer_interval 4.
 NO_ROPE_STEP = {"smollm3": 4}
@@ -93,6 +97,7 @@ class Config:
     swa_pattern: int = 0
     rope_base_swa: float = 10000.0
     query_pre_attn_scalar: float = 0.0
+    rope_attn_factor: float = 1.0  # rope.scaling.attn_factor: on cos and sin (LongRoPE's)
 
 
 @dataclass
@@ -103,6 +108,8 @@ class Model:
     output_norm: np.ndarray               # (n_embd,)
     layers: list = field(default_factory=list)  # list of dict name -> float64 array
     rope_freqs: np.ndarray | None = None  # (n_rot/2,) per-frequency divisors, if present
+    rope_factors_short: np.ndarray | None = None  # LongRoPE's divisors up to the original context
+    rope_factors_long: np.ndarray | None = None   # and beyond it
     tied_output: bool = False
     output_quantized: bool = False        # output matrix stored as a block-quantized type
     tokens: list | None = None
@@ -185,6 +192,7 @@ def load_model(path: str | Path) -> Model:
         # HF's query_pre_attn_scalar is not in GGUF: head_dim, but n_embd / n_head for the
         # 27B (62 layers), as llama.cpp takes it.
         cfg.query_pre_attn_scalar = float(n_embd // n_head if cfg.n_layer == 62 else head_dim_k)
+    cfg.rope_attn_factor = float(kv("rope.scaling.attn_factor", 1.0, required=False))
     stype = kv("rope.scaling.type", None, required=False)
     if stype is not None:
         cfg.rope_scaling_type = str(stype)
@@ -217,11 +225,26 @@ def load_model(path: str | Path) -> Model:
               output_quantized=_is_quantized(tensors["token_embd.weight" if tied else "output.weight"]))
     if "rope_freqs.weight" in tensors:
         m.rope_freqs = get("rope_freqs.weight").reshape(-1)
+    if "rope_factors_long.weight" in tensors:
+        m.rope_factors_short = get("rope_factors_short.weight").reshape(-1)
+        m.rope_factors_long = get("rope_factors_long.weight").reshape(-1)
+        if stype is None:
+            cfg.rope_orig_ctx = int(kv("rope.scaling.original_context_length", kv("context_length"), required=False))
     for il in range(cfg.n_layer):
         p = f"blk.{il}."
         L = {}
-        for n in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-                  "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"):
+        names = ["attn_norm", "attn_output", "ffn_norm", "ffn_down"]
+        if arch == "phi3":  # HF's qkv_proj (q, k, v rows) and gate_up_proj (gate rows, then up rows)
+            q_rows, kv_rows = n_head * head_dim_k, n_head_kv * head_dim_k
+            qkv, gate_up = get(p + "attn_qkv.weight"), get(p + "ffn_up.weight")
+            L["attn_q"], L["attn_k"], L["attn_v"] = np.split(qkv, [q_rows, q_rows + kv_rows])
+            L["ffn_gate"], L["ffn_up"] = np.split(gate_up, 2)
+            for n, t in (("attn_q", "attn_qkv"), ("attn_k", "attn_qkv"), ("attn_v", "attn_qkv"),
+                         ("ffn_gate", "ffn_up"), ("ffn_up", "ffn_up")):
+                L[n + ".quantized"] = _is_quantized(tensors[p + t + ".weight"])
+        else:
+            names += ["attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"]
+        for n in names:
             L[n] = get(p + n + ".weight")
             if n not in ("attn_norm", "ffn_norm"):
                 L[n + ".quantized"] = _is_quantized(tensors[p + n + ".weight"])
@@ -293,13 +316,19 @@ def yarn_attention_factor(c: Config) -> float:
     return m * c.yarn_attn_factor
 
 
-def rope_frequencies(m: Model) -> tuple[np.ndarray, float]:
-    """Per-pair angular frequencies (n_rot/2,) and a position multiplier."""
+def rope_frequencies(m: Model, n_ctx: int | None = None) -> tuple[np.ndarray, float]:
+    """Per-pair angular frequencies (n_rot/2,) and a position multiplier, for a context of
+    n_ctx tokens (LongRoPE's choice of factors)."""
     c = m.cfg
     i = np.arange(c.n_rot // 2, dtype=np.float64)
     freqs = c.rope_base ** (-2.0 * i / c.n_rot)
     pos_scale = 1.0
-    if m.rope_freqs is not None:
+    if m.rope_factors_long is not None:
+        if n_ctx is None:
+            raise ValueError("LongRoPE's factors depend on the context's size: give n_ctx")
+        long = n_ctx > c.rope_orig_ctx
+        freqs = freqs / (m.rope_factors_long if long else m.rope_factors_short).astype(np.float64)
+    elif m.rope_freqs is not None:
         # llama3 via precomputed per-frequency divisors (what convert_hf_to_gguf writes)
         freqs = freqs / m.rope_freqs.astype(np.float64)
     elif c.rope_scaling_type == "llama3":
@@ -381,8 +410,9 @@ def act_int8_roundtrip(x: np.ndarray) -> np.ndarray:
     return (q.astype(np.float64) * d.astype(np.float64)).reshape(shape)
 
 
-def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.ndarray:
-    """Logits (N, n_vocab) float64 for every position of `tokens` (positions 0..N-1).
+def forward(m: Model, tokens, act_quant: str | None = None, rows=None, n_ctx: int | None = None) -> np.ndarray:
+    """Logits (N, n_vocab) float64 for every position of `tokens` (positions 0..N-1), in a
+    context of n_ctx tokens (default N; only LongRoPE depends on it).
 
     rows: only these positions' logits (len(rows), n_vocab) -- the final norm and the
     output matrix are applied to those rows alone (perplexity needs half of them).
@@ -404,8 +434,8 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
     toks = np.asarray(tokens, dtype=np.int64)
     N = len(toks)
     pos = np.arange(N)
-    freqs, pos_scale = rope_frequencies(m)
-    mscale = yarn_attention_factor(c)
+    freqs, pos_scale = rope_frequencies(m, N if n_ctx is None else n_ctx)
+    mscale = yarn_attention_factor(c) * c.rope_attn_factor
     G = c.n_head // c.n_head_kv
     scale = 1.0 / math.sqrt(c.query_pre_attn_scalar or c.head_dim_k)
     causal = np.triu(np.ones((N, N), dtype=bool), k=1)  # [q, k] True where k > q
@@ -473,11 +503,14 @@ def forward(m: Model, tokens, act_quant: str | None = None, rows=None) -> np.nda
     return mm(x, m.output, m.output_quantized)
 
 
-def greedy(m: Model, tokens, n_steps: int, act_quant: str | None = None) -> list[int]:
+def greedy(m: Model, tokens, n_steps: int, act_quant: str | None = None, n_ctx: int | None = None) -> list[int]:
+    """n_steps greedy tokens after `tokens`, in a context of n_ctx tokens (default: the prompt
+    and the steps)."""
     toks = list(tokens)
     out = []
+    n_ctx = len(toks) + n_steps if n_ctx is None else n_ctx
     for _ in range(n_steps):
-        logits = forward(m, toks, act_quant)
+        logits = forward(m, toks, act_quant, n_ctx=n_ctx)
         t = int(np.argmax(logits[-1]))
         out.append(t)
         toks.append(t)
@@ -554,6 +587,7 @@ def main(argv=None) -> int:
     ap.add_argument("--act-quant", choices=("none", "int8"), default="none",
                     help="int8: emulate the engine's fast mode (int8 activations before "
                          "matmuls with block-quantized weights)")
+    ap.add_argument("--n-ctx", type=int, help="the context's size (LongRoPE's factors; default: the tokens)")
     args = ap.parse_args(argv)
 
     m = load_model(args.model)
@@ -564,12 +598,12 @@ def main(argv=None) -> int:
     else:
         ap.error("need --tokens or --text")
     print(f"arch={m.cfg.arch} n_tokens={len(toks)} tokens={toks}")
-    logits = forward(m, toks, args.act_quant)
+    logits = forward(m, toks, args.act_quant, n_ctx=args.n_ctx)
     print(f"last argmax={int(np.argmax(logits[-1]))}")
     if args.out:
         write_fixture(args.out, args.model_name or Path(args.model).name, toks, logits)
     if args.greedy:
-        cont = greedy(m, toks, args.greedy, args.act_quant)
+        cont = greedy(m, toks, args.greedy, args.act_quant, args.n_ctx)
         print("greedy ids:", cont)
         if m.tokens:
             try:

@@ -1,5 +1,5 @@
 // The model loader over generated GGUF files: each architecture's hyperparameters and tensors
-// (qwen2, qwen3, gemma3, rope scaling), what it refuses (a status and a message naming the
+// (qwen2, qwen3, gemma3, phi3, rope scaling), what it refuses (a status and a message naming the
 // key or tensor), and the vocabularies (gpt2 and SentencePiece). The GGUF reader itself:
 // test_gguf.cpp.
 #include <doctest/doctest.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/model/model.h"
+#include "runtime/model/rope_scaling.h"
 #include "runtime/model/tokenizer.h"
 #include "support/gguf_load.h"
 #include "support/gguf_writer.h"
@@ -32,6 +33,30 @@ TinyModelOptions spm_options() {
   TinyModelOptions o;
   o.spm_vocab = true;
   return o;
+}
+
+// The tiny model as a phi3 file has it: each layer's q, k, v rows as one attn_qkv and its
+// gate then up rows as one ffn_up (the f32 rows of make_tiny_llama's matrices, concatenated).
+GgufWriter phi3_writer(bool fused_qkv = true) {
+  GgufWriter w = make_tiny_llama(arch_options("phi3"));
+  const auto fuse = [&](const std::string& p, std::initializer_list<const char*> parts, const char* name) {
+    std::vector<uint8_t> data;
+    uint64_t rows = 0, cols = 0;
+    for (const char* part : parts) {
+      const GgufWriter::TensorEntry* t = w.find_tensor(p + part + ".weight");
+      REQUIRE(t);
+      data.insert(data.end(), t->data.begin(), t->data.end());
+      cols = t->dims[0], rows += t->dims[1];
+    }
+    for (const char* part : parts) w.remove_tensor(p + part + ".weight");
+    w.add_tensor(p + name + ".weight", ggml::f32, {cols, rows}, data);
+  };
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    if (fused_qkv) fuse(p, {"attn_q", "attn_k", "attn_v"}, "attn_qkv");
+    fuse(p, {"ffn_gate", "ffn_up"}, "ffn_up");
+  }
+  return w;
 }
 
 }  // namespace
@@ -198,7 +223,7 @@ TEST_CASE("gguf: model validation") {
   SUBCASE("an architecture name with a NUL is shown whole, the NUL as '?'") {
     w.remove_kv("general.architecture");
     w.add_string("general.architecture", std::string("lla\0ma", 6));
-    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2, qwen3, smollm3, gemma3)");
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "unsupported architecture 'lla?ma' (supported: llama, qwen2, qwen3, smollm3, gemma3, phi3)");
   }
   SUBCASE("missing required key") {
     w.remove_kv("llama.block_count");
@@ -346,6 +371,86 @@ TEST_CASE("gguf: gemma3's hyperparameters, and what is refused") {
     GgufWriter llama = make_tiny_llama();
     llama.add_tensor_f32("blk.0.post_ffw_norm.weight", {64}, std::vector<float>(64, 1.0f));
     expect_error(load_status(llama), WT_ERR_UNSUPPORTED, "'blk.0.post_ffw_norm.weight' is not used");
+  }
+}
+
+TEST_CASE("gguf: phi3's fused matrices are row views, and its LongRoPE factors") {
+  GgufWriter w = phi3_writer();
+  const size_t row = 64 * sizeof(float);  // the tiny model's rows: 64 f32 inputs
+  SUBCASE("q, k, v and gate, up are row ranges of the fused matrices") {
+    Loaded r = load_bytes(w.build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    CHECK(r.model->hp.arch == wt::Arch::phi3);
+    CHECK(r.model->hp.rope_type == wt::RopeType::neox);
+    const wt::LayerWeights& lw = r.model->layers[1];
+    CHECK(lw.wq.ne[1] == 64);
+    CHECK(lw.wk.ne[1] == 32);
+    CHECK(lw.wv.ne[1] == 32);
+    CHECK(static_cast<char*>(lw.wk.data) == static_cast<char*>(lw.wq.data) + 64 * row);
+    CHECK(static_cast<char*>(lw.wv.data) == static_cast<char*>(lw.wk.data) + 32 * row);
+    CHECK(lw.w_gate.ne[1] == 128);
+    CHECK(static_cast<char*>(lw.w_up.data) == static_cast<char*>(lw.w_gate.data) + 128 * row);
+    CHECK(lw.wv.nb[2] == 32 * row);
+    CHECK(r.model->rope_factors_long.empty());
+  }
+  SUBCASE("separate q, k and v matrices load too (llama.cpp reads both)") {
+    Loaded r = load_bytes(phi3_writer(false).build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    CHECK(r.model->layers[0].wk.ne[1] == 32);
+    CHECK(r.model->layers[0].w_up.ne[1] == 128);
+  }
+  SUBCASE("a fused matrix of the wrong size") {
+    w.find_tensor("blk.1.attn_qkv.weight")->dims[1] = 127;
+    expect_error(load_status(w), WT_ERR_FORMAT, "'blk.1.attn_qkv.weight' has shape [64, 127], expected [64, 128]");
+  }
+  SUBCASE("an unfused gate beside the fused up is refused as unused") {
+    w.add_tensor_f32("blk.0.ffn_gate.weight", {64, 128}, std::vector<float>(64 * 128, 0.0f));
+    expect_error(load_status(w), WT_ERR_UNSUPPORTED, "'blk.0.ffn_gate.weight' is not used");
+  }
+  SUBCASE("LongRoPE: the factors by the context's size, the attention factor on q.k") {
+    w.add_u32("phi3.rope.scaling.original_context_length", 128);
+    w.add_f32("phi3.rope.scaling.attn_factor", 1.25f);
+    w.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.5f));
+    w.add_tensor_f32("rope_factors_long.weight", {8}, std::vector<float>(8, 4.0f));
+    Loaded r = load_bytes(w.build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    CHECK(r.model->hp.rope_orig_ctx == 128);
+    CHECK(wt::longrope_factors(*r.model, 128) == &r.model->rope_factors_short);
+    CHECK(wt::longrope_factors(*r.model, 129) == &r.model->rope_factors_long);
+    CHECK(r.model->rope_factors_long[7] == 4.0f);
+    CHECK(wt::attention_scale(r.model->hp) == doctest::Approx(1.25 * 1.25 / 4.0));  // heads of 16
+    SUBCASE("without the original context: the trained one") {
+      GgufWriter v = phi3_writer();
+      v.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.5f));
+      v.add_tensor_f32("rope_factors_long.weight", {8}, std::vector<float>(8, 4.0f));
+      Loaded d = load_bytes(v.build());
+      REQUIRE_MESSAGE(d.status.is_ok(), d.status.message());
+      CHECK(d.model->hp.rope_orig_ctx == 512);
+    }
+  }
+  SUBCASE("LongRoPE refusals") {
+    w.add_tensor_f32("rope_factors_long.weight", {8}, std::vector<float>(8, 4.0f));
+    SUBCASE("one of the two") { expect_error(load_status(w), WT_ERR_FORMAT, "rope_factors_short.weight"); }
+    SUBCASE("a factor that is not > 0") {
+      std::vector<float> bad(8, 1.0f);
+      bad[3] = 0.0f;
+      w.add_tensor_f32("rope_factors_short.weight", {8}, bad);
+      expect_error(load_status(w), WT_ERR_FORMAT, "rope_factors_short.weight[3]");
+    }
+    SUBCASE("a rope scaling asked for at load") {
+      w.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.0f));
+      LoadOptions opts;
+      opts.rope.set = true;
+      opts.rope.scaling = wt::RopeScaling::linear;
+      opts.rope.factor = 2.0f;
+      expect_error(load_bytes(w.build(), opts).status, WT_ERR_UNSUPPORTED, "LongRoPE");
+    }
+    SUBCASE("the attention factor with rope over part of a head") {
+      w.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.0f));
+      w.add_f32("phi3.rope.scaling.attn_factor", 1.2f);
+      w.add_u32("phi3.rope.dimension_count", 8);
+      expect_error(load_status(w), WT_ERR_UNSUPPORTED, "attn_factor");
+    }
   }
 }
 

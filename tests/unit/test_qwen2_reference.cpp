@@ -11,6 +11,8 @@
 //   - tiny_gemma3: a random-weight gemma3 (six layers: five attend through a window of 8 of
 //     the 28 tokens, with their own rope base; scaled embeddings, head norms, post-block
 //     norms, gelu); on the CPU, Vulkan and CUDA where they run;
+//   - tiny_phi3: a random-weight phi3 (fused q/k/v and gate/up matrices, LongRoPE: its short
+//     factors in tiny_phi3.ref, its long ones in tiny_phi3_long.ref);
 //   - qwen2_{chat,code,prose}: Qwen2.5-Coder-0.5B-Instruct Q4_K_M's logits for three prompts
 //     (label model: skipped visibly without models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf,
 //     which `scripts/fetch-model.sh qwen2.5-0.5b` fetches);
@@ -129,11 +131,12 @@ void compare_row(const wt::test::ReferenceCase& c, size_t p, const float* logits
 // Both paths test_reference_logits.cpp takes: the whole prompt as one prefill (logits_all),
 // and half of it as a prefill followed by one decode step per token.
 // batch_rows > 0: the prompt runs in passes of that many rows (n_batch_rows).
+// n_ctx: the context's size (0: the case's tokens), which LongRoPE's factors depend on.
 void run_case(wt_model* model, const wt::test::ReferenceCase& c, wt_matmul_mode mode, float tie, Diff* prefill,
-              Diff* decode, int32_t batch_rows = 0) {
+              Diff* decode, int32_t batch_rows = 0, int32_t n_ctx = 0) {
   const int32_t n = static_cast<int32_t>(c.tokens.size());
   wt_context_params cp = wt_context_default_params();
-  cp.n_ctx = n;
+  cp.n_ctx = n_ctx > 0 ? n_ctx : n;
   cp.n_threads = 2;
   cp.logits_all = true;
   cp.matmul_mode = mode;
@@ -197,13 +200,13 @@ wt_model* load_on(const std::string& path, wt_backend_kind backend, wt_model_par
 // A tiny model's fixture (tiny_qwen2_q5, tiny_qwen3) on a backend, loaded with mp; the
 // prompt in passes of batch_rows rows where that is set.
 void check_tiny(const char* name, wt_matmul_mode mode, wt_backend_kind backend = WT_BACKEND_CPU,
-                const wt_model_params& mp = wt_model_default_params(), int32_t batch_rows = 0) {
+                const wt_model_params& mp = wt_model_default_params(), int32_t batch_rows = 0, int32_t n_ctx = 0) {
   const wt::test::ReferenceCase c = read_case(name);
   wt_model* model = load_on(data_dir() + "/" + c.model, backend, mp);
   if (!model) return;
   const Tolerance tol = tiny_tolerance(mode);
   Diff prefill, decode;
-  run_case(model, c, mode, tol.tie, &prefill, &decode, batch_rows);
+  run_case(model, c, mode, tol.tie, &prefill, &decode, batch_rows, n_ctx);
   wt_model_free(model);
   report_and_check(c.name + " [" + mode_name(mode) + "] prefill", prefill, tol);
   report_and_check(c.name + " [" + mode_name(mode) + "] decode", decode, tol);
@@ -547,6 +550,70 @@ TEST_CASE("reference: tiny gemma3 is refused where it cannot run yet: pruning, t
   cp.kv_block_tokens = 16;
   CHECK(wt_context_create(model, &cp, &ctx) == WT_ERR_UNSUPPORTED);
   CHECK(std::string(wt_last_error()).find("pager") != std::string::npos);
+  wt_model_free(model);
+}
+
+// phi3: q, k and v as row ranges of one matrix, gate and up of another (views, no copy),
+// and LongRoPE, whose factors the context's size picks: the short ones up to the original
+// context of 32 (tiny_phi3.ref, n_ctx 28), the long ones beyond (tiny_phi3_long.ref, n_ctx 64).
+constexpr int32_t kPhi3LongCtx = 64;
+
+TEST_CASE("reference: tiny phi3 (fused q/k/v and gate/up, LongRoPE short factors) matches the NumPy forward pass") {
+  check_tiny("tiny_phi3", WT_MATMUL_F32);
+  check_tiny("tiny_phi3", WT_MATMUL_FAST);
+}
+
+TEST_CASE("reference: tiny phi3 in a context past LongRoPE's original one takes the long factors") {
+  check_tiny("tiny_phi3_long", WT_MATMUL_F32, WT_BACKEND_CPU, wt_model_default_params(), 0, kPhi3LongCtx);
+  check_tiny("tiny_phi3_long", WT_MATMUL_FAST, WT_BACKEND_CPU, wt_model_default_params(), 0, kPhi3LongCtx);
+}
+
+TEST_CASE("vulkan model: tiny phi3 (fused matrices, LongRoPE) matches the NumPy forward pass" * doctest::test_suite("model")) {
+  check_tiny("tiny_phi3", WT_MATMUL_F32, WT_BACKEND_VULKAN);
+  check_tiny("tiny_phi3_long", WT_MATMUL_F32, WT_BACKEND_VULKAN, wt_model_default_params(), 0, kPhi3LongCtx);
+}
+
+TEST_CASE("cuda model: tiny phi3 (fused matrices, LongRoPE) matches the NumPy forward pass" * doctest::test_suite("model")) {
+  check_tiny("tiny_phi3", WT_MATMUL_F32, WT_BACKEND_CUDA);
+  check_tiny("tiny_phi3_long", WT_MATMUL_F32, WT_BACKEND_CUDA, wt_model_default_params(), 0, kPhi3LongCtx);
+}
+
+// A state's KV was roped with one set of factors: a context of the other set refuses it.
+TEST_CASE("reference: a tiny phi3 state loads only into a context that ropes with the same LongRoPE factors") {
+  const wt::test::ReferenceCase c = read_case("tiny_phi3_long");
+  wt_model* model = nullptr;
+  REQUIRE_MESSAGE(wt_model_load((data_dir() + "/" + c.model).c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  const auto make = [&](int32_t n_ctx) {
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = n_ctx;
+    cp.n_threads = 2;
+    cp.kv_type = WT_KV_F32;
+    cp.matmul_mode = WT_MATMUL_F32;
+    wt_context* ctx = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, wt_last_error());
+    return ctx;
+  };
+  wt_context* saved = make(kPhi3LongCtx);
+  const size_t n0 = 20;
+  REQUIRE_MESSAGE(wt_context_prefill(saved, c.tokens.data(), n0) == WT_OK, wt_last_error());
+  size_t bytes = 0;
+  REQUIRE(wt_context_state_size(saved, &bytes) == WT_OK);
+  std::vector<char> state(bytes);
+  REQUIRE(wt_context_state_save(saved, state.data(), state.size(), &bytes) == WT_OK);
+  wt_context* short_ctx = make(28);  // room for the state, but the short factors
+  CHECK(wt_context_state_load(short_ctx, state.data(), bytes) == WT_ERR_INVALID_ARGUMENT);
+  wt_context* long_ctx = make(40);   // past the original context: the long factors too
+  REQUIRE_MESSAGE(wt_context_state_load(long_ctx, state.data(), bytes) == WT_OK, wt_last_error());
+  const Tolerance tol = tiny_tolerance(WT_MATMUL_F32);
+  Diff d;
+  for (size_t p = n0; p < c.tokens.size(); ++p) {
+    REQUIRE_MESSAGE(wt_context_decode(long_ctx, c.tokens[p]) == WT_OK, wt_last_error());
+    const float* logits = nullptr;
+    REQUIRE(wt_context_logits(long_ctx, -1, &logits) == WT_OK);
+    compare_row(c, p, logits, tol.tie, &d);
+  }
+  report_and_check("tiny_phi3_long decoded after a state load", d, tol);
+  for (wt_context* ctx : {saved, short_ctx, long_ctx}) wt_context_free(ctx);
   wt_model_free(model);
 }
 
