@@ -40,11 +40,11 @@ struct Msg {
   std::string text_role = "";
 };
 
-// fuzz_chat: template (0-7 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2,
-// Mistral v0.3, none; 8 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
+// fuzz_chat: template (0-8 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2,
+// Mistral v0.3, Phi-3.5, none; 9 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
 // short, 2 exact, 3 larger, 4 at most cap).
-constexpr int kChatFixed = 8;
-constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kNoTemplate = 7, kFuzzed = kChatFixed;
+constexpr int kChatFixed = 9;
+constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kPhi3 = 7, kNoTemplate = 8, kFuzzed = kChatFixed;
 std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector<Msg>& msgs, bool null_array,
                           bool add_assistant, uint8_t cap) {
   FdpEncoder e;
@@ -86,6 +86,9 @@ Seeds chat_seeds() {
   s["mistral_ends_with_reply"] = chat(kMistral, "", {{"system", " s "}, {"user", "q"}, {"assistant", " a "}}, false,
                                       false, 2);
   s["mistral_out_of_turn"] = chat(kMistral, "", {{"user", "a"}, {"user", "b"}}, false, true, 2);
+  s["phi3_convo"] = chat(kPhi3, "", convo, false, false, 2);
+  s["phi3_empty_system"] = chat(kPhi3, "", {{"system", ""}, {"user", "Hi"}}, false, true, 3);
+  s["phi3_tool"] = chat(kPhi3, "", {{"user", "Hi"}, {"tool", "4"}}, false, true, 2);
   s["buffer_one_short"] = chat(0, "", convo, false, true, 1);
   s["unknown_role"] = chat(0, "", {{nullptr, "x", "narrator"}}, false, true, 2);
   s["null_array"] = chat(0, "", convo, true, true, 2);

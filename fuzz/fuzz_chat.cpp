@@ -1,12 +1,13 @@
 // wt_chat_apply with fuzzed conversations: message counts, roles (the four known, arbitrary
 // text, NULL), contents, add_assistant and caller buffers (none, too small by one, exact,
-// larger). The template is one of eight fixed ones (ChatML, ChatML with a default system turn
-// as SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2, Mistral v0.3, none) or fuzzed text: a GGUF's tokenizer.chat_template is untrusted
-// input, so it goes through the recogniser (wt::parse_chat_template) as wt_model_load does.
+// larger). The template is one of nine fixed ones (ChatML, ChatML with a default system turn
+// as SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2, Mistral v0.3, Phi-3.5, none) or fuzzed
+// text: a GGUF's tokenizer.chat_template is untrusted input, so it goes through the
+// recogniser (wt::parse_chat_template) as wt_model_load does.
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
-// not recognise, for a tool message where the template has no tool role (Zephyr, [INST]) and
+// not recognise, for a tool message where the template has no tool role (Zephyr, [INST], Phi-3) and
 // for a system message Gemma's or Mistral's template has no place for; WT_ERR_INVALID_ARGUMENT
 // for Gemma's and [INST] roles out of turn); otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
@@ -54,12 +55,16 @@ const char* const kTemplates[] = {
     "{{- bos_token }}{%- if loop.last and system_message is defined %}{{- \"[INST] \" + system_message + \"\\n\\n\" + "
     "message[\"content\"] + \"[/INST]\" }}{%- endif %}{{- \"[INST] \" + message[\"content\"] + \"[/INST]\" }}"
     "{{- \" \" + message[\"content\"]|trim + eos_token}}",
+    // Phi-3.5: "<|role|>\n" + content + "<|end|>\n", an empty system message left out, EOS without the prompt.
+    "{% if message['role'] == 'system' and message['content'] %}{{'<|system|>\\n' + message['content'] + '<|end|>\\n'}}"
+    "{% elif %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{{'<|assistant|>\\n' + message['content'] + "
+    "'<|end|>\\n'}}{{ eos_token }}",
     // None: the model has no tokenizer.chat_template.
     "",
 };
 constexpr int kNumTemplates = sizeof(kTemplates) / sizeof(kTemplates[0]);
 // corpus_fdp.cpp's seeds number the templates as kTemplates does.
-static_assert(kNumTemplates == 8, "fuzz/corpus_fdp.cpp encodes eight fixed templates");
+static_assert(kNumTemplates == 9, "fuzz/corpus_fdp.cpp encodes nine fixed templates");
 const char* const kRoles[] = {"system", "user", "assistant", "tool"};
 
 wt_model* g_models[kNumTemplates] = {};
@@ -144,7 +149,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool has_tool = false;
   for (const std::string& r : roles) has_tool |= r == "tool";
   const bool inst = model->chat.format == wt::ChatFormat::inst;
-  if (has_tool && (model->chat.format == wt::ChatFormat::zephyr || inst)) {
+  const bool phi3 = model->chat.format == wt::ChatFormat::phi3;
+  if (has_tool && (model->chat.format == wt::ChatFormat::zephyr || inst || phi3)) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a tool message for a template without a tool role");
     return 0;
   }
@@ -211,6 +217,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         continue;
       }
     }
+    if (phi3 && role == "system" && content.empty() && tmpl.skip_empty_system) continue;  // left out
     if (gemma && role == "assistant") role = "model";
     // Gemma's system text sits inside the first user turn: after its role, before its content.
     if (gemma_system && i == 0) role = n > 1 ? "user" : "";

@@ -232,6 +232,7 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
   out->bos_token = bos_token;
   out->system_prefix = false;
   out->system_sep.clear();
+  out->skip_empty_system = false;
   if (jinja.find("<|im_start|>") != std::string::npos) {
     out->format = ChatFormat::chatml;
     out->default_system = chatml_default_system(jinja);
@@ -269,6 +270,24 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
     out->tool_responses = false;
     return Status::ok();
   }
+  // Phi-3 and Phi-3.5: "<|role|>\n" + content + "<|end|>\n" per message, then the assistant's
+  // tag or, without it, the EOS text. Their three turn expressions, exactly.
+  if (jinja.find("<|end|>") != std::string::npos && jinja.find("<|user|>") != std::string::npos) {
+    const std::string c = compact_jinja(jinja);
+    const std::vector<std::string> ex = jinja_expressions(c);
+    for (const char* role : {"system", "user", "assistant"})
+      if (std::find(ex.begin(), ex.end(), std::string("'<|") + role + "|>\\n'+message['content']+'<|end|>\\n'") ==
+          ex.end())
+        return error(WT_ERR_UNSUPPORTED, std::string("a Phi-3 chat template whose ") + role +
+                                             " turn Whittle does not recognise");
+    if (eos_token.empty())
+      return error(WT_ERR_UNSUPPORTED, "a Phi-3 chat template ends a conversation with eos_token, and the model has none");
+    out->format = ChatFormat::phi3;
+    out->default_system.clear();
+    out->tool_responses = false;
+    out->skip_empty_system = c.find("message['role']=='system'and message['content']") != std::string::npos;
+    return Status::ok();
+  }
   // Llama 2 chat, Mistral Instruct and Mixtral: [INST] + user text + [/INST], then the reply.
   if (jinja.find("[INST]") != std::string::npos) {
     if (eos_token.empty())
@@ -279,7 +298,7 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
     return parse_inst(jinja, &out->inst);
   }
   return error(WT_ERR_UNSUPPORTED, "unrecognised chat template (supported: ChatML, Llama 3, Zephyr, Gemma, Llama 2, "
-                                   "Mistral); it "
+                                   "Mistral, Phi-3); it "
                                    "begins: " + jinja.substr(0, 80));
 }
 
@@ -381,6 +400,14 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     }
     case ChatFormat::inst:
       WT_TRY(apply_inst(tmpl, messages, &s));
+      break;
+    case ChatFormat::phi3:
+      for (const ChatMessage& m : messages) {
+        if (m.role == "tool") return error(WT_ERR_UNSUPPORTED, "this model's chat template has no tool role");
+        if (m.role == "system" && tmpl.skip_empty_system && m.content.empty()) continue;
+        s += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
+      }
+      s += add_assistant ? "<|assistant|>\n" : tmpl.eos_token;
       break;
   }
   *out = std::move(s);

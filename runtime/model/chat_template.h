@@ -10,7 +10,7 @@
 
 namespace wt {
 
-enum class ChatFormat { chatml, llama3, zephyr, gemma, inst };
+enum class ChatFormat { chatml, llama3, zephyr, gemma, inst, phi3 };
 
 // [INST] templates: Llama 2 chat and Mistral Instruct v0.1-v0.3 (Mixtral's too). A user turn
 // is open + content + close and a reply is reply_open + content + reply_close + eos_token +
@@ -48,6 +48,8 @@ struct ChatTemplate {
   bool system_prefix = false;
   std::string system_sep;
   InstStyle inst;
+  // Phi-3.5 writes a system message only when it has content; Phi-3 always.
+  bool skip_empty_system = false;
 };
 
 // Recognises a GGUF chat template; bos_token and eos_token are the texts of the model's BOS
@@ -65,7 +67,7 @@ std::string jinja_trim(const std::string& s);
 // a user message at an odd place or another role at an even one, counting after an
 // optional first system message (its template raises then), and for [INST] templates any
 // role but user at an even place or but assistant at an odd one; WT_ERR_UNSUPPORTED: a tool
-// message for Zephyr (its template would drop it without a word) and [INST] templates (Llama
+// message for Zephyr and Phi-3 (their templates would drop it without a word) and [INST] templates (Llama
 // 2's drops it; Mistral v0.3's needs a tool call id), a system message for Gemma 1 and 2 and
 // Mistral v0.1 (theirs raise).
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,

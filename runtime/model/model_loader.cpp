@@ -341,10 +341,13 @@ class Loader {
     WT_TRY(f_.get_string("tokenizer.chat_template", &s, false));
     v.chat_template = std::string(s);
 
-    // Files often omit the end-of-turn id; chat models mark it as a control token.
-    for (const char* text : {"<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<end_of_turn>"}) {
+    // Files often omit the end-of-turn id; chat models mark it as a control token (or, in
+    // some converted files, a user-defined one). Phi-3 ends turns with <|end|> and has an
+    // <|endoftext|> too (its EOS), so <|end|> is looked for first.
+    for (const char* text : {"<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "<end_of_turn>"}) {
       for (size_t i = 0; i < n_vocab && v.eot < 0; ++i) {
-        if (v.token_types[i] == TokenType::control && v.tokens[i] == text) v.eot = static_cast<int32_t>(i);
+        const bool special = v.token_types[i] == TokenType::control || v.token_types[i] == TokenType::user_defined;
+        if (special && v.tokens[i] == text) v.eot = static_cast<int32_t>(i);
       }
     }
 

@@ -6,13 +6,14 @@ tests/unit/test_chat_template.cpp to compare Whittle's native formatting with.
 
 Templates (tests/data/chat/<name>.jinja): the tokenizer.chat_template of the default model
 (SmolLM2-135M-Instruct) and of Qwen2.5-Coder-0.5B-Instruct, read from their GGUF files in
-models/ when present (else the .jinja kept in the folder is used), and two written here:
-plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-8B-Instruct's), Zephyr
-(zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; rendered with eos_token "</s>",
-and without the tool conversations, whose messages its template drops: Whittle refuses them)
-Gemma 3 (gemma-3-1b-it's; bos_token "<bos>"), and the [INST] family: Llama-2-chat's and
-Mistral Instruct's (v0.1, v0.2 and v0.3, and Mixtral's). A conversation a template raises on
-is left out: Whittle refuses those, test_chat_template.cpp checks how.
+models/ when present (else the .jinja kept in the folder is used), and the published ones
+written here: plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-8B-Instruct's),
+Zephyr (zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; eos_token "</s>"), Gemma 3
+(gemma-3-1b-it's; bos_token "<bos>"), the [INST] family (Llama-2-chat's; Mistral Instruct's
+v0.1, v0.2 and v0.3, and Mixtral's) and Phi-3's and Phi-3.5's (eos_token "<|endoftext|>").
+A conversation a template raises on is left out, and so are the tool conversations for
+Zephyr and Phi-3, whose templates drop tool messages: Whittle refuses those,
+test_chat_template.cpp checks how.
 
 cases.json: a list of {"template", "messages", "add_generation_prompt", "bos_token",
 "eos_token", "expected"}.
@@ -234,11 +235,24 @@ WRITTEN = {
                      "{{- raise_exception('Only user and assistant roles are supported, with the exception of an "
                      "initial optional system message!') }}\n    {%- endif %}\n{%- endfor %}\n"),
     "mistral-v0.3": MISTRAL_V03_TEMPLATE,
+    # Phi-3-mini-4k-instruct's: "<|role|>\n" + content + "<|end|>\n", then the assistant's tag or EOS.
+    "phi3": ("{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\\n' + message['content'] + "
+             "'<|end|>\\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}"
+             "{% elif message['role'] == 'assistant' %}{{'<|assistant|>\\n' + message['content'] + '<|end|>\\n'}}"
+             "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}"
+             "{% endif %}"),
+    # Phi-3.5-mini-instruct's: the same, but a system message only when it has content.
+    "phi3.5": ("{% for message in messages %}{% if message['role'] == 'system' and message['content'] %}{{'<|system|>\\n' "
+               "+ message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\\n' + "
+               "message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>\\n' + "
+               "message['content'] + '<|end|>\\n'}}{% endif %}{% endfor %}{% if add_generation_prompt %}"
+               "{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}"),
 }
 
 # The BOS and EOS texts each family's template is rendered with (and Whittle given).
 SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
-           "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>")}
+           "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>"),
+           "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>")}
 
 CONVERSATIONS = [
     ([("user", "Hi")], True),
@@ -259,6 +273,7 @@ CONVERSATIONS = [
     ([("user", "Who are you"), ("assistant", "   I am an assistant   "), ("user", "Another question")], True),
     ([("system", "Be brief."), ("user", "Hi"), ("assistant", " Hello! ")], False),
     ([("system", " Be brief. "), ("user", "Hi"), ("assistant", "Hello!"), ("user", " Why? ")], True),
+    ([("system", ""), ("user", "Hi")], True),  # an empty system message (Phi-3.5 leaves it out)
 ]
 
 
@@ -287,7 +302,7 @@ def main():
             f.write(templates[name])
         tmpl = env.from_string(templates[name])
         for messages, add in CONVERSATIONS:
-            if name == "zephyr" and any(r == "tool" for r, _ in messages):
+            if name in ("zephyr", "phi3", "phi3.5") and any(r == "tool" for r, _ in messages):
                 continue
             msgs = [{"role": r, "content": c} for r, c in messages]
             bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))

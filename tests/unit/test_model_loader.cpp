@@ -281,6 +281,30 @@ TEST_CASE("gguf: model validation") {
   }
 }
 
+TEST_CASE("gguf: Phi-3's end of turn, <|end|>, before its <|endoftext|>, also as a user-defined token") {
+  GgufWriter w = make_tiny_llama();
+  std::vector<std::string> tokens;
+  for (int b = 0; b < kTinyVocab; ++b) tokens.push_back(std::to_string(b));  // any distinct texts
+  tokens[259] = "<|endoftext|>", tokens[261] = "<|end|>";
+  std::vector<int32_t> types(kTinyVocab, 1);
+  types[259] = 3;
+  for (const int32_t end_type : {3, 4}) {  // control, user-defined
+    CAPTURE(end_type);
+    types[261] = end_type;
+    w.remove_kv("tokenizer.ggml.tokens"), w.remove_kv("tokenizer.ggml.token_type");
+    w.add_string_array("tokenizer.ggml.tokens", tokens).add_i32_array("tokenizer.ggml.token_type", types);
+    Loaded r = load_bytes(w.build());
+    REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+    CHECK(r.model->vocab.eot == 261);
+  }
+  types[261] = 1;  // a normal token of that text is no end of turn
+  w.remove_kv("tokenizer.ggml.tokens"), w.remove_kv("tokenizer.ggml.token_type");
+  w.add_string_array("tokenizer.ggml.tokens", tokens).add_i32_array("tokenizer.ggml.token_type", types);
+  Loaded r = load_bytes(w.build());
+  REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+  CHECK(r.model->vocab.eot == 259);
+}
+
 TEST_CASE("gguf: vocabulary validation") {
   GgufWriter w = make_tiny_llama();
   SUBCASE("vocab/score length mismatch") {
