@@ -7,9 +7,10 @@
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
-// not recognise, for a tool message where the template has no tool role (Zephyr, [INST], Phi-3) and
-// for a system message Gemma's or Mistral's template has no place for; WT_ERR_INVALID_ARGUMENT
-// for Gemma's and [INST] roles out of turn); otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
+// not recognise, for a tool message where the template has no tool role (Zephyr, [INST],
+// Phi-3) and for a system message Gemma's or Mistral's template has no place for;
+// WT_ERR_INVALID_ARGUMENT for Gemma's and [INST] roles out of turn and an empty [INST]
+// conversation; otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
 // role and content appear in it in order (as its template shows them: trimmed for Llama 3
 // and Gemma, Gemma's roles as "model" and the system text inside the first user turn,
@@ -163,6 +164,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool inst_system = inst && n > 0 && roles[0] == "system";
   if (inst_system && model->chat.inst.system == wt::InstStyle::System::none) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a system message for Mistral v0.1");
+    return 0;
+  }
+  if (inst && n == 0) {  // the templates that index messages[0] raise on none
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with no message for an [INST] template");
     return 0;
   }
   bool out_of_turn = false;  // Gemma's test: user at even places (after the system message), others at odd

@@ -218,7 +218,7 @@ WT_API void wt_model_free(wt_model* model);
 
 typedef struct wt_model_info {
   WT_OUT_STRUCT_SIZE(wt_model_info); /* set by the caller; since API 5 */
-  const char* architecture; /* "llama", "qwen2", "qwen3", "smollm3", "gemma3"            */
+  const char* architecture; /* "llama", "qwen2", "qwen3", "smollm3", "gemma3", "phi3"    */
   const char* name;         /* general.name, or "" when absent                            */
   int32_t n_layer;
   int32_t n_embd;

@@ -87,11 +87,10 @@ uint64_t model_fingerprint(const Model& m, int32_t n_ctx) {
     hash_value(h, hp.rope_theta_swa);
   }
   // LongRoPE's factors, those of the context's size (a state made with the long ones means
-  // nothing in a context that ropes with the short ones), and its factor on cos and sin.
-  if (const std::vector<float>* f = longrope_factors(m, n_ctx)) {
-    hash_bytes(h, f->data(), f->size() * sizeof(float));
-    hash_value(h, hp.rope_attn_factor);
-  }
+  // nothing in a context that ropes with the short ones), and a factor on cos and sin, only
+  // where there are any: the other states keep their fingerprint.
+  if (const std::vector<float>* f = longrope_factors(m, n_ctx)) hash_bytes(h, f->data(), f->size() * sizeof(float));
+  if (hp.rope_attn_factor != 1.0f) hash_value(h, hp.rope_attn_factor);
   for (const Tensor* t : {&m.tok_embd, &m.output_norm, &m.output, &m.rope_freqs}) hash_tensor(h, *t);
   for (const LayerWeights& lw : m.layers) {
     for (const Tensor* t : {&lw.attn_norm, &lw.wq, &lw.wk, &lw.wv, &lw.bq, &lw.bk, &lw.bv, &lw.wo, &lw.ffn_norm,
@@ -144,7 +143,11 @@ Status check_header(const StateHeader& h, const Context& c) {
     return error(WT_ERR_INVALID_ARGUMENT, "the state was saved from another model (" + std::to_string(h.n_layer) +
                                               " layers, " + std::to_string(h.n_head_kv) + " KV heads of " +
                                               std::to_string(h.head_dim) + ", vocabulary " + std::to_string(h.n_vocab) +
-                                              "; or the same shape with other weight types)");
+                                              "; or the same shape with other weight types" +
+                                              (c.model().rope_factors_long.empty()
+                                                   ? std::string()
+                                                   : "; or in a context whose size picks the other LongRoPE factors") +
+                                              ")");
   if (h.kv_type != kv_type_value(c.kv_type()))
     return error(WT_ERR_INVALID_ARGUMENT, std::string("the state's KV cache is ") + kv_name(h.kv_type) +
                                               "; this context keeps " + kv_name(kv_type_value(c.kv_type())) +

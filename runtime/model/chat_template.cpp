@@ -1,38 +1,11 @@
 #include "chat_template.h"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 
 namespace wt {
 
 namespace {
-
-// The text of the Jinja string literal whose opening quote is jinja[quote], up to its closing
-// quote, with the escapes \n \t \r \\ \' \" resolved. False: no closing quote, or another
-// escape (\u, \x, octal, ...: Python's, which this does not resolve; no default rather than a
-// wrong one).
-bool jinja_literal(const std::string& jinja, size_t quote, std::string* out) {
-  const char q = jinja[quote];
-  out->clear();
-  for (size_t i = quote + 1; i < jinja.size(); ++i) {
-    const char c = jinja[i];
-    if (c == q) return true;
-    if (c != '\\' || i + 1 == jinja.size()) {
-      out->push_back(c);
-      continue;
-    }
-    const char e = jinja[++i];
-    switch (e) {
-      case 'n': out->push_back('\n'); break;
-      case 't': out->push_back('\t'); break;
-      case 'r': out->push_back('\r'); break;
-      case '\\': case '\'': case '"': out->push_back(e); break;
-      default: return false;
-    }
-  }
-  return false;
-}
 
 // ChatML templates that open with a default system turn when the conversation has none:
 // SmolLM2's `{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n
@@ -60,140 +33,107 @@ std::string chatml_default_system(const std::string& jinja) {
 }
 
 
-// The length of the whitespace character (Python's str.isspace, which Jinja's trim strips)
-// that starts at s[i], else 0: ASCII 9-13 and 28-32, and in UTF-8 U+0085, U+00A0, U+1680,
-// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
-size_t space_at(const std::string& s, size_t i) {
-  const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-  const unsigned c = b(0), c1 = b(1), c2 = b(2);  // 0 past the end: no character matches it
-  if ((c >= 9 && c <= 13) || (c >= 28 && c <= 32)) return 1;
-  if (c == 0xC2 && (c1 == 0x85 || c1 == 0xA0)) return 2;
-  if (c == 0xE1 && c1 == 0x9A && c2 == 0x80) return 3;
-  if (c == 0xE2 && c1 == 0x80 && ((c2 >= 0x80 && c2 <= 0x8A) || c2 == 0xA8 || c2 == 0xA9 || c2 == 0xAF)) return 3;
-  if (c == 0xE2 && c1 == 0x81 && c2 == 0x9F) return 3;
-  if (c == 0xE3 && c1 == 0x80 && c2 == 0x80) return 3;
-  return 0;
-}
-
-// The index just past the Jinja string literal whose opening quote is s[quote] (its escapes
-// skipped), or npos when it is not closed.
-size_t literal_end(const std::string& s, size_t quote) {
-  for (size_t i = quote + 1; i < s.size(); ++i) {
-    if (s[i] == '\\') ++i;
-    else if (s[i] == s[quote]) return i + 1;
-  }
-  return std::string::npos;
-}
-
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// A template's text as the [INST] recogniser compares it: the whitespace Jinja skips between
-// tokens removed (one space kept between two words: `loop.first and x`), and each string
-// literal's quotes made single quotes where its text holds none, so that `{{- " " +
-// message["content"]|trim + eos_token}}` reads `{{-' '+message['content']|trim+eos_token}}`.
-// Escapes inside literals stay as written; an unclosed literal ends the text.
-std::string compact_jinja(const std::string& j) {
-  std::string out;
-  bool space = false;
-  for (size_t i = 0; i < j.size();) {
-    const char c = j[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      space = true, ++i;
-      continue;
-    }
-    if (space && !out.empty() && word_char(out.back()) && word_char(c)) out += ' ';
-    space = false;
-    if (c != '\'' && c != '"') {
-      out += c, ++i;
-      continue;
-    }
-    const size_t end = literal_end(j, i);
-    if (end == std::string::npos) break;
-    const std::string body = j.substr(i + 1, end - i - 2);
-    const char q = body.find('\'') == std::string::npos ? '\'' : c;
-    out += q, out += body, out += q;
-    i = end;
-  }
-  return out;
-}
-
-// The expressions of a compacted template's {{ }} tags, without their whitespace-control dashes.
-std::vector<std::string> jinja_expressions(const std::string& c) {
-  std::vector<std::string> out;
-  for (size_t at = c.find("{{"); at != std::string::npos; at = c.find("{{", at)) {
-    size_t i = at + 2;
-    if (i < c.size() && c[i] == '-') ++i;
-    const size_t begin = i;
-    while (i + 1 < c.size() && !(c[i] == '}' && c[i + 1] == '}')) {
-      if (c[i] != '\'' && c[i] != '"') {
-        ++i;
-        continue;
-      }
-      i = literal_end(c, i);
-      if (i == std::string::npos) return out;
-    }
-    if (i + 1 >= c.size()) break;
-    const size_t end = i > begin && c[i - 1] == '-' ? i - 1 : i;
-    out.push_back(c.substr(begin, end - begin));
-    at = i + 2;
-  }
-  return out;
-}
-
 Status unknown_inst(const char* what) {
   return error(WT_ERR_UNSUPPORTED, std::string("an [INST] chat template whose ") + what +
                                        " Whittle does not recognise (supported: Llama 2 chat's, Mistral "
                                        "Instruct v0.1-v0.3's and Mixtral's)");
 }
 
+// Mistral v0.3's tool expressions, which write only when tools are given or for tool calls
+// and results: Whittle formats neither (a tool message is refused), so they never write here.
+constexpr const char* kMistralToolExpressions[] = {
+    "'[AVAILABLE_TOOLS] ['", "'{\"type\": \"function\", \"function\": {'", "'\"'+key+'\": \"'+val+'\"'",
+    "'\"'+key+'\": '+val|tojson", "', '", "'}}'", "']'", "'[/AVAILABLE_TOOLS]'", "'[TOOL_CALLS] ['", "out[:-1]",
+    "', \"id\": \"'+tool_call.id+'\"}'", "']'+eos_token", "'[TOOL_RESULTS] {\"content\": '+content|string+', '",
+    "'\"call_id\": \"'+message.tool_call_id+'\"}[/TOOL_RESULTS]'"};
+
+// Every expression of the template is one of `known` (each at most `once` where asked), a
+// raise_exception(...) or one of Mistral's tool expressions: a template that writes anything
+// else would write it where Whittle does not.
+bool only_known_expressions(const std::vector<std::string>& ex, const std::vector<std::string>& known,
+                            const std::vector<std::string>& once) {
+  for (const std::string& e : ex) {
+    if (e.compare(0, 16, "raise_exception(") == 0) continue;
+    if (std::find(known.begin(), known.end(), e) != known.end()) continue;
+    if (std::find(std::begin(kMistralToolExpressions), std::end(kMistralToolExpressions), e) !=
+        std::end(kMistralToolExpressions))
+      continue;
+    return false;
+  }
+  for (const std::string& e : once)
+    if (std::count(ex.begin(), ex.end(), e) > 1) return false;
+  return true;
+}
+
 // Llama 2 chat and Mistral Instruct (InstStyle): the spellings of their published templates,
-// matched expression by expression; a template that writes any of them otherwise is refused.
+// matched expression by expression; a template that writes any of them otherwise, or writes
+// anything more, is refused.
 Status parse_inst(const std::string& jinja, InstStyle* st) {
+  if (writes_raw_text(jinja)) return unknown_inst("text outside its expressions");
   const std::string c = compact_jinja(jinja);
   const std::vector<std::string> ex = jinja_expressions(c);
   const auto has = [&](const std::string& e) { return std::find(ex.begin(), ex.end(), e) != ex.end(); };
   *st = InstStyle{};
   if (c.find("<<SYS>>") != std::string::npos) {  // Llama 2: a system block in the first user turn
-    if (!has("bos_token+'[INST] '+content.strip()+' [/INST]'")) return unknown_inst("user turn");
-    if (!has("' '+content.strip()+' '+eos_token")) return unknown_inst("reply");
+    const std::string user = "bos_token+'[INST] '+content.strip()+' [/INST]'";
+    const std::string reply = "' '+content.strip()+' '+eos_token";
+    // Some copies also write a system message at a reply's place; Whittle refuses one there.
+    const std::string late_system = "'<<SYS>>\\n'+content.strip()+'\\n<</SYS>>\\n\\n'";
+    if (!has(user)) return unknown_inst("user turn");
+    if (!has(reply)) return unknown_inst("reply");
     if (c.find("set content='<<SYS>>\\n'+system_message+'\\n<</SYS>>\\n\\n'+message['content']") ==
             std::string::npos ||
         c.find("set system_message='") != std::string::npos)  // a default system prompt of its own
       return unknown_inst("system message");
+    if (!only_known_expressions(ex, {user, reply, late_system}, {}))
+      return unknown_inst("expressions (one more than Llama 2's)");
     *st = {.open = "[INST] ", .close = " [/INST]", .bos_every_turn = true, .trim_user = true, .trim_reply = true,
            .reply_open = " ", .reply_close = " ", .reply_tail = "", .system = InstStyle::System::first_user,
            .system_open = "<<SYS>>\n", .system_close = "\n<</SYS>>\n\n"};
     return Status::ok();
   }
+  std::string user;
   for (const char* open : {"[INST] ", " [INST] ", "[INST]"})
-    for (const char* close : {" [/INST]", "[/INST]"})
-      if (has(std::string("'") + open + "'+message['content']+'" + close + "'")) st->open = open, st->close = close;
-  if (st->open.empty() || !has("bos_token")) return unknown_inst("user turn");
+    for (const char* close : {" [/INST]", "[/INST]"}) {
+      const std::string e = std::string("'") + open + "'+message['content']+'" + close + "'";
+      if (!has(e)) continue;
+      if (!user.empty()) return unknown_inst("user turn (spelled two ways)");
+      user = e, st->open = open, st->close = close;
+    }
+  if (user.empty() || !has("bos_token")) return unknown_inst("user turn");
   struct Reply {
     const char* expr;
     const char* open;
     bool trim;
     const char* tail;
   };
-  int replies = 0;
+  std::string reply;
   for (const Reply& r : {Reply{"message['content']+eos_token", "", false, ""},            // Mixtral
                          Reply{"message['content']+eos_token+' '", "", false, " "},       // Mistral v0.1
                          Reply{"' '+message['content']+eos_token", " ", false, ""},       // v0.2
                          Reply{"' '+message['content']|trim+eos_token", " ", true, ""}})  // v0.3
-    if (has(r.expr)) st->reply_open = r.open, st->trim_reply = r.trim, st->reply_tail = r.tail, ++replies;
-  if (replies != 1) return unknown_inst("reply");
+    if (has(r.expr)) {
+      if (!reply.empty()) return unknown_inst("reply (spelled two ways)");
+      reply = r.expr, st->reply_open = r.open, st->trim_reply = r.trim, st->reply_tail = r.tail;
+    }
+  if (reply.empty()) return unknown_inst("reply");
   // A system message: open + system_message + a literal + content + close, in the user turn
   // the condition beside it names.
   const std::string head = "'" + st->open + "'+system_message+", tail = "+message['content']+'" + st->close + "'";
-  bool system_turn = false;
+  std::string system;
   for (const std::string& e : ex) {
     if (e.size() <= head.size() + tail.size() || e.compare(0, head.size(), head) != 0 ||
         e.compare(e.size() - tail.size(), tail.size(), tail) != 0)
       continue;
     const std::string sep = e.substr(head.size(), e.size() - head.size() - tail.size());
-    system_turn = sep[0] == '\'' && literal_end(sep, 0) == sep.size() && jinja_literal(sep, 0, &st->system_close);
+    if (!system.empty() || sep[0] != '\'' || literal_end(sep, 0) != sep.size() ||
+        !jinja_literal(sep, 0, &st->system_close))
+      return unknown_inst("system message");
+    system = e;
   }
-  if (!system_turn) {
+  if (!only_known_expressions(ex, {user, reply, system, "bos_token"}, {"bos_token"}))
+    return unknown_inst("expressions (one more than Mistral's)");
+  if (system.empty()) {
     if (c.find("system_message") != std::string::npos) return unknown_inst("system message");
     return Status::ok();  // Mistral v0.1 and Mixtral: no system role
   }
@@ -208,22 +148,6 @@ Status parse_inst(const std::string& jinja, InstStyle* st) {
 }
 
 }  // namespace
-
-std::string jinja_trim(const std::string& s) {
-  size_t begin = 0, end = s.size();
-  for (size_t n; begin < end && (n = space_at(s, begin)) > 0;) begin += n;
-  // From the end: the character that ends there starts at most 3 bytes before.
-  for (bool more = true; more && end > begin;) {
-    more = false;
-    for (size_t len = 1; len <= 3 && len <= end - begin; ++len)
-      if (space_at(s, end - len) == len) {
-        end -= len;
-        more = true;
-        break;
-      }
-  }
-  return s.substr(begin, end - begin);
-}
 
 Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
                            ChatTemplate* out) {
@@ -271,15 +195,22 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
     return Status::ok();
   }
   // Phi-3 and Phi-3.5: "<|role|>\n" + content + "<|end|>\n" per message, then the assistant's
-  // tag or, without it, the EOS text. Their three turn expressions, exactly.
+  // tag or, without it, the EOS text: their expressions, exactly, and nothing more.
   if (jinja.find("<|end|>") != std::string::npos && jinja.find("<|user|>") != std::string::npos) {
     const std::string c = compact_jinja(jinja);
     const std::vector<std::string> ex = jinja_expressions(c);
-    for (const char* role : {"system", "user", "assistant"})
-      if (std::find(ex.begin(), ex.end(), std::string("'<|") + role + "|>\\n'+message['content']+'<|end|>\\n'") ==
-          ex.end())
+    std::vector<std::string> known = {"'<|assistant|>\\n'", "eos_token"};
+    for (const char* role : {"system", "user", "assistant"}) {
+      known.push_back(std::string("'<|") + role + "|>\\n'+message['content']+'<|end|>\\n'");
+      if (std::find(ex.begin(), ex.end(), known.back()) == ex.end())
         return error(WT_ERR_UNSUPPORTED, std::string("a Phi-3 chat template whose ") + role +
                                              " turn Whittle does not recognise");
+    }
+    for (const std::string& e : ex)
+      if (std::count(ex.begin(), ex.end(), e) != 1 || std::find(known.begin(), known.end(), e) == known.end())
+        return error(WT_ERR_UNSUPPORTED, "a Phi-3 chat template with an expression Whittle does not recognise: " + e);
+    if (writes_raw_text(jinja))
+      return error(WT_ERR_UNSUPPORTED, "a Phi-3 chat template that writes text outside its expressions");
     if (eos_token.empty())
       return error(WT_ERR_UNSUPPORTED, "a Phi-3 chat template ends a conversation with eos_token, and the model has none");
     out->format = ChatFormat::phi3;
@@ -312,6 +243,8 @@ Status apply_inst(const ChatTemplate& tmpl, const std::vector<ChatMessage>& mess
     if (m.role == "tool") return error(WT_ERR_UNSUPPORTED, "this model's chat template has no tool role");
   if (system && st.system == InstStyle::System::none)
     return error(WT_ERR_UNSUPPORTED, "this model's chat template has no system role");
+  // Llama 2's and Mistral v0.2's and v0.3's templates index messages[0]: Jinja raises on none.
+  if (messages.empty()) return error(WT_ERR_INVALID_ARGUMENT, "this model's chat template needs a message");
   const size_t first = system ? 1 : 0;
   size_t last_user = messages.size();
   for (size_t i = first; i < messages.size(); ++i) {
@@ -330,9 +263,10 @@ Status apply_inst(const ChatTemplate& tmpl, const std::vector<ChatMessage>& mess
       continue;
     }
     std::string content = m.content;
+    // `message == user_messages[-1]` compares whole messages: every user turn equal to the last.
     const bool here = system && ((st.system == InstStyle::System::first_user && i == first) ||
                                  (st.system == InstStyle::System::last_message && i + 1 == messages.size()) ||
-                                 (st.system == InstStyle::System::last_user && i == last_user));
+                                 (st.system == InstStyle::System::last_user && m.content == messages[last_user].content));
     if (here) content = st.system_open + messages[0].content + st.system_close + content;
     if (st.bos_every_turn) s += tmpl.bos_token;
     s += st.open + (st.trim_user ? jinja_trim(content) : content) + st.close;

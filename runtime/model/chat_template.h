@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "jinja_text.h"  // jinja_trim, which the fuzz harness checks contents with
 
 namespace wt {
 
@@ -24,8 +25,9 @@ struct InstStyle {
   std::string reply_open, reply_close, reply_tail;
   // Where a first system message goes: nowhere (the template raises on one), into the first
   // user turn (Llama 2, Mistral v0.2), into the last message when it is a user turn (Mistral
-  // v0.3's `loop.last`), or into the last user turn (its `user_messages[-1]` spelling); as
-  // system_open + text + system_close in front of that turn's content.
+  // v0.3's `loop.last`), or into every user turn equal to the last one (its `message ==
+  // user_messages[-1]` spelling, which compares whole messages); as system_open + text +
+  // system_close in front of that turn's content.
   enum class System { none, first_user, last_message, last_user } system = System::none;
   std::string system_open, system_close;
 };
@@ -54,22 +56,19 @@ struct ChatTemplate {
 
 // Recognises a GGUF chat template; bos_token and eos_token are the texts of the model's BOS
 // and EOS tokens (what the template's `bos_token` and `eos_token` render as; "" where it has
-// none). WT_ERR_UNSUPPORTED (naming what was found) otherwise, and for a Zephyr or [INST]
-// template when the model has no EOS token.
+// none). WT_ERR_UNSUPPORTED (naming what was found) otherwise, and for a Zephyr, [INST] or
+// Phi-3 template when the model has no EOS token.
 Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
                            ChatTemplate* out);
-
-// Jinja's `trim` filter (Python's str.strip): whitespace as str.isspace has it, ASCII and the
-// Unicode spaces, from both ends of UTF-8 text. Llama 3's template trims every content.
-std::string jinja_trim(const std::string& s);
 
 // WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and tool; for Gemma,
 // a user message at an odd place or another role at an even one, counting after an
 // optional first system message (its template raises then), and for [INST] templates any
-// role but user at an even place or but assistant at an odd one; WT_ERR_UNSUPPORTED: a tool
+// role but user at an even place or but assistant at an odd one, or no message at all
+// (Jinja raises where they read messages[0]); WT_ERR_UNSUPPORTED: a tool
 // message for Zephyr and Phi-3 (their templates would drop it without a word) and [INST] templates (Llama
-// 2's drops it; Mistral v0.3's needs a tool call id), a system message for Gemma 1 and 2 and
-// Mistral v0.1 (theirs raise).
+// 2's drops it; Mistral v0.3's needs a tool call id), a system message for Gemma 1 and 2,
+// Mistral v0.1 and Mixtral (theirs raise).
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
                            bool add_assistant, std::string* out);
 

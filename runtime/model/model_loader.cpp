@@ -207,8 +207,7 @@ class Loader {
     // Phi-3's converter writes no scaling type for LongRoPE, only these two and the factor
     // tensors (bound in load_weights); llama.cpp applies the attention factor whatever the type.
     WT_TRY(get_positive_f32(key("rope.scaling.attn_factor"), &hp.rope_attn_factor, false));
-    if (hp.rope_scaling == RopeScaling::none)  // LongRoPE's (load_rope_factors: default n_ctx_train)
-      return get_int(key("rope.scaling.original_context_length"), &hp.rope_orig_ctx, false, 1, INT32_MAX);
+    if (hp.rope_scaling == RopeScaling::none) return Status::ok();
 
     WT_TRY(get_positive_f32(key("rope.scaling.factor"), &hp.rope_factor, true));
     if (hp.rope_scaling == RopeScaling::linear) return Status::ok();
@@ -498,7 +497,8 @@ class Loader {
       return model_error(WT_ERR_UNSUPPORTED, "LongRoPE factors beside another rope scaling are not supported");
     // Short factors up to the original context, long ones beyond (llama.cpp's n_ctx_orig_yarn,
     // whose default is the trained context).
-    if (!f_.has_key(key("rope.scaling.original_context_length"))) m_.hp.rope_orig_ctx = m_.hp.n_ctx_train;
+    m_.hp.rope_orig_ctx = m_.hp.n_ctx_train;
+    WT_TRY(get_int(key("rope.scaling.original_context_length"), &m_.hp.rope_orig_ctx, false, 1, INT32_MAX));
     std::vector<float>* out[2] = {&m_.rope_factors_short, &m_.rope_factors_long};
     for (int k = 0; k < 2; ++k) {
       const float* f = static_cast<const float*>(t[k].data);

@@ -16,7 +16,8 @@ Zephyr and Phi-3, whose templates drop tool messages: Whittle refuses those,
 test_chat_template.cpp checks how.
 
 cases.json: a list of {"template", "messages", "add_generation_prompt", "bos_token",
-"eos_token", "expected"}.
+"eos_token", "expected"}. raw_text.json: a list of {"template", "writes_text"}: small
+templates of tags and whitespace and whether Jinja writes any text of theirs.
 Contents carry no leading or trailing whitespace except in the cases that say so.
 
     pip install jinja2 gguf
@@ -235,6 +236,10 @@ WRITTEN = {
                      "{{- raise_exception('Only user and assistant roles are supported, with the exception of an "
                      "initial optional system message!') }}\n    {%- endif %}\n{%- endfor %}\n"),
     "mistral-v0.3": MISTRAL_V03_TEMPLATE,
+    # The same with the other spelling of the system message's place in Mistral's templates:
+    # every user turn equal to the last one (Jinja compares the whole messages).
+    "mistral-v0.3-last-user": MISTRAL_V03_TEMPLATE.replace("loop.last and system_message",
+                                                           "(message == user_messages[-1]) and system_message"),
     # Phi-3-mini-4k-instruct's: "<|role|>\n" + content + "<|end|>\n", then the assistant's tag or EOS.
     "phi3": ("{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\\n' + message['content'] + "
              "'<|end|>\\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}"
@@ -252,6 +257,7 @@ WRITTEN = {
 # The BOS and EOS texts each family's template is rendered with (and Whittle given).
 SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
            "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>"),
+           "mistral-v0.3-last-user": ("<s>", "</s>"),
            "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>")}
 
 CONVERSATIONS = [
@@ -274,7 +280,44 @@ CONVERSATIONS = [
     ([("system", "Be brief."), ("user", "Hi"), ("assistant", " Hello! ")], False),
     ([("system", " Be brief. "), ("user", "Hi"), ("assistant", "Hello!"), ("user", " Why? ")], True),
     ([("system", ""), ("user", "Hi")], True),  # an empty system message (Phi-3.5 leaves it out)
+    # A user message repeated: Mistral's `message == user_messages[-1]` holds for both.
+    ([("system", "S"), ("user", "go on"), ("assistant", "x"), ("user", "go on")], True),
 ]
+
+
+# raw_text.json: small templates of tags and whitespace, and whether Jinja (as transformers
+# configures it: trim_blocks, lstrip_blocks) writes any text of theirs: their expressions
+# write nothing, so any output is the text outside the tags (wt::writes_raw_text's question).
+RAW_TEXTS = ["", " ", "\n", "  \n", "\t", "x", "\n  ", "\n\n", " \n ", "'", "}"]
+RAW_WEIGHTS = [12, 1, 4, 1, 1, 0.3, 3, 1, 1, 0.2, 0.2]  # mostly what the tags may strip
+RAW_TAGS = ["{{ '' }}", "{{- '' }}", "{{ '' -}}", "{{- '}}'[:0] -}}", "{# c #}", "{#- c #}", "{# c -#}"]
+RAW_OPEN = ["{% if true %}", "{%- if true %}", "{% if true -%}"]
+RAW_CLOSE = ["{% endif %}", "{%- endif %}", "{% endif -%}", "{%- endif -%}"]
+
+
+def raw_text_cases(n=600, seed=52):
+    import random
+    rng = random.Random(seed)
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    cases = []
+    for _ in range(n):
+        parts, depth = [], 0
+        for _ in range(rng.randint(1, 7)):
+            parts.append(rng.choices(RAW_TEXTS, RAW_WEIGHTS)[0])
+            kind = rng.random()
+            if kind < 0.3:
+                parts.append(rng.choice(RAW_OPEN))
+                depth += 1
+            elif kind < 0.55 and depth > 0:
+                parts.append(rng.choice(RAW_CLOSE))
+                depth -= 1
+            else:
+                parts.append(rng.choice(RAW_TAGS))
+        parts.append(rng.choices(RAW_TEXTS, RAW_WEIGHTS)[0])
+        parts += [rng.choice(RAW_CLOSE) for _ in range(depth)]
+        text = "".join(parts)
+        cases.append({"template": text, "writes_text": env.from_string(text).render() != ""})
+    return cases
 
 
 def gguf_template(path):
@@ -316,7 +359,12 @@ def main():
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
         f.write("\n")
-    print(f"{len(templates)} templates, {len(cases)} cases in {OUT_DIR}")
+    raw = raw_text_cases()
+    with open(os.path.join(OUT_DIR, "raw_text.json"), "w", encoding="utf-8") as f:
+        json.dump(raw, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"{len(templates)} templates, {len(cases)} cases, {len(raw)} raw-text cases "
+          f"({sum(c['writes_text'] for c in raw)} write text) in {OUT_DIR}")
 
 
 if __name__ == "__main__":

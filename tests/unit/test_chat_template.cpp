@@ -31,7 +31,7 @@ std::string read_text(const std::string& path) {
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
   const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 167);
+  REQUIRE(cases.size() >= 192);
   int n = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
@@ -161,12 +161,9 @@ TEST_CASE("chat template: [INST] templates are read expression by expression, an
   // Nothing but a system message: the BOS only (the loop has no turn to put it in).
   REQUIRE(wt::apply_chat_template(t, {{"system", "s"}}, true, &text).is_ok());
   CHECK(text == "<s>");
+  CHECK(wt::apply_chat_template(t, {}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);  // Jinja raises on none
   // The last user turn's spelling of the same template keeps it when a reply follows.
-  std::string last_user = read_text(kDir + "mistral-v0.3.jinja");
-  const size_t at = last_user.find("loop.last and system_message");
-  REQUIRE(at != std::string::npos);
-  last_user.replace(at, 9, "(message == user_messages[-1])");
-  REQUIRE(wt::parse_chat_template(last_user, "<s>", "</s>", &t).is_ok());
+  REQUIRE(parse("mistral-v0.3-last-user").is_ok());
   CHECK(t.inst.system == wt::InstStyle::System::last_user);
   REQUIRE(wt::apply_chat_template(t, {{"system", "S"}, {"user", "a"}, {"assistant", "b"}}, false, &text).is_ok());
   CHECK(text == "<s>[INST] S\n\na[/INST] b</s>");
@@ -180,7 +177,11 @@ TEST_CASE("chat template: [INST] templates are read expression by expression, an
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
            {"' [/INST]'", "'  [/INST]'"},                              // the user turn
            {"eos_token}}", "eos_token + '\\n'}}"},                     // the reply
-           {"{{ bos_token }}", ""}}) {                                 // no BOS
+           {"{{ bos_token }}", ""},                                    // no BOS
+           {"{{ bos_token }}", "{{ bos_token }}{{ bos_token }}"},       // two
+           {"{{ bos_token }}", "{{ bos_token }}{{ '\\n' }}"},          // an expression of its own
+           {"{{ bos_token }}", "{{ bos_token }}\n"},                   // text after an expression tag
+           {"'assistant' %}", "'assistant' %} "}}) {                   // text after a block tag's newline
     std::string changed = read_text(kDir + "mixtral.jinja");
     const size_t pos = changed.find(from);
     REQUIRE(pos != std::string::npos);
@@ -196,6 +197,38 @@ TEST_CASE("chat template: [INST] templates are read expression by expression, an
   REQUIRE(else_at != std::string::npos);
   with_default.insert(else_at, "{% elif true %}{% set loop_messages = messages %}{% set system_message = 'Be safe.' %}");
   CHECK(wt::parse_chat_template(with_default, "<s>", "</s>", &t).code() == WT_ERR_UNSUPPORTED);
+}
+
+TEST_CASE("chat template: writes_raw_text as transformers' Jinja renders (trim_blocks, lstrip_blocks, '-')") {
+  for (const char* name : {"llama2", "mistral-v0.1", "mixtral", "mistral-v0.2", "mistral-v0.3", "phi3", "phi3.5",
+                           "gemma3", "llama3", "chatml"}) {
+    CAPTURE(name);
+    CHECK_FALSE(wt::writes_raw_text(read_text(kDir + name + ".jinja")));
+  }
+  CHECK(wt::writes_raw_text(read_text(kDir + "zephyr.jinja")));  // its "\n" after each turn is raw text
+  CHECK_FALSE(wt::writes_raw_text("{% if x %}\n  {% endif %}\n"));   // a block's newline, a line's indent
+  CHECK(wt::writes_raw_text("{{ x }}\n{% if y %}{% endif %}"));      // a newline after an expression
+  CHECK(wt::writes_raw_text("{% if x %}\n\n{% endif %}"));          // only the first newline goes
+  CHECK(wt::writes_raw_text("{{ x }}  {% if y %}{% endif %}"));      // not at a line's start
+  CHECK_FALSE(wt::writes_raw_text("{{ x -}}\n \n{{- y }}{# c #}\n"));
+  CHECK(wt::writes_raw_text("{{ '}}' }}a"));                          // a literal's braces are no close
+  CHECK(wt::writes_raw_text("{% if x"));                              // unclosed
+  CHECK(wt::writes_raw_text("Hi {{ x }}"));
+}
+
+TEST_CASE("chat template: writes_raw_text agrees with Jinja on generated templates of tags and whitespace") {
+  const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "raw_text.json"));
+  REQUIRE(cases.size() >= 600);
+  int writing = 0;
+  for (const auto& c : cases) {
+    const std::string jinja = c.at("template").get<std::string>();
+    const bool writes = c.at("writes_text").get<bool>();
+    CAPTURE(jinja);
+    CHECK(wt::writes_raw_text(jinja) == writes);
+    writing += writes;
+  }
+  CHECK(writing > 100);  // both answers are well represented
+  CHECK(writing < static_cast<int>(cases.size()) - 100);
 }
 
 TEST_CASE("chat template: Phi-3 needs its three turn expressions and the EOS text, and has no tool role") {
@@ -215,6 +248,13 @@ TEST_CASE("chat template: Phi-3 needs its three turn expressions and the EOS tex
   const wt::Status st = wt::parse_chat_template(phi4, "<s>", "<|endoftext|>", &t);
   CHECK(st.code() == WT_ERR_UNSUPPORTED);
   CHECK(st.message().find("Phi-3") != std::string::npos);
+  // An expression more, or raw text (past the newline after the last block tag, which
+  // trim_blocks drops, and the template's last, which Jinja drops), would be missing from
+  // what Whittle writes: refused.
+  for (const std::string& extra : {std::string("{{ eos_token }}"), std::string("{{ '\\n' }}"), std::string("\n\n\n")}) {
+    CAPTURE(extra);
+    CHECK(wt::parse_chat_template(phi3 + extra, "<s>", "<|endoftext|>", &t).code() == WT_ERR_UNSUPPORTED);
+  }
 }
 
 TEST_CASE("chat template: jinja_trim takes whole whitespace characters only") {

@@ -452,7 +452,7 @@ TEST_CASE("gguf: phi3's fused matrices are row views, and its LongRoPE factors")
       CHECK(d.model->hp.rope_orig_ctx == 512);
     }
   }
-  SUBCASE("LongRoPE refusals") {
+  SUBCASE("LongRoPE refusals, and what loads beside them") {
     w.add_tensor_f32("rope_factors_long.weight", {8}, std::vector<float>(8, 4.0f));
     SUBCASE("one of the two") { expect_error(load_status(w), WT_ERR_FORMAT, "rope_factors_short.weight"); }
     SUBCASE("a factor that is not > 0") {
@@ -470,10 +470,23 @@ TEST_CASE("gguf: phi3's fused matrices are row views, and its LongRoPE factors")
       expect_error(load_bytes(w.build(), opts).status, WT_ERR_UNSUPPORTED, "LongRoPE");
     }
     SUBCASE("the attention factor with rope over part of a head") {
-      w.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.0f));
-      w.add_f32("phi3.rope.scaling.attn_factor", 1.2f);
-      w.add_u32("phi3.rope.dimension_count", 8);
-      expect_error(load_status(w), WT_ERR_UNSUPPORTED, "attn_factor");
+      GgufWriter partial = phi3_writer();
+      partial.add_tensor_f32("rope_factors_short.weight", {4}, std::vector<float>(4, 1.0f));
+      partial.add_tensor_f32("rope_factors_long.weight", {4}, std::vector<float>(4, 4.0f));
+      partial.add_f32("phi3.rope.scaling.attn_factor", 1.2f);
+      partial.add_u32("phi3.rope.dimension_count", 8);
+      expect_error(load_status(partial), WT_ERR_UNSUPPORTED, "attn_factor");
+      partial.remove_kv("phi3.rope.scaling.attn_factor");  // without it, rope over part of a head loads
+      Loaded r = load_bytes(partial.build());
+      REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+      CHECK(r.model->rope_factors_long.size() == 4);
+    }
+    SUBCASE("an original context without factors is not read (the other scalings' states keep their fingerprint)") {
+      GgufWriter plain = make_tiny_llama();
+      plain.add_u32("llama.rope.scaling.original_context_length", 64);
+      Loaded r = load_bytes(plain.build());
+      REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
+      CHECK(r.model->hp.rope_orig_ctx == wt::Hparams{}.rope_orig_ctx);
     }
   }
 }

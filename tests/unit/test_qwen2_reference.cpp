@@ -602,6 +602,7 @@ TEST_CASE("reference: a tiny phi3 state loads only into a context that ropes wit
   REQUIRE(wt_context_state_save(saved, state.data(), state.size(), &bytes) == WT_OK);
   wt_context* short_ctx = make(28);  // room for the state, but the short factors
   CHECK(wt_context_state_load(short_ctx, state.data(), bytes) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).find("LongRoPE") != std::string::npos);
   wt_context* long_ctx = make(40);   // past the original context: the long factors too
   REQUIRE_MESSAGE(wt_context_state_load(long_ctx, state.data(), bytes) == WT_OK, wt_last_error());
   const Tolerance tol = tiny_tolerance(WT_MATMUL_F32);

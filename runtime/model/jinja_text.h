@@ -1,0 +1,45 @@
+// Reading Jinja template text without running Jinja: string literals, the expressions of
+// its {{ }} tags compared by spelling, the text it writes outside its tags, and Jinja's trim
+// filter. The chat recognisers (chat_template.h) are built on these; a GGUF's template is
+// untrusted input, so each bounds every read and stops at unclosed literals and tags.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace wt {
+
+// The text of the Jinja string literal whose opening quote is jinja[quote], up to its closing
+// quote, with the escapes \n \t \r \\ \' \" resolved. False: no closing quote, or another
+// escape (\u, \x, octal, ...: Python's, which this does not resolve; no text rather than a
+// wrong one).
+bool jinja_literal(const std::string& jinja, size_t quote, std::string* out);
+
+// The index just past the Jinja string literal whose opening quote is s[quote] (its escapes
+// skipped), or npos when it is not closed.
+size_t literal_end(const std::string& s, size_t quote);
+
+// A template's text as its expressions are compared: the whitespace Jinja skips between
+// tokens removed (one space kept between two words: `loop.first and x`), and each string
+// literal's quotes made single quotes where its text holds none, so that `{{- " " +
+// message["content"]|trim + eos_token}}` reads `{{-' '+message['content']|trim+eos_token}}`.
+// Escapes inside literals stay as written; an unclosed literal ends the text. Text outside
+// the tags is compacted alike: writes_raw_text says whether there is any that counts.
+std::string compact_jinja(const std::string& jinja);
+
+// The expressions of a compacted template's {{ }} tags, without their whitespace-control
+// dashes, in order.
+std::vector<std::string> jinja_expressions(const std::string& compacted);
+
+// Whether the template writes text of its own outside its tags, as transformers renders it
+// (trim_blocks: the first newline after a block or comment tag dropped; lstrip_blocks: the
+// spaces and tabs from a line's start to such a tag dropped; a tag's '-' strips the
+// whitespace on its side; the template's last newline dropped, keep_trailing_newline off). A recogniser that reads expressions only must refuse such a
+// template: the text would be missing from what it formats. An unclosed tag counts as text.
+bool writes_raw_text(const std::string& jinja);
+
+// Jinja's `trim` filter (Python's str.strip): whitespace as str.isspace has it, ASCII and the
+// Unicode spaces, from both ends of UTF-8 text. Llama 3's template trims every content.
+std::string jinja_trim(const std::string& s);
+
+}  // namespace wt
