@@ -50,6 +50,30 @@ size_t next_tag(const std::string& j, size_t from) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+// The literal j[quote, end) spelled one way whatever way the template spells it: its value's
+// newlines, tabs, returns and backslashes as escapes, in single quotes unless the value holds
+// one (then double quotes, and a double quote in it escaped). So a real newline in the
+// template's literal (Phi-3.5's GGUF) and the escape \n (Phi-3's) compare equal. A literal
+// with an escape jinja_literal does not resolve stays as written.
+std::string canonical_literal(const std::string& j, size_t quote, size_t end) {
+  std::string value;
+  if (!jinja_literal(j, quote, &value)) return j.substr(quote, end - quote);
+  const char q = value.find('\'') == std::string::npos ? '\'' : '"';
+  std::string out(1, q);
+  for (const char c : value) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (c == q) out += '\\';
+        out += c;
+    }
+  }
+  return out + q;
+}
+
 }  // namespace
 
 bool jinja_literal(const std::string& jinja, size_t quote, std::string* out) {
@@ -99,9 +123,7 @@ std::string compact_jinja(const std::string& j) {
     }
     const size_t end = literal_end(j, i);
     if (end == std::string::npos) break;
-    const std::string body = j.substr(i + 1, end - i - 2);
-    const char q = body.find('\'') == std::string::npos ? '\'' : c;
-    out += q, out += body, out += q;
+    out += canonical_literal(j, i, end);
     i = end;
   }
   return out;

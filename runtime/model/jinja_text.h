@@ -21,10 +21,12 @@ size_t literal_end(const std::string& s, size_t quote);
 
 // A template's text as its expressions are compared: the whitespace Jinja skips between
 // tokens removed (one space kept between two words: `loop.first and x`), and each string
-// literal's quotes made single quotes where its text holds none, so that `{{- " " +
-// message["content"]|trim + eos_token}}` reads `{{-' '+message['content']|trim+eos_token}}`.
-// Escapes inside literals stay as written; an unclosed literal ends the text. Text outside
-// the tags is compacted alike: writes_raw_text says whether there is any that counts.
+// literal spelled one way (single quotes unless its value holds one; newlines, tabs, returns
+// and backslashes as escapes, whether the template writes them so or as the characters), so
+// that `{{- " " + message["content"]|trim + eos_token}}` reads
+// `{{-' '+message['content']|trim+eos_token}}`. A literal with an escape jinja_literal does
+// not resolve stays as written; an unclosed literal ends the text. Text outside the tags is
+// compacted alike: writes_raw_text says whether there is any that counts.
 std::string compact_jinja(const std::string& jinja);
 
 // The expressions of a compacted template's {{ }} tags, without their whitespace-control

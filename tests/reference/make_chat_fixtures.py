@@ -246,12 +246,14 @@ WRITTEN = {
              "{% elif message['role'] == 'assistant' %}{{'<|assistant|>\\n' + message['content'] + '<|end|>\\n'}}"
              "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}"
              "{% endif %}"),
-    # Phi-3.5-mini-instruct's: the same, but a system message only when it has content.
-    "phi3.5": ("{% for message in messages %}{% if message['role'] == 'system' and message['content'] %}{{'<|system|>\\n' "
-               "+ message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\\n' + "
-               "message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>\\n' + "
-               "message['content'] + '<|end|>\\n'}}{% endif %}{% endfor %}{% if add_generation_prompt %}"
-               "{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}"),
+    # Phi-3.5-mini-instruct's: the same, but a system message only when it has content; its
+    # literals hold real newlines, not the escape (as its tokenizer_config.json and llama.cpp's
+    # models/templates/ have it).
+    "phi3.5": ("{% for message in messages %}{% if message['role'] == 'system' and message['content'] %}{{'<|system|>\n' "
+               "+ message['content'] + '<|end|>\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\n' + "
+               "message['content'] + '<|end|>\n'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>\n' + "
+               "message['content'] + '<|end|>\n'}}{% endif %}{% endfor %}{% if add_generation_prompt %}"
+               "{{ '<|assistant|>\n' }}{% else %}{{ eos_token }}{% endif %}"),
 }
 
 # The BOS and EOS texts each family's template is rendered with (and Whittle given).
