@@ -40,11 +40,12 @@ struct Msg {
   std::string text_role = "";
 };
 
-// fuzz_chat: template (0-8 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2,
-// Mistral v0.3, Phi-3.5, none; 9 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
+// fuzz_chat: template (0-9 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2,
+// Mistral v0.3, Phi-3.5, Llama 3.2, none; 10 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
 // short, 2 exact, 3 larger, 4 at most cap).
-constexpr int kChatFixed = 9;
-constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kPhi3 = 7, kNoTemplate = 8, kFuzzed = kChatFixed;
+constexpr int kChatFixed = 10;
+constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kPhi3 = 7, kLlama32 = 8, kNoTemplate = 9,
+              kFuzzed = kChatFixed;
 std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector<Msg>& msgs, bool null_array,
                           bool add_assistant, uint8_t cap) {
   FdpEncoder e;
@@ -89,6 +90,9 @@ Seeds chat_seeds() {
   s["phi3_convo"] = chat(kPhi3, "", convo, false, false, 2);
   s["phi3_empty_system"] = chat(kPhi3, "", {{"system", ""}, {"user", "Hi"}}, false, true, 3);
   s["phi3_tool"] = chat(kPhi3, "", {{"user", "Hi"}, {"tool", "4"}}, false, true, 2);
+  s["llama32_convo"] = chat(kLlama32, "", convo, false, true, 2);
+  s["llama32_tool_json"] = chat(kLlama32, "", {{"user", "Run"}, {"tool", "{\"a\": \"b\\c\"}\n\x01"}}, false, true, 3);
+  s["llama32_empty"] = chat(kLlama32, "", {}, false, true, 0);
   s["buffer_one_short"] = chat(0, "", convo, false, true, 1);
   s["unknown_role"] = chat(0, "", {{nullptr, "x", "narrator"}}, false, true, 2);
   s["null_array"] = chat(0, "", convo, true, true, 2);

@@ -1,7 +1,7 @@
 // wt_chat_apply with fuzzed conversations: message counts, roles (the four known, arbitrary
 // text, NULL), contents, add_assistant and caller buffers (none, too small by one, exact,
-// larger). The template is one of nine fixed ones (ChatML, ChatML with a default system turn
-// as SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2, Mistral v0.3, Phi-3.5, none) or fuzzed
+// larger). The template is one of ten fixed ones (ChatML, ChatML with a default system turn
+// as SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2, Mistral v0.3, Phi-3.5, Llama 3.2, none) or fuzzed
 // text: a GGUF's tokenizer.chat_template is untrusted input, so it goes through the
 // recogniser (wt::parse_chat_template) as wt_model_load does.
 //
@@ -9,13 +9,14 @@
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
 // not recognise, for a tool message where the template has no tool role (Zephyr, [INST],
 // Phi-3) and for a system message Gemma's or Mistral's template has no place for;
-// WT_ERR_INVALID_ARGUMENT for Gemma's and [INST] roles out of turn and an empty [INST]
-// conversation; otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
+// WT_ERR_INVALID_ARGUMENT for Gemma's and [INST] roles out of turn and an empty [INST] or
+// Llama 3.2 conversation; otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
 // role and content appear in it in order (as its template shows them: trimmed for Llama 3
 // and Gemma, Gemma's roles as "model" and the system text inside the first user turn,
 // a tool result as a <tool_response> block for Qwen2.5; for [INST] templates, which write no
-// role, each content trimmed in order and the system text somewhere where it has a turn).
+// role, each content trimmed in order and the system text somewhere where it has a turn;
+// Llama 3.2's tool results as "ipython" turns of their content as JSON).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstring>
@@ -60,12 +61,20 @@ const char* const kTemplates[] = {
     "{% if message['role'] == 'system' and message['content'] %}{{'<|system|>\\n' + message['content'] + '<|end|>\\n'}}"
     "{% elif %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{{'<|assistant|>\\n' + message['content'] + "
     "'<|end|>\\n'}}{{ eos_token }}",
+    // Llama 3.2: a system block of its own (dates, the first system message), tool results as JSON.
+    "{{- bos_token }}{%- if strftime_now is defined %}{%- set date_string = strftime_now(\"%d %b %Y\") %}{%- else %}"
+    "{%- set date_string = \"26 Jul 2024\" %}{%- endif %}{%- if messages[0]['role'] == 'system' %}{%- set "
+    "system_message = messages[0]['content']|trim %}{%- endif %}{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}"
+    "{{- \"Cutting Knowledge Date: December 2023\\n\" }}{{- \"Today Date: \" + date_string + \"\\n\\n\" }}"
+    "{{- system_message }}{{- \"<|eot_id|>\" }}{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ "
+    "message['content'] | trim + '<|eot_id|>' }}{{- \"<|start_header_id|>ipython<|end_header_id|>\\n\\n\" }}"
+    "{{- message.content | tojson }}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}",
     // None: the model has no tokenizer.chat_template.
     "",
 };
 constexpr int kNumTemplates = sizeof(kTemplates) / sizeof(kTemplates[0]);
 // corpus_fdp.cpp's seeds number the templates as kTemplates does.
-static_assert(kNumTemplates == 9, "fuzz/corpus_fdp.cpp encodes nine fixed templates");
+static_assert(kNumTemplates == 10, "fuzz/corpus_fdp.cpp encodes ten fixed templates");
 const char* const kRoles[] = {"system", "user", "assistant", "tool"};
 
 wt_model* g_models[kNumTemplates] = {};
@@ -87,6 +96,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     wt::test::TinyModelOptions o = wt::fuzz::seed_model_options();
     o.chat_template = kTemplates[i];
     g_models[i] = wt::fuzz::load_model_bytes(wt::test::make_tiny_llama(o).build(), "chat" + std::to_string(i));
+    // Every fixed template but the last (none) is one Whittle recognises, or its runs test nothing.
+    if (i + 1 < kNumTemplates && !g_models[i]->chat_status.is_ok())
+      fail("fixed template %d is refused: %s", i, g_models[i]->chat_status.message().c_str());
   }
   g_scratch = wt::fuzz::load_model_bytes(wt::test::make_tiny_llama(wt::fuzz::seed_model_options()).build(), "scratch");
   return 0;
@@ -166,8 +178,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a system message for Mistral v0.1");
     return 0;
   }
-  if (inst && n == 0) {  // the templates that index messages[0] raise on none
-    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with no message for an [INST] template");
+  const bool llama31 = model->chat.format == wt::ChatFormat::llama3 && model->chat.llama3_system_block;
+  if ((inst || llama31) && n == 0) {  // the templates that index messages[0] raise on none
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with no message for a template that reads the first");
     return 0;
   }
   bool out_of_turn = false;  // Gemma's test: user at even places (after the system message), others at odd
@@ -223,6 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     if (phi3 && role == "system" && content.empty() && tmpl.skip_empty_system) continue;  // left out
+    if (llama31 && role == "tool") role = "ipython", content = wt::json_string(contents[i]);  // an ipython turn of JSON
     if (gemma && role == "assistant") role = "model";
     // Gemma's system text sits inside the first user turn: after its role, before its content.
     if (gemma_system && i == 0) role = n > 1 ? "user" : "";

@@ -52,6 +52,13 @@ struct ChatTemplate {
   InstStyle inst;
   // Phi-3.5 writes a system message only when it has content; Phi-3 always.
   bool skip_empty_system = false;
+  // Llama 3.1-3.3: a system block of the template's own before the conversation, "Cutting
+  // Knowledge Date: December 2023" and "Today Date: " + the local date (the template asks
+  // strftime_now, which transformers defines) or its literal date (Llama 3.1's "26 Jul
+  // 2024"), holding the first system message; a tool result an "ipython" turn of JSON.
+  bool llama3_system_block = false;
+  bool date_from_clock = false;
+  std::string date;
 };
 
 // Recognises a GGUF chat template; bos_token and eos_token are the texts of the model's BOS
@@ -65,11 +72,13 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
 // a user message at an odd place or another role at an even one, counting after an
 // optional first system message (its template raises then), and for [INST] templates any
 // role but user at an even place or but assistant at an odd one, or no message at all
-// (Jinja raises where they read messages[0]); WT_ERR_UNSUPPORTED: a tool
+// (Jinja raises where they read messages[0]), and none for Llama 3.1's; WT_ERR_UNSUPPORTED: a tool
 // message for Zephyr and Phi-3 (their templates would drop it without a word) and [INST] templates (Llama
 // 2's drops it; Mistral v0.3's needs a tool call id), a system message for Gemma 1 and 2,
 // Mistral v0.1 and Mixtral (theirs raise).
+// today: the date where a template writes today's (Llama 3.2's strftime_now("%d %b %Y"), as
+// "06 Dec 2026"); null: the local date now.
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
-                           bool add_assistant, std::string* out);
+                           bool add_assistant, std::string* out, const std::string* today = nullptr);
 
 }  // namespace wt

@@ -40,6 +40,11 @@ std::vector<std::string> jinja_expressions(const std::string& compacted);
 // template: the text would be missing from what it formats. An unclosed tag counts as text.
 bool writes_raw_text(const std::string& jinja);
 
+// transformers' `tojson` filter of a string (json.dumps, ensure_ascii off): quoted, with
+// the quote, the backslash and the control characters escaped (\n \r \t \b \f, the others
+// as \u00xx); every other byte as it is.
+std::string json_string(const std::string& s);
+
 // Jinja's `trim` filter (Python's str.strip): whitespace as str.isspace has it, ASCII and the
 // Unicode spaces, from both ends of UTF-8 text. Llama 3's template trims every content.
 std::string jinja_trim(const std::string& s);

@@ -178,6 +178,114 @@ MISTRAL_V03_TEMPLATE = """{%- if messages[0]["role"] == "system" %}
 {%- endfor %}
 """
 
+# Llama-3.2-3B-Instruct's (meta-llama, tokenizer_config.json; llama.cpp keeps it in
+# models/templates/): a system block of its own before the conversation (a knowledge date and
+# today's date, strftime_now's where transformers defines it, else a literal) with the first
+# system message trimmed in it, each content trimmed, a tool result as an "ipython" turn of
+# its content as JSON.
+LLAMA32_TEMPLATE = r'''{{- bos_token }}
+{%- if custom_tools is defined %}
+    {%- set tools = custom_tools %}
+{%- endif %}
+{%- if not tools_in_user_message is defined %}
+    {%- set tools_in_user_message = true %}
+{%- endif %}
+{%- if not date_string is defined %}
+    {%- if strftime_now is defined %}
+        {%- set date_string = strftime_now("%d %b %Y") %}
+    {%- else %}
+        {%- set date_string = "26 Jul 2024" %}
+    {%- endif %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+
+{#- This block extracts the system message, so we can slot it into the right place. #}
+{%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content']|trim %}
+    {%- set messages = messages[1:] %}
+{%- else %}
+    {%- set system_message = "" %}
+{%- endif %}
+
+{#- System message #}
+{{- "<|start_header_id|>system<|end_header_id|>\n\n" }}
+{%- if tools is not none %}
+    {{- "Environment: ipython\n" }}
+{%- endif %}
+{{- "Cutting Knowledge Date: December 2023\n" }}
+{{- "Today Date: " + date_string + "\n\n" }}
+{%- if tools is not none and not tools_in_user_message %}
+    {{- "You have access to the following functions. To call a function, please respond with JSON for a function call." }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+{%- endif %}
+{{- system_message }}
+{{- "<|eot_id|>" }}
+
+{#- Custom tools are passed in a user message with some extra guidance #}
+{%- if tools_in_user_message and not tools is none %}
+    {#- Extract the first user message so we can plug it in here #}
+    {%- if messages | length != 0 %}
+        {%- set first_user_message = messages[0]['content']|trim %}
+        {%- set messages = messages[1:] %}
+    {%- else %}
+        {{- raise_exception("Cannot put tools in the first user message when there's no first user message!") }}
+{%- endif %}
+    {{- '<|start_header_id|>user<|end_header_id|>\n\n' -}}
+    {{- "Given the following functions, please respond with a JSON for a function call " }}
+    {{- "with its proper arguments that best answers the given prompt.\n\n" }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+    {{- first_user_message + "<|eot_id|>"}}
+{%- endif %}
+
+{%- for message in messages %}
+    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
+        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' }}
+    {%- elif 'tool_calls' in message %}
+        {%- if not message.tool_calls|length == 1 %}
+            {{- raise_exception("This model only supports single tool-calls at once!") }}
+        {%- endif %}
+        {%- set tool_call = message.tool_calls[0].function %}
+        {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
+        {{- '{"name": "' + tool_call.name + '", ' }}
+        {{- '"parameters": ' }}
+        {{- tool_call.arguments | tojson }}
+        {{- "}" }}
+        {{- "<|eot_id|>" }}
+    {%- elif message.role == "tool" or message.role == "ipython" %}
+        {{- "<|start_header_id|>ipython<|end_header_id|>\n\n" }}
+        {%- if message.content is mapping or message.content is iterable %}
+            {{- message.content | tojson }}
+        {%- else %}
+            {{- message.content }}
+        {%- endif %}
+        {{- "<|eot_id|>" }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
+{%- endif %}
+'''
+# The date transformers' strftime_now("%d %b %Y") is made to give, so the fixture is fixed.
+LLAMA32_TODAY = "06 Dec 2026"
+
+
+def transformers_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    """transformers' tojson filter (not Jinja's, which escapes HTML characters)."""
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
 WRITTEN = {
     # ChatML as many fine-tunes ship it: no default system turn.
     "chatml": ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
@@ -240,6 +348,11 @@ WRITTEN = {
     # every user turn equal to the last one (Jinja compares the whole messages).
     "mistral-v0.3-last-user": MISTRAL_V03_TEMPLATE.replace("loop.last and system_message",
                                                            "(message == user_messages[-1]) and system_message"),
+    "llama3.2": LLAMA32_TEMPLATE,
+    # The same with Llama 3.1's date: a literal, no strftime_now (Whittle writes it as is).
+    "llama3.1-date": LLAMA32_TEMPLATE.replace(
+        '{%- if strftime_now is defined %}\n        {%- set date_string = strftime_now("%d %b %Y") %}\n    {%- else %}'
+        '\n        {%- set date_string = "26 Jul 2024" %}\n    {%- endif %}', '{%- set date_string = "26 Jul 2024" %}'),
     # Phi-3-mini-4k-instruct's: "<|role|>\n" + content + "<|end|>\n", then the assistant's tag or EOS.
     "phi3": ("{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\\n' + message['content'] + "
              "'<|end|>\\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}"
@@ -257,7 +370,8 @@ WRITTEN = {
 }
 
 # The BOS and EOS texts each family's template is rendered with (and Whittle given).
-SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
+SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama3.2": ("<|begin_of_text|>", "<|eot_id|>"),
+           "llama3.1-date": ("<|begin_of_text|>", "<|eot_id|>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
            "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>"),
            "mistral-v0.3-last-user": ("<s>", "</s>"),
            "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>")}
@@ -276,6 +390,8 @@ CONVERSATIONS = [
     ([("user", "What is 2+2?"), ("assistant", "Let me compute it."), ("tool", "4"), ("tool", "four"),
       ("user", "Thanks")], True),
     ([("tool", "42")], True),
+    ([("user", "Run it"), ("assistant", "ok"), ("tool", "{\"a\": \"b\\\\c\"}\n\u00e9\x01\t")], True),  # JSON-escaped by
+    # Llama 3.2 (quotes, a backslash, a newline, a control character, a trailing tab)
     # Replies with spaces around them (Llama 2 and Mistral v0.3 strip them); a conversation that
     # ends with a reply (Mistral v0.3 then writes its system message nowhere).
     ([("user", "Who are you"), ("assistant", "   I am an assistant   "), ("user", "Another question")], True),
@@ -341,6 +457,8 @@ def main():
             with open(kept, encoding="utf-8") as f:
                 templates[name] = f.read()
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)  # as transformers renders
+    env.filters["tojson"] = transformers_tojson
+    assert templates["llama3.1-date"] != templates["llama3.2"]
     cases = []
     for name in sorted(templates):
         with open(os.path.join(OUT_DIR, name + ".jinja"), "w", encoding="utf-8") as f:
@@ -351,13 +469,17 @@ def main():
                 continue
             msgs = [{"role": r, "content": c} for r, c in messages]
             bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
+            extra = {"strftime_now": lambda fmt: LLAMA32_TODAY} if name == "llama3.2" else {}
             try:
                 text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token=bos, eos_token=eos,
-                                   raise_exception=raise_exception)
+                                   raise_exception=raise_exception, **extra)
             except TemplateError:
                 continue
-            cases.append({"template": name, "messages": msgs, "add_generation_prompt": add, "bos_token": bos,
-                          "eos_token": eos, "expected": text})
+            case = {"template": name, "messages": msgs, "add_generation_prompt": add, "bos_token": bos,
+                    "eos_token": eos, "expected": text}
+            if extra:
+                case["today"] = LLAMA32_TODAY
+            cases.append(case)
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -31,7 +32,7 @@ std::string read_text(const std::string& path) {
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
   const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 192);
+  REQUIRE(cases.size() >= 230);
   int n = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
@@ -45,7 +46,10 @@ TEST_CASE("chat template: every case renders as Jinja renders the model's templa
       messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
     CAPTURE(messages.front().content);
     std::string text;
-    REQUIRE(wt::apply_chat_template(tmpl, messages, c.at("add_generation_prompt").get<bool>(), &text).is_ok());
+    const std::string today = c.value("today", std::string());  // strftime_now's date in the fixture
+    REQUIRE(wt::apply_chat_template(tmpl, messages, c.at("add_generation_prompt").get<bool>(), &text,
+                                    today.empty() ? nullptr : &today)
+                .is_ok());
     CHECK(text == c.at("expected").get<std::string>());
     ++n;
   }
@@ -255,6 +259,53 @@ TEST_CASE("chat template: Phi-3 needs its three turn expressions and the EOS tex
     CAPTURE(extra);
     CHECK(wt::parse_chat_template(phi3 + extra, "<s>", "<|endoftext|>", &t).code() == WT_ERR_UNSUPPORTED);
   }
+}
+
+TEST_CASE("chat template: Llama 3.1-3.3's system block, its date, and what it refuses") {
+  const std::string llama32 = read_text(kDir + "llama3.2.jinja");
+  wt::ChatTemplate t;
+  REQUIRE(wt::parse_chat_template(llama32, "<|begin_of_text|>", "<|eot_id|>", &t).is_ok());
+  CHECK(t.format == wt::ChatFormat::llama3);
+  CHECK(t.llama3_system_block);
+  CHECK(t.date_from_clock);
+  CHECK(t.date == "26 Jul 2024");  // the template's fallback, unused where the clock is read
+  std::string text;
+  // Without a date given, today's local one, as strftime_now("%d %b %Y") writes it.
+  REQUIRE(wt::apply_chat_template(t, {{"user", "Hi"}}, true, &text).is_ok());
+  const size_t at = text.find("Today Date: ");
+  REQUIRE(at != std::string::npos);
+  const std::string date = text.substr(at + 12, 11);
+  CAPTURE(date);
+  CHECK((std::isdigit(static_cast<unsigned char>(date[0])) && std::isdigit(static_cast<unsigned char>(date[1])) &&
+         date[2] == ' ' && std::isupper(static_cast<unsigned char>(date[3])) && date[6] == ' ' &&
+         std::isdigit(static_cast<unsigned char>(date[10]))));
+  CHECK(text.compare(at + 23, 2, "\n\n") == 0);
+  CHECK(wt::apply_chat_template(t, {}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);  // Jinja raises on none
+  // Llama 3 (3.0) has no block: its template is read as before.
+  REQUIRE(wt::parse_chat_template(read_text(kDir + "llama3.jinja"), "<|begin_of_text|>", "", &t).is_ok());
+  CHECK_FALSE(t.llama3_system_block);
+  // An expression more, another date, text of its own: refused, naming it.
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"{{- system_message }}", "{{- system_message }}{{- '!' }}"},
+           {"strftime_now(\"%d %b %Y\")", "strftime_now(\"%Y-%m-%d\")"},
+           {"{{- \"<|eot_id|>\" }}\n", "{{- \"<|eot_id|>\" }}\nx"},
+           {"'content']|trim %}", "'content'] %}"}}) {
+    std::string changed = llama32;
+    const size_t pos = changed.find(from);
+    REQUIRE(pos != std::string::npos);
+    changed.replace(pos, from.size(), to);
+    CAPTURE(to);
+    const wt::Status st = wt::parse_chat_template(changed, "<|begin_of_text|>", "<|eot_id|>", &t);
+    CHECK(st.code() == WT_ERR_UNSUPPORTED);
+    CHECK(st.message().find("Llama 3.1") != std::string::npos);
+  }
+}
+
+TEST_CASE("chat template: json_string writes what transformers' tojson writes for a string") {
+  CHECK(wt::json_string("") == "\"\"");
+  CHECK(wt::json_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(wt::json_string("\n\r\t\b\f\x01\x1f\x7f") == "\"\\n\\r\\t\\b\\f\\u0001\\u001f\x7f\"");
+  CHECK(wt::json_string("\xC3\xA9\xE2\x80\xA8") == "\"\xC3\xA9\xE2\x80\xA8\"");  // ensure_ascii off: as is
 }
 
 TEST_CASE("chat template: jinja_trim takes whole whitespace characters only") {
