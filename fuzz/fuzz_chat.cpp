@@ -64,11 +64,13 @@ const char* const kTemplates[] = {
     // Llama 3.2: a system block of its own (dates, the first system message), tool results as JSON.
     "{{- bos_token }}{%- if strftime_now is defined %}{%- set date_string = strftime_now(\"%d %b %Y\") %}{%- else %}"
     "{%- set date_string = \"26 Jul 2024\" %}{%- endif %}{%- if messages[0]['role'] == 'system' %}{%- set "
-    "system_message = messages[0]['content']|trim %}{%- endif %}{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}"
+    "system_message = messages[0]['content']|trim %}{%- set messages = messages[1:] %}{%- endif %}"
+    "{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}"
     "{{- \"Cutting Knowledge Date: December 2023\\n\" }}{{- \"Today Date: \" + date_string + \"\\n\\n\" }}"
-    "{{- system_message }}{{- \"<|eot_id|>\" }}{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ "
-    "message['content'] | trim + '<|eot_id|>' }}{{- \"<|start_header_id|>ipython<|end_header_id|>\\n\\n\" }}"
-    "{{- message.content | tojson }}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}",
+    "{{- system_message }}{{- \"<|eot_id|>\" }}{%- for message in messages %}{{- '<|start_header_id|>' + "
+    "message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}"
+    "{{- \"<|start_header_id|>ipython<|end_header_id|>\\n\\n\" }}{{- message.content | tojson }}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}",
     // None: the model has no tokenizer.chat_template.
     "",
 };
@@ -222,6 +224,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // a tool message as a block of the user turn instead of a turn of its own.
   const std::string text(buf.get(), len);
   const wt::ChatTemplate& tmpl = model->chat;
+  // Llama 3.1-3.3: the text opens with the template's dated system block, and has a system
+  // header for each system message past the first (the first is inside the block), where no
+  // content writes such a header of its own.
+  if (llama31) {
+    const std::string block = tmpl.bos_token + "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                                               "December 2023\nToday Date: ";
+    if (text.compare(0, block.size(), block) != 0) fail("the text does not open with the dated system block");
+    bool header_in_content = false;
+    size_t later_systems = 0;
+    for (size_t i = 0; i < n; ++i) {
+      header_in_content |= contents[i].find("<|start_header_id|>") != std::string::npos;
+      later_systems += i > 0 && roles[i] == "system";
+    }
+    size_t headers = 0;
+    for (size_t at = text.find("<|start_header_id|>system"); at != std::string::npos;
+         at = text.find("<|start_header_id|>system", at + 1))
+      ++headers;
+    if (!header_in_content && headers != 1 + later_systems)
+      fail("%zu system headers for %zu system messages past the first", headers, later_systems);
+  }
   size_t at = 0;
   for (size_t i = 0; i < n; ++i) {
     std::string content = contents[i];

@@ -82,8 +82,11 @@ Status parse_llama31(const std::string& jinja, ChatTemplate* out) {
     if (e.compare(0, 16, "raise_exception(") != 0 &&
         std::find(std::begin(kLlama31Expressions), std::end(kLlama31Expressions), e) == std::end(kLlama31Expressions))
       return unknown_llama31("expression " + e);
-  if (c.find("set system_message=messages[0]['content']|trim%}") == std::string::npos)
-    return unknown_llama31("system message");
+  // The statements that place what the expressions write: the first system message taken out
+  // of the conversation, every message after it, the generation prompt behind its flag.
+  for (const char* statement : {"set system_message=messages[0]['content']|trim%}", "set messages=messages[1:]%}",
+                                "for message in messages%}", "if add_generation_prompt%}"})
+    if (c.find(statement) == std::string::npos) return unknown_llama31(std::string("statement ") + statement);
   // The date: strftime_now's where the template asks for it (transformers defines it), else
   // the template's literal ("26 Jul 2024": Llama 3.1's only date).
   const std::string set = "set date_string='";

@@ -44,7 +44,7 @@ struct ChatTemplate {
   // template) instead of a turn of role "tool" each (SmolLM2's and plain ChatML's).
   bool tool_responses = false;
   std::string eos_token;  // Zephyr ends every turn with the model's EOS text ("</s>")
-  std::string bos_token;  // Gemma's template opens with the model's BOS text ("<bos>")
+  std::string bos_token;  // the model's BOS text, which Gemma's, [INST] and Llama 3.1's templates write
   // Gemma 3: a system message becomes the first user turn's prefix, its content then this
   // (the template's literal, "\n\n"); Gemma 1 and 2 have no system role (system_sep unset).
   bool system_prefix = false;
@@ -72,10 +72,10 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
 // a user message at an odd place or another role at an even one, counting after an
 // optional first system message (its template raises then), and for [INST] templates any
 // role but user at an even place or but assistant at an odd one, or no message at all
-// (Jinja raises where they read messages[0]), and none for Llama 3.1's; WT_ERR_UNSUPPORTED: a tool
-// message for Zephyr and Phi-3 (their templates would drop it without a word) and [INST] templates (Llama
-// 2's drops it; Mistral v0.3's needs a tool call id), a system message for Gemma 1 and 2,
-// Mistral v0.1 and Mixtral (theirs raise).
+// (Jinja raises where they read messages[0]), and an empty conversation for Llama 3.1-3.3;
+// WT_ERR_UNSUPPORTED: a tool message for Zephyr and Phi-3 (their templates would drop it
+// without a word) and [INST] templates (Llama 2's drops it; Mistral v0.3's needs a tool call
+// id), a system message for Gemma 1 and 2, Mistral v0.1 and Mixtral (theirs raise).
 // today: the date where a template writes today's (Llama 3.2's strftime_now("%d %b %Y"), as
 // "06 Dec 2026"); null: the local date now.
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,

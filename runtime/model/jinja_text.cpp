@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace wt {
 
@@ -50,6 +51,23 @@ size_t next_tag(const std::string& j, size_t from) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+// The template as Jinja's lexer reads it: "\r\n" and "\r" as "\n" (its newline_sequence),
+// in literals too.
+std::string unix_newlines(const std::string& j) {
+  if (j.find('\r') == std::string::npos) return j;
+  std::string out;
+  out.reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (j[i] != '\r') {
+      out += j[i];
+      continue;
+    }
+    out += '\n';
+    if (i + 1 < j.size() && j[i + 1] == '\n') ++i;
+  }
+  return out;
+}
+
 // The literal j[quote, end) spelled one way whatever way the template spells it: its value's
 // newlines, tabs, returns and backslashes as escapes, in single quotes unless the value holds
 // one (then double quotes, and a double quote in it escaped). So a real newline in the
@@ -72,6 +90,28 @@ std::string canonical_literal(const std::string& j, size_t quote, size_t end) {
     }
   }
   return out + q;
+}
+
+// The inside [begin, end) of an expression or statement tag, appended compacted: the
+// whitespace between tokens dropped (one space kept between two words), literals canonical.
+void compact_tag(const std::string& j, size_t begin, size_t end, std::string* out) {
+  bool space = false;
+  for (size_t i = begin; i < end;) {
+    const char c = j[i];
+    if (is_space(c)) {
+      space = true, ++i;
+      continue;
+    }
+    if (space && !out->empty() && word_char(out->back()) && word_char(c)) *out += ' ';
+    space = false;
+    if (c != '\'' && c != '"') {
+      *out += c, ++i;
+      continue;
+    }
+    const size_t lit = literal_end(j, i);  // closed before `end`: tag_close skipped it
+    *out += canonical_literal(j, i, lit);
+    i = lit;
+  }
 }
 
 }  // namespace
@@ -106,25 +146,24 @@ size_t literal_end(const std::string& s, size_t quote) {
   return std::string::npos;
 }
 
-std::string compact_jinja(const std::string& j) {
+std::string compact_jinja(const std::string& jinja) {
+  const std::string j = unix_newlines(jinja);
   std::string out;
-  bool space = false;
   for (size_t i = 0; i < j.size();) {
-    const char c = j[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      space = true, ++i;
-      continue;
+    const size_t open = next_tag(j, i);
+    if (open == std::string::npos) {
+      out.append(j, i, std::string::npos);
+      break;
     }
-    if (space && !out.empty() && word_char(out.back()) && word_char(c)) out += ' ';
-    space = false;
-    if (c != '\'' && c != '"') {
-      out += c, ++i;
-      continue;
+    out.append(j, i, open - i);  // text outside the tags, as it is: nothing here compares it
+    const size_t close = tag_close(j, open);
+    if (close == std::string::npos) break;  // unclosed: no tag, and the rest nothing to compare
+    if (j[open + 1] != '#') {             // a comment writes nothing: left out (its quotes are no literals)
+      out.append(j, open, 2);
+      compact_tag(j, open + 2, close, &out);
+      out.append(j, close, 2);
     }
-    const size_t end = literal_end(j, i);
-    if (end == std::string::npos) break;
-    out += canonical_literal(j, i, end);
-    i = end;
+    i = close + 2;
   }
   return out;
 }
@@ -151,9 +190,14 @@ std::vector<std::string> jinja_expressions(const std::string& c) {
   return out;
 }
 
-bool writes_raw_text(const std::string& j) {
+bool writes_raw_text(const std::string& jinja) {
+  const std::string j = unix_newlines(jinja);
   bool strip_after = false;  // the tag before ended with '-'
-  bool after_block = false;  // the tag before was a block or comment tag
+  bool after_block = false;  // the tag before was a block or comment tag not ended with '+'
+  const std::string c = compact_jinja(j);
+  for (const char* raw : {"{%raw", "{%-raw", "{%+raw"})  // a raw block writes its text, tags and all
+    for (size_t at = c.find(raw); at != std::string::npos; at = c.find(raw, at + 1))
+      if (at + std::strlen(raw) < c.size() && !word_char(c[at + std::strlen(raw)])) return true;
   for (size_t i = 0;;) {
     const size_t open = next_tag(j, i);
     const size_t end = open == std::string::npos ? j.size() : open;
@@ -167,7 +211,8 @@ bool writes_raw_text(const std::string& j) {
       --e;
     } else if (open != std::string::npos && open + 2 < j.size() && j[open + 2] == '-') {
       while (e > b && is_space(j[e - 1])) --e;
-    } else if (open != std::string::npos && j[open + 1] != '{') {  // lstrip_blocks: from a line's start
+    } else if (open != std::string::npos && j[open + 1] != '{' &&
+               !(open + 2 < j.size() && j[open + 2] == '+')) {  // lstrip_blocks (not "{%+"): from a line's start
       size_t k = e;
       while (k > i && (j[k - 1] == ' ' || j[k - 1] == '\t')) --k;
       if (k == 0 || (k > i && j[k - 1] == '\n')) e = std::max(b, k);
@@ -177,7 +222,7 @@ bool writes_raw_text(const std::string& j) {
     const size_t close = tag_close(j, open);
     if (close == std::string::npos) return true;
     strip_after = close > open + 2 && j[close - 1] == '-';
-    after_block = j[open + 1] != '{';
+    after_block = j[open + 1] != '{' && !(close > open + 2 && j[close - 1] == '+');  // "+%}" keeps the newline
     i = close + 2;
   }
 }

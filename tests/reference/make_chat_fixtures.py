@@ -277,6 +277,116 @@ LLAMA32_TEMPLATE = r'''{{- bos_token }}
     {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
 {%- endif %}
 '''
+LLAMA31_TEMPLATE = r'''{{- bos_token }}
+{%- if custom_tools is defined %}
+    {%- set tools = custom_tools %}
+{%- endif %}
+{%- if not tools_in_user_message is defined %}
+    {%- set tools_in_user_message = true %}
+{%- endif %}
+{%- if not date_string is defined %}
+    {%- set date_string = "26 Jul 2024" %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+
+{#- This block extracts the system message, so we can slot it into the right place. #}
+{%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content']|trim %}
+    {%- set messages = messages[1:] %}
+{%- else %}
+    {%- set system_message = "" %}
+{%- endif %}
+
+{#- System message + builtin tools #}
+{{- "<|start_header_id|>system<|end_header_id|>\n\n" }}
+{%- if builtin_tools is defined or tools is not none %}
+    {{- "Environment: ipython\n" }}
+{%- endif %}
+{%- if builtin_tools is defined %}
+    {{- "Tools: " + builtin_tools | reject('equalto', 'code_interpreter') | join(", ") + "\n\n"}}
+{%- endif %}
+{{- "Cutting Knowledge Date: December 2023\n" }}
+{{- "Today Date: " + date_string + "\n\n" }}
+{%- if tools is not none and not tools_in_user_message %}
+    {{- "You have access to the following functions. To call a function, please respond with JSON for a function call." }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+{%- endif %}
+{{- system_message }}
+{{- "<|eot_id|>" }}
+
+{#- Custom tools are passed in a user message with some extra guidance #}
+{%- if tools_in_user_message and not tools is none %}
+    {#- Extract the first user message so we can plug it in here #}
+    {%- if messages | length != 0 %}
+        {%- set first_user_message = messages[0]['content']|trim %}
+        {%- set messages = messages[1:] %}
+    {%- else %}
+        {{- raise_exception("Cannot put tools in the first user message when there's no first user message!") }}
+{%- endif %}
+    {{- '<|start_header_id|>user<|end_header_id|>\n\n' -}}
+    {{- "Given the following functions, please respond with a JSON for a function call " }}
+    {{- "with its proper arguments that best answers the given prompt.\n\n" }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+    {{- first_user_message + "<|eot_id|>"}}
+{%- endif %}
+
+{%- for message in messages %}
+    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
+        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' }}
+    {%- elif 'tool_calls' in message %}
+        {%- if not message.tool_calls|length == 1 %}
+            {{- raise_exception("This model only supports single tool-calls at once!") }}
+        {%- endif %}
+        {%- set tool_call = message.tool_calls[0].function %}
+        {%- if builtin_tools is defined and tool_call.name in builtin_tools %}
+            {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
+            {{- "<|python_tag|>" + tool_call.name + ".call(" }}
+            {%- for arg_name, arg_val in tool_call.arguments | items %}
+                {{- arg_name + '="' + arg_val + '"' }}
+                {%- if not loop.last %}
+                    {{- ", " }}
+                {%- endif %}
+                {%- endfor %}
+            {{- ")" }}
+        {%- else  %}
+            {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
+            {{- '{"name": "' + tool_call.name + '", ' }}
+            {{- '"parameters": ' }}
+            {{- tool_call.arguments | tojson }}
+            {{- "}" }}
+        {%- endif %}
+        {%- if builtin_tools is defined %}
+            {#- This means we're in ipython mode #}
+            {{- "<|eom_id|>" }}
+        {%- else %}
+            {{- "<|eot_id|>" }}
+        {%- endif %}
+    {%- elif message.role == "tool" or message.role == "ipython" %}
+        {{- "<|start_header_id|>ipython<|end_header_id|>\n\n" }}
+        {%- if message.content is mapping or message.content is iterable %}
+            {{- message.content | tojson }}
+        {%- else %}
+            {{- message.content }}
+        {%- endif %}
+        {{- "<|eot_id|>" }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
+{%- endif %}
+'''
 # The date transformers' strftime_now("%d %b %Y") is made to give, so the fixture is fixed.
 LLAMA32_TODAY = "06 Dec 2026"
 
@@ -349,10 +459,9 @@ WRITTEN = {
     "mistral-v0.3-last-user": MISTRAL_V03_TEMPLATE.replace("loop.last and system_message",
                                                            "(message == user_messages[-1]) and system_message"),
     "llama3.2": LLAMA32_TEMPLATE,
-    # The same with Llama 3.1's date: a literal, no strftime_now (Whittle writes it as is).
-    "llama3.1-date": LLAMA32_TEMPLATE.replace(
-        '{%- if strftime_now is defined %}\n        {%- set date_string = strftime_now("%d %b %Y") %}\n    {%- else %}'
-        '\n        {%- set date_string = "26 Jul 2024" %}\n    {%- endif %}', '{%- set date_string = "26 Jul 2024" %}'),
+    # Meta-Llama-3.1-8B-Instruct's (Llama 3.3's too): the literal date, builtin tools, and a
+    # comment with an apostrophe ("we're"), which a reader must not take for a literal.
+    "llama3.1": LLAMA31_TEMPLATE,
     # Phi-3-mini-4k-instruct's: "<|role|>\n" + content + "<|end|>\n", then the assistant's tag or EOS.
     "phi3": ("{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\\n' + message['content'] + "
              "'<|end|>\\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}"
@@ -371,7 +480,7 @@ WRITTEN = {
 
 # The BOS and EOS texts each family's template is rendered with (and Whittle given).
 SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama3.2": ("<|begin_of_text|>", "<|eot_id|>"),
-           "llama3.1-date": ("<|begin_of_text|>", "<|eot_id|>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
+           "llama3.1": ("<|begin_of_text|>", "<|eot_id|>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
            "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>"),
            "mistral-v0.3-last-user": ("<s>", "</s>"),
            "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>")}
@@ -400,6 +509,8 @@ CONVERSATIONS = [
     ([("system", ""), ("user", "Hi")], True),  # an empty system message (Phi-3.5 leaves it out)
     # A user message repeated: Mistral's `message == user_messages[-1]` holds for both.
     ([("system", "S"), ("user", "go on"), ("assistant", "x"), ("user", "go on")], True),
+    # A system message past the first: an ordinary turn where the template has no other place.
+    ([("user", "Hi"), ("assistant", "Hello!"), ("system", " Be brief. "), ("user", "Why?")], True),
 ]
 
 
@@ -458,7 +569,6 @@ def main():
                 templates[name] = f.read()
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)  # as transformers renders
     env.filters["tojson"] = transformers_tojson
-    assert templates["llama3.1-date"] != templates["llama3.2"]
     cases = []
     for name in sorted(templates):
         with open(os.path.join(OUT_DIR, name + ".jinja"), "w", encoding="utf-8") as f:
@@ -469,7 +579,8 @@ def main():
                 continue
             msgs = [{"role": r, "content": c} for r, c in messages]
             bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
-            extra = {"strftime_now": lambda fmt: LLAMA32_TODAY} if name == "llama3.2" else {}
+            # strftime_now as transformers defines it, returning a fixed date (Llama 3.1 never asks)
+            extra = {"strftime_now": lambda fmt: LLAMA32_TODAY} if name.startswith("llama3.") else {}
             try:
                 text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token=bos, eos_token=eos,
                                    raise_exception=raise_exception, **extra)
@@ -477,7 +588,7 @@ def main():
                 continue
             case = {"template": name, "messages": msgs, "add_generation_prompt": add, "bos_token": bos,
                     "eos_token": eos, "expected": text}
-            if extra:
+            if name == "llama3.2":
                 case["today"] = LLAMA32_TODAY
             cases.append(case)
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:

@@ -32,7 +32,7 @@ std::string read_text(const std::string& path) {
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
   const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 230);
+  REQUIRE(cases.size() >= 239);
   int n = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
@@ -218,6 +218,21 @@ TEST_CASE("chat template: writes_raw_text as transformers' Jinja renders (trim_b
   CHECK(wt::writes_raw_text("{{ '}}' }}a"));                          // a literal's braces are no close
   CHECK(wt::writes_raw_text("{% if x"));                              // unclosed
   CHECK(wt::writes_raw_text("Hi {{ x }}"));
+  CHECK(wt::writes_raw_text("{% if x +%}\n{% endif %}"));           // "+%}" keeps the newline
+  CHECK(wt::writes_raw_text("{% if x %}\n  {%+ endif %}"));          // "{%+" keeps the indent
+  CHECK(wt::writes_raw_text("{% raw %}{% endraw %}"));               // a raw block: refused outright
+  CHECK_FALSE(wt::writes_raw_text("{% if x %}\r\n  {% endif %}\r\n")); // CRLF read as Jinja reads it
+  CHECK_FALSE(wt::writes_raw_text("{# it's #}{{ x }}"));             // a comment's quote is no literal
+}
+
+TEST_CASE("chat template: compact_jinja leaves comments out and reads quotes only inside tags") {
+  const std::string c = wt::compact_jinja("{#- we're here #}{{ 'a' }} it's {{- \"b\\n\" }}{% set x = \"c\" %}");
+  CHECK(c == "{{'a'}} it's {{-'b\\n'}}{%set x='c'%}");
+  const std::vector<std::string> ex = wt::jinja_expressions(c);
+  REQUIRE(ex.size() == 2);
+  CHECK(ex[1] == "'b\\n'");
+  // A literal's real newline and the escape compare equal; CRLF is a newline.
+  CHECK(wt::compact_jinja("{{ 'x\r\ny' }}") == wt::compact_jinja("{{ \"x\\ny\" }}"));
 }
 
 TEST_CASE("chat template: writes_raw_text agrees with Jinja on generated templates of tags and whitespace") {
