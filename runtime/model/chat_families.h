@@ -10,6 +10,10 @@
 
 namespace wt {
 
+// Whether every expression of `ex` is one of `known` or a raise_exception(...) call (which
+// writes nothing): a template with another writes something the recogniser does not.
+bool expressions_within(const std::vector<std::string>& ex, const std::vector<std::string>& known);
+
 // Llama 2 chat and Mistral Instruct v0.1-v0.3 / Mixtral: WT_ERR_UNSUPPORTED unless every
 // expression is one of a published template's (and it writes no text of its own).
 Status parse_inst(const std::string& jinja, InstStyle* st);

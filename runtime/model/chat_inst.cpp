@@ -23,22 +23,14 @@ constexpr const char* kMistralToolExpressions[] = {
     "', \"id\": \"'+tool_call.id+'\"}'", "']'+eos_token", "'[TOOL_RESULTS] {\"content\": '+content|string+', '",
     "'\"call_id\": \"'+message.tool_call_id+'\"}[/TOOL_RESULTS]'"};
 
-// Every expression of the template is one of `known` (each at most `once` where asked), a
-// raise_exception(...) or one of Mistral's tool expressions: a template that writes anything
-// else would write it where Whittle does not.
-bool only_known_expressions(const std::vector<std::string>& ex, const std::vector<std::string>& known,
+// Every expression of the template is one of `known` (each of `once` at most once), a
+// raise_exception(...) or one of Mistral's tool expressions.
+bool only_known_expressions(const std::vector<std::string>& ex, std::vector<std::string> known,
                             const std::vector<std::string>& once) {
-  for (const std::string& e : ex) {
-    if (e.compare(0, 16, "raise_exception(") == 0) continue;
-    if (std::find(known.begin(), known.end(), e) != known.end()) continue;
-    if (std::find(std::begin(kMistralToolExpressions), std::end(kMistralToolExpressions), e) !=
-        std::end(kMistralToolExpressions))
-      continue;
-    return false;
-  }
+  known.insert(known.end(), std::begin(kMistralToolExpressions), std::end(kMistralToolExpressions));
   for (const std::string& e : once)
     if (std::count(ex.begin(), ex.end(), e) > 1) return false;
-  return true;
+  return expressions_within(ex, known);
 }
 
 }  // namespace

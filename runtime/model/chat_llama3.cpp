@@ -78,10 +78,8 @@ Status parse_llama31(const std::string& jinja, ChatTemplate* out) {
   for (size_t i = 0; i < kLlama31Required; ++i)
     if (std::find(ex.begin(), ex.end(), kLlama31Expressions[i]) == ex.end())
       return unknown_llama31(std::string("missing ") + kLlama31Expressions[i] + ", so a turn");
-  for (const std::string& e : ex)
-    if (e.compare(0, 16, "raise_exception(") != 0 &&
-        std::find(std::begin(kLlama31Expressions), std::end(kLlama31Expressions), e) == std::end(kLlama31Expressions))
-      return unknown_llama31("expression " + e);
+  if (!expressions_within(ex, {std::begin(kLlama31Expressions), std::end(kLlama31Expressions)}))
+    return unknown_llama31("expressions (one more than the published templates')");
   // The statements that place what the expressions write: the first system message taken out
   // of the conversation, every message after it, the generation prompt behind its flag.
   for (const char* statement : {"set system_message=messages[0]['content']|trim%}", "set messages=messages[1:]%}",

@@ -37,6 +37,13 @@ std::string chatml_default_system(const std::string& jinja) {
 
 }  // namespace
 
+bool expressions_within(const std::vector<std::string>& ex, const std::vector<std::string>& known) {
+  for (const std::string& e : ex)
+    if (e.compare(0, 16, "raise_exception(") != 0 && std::find(known.begin(), known.end(), e) == known.end())
+      return false;
+  return true;
+}
+
 Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
                            ChatTemplate* out) {
   if (jinja.empty()) return error(WT_ERR_UNSUPPORTED, "the model has no chat template (tokenizer.chat_template)");

@@ -28,6 +28,21 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// Replaces the first `from` of a template by `to` (which must be there) and expects the
+// recogniser to refuse the result with a message naming `family`.
+void expect_refused_with(const std::string& jinja, const std::string& from, const std::string& to, const char* bos,
+                         const char* eos, const char* family) {
+  std::string changed = jinja;
+  const size_t pos = changed.find(from);
+  REQUIRE(pos != std::string::npos);
+  changed.replace(pos, from.size(), to);
+  CAPTURE(to);
+  wt::ChatTemplate t;
+  const wt::Status st = wt::parse_chat_template(changed, bos, eos, &t);
+  CHECK(st.code() == WT_ERR_UNSUPPORTED);
+  CHECK(st.message().find(family) != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template") {
@@ -185,16 +200,8 @@ TEST_CASE("chat template: [INST] templates are read expression by expression, an
            {"{{ bos_token }}", "{{ bos_token }}{{ bos_token }}"},       // two
            {"{{ bos_token }}", "{{ bos_token }}{{ '\\n' }}"},          // an expression of its own
            {"{{ bos_token }}", "{{ bos_token }}\n"},                   // text after an expression tag
-           {"'assistant' %}", "'assistant' %} "}}) {                   // text after a block tag's newline
-    std::string changed = read_text(kDir + "mixtral.jinja");
-    const size_t pos = changed.find(from);
-    REQUIRE(pos != std::string::npos);
-    changed.replace(pos, from.size(), to);
-    CAPTURE(to);
-    const wt::Status st = wt::parse_chat_template(changed, "<s>", "</s>", &t);
-    CHECK(st.code() == WT_ERR_UNSUPPORTED);
-    CHECK(st.message().find("[INST]") != std::string::npos);
-  }
+           {"'assistant' %}", "'assistant' %} "}})                     // text after a block tag's newline
+    expect_refused_with(read_text(kDir + "mixtral.jinja"), from, to, "<s>", "</s>", "[INST]");
   // Llama 2 with a default system prompt of its own (transformers' old default template).
   std::string with_default = read_text(kDir + "llama2.jinja");
   const size_t else_at = with_default.find("{% else %}{% set loop_messages = messages %}");
@@ -304,16 +311,8 @@ TEST_CASE("chat template: Llama 3.1-3.3's system block, its date, and what it re
            {"{{- system_message }}", "{{- system_message }}{{- '!' }}"},
            {"strftime_now(\"%d %b %Y\")", "strftime_now(\"%Y-%m-%d\")"},
            {"{{- \"<|eot_id|>\" }}\n", "{{- \"<|eot_id|>\" }}\nx"},
-           {"'content']|trim %}", "'content'] %}"}}) {
-    std::string changed = llama32;
-    const size_t pos = changed.find(from);
-    REQUIRE(pos != std::string::npos);
-    changed.replace(pos, from.size(), to);
-    CAPTURE(to);
-    const wt::Status st = wt::parse_chat_template(changed, "<|begin_of_text|>", "<|eot_id|>", &t);
-    CHECK(st.code() == WT_ERR_UNSUPPORTED);
-    CHECK(st.message().find("Llama 3.1") != std::string::npos);
-  }
+           {"'content']|trim %}", "'content'] %}"}})
+    expect_refused_with(llama32, from, to, "<|begin_of_text|>", "<|eot_id|>", "Llama 3.1");
 }
 
 TEST_CASE("chat template: json_string writes what transformers' tojson writes for a string") {

@@ -28,6 +28,15 @@ TinyModelOptions arch_options(const char* arch) {
   return o;
 }
 
+// A rope scaling asked for at load (wt_model_params.rope_scaling).
+LoadOptions rope_override(wt::RopeScaling scaling, float factor) {
+  LoadOptions opts;
+  opts.rope.set = true;
+  opts.rope.scaling = scaling;
+  opts.rope.factor = factor;
+  return opts;
+}
+
 // The tiny model with the SentencePiece vocabulary (gguf_writer.h).
 TinyModelOptions spm_options() {
   TinyModelOptions o;
@@ -385,11 +394,8 @@ TEST_CASE("gguf: gemma3's hyperparameters, and what is refused") {
     expect_error(load_status(w), WT_ERR_UNSUPPORTED, "soft-capping");
   }
   SUBCASE("YaRN asked for at load") {
-    LoadOptions opts;
-    opts.rope.set = true;
-    opts.rope.scaling = wt::RopeScaling::yarn;
-    opts.rope.factor = 2.0f;
-    expect_error(load_bytes(w.build(), opts).status, WT_ERR_UNSUPPORTED, "sliding-window");
+    expect_error(load_bytes(w.build(), rope_override(wt::RopeScaling::yarn, 2.0f)).status, WT_ERR_UNSUPPORTED,
+                 "sliding-window");
   }
   SUBCASE("post-block norms outside gemma3 are refused as unused") {
     GgufWriter llama = make_tiny_llama();
@@ -463,11 +469,8 @@ TEST_CASE("gguf: phi3's fused matrices are row views, and its LongRoPE factors")
     }
     SUBCASE("a rope scaling asked for at load") {
       w.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.0f));
-      LoadOptions opts;
-      opts.rope.set = true;
-      opts.rope.scaling = wt::RopeScaling::linear;
-      opts.rope.factor = 2.0f;
-      expect_error(load_bytes(w.build(), opts).status, WT_ERR_UNSUPPORTED, "LongRoPE");
+      expect_error(load_bytes(w.build(), rope_override(wt::RopeScaling::linear, 2.0f)).status, WT_ERR_UNSUPPORTED,
+                   "LongRoPE");
     }
     SUBCASE("the attention factor with rope over part of a head") {
       GgufWriter partial = phi3_writer();

@@ -176,6 +176,20 @@ void report_and_check(const std::string& what, const Diff& d, const Tolerance& t
   CHECK(d.nmse() <= tol.nmse);
 }
 
+// Decodes the case's tokens from n0 on in ctx (f32 activations), each step's logits against
+// the reference's row.
+void decode_rest_and_check(wt_context* ctx, const wt::test::ReferenceCase& c, size_t n0, const std::string& what) {
+  const Tolerance tol = tiny_tolerance(WT_MATMUL_F32);
+  Diff d;
+  for (size_t p = n0; p < c.tokens.size(); ++p) {
+    REQUIRE_MESSAGE(wt_context_decode(ctx, c.tokens[p]) == WT_OK, wt_last_error());
+    const float* logits = nullptr;
+    REQUIRE(wt_context_logits(ctx, -1, &logits) == WT_OK);
+    compare_row(c, p, logits, tol.tie, &d);
+  }
+  report_and_check(what, d, tol);
+}
+
 wt::test::ReferenceCase read_case(const std::string& name) {
   wt::test::ReferenceCase c;
   std::string err;
@@ -519,15 +533,7 @@ TEST_CASE("reference: tiny gemma3's state round-trips after its windows slid") {
   std::vector<char> state(bytes);
   REQUIRE(wt_context_state_save(a, state.data(), state.size(), &bytes) == WT_OK);
   REQUIRE_MESSAGE(wt_context_state_load(b, state.data(), bytes) == WT_OK, wt_last_error());
-  const Tolerance tol = tiny_tolerance(WT_MATMUL_F32);
-  Diff d;
-  for (size_t p = n0; p < c.tokens.size(); ++p) {
-    REQUIRE_MESSAGE(wt_context_decode(b, c.tokens[p]) == WT_OK, wt_last_error());
-    const float* logits = nullptr;
-    REQUIRE(wt_context_logits(b, -1, &logits) == WT_OK);
-    compare_row(c, p, logits, tol.tie, &d);
-  }
-  report_and_check("tiny_gemma3 decoded after a state load", d, tol);
+  decode_rest_and_check(b, c, n0, "tiny_gemma3 decoded after a state load");
   wt_context_free(a);
   wt_context_free(b);
   wt_model_free(model);
@@ -605,15 +611,7 @@ TEST_CASE("reference: a tiny phi3 state loads only into a context that ropes wit
   CHECK(std::string(wt_last_error()).find("LongRoPE") != std::string::npos);
   wt_context* long_ctx = make(40);   // past the original context: the long factors too
   REQUIRE_MESSAGE(wt_context_state_load(long_ctx, state.data(), bytes) == WT_OK, wt_last_error());
-  const Tolerance tol = tiny_tolerance(WT_MATMUL_F32);
-  Diff d;
-  for (size_t p = n0; p < c.tokens.size(); ++p) {
-    REQUIRE_MESSAGE(wt_context_decode(long_ctx, c.tokens[p]) == WT_OK, wt_last_error());
-    const float* logits = nullptr;
-    REQUIRE(wt_context_logits(long_ctx, -1, &logits) == WT_OK);
-    compare_row(c, p, logits, tol.tie, &d);
-  }
-  report_and_check("tiny_phi3_long decoded after a state load", d, tol);
+  decode_rest_and_check(long_ctx, c, n0, "tiny_phi3_long decoded after a state load");
   for (wt_context* ctx : {saved, short_ctx, long_ctx}) wt_context_free(ctx);
   wt_model_free(model);
 }
