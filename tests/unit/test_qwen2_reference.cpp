@@ -574,12 +574,12 @@ TEST_CASE("reference: tiny phi3 in a context past LongRoPE's original one takes 
   check_tiny("tiny_phi3_long", WT_MATMUL_FAST, WT_BACKEND_CPU, wt_model_default_params(), 0, kPhi3LongCtx);
 }
 
-TEST_CASE("vulkan model: tiny phi3 (fused matrices, LongRoPE) matches the NumPy forward pass" * doctest::test_suite("model")) {
+TEST_CASE("vulkan model: tiny phi3 (fused matrices and LongRoPE) matches the NumPy forward pass" * doctest::test_suite("model")) {
   check_tiny("tiny_phi3", WT_MATMUL_F32, WT_BACKEND_VULKAN);
   check_tiny("tiny_phi3_long", WT_MATMUL_F32, WT_BACKEND_VULKAN, wt_model_default_params(), 0, kPhi3LongCtx);
 }
 
-TEST_CASE("cuda model: tiny phi3 (fused matrices, LongRoPE) matches the NumPy forward pass" * doctest::test_suite("model")) {
+TEST_CASE("cuda model: tiny phi3 (fused matrices and LongRoPE) matches the NumPy forward pass" * doctest::test_suite("model")) {
   check_tiny("tiny_phi3", WT_MATMUL_F32, WT_BACKEND_CUDA);
   check_tiny("tiny_phi3_long", WT_MATMUL_F32, WT_BACKEND_CUDA, wt_model_default_params(), 0, kPhi3LongCtx);
 }
