@@ -12,16 +12,18 @@ namespace {
 Status unknown_inst(const char* what) {
   return error(WT_ERR_UNSUPPORTED, std::string("an [INST] chat template whose ") + what +
                                        " Whittle does not recognise (supported: Llama 2 chat's, Mistral "
-                                       "Instruct v0.1-v0.3's and Mixtral's)");
+                                       "Instruct v0.1-v0.3's, Mixtral's and Mistral Nemo's)");
 }
 
-// Mistral v0.3's tool expressions, which write only when tools are given or for tool calls
-// and results: Whittle formats neither (a tool message is refused), so they never write here.
+// Mistral v0.3's and Nemo's tool expressions (Nemo's markers without the space), which write
+// only when tools are given or for tool calls and results: Whittle formats neither (a tool
+// message is refused), so they never write here.
 constexpr const char* kMistralToolExpressions[] = {
     "'[AVAILABLE_TOOLS] ['", "'{\"type\": \"function\", \"function\": {'", "'\"'+key+'\": \"'+val+'\"'",
     "'\"'+key+'\": '+val|tojson", "', '", "'}}'", "']'", "'[/AVAILABLE_TOOLS]'", "'[TOOL_CALLS] ['", "out[:-1]",
     "', \"id\": \"'+tool_call.id+'\"}'", "']'+eos_token", "'[TOOL_RESULTS] {\"content\": '+content|string+', '",
-    "'\"call_id\": \"'+message.tool_call_id+'\"}[/TOOL_RESULTS]'"};
+    "'\"call_id\": \"'+message.tool_call_id+'\"}[/TOOL_RESULTS]'", "'[AVAILABLE_TOOLS]['", "'[TOOL_CALLS]['",
+    "'[TOOL_RESULTS]{\"content\": '+content|string+', '"};
 
 // Every expression of the template is one of `known` (each of `once` at most once), a
 // raise_exception(...) or one of Mistral's tool expressions.

@@ -11,7 +11,8 @@ written here: plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-
 Zephyr (zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; eos_token "</s>"), Gemma 3
 (gemma-3-1b-it's; bos_token "<bos>"), the [INST] family (Llama-2-chat's; Mistral Instruct's
 v0.1, v0.2 and v0.3, and Mixtral's) and Phi-3's and Phi-3.5's (eos_token "<|endoftext|>");
-Llama 3.1's and 3.2's, long, are kept in the folder as published (KEPT) and read from there.
+Llama 3.1's and 3.2's and Mistral Nemo's, long, are kept in the folder as published (KEPT) and
+read from there.
 A conversation a template raises on is left out, and so are the tool conversations for
 Zephyr and Phi-3, whose templates drop tool messages: Whittle refuses those,
 test_chat_template.cpp checks how.
@@ -186,7 +187,9 @@ MISTRAL_V03_TEMPLATE = """{%- if messages[0]["role"] == "system" %}
 # first system message trimmed, each content trimmed, a tool result an "ipython" turn of its
 # content as JSON; Meta-Llama-3.1-8B-Instruct's (Llama 3.3's too): the literal date, builtin
 # tools, and a comment with an apostrophe ("we're"), which a reader must not take for a literal.
-KEPT = ("llama3.1", "llama3.2")
+# Mistral-Nemo-Instruct-2407's (as llama.cpp keeps it): "[INST]" and "[/INST]" without spaces,
+# the system message in the last message, replies as Mixtral's, tool markers without spaces.
+KEPT = ("llama3.1", "llama3.2", "mistral-nemo")
 # The date transformers' strftime_now("%d %b %Y") is made to give, so the fixture is fixed.
 LLAMA32_TODAY = "06 Dec 2026"
 
@@ -278,7 +281,7 @@ WRITTEN = {
 SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama3.2": ("<|begin_of_text|>", "<|eot_id|>"),
            "llama3.1": ("<|begin_of_text|>", "<|eot_id|>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
            "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>"),
-           "mistral-v0.3-last-user": ("<s>", "</s>"),
+           "mistral-v0.3-last-user": ("<s>", "</s>"), "mistral-nemo": ("<s>", "</s>"),
            "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>")}
 
 CONVERSATIONS = [
