@@ -13,21 +13,6 @@
 
 namespace wt {
 
-// The first n rows (outermost dimension) of t.
-inline Tensor first_rows(Tensor t, int64_t n) {
-  t.ne[t.n_dims - 1] = n;
-  return t;
-}
-
-// Rows [i, i + n) of t (outermost dimension) as a view.
-inline Tensor rows_view(Tensor t, int64_t i, int64_t n) {
-  t.data = static_cast<char*>(t.data) + static_cast<size_t>(i) * t.nb[t.n_dims - 1];
-  t.ne[t.n_dims - 1] = n;
-  return t;
-}
-
-// Row i of t (outermost dimension) as a one-row view.
-inline Tensor row_view(Tensor t, int64_t i) { return rows_view(t, i, 1); }
 
 // [ne0 * ne1, ne2] view of a 3-D tensor (heads flattened into the row).
 inline Tensor flatten_heads(Tensor t) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 
 namespace wt {
 
@@ -194,10 +193,6 @@ bool writes_raw_text(const std::string& jinja) {
   const std::string j = unix_newlines(jinja);
   bool strip_after = false;  // the tag before ended with '-'
   bool after_block = false;  // the tag before was a block or comment tag not ended with '+'
-  const std::string c = compact_jinja(j);
-  for (const char* raw : {"{%raw", "{%-raw", "{%+raw"})  // a raw block writes its text, tags and all
-    for (size_t at = c.find(raw); at != std::string::npos; at = c.find(raw, at + 1))
-      if (at + std::strlen(raw) < c.size() && !word_char(c[at + std::strlen(raw)])) return true;
   for (size_t i = 0;;) {
     const size_t open = next_tag(j, i);
     const size_t end = open == std::string::npos ? j.size() : open;
@@ -221,6 +216,11 @@ bool writes_raw_text(const std::string& jinja) {
     if (open == std::string::npos) return false;
     const size_t close = tag_close(j, open);
     if (close == std::string::npos) return true;
+    if (j[open + 1] == '%') {  // a raw block writes its text, tags and all
+      size_t k = open + 2;
+      while (k < close && (j[k] == '-' || j[k] == '+' || is_space(j[k]))) ++k;
+      if (j.compare(k, 3, "raw") == 0 && (k + 3 >= close || !word_char(j[k + 3]))) return true;
+    }
     strip_after = close > open + 2 && j[close - 1] == '-';
     after_block = j[open + 1] != '{' && !(close > open + 2 && j[close - 1] == '+');  // "+%}" keeps the newline
     i = close + 2;

@@ -17,11 +17,11 @@ namespace {
 
 Status model_error(wt_status code, const std::string& message) { return error(code, "model: " + message); }
 
-// Rows [row0, row0 + rows) of a matrix (rows are outputs, each whole blocks): a view.
+// Rows [row0, row0 + rows) of a fused matrix (rows are outputs, each whole blocks) as a
+// matrix of its own: rows_view, and the strides past its rows those of its own size, as a
+// bound tensor's are.
 Tensor row_slice(const Tensor& t, int64_t row0, int64_t rows) {
-  Tensor v = t;
-  v.data = static_cast<char*>(t.data) + static_cast<size_t>(row0) * t.nb[1];
-  v.ne[1] = rows;
+  Tensor v = rows_view(t, row0, rows);
   for (int i = 2; i < 4; ++i) v.nb[i] = t.nb[1] * static_cast<size_t>(rows);
   return v;
 }
