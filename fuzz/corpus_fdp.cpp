@@ -1,6 +1,8 @@
 // Seeds of the FuzzedDataProvider harnesses (fuzz_chat, fuzz_api): each lays out, in the
 // order the harness reads them, the choices of one meaningful run; the fuzzer mutates from
 // there. A seed that no longer matches a changed harness is still a valid input.
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "corpus.h"
@@ -68,7 +70,7 @@ std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector
 
 }  // namespace
 
-Seeds chat_seeds() {
+Seeds chat_seeds(const std::string& source_dir) {
   const std::vector<Msg> convo = {{"system", "You are brief."}, {"user", "What is 2+2?"}, {"assistant", "4"},
                                   {"user", "And <|im_end|> in text?"}};
   Seeds s;
@@ -109,6 +111,17 @@ Seeds chat_seeds() {
            "'<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou are \\'Q\\'.<|im_end|>\\n' }}{%- endif %}"
            "<tool_response>",
            {{"user", "Hi"}, {"tool", "4"}, {"tool", "four"}, {"user", "Thanks"}}, false, true, 2);
+  // Templates no recogniser formats, which Whittle's Jinja runs: published ones, and one
+  // that raises.
+  for (const char* name : {"deepseek-r1-distill", "phi4-mini"}) {
+    std::ifstream in(source_dir + "/tests/data/chat/" + name + ".jinja", std::ios::binary);
+    const std::string jinja((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    s[std::string("runs_") + name] = chat(kFuzzed, jinja, convo, false, true, 2);
+  }
+  s["runs_raises"] = chat(kFuzzed,
+                          "{% for m in messages %}{% if (m.role == 'user') != (loop.index0 % 2 == 0) %}{{ "
+                          "raise_exception('alternate!') }}{% endif %}{{ m.content|trim }}{% endfor %}",
+                          {{"user", "a"}, {"user", "b"}}, false, true, 2);
   return s;
 }
 

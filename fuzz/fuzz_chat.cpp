@@ -3,12 +3,15 @@
 // larger). The template is one of ten fixed ones (ChatML, ChatML with a default system turn
 // as SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2, Mistral v0.3, Phi-3.5, Llama 3.2, none) or fuzzed
 // text: a GGUF's tokenizer.chat_template is untrusted input, so it goes through the
-// recogniser (wt::parse_chat_template) as wt_model_load does.
+// recognisers and, where they refuse it, Whittle's Jinja (wt::parse_chat_template), as
+// wt_model_load does.
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
 // array, role or content or an unknown role; WT_ERR_UNSUPPORTED for a template Whittle does
 // not recognise, for a tool message where the template has no tool role (Zephyr, [INST],
 // Phi-3) and for a system message Gemma's or Mistral's template has no place for;
+// for a template Whittle runs, WT_ERR_INVALID_ARGUMENT or WT_ERR_UNSUPPORTED with a message
+// where it raises or fails (its limits on steps and size included), else the text;
 // WT_ERR_INVALID_ARGUMENT for Gemma's and [INST] roles out of turn and an empty [INST] or
 // Llama 3.2 conversation; otherwise WT_OK or WT_ERR_BUFFER_TOO_SMALL with the needed length, which
 // then suffices), the text is NUL-terminated at the reported length, and every message's
@@ -114,7 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (which < kNumTemplates) {
     model = g_models[which];
   } else {
-    const std::string jinja = fdp.ConsumeRandomLengthString(512);
+    const std::string jinja = fdp.ConsumeRandomLengthString(4096);
     g_scratch->chat = wt::ChatTemplate{};
     g_scratch->chat_status = wt::parse_chat_template(jinja, "<s>", "</s>", &g_scratch->chat);
     expect_status(g_scratch->chat_status.code(), {WT_OK, WT_ERR_UNSUPPORTED}, "wt::parse_chat_template");
@@ -159,6 +162,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (bad_message) {
     expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with a NULL or unknown role or content");
+    return 0;
+  }
+  // A template Whittle runs (jinja.h) may raise (INVALID_ARGUMENT) or fail on this
+  // conversation (UNSUPPORTED), saying why; what it writes is its own.
+  const bool runs_jinja = model->chat.format == wt::ChatFormat::jinja;
+  if (runs_jinja && st != WT_ERR_BUFFER_TOO_SMALL) {
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT, WT_ERR_UNSUPPORTED}, "wt_chat_apply with a template Whittle runs");
+    if (std::strlen(wt_last_error()) == 0) fail("a template that failed to run without saying why");
     return 0;
   }
   bool has_tool = false;
@@ -218,6 +229,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (buf[len] != '\0') fail("wt_chat_apply: no NUL at the reported length %zu", len);
   // A fuzzed template's default system text may hold a NUL of its own; the fixed ones do not.
   if (!fuzzed_template && std::strlen(buf.get()) != len) fail("wt_chat_apply: a NUL inside the text");
+  if (runs_jinja) return 0;  // the template's text: nothing to find in it but what it wrote
 
   // Each message as its template shows it, in order: role then content; Llama 3 trims the
   // content (jinja_trim; its own test compares it with jinja2's); a ChatML template that knows <tool_response> (Qwen2.5) shows

@@ -3,6 +3,7 @@
 // (chat_llama3.cpp). Internal to runtime/model/: chat_template.cpp dispatches to them.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,13 @@ Status parse_llama31(const std::string& jinja, ChatTemplate* out);
 // local date now).
 Status apply_llama31(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
                      const std::string* today, std::string* out);
+
+// Any other template, run (chat_jinja.cpp, jinja.h): WT_ERR_UNSUPPORTED where it uses what
+// Whittle's Jinja lacks.
+Status compile_chat_jinja(const std::string& jinja, std::shared_ptr<const JinjaProgram>* out);
+// Messages are dicts of role and content; the template's raise_exception is
+// WT_ERR_INVALID_ARGUMENT; today as for apply_llama31, for strftime_now in any format.
+Status apply_chat_jinja(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
+                        const std::string* today, std::string* out);
 
 }  // namespace wt

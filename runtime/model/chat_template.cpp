@@ -44,9 +44,10 @@ bool expressions_within(const std::vector<std::string>& ex, const std::vector<st
   return true;
 }
 
-Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
-                           ChatTemplate* out) {
+Status recognise_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
+                               ChatTemplate* out) {
   if (jinja.empty()) return error(WT_ERR_UNSUPPORTED, "the model has no chat template (tokenizer.chat_template)");
+  out->program.reset();
   out->eos_token = eos_token;
   out->bos_token = bos_token;
   out->system_prefix = false;
@@ -132,6 +133,19 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
                                    "begins: " + jinja.substr(0, 80));
 }
 
+Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
+                           ChatTemplate* out) {
+  if (jinja.empty()) return error(WT_ERR_UNSUPPORTED, "the model has no chat template (tokenizer.chat_template)");
+  const Status native = recognise_chat_template(jinja, bos_token, eos_token, out);
+  if (native) return native;
+  const Status run = compile_chat_jinja(jinja, &out->program);
+  if (!run) return error(WT_ERR_UNSUPPORTED, native.message() + "; and it cannot be run: " + run.message());
+  out->format = ChatFormat::jinja;
+  out->eos_token = eos_token;
+  out->bos_token = bos_token;
+  return Status::ok();
+}
+
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
                            std::string* out, const std::string* today) {
   std::string s;
@@ -202,6 +216,9 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
         s += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
       }
       s += add_assistant ? "<|assistant|>\n" : tmpl.eos_token;
+      break;
+    case ChatFormat::jinja:
+      WT_TRY(apply_chat_jinja(tmpl, messages, add_assistant, today, &s));
       break;
   }
   *out = std::move(s);

@@ -1,8 +1,10 @@
-// Chat formatting for the templates Whittle recognises in tokenizer.chat_template. GGUF
-// templates are Jinja; rather than run Jinja, we recognise the families we support and
-// format them natively. Anything else is reported as unsupported, never guessed.
+// Chat formatting by tokenizer.chat_template. GGUF templates are Jinja: the families people
+// run most (ChatML, Llama 2/3, Mistral, Gemma, Zephyr, Phi-3) are recognised and formatted
+// natively, checked against jinja2; any other template is run by Whittle's own Jinja
+// (jinja.h), or refused as unsupported, naming why, never guessed.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,7 +13,9 @@
 
 namespace wt {
 
-enum class ChatFormat { chatml, llama3, zephyr, gemma, inst, phi3 };
+enum class ChatFormat { chatml, llama3, zephyr, gemma, inst, phi3, jinja };
+
+struct JinjaProgram;  // jinja_parse.h
 
 // [INST] templates: Llama 2 chat and Mistral Instruct v0.1-v0.3 (Mixtral's too). A user turn
 // is open + content + close and a reply is reply_open + content + reply_close + eos_token +
@@ -59,14 +63,22 @@ struct ChatTemplate {
   bool llama3_system_block = false;
   bool date_from_clock = false;
   std::string date;
+  // ChatFormat::jinja: the template itself, run for every conversation.
+  std::shared_ptr<const JinjaProgram> program;
 };
 
-// Recognises a GGUF chat template; bos_token and eos_token are the texts of the model's BOS
-// and EOS tokens (what the template's `bos_token` and `eos_token` render as; "" where it has
-// none). WT_ERR_UNSUPPORTED (naming what was found) otherwise, and for a Zephyr, [INST] or
-// Phi-3 template when the model has no EOS token.
+// Reads a GGUF chat template: a family recognise_chat_template formats natively, else the
+// template itself, run (ChatFormat::jinja, jinja.h). bos_token and eos_token are the texts
+// of the model's BOS and EOS tokens (what the template's `bos_token` and `eos_token` render
+// as; "" where it has none). WT_ERR_UNSUPPORTED, naming why, for a template neither can
+// format: one that uses what Whittle's Jinja lacks, or none.
 Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
                            ChatTemplate* out);
+
+// The families formatted natively: WT_ERR_UNSUPPORTED (naming what was found) for any other
+// template, and for a Zephyr, [INST] or Phi-3 template when the model has no EOS token.
+Status recognise_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
+                               ChatTemplate* out);
 
 // WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and tool; for Gemma,
 // a user message at an odd place or another role at an even one, counting after an

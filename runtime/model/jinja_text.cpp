@@ -7,10 +7,9 @@ namespace wt {
 
 namespace {
 
-// The length of the whitespace character (Python's str.isspace, which Jinja's trim strips)
-// that starts at s[i], else 0: ASCII 9-13 and 28-32, and in UTF-8 U+0085, U+00A0, U+1680,
-// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
-size_t space_at(const std::string& s, size_t i) {
+}  // namespace
+
+size_t jinja_space_at(const std::string& s, size_t i) {
   const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
   const unsigned c = b(0), c1 = b(1), c2 = b(2);  // 0 past the end: no character matches it
   if ((c >= 9 && c <= 13) || (c >= 28 && c <= 32)) return 1;
@@ -21,6 +20,8 @@ size_t space_at(const std::string& s, size_t i) {
   if (c == 0xE3 && c1 == 0x80 && c2 == 0x80) return 3;
   return 0;
 }
+
+namespace {
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -49,23 +50,6 @@ size_t next_tag(const std::string& j, size_t from) {
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// The template as Jinja's lexer reads it: "\r\n" and "\r" as "\n" (its newline_sequence),
-// in literals too.
-std::string unix_newlines(const std::string& j) {
-  if (j.find('\r') == std::string::npos) return j;
-  std::string out;
-  out.reserve(j.size());
-  for (size_t i = 0; i < j.size(); ++i) {
-    if (j[i] != '\r') {
-      out += j[i];
-      continue;
-    }
-    out += '\n';
-    if (i + 1 < j.size() && j[i + 1] == '\n') ++i;
-  }
-  return out;
-}
 
 // The literal j[quote, end) spelled one way whatever way the template spells it: its value's
 // newlines, tabs, returns and backslashes as escapes, in single quotes unless the value holds
@@ -114,6 +98,21 @@ void compact_tag(const std::string& j, size_t begin, size_t end, std::string* ou
 }
 
 }  // namespace
+
+std::string unix_newlines(const std::string& j) {
+  if (j.find('\r') == std::string::npos) return j;
+  std::string out;
+  out.reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (j[i] != '\r') {
+      out += j[i];
+      continue;
+    }
+    out += '\n';
+    if (i + 1 < j.size() && j[i + 1] == '\n') ++i;
+  }
+  return out;
+}
 
 bool jinja_literal(const std::string& jinja, size_t quote, std::string* out) {
   const char q = jinja[quote];
@@ -254,12 +253,12 @@ std::string json_string(const std::string& s) {
 
 std::string jinja_trim(const std::string& s) {
   size_t begin = 0, end = s.size();
-  for (size_t n; begin < end && (n = space_at(s, begin)) > 0;) begin += n;
+  for (size_t n; begin < end && (n = jinja_space_at(s, begin)) > 0;) begin += n;
   // From the end: the character that ends there starts at most 3 bytes before.
   for (bool more = true; more && end > begin;) {
     more = false;
     for (size_t len = 1; len <= 3 && len <= end - begin; ++len)
-      if (space_at(s, end - len) == len) {
+      if (jinja_space_at(s, end - len) == len) {
         end -= len;
         more = true;
         break;

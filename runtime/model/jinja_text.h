@@ -11,6 +11,10 @@
 
 namespace wt {
 
+// The template as Jinja's lexer reads it: "\r\n" and "\r" as "\n" (its newline_sequence),
+// in literals too.
+std::string unix_newlines(const std::string& jinja);
+
 // The text of the Jinja string literal whose opening quote is jinja[quote], up to its closing
 // quote, with the escapes \n \t \r \\ \' \" resolved. False: no closing quote, or another
 // escape (\u, \x, octal, ...: Python's, which this does not resolve; no text rather than a
@@ -53,5 +57,10 @@ std::string json_string(const std::string& s);
 // Jinja's `trim` filter (Python's str.strip): whitespace as str.isspace has it, ASCII and the
 // Unicode spaces, from both ends of UTF-8 text. Llama 3's template trims every content.
 std::string jinja_trim(const std::string& s);
+
+// The length of the whitespace character (Python's str.isspace, which `trim` strips) that
+// starts at s[i], else 0: ASCII 9-13 and 28-32, and in UTF-8 U+0085, U+00A0, U+1680,
+// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+size_t jinja_space_at(const std::string& s, size_t i);
 
 }  // namespace wt

@@ -7,26 +7,18 @@
 #include <doctest/doctest.h>
 
 #include <cctype>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runtime/model/chat_template.h"
+#include "support/chat_fixture.h"
 
 namespace {
 
-const std::string kDir = std::string(WT_TEST_DATA_DIR) + "/chat/";
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+const std::string& kDir = wt::test::kChatDir;
+using wt::test::read_text;
 
 // Replaces the first `from` of a template by `to` (which must be there) and expects the
 // recogniser to refuse the result with a message naming `family`.
@@ -38,7 +30,7 @@ void expect_refused_with(const std::string& jinja, const std::string& from, cons
   changed.replace(pos, from.size(), to);
   CAPTURE(to);
   wt::ChatTemplate t;
-  const wt::Status st = wt::parse_chat_template(changed, bos, eos, &t);
+  const wt::Status st = wt::recognise_chat_template(changed, bos, eos, &t);
   CHECK(st.code() == WT_ERR_UNSUPPORTED);
   CHECK(st.message().find(family) != std::string::npos);
 }
@@ -53,7 +45,7 @@ TEST_CASE("chat template: every case renders as Jinja renders the model's templa
     const std::string name = c.at("template").get<std::string>();
     CAPTURE(name);
     wt::ChatTemplate tmpl;
-    const wt::Status parsed = wt::parse_chat_template(read_text(kDir + name + ".jinja"),
+    const wt::Status parsed = wt::recognise_chat_template(read_text(kDir + name + ".jinja"),
                                                       c.at("bos_token").get<std::string>(),
                                                       c.at("eos_token").get<std::string>(), &tmpl);
     REQUIRE_MESSAGE(parsed.is_ok(), parsed.message());
@@ -75,36 +67,36 @@ TEST_CASE("chat template: every case renders as Jinja renders the model's templa
 TEST_CASE("chat template: the default system turn is a whole literal, in either newline spelling") {
   wt::ChatTemplate t;
   // Qwen2.5's spelling: Jinja's escape \n inside the literal, the default in an else branch.
-  REQUIRE(wt::parse_chat_template("{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + "
+  REQUIRE(wt::recognise_chat_template("{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + "
                                   "messages[0]['content'] + '<|im_end|>\\n' }}{%- else %}{{- "
                                   "'<|im_start|>system\\nBe \\'kind\\'.<|im_end|>\\n' }}{%- endif %}", "", "", &t)
               .is_ok());
   CHECK(t.default_system == "Be 'kind'.");
   // A system turn made of a literal and a variable has no fixed default.
-  REQUIRE(wt::parse_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\n' + "
+  REQUIRE(wt::recognise_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\n' + "
                                   "default_prompt + '<|im_end|>\\n' }}{% endif %}", "", "", &t)
               .is_ok());
   CHECK(t.default_system.empty());
   // No test of the first message's role: no default either, even with a whole literal.
-  REQUIRE(wt::parse_chat_template("{{ '<|im_start|>system\\nAlways.<|im_end|>\\n' }}", "", "", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template("{{ '<|im_start|>system\\nAlways.<|im_end|>\\n' }}", "", "", &t).is_ok());
   CHECK(t.default_system.empty());
   // An escape the reader does not resolve (\u2019 here) leaves no default, not a wrong one.
-  REQUIRE(wt::parse_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nIt\\u2019s "
+  REQUIRE(wt::recognise_chat_template("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nIt\\u2019s "
                                   "me.<|im_end|>\\n' }}{% endif %}", "", "", &t)
               .is_ok());
   CHECK(t.default_system.empty());
   // An unterminated literal is no default (and no crash).
-  REQUIRE(wt::parse_chat_template("{% if x != 'system' %}{{ '<|im_start|>system\\nopen", "", "", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template("{% if x != 'system' %}{{ '<|im_start|>system\\nopen", "", "", &t).is_ok());
   CHECK(t.default_system.empty());
 }
 
 TEST_CASE("chat template: Zephyr needs the EOS text and has no tool role") {
   const std::string zephyr = read_text(kDir + "zephyr.jinja");
   wt::ChatTemplate t;
-  const wt::Status no_eos = wt::parse_chat_template(zephyr, "", "", &t);
+  const wt::Status no_eos = wt::recognise_chat_template(zephyr, "", "", &t);
   CHECK(no_eos.code() == WT_ERR_UNSUPPORTED);
   CHECK(no_eos.message().find("eos_token") != std::string::npos);
-  REQUIRE(wt::parse_chat_template(zephyr, "<s>", "</s>", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template(zephyr, "<s>", "</s>", &t).is_ok());
   CHECK(t.format == wt::ChatFormat::zephyr);
   std::string text;
   const wt::Status tool = wt::apply_chat_template(t, {{"user", "Hi"}, {"tool", "4"}}, true, &text);
@@ -113,7 +105,7 @@ TEST_CASE("chat template: Zephyr needs the EOS text and has no tool role") {
   REQUIRE(wt::apply_chat_template(t, {}, true, &text).is_ok());
   CHECK(text.empty());  // the generation prompt is written inside the template's loop
   // Phi-3's template uses the same role tags but ends turns with <|end|>: not Zephyr.
-  CHECK(wt::parse_chat_template("{{ '<|user|>\\n' + message['content'] + '<|end|>' }}<|assistant|>{{ eos_token }}",
+  CHECK(wt::recognise_chat_template("{{ '<|user|>\\n' + message['content'] + '<|end|>' }}<|assistant|>{{ eos_token }}",
                                 "<s>", "</s>", &t)
             .code() == WT_ERR_UNSUPPORTED);
 }
@@ -121,7 +113,7 @@ TEST_CASE("chat template: Zephyr needs the EOS text and has no tool role") {
 TEST_CASE("chat template: Gemma refuses what its template raises on, and reads its system separator") {
   const std::string gemma3 = read_text(kDir + "gemma3.jinja");
   wt::ChatTemplate t;
-  REQUIRE(wt::parse_chat_template(gemma3, "<bos>", "<eos>", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template(gemma3, "<bos>", "<eos>", &t).is_ok());
   CHECK(t.format == wt::ChatFormat::gemma);
   CHECK(t.system_prefix);
   CHECK(t.system_sep == "\n\n");
@@ -142,10 +134,10 @@ TEST_CASE("chat template: Gemma refuses what its template raises on, and reads i
   const size_t at = one_newline.find("+ '\\n\\n'");
   REQUIRE(at != std::string::npos);
   one_newline.replace(at, 9, "+ '\\n'");
-  REQUIRE(wt::parse_chat_template(one_newline, "<bos>", "<eos>", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template(one_newline, "<bos>", "<eos>", &t).is_ok());
   CHECK(t.system_sep == "\n");
   // Gemma 1 and 2 have no system role (their templates raise on one).
-  REQUIRE(wt::parse_chat_template("{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role "
+  REQUIRE(wt::recognise_chat_template("{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role "
                                   "not supported') }}{% endif %}{{ '<start_of_turn>' + role + '\\n' }}",
                                   "<bos>", "<eos>", &t)
               .is_ok());
@@ -158,7 +150,7 @@ TEST_CASE("chat template: Gemma refuses what its template raises on, and reads i
 TEST_CASE("chat template: [INST] templates are read expression by expression, and refuse what they raise on") {
   wt::ChatTemplate t;
   const auto parse = [&](const std::string& name) {
-    return wt::parse_chat_template(read_text(kDir + name + ".jinja"), "<s>", "</s>", &t);
+    return wt::recognise_chat_template(read_text(kDir + name + ".jinja"), "<s>", "</s>", &t);
   };
   REQUIRE(parse("llama2").is_ok());
   CHECK(t.format == wt::ChatFormat::inst);
@@ -193,7 +185,7 @@ TEST_CASE("chat template: [INST] templates are read expression by expression, an
   CHECK(wt::apply_chat_template(t, {{"system", "s"}, {"user", "q"}}, true, &text).code() == WT_ERR_UNSUPPORTED);
   // Needs the EOS text; a spelling of a turn Whittle does not know is refused, not guessed.
   CHECK(parse("mixtral").is_ok());
-  CHECK(wt::parse_chat_template(read_text(kDir + "mixtral.jinja"), "<s>", "", &t).code() == WT_ERR_UNSUPPORTED);
+  CHECK(wt::recognise_chat_template(read_text(kDir + "mixtral.jinja"), "<s>", "", &t).code() == WT_ERR_UNSUPPORTED);
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
            {"' [/INST]'", "'  [/INST]'"},                              // the user turn
            {"eos_token}}", "eos_token + '\\n'}}"},                     // the reply
@@ -208,7 +200,7 @@ TEST_CASE("chat template: [INST] templates are read expression by expression, an
   const size_t else_at = with_default.find("{% else %}{% set loop_messages = messages %}");
   REQUIRE(else_at != std::string::npos);
   with_default.insert(else_at, "{% elif true %}{% set loop_messages = messages %}{% set system_message = 'Be safe.' %}");
-  CHECK(wt::parse_chat_template(with_default, "<s>", "</s>", &t).code() == WT_ERR_UNSUPPORTED);
+  CHECK(wt::recognise_chat_template(with_default, "<s>", "</s>", &t).code() == WT_ERR_UNSUPPORTED);
 }
 
 TEST_CASE("chat template: writes_raw_text as transformers' Jinja renders (trim_blocks, lstrip_blocks, '-')") {
@@ -261,18 +253,18 @@ TEST_CASE("chat template: writes_raw_text agrees with Jinja on generated templat
 TEST_CASE("chat template: Phi-3 needs its three turn expressions and the EOS text, and has no tool role") {
   const std::string phi3 = read_text(kDir + "phi3.jinja");
   wt::ChatTemplate t;
-  REQUIRE(wt::parse_chat_template(phi3, "<s>", "<|endoftext|>", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template(phi3, "<s>", "<|endoftext|>", &t).is_ok());
   CHECK(t.format == wt::ChatFormat::phi3);
   CHECK_FALSE(t.skip_empty_system);
-  REQUIRE(wt::parse_chat_template(read_text(kDir + "phi3.5.jinja"), "<s>", "<|endoftext|>", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template(read_text(kDir + "phi3.5.jinja"), "<s>", "<|endoftext|>", &t).is_ok());
   CHECK(t.skip_empty_system);
   std::string text;
   CHECK(wt::apply_chat_template(t, {{"user", "Hi"}, {"tool", "4"}}, true, &text).code() == WT_ERR_UNSUPPORTED);
-  CHECK(wt::parse_chat_template(phi3, "<s>", "", &t).code() == WT_ERR_UNSUPPORTED);
+  CHECK(wt::recognise_chat_template(phi3, "<s>", "", &t).code() == WT_ERR_UNSUPPORTED);
   // Phi-4-mini's spelling (no newline after the tag) is not Phi-3's: refused, not guessed.
   std::string phi4 = phi3;
   for (size_t at; (at = phi4.find("|>\\n'")) != std::string::npos;) phi4.replace(at, 5, "|>'");
-  const wt::Status st = wt::parse_chat_template(phi4, "<s>", "<|endoftext|>", &t);
+  const wt::Status st = wt::recognise_chat_template(phi4, "<s>", "<|endoftext|>", &t);
   CHECK(st.code() == WT_ERR_UNSUPPORTED);
   CHECK(st.message().find("Phi-3") != std::string::npos);
   // An expression more, or raw text (past the newline after the last block tag, which
@@ -280,14 +272,14 @@ TEST_CASE("chat template: Phi-3 needs its three turn expressions and the EOS tex
   // what Whittle writes: refused.
   for (const std::string& extra : {std::string("{{ eos_token }}"), std::string("{{ '\\n' }}"), std::string("\n\n\n")}) {
     CAPTURE(extra);
-    CHECK(wt::parse_chat_template(phi3 + extra, "<s>", "<|endoftext|>", &t).code() == WT_ERR_UNSUPPORTED);
+    CHECK(wt::recognise_chat_template(phi3 + extra, "<s>", "<|endoftext|>", &t).code() == WT_ERR_UNSUPPORTED);
   }
 }
 
 TEST_CASE("chat template: Llama 3.1-3.3's system block, its date, and what it refuses") {
   const std::string llama32 = read_text(kDir + "llama3.2.jinja");
   wt::ChatTemplate t;
-  REQUIRE(wt::parse_chat_template(llama32, "<|begin_of_text|>", "<|eot_id|>", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template(llama32, "<|begin_of_text|>", "<|eot_id|>", &t).is_ok());
   CHECK(t.format == wt::ChatFormat::llama3);
   CHECK(t.llama3_system_block);
   CHECK(t.date_from_clock);
@@ -305,7 +297,7 @@ TEST_CASE("chat template: Llama 3.1-3.3's system block, its date, and what it re
   CHECK(text.compare(at + 23, 2, "\n\n") == 0);
   CHECK(wt::apply_chat_template(t, {}, true, &text).code() == WT_ERR_INVALID_ARGUMENT);  // Jinja raises on none
   // Llama 3 (3.0) has no block: its template is read as before.
-  REQUIRE(wt::parse_chat_template(read_text(kDir + "llama3.jinja"), "<|begin_of_text|>", "", &t).is_ok());
+  REQUIRE(wt::recognise_chat_template(read_text(kDir + "llama3.jinja"), "<|begin_of_text|>", "", &t).is_ok());
   CHECK_FALSE(t.llama3_system_block);
   // An expression more, another date, text of its own: refused, naming it.
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
