@@ -17,7 +17,7 @@ namespace wt {
 
 struct JinjaLimits {
   size_t max_output_bytes = size_t{8} << 20;
-  uint64_t max_steps = 20'000'000;  // expressions evaluated and nodes run
+  uint64_t max_steps = 10'000'000;  // nodes run, expressions evaluated, 16 bytes copied
   int max_call_depth = 16;          // macros calling macros
 };
 

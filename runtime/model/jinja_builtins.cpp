@@ -49,6 +49,12 @@ Status items_of(const JinjaValue& x, JinjaList* out) {
   }
 }
 
+// What finding a needle in a haystack may cost (std::string::find is quadratic at worst),
+// in the renderer's steps of 16 bytes.
+uint64_t search_cost(size_t haystack, size_t needle) {
+  return (haystack / JinjaValue::kStringCostBytes + 1) * (needle / JinjaValue::kStringCostBytes + 1);
+}
+
 // The attribute or item `name` ("a.b" walks) of a value, as jinja2's attribute filters read it.
 JinjaValue attribute(const JinjaValue& x, const std::string& name) {
   JinjaValue v = x;
@@ -111,7 +117,7 @@ Status replace(const std::string& s, const std::string& from, const std::string&
   return Status::ok();
 }
 
-Status split(const std::string& s, const JinjaValue* sep, int64_t maxsplit, JinjaValue* out) {
+Status split(const std::string& s, const JinjaValue* sep, int64_t maxsplit, const JinjaArgs& args, JinjaValue* out) {
   JinjaList parts;
   if (!sep || sep->kind == Kind::none) {  // runs of whitespace, no empty parts
     for (size_t i = 0, n;;) {
@@ -130,6 +136,7 @@ Status split(const std::string& s, const JinjaValue* sep, int64_t maxsplit, Jinj
   } else {
     if (sep->kind != Kind::string) return jinja_error("split's separator is not a string");
     if (sep->s.empty()) return jinja_error("split with an empty separator");
+    WT_TRY(args.charge(search_cost(s.size(), sep->s.size())));
     size_t i = 0;
     for (;;) {
       const size_t hit = maxsplit >= 0 && static_cast<int64_t>(parts.size()) == maxsplit ? std::string::npos : s.find(sep->s, i);
@@ -201,23 +208,36 @@ Status select(const JinjaValue& x, const JinjaArgs& args, bool by_attr, bool kee
   return Status::ok();
 }
 
-Status sort(const JinjaValue& x, const JinjaArgs& args, JinjaValue* out) {
+// jinja2's sort and unique compare by a key: the item or its attribute, a string in lower
+// case unless case_sensitive.
+JinjaValue sort_key(const JinjaValue& v, const JinjaValue* attr, bool case_sensitive) {
+  JinjaValue k = attr && attr->kind == Kind::string ? attribute(v, attr->s) : v;
+  if (k.kind == Kind::string && !case_sensitive) k.s = ascii_case(k.s, false);
+  return k;
+}
+
+Status sort(const JinjaValue& x, const JinjaArgs& args, JinjaValue* out) {  // sort(reverse, case_sensitive, attribute)
   JinjaList items;
   WT_TRY(items_of(x, &items));
   const JinjaValue* rev = args.get(0, "reverse");
+  const JinjaValue* cs = args.get(1, "case_sensitive");
   const JinjaValue* attr = args.get(2, "attribute");
-  const auto key = [&](const JinjaValue& v) { return attr && attr->kind == Kind::string ? attribute(v, attr->s) : v; };
+  const bool reverse = rev && jinja_truthy(*rev), case_sensitive = cs && jinja_truthy(*cs);
   WT_TRY(args.charge(20 * x.cost));  // n log n comparisons, each walking what it compares
+  std::vector<std::pair<JinjaValue, size_t>> keyed;
+  for (size_t k = 0; k < items.size(); ++k) keyed.emplace_back(sort_key(items[k], attr, case_sensitive), k);
   bool ok = true;
-  std::stable_sort(items.begin(), items.end(), [&](const JinjaValue& a, const JinjaValue& b) {
+  // Python's sorted(reverse=True): stable, equal keys keep their order.
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
     bool good = true;
-    const bool less = jinja_less(key(a), key(b), &good);
+    const bool less = reverse ? jinja_less(b.first, a.first, &good) : jinja_less(a.first, b.first, &good);
     ok = ok && good;
     return less;
   });
   if (!ok) return jinja_error("sort of values that do not compare");
-  if (rev && jinja_truthy(*rev)) std::reverse(items.begin(), items.end());
-  *out = JinjaValue::of_list(std::move(items));
+  JinjaList sorted;
+  for (const auto& kv : keyed) sorted.push_back(items[kv.second]);
+  *out = JinjaValue::of_list(std::move(sorted));
   return Status::ok();
 }
 
@@ -275,19 +295,28 @@ Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArg
     *out = use ? (fallback ? *fallback : JinjaValue::string("")) : x;
   } else if (name == "trim") {
     WT_TRY(need_string());
+    if (const JinjaValue* chars = args.get(0, "chars"); chars && chars->kind == Kind::string)
+      WT_TRY(args.charge(search_cost(x.s.size(), chars->s.size())));
     *out = JinjaValue::string(strip(x.s, args.get(0, "chars"), true, true));
   } else if (name == "lower" || name == "upper") {
     *out = JinjaValue::string(ascii_case(jinja_str(x), name == "upper"));
-  } else if (name == "capitalize" || name == "title") {
-    std::string s = ascii_case(jinja_str(x), false);
+  } else if (name == "capitalize") {
+    std::string t = ascii_case(jinja_str(x), false);
+    if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
+    *out = JinjaValue::string(std::move(t));
+  } else if (name == "title") {  // jinja2's: a word starts after a space, '-', '(', '{', '[' or '<'
+    std::string t = jinja_str(x);
     bool start = true;
-    for (char& c : s) {
-      const bool alpha = std::isalpha(static_cast<unsigned char>(c)) != 0;
-      if (alpha && start) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      if (name == "capitalize") start = false;
-      else start = !alpha && !std::isdigit(static_cast<unsigned char>(c)) && c != '\'';
+    for (char& c : t) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      if (std::isspace(u) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<') {
+        start = true;
+        continue;
+      }
+      c = static_cast<char>(start ? std::toupper(u) : std::tolower(u));
+      start = false;
     }
-    *out = JinjaValue::string(std::move(s));
+    *out = JinjaValue::string(std::move(t));
   } else if (name == "replace") {
     const JinjaValue* from = args.get(0, "old");
     const JinjaValue* to = args.get(1, "new");
@@ -295,18 +324,34 @@ Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArg
       return jinja_error("replace needs two strings");
     int64_t count = -1;
     WT_TRY(int_arg(args.get(2, "count"), -1, &count));
+    WT_TRY(args.charge(search_cost(jinja_str(x).size(), from->s.size())));
     std::string s;
     WT_TRY(replace(jinja_str(x), from->s, to->s, count, &s));
     *out = JinjaValue::string(std::move(s));
   } else if (name == "e" || name == "escape") {
     *out = JinjaValue::string(html_escape(jinja_str(x)));
-  } else if (name == "tojson") {
+  } else if (name == "tojson") {  // transformers': tojson(x, ensure_ascii, indent, separators, sort_keys)
+    JinjaJsonStyle st;
+    st.max_bytes = kJinjaMaxBytes;
+    const JinjaValue* ascii = args.get(0, "ensure_ascii");
+    const JinjaValue* seps = args.get(2, "separators");
+    const JinjaValue* sort_keys = args.get(3, "sort_keys");
     int64_t indent = -1;
-    WT_TRY(int_arg(args.get(0, "indent"), -1, &indent));
+    WT_TRY(int_arg(args.get(1, "indent"), -1, &indent));
     if (indent > 64) return jinja_error("tojson with an indent over 64");
+    const bool indented = args.get(1, "indent") && args.get(1, "indent")->kind != Kind::none;
+    st.indent = indented ? static_cast<int>(std::max<int64_t>(indent, 0)) : -1;  // Python: a negative indent is 0
+    if (indented) st.item_sep = ",";
+    if (seps && seps->kind != Kind::none) {
+      if (seps->kind != Kind::list || seps->list->size() != 2 || (*seps->list)[0].kind != Kind::string ||
+          (*seps->list)[1].kind != Kind::string)
+        return jinja_error("tojson's separators are not two strings");
+      st.item_sep = (*seps->list)[0].s, st.key_sep = (*seps->list)[1].s;
+    }
+    st.sort_keys = sort_keys && jinja_truthy(*sort_keys);
+    st.ensure_ascii = ascii && jinja_truthy(*ascii);
     std::string s;
-    if (!jinja_json(x, static_cast<int>(indent), &s)) return jinja_error("tojson of a value JSON cannot hold");
-    if (s.size() > kJinjaMaxBytes) return jinja_error("a string too long");
+    if (!jinja_json(x, st, &s)) return jinja_error("tojson of a value JSON cannot hold, or past 8 MiB");
     *out = JinjaValue::string(std::move(s));
   } else if (name == "int" || name == "float") {
     const JinjaValue* fallback = args.get(0, "default");
@@ -381,7 +426,9 @@ Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArg
       const JinjaValue* fallback = args.get(99, "default");
       for (const JinjaValue& item : items) {
         JinjaValue v = attribute(item, jinja_str(*attr));
-        mapped.push_back(v.kind == Kind::undefined && fallback ? *fallback : v);
+        if (v.kind == Kind::undefined && fallback) v = *fallback;
+        WT_TRY(args.charge(v.cost));  // a copy of it, before it is made
+        mapped.push_back(std::move(v));
       }
     } else {
       if (args.pos.empty() || args.pos[0].kind != Kind::string) return jinja_error("map needs a filter or an attribute");
@@ -397,13 +444,18 @@ Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArg
     *out = JinjaValue::of_list(std::move(mapped));
   } else if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {
     return select(x, args, name.size() > 6, name[0] == 's', out);
-  } else if (name == "unique") {
+  } else if (name == "unique") {  // unique(case_sensitive, attribute): the first of each key
     JinjaList items, kept;
+    std::vector<JinjaValue> keys;
     WT_TRY(items_of(x, &items));
+    const JinjaValue* cs = args.get(0, "case_sensitive");
+    const JinjaValue* attr = args.get(1, "attribute");
     for (const JinjaValue& item : items) {
-      WT_TRY(args.charge(1 + kept.size() * item.cost));  // compared with every item kept so far
-      if (std::none_of(kept.begin(), kept.end(), [&](const JinjaValue& k) { return jinja_equal(k, item); }))
-        kept.push_back(item);
+      WT_TRY(args.charge(1 + keys.size() * item.cost));  // compared with every key kept so far
+      JinjaValue key = sort_key(item, attr, cs && jinja_truthy(*cs));
+      if (std::any_of(keys.begin(), keys.end(), [&](const JinjaValue& k) { return jinja_equal(k, key); })) continue;
+      keys.push_back(std::move(key));
+      kept.push_back(item);
     }
     *out = JinjaValue::of_list(std::move(kept));
   } else if (name == "sort") {
@@ -462,6 +514,7 @@ Status jinja_test(const std::string& name, const JinjaValue& x, const JinjaArgs&
       *out = !jinja_equal(x, *other);
     } else if (name == "in") {
       if (other->kind == Kind::string && x.kind == Kind::string) {
+        WT_TRY(args.charge(search_cost(other->s.size(), x.s.size())));
         *out = other->s.find(x.s) != std::string::npos;
       } else if (other->kind == Kind::list) {
         *out = std::any_of(other->list->begin(), other->list->end(), [&](const JinjaValue& v) { return jinja_equal(v, x); });
@@ -515,11 +568,12 @@ Status jinja_method(const JinjaValue& self, const std::string& name, const Jinja
   const JinjaValue* a0 = args.get(0, "");
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     if (a0 && a0->kind != Kind::string && a0->kind != Kind::none) return jinja_error(name + "'s argument is not a string");
+    if (a0 && a0->kind == Kind::string) WT_TRY(args.charge(search_cost(s.size(), a0->s.size())));
     *out = JinjaValue::string(strip(s, a0, name[0] != 'r', name[0] != 'l'));
   } else if (name == "split") {
     int64_t maxsplit = -1;
     WT_TRY(int_arg(args.get(1, "maxsplit"), -1, &maxsplit));
-    return split(s, args.get(0, "sep"), maxsplit, out);
+    return split(s, args.get(0, "sep"), maxsplit, args, out);
   } else if (name == "startswith" || name == "endswith") {
     if (!a0) return jinja_error(name + " needs an argument");
     JinjaList options;
@@ -532,12 +586,23 @@ Status jinja_method(const JinjaValue& self, const std::string& name, const Jinja
                     s.compare(name[0] == 's' ? 0 : s.size() - o.s.size(), o.s.size(), o.s) == 0);
     }
     *out = JinjaValue::boolean(hit);
-  } else if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
+  } else if (name == "title") {  // Python's str.title: a letter after a non-letter starts a word
+    std::string t = s;
+    bool prev_letter = false;
+    for (char& c : t) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      const bool letter = std::isalpha(u) != 0;
+      if (letter) c = static_cast<char>(prev_letter ? std::tolower(u) : std::toupper(u));
+      prev_letter = letter;
+    }
+    *out = JinjaValue::string(std::move(t));
+  } else if (name == "upper" || name == "lower" || name == "capitalize") {
     return jinja_filter(name, self, JinjaArgs{}, out);
   } else if (name == "replace") {
     return jinja_filter("replace", self, args, out);
   } else if (name == "find" || name == "count") {
     if (!a0 || a0->kind != Kind::string) return jinja_error(name + " needs a string");
+    WT_TRY(args.charge(search_cost(s.size(), a0->s.size())));
     if (name == "find") {
       const size_t hit = s.find(a0->s);
       *out = JinjaValue::integer(hit == std::string::npos ? -1 : static_cast<int64_t>(utf8_length(s, hit)));

@@ -15,7 +15,9 @@ Status fail(size_t pos, const std::string& what) { return jinja_syntax_error(pos
 // ---------------------------------------------------------------------------------------
 // Parser: recursive descent, Jinja's precedence from the conditional expression down.
 
-constexpr int kMaxDepth = 100;  // nested expressions and blocks: a bound on the parser's stack
+// Nested expressions, blocks and chain links: a bound on the parser's stack, and on the
+// depth of the tree the renderer and the destructors recurse through.
+constexpr int kMaxDepth = 200;
 
 class Parser {
  public:
@@ -203,6 +205,14 @@ class Parser {
     return Status::ok();
   }
 
+  // A chain (a + b + c, x.a.b, x|f|g) nests one tree level per link, which evaluating and
+  // freeing it recurse through: each link counts toward the depth until the chain ends.
+  Status link(int* links) {
+    ++*links;
+    if (++depth_ > kMaxDepth) return fail(cur().pos, "an expression nested too deeply");
+    return Status::ok();
+  }
+
   JinjaExprPtr node(JinjaExpr::Op op, size_t pos) {
     auto e = std::make_unique<JinjaExpr>();
     e->op = op, e->pos = pos;
@@ -229,7 +239,9 @@ class Parser {
   Status expression(JinjaExprPtr* out, bool with_cond) {
     if (++depth_ > kMaxDepth) return fail(cur().pos, "an expression nested too deeply");
     WT_TRY(or_expr(out));
+    int links = 0;
     while (with_cond && is_name("if")) {
+      WT_TRY(link(&links));
       auto c = node(JinjaExpr::Op::cond, t_[k_++].pos);
       c->args.resize(3);
       WT_TRY(or_expr(&c->args[0]));
@@ -237,31 +249,37 @@ class Parser {
       if (accept_name("else")) WT_TRY(expression(&c->args[2], true));
       *out = std::move(c);
     }
-    --depth_;
+    depth_ -= links + 1;
     return Status::ok();
   }
 
   Status or_expr(JinjaExprPtr* out) {
     WT_TRY(and_expr(out));
+    int links = 0;
     while (is_name("or")) {
+      WT_TRY(link(&links));
       auto e = node(JinjaExpr::Op::or_, t_[k_++].pos);
       e->args.push_back(std::move(*out));
       e->args.emplace_back();
       WT_TRY(and_expr(&e->args.back()));
       *out = std::move(e);
     }
+    depth_ -= links;
     return Status::ok();
   }
 
   Status and_expr(JinjaExprPtr* out) {
     WT_TRY(not_expr(out));
+    int links = 0;
     while (is_name("and")) {
+      WT_TRY(link(&links));
       auto e = node(JinjaExpr::Op::and_, t_[k_++].pos);
       e->args.push_back(std::move(*out));
       e->args.emplace_back();
       WT_TRY(not_expr(&e->args.back()));
       *out = std::move(e);
     }
+    depth_ -= links;
     return Status::ok();
   }
 
@@ -308,11 +326,15 @@ class Parser {
   template <typename Next>
   Status binary(JinjaExprPtr* out, std::initializer_list<const char*> ops, Next next) {
     WT_TRY((this->*next)(out));
-    for (;;) {
+    for (int links = 0;;) {
       const char* found = nullptr;
       for (const char* op : ops)
         if (is_op(op)) found = op;
-      if (!found) return Status::ok();
+      if (!found) {
+        depth_ -= links;
+        return Status::ok();
+      }
+      WT_TRY(link(&links));
       auto e = node(JinjaExpr::Op::binary, t_[k_++].pos);
       e->name = found;
       e->args.push_back(std::move(*out));
@@ -421,8 +443,9 @@ class Parser {
   }
 
   Status postfix(JinjaExprPtr* out) {
-    for (;;) {
+    for (int links = 0;;) {
       const size_t pos = cur().pos;
+      if (is_op(".") || is_op("[") || is_op("(")) WT_TRY(link(&links));
       if (accept_op(".")) {
         auto e = node(JinjaExpr::Op::attr, pos);
         if (cur().t == Token::T::integer) {  // `x.0` is x[0] in Jinja
@@ -441,6 +464,7 @@ class Parser {
       } else if (is_op("(")) {
         WT_TRY(call(out));
       } else {
+        depth_ -= links;
         return Status::ok();
       }
     }
@@ -500,8 +524,9 @@ class Parser {
   }
 
   Status filters(JinjaExprPtr* out) {
-    for (;;) {
+    for (int links = 0;;) {
       const size_t pos = cur().pos;
+      if (is_op("|") || is_name("is") || is_op("(")) WT_TRY(link(&links));
       if (accept_op("|")) {
         auto e = node(JinjaExpr::Op::filter, pos);
         WT_TRY(dotted_name(&e->name));
@@ -529,6 +554,7 @@ class Parser {
       } else if (is_op("(")) {
         WT_TRY(call(out));
       } else {
+        depth_ -= links;
         return Status::ok();
       }
     }

@@ -16,7 +16,10 @@ enum class Flow { normal, break_, continue_ };
 
 constexpr uint32_t kMaxNesting = 64;
 constexpr size_t kMaxItems = kJinjaMaxItems;
-constexpr uint64_t kMaxCost = 4'000'000;  // JinjaValue::cost of any one value
+constexpr uint64_t kMaxCost = 1'000'000;  // JinjaValue::cost of any one value (16 MiB of strings)
+// eval and exec frames on the stack at once, macros included: a few KiB each (more under
+// ASan), well inside a thread's stack.
+constexpr int kMaxRecursion = 400;
 
 // Python's slice indices for a sequence of n items (PySlice_AdjustIndices).
 Status slice_indices(const JinjaValue* start, const JinjaValue* stop, const JinjaValue* step, int64_t n,
@@ -83,10 +86,14 @@ class Renderer {
     return Status::ok();
   }
 
+  // A name from the innermost frame out; inside a macro, its own frames then the template's
+  // top level (frames_[0]), not its caller's.
   JinjaValue lookup(const std::string& name) const {
-    for (size_t f = frames_.size(); f-- > 0;)
+    for (size_t f = frames_.size(); f-- > 0;) {
+      if (f > 0 && f < barrier_) f = 0;
       for (const auto& [k, v] : frames_[f])
         if (k == name) return v;
+    }
     for (const auto& [k, v] : globals_)
       if (k == name) return v;
     if (name == "range" || name == "namespace" || name == "dict") return JinjaValue::function(name);
@@ -116,6 +123,13 @@ class Renderer {
   // ---- statements
 
   Status exec(const std::vector<JinjaNode>& nodes, Flow* flow) {
+    if (++nesting_ > kMaxRecursion) return jinja_error("expressions and blocks nested too deeply");
+    const Status s = exec_nodes(nodes, flow);
+    --nesting_;
+    return s;
+  }
+
+  Status exec_nodes(const std::vector<JinjaNode>& nodes, Flow* flow) {
     for (const JinjaNode& n : nodes) {
       WT_TRY(step());
       switch (n.kind) {
@@ -183,42 +197,44 @@ class Renderer {
   Status exec_for(const JinjaNode& n) {
     JinjaValue seq;
     WT_TRY(eval(*n.exprs[0], &seq));
-    JinjaList all, items;
-    if (seq.kind == Kind::list) {
-      all = *seq.list;
-    } else if (seq.kind == Kind::dict || seq.kind == Kind::string || seq.kind == Kind::undefined) {
-      WT_TRY(jinja_filter("list", seq, JinjaArgs{}, &seq));
-      all = *seq.list;
-    } else {
+    if (seq.kind == Kind::dict || seq.kind == Kind::string || seq.kind == Kind::undefined) {
+      JinjaArgs budget;
+      budget.steps = &steps_, budget.max_steps = opt_.limits.max_steps;
+      WT_TRY(jinja_filter("list", seq, budget, &seq));
+    } else if (seq.kind != Kind::list) {
       return jinja_error("a for loop over a value that is not iterable");
     }
-    if (n.exprs.size() > 1) {  // `for x in xs if cond`: the loop sees only the items that pass
-      for (const JinjaValue& item : all) {
+    const std::shared_ptr<const JinjaList> all = seq.list;  // kept alive whatever the body rebinds
+    std::vector<const JinjaValue*> items;                   // the items the loop sees, not copies
+    for (const JinjaValue& item : *all) {
+      if (n.exprs.size() > 1) {  // `for x in xs if cond`: only the items that pass
+        WT_TRY(charge(1 + item.cost));
         frames_.emplace_back();
         Status s = assign_targets(n.targets, item, &frames_.back());
         JinjaValue keep;
         if (s) s = eval(*n.exprs[1], &keep);
         frames_.pop_back();
         WT_TRY(s);
-        if (jinja_truthy(keep)) items.push_back(item);
+        if (!jinja_truthy(keep)) continue;
       }
-    } else {
-      items = std::move(all);
+      items.push_back(&item);
     }
     const int64_t len = static_cast<int64_t>(items.size());
-    WT_TRY(charge(all.size() + items.size()));
     for (int64_t k = 0; k < len; ++k) {
-      WT_TRY(step());
+      const JinjaValue& item = *items[static_cast<size_t>(k)];
+      // Each iteration copies its item, and loop.previtem and loop.nextitem.
+      WT_TRY(charge(1 + item.cost + (k > 0 ? items[static_cast<size_t>(k - 1)]->cost : 0) +
+                    (k + 1 < len ? items[static_cast<size_t>(k + 1)]->cost : 0)));
       JinjaDict loop = {
           {"index", JinjaValue::integer(k + 1)},       {"index0", JinjaValue::integer(k)},
           {"revindex", JinjaValue::integer(len - k)},  {"revindex0", JinjaValue::integer(len - k - 1)},
           {"first", JinjaValue::boolean(k == 0)},      {"last", JinjaValue::boolean(k == len - 1)},
           {"length", JinjaValue::integer(len)},
       };
-      if (k > 0) loop.emplace_back("previtem", items[static_cast<size_t>(k - 1)]);
-      if (k + 1 < len) loop.emplace_back("nextitem", items[static_cast<size_t>(k + 1)]);
+      if (k > 0) loop.emplace_back("previtem", *items[static_cast<size_t>(k - 1)]);
+      if (k + 1 < len) loop.emplace_back("nextitem", *items[static_cast<size_t>(k + 1)]);
       frames_.emplace_back();
-      Status s = assign_targets(n.targets, items[static_cast<size_t>(k)], &frames_.back());
+      Status s = assign_targets(n.targets, item, &frames_.back());
       // A namespace, as jinja2's loop object is no dict: never printed or compared item by item.
       assign(&frames_.back(), "loop", JinjaValue::of_dict(std::move(loop), Kind::ns));
       Flow flow = Flow::normal;
@@ -342,9 +358,12 @@ class Renderer {
     if (f.s == "strftime_now") {
       const JinjaValue* fmt = a.get(0, "format");
       if (!fmt || fmt->kind != Kind::string) return jinja_error("strftime_now needs a format");
-      char buf[256];
-      const size_t n = std::strftime(buf, sizeof buf, fmt->s.c_str(), &opt_.now);
-      *out = JinjaValue::string(std::string(buf, n));
+      // No conversion writes more than 16 bytes per byte of its format ("%c": 24 for 2).
+      if (fmt->s.size() > kJinjaMaxBytes / 16) return jinja_error("strftime_now's format is too long");
+      std::string buf(fmt->s.size() * 16 + 64, '\0');
+      const size_t n = std::strftime(buf.data(), buf.size(), fmt->s.c_str(), &opt_.now);
+      buf.resize(n);
+      *out = JinjaValue::string(std::move(buf));
       return Status::ok();
     }
     if (f.s == "namespace" || f.s == "dict") {
@@ -369,9 +388,10 @@ class Renderer {
       }
       if (r[2] == 0) return jinja_error("range with a step of zero");
       JinjaList items;
-      for (int64_t v = r[0]; r[2] > 0 ? v < r[1] : v > r[1]; v += r[2]) {
+      for (int64_t v = r[0]; r[2] > 0 ? v < r[1] : v > r[1];) {
         if (items.size() >= kMaxItems) return jinja_error("a range of more than 100000 items");
         items.push_back(JinjaValue::integer(v));
+        if (__builtin_add_overflow(v, r[2], &v)) break;  // past int64: past the stop too
       }
       WT_TRY(charge(items.size()));
       *out = JinjaValue::of_list(std::move(items));
@@ -386,9 +406,8 @@ class Renderer {
       if (std::find(m.params.begin(), m.params.end(), kw.first) == m.params.end())
         return jinja_error("the macro '" + m.name + "' has no parameter '" + kw.first + "'");
     if (++depth_ > opt_.limits.max_call_depth) return jinja_error("macros call each other too deeply");
-    std::vector<Frame> saved;
-    saved.swap(frames_);
-    frames_.push_back(saved.front());  // a macro sees the template's top-level names, not its caller's
+    const size_t barrier = barrier_;
+    barrier_ = frames_.size();  // below it, only the top level is seen
     frames_.emplace_back();
     Status s = Status::ok();
     for (size_t k = 0; k < m.params.size() && s; ++k) {
@@ -400,7 +419,8 @@ class Renderer {
     }
     std::string captured;
     if (s) s = capture(m.body, &captured);
-    frames_.swap(saved);
+    frames_.pop_back();
+    barrier_ = barrier;
     --depth_;
     WT_TRY(s);
     *out = JinjaValue::string(std::move(captured));
@@ -421,7 +441,7 @@ class Renderer {
     }
     if (op == "+" && a.kind == Kind::list && b.kind == Kind::list) {
       if (a.list->size() + b.list->size() > kMaxItems) return jinja_error("a list of more than 100000 items");
-      WT_TRY(charge(a.list->size() + b.list->size()));
+      WT_TRY(charge(a.cost + b.cost));  // the items it copies
       JinjaList r = *a.list;
       r.insert(r.end(), b.list->begin(), b.list->end());
       *out = JinjaValue::of_list(std::move(r));
@@ -434,6 +454,7 @@ class Renderer {
       const int64_t times = std::max<int64_t>(b.i, 0);
       if (unit > 0 && static_cast<uint64_t>(times) > (a.kind == Kind::string ? kJinjaMaxBytes : kMaxItems) / unit)
         return jinja_error("a repetition too long");
+      WT_TRY(charge(a.cost * static_cast<uint64_t>(times)));  // what it copies, before it does
       if (a.kind == Kind::string) {
         std::string r;
         for (int64_t k = 0; k < times; ++k) r += a.s;
@@ -449,8 +470,11 @@ class Renderer {
     const bool ints = a.kind != Kind::number && b.kind != Kind::number;
     const int64_t x = a.kind == Kind::integer ? a.i : a.b, y = b.kind == Kind::integer ? b.i : b.b;
     const double fx = jinja_number(a), fy = jinja_number(b);
-    const bool small = ints && x > -(int64_t{1} << 31) && x < (int64_t{1} << 31) && y > -(int64_t{1} << 31) &&
-                       y < (int64_t{1} << 31);  // no overflow in + - *; larger ints compute as floats
+    int64_t r = 0;  // + - * of ints; past int64 (Python's ints have no end) as floats
+    const bool exact = ints && (op == "+"   ? !__builtin_add_overflow(x, y, &r)
+                                : op == "-" ? !__builtin_sub_overflow(x, y, &r)
+                                : op == "*" ? !__builtin_mul_overflow(x, y, &r)
+                                            : false);
     if (op == "/") {
       if (fy == 0) return jinja_error("division by zero");
       *out = JinjaValue::number(fx / fy);
@@ -465,10 +489,18 @@ class Renderer {
         *out = JinjaValue::number(op == "//" ? q : fx - q * fy);
       }
     } else if (op == "**") {
-      if (ints && y >= 0 && y < 64 && std::pow(std::fabs(fx), fy) < 9e18) *out = JinjaValue::integer(static_cast<int64_t>(std::llround(std::pow(fx, fy))));
+      bool exact_pow = ints && y >= 0;  // an int to a natural power is an int, exactly, as in Python
+      int64_t p = 1;
+      if (exact_pow && (x == 0 || x == 1 || x == -1)) {
+        p = x == 0 ? (y == 0 ? 1 : 0) : x == 1 || y % 2 == 0 ? 1 : -1;
+      } else {
+        for (int64_t k = 0; exact_pow && k < y; ++k)  // |x| >= 2: past int64 within 63 steps
+          exact_pow = !__builtin_mul_overflow(p, x, &p);
+      }
+      if (exact_pow) *out = JinjaValue::integer(p);
       else *out = JinjaValue::number(std::pow(fx, fy));
-    } else if (small) {
-      *out = JinjaValue::integer(op == "+" ? x + y : op == "-" ? x - y : x * y);
+    } else if (exact) {
+      *out = JinjaValue::integer(r);
     } else {
       *out = JinjaValue::number(op == "+" ? fx + fy : op == "-" ? fx - fy : fx * fy);
     }
@@ -482,6 +514,7 @@ class Renderer {
     else if (op == "in" || op == "notin") {
       JinjaArgs args;
       args.pos.push_back(b);
+      args.steps = &steps_, args.max_steps = opt_.limits.max_steps;
       WT_TRY(jinja_test("in", a, args, out));
       if (op == "notin") *out = !*out;
     } else {
@@ -497,8 +530,12 @@ class Renderer {
   // holds a namespace (which could then hold itself).
   Status eval(const JinjaExpr& e, JinjaValue* out) {
     WT_TRY(step());
-    WT_TRY(eval_op(e, out));
-    WT_TRY(charge(out->s.size() / 256));
+    if (++nesting_ > kMaxRecursion) return jinja_error("expressions and blocks nested too deeply");
+    const Status s = eval_op(e, out);
+    --nesting_;
+    WT_TRY(s);
+    WT_TRY(charge(out->s.size() / JinjaValue::kStringCostBytes));  // the copy it made
+    if (out->holds_ns) return jinja_error("a namespace inside a list or a dict");
     if (out->depth > kMaxNesting) return jinja_error("lists or dicts nested too deeply");
     if (out->cost > kMaxCost) return jinja_error("a value too large (lists holding lists many times over)");
     return Status::ok();
@@ -517,7 +554,6 @@ class Renderer {
         JinjaList items(e.args.size());
         for (size_t k = 0; k < e.args.size(); ++k) {
           WT_TRY(eval(*e.args[k], &items[k]));
-          WT_TRY(no_namespace(items[k]));
         }
         *out = JinjaValue::of_list(std::move(items), e.name == "tuple");
         return Status::ok();
@@ -529,7 +565,6 @@ class Renderer {
           WT_TRY(eval(*e.args[k], &key));
           if (key.kind != Kind::string) return jinja_error("a dict key that is not a string");
           WT_TRY(eval(*e.args[k + 1], &v));
-          WT_TRY(no_namespace(v));
           assign(&d, key.s, std::move(v));
         }
         *out = JinjaValue::of_dict(std::move(d));
@@ -617,9 +652,11 @@ class Renderer {
   const JinjaDict& globals_;
   const JinjaRenderOptions& opt_;
   std::vector<Frame> frames_;
+  size_t barrier_ = 0;  // inside a macro: the index of its first frame
   std::string* out_ = nullptr;
   uint64_t steps_ = 0;
-  int depth_ = 0;
+  int depth_ = 0;    // macro calls
+  int nesting_ = 0;  // eval and exec calls on the stack, through macros too
 };
 
 }  // namespace
@@ -627,7 +664,9 @@ class Renderer {
 Status jinja_render(const JinjaProgram& program, const JinjaDict& globals, const JinjaRenderOptions& options,
                     std::string* out) {
   out->clear();
-  return Renderer(program, globals, options).run(out);
+  const Status s = Renderer(program, globals, options).run(out);
+  if (!s) out->clear();  // nothing half-written
+  return s;
 }
 
 }  // namespace wt

@@ -1,5 +1,6 @@
 #include "jinja_value.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -81,8 +82,40 @@ void json_indent(int indent, int depth, std::string* out) {
   out->append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
 }
 
-bool json_into(const JinjaValue& v, int indent, int depth, std::string* out) {
-  if (depth > 64) return false;  // values a template builds nest only as deep as its own text
+// json_string with ensure_ascii: every character past ASCII as \uXXXX, past the BMP as a
+// surrogate pair, as Python writes them; a byte that starts no character as U+FFFD's escape
+// (Python's strings hold no such byte).
+std::string ascii_json_string(const std::string& s) {
+  const std::string quoted = json_string(s);
+  std::string out;
+  const std::vector<size_t> at = utf8_offsets(quoted);
+  for (size_t k = 0; k + 1 < at.size(); ++k) {
+    const size_t n = at[k + 1] - at[k];
+    const unsigned char c = static_cast<unsigned char>(quoted[at[k]]);
+    if (c < 0x80) {
+      out += quoted[at[k]];
+      continue;
+    }
+    uint32_t cp = 0xFFFD;
+    if (n > 1) {
+      cp = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+      for (size_t m = 1; m < n; ++m) cp = (cp << 6) | (static_cast<unsigned char>(quoted[at[k] + m]) & 0x3F);
+    }
+    char buf[16];
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+    } else {
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+    }
+    out += buf;
+  }
+  return out;
+}
+
+bool json_into(const JinjaValue& v, const JinjaJsonStyle& st, int depth, std::string* out) {
+  if (depth > 64 || out->size() > st.max_bytes) return false;  // values nest only as deep as the renderer lets them
+  const auto str = [&](const std::string& s) { *out += st.ensure_ascii ? ascii_json_string(s) : json_string(s); };
   switch (v.kind) {
     case Kind::none: *out += "null"; return true;
     case Kind::boolean: *out += v.b ? "true" : "false"; return true;
@@ -91,21 +124,29 @@ bool json_into(const JinjaValue& v, int indent, int depth, std::string* out) {
       if (!std::isfinite(v.f)) return false;
       *out += float_repr(v.f);
       return true;
-    case Kind::string: *out += json_string(v.s); return true;
+    case Kind::string: str(v.s); return out->size() <= st.max_bytes;
     case Kind::list:
     case Kind::dict: {
       const bool is_list = v.kind == Kind::list;
       const size_t n = is_list ? v.list->size() : v.dict->size();
+      std::vector<size_t> order(n);
+      for (size_t k = 0; k < n; ++k) order[k] = k;
+      if (!is_list && st.sort_keys)
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return (*v.dict)[a].first < (*v.dict)[b].first; });
       *out += is_list ? '[' : '{';
       for (size_t k = 0; k < n; ++k) {
-        if (k > 0) *out += indent >= 0 ? "," : ", ";
-        if (indent >= 0) json_indent(indent, depth + 1, out);
-        if (!is_list) *out += json_string((*v.dict)[k].first) + ": ";
-        if (!json_into(is_list ? (*v.list)[k] : (*v.dict)[k].second, indent, depth + 1, out)) return false;
+        if (k > 0) *out += st.item_sep;
+        if (st.indent >= 0) json_indent(st.indent, depth + 1, out);
+        if (!is_list) {
+          str((*v.dict)[order[k]].first);
+          *out += st.key_sep;
+        }
+        if (!json_into(is_list ? (*v.list)[k] : (*v.dict)[order[k]].second, st, depth + 1, out)) return false;
       }
-      if (n > 0 && indent >= 0) json_indent(indent, depth, out);
+      if (n > 0 && st.indent >= 0) json_indent(st.indent, depth, out);
       *out += is_list ? ']' : '}';
-      return true;
+      return out->size() <= st.max_bytes;
     }
     default: return false;
   }
@@ -220,9 +261,9 @@ bool jinja_less(const JinjaValue& a, const JinjaValue& b, bool* ok) {
   return false;
 }
 
-bool jinja_json(const JinjaValue& v, int indent, std::string* out) {
+bool jinja_json(const JinjaValue& v, const JinjaJsonStyle& style, std::string* out) {
   out->clear();
-  return json_into(v, indent, 0, out);
+  return json_into(v, style, 0, out);
 }
 
 namespace {

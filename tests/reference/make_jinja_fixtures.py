@@ -116,6 +116,16 @@ SNIPPETS = [
     "{{ dict(a=1, b='x') }} {{ namespace(a=1).a }} {{ (messages|length > 2) and 'long' or 'short' }}",
     "{{ 'yes' if messages else 'no' }} {{ 'x' if none }}| {{ 1 if 0 else 2 if 0 else 3 }}",
     "{{ messages | length * 2 }} {{ -(messages|length) }} {{ 'a' + 'b' | upper }} {{ (1 + 2) * 3 }} {{ 2 ** 3 ** 2 }}",
+    # integers past 32 bits stay exact; ranges near the end of int64
+    "{{ 3000000000 + 1 }} {{ 3000000000 * 3 }} {{ 5 ** 27 }} {{ (-1) ** 5 }} {{ 0 ** 0 }} {{ range(0, 5 ** 27, 2 ** 62)|list }}",
+    # transformers' tojson arguments: ensure_ascii, indent, separators, sort_keys
+    "{{ {'b': 1, 'a': [1, 'é😀']}|tojson(separators=(',', ':')) }}|{{ {'b': 1, 'a': 2}|tojson(sort_keys=true) }}"
+    "|{{ 'é😀'|tojson(ensure_ascii=true) }}|{{ [1, [2]]|tojson(indent=-3) }}|{{ [1]|tojson(indent=0) }}",
+    # jinja2's case-insensitive sort and unique; title as the filter and as str.title
+    "{{ ['b', 'A', 'a', 'C']|sort|list }} {{ ['b', 'A', 'a']|sort(case_sensitive=true)|list }}"
+    " {{ [2, 1, 2]|sort(reverse=true)|list }} {{ ['a', 'A', 'b']|unique|list }}"
+    " {{ messages|unique(attribute='role')|map(attribute='role')|list }}",
+    "{{ 'a_b don\\'t x-y (z) 2nd'|title }}|{{ 'a_b don\\'t x-y 2nd'.title() }}|{{ 'hELLO wORLD'|capitalize }}",
 ]
 
 ERRORS = [  # (template, "syntax" or "render")

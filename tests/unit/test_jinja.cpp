@@ -161,8 +161,38 @@ TEST_CASE("jinja: an untrusted template meets limits, not the stack or the memor
     std::string text;
     const wt::Status st = render(source, &text);
     CHECK(st.code() == WT_ERR_UNSUPPORTED);
+    CHECK(text.empty());  // nothing half-written
   }
+  // Chains a parser builds in a loop nest a tree level per link: long ones are refused when
+  // read, not evaluated (or freed) through a recursion as deep as they are long.
+  std::string sum = "{{ 1", filters = "{{ 'x'", attrs = "{{ messages";
+  for (int k = 0; k < 100000; ++k) sum += "+1", filters += "|e", attrs += ".a";
+  for (const std::string& chain : {sum + " }}", filters + " }}", attrs + " }}"}) {
+    std::string text;
+    CHECK(render(chain, &text).code() == WT_ERR_UNSUPPORTED);
+  }
+  // Copies are charged before they are made, and big values are never copied per call.
   std::string text;
+  const char* charged[] = {
+      "{% set s = 'x' * 8000000 %}{{ ([s] * 100000)|length }}",
+      "{% set s = 'x' * 8000000 %}{{ range(100000)|map(attribute='z', default=s)|list|length }}",
+      "{% set a = 'a' * 4000000 %}{{ (a ~ 'b') in (a ~ a) }}",  // a quadratic substring search
+      "{% set ns = namespace(me=0) %}{% set ns.me = [0]|map(attribute='z', default=ns)|list %}",
+      "{% macro f(n) %}{{ ((((((((((f(n + 1)))))))))) }}{% endmacro %}{{ f(0) }}",
+  };
+  for (const char* source : charged) {
+    CAPTURE(source);
+    CHECK(render(source, &text).code() == WT_ERR_UNSUPPORTED);
+  }
+  CHECK(render("{% set s = 'x' * 4000000 %}{% macro m() %}.{% endmacro %}{% for i in range(20000) %}{{ m() }}"
+               "{% endfor %}",
+               &text)
+            .is_ok());
+  CHECK(text == std::string(20000, '.'));
+  // Nearly the deepest expression the parser accepts (a node per '-') evaluates without
+  // running out of stack.
+  CHECK(render("{{ " + std::string(190, '-') + "1 }}", &text).is_ok());
+  CHECK(text == "1");
   CHECK(render(deep_parens, &text).code() == WT_ERR_UNSUPPORTED);
   CHECK(render(nested_ifs, &text).code() == WT_ERR_UNSUPPORTED);
   // Just inside the nesting bound, fine.
