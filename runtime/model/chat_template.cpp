@@ -140,9 +140,7 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
   if (native) return native;
   const Status run = compile_chat_jinja(jinja, &out->program);
   if (!run) return error(WT_ERR_UNSUPPORTED, native.message() + "; and it cannot be run: " + run.message());
-  out->format = ChatFormat::jinja;
-  out->eos_token = eos_token;
-  out->bos_token = bos_token;
+  out->format = ChatFormat::jinja;  // bos_token and eos_token: set by recognise_chat_template
   return Status::ok();
 }
 

@@ -253,35 +253,23 @@ class Parser {
     return Status::ok();
   }
 
-  Status or_expr(JinjaExprPtr* out) {
-    WT_TRY(and_expr(out));
+  // `a or b or ...` and `a and b and ...`: left-associative chains of a keyword.
+  Status logical(JinjaExprPtr* out, JinjaExpr::Op op, const char* word, Status (Parser::*next)(JinjaExprPtr*)) {
+    WT_TRY((this->*next)(out));
     int links = 0;
-    while (is_name("or")) {
+    while (is_name(word)) {
       WT_TRY(link(&links));
-      auto e = node(JinjaExpr::Op::or_, t_[k_++].pos);
+      auto e = node(op, t_[k_++].pos);
       e->args.push_back(std::move(*out));
       e->args.emplace_back();
-      WT_TRY(and_expr(&e->args.back()));
+      WT_TRY((this->*next)(&e->args.back()));
       *out = std::move(e);
     }
     depth_ -= links;
     return Status::ok();
   }
-
-  Status and_expr(JinjaExprPtr* out) {
-    WT_TRY(not_expr(out));
-    int links = 0;
-    while (is_name("and")) {
-      WT_TRY(link(&links));
-      auto e = node(JinjaExpr::Op::and_, t_[k_++].pos);
-      e->args.push_back(std::move(*out));
-      e->args.emplace_back();
-      WT_TRY(not_expr(&e->args.back()));
-      *out = std::move(e);
-    }
-    depth_ -= links;
-    return Status::ok();
-  }
+  Status or_expr(JinjaExprPtr* out) { return logical(out, JinjaExpr::Op::or_, "or", &Parser::and_expr); }
+  Status and_expr(JinjaExprPtr* out) { return logical(out, JinjaExpr::Op::and_, "and", &Parser::not_expr); }
 
   Status not_expr(JinjaExprPtr* out) {
     if (!is_name("not")) return compare(out);
