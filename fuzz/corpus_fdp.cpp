@@ -42,8 +42,8 @@ struct Msg {
   std::string text_role = "";
 };
 
-// fuzz_chat: template (0-9 fixed: ChatML, SmolLM2's, Llama 3, Zephyr, Gemma 3, Llama 2,
-// Mistral v0.3, Phi-3.5, Llama 3.2, none; 10 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
+// fuzz_chat: template (0-8 published: Qwen3, SmolLM2, Llama 3, Zephyr, Gemma 3, Llama 2,
+// Mistral v0.3, Phi-3.5, Llama 3.2; 9 none; 10 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
 // short, 2 exact, 3 larger, 4 at most cap).
 constexpr int kChatFixed = 10;
 constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kPhi3 = 7, kLlama32 = 8, kNoTemplate = 9,
@@ -74,7 +74,9 @@ Seeds chat_seeds(const std::string& source_dir) {
   const std::vector<Msg> convo = {{"system", "You are brief."}, {"user", "What is 2+2?"}, {"assistant", "4"},
                                   {"user", "And <|im_end|> in text?"}};
   Seeds s;
-  s["chatml_convo"] = chat(0, "", convo, false, true, 2);
+  s["chatml_convo"] = chat(0, "", convo, false, true, 2);  // Qwen3's template (ChatML) since 2026-12-07
+  s["qwen3_reasoning"] = chat(0, "", {{"user", "Hi"}, {"assistant", "<think>\nhm\n</think>\n\nHello"}, {"user", "Why?"}},
+                              false, true, 2);
   s["smollm_default_system"] = chat(1, "", {{"user", "Hi"}}, false, true, 3);
   s["llama3_convo"] = chat(2, "", convo, false, false, 2);
   s["no_template"] = chat(kNoTemplate, "", convo, false, true, 2);
@@ -103,16 +105,15 @@ Seeds chat_seeds(const std::string& source_dir) {
                                     {{"user", "Hi"}}, false, true, 2);
   s["fuzzed_llama3"] = chat(kFuzzed, "<|start_header_id|>", {{"tool", "{\"a\": 1}"}}, false, true, 4);
   s["fuzzed_unrecognised"] = chat(kFuzzed, "{{ bos_token }}{% for m in messages %}[INST]{% endfor %}", convo, false, true, 2);
-  // Qwen2.5's spelling: the default system turn a literal with Jinja's \n escape in an else
-  // branch, beside a turn made in pieces; tool results as <tool_response> blocks.
+  // A default system turn in Qwen2.5's spelling (Jinja's \n escape in an else branch), then
+  // text outside the tags; tool results.
   s["fuzzed_qwen_default"] =
       chat(kFuzzed,
            "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + "
            "'<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou are \\'Q\\'.<|im_end|>\\n' }}{%- endif %}"
            "<tool_response>",
            {{"user", "Hi"}, {"tool", "4"}, {"tool", "four"}, {"user", "Thanks"}}, false, true, 2);
-  // Templates no recogniser formats, which Whittle's Jinja runs: published ones, and one
-  // that raises.
+  // Published templates as fuzzed text (they run), and one that raises.
   for (const char* name : {"deepseek-r1-distill", "phi4-mini"}) {
     std::ifstream in(source_dir + "/tests/data/chat/" + name + ".jinja", std::ios::binary);
     const std::string jinja((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

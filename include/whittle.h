@@ -302,11 +302,11 @@ typedef struct wt_chat_message {
   const char* content;
 } wt_chat_message;
 
-/* Formats messages with the model's GGUF chat template (tokenizer.chat_template): natively
- * for the common families, else by running it (a bounded subset of Jinja). add_assistant
- * opens the assistant turn. Writes a NUL-terminated string. WT_ERR_UNSUPPORTED: no
- * template, or one that uses what Whittle's Jinja lacks or fails on these messages (the
- * message says which; never guessed); its raise_exception is WT_ERR_INVALID_ARGUMENT.
+/* Formats messages with the model's GGUF chat template (tokenizer.chat_template), run as
+ * transformers runs it (a bounded subset of Jinja). add_assistant opens the assistant turn.
+ * Writes a NUL-terminated string. WT_ERR_UNSUPPORTED: no template, one that uses what
+ * Whittle's Jinja lacks, fails on these messages or writes nothing for one of them of more
+ * than whitespace (the message says which); its raise_exception is WT_ERR_INVALID_ARGUMENT.
  * WT_ERR_BUFFER_TOO_SMALL: *out_len gets the length needed. WT_ERR_INVALID_ARGUMENT: NULL model or
  * out_len, NULL messages with n_messages > 0, a message with a NULL role or content or a
  * role other than system, user, assistant, tool, or more messages than any array holds. */

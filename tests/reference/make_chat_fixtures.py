@@ -2,7 +2,7 @@
 """Writes tests/data/chat/: chat templates and what Jinja (the `jinja2` package in the
 sandboxed environment HF transformers renders them with) makes of a fixed set of
 conversations, for
-tests/unit/test_chat_template.cpp to compare Whittle's native formatting with.
+tests/unit/test_chat_template.cpp to compare what Whittle's Jinja renders with.
 
 Templates (tests/data/chat/<name>.jinja): the tokenizer.chat_template of the default model
 (SmolLM2-135M-Instruct) and of Qwen2.5-Coder-0.5B-Instruct, read from their GGUF files in
@@ -11,24 +11,26 @@ written here: plain ChatML without a default system turn, Llama 3 (Meta-Llama-3-
 Zephyr (zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; eos_token "</s>"), Gemma 3
 (gemma-3-1b-it's; bos_token "<bos>"), the [INST] family (Llama-2-chat's; Mistral Instruct's
 v0.1, v0.2 and v0.3, and Mixtral's) and Phi-3's and Phi-3.5's (eos_token "<|endoftext|>");
-Llama 3.1's and 3.2's and Mistral Nemo's, long, are kept in the folder as published (KEPT) and
-read from there.
-A conversation a template raises on is left out, and so are the tool conversations for
-Zephyr and Phi-3, whose templates drop tool messages: Whittle refuses those,
-test_chat_template.cpp checks how.
+Llama 3.1's and 3.2's, Mistral Nemo's and Qwen3's, long, are kept in the folder as published
+(KEPT) and read from there.
 
 cases.json: a list of {"template", "messages", "add_generation_prompt", "bos_token",
-"eos_token", "expected"}. raw_text.json: a list of {"template", "writes_text"}: small
-templates of tags and whitespace and whether Jinja writes any text of theirs.
+"eos_token", "expected"}, where the template raises on the conversation "raises" (its
+message) and where it fails otherwise "fails" instead of "expected", and where it drops a
+message "dropped": the index of the first message of more than whitespace whose content
+emptied renders the same text, and, where something is left and the template runs without
+it, the conversation without it too. Whittle refuses those.
 Contents carry no leading or trailing whitespace except in the cases that say so.
 
     pip install jinja2 gguf
     python3 tests/reference/make_chat_fixtures.py
 """
+import datetime
 import json
 import os
 
 import jinja2
+import jinja2.ext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 
@@ -189,9 +191,14 @@ MISTRAL_V03_TEMPLATE = """{%- if messages[0]["role"] == "system" %}
 # tools, and a comment with an apostrophe ("we're"), which a reader must not take for a literal.
 # Mistral-Nemo-Instruct-2407's (as llama.cpp keeps it): "[INST]" and "[/INST]" without spaces,
 # the system message in the last message, replies as Mixtral's, tool markers without spaces.
-KEPT = ("llama3.1", "llama3.2", "mistral-nemo")
+# Qwen3's (Qwen3-0.6B's, which every Qwen3 size ships): ChatML that strips the reasoning
+# (<think>...</think>) from replies before the last user query, and keeps it after.
+# DeepSeek-R1-Distill's, Phi-4-mini's (as llama.cpp keeps it) and Mistral-Small-3.1's (which
+# asks strftime_now for "%Y-%m-%d"), which tests/data/chat/jinja.json has too.
+KEPT = ("llama3.1", "llama3.2", "mistral-nemo", "qwen3", "deepseek-r1-distill", "phi4-mini", "mistral-small-3.1")
 # The date transformers' strftime_now("%d %b %Y") is made to give, so the fixture is fixed.
 LLAMA32_TODAY = "06 Dec 2026"
+TODAY = datetime.datetime.strptime(LLAMA32_TODAY, "%d %b %Y")
 
 
 def transformers_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
@@ -282,7 +289,9 @@ SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama3.2": ("<|begin_of_text|>", "<|eo
            "llama3.1": ("<|begin_of_text|>", "<|eot_id|>"), "llama2": ("<s>", "</s>"), "mistral-v0.1": ("<s>", "</s>"),
            "mixtral": ("<s>", "</s>"), "mistral-v0.2": ("<s>", "</s>"), "mistral-v0.3": ("<s>", "</s>"),
            "mistral-v0.3-last-user": ("<s>", "</s>"), "mistral-nemo": ("<s>", "</s>"),
-           "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>")}
+           "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>"),
+           "qwen3": ("", "<|im_end|>"), "deepseek-r1-distill": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
+           "phi4-mini": ("<|endoftext|>", "<|endoftext|>"), "mistral-small-3.1": ("<s>", "</s>")}
 
 CONVERSATIONS = [
     ([("user", "Hi")], True),
@@ -310,42 +319,21 @@ CONVERSATIONS = [
     ([("system", "S"), ("user", "go on"), ("assistant", "x"), ("user", "go on")], True),
     # A system message past the first: an ordinary turn where the template has no other place.
     ([("user", "Hi"), ("assistant", "Hello!"), ("system", " Be brief. "), ("user", "Why?")], True),
+    # Replies with their reasoning: Qwen3 and DeepSeek-R1 drop it from turns before the last
+    # user query and keep it after (Qwen3's tool calls in between).
+    ([("user", "Hi"), ("assistant", "<think>\nA greeting.\n</think>\n\nHello!"), ("user", "Name a prime.")], True),
+    ([("user", "2+2?"), ("assistant", "<think>add</think>4")], False),
+    ([("system", "S"), ("user", "Weather?"), ("assistant", "<think>ask the tool</think>Calling."), ("tool", "sunny"),
+      ("assistant", "<think>\n\nit is sunny\n</think>It is sunny.")], False),
+    ([("user", "a"), ("assistant", "</think>no opening"), ("user", "<tool_response>x</tool_response>")], True),
+    # Nothing but a system message: Gemma 3 and Mistral v0.3 write it nowhere.
+    ([("system", "Alone.")], True),
+    # Whitespace alone loses nothing where a template drops it (Zephyr's tool message).
+    ([("user", "Hi"), ("assistant", "Hello!"), ("tool", " \u00a0")], True),
+    # A system message equal to the template's default is no dropped message (SmolLM2's).
+    ([("system", "You are a helpful AI assistant named SmolLM, trained by Hugging Face"), ("user", "Hi")], True),
+    ([("system", "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."), ("user", "Hi")], True),
 ]
-
-
-# raw_text.json: small templates of tags and whitespace, and whether Jinja (as transformers
-# configures it: trim_blocks, lstrip_blocks) writes any text of theirs: their expressions
-# write nothing, so any output is the text outside the tags (wt::writes_raw_text's question).
-RAW_TEXTS = ["", " ", "\n", "  \n", "\t", "x", "\n  ", "\n\n", " \n ", "'", "}"]
-RAW_WEIGHTS = [12, 1, 4, 1, 1, 0.3, 3, 1, 1, 0.2, 0.2]  # mostly what the tags may strip
-RAW_TAGS = ["{{ '' }}", "{{- '' }}", "{{ '' -}}", "{{- '}}'[:0] -}}", "{# c #}", "{#- c #}", "{# c -#}"]
-RAW_OPEN = ["{% if true %}", "{%- if true %}", "{% if true -%}"]
-RAW_CLOSE = ["{% endif %}", "{%- endif %}", "{% endif -%}", "{%- endif -%}"]
-
-
-def raw_text_cases(n=600, seed=52):
-    import random
-    rng = random.Random(seed)
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    cases = []
-    for _ in range(n):
-        parts, depth = [], 0
-        for _ in range(rng.randint(1, 7)):
-            parts.append(rng.choices(RAW_TEXTS, RAW_WEIGHTS)[0])
-            kind = rng.random()
-            if kind < 0.3:
-                parts.append(rng.choice(RAW_OPEN))
-                depth += 1
-            elif kind < 0.55 and depth > 0:
-                parts.append(rng.choice(RAW_CLOSE))
-                depth -= 1
-            else:
-                parts.append(rng.choice(RAW_TAGS))
-        parts.append(rng.choices(RAW_TEXTS, RAW_WEIGHTS)[0])
-        parts += [rng.choice(RAW_CLOSE) for _ in range(depth)]
-        text = "".join(parts)
-        cases.append({"template": text, "writes_text": env.from_string(text).render() != ""})
-    return cases
 
 
 def gguf_template(path):
@@ -369,7 +357,8 @@ def main():
         else:
             with open(kept, encoding="utf-8") as f:
                 templates[name] = f.read()
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)  # as transformers renders
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,  # as transformers renders
+                                        extensions=[jinja2.ext.loopcontrols])
     env.filters["tojson"] = transformers_tojson
     cases = []
     for name in sorted(templates):
@@ -377,31 +366,52 @@ def main():
             f.write(templates[name])
         tmpl = env.from_string(templates[name])
         for messages, add in CONVERSATIONS:
-            if name in ("zephyr", "phi3", "phi3.5") and any(r == "tool" for r, _ in messages):
-                continue
             msgs = [{"role": r, "content": c} for r, c in messages]
             bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
-            # strftime_now as transformers defines it, returning a fixed date (Llama 3.1 never asks)
-            extra = {"strftime_now": lambda fmt: LLAMA32_TODAY} if name.startswith("llama3.") else {}
-            try:
-                text = tmpl.render(messages=msgs, add_generation_prompt=add, bos_token=bos, eos_token=eos,
+            # strftime_now as transformers defines it, at a fixed date (Llama 3.1 never asks)
+            extra = {"strftime_now": lambda fmt: TODAY.strftime(fmt)}
+
+            def render(ms):
+                return tmpl.render(messages=ms, add_generation_prompt=add, bos_token=bos, eos_token=eos,
                                    raise_exception=raise_exception, **extra)
-            except TemplateError:
-                continue
+
             case = {"template": name, "messages": msgs, "add_generation_prompt": add, "bos_token": bos,
-                    "eos_token": eos, "expected": text}
-            if name == "llama3.2":
-                case["today"] = LLAMA32_TODAY
+                    "eos_token": eos}
+            case["today"] = LLAMA32_TODAY
+            try:
+                case["expected"] = render(msgs)
+            except TemplateError as e:
+                case["raises"] = str(e)
+                cases.append(case)
+                continue
+            except jinja2.TemplateError as e:  # an undefined value's item, ...
+                case["fails"] = str(e)
+                cases.append(case)
+                continue
+            for i, m in enumerate(msgs):
+                if not m["content"].strip():
+                    continue
+                # the same text with its content emptied and, where something is left and the
+                # template runs without it, without it
+                try:
+                    same = render(msgs[:i] + [{"role": m["role"], "content": ""}] + msgs[i + 1:]) == case["expected"]
+                except (TemplateError, jinja2.TemplateError):
+                    same = False
+                rest = msgs[:i] + msgs[i + 1:]
+                if same and rest:
+                    try:
+                        same = render(rest) == case["expected"]
+                    except (TemplateError, jinja2.TemplateError):
+                        pass
+                if same:
+                    case["dropped"] = i
+                    break
             cases.append(case)
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
         f.write("\n")
-    raw = raw_text_cases()
-    with open(os.path.join(OUT_DIR, "raw_text.json"), "w", encoding="utf-8") as f:
-        json.dump(raw, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(f"{len(templates)} templates, {len(cases)} cases, {len(raw)} raw-text cases "
-          f"({sum(c['writes_text'] for c in raw)} write text) in {OUT_DIR}")
+    print(f"{len(templates)} templates, {len(cases)} cases ({sum('raises' in c for c in cases)} raise, "
+          f"{sum('dropped' in c for c in cases)} drop a message) in {OUT_DIR}")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 templates (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, the loopcontrols
 extension, transformers' tojson, raise_exception and strftime_now), makes of
 
-- the published chat templates no recogniser of Whittle's formats, run by its own Jinja
-  (runtime/model/jinja.h): DeepSeek-R1-Distill's, Phi-4-mini's (as llama.cpp keeps it) and
+- published chat templates, run by Whittle's Jinja (runtime/model/jinja.h):
+  DeepSeek-R1-Distill's, Phi-4-mini's (as llama.cpp keeps it) and
   Mistral-Small-3.1's, kept in tests/data/chat/ as published, for the conversations of
   make_chat_fixtures.py;
 - small templates, one or a few features each (SNIPPETS), for one conversation, and the
