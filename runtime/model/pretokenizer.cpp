@@ -74,17 +74,71 @@ class Scanner {
       while (e < hi && (u_[e].cp == '\r' || u_[e].cp == '\n')) ++e;
       return e;
     }
-    // Only whitespace is left at i. \s*[\r\n]+ : backtracking makes it end just after
-    // the last \r or \n of the whitespace run, if the run has one.
-    const size_t e = run(i, hi, k_cpt_space);
-    for (size_t k = e; k > i; --k)
-      if (u_[k - 1].cp == '\r' || u_[k - 1].cp == '\n') return k;
-    return spaces(i, hi);
+    return line_breaks_or_spaces(i, hi);
+  }
+
+  // gpt-4o (o200k): words split at case changes, contractions after a word.
+  //   [^\r\n\p{L}\p{N}]?UPPER*LOWER+CONTRACTION? | [^\r\n\p{L}\p{N}]?UPPER+LOWER*CONTRACTION? |
+  //   \p{N}{1,3} |  ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+  // with UPPER = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], LOWER = [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+  size_t gpt4o(size_t i, size_t hi) const {
+    const uint32_t c = u_[i].cp;
+    // The optional first unit: no \r, \n, letter or number (a space, a mark, punctuation).
+    const bool prefix = c != '\r' && c != '\n' && !is(i, k_cpt_letter | k_cpt_number) && i + 1 < hi;
+    for (const bool lower_needed : {true, false}) {  // the first alternative, then the second
+      for (const size_t s : {prefix ? i + 1 : hi, i}) {  // with the prefix first, as `?` is greedy
+        if (s >= hi) continue;
+        const size_t e = lower_needed ? upper_lower(s, hi) : upper_then_lower(s, hi);
+        if (e > s) return contraction(e, hi);
+      }
+    }
+    if (is(i, k_cpt_number)) {  // \p{N}{1,3}
+      size_t e = i + 1;
+      while (e < hi && e - i < 3 && is(e, k_cpt_number)) ++e;
+      return e;
+    }
+    //  ?[^\s\p{L}\p{N}]+[\r\n/]*
+    const size_t j = (c == ' ' && i + 1 < hi) ? i + 1 : i;
+    if (is_other(j)) {
+      size_t e = run_other(j, hi);
+      while (e < hi && (u_[e].cp == '\r' || u_[e].cp == '\n' || u_[e].cp == '/')) ++e;
+      return e;
+    }
+    return line_breaks_or_spaces(i, hi);
   }
 
  private:
   bool is(size_t i, uint8_t cls) const { return (u_[i].cls & cls) != 0; }
-  bool is_other(size_t i) const { return u_[i].cls == 0; }
+  // [^\s\p{L}\p{N}]: punctuation, symbols, marks, unassigned and invalid bytes.
+  bool is_other(size_t i) const { return !is(i, k_cpt_letter | k_cpt_number | k_cpt_space); }
+
+  // UPPER*LOWER+ from s: where it ends as a backtracking engine finds it, or s for no match.
+  // UPPER* takes its whole run first; LOWER+ then needs a LOWER unit just after it, else
+  // UPPER* gives units back until one it gave back is LOWER (Lm, Lo and marks are both),
+  // which LOWER+ takes alone (the units after it in the run are not LOWER).
+  size_t upper_lower(size_t s, size_t hi) const {
+    const size_t u = run(s, hi, k_cpt_upper);
+    if (u < hi && is(u, k_cpt_lower)) return run(u, hi, k_cpt_lower);
+    for (size_t k = u; k > s; --k)
+      if (is(k - 1, k_cpt_lower)) return k;
+    return s;
+  }
+  // UPPER+LOWER*: the whole UPPER run, then the LOWER run after it; s for no match.
+  size_t upper_then_lower(size_t s, size_t hi) const {
+    const size_t u = run(s, hi, k_cpt_upper);
+    return u == s ? s : run(u, hi, k_cpt_lower);
+  }
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d)? after a word.
+  size_t contraction(size_t e, size_t hi) const {
+    if (e + 1 >= hi || u_[e].cp != '\'') return e;
+    const uint32_t c1 = fold(u_[e + 1].cp);
+    if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return e + 2;
+    if (e + 2 < hi) {
+      const uint32_t c2 = fold(u_[e + 2].cp);
+      if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return e + 3;
+    }
+    return e;
+  }
 
   size_t run(size_t i, size_t hi, uint8_t cls) const {
     while (i < hi && is(i, cls)) ++i;
@@ -93,6 +147,15 @@ class Scanner {
   size_t run_other(size_t i, size_t hi) const {
     while (i < hi && is_other(i)) ++i;
     return i;
+  }
+
+  // Only whitespace is left at i. \s*[\r\n]+ : backtracking makes it end just after
+  // the last \r or \n of the whitespace run, if the run has one; else \s+(?!\S)|\s+.
+  size_t line_breaks_or_spaces(size_t i, size_t hi) const {
+    const size_t e = run(i, hi, k_cpt_space);
+    for (size_t k = e; k > i; --k)
+      if (u_[k - 1].cp == '\r' || u_[k - 1].cp == '\n') return k;
+    return spaces(i, hi);
   }
 
   // \s+(?!\S)|\s+ at a whitespace unit: the whole run at the end of the text; otherwise
@@ -140,10 +203,12 @@ Status pretokenizer_from_name(std::string_view name, PretokenizerKind* out) {
     *out = PretokenizerKind::llama3;
   } else if (name == "qwen2" || name == "deepseek-r1-qwen") {
     *out = PretokenizerKind::qwen2;
+  } else if (name == "gpt-4o") {
+    *out = PretokenizerKind::gpt4o;
   } else {
     return error(WT_ERR_UNSUPPORTED, "pre-tokenizer '" + std::string(name) +
                                          "' (tokenizer.ggml.pre) is not supported; known: "
-                                         "default, gpt2, smollm, llama-bpe, qwen2");
+                                         "default, gpt2, smollm, llama-bpe, qwen2, gpt-4o");
   }
   return Status::ok();
 }
@@ -191,6 +256,13 @@ void pretokenize(PretokenizerKind kind, std::string_view text, std::vector<std::
       }
       break;
     }
+    case PretokenizerKind::gpt4o:
+      for (size_t i = 0; i < n;) {
+        const size_t e = scan.gpt4o(i, n);
+        emit(i, e);
+        i = e;
+      }
+      break;
   }
 }
 

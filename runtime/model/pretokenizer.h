@@ -17,6 +17,9 @@ enum class PretokenizerKind {
   llama3,  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
            //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   qwen2,   // llama3 with \p{N} (single digits) for \p{N}{1,3}
+  gpt4o,   // [^\r\n\p{L}\p{N}]?U*L+C?|[^\r\n\p{L}\p{N}]?U+L*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|
+           //  \s*[\r\n]+|\s+(?!\S)|\s+ with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], L =
+           //  [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = (?i:'s|'t|'re|'ve|'m|'ll|'d) (o200k, Phi-4-mini)
 };
 
 // Maps tokenizer.ggml.pre to a kind. "" (no key in the file) means "default", the GPT-2

@@ -12,8 +12,13 @@ because no hub is reachable; it is the one in SmolLM2's tokenizer.json:
   decoder, the control tokens as special AddedTokens.
 The other files swap in the pre-tokenizer of tokenizer.json for that family (gpt2: plain
 ByteLevel; llama-bpe: Split(Llama 3 regex) + ByteLevel(use_regex=False) and BPE
-ignore_merges=True; qwen2: Split(Qwen2 regex) + ByteLevel(use_regex=False)), so each
+ignore_merges=True; qwen2: Split(Qwen2 regex) + ByteLevel(use_regex=False); gpt-4o, Phi-4-mini's:
+Split(o200k's regex, as tiktoken has it) + ByteLevel(use_regex=False)), so each
 scanner is checked against Oniguruma on the same vocabulary.
+
+<pre>.splits (the pre-tokenizers that are a Split regex: llama-bpe, qwen2, gpt-4o): the words
+Oniguruma's split gives, each as hex of its UTF-8, separated by spaces, after the text's hex
+and a tab: the scanner compared word by word, not only through the ids.
 
 Format, per case: FLAG <tab> text as hex of its UTF-8 <tab> ids separated by spaces.
 FLAG is S when encoded with special tokens parsed, P when they are left as plain text.
@@ -36,6 +41,11 @@ LLAMA3_RE = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
              r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_RE = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
             r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+GPT4O_RE = ("|".join([
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"]))
+SPLIT_RE = {"llama-bpe": LLAMA3_RE, "qwen2": QWEN2_RE, "gpt-4o": GPT4O_RE}
 CONTROL = 3
 
 
@@ -64,6 +74,8 @@ def build(tokens, types, merges, pre):
         pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(LLAMA3_RE), behavior="isolated"), bl_split])
     elif pre == "qwen2":
         pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(QWEN2_RE), behavior="isolated"), bl_split])
+    elif pre == "gpt-4o":
+        pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(GPT4O_RE), behavior="isolated"), bl_split])
     else:
         raise ValueError(pre)
     tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, ignore_merges=(pre == "llama-bpe")))
@@ -122,7 +134,7 @@ def main():
     missing = {alphabet[ord(t)] for t in alphabet_chars_missing(tokens)}
     print("bytes missing from the vocabulary:", " ".join(f"{b:02x}" for b in sorted(missing)))
     all_cases = cases()
-    for pre in ("smollm", "gpt2", "llama-bpe", "qwen2"):
+    for pre in ("smollm", "gpt2", "llama-bpe", "qwen2", "gpt-4o"):
         tok = build(tokens, types, merges, pre)
         lines = [f"# HF tokenizers for pre-tokenizer '{pre}' with the vocabulary of "
                  f"{os.path.basename(path)}; made by tests/reference/make_tokenizer_fixture.py",
@@ -137,6 +149,15 @@ def main():
         out = os.path.join(OUT_DIR, f"{pre}.txt")
         with open(out, "w") as f:
             f.write("\n".join(lines) + "\n")
+        if pre in SPLIT_RE:
+            split = pre_tokenizers.Split(Regex(SPLIT_RE[pre]), behavior="isolated")
+            rows = [f"# words of pre-tokenizer '{pre}' (HF tokenizers' Split); tests/reference/make_tokenizer_fixture.py"]
+            for text in dict.fromkeys(t for t, _ in all_cases):
+                words = [w for w, _ in split.pre_tokenize_str(text)]
+                assert "".join(words) == text, (pre, text)
+                rows.append(f"{text.encode('utf-8').hex()}\t{' '.join(w.encode('utf-8').hex() for w in words)}")
+            with open(os.path.join(OUT_DIR, f"{pre}.splits"), "w") as f:
+                f.write("\n".join(rows) + "\n")
         print(f"{out}: {len(all_cases)} cases, {os.path.getsize(out)} bytes")
 
 

@@ -47,6 +47,11 @@ FIXED = [
     "$$\\frac{a}{b} = \\sum_{i=0}^{n} x_i^2$$", "∀x ∈ ℝ: x² ≥ 0", "→ ← ↑ ↓ ⇒ ⇔",
     "...", "!!!", "???", "?!", "---", "___", "***", "===", "~~~", "@#$%^&*()", "«quotes» „quotes“",
     "¿Qué? ¡Sí!", "—em dash—", "…ellipsis…", "·middle·dot·",
+    # case changes, title case, modifier letters and marks inside words (GPT-4o's regex)
+    "HELLOworld CamelCaseWord iPhone XMLHttpRequest getHTTPResponseCode ABC DEF",
+    "\u01c5ungla \u01c8ubljana \u01cbaj \u1f88\u1f00", "\u02b0\u02b2a \u02b0A a\u02b0 A\u02b0b", "\u00aa\u00ba x\u00aay",
+    "DON'T WON'TS You'RE x'S", "e\u0301E\u0301 \u0301\u0301x A\u0301b\u0301C", "\u3042\u30a2\u4e00a\u4e00A",
+    "path/to/file\n/x", "a!/\n/b", "x)/\r\n/", " ///\n\n", "1/2 3//4", "word/ \nnext",
     "<|im_start|>", "<|im_end|>", "<|endoftext|>",
     "<|im_start|>user\nhi<|im_end|>",
     "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,31 @@ TEST_CASE("tokenizer: HF fixture smollm") { check_fixture("smollm"); }
 TEST_CASE("tokenizer: HF fixture gpt2") { check_fixture("gpt2"); }
 TEST_CASE("tokenizer: HF fixture llama-bpe") { check_fixture("llama-bpe"); }
 TEST_CASE("tokenizer: HF fixture qwen2") { check_fixture("qwen2"); }
+TEST_CASE("tokenizer: HF fixture gpt-4o") { check_fixture("gpt-4o"); }
+
+TEST_CASE("tokenizer: the regex pre-tokenizers split every fixture text as Oniguruma does") {
+  for (const std::string pre : {"llama-bpe", "qwen2", "gpt-4o"}) {
+    CAPTURE(pre);
+    wt::PretokenizerKind kind;
+    REQUIRE(wt::pretokenizer_from_name(pre, &kind).is_ok());
+    std::ifstream f(std::string(WT_TEST_DATA_DIR) + "/tokenizer/" + pre + ".splits");
+    REQUIRE(f.good());
+    int n = 0;
+    for (std::string line; std::getline(f, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      const size_t tab = line.find('\t');
+      REQUIRE(tab != std::string::npos);
+      const std::string text = wt::test::from_hex(line.substr(0, tab));
+      std::vector<std::string> want;
+      std::istringstream words(line.substr(tab + 1));
+      for (std::string w; words >> w;) want.push_back(wt::test::from_hex(w));
+      const std::vector<std::string> got = split(kind, text);
+      if (got != want) FAIL("split differs for \"" << wt::test::escaped(text) << "\"");
+      ++n;
+    }
+    CHECK(n >= 380);  // the fixture's distinct texts
+  }
+}
 
 TEST_CASE("tokenizer: round trip on the model") {
   const Vocab* vocab = smollm_vocab();
@@ -259,7 +286,7 @@ TEST_CASE("tokenizer: create rejects what it cannot run") {
   bad.token_types.pop_back();
   CHECK(Tokenizer::create(bad, &t).code() == WT_ERR_FORMAT);
 
-  for (const char* pre : {"", "default", "gpt2", "smollm", "llama-bpe", "qwen2"}) {
+  for (const char* pre : {"", "default", "gpt2", "smollm", "llama-bpe", "qwen2", "gpt-4o"}) {
     bad = v;
     bad.pre = pre;
     CHECK_MESSAGE(Tokenizer::create(bad, &t).is_ok(), pre);
@@ -284,6 +311,14 @@ TEST_CASE("tokenizer: pre-tokenizer scanners") {
   CHECK(split(K::llama3, "a \n\n b") == W{"a", " \n\n", " b"});
   CHECK(split(K::llama3, "x;\n\ny") == W{"x", ";\n\n", "y"});
   CHECK(split(K::qwen2, "12345") == W{"1", "2", "3", "4", "5"});
+  // GPT-4o: words split where the case goes back up, a contraction kept with its word, marks
+  // inside words, and a slash run taking the line breaks after it.
+  CHECK(split(K::gpt4o, "getHTTPResponse") == W{"get", "HTTPResponse"});
+  CHECK(split(K::gpt4o, "HELLOworld ABC") == W{"HELLOworld", " ABC"});
+  CHECK(split(K::gpt4o, "DON'T you'RE") == W{"DON'T", " you'RE"});
+  CHECK(split(K::gpt4o, "e\xCC\x81" "E\xCC\x81") == W{"e\xCC\x81", "E\xCC\x81"});  // U+0301: upper and lower
+  CHECK(split(K::gpt4o, "a/\n/b") == W{"a", "/\n/", "b"});
+  CHECK(split(K::gpt4o, "12345") == W{"123", "45"});
   // An invalid byte is a unit of its own, classed like punctuation.
   CHECK(split(K::gpt2, std::string("a\xff!\xfe b")) == W{"a", "\xff!\xfe", " b"});
   CHECK(split(K::llama3, std::string("\xe2\x82x")) == W{"\xe2\x82", "x"});
