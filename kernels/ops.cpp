@@ -121,6 +121,7 @@ Status check(const Check& c, const RopeOp& a) {
   }
   WT_TRY(c.that(a.n_rot > 0 && a.n_rot % 2 == 0 && a.n_rot <= a.x.ne[0] && a.n_rot <= 512,
                 "n_rot must be even, > 0, <= head_dim and <= 512"));
+  WT_TRY(c.that(std::isfinite(a.mscale) && a.mscale > 0.0f, "mscale must be positive and finite"));
   if (!a.freq_divisors.empty()) {
     WT_TRY(c.floats(a.freq_divisors, "frequency divisors"));
     WT_TRY(c.that(a.freq_divisors.ne[0] >= a.n_rot / 2, "fewer frequency divisors than n_rot / 2"));
@@ -376,8 +377,8 @@ void rope_angles(const RopeOp& r, const double* freqs, int32_t position, float* 
   const double pos = static_cast<double>(position) * r.position_scale;
   for (int32_t i = 0; i < r.n_rot / 2; ++i) {
     const double angle = pos * freqs[i];
-    out[2 * i] = static_cast<float>(std::cos(angle));
-    out[2 * i + 1] = static_cast<float>(std::sin(angle));
+    out[2 * i] = static_cast<float>(std::cos(angle)) * r.mscale;
+    out[2 * i + 1] = static_cast<float>(std::sin(angle)) * r.mscale;
   }
 }
 

@@ -55,6 +55,9 @@ struct RopeOp {
   bool neox = false;                   // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
   float theta_base = 10000.0f;
   float position_scale = 1.0f;         // linear scaling: 1 / factor
+  // cos and sin times this (LongRoPE's rope.scaling.attn_factor, as ggml's attn_factor): so
+  // the n_rot rotated dims of q and k, and only those, carry it. Positive and finite.
+  float mscale = 1.0f;
   Tensor freq_divisors{};              // optional [n_rot/2] (llama3 scaling, precomputed)
   // Optional [n_rot, >= n]: row r's angles as rope_angles() makes them, cos and sin of each
   // pair; kernels read them instead of computing them (the engine fills it once per decode
@@ -67,7 +70,8 @@ struct RopeOp {
 // Rope's angles as every backend computes them: for pair i < n_rot / 2, freq_i =
 // theta_base^(-2i / n_rot) / freq_divisors[i] in double (rope_freqs: [n_rot / 2]), then for a
 // position p, angle_i = (p * position_scale) * freq_i in double, out[2i] = cos, out[2i + 1] =
-// sin, each rounded to float (rope_angles: [n_rot]). freq_divisors must be host-readable.
+// sin, each rounded to float, then times mscale in float (rope_angles: [n_rot]).
+// freq_divisors must be host-readable.
 void rope_freqs(const RopeOp& r, double* freqs);
 void rope_angles(const RopeOp& r, const double* freqs, int32_t position, float* out);
 

@@ -475,6 +475,7 @@ Status encode_rope(VulkanBackend& b, const OpCall& c) {
   p.i[1] = a.neox ? 1 : 0;
   // The CPU multiplies the position by position_scale (linear scaling; 1 when unscaled).
   p.f[1] = a.position_scale;
+  p.f[0] = a.mscale;
   return record_elementwise(b, table ? Kernel::rope_table : f64 ? Kernel::rope_f64 : Kernel::rope, bind, p,
                             static_cast<uint64_t>(half) * (p.ne[1] + p.ne[3]) * p.ne[2]);
 }

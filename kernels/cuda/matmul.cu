@@ -132,7 +132,7 @@ struct FusedArgs {
   int rope_segs;
   int32_t head_dim, n_rot;
   bool neox;
-  float theta_base, position_scale;
+  float theta_base, position_scale, mscale;
   const int32_t* positions;
   const float* divisors;  // or null
   const float* angles;    // RopeOp::angles' row (cos, sin of each pair) or null: then computed
@@ -290,8 +290,8 @@ __global__ void matmul_row_fused(MatmulArgs a, FusedArgs f) {
       const double pos = static_cast<double>(f.positions[0]) * f.position_scale;
       double freq = pow(static_cast<double>(f.theta_base), -2.0 * j / f.n_rot);
       if (f.divisors) freq /= f.divisors[j];
-      c = static_cast<float>(cos(pos * freq));
-      sn = static_cast<float>(sin(pos * freq));
+      c = static_cast<float>(cos(pos * freq)) * f.mscale;
+      sn = static_cast<float>(sin(pos * freq)) * f.mscale;
     }
     const float x0 = s[0], x1 = s[1];
     s[0] = x0 * c - x1 * sn;
@@ -412,6 +412,7 @@ Status run_fused(const MatmulOp& m, const MatmulArgs& a, const Launch& l) {
   f.neox = r.neox;
   f.theta_base = r.theta_base;
   f.position_scale = r.position_scale;
+  f.mscale = r.mscale;
   f.positions = r.positions;
   f.divisors = static_cast<const float*>(r.freq_divisors.data);
   f.angles = static_cast<const float*>(r.angles.data);

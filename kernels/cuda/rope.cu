@@ -1,6 +1,6 @@
 // rope on CUDA (rope.cuh): one block per row (grid-stride over rows). The block first
 // takes the row's n_rot/2 angles from RopeOp::angles, or computes them in double exactly as
-// the CPU does (pow, the divisor, cos and sin), then rotates every head's pairs with them,
+// the CPU does (pow, the divisor, cos and sin, times mscale), then rotates every head's pairs with them,
 // x's and then x2's.
 #include "common.cuh"
 #include "rope.cuh"
@@ -22,7 +22,7 @@ struct RopeArgs {
   int64_t n_heads, n;
   int32_t n_rot;
   bool neox;
-  float theta_base, position_scale;
+  float theta_base, position_scale, mscale;
 };
 
 __global__ void rope_kernel(RopeArgs a) {
@@ -42,8 +42,8 @@ __global__ void rope_kernel(RopeArgs a) {
       double freq = pow(static_cast<double>(a.theta_base), -2.0 * i / a.n_rot);
       if (a.divisors) freq /= a.divisors[i];
       const double angle = pos * freq;
-      cos_v[i] = static_cast<float>(cos(angle));
-      sin_v[i] = static_cast<float>(sin(angle));
+      cos_v[i] = static_cast<float>(cos(angle)) * a.mscale;
+      sin_v[i] = static_cast<float>(sin(angle)) * a.mscale;
     }
     __syncthreads();
     for (int64_t idx = threadIdx.x; idx < (a.n_heads + a.n_heads2) * half; idx += blockDim.x) {
@@ -84,6 +84,7 @@ Status rope(const OpCall& c, const Launch& l) {
   a.neox = r.neox;
   a.theta_base = r.theta_base;
   a.position_scale = r.position_scale;
+  a.mscale = r.mscale;
   if (a.n * (a.n_heads + a.n_heads2) == 0) return Status::ok();
   const unsigned blocks = static_cast<unsigned>(a.n < 65535 * 8 ? a.n : 65535 * 8);
   return launch_kernel("rope", l, rope_kernel, blocks, kBlock, 0, a);

@@ -7,7 +7,8 @@
 // With ROPE_TABLE binding 3 holds RopeOp::angles instead: row r's cos and sin of pair i at
 // o_s2 + r * s2_nb1 + 2i, made on the host in double (exact on every device, and nothing
 // to compute per invocation).
-// i0 = n_rot, i1 = neox, f1 = position scale; ne0 = head_dim, ne1 = heads, ne2 = n.
+// i0 = n_rot, i1 = neox, f0 = mscale (on cos and sin; the table has it already), f1 = position
+// scale; ne0 = head_dim, ne1 = heads, ne2 = n.
 // A second tensor x2 in the same binding (RopeOp::x2, a layer's keys beside its queries)
 // rotates in the same dispatch: ne3 heads whose first element is s0_nb1, strides s1_nb1 /
 // s1_nb2 (ne3 = 0 without). One invocation per (pair, head, row), x's heads then x2's.
@@ -43,7 +44,7 @@ void main() {
 #else
   const float a = float(pos[p.o_aux + r]) * p.f1 * freq[p.o_s2 + i];
 #endif
-  const float c = cos(a), s = sin(a);
+  const float c = cos(a) * p.f0, s = sin(a) * p.f0;
 #endif
   const uint base = h < p.ne1 ? p.o_dst + h * p.dst_nb1 + r * p.dst_nb2
                               : p.s0_nb1 + (h - p.ne1) * p.s1_nb1 + r * p.s1_nb2;

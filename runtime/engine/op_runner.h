@@ -45,7 +45,8 @@ inline RopeOp rope_op(const Tensor& x, const Tensor& x2, const int32_t* position
            .n_rot = hp.n_rot,
            .neox = hp.rope_type == RopeType::neox,
            .theta_base = hp.rope_theta,
-           .position_scale = hp.rope_scaling == RopeScaling::linear ? 1.0f / hp.rope_factor : 1.0f};
+           .position_scale = hp.rope_scaling == RopeScaling::linear ? 1.0f / hp.rope_factor : 1.0f,
+           .mscale = hp.rope_attn_factor};
   if (divisors) r.freq_divisors = make_tensor_2d(const_cast<float*>(divisors), DType::f32, hp.n_rot / 2, 1);
   if (angles) r.angles = make_tensor_2d(const_cast<float*>(angles), DType::f32, hp.n_rot, x.ne[2]);
   return r;

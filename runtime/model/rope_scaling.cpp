@@ -97,10 +97,11 @@ Status apply_rope_override(const RopeOverride& o, Hparams* hp) {
 }
 
 Status check_rope_scaling(Hparams* hp) {
-  // A factor on cos and sin is applied to q.k as a whole (attention_scale): as YaRN's below.
-  if (hp->rope_attn_factor != 1.0f && (hp->n_rot != hp->head_dim || hp->swa_window > 0))
-    return error(WT_ERR_UNSUPPORTED, "model: rope.scaling.attn_factor with rope over part of a head or with "
-                                     "sliding-window layers is not supported");
+  // rope.scaling.attn_factor goes on cos and sin (RopeOp::mscale), so only on the dims rope
+  // turns, over part of a head too (Phi-4-mini's 96 of 128); the sliding-window layers'
+  // rope would carry it as well, which no model asks for.
+  if (hp->rope_attn_factor != 1.0f && hp->swa_window > 0)
+    return error(WT_ERR_UNSUPPORTED, "model: rope.scaling.attn_factor with sliding-window layers is not supported");
   if (hp->rope_scaling != RopeScaling::yarn) return Status::ok();
   // YaRN's factor on cos and sin is applied to q.k as a whole (attention_scale): exact only
   // when rope turns every dimension of a head.
@@ -115,15 +116,15 @@ Status check_rope_scaling(Hparams* hp) {
 }
 
 double rope_mscale(const Hparams& hp) {
-  if (hp.rope_scaling != RopeScaling::yarn) return hp.rope_attn_factor;
+  if (hp.rope_scaling != RopeScaling::yarn) return 1.0;
   const double m = hp.rope_factor > 1.0f ? 0.1 * std::log(double{hp.rope_factor}) + 1.0 : 1.0;
-  return m * hp.yarn_attn_factor * hp.rope_attn_factor;
+  return m * hp.yarn_attn_factor;
 }
 
 float attention_scale(const Hparams& hp) {
   // Without YaRN the float expression every version used: the same bits.
   const float scale = 1.0f / std::sqrt(static_cast<float>(hp.attn_scale_dim > 0 ? hp.attn_scale_dim : hp.head_dim));
-  if (hp.rope_scaling != RopeScaling::yarn && hp.rope_attn_factor == 1.0f) return scale;
+  if (hp.rope_scaling != RopeScaling::yarn) return scale;
   const double m = rope_mscale(hp);
   return static_cast<float>(m * m * scale);
 }

@@ -26,8 +26,9 @@ inline const std::vector<float>* longrope_factors(const Model& m, int32_t n_ctx)
   return n_ctx > m.hp.rope_orig_ctx ? &m.rope_factors_long : &m.rope_factors_short;
 }
 
-// The factor on cos and sin, so on every q.k twice over: YaRN's (0.1 ln factor + 1) times the
-// file's yarn_attn_factor (1 without YaRN), times rope.scaling.attn_factor (LongRoPE's).
+// YaRN's factor on cos and sin, so on every q.k twice over: (0.1 ln factor + 1) times the
+// file's yarn_attn_factor (1 without YaRN). rope.scaling.attn_factor (LongRoPE's) is rope's
+// own (RopeOp::mscale), on the rotated dims only.
 double rope_mscale(const Hparams& hp);
 
 // WT_ERR_INVALID_ARGUMENT unless factor is in [1, 1024] and orig_ctx >= 0 (the ranges of
@@ -45,13 +46,14 @@ Status rope_override_from(int32_t kind, float factor, int32_t orig_ctx, RopeOver
 // [1, 1024], a negative context.
 Status apply_rope_override(const RopeOverride& o, Hparams* hp);
 
-// After the file's scaling and any override: YaRN needs rope over every head dimension
-// (WT_ERR_UNSUPPORTED otherwise), and its model is one of factor x original context
+// After the file's scaling and any override: YaRN needs rope over every head dimension and
+// no sliding-window layers, as does rope.scaling.attn_factor the latter
+// (WT_ERR_UNSUPPORTED otherwise), and YaRN's model is one of factor x original context
 // (n_ctx_train becomes at least that).
 Status check_rope_scaling(Hparams* hp);
 
 // The softmax scale of q.k every attention and scoring op takes: 1 / sqrt(head_dim), times
-// rope_mscale squared (exact because a scale is refused unless rope turns every dimension).
+// rope_mscale squared (exact because YaRN is refused unless rope turns every dimension).
 float attention_scale(const Hparams& hp);
 
 }  // namespace wt

@@ -97,18 +97,24 @@ void rope_cases(std::vector<Case>& v) {
     int hd, heads, n, n_rot, neox;
     float theta, pos_scale;
     bool divisors;
+    float mscale = 1.0f;
   };
+  // The last: Phi-4-mini's rope, over 96 of 128 dims with LongRoPE's divisors and its factor
+  // on cos and sin.
   for (const R& r : {R{64, 4, 5, 64, 0, 10000.0f, 1.0f, false}, R{64, 3, 7, 64, 1, 1e6f, 1.0f, true},
-                     R{128, 2, 3, 64, 1, 500000.0f, 0.25f, false}, R{80, 5, 2, 80, 0, 10000.0f, 1.0f, false}}) {
+                     R{128, 2, 3, 64, 1, 500000.0f, 0.25f, false}, R{80, 5, 2, 80, 0, 10000.0f, 1.0f, false},
+                     R{128, 3, 4, 96, 1, 10000.0f, 1.0f, true, 1.1902f}}) {
     Case c = make(Op::rope, "hd=" + std::to_string(r.hd) + " heads=" + std::to_string(r.heads) + " n=" +
                                 std::to_string(r.n) + " n_rot=" + std::to_string(r.n_rot) + (r.neox ? " neox" : "") +
-                                (r.divisors ? " divisors" : "") + (r.pos_scale != 1.0f ? " linear-scaled" : ""));
+                                (r.divisors ? " divisors" : "") + (r.pos_scale != 1.0f ? " linear-scaled" : "") +
+                                (r.mscale != 1.0f ? " mscale" : ""));
     c.src[0] = f32(3, r.hd, r.heads, r.n);
     if (r.divisors) c.src[1] = f32(2, r.n_rot / 2, 1, 1, Fill::positive, 4.0f);
     c.ids = iota_ids(r.n, 1237, 3, 8192);  // positions up to 8k: the angles the CPU computes in double
     c.call = [r](const Slots& s) {
       return OpCall(RopeOp{.x = s.src[0], .positions = s.ids, .n_rot = r.n_rot, .neox = r.neox != 0,
-                           .theta_base = r.theta, .position_scale = r.pos_scale, .freq_divisors = s.src[1]});
+                           .theta_base = r.theta, .position_scale = r.pos_scale, .mscale = r.mscale,
+                           .freq_divisors = s.src[1]});
     };
     c.results = result_src0;
     v.push_back(c);

@@ -106,6 +106,7 @@ void fused_qkv_rope_cases(std::vector<Case>& v) {
     int32_t pos;
     const char* why;
     bool angles = false;  // RopeOp::angles given (random: they are used as given), after the divisors
+    float mscale = 1.0f;  // RopeOp::mscale (LongRoPE's factor on cos and sin)
   };
   for (const R& r : {R{DType::q4_1, DType::q4_1, 576, 64, 9, 3, 64, false, false, false, 37, "the default model"},
                      R{DType::q8_0, DType::q8_0, 896, 64, 14, 2, 64, true, true, false, 1000, "Qwen2.5-0.5B"},
@@ -115,7 +116,9 @@ void fused_qkv_rope_cases(std::vector<Case>& v) {
                        "Qwen2.5-1.5B heads, mixed K-quants"},
                      R{DType::q4_1, DType::q4_1, 576, 64, 9, 3, 64, false, false, false, 37, "angles given", true},
                      R{DType::q8_0, DType::q8_0, 896, 64, 14, 2, 32, true, true, true, 1000,
-                       "angles given with divisors and n_rot 32", true}}) {
+                       "angles given with divisors and n_rot 32", true},
+                     R{DType::q4_k, DType::q4_k, 256, 64, 4, 2, 48, true, false, true, 3000,
+                       "Phi-4-mini's rope: 48 of 64 dims, divisors, mscale", false, 1.19f}}) {
     const int oq = r.hd * r.heads, okv = r.hd * r.kv_heads;
     const bool mixed = r.t1 != r.t2;
     Case c = make(Op::matmul, std::string("fused norm, bias, rope ") + dtype_name(r.t1) + "+" + dtype_name(r.t2) +
@@ -149,7 +152,8 @@ void fused_qkv_rope_cases(std::vector<Case>& v) {
         op.bias3 = cols(s.src[2], r.k + oq + okv, okv);
       }
       op.rope = RopeOp{.x = heads(op.dst, r.heads), .x2 = heads(op.dst2, r.kv_heads), .positions = s.ids,
-                       .n_rot = r.n_rot, .neox = r.neox, .theta_base = r.neox ? 1e6f : 10000.0f};
+                       .n_rot = r.n_rot, .neox = r.neox, .theta_base = r.neox ? 1e6f : 10000.0f,
+                       .mscale = r.mscale};
       if (r.divisors) op.rope.freq_divisors = cols(s.src[2], r.k + oq + 2 * okv, r.n_rot / 2);
       if (r.angles) op.rope.angles = cols(s.src[2], r.k + oq + 2 * okv + r.n_rot / 2, r.n_rot);
       return OpCall(op);

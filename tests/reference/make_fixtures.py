@@ -261,7 +261,8 @@ def write_tiny_model(path: Path, spec: dict) -> None:
     w.add_head_count_kv(n_head_kv)
     w.add_layer_norm_rms_eps(spec["eps"])
     w.add_rope_freq_base(spec["rope_base"])
-    w.add_rope_dimension_count(hd)
+    n_rot = spec.get("n_rot", hd)  # Phi-4-mini: rope over the first 3/4 of each head
+    w.add_rope_dimension_count(n_rot)
     if "head_dim" in spec:
         w.add_key_length(hd)
         w.add_value_length(hd)
@@ -313,7 +314,7 @@ def write_tiny_model(path: Path, spec: dict) -> None:
         add("rope_freqs.weight", llama3_rope_factors(spec["rope_base"], hd, *spec["rope_freqs"]))
     if spec.get("longrope"):  # per-pair divisors: short ones near 1, long ones up to the scale and past it
         _, short_max, long_max = spec["longrope"]
-        half = hd // 2
+        half = n_rot // 2
         add("rope_factors_short.weight", 1.0 + (short_max - 1.0) * rng.random(half))
         add("rope_factors_long.weight", np.linspace(1.0, long_max, half) * (1.0 + 0.1 * rng.random(half)))
     fused = spec.get("fused", False)  # phi3: one attn_qkv and one ffn_up of gate then up rows

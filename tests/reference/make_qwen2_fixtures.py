@@ -132,13 +132,19 @@ TINY_PHI3_SPEC = dict(n_embd=256, n_ff=256, n_layer=2, n_head=4, n_head_kv=2, n_
                       arch="phi3", pre="default", eps=1e-5, rope_base=10000.0, fused=True, context_length=128,
                       longrope=(32, 1.3, 6.0), types=_TINY_PHI3_TYPES, embd_std=0.15, n_tokens=28,
                       token_seed=3219)
-# The context sizes its two fixtures are made for: up to the original context (the short
-# factors: tiny_phi3.ref) and beyond it (the long ones: tiny_phi3_long.ref).
-PHI3_N_CTX = {"tiny_phi3": 28, "tiny_phi3_long": 64}
+# phi4 (Phi-4-mini's layout in small): phi3's, but rope over 48 of each head's 64 dims (its
+# partial_rotary_factor 0.75) with LongRoPE's factor on cos and sin, so on those 48 only; tied
+# output; the gpt-4o pre-tokenizer. Made for a context past the original one (the long
+# factors).
+_TINY_PHI4_TYPES = every_layer(2, QT.Q4_K, attn_qkv=QT.Q4_K, attn_output=QT.Q5_K, ffn_up=QT.Q4_K, ffn_down=QT.Q6_K)
+TINY_PHI4_SPEC = dict(TINY_PHI3_SPEC, seed=3012, token_seed=3225, n_rot=48, pre="gpt-4o", types=_TINY_PHI4_TYPES)
+# The context sizes its fixtures are made for: up to the original context (the short
+# factors: tiny_phi3.ref) and beyond it (the long ones: tiny_phi3_long.ref, tiny_phi4.ref).
+PHI3_N_CTX = {"tiny_phi3": 28, "tiny_phi3_long": 64, "tiny_phi4": 64}
 
 TINY_CASES = {"tiny_qwen2_q5": TINY_Q5_SPEC, "tiny_qwen3": TINY_QWEN3_SPEC,
               "tiny_qwen3_yarnkeys": TINY_QWEN3_YARN_KEYS_SPEC, "tiny_smollm3": TINY_SMOLLM3_SPEC,
-              "tiny_gemma3": TINY_GEMMA3_SPEC, "tiny_phi3": TINY_PHI3_SPEC}
+              "tiny_gemma3": TINY_GEMMA3_SPEC, "tiny_phi3": TINY_PHI3_SPEC, "tiny_phi4": TINY_PHI4_SPEC}
 
 # tiny_qwen3_yarn.ref: tiny_qwen3's logits with YaRN asked for at load (wt_model_params'
 # rope override; the file has no scaling keys), factor 4 over an original context of 8
@@ -341,6 +347,7 @@ def main(argv=None) -> int:
         gen_tiny(args.out_dir, "tiny_smollm3")
         gen_tiny(args.out_dir, "tiny_gemma3")
         gen_tiny(args.out_dir, "tiny_phi3")
+        gen_tiny(args.out_dir, "tiny_phi4")
     if args.only in ("tiny", "tiny3"):
         return 0
     if args.only == "logits15":  # never by default: 13 GB and a model CI does not fetch

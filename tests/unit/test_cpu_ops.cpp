@@ -246,6 +246,36 @@ TEST_CASE("ops: rope rotates pairs by position (norm and neox) and a second tens
   }
 }
 
+TEST_CASE("ops: rope's mscale scales the rotated dims of a head and leaves the others as they are") {
+  // Phi-4-mini's shape: rope over 96 of 128 dims, LongRoPE's factor on cos and sin.
+  const int64_t hd = 128, heads = 2, n = 3;
+  const int32_t n_rot = 96;
+  const auto orig = random_vec(static_cast<size_t>(hd * heads * n), 7);
+  std::vector<int32_t> pos = {0, 5, 4000};
+  for (bool neox : {false, true}) {
+    std::vector<float> out[2] = {orig, orig};
+    for (int k = 0; k < 2; ++k) {
+      wt::RopeOp op{.n_rot = n_rot, .neox = neox, .theta_base = 10000.0f, .mscale = k == 0 ? 1.0f : 1.25f};
+      double freqs[64];
+      wt::rope_freqs(op, freqs);
+      const wt::cpu::RopeParams p{.n_rot = op.n_rot, .neox = neox, .op = &op, .freqs = freqs};
+      Tensor tx = t3(out[k], hd, heads, n);
+      run_workers(2, [&](const ThreadCtx& tc) { wt::cpu::rope(tc, tx, wt::Tensor{}, pos.data(), p); });
+    }
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t d = 0; d < hd; ++d) {
+          const size_t at = static_cast<size_t>((r * heads + h) * hd + d);
+          if (d < n_rot) {
+            CHECK(out[1][at] == doctest::Approx(1.25 * out[0][at]).epsilon(1e-5));
+          } else {
+            CHECK(out[1][at] == orig[at]);  // past n_rot: untouched, with or without the factor
+            CHECK(out[0][at] == orig[at]);
+          }
+        }
+  }
+}
+
 TEST_CASE("ops: rmsnorm, swiglu, add, copy_rows, argmax follow their definitions") {
   const int64_t d = 576, n = 7;
   auto x = random_vec(static_cast<size_t>(d * n), 5, 3.0f);

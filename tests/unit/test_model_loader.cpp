@@ -437,7 +437,7 @@ TEST_CASE("gguf: phi3's fused matrices are row views, and its LongRoPE factors")
     w.add_tensor_f32("blk.0.ffn_gate.weight", {64, 128}, std::vector<float>(64 * 128, 0.0f));
     expect_error(load_status(w), WT_ERR_UNSUPPORTED, "'blk.0.ffn_gate.weight' is not used");
   }
-  SUBCASE("LongRoPE: the factors by the context's size, the attention factor on q.k") {
+  SUBCASE("LongRoPE: the factors by the context's size, the attention factor on cos and sin") {
     w.add_u32("phi3.rope.scaling.original_context_length", 128);
     w.add_f32("phi3.rope.scaling.attn_factor", 1.25f);
     w.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.5f));
@@ -448,7 +448,9 @@ TEST_CASE("gguf: phi3's fused matrices are row views, and its LongRoPE factors")
     CHECK(wt::longrope_factors(*r.model, 128) == &r.model->rope_factors_short);
     CHECK(wt::longrope_factors(*r.model, 129) == &r.model->rope_factors_long);
     CHECK(r.model->rope_factors_long[7] == 4.0f);
-    CHECK(wt::attention_scale(r.model->hp) == doctest::Approx(1.25 * 1.25 / 4.0));  // heads of 16
+    // rope's own factor (RopeOp::mscale), not the softmax scale's: the rotated dims only
+    CHECK(r.model->hp.rope_attn_factor == 1.25f);
+    CHECK(wt::attention_scale(r.model->hp) == 1.0f / 4.0f);  // heads of 16
     SUBCASE("without the original context: the trained one") {
       GgufWriter v = phi3_writer();
       v.add_tensor_f32("rope_factors_short.weight", {8}, std::vector<float>(8, 1.5f));
@@ -472,17 +474,17 @@ TEST_CASE("gguf: phi3's fused matrices are row views, and its LongRoPE factors")
       expect_error(load_bytes(w.build(), rope_override(wt::RopeScaling::linear, 2.0f)).status, WT_ERR_UNSUPPORTED,
                    "LongRoPE");
     }
-    SUBCASE("the attention factor with rope over part of a head") {
+    SUBCASE("the attention factor with rope over part of a head (Phi-4-mini's)") {
       GgufWriter partial = phi3_writer();
       partial.add_tensor_f32("rope_factors_short.weight", {4}, std::vector<float>(4, 1.0f));
       partial.add_tensor_f32("rope_factors_long.weight", {4}, std::vector<float>(4, 4.0f));
       partial.add_f32("phi3.rope.scaling.attn_factor", 1.2f);
       partial.add_u32("phi3.rope.dimension_count", 8);
-      expect_error(load_status(partial), WT_ERR_UNSUPPORTED, "attn_factor");
-      partial.remove_kv("phi3.rope.scaling.attn_factor");  // without it, rope over part of a head loads
       Loaded r = load_bytes(partial.build());
       REQUIRE_MESSAGE(r.status.is_ok(), r.status.message());
       CHECK(r.model->rope_factors_long.size() == 4);
+      CHECK(r.model->hp.n_rot == 8);
+      CHECK(r.model->hp.rope_attn_factor == 1.2f);
     }
     SUBCASE("an original context without factors is not read (the other scalings' states keep their fingerprint)") {
       GgufWriter plain = make_tiny_llama();

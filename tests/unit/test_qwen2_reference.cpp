@@ -13,6 +13,8 @@
 //     norms, gelu); on the CPU, Vulkan and CUDA where they run;
 //   - tiny_phi3: a random-weight phi3 (fused q/k/v and gate/up matrices, LongRoPE: its short
 //     factors in tiny_phi3.ref, its long ones in tiny_phi3_long.ref);
+//   - tiny_phi4: Phi-4-mini's layout (phi3's with rope over 48 of 64 dims, LongRoPE's factor on
+//     cos and sin of those only, tied output, the gpt-4o pre-tokenizer), long factors;
 //   - qwen2_{chat,code,prose}: Qwen2.5-Coder-0.5B-Instruct Q4_K_M's logits for three prompts
 //     (label model: skipped visibly without models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf,
 //     which `scripts/fetch-model.sh qwen2.5-0.5b` fetches);
@@ -582,6 +584,23 @@ TEST_CASE("vulkan model: tiny phi3 (fused matrices and LongRoPE) matches the Num
 TEST_CASE("cuda model: tiny phi3 (fused matrices and LongRoPE) matches the NumPy forward pass" * doctest::test_suite("model")) {
   check_tiny("tiny_phi3", WT_MATMUL_F32, WT_BACKEND_CUDA);
   check_tiny("tiny_phi3_long", WT_MATMUL_F32, WT_BACKEND_CUDA, wt_model_default_params(), 0, kPhi3LongCtx);
+}
+
+// Phi-4-mini's rope: over the first 3/4 of each head, with LongRoPE's factor on the rotated
+// dims' cos and sin only (a scale of q.k as a whole would be wrong there).
+TEST_CASE("reference: tiny phi4 (rope over part of each head, LongRoPE's factor) matches the NumPy forward pass") {
+  check_tiny("tiny_phi4", WT_MATMUL_F32, WT_BACKEND_CPU, wt_model_default_params(), 0, kPhi3LongCtx);
+  check_tiny("tiny_phi4", WT_MATMUL_FAST, WT_BACKEND_CPU, wt_model_default_params(), 0, kPhi3LongCtx);
+}
+
+TEST_CASE("vulkan model: tiny phi4 (rope over part of each head, LongRoPE's factor) matches the NumPy forward pass" *
+          doctest::test_suite("model")) {
+  check_tiny("tiny_phi4", WT_MATMUL_F32, WT_BACKEND_VULKAN, wt_model_default_params(), 0, kPhi3LongCtx);
+}
+
+TEST_CASE("cuda model: tiny phi4 (rope over part of each head, LongRoPE's factor) matches the NumPy forward pass" *
+          doctest::test_suite("model")) {
+  check_tiny("tiny_phi4", WT_MATMUL_F32, WT_BACKEND_CUDA, wt_model_default_params(), 0, kPhi3LongCtx);
 }
 
 // A state's KV was roped with one set of factors: a context of the other set refuses it.
