@@ -62,8 +62,8 @@ struct RopeOp {
   // Optional [n_rot, >= n]: row r's angles as rope_angles() makes them, cos and sin of each
   // pair; kernels read them instead of computing them (the engine fills it once per decode
   // step for every layer: no pow, cos or sin per layer and warp; exact where a device has
-  // no float64). Where set, positions, theta_base, position_scale and freq_divisors must be
-  // the ones it was made from.
+  // no float64). Where set, positions, theta_base, position_scale, mscale and freq_divisors
+  // must be the ones it was made from: kernels use its values as given (mscale included).
   Tensor angles{};
 };
 

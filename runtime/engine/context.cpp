@@ -246,6 +246,7 @@ Status Context::allocate() {
   hp_swa_.rope_theta = hp.rope_theta_swa;
   hp_swa_.rope_scaling = RopeScaling::none;
   hp_swa_.rope_factor = 1.0f;
+  hp_swa_.rope_attn_factor = 1.0f;  // none on the sliding layers (refused with them at load anyway)
   if (rope_freqs_swa_) rope_freqs(rope_op(Tensor{}, Tensor{}, nullptr, hp_swa_, nullptr), rope_freqs_swa_);
   attn_scale_ = attention_scale(hp);
   return Status::ok();

@@ -90,7 +90,12 @@ uint64_t model_fingerprint(const Model& m, int32_t n_ctx) {
   // nothing in a context that ropes with the short ones), and a factor on cos and sin, only
   // where there are any: the other states keep their fingerprint.
   if (const std::vector<float>* f = longrope_factors(m, n_ctx)) hash_bytes(h, f->data(), f->size() * sizeof(float));
-  if (hp.rope_attn_factor != 1.0f) hash_value(h, hp.rope_attn_factor);
+  // The factor has been on the keys' rotated dims since 2026-12-07 (RopeOp::mscale; before,
+  // on q.k as a whole): a marker, so a state saved before, whose keys lack it, is refused.
+  if (hp.rope_attn_factor != 1.0f) {
+    hash_value(h, hp.rope_attn_factor);
+    hash_value(h, int32_t{2});
+  }
   for (const Tensor* t : {&m.tok_embd, &m.output_norm, &m.output, &m.rope_freqs}) hash_tensor(h, *t);
   for (const LayerWeights& lw : m.layers) {
     for (const Tensor* t : {&lw.attn_norm, &lw.wq, &lw.wk, &lw.wv, &lw.bq, &lw.bk, &lw.bv, &lw.wo, &lw.ffn_norm,

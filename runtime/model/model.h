@@ -46,7 +46,8 @@ struct Hparams {
   float yarn_beta_slow = 1.0f;         // yarn: pairs turning less often are divided by the factor
   float yarn_attn_factor = 1.0f;       // yarn: the file's extra factor on cos and sin
   // rope.scaling.attn_factor: a factor on cos and sin whatever the scaling (Phi-3's LongRoPE:
-  // sqrt(1 + ln(context / original) / ln original)), so on every q.k twice over.
+  // sqrt(1 + ln(context / original) / ln original)), RopeOp::mscale: so only the rotated dims
+  // of q and k carry it.
   float rope_attn_factor = 1.0f;
   // gemma3: sliding-window layers attend their last swa_window keys (their own included);
   // layer l is global when (l + 1) % swa_pattern == 0. Sliding layers rope with base

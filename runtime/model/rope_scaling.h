@@ -47,7 +47,7 @@ Status rope_override_from(int32_t kind, float factor, int32_t orig_ctx, RopeOver
 Status apply_rope_override(const RopeOverride& o, Hparams* hp);
 
 // After the file's scaling and any override: YaRN needs rope over every head dimension and
-// no sliding-window layers, as does rope.scaling.attn_factor the latter
+// no sliding-window layers, rope.scaling.attn_factor no sliding-window layers
 // (WT_ERR_UNSUPPORTED otherwise), and YaRN's model is one of factor x original context
 // (n_ctx_train becomes at least that).
 Status check_rope_scaling(Hparams* hp);

@@ -20,7 +20,7 @@ enum class TokenType : int32_t {
 
 struct Vocab {
   std::string model;                   // tokenizer.ggml.model ("gpt2", or "llama": SentencePiece)
-  std::string pre;                     // tokenizer.ggml.pre ("smollm", "llama-bpe", "qwen2")
+  std::string pre;                     // tokenizer.ggml.pre ("smollm", "llama-bpe", "qwen2", "gpt-4o")
   std::vector<std::string> tokens;     // token text in GGUF form (byte-level: "Ġthe")
   std::vector<TokenType> token_types;  // same length as tokens (normal when absent)
   std::vector<std::string> merges;     // "Ġ t" pairs, rank = index (gpt2)

@@ -129,9 +129,10 @@ void rope_cases(std::vector<Case>& v) {
     c.src[1] = f32(2, 64 + 6, 3);
     c.src[2] = f32(3, 64, 3, 3);
     c.ids = iota_ids(3, 4099, 17, 8192);
+    // With mscale set: a table carries it already (rope_angles), so kernels must not apply it.
     c.call = [neox](const Slots& s) {
       return OpCall(RopeOp{.x = s.src[0], .x2 = s.src[2], .positions = s.ids, .n_rot = 64, .neox = neox,
-                           .theta_base = 1e6f, .angles = cols(s.src[1], 0, 64)});
+                           .theta_base = 1e6f, .mscale = neox ? 1.19f : 1.0f, .angles = cols(s.src[1], 0, 64)});
     };
     c.results = result_src0 | result_src2;
     v.push_back(c);
