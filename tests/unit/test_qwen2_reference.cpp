@@ -588,17 +588,17 @@ TEST_CASE("cuda model: tiny phi3 (fused matrices and LongRoPE) matches the NumPy
 
 // Phi-4-mini's rope: over the first 3/4 of each head, with LongRoPE's factor on the rotated
 // dims' cos and sin only (a scale of q.k as a whole would be wrong there).
-TEST_CASE("reference: tiny phi4 (rope over part of each head, LongRoPE's factor) matches the NumPy forward pass") {
+TEST_CASE("reference: tiny phi4 (rope over part of each head with LongRoPE's factor) matches the NumPy forward pass") {
   check_tiny("tiny_phi4", WT_MATMUL_F32, WT_BACKEND_CPU, wt_model_default_params(), 0, kPhi3LongCtx);
   check_tiny("tiny_phi4", WT_MATMUL_FAST, WT_BACKEND_CPU, wt_model_default_params(), 0, kPhi3LongCtx);
 }
 
-TEST_CASE("vulkan model: tiny phi4 (rope over part of each head, LongRoPE's factor) matches the NumPy forward pass" *
+TEST_CASE("vulkan model: tiny phi4 (rope over part of each head with LongRoPE's factor) matches the NumPy forward pass" *
           doctest::test_suite("model")) {
   check_tiny("tiny_phi4", WT_MATMUL_F32, WT_BACKEND_VULKAN, wt_model_default_params(), 0, kPhi3LongCtx);
 }
 
-TEST_CASE("cuda model: tiny phi4 (rope over part of each head, LongRoPE's factor) matches the NumPy forward pass" *
+TEST_CASE("cuda model: tiny phi4 (rope over part of each head with LongRoPE's factor) matches the NumPy forward pass" *
           doctest::test_suite("model")) {
   check_tiny("tiny_phi4", WT_MATMUL_F32, WT_BACKEND_CUDA, wt_model_default_params(), 0, kPhi3LongCtx);
 }
