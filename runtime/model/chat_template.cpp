@@ -12,18 +12,26 @@ namespace {
 
 Status render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
               const JinjaRenderOptions& options, std::string* out) {
+  // Built by emplace_back, not from initializer lists: GCC before 13 (JetPack 6's 11) leaks a
+  // list's finished elements when a later one throws (bad_alloc; its PR 66139), which the
+  // aarch64 build's alloc-failure test sees.
   JinjaList list;
   list.reserve(messages.size());
-  for (const ChatMessage& m : messages)
-    list.push_back(JinjaValue::of_dict({{"role", JinjaValue::string(m.role)}, {"content", JinjaValue::string(m.content)}}));
-  const JinjaDict globals = {
-      {"messages", JinjaValue::of_list(std::move(list))},
-      {"add_generation_prompt", JinjaValue::boolean(add_assistant)},
-      {"bos_token", JinjaValue::string(tmpl.bos_token)},
-      {"eos_token", JinjaValue::string(tmpl.eos_token)},
-      {"raise_exception", JinjaValue::function("raise_exception")},
-      {"strftime_now", JinjaValue::function("strftime_now")},
-  };
+  for (const ChatMessage& m : messages) {
+    JinjaDict d;
+    d.reserve(2);
+    d.emplace_back("role", JinjaValue::string(m.role));
+    d.emplace_back("content", JinjaValue::string(m.content));
+    list.push_back(JinjaValue::of_dict(std::move(d)));
+  }
+  JinjaDict globals;
+  globals.reserve(6);
+  globals.emplace_back("messages", JinjaValue::of_list(std::move(list)));
+  globals.emplace_back("add_generation_prompt", JinjaValue::boolean(add_assistant));
+  globals.emplace_back("bos_token", JinjaValue::string(tmpl.bos_token));
+  globals.emplace_back("eos_token", JinjaValue::string(tmpl.eos_token));
+  globals.emplace_back("raise_exception", JinjaValue::function("raise_exception"));
+  globals.emplace_back("strftime_now", JinjaValue::function("strftime_now"));
   return jinja_render(*tmpl.program, globals, options, out);
 }
 
