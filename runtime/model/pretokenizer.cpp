@@ -47,33 +47,16 @@ class Scanner {
   // llama3 and qwen2; max_digits is 3 or 1.
   size_t llama3(size_t i, size_t hi, size_t max_digits) const {
     const uint32_t c = u_[i].cp;
-    // (?i:'s|'t|'re|'ve|'m|'ll|'d). Oniguruma's case folding also takes U+017F (long s)
-    // for s; no other character folds to these letters.
-    if (c == '\'' && i + 1 < hi) {
-      const uint32_t c1 = fold(u_[i + 1].cp);
-      if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return i + 2;
-      if (i + 2 < hi) {
-        const uint32_t c2 = fold(u_[i + 2].cp);
-        if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return i + 3;
-      }
-    }
+    // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+    if (const size_t e = contraction(i, hi); e > i) return e;
     // [^\r\n\p{L}\p{N}]?\p{L}+
     if (is(i, k_cpt_letter)) return run(i, hi, k_cpt_letter);
     if (c != '\r' && c != '\n' && !is(i, k_cpt_number) && i + 1 < hi && is(i + 1, k_cpt_letter))
       return run(i + 1, hi, k_cpt_letter);
     // \p{N}{1,3}  or  \p{N}
-    if (is(i, k_cpt_number)) {
-      size_t e = i + 1;
-      while (e < hi && e - i < max_digits && is(e, k_cpt_number)) ++e;
-      return e;
-    }
+    if (is(i, k_cpt_number)) return digits(i, hi, max_digits);
     //  ?[^\s\p{L}\p{N}]+[\r\n]*
-    const size_t j = (c == ' ' && i + 1 < hi) ? i + 1 : i;
-    if (is_other(j)) {
-      size_t e = run_other(j, hi);
-      while (e < hi && (u_[e].cp == '\r' || u_[e].cp == '\n')) ++e;
-      return e;
-    }
+    if (const size_t e = punct_run(i, hi, false); e > i) return e;
     return line_breaks_or_spaces(i, hi);
   }
 
@@ -89,21 +72,12 @@ class Scanner {
       for (const size_t s : {prefix ? i + 1 : hi, i}) {  // with the prefix first, as `?` is greedy
         if (s >= hi) continue;
         const size_t e = lower_needed ? upper_lower(s, hi) : upper_then_lower(s, hi);
-        if (e > s) return contraction(e, hi);
+        if (e > s) return contraction(e, hi);  // CONTRACTION?
       }
     }
-    if (is(i, k_cpt_number)) {  // \p{N}{1,3}
-      size_t e = i + 1;
-      while (e < hi && e - i < 3 && is(e, k_cpt_number)) ++e;
-      return e;
-    }
+    if (is(i, k_cpt_number)) return digits(i, hi, 3);  // \p{N}{1,3}
     //  ?[^\s\p{L}\p{N}]+[\r\n/]*
-    const size_t j = (c == ' ' && i + 1 < hi) ? i + 1 : i;
-    if (is_other(j)) {
-      size_t e = run_other(j, hi);
-      while (e < hi && (u_[e].cp == '\r' || u_[e].cp == '\n' || u_[e].cp == '/')) ++e;
-      return e;
-    }
+    if (const size_t e = punct_run(i, hi, true); e > i) return e;
     return line_breaks_or_spaces(i, hi);
   }
 
@@ -128,7 +102,8 @@ class Scanner {
     const size_t u = run(s, hi, k_cpt_upper);
     return u == s ? s : run(u, hi, k_cpt_lower);
   }
-  // (?i:'s|'t|'re|'ve|'m|'ll|'d)? after a word.
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d) at e: where it ends, or e. Oniguruma's case folding also
+  // takes U+017F (long s) for s; no other character folds to these letters.
   size_t contraction(size_t e, size_t hi) const {
     if (e + 1 >= hi || u_[e].cp != '\'') return e;
     const uint32_t c1 = fold(u_[e + 1].cp);
@@ -137,6 +112,20 @@ class Scanner {
       const uint32_t c2 = fold(u_[e + 2].cp);
       if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return e + 3;
     }
+    return e;
+  }
+  // \p{N}{1,max} at a number.
+  size_t digits(size_t i, size_t hi, size_t max) const {
+    size_t e = i + 1;
+    while (e < hi && e - i < max && is(e, k_cpt_number)) ++e;
+    return e;
+  }
+  //  ?[^\s\p{L}\p{N}]+ then [\r\n]* (or [\r\n/]* with slash): where it ends, or i.
+  size_t punct_run(size_t i, size_t hi, bool slash) const {
+    const size_t j = (u_[i].cp == ' ' && i + 1 < hi) ? i + 1 : i;
+    if (!is_other(j)) return i;
+    size_t e = run_other(j, hi);
+    while (e < hi && (u_[e].cp == '\r' || u_[e].cp == '\n' || (slash && u_[e].cp == '/'))) ++e;
     return e;
   }
 
@@ -222,16 +211,18 @@ void pretokenize(PretokenizerKind kind, std::string_view text, std::vector<std::
   auto emit = [&](size_t a, size_t b) {
     out_words->push_back(text.substr(units[a].offset, units[b].offset - units[a].offset));
   };
-  auto gpt2_range = [&](size_t lo, size_t hi) {
+  // Emits the matches of `next` (a scanner's function: where the match at i ends) over [lo, hi).
+  auto scan_range = [&](size_t lo, size_t hi, auto next) {
     for (size_t i = lo; i < hi;) {
-      const size_t e = scan.gpt2(i, hi);
+      const size_t e = next(i, hi);
       emit(i, e);
       i = e;
     }
   };
+  auto gpt2 = [&](size_t i, size_t hi) { return scan.gpt2(i, hi); };
   switch (kind) {
     case PretokenizerKind::gpt2:
-      gpt2_range(0, n);
+      scan_range(0, n, gpt2);
       break;
     case PretokenizerKind::smollm: {
       // HF runs the GPT-2 regex on each piece between digits separately, so a piece's
@@ -239,29 +230,21 @@ void pretokenize(PretokenizerKind kind, std::string_view text, std::vector<std::
       size_t lo = 0;
       for (size_t i = 0; i < n; ++i) {
         if (!(units[i].cls & k_cpt_number)) continue;
-        gpt2_range(lo, i);
+        scan_range(lo, i, gpt2);
         emit(i, i + 1);
         lo = i + 1;
       }
-      gpt2_range(lo, n);
+      scan_range(lo, n, gpt2);
       break;
     }
     case PretokenizerKind::llama3:
     case PretokenizerKind::qwen2: {
       const size_t max_digits = kind == PretokenizerKind::llama3 ? 3 : 1;
-      for (size_t i = 0; i < n;) {
-        const size_t e = scan.llama3(i, n, max_digits);
-        emit(i, e);
-        i = e;
-      }
+      scan_range(0, n, [&](size_t i, size_t hi) { return scan.llama3(i, hi, max_digits); });
       break;
     }
     case PretokenizerKind::gpt4o:
-      for (size_t i = 0; i < n;) {
-        const size_t e = scan.gpt4o(i, n);
-        emit(i, e);
-        i = e;
-      }
+      scan_range(0, n, [&](size_t i, size_t hi) { return scan.gpt4o(i, hi); });
       break;
   }
 }
