@@ -44,12 +44,14 @@ struct Msg {
 
 // fuzz_chat: template (0-8 published: Qwen3, SmolLM2, Llama 3, Zephyr, Gemma 3, Llama 2,
 // Mistral v0.3, Phi-3.5, Llama 3.2; 9 none; 10 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
-// short, 2 exact, 3 larger, 4 at most cap).
+// short, 2 exact, 3 larger, 4 at most cap), then the template's variables (vars: below 128 none,
+// 128-191 a published use by vars % 3: 0 enable_thinking false, 1 true, 2 a tool list; 192 up
+// `vars_json`); -1 leaves the byte out (none).
 constexpr int kChatFixed = 10;
 constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kPhi3 = 7, kLlama32 = 8, kNoTemplate = 9,
               kFuzzed = kChatFixed;
 std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector<Msg>& msgs, bool null_array,
-                          bool add_assistant, uint8_t cap) {
+                          bool add_assistant, uint8_t cap, int vars = -1, const std::string& vars_json = "") {
   FdpEncoder e;
   e.range(0, kChatFixed, which);
   if (which == kFuzzed) e.string(jinja);
@@ -65,6 +67,8 @@ std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector
   }
   if (!msgs.empty()) e.byte(null_array ? 0 : 1);
   e.boolean(add_assistant).byte(cap);
+  if (vars >= 0) e.byte(static_cast<uint8_t>(vars));
+  if (vars >= 192) e.string(vars_json);
   return e.bytes();
 }
 
@@ -78,6 +82,11 @@ Seeds chat_seeds(const std::string& source_dir) {
   s["qwen3_reasoning"] = chat(0, "", {{"user", "Hi"}, {"assistant", "<think>\nhm\n</think>\n\nHello"}, {"user", "Why?"}},
                               false, true, 2);
   s["smollm_default_system"] = chat(1, "", {{"user", "Hi"}}, false, true, 3);
+  s["qwen3_no_thinking"] = chat(0, "", convo, false, true, 2, 129);
+  s["qwen3_tools"] = chat(0, "", convo, false, true, 2, 128);
+  s["llama32_tools"] = chat(kLlama32, "", convo, false, true, 2, 128);
+  s["vars_json"] = chat(0, "", convo, false, true, 2, 192, "{\"enable_thinking\": false, \"x\": [1.5e3, null, \"\\u00e9\"]}");
+  s["vars_not_json"] = chat(1, "", {{"user", "Hi"}}, false, true, 2, 200, "{\"a\": 1,}");
   s["llama3_convo"] = chat(2, "", convo, false, false, 2);
   s["no_template"] = chat(kNoTemplate, "", convo, false, true, 2);
   s["zephyr_convo"] = chat(kZephyr, "", convo, false, true, 2);

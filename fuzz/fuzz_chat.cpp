@@ -3,10 +3,13 @@
 // larger). The template is one of nine published ones (tests/data/chat/: Qwen3, SmolLM2,
 // Llama 3, Zephyr, Gemma 3, Llama 2, Mistral v0.3, Phi-3.5, Llama 3.2), none, or fuzzed
 // text: a GGUF's tokenizer.chat_template is untrusted input, so it goes through
-// wt::parse_chat_template and Whittle's Jinja as wt_model_load's does.
+// wt::parse_chat_template and Whittle's Jinja as wt_model_load's does. The template's
+// variables (wt_chat_apply_vars) are none, a published use (Qwen3's enable_thinking, a tool
+// list) or fuzzed JSON text.
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
-// array, role or content or an unknown role; WT_ERR_UNSUPPORTED with a message for a
+// array, role or content or an unknown role, or variables wt::read_chat_vars refuses, before
+// the template is looked at; WT_ERR_UNSUPPORTED with a message for a
 // template Whittle cannot run; where the template raises or fails, or drops a message,
 // WT_ERR_INVALID_ARGUMENT or WT_ERR_UNSUPPORTED with a message: a tool message of more than
 // whitespace for Zephyr and Phi-3.5, which have no tool role, is always refused, and the
@@ -28,6 +31,7 @@
 
 #include "fuzz_support.h"
 #include "runtime/api/handles.h"
+#include "runtime/model/chat_template.h"
 #include "runtime/model/jinja_text.h"
 
 using wt::fuzz::expect_status;
@@ -42,6 +46,11 @@ constexpr int kNumTemplates = sizeof(kTemplates) / sizeof(kTemplates[0]);
 // corpus_fdp.cpp's seeds number the templates as kTemplates does.
 static_assert(kNumTemplates == 10, "fuzz/corpus_fdp.cpp encodes ten fixed templates");
 const char* const kRoles[] = {"system", "user", "assistant", "tool"};
+// Template variables as published templates read them (Qwen3's reasoning switch, a tool list).
+constexpr const char* kTools =
+    "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\", "
+    "\"parameters\": {\"type\": \"object\", \"properties\": {}}}}]}";
+const char* const kVars[] = {"{\"enable_thinking\": false}", "{\"enable_thinking\": true}", kTools};
 
 wt_model* g_models[kNumTemplates] = {};
 
@@ -116,21 +125,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool add_assistant = fdp.ConsumeBool();
   const uint8_t cap_pick = fdp.ConsumeIntegral<uint8_t>();
   const wt_chat_message* array = null_array ? nullptr : msgs.data();
+  // The template's variables (read last, so older seeds keep their meaning): none, a published
+  // use, or fuzzed text, which wt::read_chat_vars (the call's own reader) accepts or not.
+  const uint8_t vars_pick = fdp.ConsumeIntegral<uint8_t>();
+  std::string vars;
+  if (vars_pick >= 192) {
+    vars = fdp.ConsumeRandomLengthString(512);
+    vars.resize(std::strlen(vars.c_str()));
+  } else if (vars_pick >= 128) {
+    vars = kVars[vars_pick % 3];
+  }
+  const bool fuzzed_vars = vars_pick >= 192 && !vars.empty();
+  wt::JinjaDict read_vars;
+  const wt::Status vars_st = vars.empty() ? wt::Status::ok() : wt::read_chat_vars(vars, &read_vars);
+  if (!vars_st.is_ok() && vars_st.code() != WT_ERR_INVALID_ARGUMENT) fail("read_chat_vars: not INVALID_ARGUMENT");
+  if (!vars_st.is_ok() && vars_st.message().empty()) fail("read_chat_vars refused JSON without saying why");
 
   // First without a buffer: the needed length, or the input's error.
   size_t needed = SIZE_MAX;
-  const wt_status st = wt_chat_apply(model, array, n, add_assistant, nullptr, 0, &needed);
+  const wt_status st = wt_chat_apply_vars(model, array, n, add_assistant, vars.c_str(), nullptr, 0, &needed);
   if (null_array) {
     expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with a NULL message array");
     return 0;
   }
-  if (!template_ok) {
-    expect_status(st, {WT_ERR_UNSUPPORTED, bad_message ? WT_ERR_INVALID_ARGUMENT : WT_ERR_UNSUPPORTED},
-                  "wt_chat_apply with a template Whittle cannot run");
-    return 0;
-  }
+  // The caller's arguments are checked before the model's template.
   if (bad_message) {
     expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with a NULL or unknown role or content");
+    return 0;
+  }
+  if (!vars_st.is_ok()) {
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply_vars with variables that are not a JSON object's");
+    return 0;
+  }
+  if (!template_ok) {
+    expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a template Whittle cannot run");
     return 0;
   }
   // A template may raise (INVALID_ARGUMENT), fail or drop a message (UNSUPPORTED), saying why.
@@ -138,12 +166,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < n; ++i) has_tool |= roles[i] == "tool" && !wt::jinja_trim(contents[i]).empty();
   const std::string name = fuzzed_template ? "" : kTemplates[which];
   const bool no_tool_role = name == "zephyr" || name == "phi3.5";
-  if (has_tool && no_tool_role) {
+  if (has_tool && no_tool_role && !fuzzed_vars) {
     expect_status(st, {WT_ERR_UNSUPPORTED}, "wt_chat_apply with a tool message for a template without a tool role");
     return 0;
   }
-  const bool writes_all = name == "smollm2" || name == "llama3" || no_tool_role ||
-                          ((name == "qwen3" || name == "llama3.2") && n > 0);
+  // Llama 3.2 raises when given tools and no first user message; fuzzed variables may make
+  // any template fail (a `tools` of the wrong type, a name shadowing `namespace`).
+  const bool tools = vars.find("tools") != std::string::npos;
+  const bool writes_all = !fuzzed_vars && (name == "smollm2" || name == "llama3" || no_tool_role ||
+                                           ((name == "qwen3" || (name == "llama3.2" && !tools)) && n > 0));
   if (writes_all) expect_status(st, {WT_ERR_BUFFER_TOO_SMALL}, "wt_chat_apply with a template that writes every message");
   if (st != WT_ERR_BUFFER_TOO_SMALL) {
     expect_status(st, {WT_ERR_INVALID_ARGUMENT, WT_ERR_UNSUPPORTED}, "wt_chat_apply with a template Whittle runs");
@@ -163,7 +194,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::unique_ptr<char[]> buf(new char[capacity == 0 ? 1 : capacity]);
   size_t len = SIZE_MAX;
-  const wt_status st2 = wt_chat_apply(model, array, n, add_assistant, buf.get(), capacity, &len);
+  const wt_status st2 = wt_chat_apply_vars(model, array, n, add_assistant, vars.c_str(), buf.get(), capacity, &len);
   if (len != needed) fail("wt_chat_apply: length %zu, %zu reported before", len, needed);
   if (capacity < needed + 1) {
     expect_status(st2, {WT_ERR_BUFFER_TOO_SMALL}, "wt_chat_apply with a buffer too small");
@@ -173,7 +204,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (buf[len] != '\0') fail("wt_chat_apply: no NUL at the reported length %zu", len);
   // A fuzzed template may write a NUL of its own; the published ones do not.
   if (!fuzzed_template && std::strlen(buf.get()) != len) fail("wt_chat_apply: a NUL inside the text");
-  if (fuzzed_template) return 0;  // the template's text: nothing to find in it but what it wrote
+  if (fuzzed_template || fuzzed_vars) return 0;  // nothing to find in the text but what the template wrote
 
   const std::string text(buf.get(), len);
   for (size_t i = 0; i < n; ++i) {

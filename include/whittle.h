@@ -83,16 +83,12 @@ extern "C" {
 #define WHITTLE_VERSION_MINOR 1
 #define WHITTLE_VERSION_PATCH 0
 
-/* The version of the params structs' layouts (see Binary compatibility above): 1: the first
- * layouts; 2: wt_context_params.memory_budget_bytes; 3: its KV pager fields (kv_device_blocks,
- * kv_block_tokens, kv_sync_swaps); 4: wt_prune_params.extra and the calls that list methods
- * and parameters (wt_prune_method_count, wt_prune_param_get, ...); 5: struct_size at the start
- * of the structs the library fills (wt_model_info, wt_context_plan_info, wt_context_stats,
- * wt_prune_stats); 6: wt_context_params.kv_type; 7: wt_prune_stats.asl_ratios; 8:
- * wt_context_params.kv_pager_flags; 9: wt_context_stats.pager_transfers and
- * wt_model_copy_bandwidth; 10: wt_context_params.n_batch_rows (n_ffn_rows until 2026-12-04);
- * 11: wt_context_plan_info.batch_rows, wt_context_stats.batch_rows; 12: wt_sampler_params.min_p,
- * the repetition penalties, wt_sampler_accept, wt_sampler_reset; 13: wt_model_params.rope_*. */
+/* The version of the params structs' layouts (Binary compatibility above): 1 the first; 2
+ * memory_budget_bytes; 3 the KV pager fields; 4 wt_prune_params.extra and the calls listing
+ * methods and parameters; 5 struct_size in the structs the library fills; 6 kv_type; 7
+ * asl_ratios; 8 kv_pager_flags; 9 pager_transfers, wt_model_copy_bandwidth; 10 n_batch_rows
+ * (n_ffn_rows until 2026-12-04); 11 batch_rows in the plan and stats; 12 the sampler's min_p,
+ * repetition penalties, wt_sampler_accept and _reset; 13 wt_model_params.rope_*. */
 #define WT_API_VERSION 13
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
@@ -206,14 +202,12 @@ WT_API wt_model_params wt_model_default_params(void);
  * WT_ERR_ABORTED: the progress callback returned false. */
 WT_API wt_status wt_model_load(const char* path, const wt_model_params* params,
                                wt_model** out_model);
-/* Frees the model and its device memory; free its contexts first. The recommended order is
- * to free every context and model before the process exits. Freeing them while it exits is
- * safe too: from the destructor of a static or global object, or an atexit handler, even
- * one constructed or registered before the first Vulkan use (exit() then runs it after the
- * Vulkan driver's own teardown). From the point where exit() may have torn the driver down,
- * a WT_BACKEND_VULKAN model or context frees only its host memory and makes no call into
- * the driver; the device memory goes with the process. (WT_BACKEND_CUDA: the CUDA runtime
- * answers calls made after its own teardown with an error, which a free ignores.) */
+/* Frees the model and its device memory; free its contexts first, and all before exit.
+ * Freeing while the process exits (a static object's destructor, an atexit handler, even one
+ * made before the first Vulkan use) is safe too: once exit() may have torn the Vulkan driver
+ * down, a Vulkan model or context frees only its host memory and calls nothing in the driver
+ * (the device memory goes with the process); the CUDA runtime answers calls after its own
+ * teardown with an error, which a free ignores. */
 WT_API void wt_model_free(wt_model* model);
 
 typedef struct wt_model_info {
@@ -240,12 +234,11 @@ typedef struct wt_model_info {
  * library does not write (see Binary compatibility). */
 WT_API wt_status wt_model_get_info(const wt_model* model, wt_model_info* out_info);
 
-/* Since API 9. The host -> device copy bandwidth of the model's backend in GB/s (1e9 bytes a
- * second): `bytes` copied from pinned host memory to device memory on the backend's copy
- * stream, the KV pager's path, best of three after a warm-up (the CPU backend: a memcpy on
- * its copy worker). What a pager's bytes per token cost is judged against. Allocates
- * 2 x bytes for the call and frees them. Its copies count in the copy-stream times
- * (pager_copy_ms) of the model's contexts alive meanwhile: probe before making them.
+/* Since API 9. The host -> device copy bandwidth of the model's backend in GB/s (1e9 B/s):
+ * `bytes` copied from pinned host to device memory on the copy stream (the KV pager's path;
+ * the CPU backend: a memcpy on its copy worker), best of three after a warm-up, allocating
+ * 2 x bytes for the call. Its copies count in the pager_copy_ms of the model's contexts
+ * alive meanwhile: probe before making them.
  * WT_ERR_INVALID_ARGUMENT: NULL model or out_gbs, bytes outside [1 MiB, 1 GiB];
  * WT_ERR_OUT_OF_MEMORY when the buffers do not fit; WT_ERR_BUSY when a call of one of the
  * model's contexts holds its device (another thread's, or this one's from a callback). */
@@ -313,6 +306,16 @@ typedef struct wt_chat_message {
 WT_API wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages,
                                size_t n_messages, bool add_assistant, char* buf,
                                size_t capacity, size_t* out_len);
+/* wt_chat_apply with variables the template reads (apply_chat_template's kwargs): vars_json
+ * is a JSON object (NULL or "": none): {"enable_thinking": false} for Qwen3 and SmolLM3,
+ * {"tools": [...function schemas]} for templates that list tools. WT_ERR_INVALID_ARGUMENT
+ * also for text that is not a JSON object (the message gives the byte), a repeated name,
+ * nesting past 64, more than 256 names, or a name the call sets: messages,
+ * add_generation_prompt, bos_token, eos_token, raise_exception, strftime_now. */
+WT_API wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message* messages,
+                                    size_t n_messages, bool add_assistant,
+                                    const char* vars_json, char* buf, size_t capacity,
+                                    size_t* out_len);
 
 /* ==== Context ========================================================================= */
 
@@ -346,8 +349,7 @@ typedef enum wt_prune_method {
   WT_PRUNE_ORACLE = 9       /* answer-informed ranking (evaluation only: generates first)  */
 } wt_prune_method;
 /* Methods added after these have ids from WT_PRUNE_FIRST_EXTENSION on and no enumerator:
- * wt_prune_method_count / wt_prune_method_at list the methods a library has (since API 4),
- * wt_prune_method_from_name gives their ids. */
+ * wt_prune_method_count / _at list a library's methods, _from_name gives their ids. */
 #define WT_PRUNE_FIRST_EXTENSION 10
 
 typedef enum wt_pool_kind {
@@ -477,18 +479,16 @@ typedef struct wt_prune_param_info {
   const char* help;          /* one line                                                  */
 } wt_prune_param_info;
 
-/* wt_prune_param_get(i) for i in [0, wt_prune_param_count()): the shared parameters, then
- * each method's own in method order. WT_ERR_INVALID_ARGUMENT: NULL out_info, i out of
- * range, or a struct_size smaller than the first fields' (name). */
+/* wt_prune_param_get(i), i in [0, wt_prune_param_count()): the shared parameters, then each
+ * method's own. WT_ERR_INVALID_ARGUMENT: NULL out_info, i out of range, struct_size < name's. */
 WT_API int32_t wt_prune_param_count(void);
 WT_API wt_status wt_prune_param_get(int32_t index, wt_prune_param_info* out_info);
 
-/* Sets one parameter by name from text ("keep" "0.2", "layer" "12", "pool" "max",
- * "asl_two_pass" "1"); names are the field names above and those wt_prune_param_get lists.
- * WT_ERR_INVALID_ARGUMENT: unknown name, a value that does not parse (the message says
- * which), a struct_size the library does not read, a field the caller's (older) layout
- * does not have, or a parameter kept in `extra` when all its entries hold others. Ranges
- * are checked when the context is created. */
+/* Sets one parameter by name from text ("keep" "0.2", "pool" "max", "asl_two_pass" "1"):
+ * the field names above and those wt_prune_param_get lists. Ranges are checked when the
+ * context is created. WT_ERR_INVALID_ARGUMENT: unknown name, a value that does not parse (the
+ * message says which), a struct_size the library does not read, a field the caller's (older)
+ * layout lacks, or a parameter kept in `extra` when all its entries hold others. */
 WT_API wt_status wt_prune_set_param(wt_prune_params* params, const char* key, const char* value);
 
 /* The element type of a context's KV cache (wt_context_params.kv_type, since API 6). Keys

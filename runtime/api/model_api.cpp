@@ -255,6 +255,11 @@ wt_status wt_detokenizer_flush(wt_detokenizer* detok, char* buf, size_t capacity
 
 wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages, size_t n_messages, bool add_assistant,
                         char* buf, size_t capacity, size_t* out_len) {
+  return wt_chat_apply_vars(model, messages, n_messages, add_assistant, nullptr, buf, capacity, out_len);
+}
+
+wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message* messages, size_t n_messages,
+                             bool add_assistant, const char* vars_json, char* buf, size_t capacity, size_t* out_len) {
   return guarded([&]() -> Status {
     WT_TRY(require(model, "model"));
     WT_TRY(require(out_len, "out_len"));
@@ -262,7 +267,6 @@ wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages, 
     if (n_messages > static_cast<size_t>(PTRDIFF_MAX) / sizeof(wt_chat_message))
       return wt::error(WT_ERR_INVALID_ARGUMENT, "n_messages " + std::to_string(n_messages) +
                                                     " is more than any array of messages can hold");
-    WT_TRY(model->chat_status);
     std::vector<wt::ChatMessage> msgs;
     msgs.reserve(n_messages);
     for (size_t i = 0; i < n_messages; ++i) {
@@ -270,8 +274,12 @@ wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages, 
         return wt::error(WT_ERR_INVALID_ARGUMENT, "message " + std::to_string(i) + " has a NULL role or content");
       msgs.push_back({messages[i].role, messages[i].content});
     }
+    WT_TRY(wt::check_chat_roles(msgs));
+    wt::JinjaDict vars;
+    if (vars_json && *vars_json) WT_TRY(wt::read_chat_vars(vars_json, &vars));
+    WT_TRY(model->chat_status);  // after the caller's arguments, which are wrong whatever the model
     std::string text;
-    WT_TRY(wt::apply_chat_template(model->chat, msgs, add_assistant, &text));
+    WT_TRY(wt::apply_chat_template(model->chat, msgs, add_assistant, &text, nullptr, &vars));
     return copy_out(text, buf, capacity, out_len);
   });
 }

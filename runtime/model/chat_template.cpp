@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "jinja.h"
+#include "jinja_json.h"
 #include "jinja_text.h"  // jinja_trim
 
 namespace wt {
@@ -11,7 +12,7 @@ namespace wt {
 namespace {
 
 Status render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
-              const JinjaRenderOptions& options, std::string* out) {
+              const JinjaDict* vars, const JinjaRenderOptions& options, std::string* out) {
   // Built by emplace_back, not from initializer lists: GCC before 13 (JetPack 6's 11) leaks a
   // list's finished elements when a later one throws (bad_alloc; its PR 66139), which the
   // aarch64 build's alloc-failure test sees.
@@ -25,13 +26,16 @@ Status render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages
     list.push_back(JinjaValue::of_dict(std::move(d)));
   }
   JinjaDict globals;
-  globals.reserve(6);
+  globals.reserve(6 + (vars ? vars->size() : 0));
   globals.emplace_back("messages", JinjaValue::of_list(std::move(list)));
   globals.emplace_back("add_generation_prompt", JinjaValue::boolean(add_assistant));
   globals.emplace_back("bos_token", JinjaValue::string(tmpl.bos_token));
   globals.emplace_back("eos_token", JinjaValue::string(tmpl.eos_token));
   globals.emplace_back("raise_exception", JinjaValue::function("raise_exception"));
   globals.emplace_back("strftime_now", JinjaValue::function("strftime_now"));
+  if (vars) globals.insert(globals.end(), vars->begin(), vars->end());  // names checked by read_chat_vars
+  // tools and documents stay undefined unless given (transformers passes None: the templates
+  // that test `tools is defined` then fail, Phi-4-mini's; llama.cpp leaves them out too).
   return jinja_render(*tmpl.program, globals, options, out);
 }
 
@@ -50,6 +54,15 @@ Status read_today(const std::string* today, std::tm* now) {
     localtime_r(&t, now);
   }
   return Status::ok();
+}
+
+// The first render, as transformers renders: all of render_chat_template, and what
+// apply_chat_template checks.
+Status first_render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
+                    const std::string* today, const JinjaDict* vars, JinjaRenderOptions* options, std::string* out) {
+  if (!tmpl.program) return error(WT_ERR_UNSUPPORTED, "no chat template");
+  WT_TRY(read_today(today, &options->now));
+  return render(tmpl, messages, add_assistant, vars, *options, out);
 }
 
 }  // namespace
@@ -71,17 +84,20 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
   return Status::ok();
 }
 
-Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
-                           std::string* out, const std::string* today) {
-  if (!tmpl.program) return error(WT_ERR_UNSUPPORTED, "no chat template");
+Status check_chat_roles(const std::vector<ChatMessage>& messages) {
   for (const ChatMessage& m : messages) {
     if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool")
       return error(WT_ERR_INVALID_ARGUMENT, "unknown chat role '" + m.role + "'");
   }
+  return Status::ok();
+}
+
+Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
+                           std::string* out, const std::string* today, const JinjaDict* vars) {
+  WT_TRY(check_chat_roles(messages));
   JinjaRenderOptions options;
-  WT_TRY(read_today(today, &options.now));
   std::string text;
-  WT_TRY(render(tmpl, messages, add_assistant, options, &text));
+  WT_TRY(first_render(tmpl, messages, add_assistant, today, vars, &options, &text));
 
   // Each class of message once: its role, and for a system message whether it comes first.
   std::vector<std::pair<std::string, bool>> seen;
@@ -103,12 +119,12 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     changed.assign(messages.begin(), messages.end());
     changed[i].content.clear();
     other.clear();
-    bool same = render(tmpl, changed, add_assistant, options, &other) && other == text;
+    bool same = render(tmpl, changed, add_assistant, vars, options, &other) && other == text;
     if (same && messages.size() > 1) {
       changed.assign(messages.begin(), messages.end());
       changed.erase(changed.begin() + static_cast<std::ptrdiff_t>(i));
       other.clear();
-      if (render(tmpl, changed, add_assistant, options, &other)) same = other == text;
+      if (render(tmpl, changed, add_assistant, vars, options, &other)) same = other == text;
     }
     if (same)
       return error(WT_ERR_UNSUPPORTED, "this model's chat template writes nothing for message " + std::to_string(i) +
@@ -119,11 +135,28 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
 }
 
 Status render_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages, bool add_assistant,
-                            std::string* out, const std::string* today) {
-  if (!tmpl.program) return error(WT_ERR_UNSUPPORTED, "no chat template");
+                            std::string* out, const std::string* today, const JinjaDict* vars) {
   JinjaRenderOptions options;
-  WT_TRY(read_today(today, &options.now));
-  return render(tmpl, messages, add_assistant, options, out);
+  return first_render(tmpl, messages, add_assistant, today, vars, &options, out);
+}
+
+Status read_chat_vars(std::string_view json, JinjaDict* out) {
+  JinjaValue v;
+  WT_TRY(jinja_from_json(json, &v));
+  if (!v.is(JinjaValue::Kind::dict))
+    return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: a JSON object expected, as {\"enable_thinking\": false}");
+  if (v.dict->size() > kMaxChatVars)
+    return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: more than " + std::to_string(kMaxChatVars) + " names");
+  for (const auto& [name, value] : *v.dict) {
+    for (const char* set : {"messages", "add_generation_prompt", "bos_token", "eos_token", "raise_exception",
+                            "strftime_now"}) {
+      if (name == set)
+        return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: '" + name +
+                                                  "' is set by the call or the model, not by a variable");
+    }
+  }
+  *out = *v.dict;
+  return Status::ok();
 }
 
 }  // namespace wt

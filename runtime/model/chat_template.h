@@ -6,13 +6,18 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "jinja_value.h"
 
 namespace wt {
 
 struct JinjaProgram;  // jinja_parse.h
+
+// At most this many caller's variables (each name a template reads is looked up among them).
+inline constexpr size_t kMaxChatVars = 256;
 
 struct ChatMessage {
   std::string role;
@@ -32,7 +37,18 @@ struct ChatTemplate {
 Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
                            ChatTemplate* out);
 
-// Renders messages (dicts of role and content) and add_generation_prompt = add_assistant.
+// WT_ERR_INVALID_ARGUMENT for a role other than system, user, assistant and tool.
+Status check_chat_roles(const std::vector<ChatMessage>& messages);
+
+// The caller's template variables: a JSON object (jinja_json.h) whose members a template
+// reads beside the conversation, as transformers' apply_chat_template(**kwargs) gives them
+// (Qwen3's and SmolLM3's enable_thinking, the tools a template lists). WT_ERR_INVALID_ARGUMENT:
+// not a JSON object, more than kMaxChatVars members, or a name the render sets (messages,
+// add_generation_prompt, bos_token, eos_token and the two functions).
+Status read_chat_vars(std::string_view json, JinjaDict* out);
+
+// Renders messages (dicts of role and content) and add_generation_prompt = add_assistant,
+// with the caller's variables (read_chat_vars; null: none).
 // today: the date strftime_now formats, written "06 Dec 2026" (Llama 3.2's date; null: the
 // local date now). WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and
 // tool, or the template's raise_exception (its message: Gemma's and [INST] roles out of
@@ -45,11 +61,13 @@ Status parse_chat_template(const std::string& jinja, const std::string& bos_toke
 // of more than whitespace of each, as templates drop messages by role, or a system message
 // by its place.
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
-                           bool add_assistant, std::string* out, const std::string* today = nullptr);
+                           bool add_assistant, std::string* out, const std::string* today = nullptr,
+                           const JinjaDict* vars = nullptr);
 
 // One rendering as transformers renders: apply_chat_template without its checks of roles
 // and of dropped messages (for tests of the interpreter on templates that ignore messages).
 Status render_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
-                            bool add_assistant, std::string* out, const std::string* today = nullptr);
+                            bool add_assistant, std::string* out, const std::string* today = nullptr,
+                            const JinjaDict* vars = nullptr);
 
 }  // namespace wt

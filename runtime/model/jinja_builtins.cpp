@@ -72,9 +72,10 @@ std::string strip(const std::string& s, const JinjaValue* chars, bool left, bool
   if (!chars || chars->kind == Kind::none) {
     size_t b = 0, e = s.size();
     for (size_t n; left && b < e && (n = jinja_space_at(s, b)) > 0;) b += n;
-    if (right) {
-      const std::string t = jinja_trim(s.substr(b));  // its start is no space: only its end trims
-      e = b + t.size();
+    if (right) {  // the end of the trimmed text, wherever its start is (rstrip keeps leading spaces)
+      size_t first = b;
+      for (size_t n; first < e && (n = jinja_space_at(s, first)) > 0;) first += n;
+      e = first == e ? b : first + jinja_trim(s.substr(first)).size();
     }
     return s.substr(b, e - b);
   }
@@ -520,6 +521,8 @@ Status jinja_test(const std::string& name, const JinjaValue& x, const JinjaArgs&
         *out = std::any_of(other->list->begin(), other->list->end(), [&](const JinjaValue& v) { return jinja_equal(v, x); });
       } else if (other->kind == Kind::dict) {
         *out = x.kind == Kind::string && other->find(x.s) != nullptr;
+      } else if (other->kind == Kind::undefined) {
+        *out = false;  // Python's `in` falls back to iterating, and Undefined iterates empty
       } else {
         return jinja_error("'in' of a value that holds none");
       }

@@ -4,6 +4,7 @@
 // exception would be.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,9 +28,12 @@ struct JinjaArgs {
 };
 
 // Limits every value a template makes: a string's bytes, a list's items (a string
-// iterates as characters only up to it).
+// iterates as characters only up to it), how deeply lists and dicts nest (JinjaValue::depth)
+// and what walking one costs (JinjaValue::cost: 16 MiB of strings).
 inline constexpr size_t kJinjaMaxBytes = size_t{8} << 20;
 inline constexpr size_t kJinjaMaxItems = 100'000;
+inline constexpr uint32_t kJinjaMaxNesting = 64;
+inline constexpr uint64_t kJinjaMaxCost = 1'000'000;
 
 Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArgs& args, JinjaValue* out);
 Status jinja_test(const std::string& name, const JinjaValue& x, const JinjaArgs& args, bool* out);

@@ -14,9 +14,9 @@ using Frame = JinjaDict;
 
 enum class Flow { normal, break_, continue_ };
 
-constexpr uint32_t kMaxNesting = 64;
+constexpr uint32_t kMaxNesting = kJinjaMaxNesting;
 constexpr size_t kMaxItems = kJinjaMaxItems;
-constexpr uint64_t kMaxCost = 1'000'000;  // JinjaValue::cost of any one value (16 MiB of strings)
+constexpr uint64_t kMaxCost = kJinjaMaxCost;
 // eval and exec frames on the stack at once, macros included: a few KiB each (more under
 // ASan), well inside a thread's stack.
 constexpr int kMaxRecursion = 400;

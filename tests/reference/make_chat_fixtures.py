@@ -12,10 +12,11 @@ Zephyr (zephyr-7b-beta's, which TinyLlama-1.1B-Chat-v1.0 ships too; eos_token "<
 (gemma-3-1b-it's; bos_token "<bos>"), the [INST] family (Llama-2-chat's; Mistral Instruct's
 v0.1, v0.2 and v0.3, and Mixtral's) and Phi-3's and Phi-3.5's (eos_token "<|endoftext|>");
 Llama 3.1's and 3.2's, Mistral Nemo's and Qwen3's, long, are kept in the folder as published
-(KEPT) and read from there.
+(KEPT) and read from there; so are SmolLM3-3B's and Qwen3-Coder's, as huggingface/swift-jinja's
+tests keep them (Tests/Templates/ChatTemplates.swift at 5c0a878, indentation removed).
 
 cases.json: a list of {"template", "messages", "add_generation_prompt", "bos_token",
-"eos_token", "expected"}, where the template raises on the conversation "raises" (its
+"eos_token", "expected"} (and "vars", the template variables as JSON text, where given), where the template raises on the conversation "raises" (its
 message) and where it fails otherwise "fails" instead of "expected", and where it drops a
 message "dropped": the index of the first message of more than whitespace whose content
 emptied renders the same text, and, where something is left and the template runs without
@@ -195,7 +196,8 @@ MISTRAL_V03_TEMPLATE = """{%- if messages[0]["role"] == "system" %}
 # (<think>...</think>) from replies before the last user query, and keeps it after.
 # DeepSeek-R1-Distill's, Phi-4-mini's (as llama.cpp keeps it) and Mistral-Small-3.1's (which
 # asks strftime_now for "%Y-%m-%d"), which tests/data/chat/jinja.json has too.
-KEPT = ("llama3.1", "llama3.2", "mistral-nemo", "qwen3", "deepseek-r1-distill", "phi4-mini", "mistral-small-3.1")
+KEPT = ("llama3.1", "llama3.2", "mistral-nemo", "qwen3", "deepseek-r1-distill", "phi4-mini", "mistral-small-3.1",
+        "smollm3", "qwen3-coder")
 # The date transformers' strftime_now("%d %b %Y") is made to give, so the fixture is fixed.
 LLAMA32_TODAY = "06 Dec 2026"
 TODAY = datetime.datetime.strptime(LLAMA32_TODAY, "%d %b %Y")
@@ -291,7 +293,8 @@ SPECIAL = {"gemma3": ("<bos>", "<eos>"), "llama3.2": ("<|begin_of_text|>", "<|eo
            "mistral-v0.3-last-user": ("<s>", "</s>"), "mistral-nemo": ("<s>", "</s>"),
            "phi3": ("<s>", "<|endoftext|>"), "phi3.5": ("<s>", "<|endoftext|>"),
            "qwen3": ("", "<|im_end|>"), "deepseek-r1-distill": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
-           "phi4-mini": ("<|endoftext|>", "<|endoftext|>"), "mistral-small-3.1": ("<s>", "</s>")}
+           "phi4-mini": ("<|endoftext|>", "<|endoftext|>"), "mistral-small-3.1": ("<s>", "</s>"),
+           "smollm3": ("", "<|im_end|>"), "qwen3-coder": ("", "<|im_end|>")}
 
 CONVERSATIONS = [
     ([("user", "Hi")], True),
@@ -335,6 +338,39 @@ CONVERSATIONS = [
     ([("system", "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."), ("user", "Hi")], True),
 ]
 
+# Conversations rendered with the caller's template variables (wt_chat_apply_vars), as
+# transformers' apply_chat_template(**kwargs) passes them, for every template: those that do
+# not read a variable must render as without it. The case's "vars" is the JSON text Whittle reads.
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather now in a city, in °C.",
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "Say \"Zürich\", not ZH"},
+        "days": {"type": "integer", "minimum": 1, "maximum": 7.5, "default": None}},
+        "required": ["city"]}}}
+VAR_CASES = [
+    ([("user", "Hi")], True, {"enable_thinking": False}),
+    ([("user", "Hi"), ("assistant", "Hello!"), ("user", "Name a prime.")], True, {"enable_thinking": True}),
+    ([("system", "Be brief."), ("user", "Weather in Zürich?")], True, {"tools": [WEATHER_TOOL]}),
+    ([("user", "Weather in Paris?")], True, {"tools": [WEATHER_TOOL], "tools_in_user_message": False,
+                                            "date_string": "26 Jul 2024"}),
+    ([("user", "Hi")], True, {"tools": [], "documents": [{"title": "t", "text": "x"}], "custom": [1, 2.5, None]}),
+    # SmolLM3's own: tools listed as Python's str() of each dict, reasoning switched by the
+    # variable or by /think and /no_think in the system message.
+    ([("system", "Be brief. /no_think"), ("user", "Weather?")], True,
+     {"xml_tools": [WEATHER_TOOL], "python_tools": ["def f(x: int) -> str: ...", {"name": "g", "ok": True}]}),
+    ([("system", "/think"), ("user", "Hi"), ("assistant", "\n\nHello!")], False, {"enable_thinking": False}),
+]
+
+
+# transformers' {% generation %} (its AssistantTracker extension) writes its body.
+class Generation(jinja2.ext.Extension):
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return jinja2.nodes.Scope(body, lineno=lineno)
+
 
 def gguf_template(path):
     import gguf  # only when a model is there to read
@@ -358,25 +394,30 @@ def main():
             with open(kept, encoding="utf-8") as f:
                 templates[name] = f.read()
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,  # as transformers renders
-                                        extensions=[jinja2.ext.loopcontrols])
+                                        extensions=[jinja2.ext.loopcontrols, Generation])
     env.filters["tojson"] = transformers_tojson
     cases = []
     for name in sorted(templates):
         with open(os.path.join(OUT_DIR, name + ".jinja"), "w", encoding="utf-8") as f:
             f.write(templates[name])
         tmpl = env.from_string(templates[name])
-        for messages, add in CONVERSATIONS:
+        for messages, add, variables in [c + ({},) for c in CONVERSATIONS] + VAR_CASES:
             msgs = [{"role": r, "content": c} for r, c in messages]
             bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
             # strftime_now as transformers defines it, at a fixed date (Llama 3.1 never asks)
             extra = {"strftime_now": lambda fmt: TODAY.strftime(fmt)}
 
             def render(ms):
+                # tools and documents undefined unless given, as llama.cpp renders: transformers
+                # passes None, and Phi-4-mini's template then fails (`tools is defined`, iterated)
+                kwargs = {**extra, **variables}
                 return tmpl.render(messages=ms, add_generation_prompt=add, bos_token=bos, eos_token=eos,
-                                   raise_exception=raise_exception, **extra)
+                                   raise_exception=raise_exception, **kwargs)
 
             case = {"template": name, "messages": msgs, "add_generation_prompt": add, "bos_token": bos,
                     "eos_token": eos}
+            if variables:
+                case["vars"] = json.dumps(variables, ensure_ascii=False)
             case["today"] = LLAMA32_TODAY
             try:
                 case["expected"] = render(msgs)

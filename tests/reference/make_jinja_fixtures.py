@@ -29,7 +29,8 @@ import jinja2.ext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_chat_fixtures import CONVERSATIONS, OUT_DIR, TemplateError, raise_exception, transformers_tojson  # noqa: E402
+from make_chat_fixtures import (CONVERSATIONS, OUT_DIR, Generation, TemplateError, raise_exception,  # noqa: E402
+                                transformers_tojson)
 
 REAL = {  # template file: (bos_token, eos_token)
     "deepseek-r1-distill": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
@@ -110,6 +111,10 @@ SNIPPETS = [
     "{{ turn('a') }}{{ turn('b', 'x') }}{{ turn(text='y', role='c') }}",
     "{% macro m(x) %}{{ x }}{{ caller_var }}{% endmacro %}{% set caller_var = 'top' %}{{ m(1) }}",
     "{% generation %}gen{% endgeneration %}",
+    # rstrip keeps leading whitespace (SmolLM3's custom instructions), lstrip trailing; `in`
+    # an undefined value is false (iterated as empty)
+    "[{{ ' a b '.rstrip() }}|{{ '\\u3000x\\u3000 '.rstrip() }}|{{ ' x '.lstrip() }}|{{ '  '.rstrip() }}|"
+    "{{ 'x' in nothing }}|{{ 'x' not in nothing }}]",
     "{{ bos_token }}{% for m in messages %}{{ '<|' + m.role + '|>\\n' + m.content + '<|end|>\\n' }}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}",
     "{{ strftime_now('%Y-%m-%d') }} {{ strftime_now('%d %B %Y') }} {{ strftime_now('%A') }}",
@@ -151,16 +156,6 @@ def environment():
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
     return env
-
-
-# transformers' {% generation %} (its AssistantTracker extension) writes its body.
-class Generation(jinja2.ext.Extension):
-    tags = {"generation"}
-
-    def parse(self, parser):
-        lineno = next(parser.stream).lineno
-        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-        return jinja2.nodes.Scope(body, lineno=lineno)
 
 
 def main():

@@ -324,6 +324,12 @@ void tokenizer_scenario(Probe& p, const wt_model* m, TokenizerRef* ref) {
   } else if (len != ref->chat_len || std::memcmp(chat, ref->chat, len) != 0) {
     p.violation("wt_chat_apply gave another text than in the run without faults");
   }
+  // Variables read as JSON (SmolLM2's template reads none of these: the same text).
+  const char* vars = "{\"enable_thinking\": false, \"tools\": [{\"name\": \"f\", \"x\": [1, 2.5, null, \"\\u00e9\"]}]}";
+  if (!p.call("wt_chat_apply_vars", [&] { return wt_chat_apply_vars(m, msgs, 2, true, vars, chat, sizeof chat, &len); }))
+    return;
+  if (len != ref->chat_len || std::memcmp(chat, ref->chat, len) != 0)
+    p.violation("wt_chat_apply_vars gave another text than wt_chat_apply in the run without faults");
 }
 
 void model_load_scenario(Probe& p, const char* path, const wt_model_params& mp) {

@@ -31,8 +31,8 @@ wt::ChatTemplate parsed(const std::string& name, const std::string& bos, const s
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template, raises and drops as it does") {
   const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 540);
-  int rendered = 0, raised = 0, dropped = 0;
+  REQUIRE(cases.size() >= 640);
+  int rendered = 0, raised = 0, dropped = 0, with_vars = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
     CAPTURE(name);
@@ -43,8 +43,14 @@ TEST_CASE("chat template: every case renders as Jinja renders the model's templa
       messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
     std::string text;
     const std::string today = c.value("today", std::string());  // strftime_now's date in the fixture
+    wt::JinjaDict vars;  // the caller's template variables, as wt_chat_apply_vars reads them
+    if (c.contains("vars")) {
+      const wt::Status read = wt::read_chat_vars(c.at("vars").get<std::string>(), &vars);
+      REQUIRE_MESSAGE(read.is_ok(), read.message());
+      ++with_vars;
+    }
     const wt::Status st = wt::apply_chat_template(tmpl, messages, c.at("add_generation_prompt").get<bool>(), &text,
-                                                  today.empty() ? nullptr : &today);
+                                                  today.empty() ? nullptr : &today, &vars);
     if (c.contains("raises")) {  // the template's raise_exception: the caller's error, its message
       CHECK(st.code() == WT_ERR_INVALID_ARGUMENT);
       CHECK(st.message().find(c.at("raises").get<std::string>()) != std::string::npos);
@@ -64,6 +70,7 @@ TEST_CASE("chat template: every case renders as Jinja renders the model's templa
   CHECK(rendered >= 300);
   CHECK(raised >= 50);
   CHECK(dropped >= 10);
+  CHECK(with_vars >= 100);
 }
 
 TEST_CASE("chat template: what cannot be run is refused when the model loads, naming why") {

@@ -102,6 +102,24 @@ TEST_CASE("jinja: wt_chat_apply runs the model's template (Phi-4-mini's)") {
   CHECK(std::string(buf, len) == expected);
   CHECK(wt_chat_apply(m, msgs, 2, true, buf, 4, &len) == WT_ERR_BUFFER_TOO_SMALL);
   CHECK(len == expected.size());
+  // With a tool listed (a template variable): jinja2's text from cases.json.
+  const nlohmann::json chat_cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
+  const nlohmann::json tool_messages = {{{"role", "system"}, {"content", "Be brief."}},
+                                        {{"role", "user"}, {"content", "Weather in Zürich?"}}};
+  std::string vars, with_tools;
+  for (const auto& c : chat_cases)
+    if (c.at("template") == "phi4-mini" && c.contains("vars") && c.at("messages") == tool_messages &&
+        c.at("vars").get<std::string>().find("get_weather") != std::string::npos) {
+      vars = c.at("vars").get<std::string>();
+      with_tools = c.at("expected").get<std::string>();
+    }
+  REQUIRE_MESSAGE(!vars.empty(), "cases.json lacks Phi-4-mini's conversation with a tool");
+  const wt_chat_message ask[2] = {{"system", "Be brief."}, {"user", "Weather in Zürich?"}};
+  std::vector<char> big(2048);
+  REQUIRE_MESSAGE(wt_chat_apply_vars(m, ask, 2, true, vars.c_str(), big.data(), big.size(), &len) == WT_OK,
+                  wt_last_error());
+  CHECK(std::string(big.data(), len) == with_tools);
+  CHECK(with_tools.find("<|tool|>{\"name\": \"get_weather\"") != std::string::npos);
   wt_model_free(m);
 }
 

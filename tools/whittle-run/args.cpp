@@ -80,7 +80,7 @@ bool seed_number(wt_tools::Flags& f, unsigned long long* out) {
 void usage(FILE* out, const char* argv0) {
   std::fprintf(out,
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
-               "          [--prompt-cache FILE]\n"
+               "          [--chat-template-kwargs JSON] [--prompt-cache FILE]\n"
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--f32-activations]\n"
                "          [--repeat-penalty R] [--repeat-last-n N] [--frequency-penalty F] [--presence-penalty P]\n"
@@ -96,6 +96,8 @@ void usage(FILE* out, const char* argv0) {
                "  --prune-param  a pruning parameter (--list-methods), e.g. keep=0.2, layer=12, pool=max\n"
                "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
+               "  --chat-template-kwargs JSON  variables the chat template reads (--chat, -i), e.g.\n"
+               "             '{\"enable_thinking\": false}': Qwen3 and SmolLM3 answer without reasoning first\n"
                "  -i         chat: a turn per line, answers streamed, the context kept across turns\n"
                "             (-n: most tokens per answer; -c: default the training context up to\n"
                "             4096); /reset starts over, Ctrl-C stops an answer, Ctrl-D or /quit ends\n"
@@ -160,6 +162,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!f.whole(0, 1 << 24, &o->memory_budget_mib)) return false;
     } else if (f.is("--chat")) {
       o->chat = true;
+    } else if (f.is("--chat-template-kwargs")) {
+      if (!f.text(&o->chat_vars)) return false;
     } else if (f.is("-i", "--interactive")) {
       o->interactive = true;
     } else if (f.is("--prompt-cache")) {
@@ -208,6 +212,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
   if (std::string error; !wt_tools::check_rope_flags(o->load, &error)) return wt_tools::Flags::fail(error);
   if (o->interactive && !o->prompt_cache.empty())
     return wt_tools::Flags::fail("--prompt-cache is for one prompt, not -i (a chat keeps its context while it runs)");
+  if (!o->chat_vars.empty() && !o->chat && !o->interactive)
+    return wt_tools::Flags::fail("--chat-template-kwargs is for --chat or -i (a plain prompt has no template)");
   if (o->prompt_source.empty() && !o->interactive)
     return wt_tools::Flags::fail("a prompt is required: -p PROMPT or -f FILE (or -i to chat)");
   if (!o->prompt_source.empty() && o->prompt.empty()) {

@@ -16,6 +16,7 @@ struct Options {
   std::string prompt;
   std::string prompt_source;  // "-p" or "-f FILE": where the prompt came from, for errors
   bool chat = false;
+  std::string chat_vars;  // --chat-template-kwargs: the template's variables, JSON
   std::string system;
   int n_predict = 128;
   int n_threads = 0;

@@ -90,7 +90,7 @@ int run_chat(Session& s) {
     msgs.push_back({"user", line});
     std::string text;
     std::vector<wt_token> tokens;
-    if (!apply_chat(s.model, msgs, true, &text) || !tokenize(s.model, text, true, &tokens)) {
+    if (!apply_chat(s.model, msgs, true, s.o.chat_vars, &text) || !tokenize(s.model, text, true, &tokens)) {
       msgs.pop_back();
       continue;
     }

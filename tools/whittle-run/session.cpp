@@ -75,7 +75,7 @@ bool on_token(wt_token token, void* user) {
 }
 
 bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, std::string>>& msgs, bool add_assistant,
-                std::string* out) {
+                const std::string& vars, std::string* out) {
   std::vector<wt_chat_message> m;
   size_t chars = 0;
   for (const auto& [role, content] : msgs) {
@@ -84,10 +84,10 @@ bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, 
   }
   std::vector<char> buf(chars + 256 * (msgs.size() + 1));
   size_t len = 0;
-  wt_status st = wt_chat_apply(model, m.data(), m.size(), add_assistant, buf.data(), buf.size(), &len);
+  wt_status st = wt_chat_apply_vars(model, m.data(), m.size(), add_assistant, vars.c_str(), buf.data(), buf.size(), &len);
   if (st == WT_ERR_BUFFER_TOO_SMALL) {
     buf.resize(len + 1);
-    st = wt_chat_apply(model, m.data(), m.size(), add_assistant, buf.data(), buf.size(), &len);
+    st = wt_chat_apply_vars(model, m.data(), m.size(), add_assistant, vars.c_str(), buf.data(), buf.size(), &len);
   }
   if (st != WT_OK) {
     fail("applying the chat template", st);

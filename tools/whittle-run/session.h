@@ -52,9 +52,10 @@ struct TokenStream {
 };
 bool on_token(wt_token token, void* user);  // for wt_generate; user = TokenStream*
 
-// The chat template applied to (role, content) messages; false after printing the error.
+// The chat template applied to (role, content) messages with the template variables `vars`
+// (JSON, "" for none); false after printing the error.
 bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, std::string>>& msgs,
-                bool add_assistant, std::string* out);
+                bool add_assistant, const std::string& vars, std::string* out);
 // Tokenizes text (special tokens parsed when `special`); false after printing the error.
 bool tokenize(const wt_model* model, const std::string& text, bool special, std::vector<wt_token>* out);
 

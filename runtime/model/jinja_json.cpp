@@ -1,0 +1,259 @@
+#include "jinja_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jinja_builtins.h"  // the limits of a template's values
+#include "utf8_stream.h"
+
+namespace wt {
+
+namespace {
+
+class JsonReader {
+ public:
+  explicit JsonReader(std::string_view text) : t_(text) {}
+
+  Status read(JinjaValue* out) {
+    if (t_.size() > kJinjaMaxBytes) return fail("more than 8 MiB of JSON");
+    space();
+    WT_TRY(value(0, out));
+    space();
+    if (i_ < t_.size()) return fail("text after the JSON value");
+    return Status::ok();
+  }
+
+ private:
+  Status fail(const std::string& what) const {
+    return error(WT_ERR_INVALID_ARGUMENT, "JSON: " + what + " at byte " + std::to_string(i_));
+  }
+  void space() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) ++i_;
+  }
+  bool literal(std::string_view word) {
+    if (t_.substr(i_, word.size()) != word) return false;
+    i_ += word.size();
+    return true;
+  }
+  // A list or dict just made: within what a template may hold.
+  Status bounded(const JinjaValue& v) const {
+    if (v.depth > kJinjaMaxNesting) return fail("arrays or objects nested more than 64 deep");
+    if (v.cost > kJinjaMaxCost) return fail("more than a template's value may hold (about 16 MiB of strings)");
+    return Status::ok();
+  }
+
+  Status value(uint32_t depth, JinjaValue* out) {
+    if (i_ >= t_.size()) return fail("a value expected, the text ends");
+    const char c = t_[i_];
+    if (c == '{' || c == '[') {
+      // Checked before reading deeper, so the recursion is as bounded as the nesting.
+      if (depth >= kJinjaMaxNesting) return fail("arrays or objects nested more than 64 deep");
+      return c == '{' ? object(depth, out) : array(depth, out);
+    }
+    if (c == '"') {
+      std::string s;
+      WT_TRY(string(&s));
+      *out = JinjaValue::string(std::move(s));
+      return Status::ok();
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return number(out);
+    if (literal("null")) *out = JinjaValue::none();
+    else if (literal("true")) *out = JinjaValue::boolean(true);
+    else if (literal("false")) *out = JinjaValue::boolean(false);
+    else return fail("a value expected");
+    return Status::ok();
+  }
+
+  Status array(uint32_t depth, JinjaValue* out) {
+    ++i_;  // [
+    JinjaList items;
+    space();
+    if (i_ < t_.size() && t_[i_] == ']') {
+      ++i_;
+      *out = JinjaValue::of_list(std::move(items));
+      return Status::ok();
+    }
+    for (;;) {
+      if (items.size() >= kJinjaMaxItems) return fail("an array of more than 100000 items");
+      space();
+      JinjaValue v;
+      WT_TRY(value(depth + 1, &v));
+      items.push_back(std::move(v));
+      space();
+      if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+      if (i_ < t_.size() && t_[i_] == ']') { ++i_; break; }
+      return fail("',' or ']' expected in an array");
+    }
+    *out = JinjaValue::of_list(std::move(items));
+    return bounded(*out);
+  }
+
+  Status object(uint32_t depth, JinjaValue* out) {
+    const size_t start = i_++;  // {
+    JinjaDict items;
+    space();
+    if (i_ < t_.size() && t_[i_] == '}') {
+      ++i_;
+      *out = JinjaValue::of_dict(std::move(items));
+      return Status::ok();
+    }
+    for (;;) {
+      if (items.size() >= kJinjaMaxItems) return fail("an object of more than 100000 members");
+      space();
+      if (i_ >= t_.size() || t_[i_] != '"') return fail("a member name (a string) expected in an object");
+      std::string name;
+      WT_TRY(string(&name));
+      space();
+      if (i_ >= t_.size() || t_[i_] != ':') return fail("':' expected after a member name");
+      ++i_;
+      space();
+      JinjaValue v;
+      WT_TRY(value(depth + 1, &v));
+      items.emplace_back(std::move(name), std::move(v));
+      space();
+      if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+      if (i_ < t_.size() && t_[i_] == '}') { ++i_; break; }
+      return fail("',' or '}' expected in an object");
+    }
+    std::vector<const std::string*> names;
+    names.reserve(items.size());
+    for (const auto& item : items) names.push_back(&item.first);
+    std::sort(names.begin(), names.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    for (size_t k = 1; k < names.size(); ++k) {
+      if (*names[k] != *names[k - 1]) continue;
+      const size_t end = i_;
+      i_ = start;
+      const Status s = fail("the member \"" + *names[k] + "\" twice in the object");
+      i_ = end;
+      return s;
+    }
+    *out = JinjaValue::of_dict(std::move(items));
+    return bounded(*out);
+  }
+
+  Status hex4(uint32_t* out) {
+    if (t_.size() - i_ < 4) return fail("\\u without four hex digits");
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = t_[i_ + k];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (d < 0) return fail("\\u without four hex digits");
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    i_ += 4;
+    *out = v;
+    return Status::ok();
+  }
+
+  Status string(std::string* out) {
+    ++i_;  // "
+    for (;;) {
+      if (i_ >= t_.size()) return fail("a string not closed");
+      const unsigned char c = static_cast<unsigned char>(t_[i_]);
+      if (c == '"') { ++i_; break; }
+      if (c < 0x20) return fail("a control character inside a string (write it escaped)");
+      if (c == '\\') {
+        WT_TRY(escape(out));
+      } else if (c < 0x80) {
+        out->push_back(static_cast<char>(c));
+        ++i_;
+      } else {
+        const Utf8Char u = utf8_decode(t_, i_);
+        if (u.result != Utf8Result::ok) return fail("text that is not UTF-8");
+        out->append(t_.substr(i_, u.n_bytes));
+        i_ += u.n_bytes;
+      }
+      if (out->size() > kJinjaMaxBytes) return fail("a string of more than 8 MiB");
+    }
+    return Status::ok();
+  }
+
+  Status escape(std::string* out) {
+    ++i_;  // backslash
+    if (i_ >= t_.size()) return fail("a string not closed");
+    const char c = t_[i_++];
+    switch (c) {
+      case '"': out->push_back('"'); return Status::ok();
+      case '\\': out->push_back('\\'); return Status::ok();
+      case '/': out->push_back('/'); return Status::ok();
+      case 'b': out->push_back('\b'); return Status::ok();
+      case 'f': out->push_back('\f'); return Status::ok();
+      case 'n': out->push_back('\n'); return Status::ok();
+      case 'r': out->push_back('\r'); return Status::ok();
+      case 't': out->push_back('\t'); return Status::ok();
+      case 'u': break;
+      default: --i_; return fail(std::string("an unknown escape \\") + c);
+    }
+    uint32_t cp = 0;
+    WT_TRY(hex4(&cp));
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return fail("a lone low surrogate escape");
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      // A high surrogate takes the low one escaped right after it; alone, UTF-8 cannot hold it.
+      uint32_t low = 0;
+      if (t_.substr(i_, 2) != "\\u") return fail("a high surrogate escape without its low one");
+      i_ += 2;
+      WT_TRY(hex4(&low));
+      if (low < 0xDC00 || low > 0xDFFF) return fail("a high surrogate escape without its low one");
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    utf8_append(cp, out);
+    return Status::ok();
+  }
+
+  Status number(JinjaValue* out) {
+    const size_t start = i_;
+    auto digits = [&] {
+      const size_t from = i_;
+      while (i_ < t_.size() && t_[i_] >= '0' && t_[i_] <= '9') ++i_;
+      return i_ > from;
+    };
+    if (t_[i_] == '-') ++i_;
+    if (i_ < t_.size() && t_[i_] == '0') {
+      ++i_;
+    } else if (!digits()) {
+      return fail("a digit expected in a number");
+    }
+    bool integral = true;
+    if (i_ < t_.size() && t_[i_] == '.') {
+      ++i_, integral = false;
+      if (!digits()) return fail("a digit expected after '.'");
+    }
+    if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
+      ++i_, integral = false;
+      if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
+      if (!digits()) return fail("a digit expected in an exponent");
+    }
+    const char* first = t_.data() + start;
+    const char* last = t_.data() + i_;
+    if (integral) {
+      int64_t v = 0;
+      const auto r = std::from_chars(first, last, v);
+      if (r.ec != std::errc() || r.ptr != last) return fail("an integer outside 64 bits");
+      *out = JinjaValue::integer(v);
+    } else {
+      double v = 0;
+      const auto r = std::from_chars(first, last, v);  // locale-free, unlike strtod
+      if (r.ec != std::errc() || r.ptr != last || !std::isfinite(v)) return fail("a number outside double's range");
+      *out = JinjaValue::number(v);
+    }
+    return Status::ok();
+  }
+
+  std::string_view t_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+Status jinja_from_json(std::string_view text, JinjaValue* out) {
+  JinjaValue v;
+  WT_TRY(JsonReader(text).read(&v));
+  *out = std::move(v);
+  return Status::ok();
+}
+
+}  // namespace wt
