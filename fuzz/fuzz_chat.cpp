@@ -22,6 +22,8 @@
 // and Llama 3.2's tool results, written as JSON).
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -32,6 +34,7 @@
 #include "fuzz_support.h"
 #include "runtime/api/handles.h"
 #include "runtime/model/chat_template.h"
+#include "runtime/model/jinja_json.h"
 #include "runtime/model/jinja_text.h"
 
 using wt::fuzz::expect_status;
@@ -53,6 +56,7 @@ constexpr const char* kTools =
 const char* const kVars[] = {"{\"enable_thinking\": false}", "{\"enable_thinking\": true}", kTools};
 
 wt_model* g_models[kNumTemplates] = {};
+std::string g_sources[kNumTemplates];  // their text: a variable none of them names changes nothing
 
 std::string read_template(const std::string& name) {
   std::ifstream f(std::string(WT_CHAT_DIR) + name + ".jinja", std::ios::binary);
@@ -77,7 +81,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   wt::fuzz::quiet_logs();
   for (int i = 0; i < kNumTemplates; ++i) {
     wt::test::TinyModelOptions o = wt::fuzz::seed_model_options();
-    if (*kTemplates[i]) o.chat_template = read_template(kTemplates[i]);
+    if (*kTemplates[i]) o.chat_template = g_sources[i] = read_template(kTemplates[i]);
     g_models[i] = wt::fuzz::load_model_bytes(wt::test::make_tiny_llama(o).build(), "chat" + std::to_string(i));
     // Every fixed template but the last (none) is one Whittle runs, or its runs test nothing.
     if (i + 1 < kNumTemplates && !g_models[i]->chat_status.is_ok())
@@ -140,6 +144,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const wt::Status vars_st = vars.empty() ? wt::Status::ok() : wt::read_chat_vars(vars, &read_vars);
   if (!vars_st.is_ok() && vars_st.code() != WT_ERR_INVALID_ARGUMENT) fail("read_chat_vars: not INVALID_ARGUMENT");
   if (!vars_st.is_ok() && vars_st.message().empty()) fail("read_chat_vars refused JSON without saying why");
+  if (fuzzed_vars) {
+    // The JSON reader against an independent one (nlohmann's): what it reads is JSON, and what
+    // it refuses of JSON is one of its documented refusals.
+    wt::JinjaValue value;
+    const wt::Status js = wt::jinja_from_json(vars, &value);
+    const bool valid = nlohmann::ordered_json::accept(vars);
+    if (js.is_ok() && !valid) fail("jinja_from_json read text nlohmann's reader refuses");
+    if (!js.is_ok() && valid) {
+      bool documented = false;
+      for (const char* why : {"twice", "outside 64 bits", "nested more than", "more than", "may hold"})
+        documented |= js.message().find(why) != std::string::npos;
+      if (!documented) fail("jinja_from_json refused JSON nlohmann's reader reads: %s", js.message().c_str());
+    }
+  }
 
   // First without a buffer: the needed length, or the input's error.
   size_t needed = SIZE_MAX;
@@ -204,9 +222,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (buf[len] != '\0') fail("wt_chat_apply: no NUL at the reported length %zu", len);
   // A fuzzed template may write a NUL of its own; the published ones do not.
   if (!fuzzed_template && std::strlen(buf.get()) != len) fail("wt_chat_apply: a NUL inside the text");
-  if (fuzzed_template || fuzzed_vars) return 0;  // nothing to find in the text but what the template wrote
-
+  if (fuzzed_template) return 0;  // the template's text: nothing to find in it but what it wrote
   const std::string text(buf.get(), len);
+  if (fuzzed_vars) {
+    // Variables the template never names change nothing.
+    for (const auto& v : read_vars)
+      if (g_sources[which].find(v.first) != std::string::npos) return 0;
+    std::unique_ptr<char[]> plain(new char[len + 1]);
+    size_t plain_len = 0;
+    expect_status(wt_chat_apply(model, array, n, add_assistant, plain.get(), len + 1, &plain_len), {WT_OK},
+                  "wt_chat_apply without the variables a template never names");
+    if (std::string(plain.get(), plain_len) != text) fail("variables the template never names changed its text");
+    return 0;
+  }
+
   for (size_t i = 0; i < n; ++i) {
     if (name == "qwen3" && roles[i] == "assistant" && contents[i].find("think>") != std::string::npos) continue;
     if (name == "llama3.2" && roles[i] == "tool") continue;

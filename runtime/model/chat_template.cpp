@@ -25,7 +25,7 @@ Status render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages
     d.emplace_back("content", JinjaValue::string(m.content));
     list.push_back(JinjaValue::of_dict(std::move(d)));
   }
-  JinjaDict globals;
+  JinjaDict globals;  // the names of kSetByRender, which no variable may have
   globals.reserve(6 + (vars ? vars->size() : 0));
   globals.emplace_back("messages", JinjaValue::of_list(std::move(list)));
   globals.emplace_back("add_generation_prompt", JinjaValue::boolean(add_assistant));
@@ -141,6 +141,10 @@ Status render_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMess
 }
 
 Status read_chat_vars(std::string_view json, JinjaDict* out) {
+  // Tool lists are kilobytes; the bound keeps what a caller's mistake allocates to tens of MiB.
+  if (json.size() > kMaxChatVarsBytes)
+    return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: more than 1 MiB of JSON (" +
+                                              std::to_string(json.size()) + " bytes)");
   JinjaValue v;
   WT_TRY(jinja_from_json(json, &v));
   if (!v.is(JinjaValue::Kind::dict))
@@ -148,8 +152,7 @@ Status read_chat_vars(std::string_view json, JinjaDict* out) {
   if (v.dict->size() > kMaxChatVars)
     return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: more than " + std::to_string(kMaxChatVars) + " names");
   for (const auto& [name, value] : *v.dict) {
-    for (const char* set : {"messages", "add_generation_prompt", "bos_token", "eos_token", "raise_exception",
-                            "strftime_now"}) {
+    for (const char* set : kSetByRender) {
       if (name == set)
         return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: '" + name +
                                                   "' is set by the call or the model, not by a variable");

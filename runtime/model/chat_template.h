@@ -16,8 +16,13 @@ namespace wt {
 
 struct JinjaProgram;  // jinja_parse.h
 
-// At most this many caller's variables (each name a template reads is looked up among them).
+// At most this many caller's variables (each name a template reads is looked up among them),
+// in at most this much JSON.
 inline constexpr size_t kMaxChatVars = 256;
+inline constexpr size_t kMaxChatVarsBytes = size_t{1} << 20;
+// The names a render sets, which no variable may have.
+inline constexpr const char* kSetByRender[] = {"messages",  "add_generation_prompt", "bos_token",
+                                               "eos_token", "raise_exception",       "strftime_now"};
 
 struct ChatMessage {
   std::string role;
@@ -43,8 +48,8 @@ Status check_chat_roles(const std::vector<ChatMessage>& messages);
 // The caller's template variables: a JSON object (jinja_json.h) whose members a template
 // reads beside the conversation, as transformers' apply_chat_template(**kwargs) gives them
 // (Qwen3's and SmolLM3's enable_thinking, the tools a template lists). WT_ERR_INVALID_ARGUMENT:
-// not a JSON object, more than kMaxChatVars members, or a name the render sets (messages,
-// add_generation_prompt, bos_token, eos_token and the two functions).
+// more than kMaxChatVarsBytes, what jinja_from_json refuses, not a JSON object, more than
+// kMaxChatVars members, or a name of kSetByRender.
 Status read_chat_vars(std::string_view json, JinjaDict* out);
 
 // Renders messages (dicts of role and content) and add_generation_prompt = add_assistant,

@@ -195,3 +195,21 @@ TEST_CASE("jinja: an untrusted template meets limits, not the stack or the memor
             .is_ok());
   CHECK(text == "1");
 }
+
+TEST_CASE("jinja: the caller's arguments are refused before the model's template") {
+  const wt::test::TempPath file("jinja_no_template.gguf");
+  REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(wt::test::TinyModelOptions{}).build()));
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  const wt_chat_message ok[1] = {{"user", "Hi"}};
+  const wt_chat_message bad_role[1] = {{"wizard", "Hi"}};
+  char buf[64];
+  size_t len = 0;
+  CHECK(wt_chat_apply_vars(m, bad_role, 1, true, nullptr, buf, sizeof buf, &len) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).find("wizard") != std::string::npos);
+  CHECK(wt_chat_apply_vars(m, ok, 1, true, "{x}", buf, sizeof buf, &len) == WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).find("at byte 1") != std::string::npos);
+  CHECK(wt_chat_apply_vars(m, ok, 1, true, "{\"x\": 1}", buf, sizeof buf, &len) == WT_ERR_UNSUPPORTED);
+  CHECK(std::string(wt_last_error()).find("no chat template") != std::string::npos);
+  wt_model_free(m);
+}

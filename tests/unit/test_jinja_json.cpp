@@ -115,11 +115,11 @@ TEST_CASE("jinja json: malformed text is refused, naming the byte") {
       {"[1 2]", "byte 3"}, {"{\"a\" 1}", "byte 5"}, {"{\"a\": 1,}", "byte 8"}, {"{a: 1}", "byte 1"},
       {"{'a': 1}", "byte 1"}, {"01", "byte 1"}, {"-", "byte 1"}, {"1.", "byte 2"}, {".5", "byte 0"},
       {"1e", "byte 2"}, {"+1", "byte 0"}, {"NaN", "byte 0"}, {"Infinity", "byte 0"}, {"\"a", "byte 2"},
-      {"\"a\nb\"", "byte 2"}, {"\"\\x41\"", "byte 2"}, {"\"\\u12\"", "byte 3"}, {"\"\\ud83d\"", "byte 7"},
-      {"\"\\ude00\"", "byte 7"}, {"\"\\ud83d\\u0041\"", "byte 13"}, {"\"\xff\"", "byte 1"},
+      {"\"a\nb\"", "byte 2"}, {"\"\\x41\"", "byte 1"}, {"\"\\u12\"", "byte 3"}, {"\"\\ud83d\"", "byte 1"},
+      {"\"\\ude00\"", "byte 1"}, {"\"x\\ud83d\\u0041\"", "byte 2"}, {"\"\xff\"", "byte 1"},
       {"\"\xc3\"", "byte 1"}, {"\"\xed\xa0\x80\"", "byte 1"}, {"[1] [2]", "byte 4"}, {"[", "byte 1"},
       {"{\"a\": 1} x", "byte 9"}, {std::string("[1,\0]", 5), "byte 3"},
-      {"1e309", "outside double"}, {"-1e400", "outside double"}};
+      {"1e309", "outside double"}, {"-1e400", "outside double"}, {"[1e99999999999999999999]", "byte 1"}};
   for (const auto& item : bad) {  // not a structured binding: clang 14 cannot capture one
     const std::string& text = item.first;
     const std::string& where = item.second;
@@ -132,14 +132,42 @@ TEST_CASE("jinja json: malformed text is refused, naming the byte") {
   }
   // Read by nlohmann, refused here on purpose: a repeated name (json.loads would keep the last
   // silently), integers no int64 holds (a float where nlohmann reads them).
-  for (const char* text : {"{\"a\": 1, \"b\": 2, \"a\": 3}", "[{\"x\": {\"y\": 1, \"y\": 1}}]", "9223372036854775808",
-                           "-9223372036854775809"}) {
+  // The byte named is the object's or the number's first.
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"{\"a\": 1, \"b\": 2, \"a\": 3}", "at byte 0"}, {"[{\"x\": {\"y\": 1, \"y\": 1}}]", "at byte 7"},
+      {"9223372036854775808", "at byte 0"}, {"[-9223372036854775809]", "at byte 1"}};
+  for (const auto& item : refused) {
+    const std::string& text = item.first;
     CAPTURE(text);
     wt::JinjaValue v;
     const wt::Status st = wt::jinja_from_json(text, &v);
     CHECK(st.code() == WT_ERR_INVALID_ARGUMENT);
     CHECK(nlohmann_reads(text));
+    CHECK_MESSAGE(st.message().find(item.second) != std::string::npos, st.message());
   }
+  // Bytes outside printable ASCII in a message are written as \xNN; a long name is cut.
+  wt::JinjaValue v;
+  wt::Status st = wt::jinja_from_json("\"\\\x01\"", &v);
+  CHECK(st.message().find("\\x01") != std::string::npos);
+  st = wt::jinja_from_json("{\"" + std::string(1000, 'n') + "\": 1, \"" + std::string(1000, 'n') + "\": 2}", &v);
+  CHECK(st.message().find("twice") != std::string::npos);
+  CHECK(st.message().size() < 200);
+}
+
+TEST_CASE("jinja json: floats below double's range read as zero, as json.loads reads them") {
+  for (const char* text : {"1e-400", "-1e-400", "0.0000001e-99999", "1234.5e-400", "0.0e-99999999999999999999"}) {
+    CAPTURE(text);
+    wt::JinjaValue v;
+    const wt::Status st = wt::jinja_from_json(text, &v);
+    REQUIRE_MESSAGE(st.is_ok(), st.message());
+    CHECK(v.is(Kind::number));
+    CHECK(v.f == 0.0);
+    CHECK(std::signbit(v.f) == (text[0] == '-'));
+  }
+  wt::JinjaValue v;  // the smallest subnormal: read (as itself, or as zero where the library rounds it so)
+  REQUIRE(wt::jinja_from_json("5e-324", &v).is_ok());
+  CHECK((v.f == 0.0 || v.f == 5e-324));
+  CHECK(wt::jinja_from_json("2.5e-308", &v).is_ok());
 }
 
 TEST_CASE("jinja json: what a template's value may hold, and no more") {
@@ -159,13 +187,16 @@ TEST_CASE("jinja json: what a template's value may hold, and no more") {
   CHECK(wt::jinja_from_json(std::string(items).append("]"), &v).is_ok());
   st = wt::jinja_from_json(std::string(items).append(",0]"), &v);
   CHECK(st.message().find("100000") != std::string::npos);
-  // Past the cost a template's value may have (a unit a value): 11 lists of 100 000 items.
+  // Past the cost a template's value may have (a unit a value): 11 lists of 100 000 items,
+  // refused as it is read (the message's byte is inside the tenth list, not at its end).
   std::string lists = "[";
   for (int k = 0; k < 9; ++k) lists.append(k ? "," : "").append(items).append("]");
   CHECK(wt::jinja_from_json(std::string(lists).append("]"), &v).is_ok());  // 900 000 items
   st = wt::jinja_from_json(lists.append(",").append(items).append("],").append(items).append("]]"), &v);
   CHECK(st.code() == WT_ERR_INVALID_ARGUMENT);
   CHECK(st.message().find("more than a template's value may hold") != std::string::npos);
+  const size_t at = std::stoul(st.message().substr(st.message().rfind(' ') + 1));
+  CHECK(at < 10 * (items.size() + 2));
   st = wt::jinja_from_json(std::string((8 << 20) + 1, ' '), &v);
   CHECK(st.message().find("8 MiB") != std::string::npos);
   // A failed read leaves *out as it was.
@@ -191,6 +222,10 @@ TEST_CASE("chat template: the caller's variables are a JSON object of names the 
     CHECK(st.code() == WT_ERR_INVALID_ARGUMENT);
     CHECK(st.message().find(std::string("'").append(name).append("'")) != std::string::npos);
   }
+  // More than 1 MiB of variables (a valid object) is refused before it is read.
+  const wt::Status big = wt::read_chat_vars(std::string("{\"x\": \"").append(1 << 20, 'a').append("\"}"), &vars);
+  CHECK(big.code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(big.message().find("1 MiB") != std::string::npos);
   std::string names = "{";
   for (size_t k = 0; k <= wt::kMaxChatVars; ++k) names.append(k ? ",\"v" : "\"v").append(std::to_string(k)).append("\": 0");
   const wt::Status st = wt::read_chat_vars(names.append("}"), &vars);
