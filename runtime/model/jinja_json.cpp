@@ -260,6 +260,8 @@ class JsonReader {
       if (!ex.empty() && ex[0] == '+') ex.remove_prefix(1);
       if (std::from_chars(ex.data(), ex.data() + ex.size(), exponent).ec != std::errc())
         return !ex.empty() && ex[0] == '-';  // an exponent past int64: its sign says which
+      // Past a few thousand either way it only says which; clamped, lead + exponent cannot overflow.
+      exponent = std::clamp<int64_t>(exponent, -(int64_t{1} << 40), int64_t{1} << 40);
     }
     // The position of the first nonzero digit relative to the point: 0 for 1.x, -1 for 0.1.
     const size_t point = mantissa.find('.');

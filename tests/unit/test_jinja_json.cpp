@@ -119,7 +119,8 @@ TEST_CASE("jinja json: malformed text is refused, naming the byte") {
       {"\"\\ude00\"", "byte 1"}, {"\"x\\ud83d\\u0041\"", "byte 2"}, {"\"\xff\"", "byte 1"},
       {"\"\xc3\"", "byte 1"}, {"\"\xed\xa0\x80\"", "byte 1"}, {"[1] [2]", "byte 4"}, {"[", "byte 1"},
       {"{\"a\": 1} x", "byte 9"}, {std::string("[1,\0]", 5), "byte 3"},
-      {"1e309", "outside double"}, {"-1e400", "outside double"}, {"[1e99999999999999999999]", "byte 1"}};
+      {"1e309", "outside double"}, {"-1e400", "outside double"}, {"[1e99999999999999999999]", "byte 1"},
+      {"11e9223372036854775807", "outside double"}};
   for (const auto& item : bad) {  // not a structured binding: clang 14 cannot capture one
     const std::string& text = item.first;
     const std::string& where = item.second;
@@ -155,7 +156,8 @@ TEST_CASE("jinja json: malformed text is refused, naming the byte") {
 }
 
 TEST_CASE("jinja json: floats below double's range read as zero, as json.loads reads them") {
-  for (const char* text : {"1e-400", "-1e-400", "0.0000001e-99999", "1234.5e-400", "0.0e-99999999999999999999"}) {
+  for (const char* text : {"1e-400", "-1e-400", "0.0000001e-99999", "1234.5e-400", "0.0e-99999999999999999999",
+                           "0.01e-9223372036854775808"}) {
     CAPTURE(text);
     wt::JinjaValue v;
     const wt::Status st = wt::jinja_from_json(text, &v);
