@@ -123,12 +123,7 @@ WT_API const char* wt_last_error(void);
 
 /* ==== Logging ========================================================================= */
 
-typedef enum wt_log_level {
-  WT_LOG_ERROR = 0,
-  WT_LOG_WARN = 1,
-  WT_LOG_INFO = 2,
-  WT_LOG_DEBUG = 3
-} wt_log_level;
+typedef enum wt_log_level { WT_LOG_ERROR = 0, WT_LOG_WARN = 1, WT_LOG_INFO = 2, WT_LOG_DEBUG = 3 } wt_log_level;
 
 typedef void (*wt_log_callback)(wt_log_level level, const char* text, void* user);
 
@@ -136,9 +131,8 @@ typedef void (*wt_log_callback)(wt_log_level level, const char* text, void* user
  * warnings and errors to stderr. */
 WT_API void wt_set_log_callback(wt_log_callback callback, void* user);
 
-/* The first member of a struct the library fills: in C++ it initializes itself to the
- * struct's size (a default member initializer keeps the struct an aggregate with the same
- * layout); in C the caller sets it. */
+/* The first member of a struct the library fills: in C++ it sets itself to the struct's size
+ * (a default member initializer: still an aggregate, the same layout); in C the caller sets it. */
 #ifdef __cplusplus
 #  define WT_OUT_STRUCT_SIZE(type) size_t struct_size = sizeof(type)
 #else
@@ -153,11 +147,7 @@ typedef struct wt_sampler wt_sampler;
 typedef struct wt_detokenizer wt_detokenizer;
 typedef int32_t wt_token;
 
-typedef enum wt_backend_kind {
-  WT_BACKEND_CPU = 0,
-  WT_BACKEND_VULKAN = 1,
-  WT_BACKEND_CUDA = 2
-} wt_backend_kind;
+typedef enum wt_backend_kind { WT_BACKEND_CPU = 0, WT_BACKEND_VULKAN = 1, WT_BACKEND_CUDA = 2 } wt_backend_kind;
 
 /* Rope scaling asked for at load (API 13), for a model read past its trained context. FILE:
  * the file's; LINEAR: positions / factor; YARN as HF and llama.cpp: betas 32 and 1, q.k times
@@ -316,6 +306,14 @@ WT_API wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message
                                     size_t n_messages, bool add_assistant,
                                     const char* vars_json, char* buf, size_t capacity,
                                     size_t* out_len);
+/* wt_chat_apply_vars with the messages as a JSON array of objects (at most 8 MiB), as OpenAI's
+ * API and transformers take them: "role" (as above), "content" (a string, null or absent), any
+ * members the template reads (an assistant's "tool_calls", a tool's "tool_call_id").
+ * WT_ERR_INVALID_ARGUMENT also: NULL messages_json, malformed JSON, not an array of objects,
+ * content parts. WT_ERR_UNSUPPORTED also: the template writes nothing of a tool_calls. */
+WT_API wt_status wt_chat_apply_json(const wt_model* model, const char* messages_json,
+                                    bool add_assistant, const char* vars_json, char* buf,
+                                    size_t capacity, size_t* out_len);
 
 /* ==== Context ========================================================================= */
 

@@ -37,6 +37,19 @@ Status check_token(const wt_model* m, wt_token token) {
   return Status::ok();
 }
 
+// What wt_chat_apply_vars and wt_chat_apply_json share once the messages are read: the
+// caller's errors (roles, variables) before the model's template status, then the render.
+Status format_chat(const wt_model* model, const std::vector<wt::ChatMessage>& msgs, bool add_assistant,
+                   const char* vars_json, char* buf, size_t capacity, size_t* out_len) {
+  WT_TRY(wt::check_chat_roles(msgs));
+  wt::JinjaDict vars;
+  if (vars_json && *vars_json) WT_TRY(wt::read_chat_vars(vars_json, &vars));
+  WT_TRY(model->chat_status);  // after the caller's arguments, which are wrong whatever the model
+  std::string text;
+  WT_TRY(wt::apply_chat_template(model->chat, msgs, add_assistant, &text, nullptr, &vars));
+  return copy_out(text, buf, capacity, out_len);
+}
+
 }  // namespace
 
 namespace wt::api {
@@ -274,13 +287,19 @@ wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message* messa
         return wt::error(WT_ERR_INVALID_ARGUMENT, "message " + std::to_string(i) + " has a NULL role or content");
       msgs.push_back({messages[i].role, messages[i].content});
     }
-    WT_TRY(wt::check_chat_roles(msgs));
-    wt::JinjaDict vars;
-    if (vars_json && *vars_json) WT_TRY(wt::read_chat_vars(vars_json, &vars));
-    WT_TRY(model->chat_status);  // after the caller's arguments, which are wrong whatever the model
-    std::string text;
-    WT_TRY(wt::apply_chat_template(model->chat, msgs, add_assistant, &text, nullptr, &vars));
-    return copy_out(text, buf, capacity, out_len);
+    return format_chat(model, msgs, add_assistant, vars_json, buf, capacity, out_len);
+  });
+}
+
+wt_status wt_chat_apply_json(const wt_model* model, const char* messages_json, bool add_assistant,
+                             const char* vars_json, char* buf, size_t capacity, size_t* out_len) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_len, "out_len"));
+    WT_TRY(require(messages_json, "messages_json"));
+    std::vector<wt::ChatMessage> msgs;
+    WT_TRY(wt::read_chat_messages(messages_json, &msgs));
+    return format_chat(model, msgs, add_assistant, vars_json, buf, capacity, out_len);
   });
 }
 

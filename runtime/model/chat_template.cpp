@@ -1,5 +1,6 @@
 #include "chat_template.h"
 
+#include <algorithm>
 #include <ctime>
 #include <utility>
 
@@ -20,9 +21,11 @@ Status render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages
   list.reserve(messages.size());
   for (const ChatMessage& m : messages) {
     JinjaDict d;
-    d.reserve(2);
+    d.reserve(2 + m.extra.size());
     d.emplace_back("role", JinjaValue::string(m.role));
-    d.emplace_back("content", JinjaValue::string(m.content));
+    if (m.content_kind == ChatMessage::Content::text) d.emplace_back("content", JinjaValue::string(m.content));
+    if (m.content_kind == ChatMessage::Content::none) d.emplace_back("content", JinjaValue::none());
+    d.insert(d.end(), m.extra.begin(), m.extra.end());  // lists and dicts shared, not copied
     list.push_back(JinjaValue::of_dict(std::move(d)));
   }
   JinjaDict globals;  // the names of kSetByRender, which no variable may have
@@ -99,14 +102,20 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
   std::string text;
   WT_TRY(first_render(tmpl, messages, add_assistant, today, vars, &options, &text));
 
-  // Each class of message once: its role, and for a system message whether it comes first.
-  std::vector<std::pair<std::string, bool>> seen;
+  // Each class of message once: its role, whether it has tool calls, and for a system message
+  // whether it comes first.
+  struct Kind {
+    std::string role;
+    bool first_system, calls;
+    bool operator==(const Kind&) const = default;
+  };
+  std::vector<Kind> seen;
   std::vector<ChatMessage> changed;
   std::string other;
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
     if (jinja_trim(m.content).empty()) continue;  // dropping whitespace loses nothing
-    const std::pair<std::string, bool> kind(m.role, m.role == "system" && i == 0);
+    const Kind kind{m.role, m.role == "system" && i == 0, m.has_calls()};
     bool checked = false;
     for (const auto& k : seen) checked |= k == kind;
     if (checked) continue;
@@ -129,6 +138,17 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     if (same)
       return error(WT_ERR_UNSUPPORTED, "this model's chat template writes nothing for message " + std::to_string(i) +
                                            " (" + m.role + "): it would be dropped without a word");
+  }
+  // Tool calls: a template without them (ChatML's, Gemma's) writes the same text without them.
+  const auto calls = std::find_if(messages.begin(), messages.end(), [](const ChatMessage& m) { return m.has_calls(); });
+  if (calls != messages.end()) {
+    const size_t i = static_cast<size_t>(calls - messages.begin());
+    changed.assign(messages.begin(), messages.end());
+    std::erase_if(changed[i].extra, [](const auto& member) { return member.first == "tool_calls"; });
+    other.clear();
+    if (render(tmpl, changed, add_assistant, vars, options, &other) && other == text)
+      return error(WT_ERR_UNSUPPORTED, "this model's chat template writes nothing of message " + std::to_string(i) +
+                                           "'s tool_calls: they would be dropped without a word");
   }
   *out = std::move(text);
   return Status::ok();
@@ -158,7 +178,55 @@ Status read_chat_vars(std::string_view json, JinjaDict* out) {
                                                   "' is set by the call or the model, not by a variable");
     }
   }
-  *out = *v.dict;
+  *out = std::move(*v.dict);  // the only reference
+  return Status::ok();
+}
+
+bool ChatMessage::has_calls() const {
+  for (const auto& [name, value] : extra) {
+    if (name == "tool_calls") return value.is(JinjaValue::Kind::list) && !value.list->empty();
+  }
+  return false;
+}
+
+Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out) {
+  out->clear();
+  JinjaValue v;
+  WT_TRY(jinja_from_json(json, &v));
+  const auto bad = [](size_t i, const std::string& what) {
+    return error(WT_ERR_INVALID_ARGUMENT, "chat messages: message " + std::to_string(i) + " " + what);
+  };
+  if (!v.is(JinjaValue::Kind::list))
+    return error(WT_ERR_INVALID_ARGUMENT, "chat messages: a JSON array of messages expected, as "
+                                          "[{\"role\": \"user\", \"content\": \"Hi\"}]");
+  out->reserve(v.list->size());
+  for (size_t i = 0; i < v.list->size(); ++i) {
+    const JinjaValue& item = (*v.list)[i];
+    if (!item.is(JinjaValue::Kind::dict)) return bad(i, "is not a JSON object");
+    ChatMessage m;
+    m.content_kind = ChatMessage::Content::absent;
+    bool has_role = false;
+    for (const auto& [name, value] : *item.dict) {
+      if (name == "role") {
+        if (!value.is(JinjaValue::Kind::string)) return bad(i, "has a role that is not a string");
+        m.role = value.s;
+        has_role = true;
+      } else if (name == "content") {
+        if (value.is(JinjaValue::Kind::string)) {
+          m.content = value.s;
+          m.content_kind = ChatMessage::Content::text;
+        } else if (value.is(JinjaValue::Kind::none)) {
+          m.content_kind = ChatMessage::Content::none;
+        } else {
+          return bad(i, "has a content that is neither a string nor null (content parts are not supported)");
+        }
+      } else {
+        m.extra.emplace_back(name, value);
+      }
+    }
+    if (!has_role) return bad(i, "has no role");
+    out->push_back(std::move(m));
+  }
   return Status::ok();
 }
 

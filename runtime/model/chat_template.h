@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -25,8 +26,19 @@ inline constexpr const char* kSetByRender[] = {"messages",  "add_generation_prom
                                                "eos_token", "raise_exception",       "strftime_now"};
 
 struct ChatMessage {
+  // What the template's message.content is: the text, None (JSON null: an assistant's turn of
+  // tool calls alone) or undefined (no such member).
+  enum class Content : uint8_t { text, none, absent };
+  ChatMessage() = default;
+  ChatMessage(std::string r, std::string c) : role(std::move(r)), content(std::move(c)) {}
   std::string role;
   std::string content;
+  Content content_kind = Content::text;
+  // The message's other members as the caller wrote them (an assistant's tool_calls, a tool
+  // result's tool_call_id and name, ...), after role and content.
+  JinjaDict extra;
+  // tool_calls: a non-empty list (what a template may drop).
+  bool has_calls() const;
 };
 
 struct ChatTemplate {
@@ -52,7 +64,13 @@ Status check_chat_roles(const std::vector<ChatMessage>& messages);
 // kMaxChatVars members, or a name of kSetByRender.
 Status read_chat_vars(std::string_view json, JinjaDict* out);
 
-// Renders messages (dicts of role and content) and add_generation_prompt = add_assistant,
+// The conversation as a JSON array of message objects, as transformers' apply_chat_template
+// and OpenAI's API take it: a "role" string, a "content" string, null or absent, and any other
+// members. WT_ERR_INVALID_ARGUMENT: what jinja_from_json refuses, not an array of objects, a
+// role that is no string, a content that is neither a string nor null (content parts).
+Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out);
+
+// Renders messages (dicts of role, content and their other members) and add_generation_prompt = add_assistant,
 // with the caller's variables (read_chat_vars; null: none).
 // today: the date strftime_now formats, written "06 Dec 2026" (Llama 3.2's date; null: the
 // local date now). WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and
@@ -61,10 +79,11 @@ Status read_chat_vars(std::string_view json, JinjaDict* out);
 // that holds more than whitespace: renders the same text with its content emptied and, where
 // something is left and the template runs without it, without it (a tool message for
 // Zephyr's and Phi-3's templates, a lone system message for Gemma 3's and Llama 2's, a
-// system message before a last reply for Mistral's). The check renders at most twice more
-// per role present, and for a system message past the first place: for the first message
-// of more than whitespace of each, as templates drop messages by role, or a system message
-// by its place.
+// system message before a last reply for Mistral's), or a message's tool calls (the text is
+// the same without the first message's that has some: ChatML's, Gemma's). The check renders at most twice more
+// per role present (with and without tool calls), and for a system message past the first
+// place: for the first message of more than whitespace of each, as templates drop messages by
+// role, or a system message by its place; once more for tool calls.
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
                            bool add_assistant, std::string* out, const std::string* today = nullptr,
                            const JinjaDict* vars = nullptr);

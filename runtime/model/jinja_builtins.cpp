@@ -275,10 +275,6 @@ bool jinja_known_test(const std::string& name) {
 }
 
 Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArgs& args, JinjaValue* out) {
-  const auto need_string = [&]() -> Status {
-    if (x.kind != Kind::string && x.kind != Kind::undefined) return jinja_error("the filter " + name + " of a non-string");
-    return Status::ok();
-  };
   if (name == "safe") {
     *out = x;
   } else if (name == "string") {
@@ -295,10 +291,11 @@ Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArg
     const bool use = x.kind == Kind::undefined || (boolean && jinja_truthy(*boolean) && !jinja_truthy(x));
     *out = use ? (fallback ? *fallback : JinjaValue::string("")) : x;
   } else if (name == "trim") {
-    WT_TRY(need_string());
+    // jinja2 trims str(value): a None content (a turn of tool calls) trims to "None".
+    const std::string text = x.kind == Kind::string ? x.s : jinja_str(x);
     if (const JinjaValue* chars = args.get(0, "chars"); chars && chars->kind == Kind::string)
-      WT_TRY(args.charge(search_cost(x.s.size(), chars->s.size())));
-    *out = JinjaValue::string(strip(x.s, args.get(0, "chars"), true, true));
+      WT_TRY(args.charge(search_cost(text.size(), chars->s.size())));
+    *out = JinjaValue::string(strip(text, args.get(0, "chars"), true, true));
   } else if (name == "lower" || name == "upper") {
     *out = JinjaValue::string(ascii_case(jinja_str(x), name == "upper"));
   } else if (name == "capitalize") {

@@ -361,6 +361,32 @@ VAR_CASES = [
     ([("system", "/think"), ("user", "Hi"), ("assistant", "\n\nHello!")], False, {"enable_thinking": False}),
 ]
 
+# Conversations with tool calls, as whole messages (wt_chat_apply_json): an assistant's
+# "tool_calls" (OpenAI's shape: arguments a JSON text, or a dict as transformers' docs write
+# them), a tool result's "tool_call_id" and "name", contents null or absent beside calls. Each
+# with the weather tool listed and without.
+CALL = {"id": "call12345", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+CALL_TEXT = {"id": "call12345", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"days\": 2}"}}
+CALL_2 = {"id": "call67890", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Nice"}}}
+RESULT = {"role": "tool", "tool_call_id": "call12345", "name": "get_weather", "content": "{\"temp\": 21}"}
+ASK = {"role": "user", "content": "Weather in Paris?"}
+TOOL_CONVERSATIONS = [
+    ([ASK, {"role": "assistant", "content": None, "tool_calls": [CALL]}, RESULT], True),
+    ([ASK, {"role": "assistant", "content": "", "tool_calls": [CALL_TEXT]}, RESULT,
+      {"role": "assistant", "content": "It is 21 °C in Paris."}, {"role": "user", "content": "And tomorrow?"}], True),
+    ([ASK, {"role": "assistant", "tool_calls": [CALL]}], False),  # content absent
+    # Text beside the call: Llama 3.1's and 3.2's write only the call (refused: dropped).
+    ([ASK, {"role": "assistant", "content": "Let me look.", "tool_calls": [CALL]}, RESULT], True),
+    # Two calls at once (Llama 3.x raises), and their two results.
+    ([{"role": "system", "content": "Be brief."}, ASK,
+      {"role": "assistant", "content": None, "tool_calls": [CALL, CALL_2]}, RESULT,
+      {"role": "tool", "tool_call_id": "call67890", "name": "get_weather", "content": "18"}], True),
+    # An empty list of calls is no call.
+    ([ASK, {"role": "assistant", "content": "Sunny.", "tool_calls": []}], False),
+]
+TOOL_CASES = [(m, add, v) for m, add in TOOL_CONVERSATIONS for v in ({}, {"tools": [WEATHER_TOOL]})]
+
 
 # transformers' {% generation %} (its AssistantTracker extension) writes its body.
 class Generation(jinja2.ext.Extension):
@@ -401,8 +427,8 @@ def main():
         with open(os.path.join(OUT_DIR, name + ".jinja"), "w", encoding="utf-8") as f:
             f.write(templates[name])
         tmpl = env.from_string(templates[name])
-        for messages, add, variables in [c + ({},) for c in CONVERSATIONS] + VAR_CASES:
-            msgs = [{"role": r, "content": c} for r, c in messages]
+        for messages, add, variables in [c + ({},) for c in CONVERSATIONS] + VAR_CASES + TOOL_CASES:
+            msgs = [m if isinstance(m, dict) else {"role": m[0], "content": m[1]} for m in messages]
             bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
             # strftime_now as transformers defines it, at a fixed date (Llama 3.1 never asks)
             extra = {"strftime_now": lambda fmt: TODAY.strftime(fmt)}
@@ -425,34 +451,45 @@ def main():
                 case["raises"] = str(e)
                 cases.append(case)
                 continue
-            except jinja2.TemplateError as e:  # an undefined value's item, ...
+            except (jinja2.TemplateError, TypeError) as e:  # an undefined value's item, str + None, ...
                 case["fails"] = str(e)
                 cases.append(case)
                 continue
             for i, m in enumerate(msgs):
-                if not m["content"].strip():
+                if not isinstance(m.get("content"), str) or not m["content"].strip():
                     continue
                 # the same text with its content emptied and, where something is left and the
                 # template runs without it, without it
                 try:
-                    same = render(msgs[:i] + [{"role": m["role"], "content": ""}] + msgs[i + 1:]) == case["expected"]
-                except (TemplateError, jinja2.TemplateError):
+                    same = render(msgs[:i] + [{**m, "content": ""}] + msgs[i + 1:]) == case["expected"]
+                except (TemplateError, jinja2.TemplateError, TypeError):
                     same = False
                 rest = msgs[:i] + msgs[i + 1:]
                 if same and rest:
                     try:
                         same = render(rest) == case["expected"]
-                    except (TemplateError, jinja2.TemplateError):
+                    except (TemplateError, jinja2.TemplateError, TypeError):
                         pass
                 if same:
                     case["dropped"] = i
                     break
+            # The first message with calls: the same text without them drops them.
+            calls = [i for i, m in enumerate(msgs) if m.get("tool_calls")]
+            if "dropped" not in case and calls:
+                i = calls[0]
+                try:
+                    if render(msgs[:i] + [{k: v for k, v in msgs[i].items() if k != "tool_calls"}] +
+                              msgs[i + 1:]) == case["expected"]:
+                        case["dropped_calls"] = i
+                except (TemplateError, jinja2.TemplateError, TypeError):
+                    pass
             cases.append(case)
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
         f.write("\n")
     print(f"{len(templates)} templates, {len(cases)} cases ({sum('raises' in c for c in cases)} raise, "
-          f"{sum('dropped' in c for c in cases)} drop a message) in {OUT_DIR}")
+          f"{sum('dropped' in c for c in cases)} drop a message, {sum('dropped_calls' in c for c in cases)} "
+          f"tool calls) in {OUT_DIR}")
 
 
 if __name__ == "__main__":

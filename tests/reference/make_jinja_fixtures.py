@@ -72,6 +72,8 @@ SNIPPETS = [
     # filters
     "{{ '  x  '|trim }}|{{ 'xxaxx'|trim('x') }}|{{ 'Hello World'|lower }}|{{ 'hi there'|upper }}"
     "|{{ 'hello world'|title }}|{{ 'hELLO'|capitalize }}|{{ 'a-b-c'|replace('-', '+') }}|{{ 'aaa'|replace('a', 'b', 2) }}",
+    # trim takes str() of any value: a None content (a turn of tool calls alone) is "None"
+    "{{ none|trim }}|{{ 5|trim }}|{{ [' a ']|trim }}|{{ x|trim }}|{{ true|trim('Te') }}",
     "{{ [3, 1, 2]|sort|list }} {{ [3, 1, 2]|sort(reverse=true)|join(',') }} {{ messages|map(attribute='role')|unique|list }}",
     "{{ messages|selectattr('role', 'equalto', 'user')|list|length }} {{ messages|rejectattr('role', 'eq', 'user')"
     "|map(attribute='role')|join }} {{ [0, 1, 2, '']|select|list }} {{ [1, 2, 3, 4]|reject('odd')|list }}",

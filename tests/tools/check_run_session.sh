@@ -8,7 +8,9 @@
 #   chat: three turns and a /reset from stdin; the second turn reuses the first's tokens
 #     (-v); Ctrl-C during an answer stops it and the chat goes on to /quit, exit status 0.
 # Exit 77 (ctest: Skipped) with the reason when the model is missing.
-# Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat
+#   messages: --messages (a conversation as JSON) answers as --chat --system; tool calls the
+#     template writes nothing of are refused.
+# Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat|messages
 run="$1" model="$2" work="$3" what="$4"
 [ -f "$model" ] || { echo "SKIP: $model missing"; exit 77; }
 mkdir -p "$work" || exit 1
@@ -49,6 +51,24 @@ if [ "$what" = cache ]; then
   grep -q "not used (" "$work/err" || fail "a damaged cache was used"
   [ "$got" = "$want2" ] || fail "the answer after a damaged cache differs"
   echo "PASS: prompt cache saved, restored whole and as a prefix with the same answers; bad files refused"
+  exit 0
+fi
+
+if [ "$what" = messages ]; then
+  # The conversation --chat --system makes, as JSON with a member the template does not read:
+  # the same prompt, so the same greedy answer.
+  printf '%s' '[{"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "What is the capital of France?", "name": "ann"}]' > "$work/conv.json"
+  want="$("$run" -m "$model" -t 2 -n 12 --chat --system "Be brief." -p "What is the capital of France?" 2>"$work/err")" ||
+    fail "--chat run"
+  got="$("$run" -m "$model" -t 2 -n 12 --messages "$work/conv.json" 2>"$work/err")" || fail "--messages run"
+  [ -n "$got" ] && [ "$got" = "$want" ] || fail "--messages answered '$got', --chat '$want'"
+  # A tool call SmolLM2's template writes nothing of: refused, naming the message.
+  printf '%s' '[{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "Looking.",
+    "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}]' > "$work/calls.json"
+  "$run" -m "$model" -t 2 -n 4 --messages "$work/calls.json" >/dev/null 2>"$work/err" && fail "dropped tool calls accepted"
+  grep -q "WT_ERR_UNSUPPORTED: [^ ]* *.*message 1's tool_calls" "$work/err" || fail "the refusal does not name the message"
+  echo "PASS: --messages answers as --chat --system; tool calls the template drops are refused"
   exit 0
 fi
 

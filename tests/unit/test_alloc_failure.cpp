@@ -330,6 +330,13 @@ void tokenizer_scenario(Probe& p, const wt_model* m, TokenizerRef* ref) {
     return;
   if (len != ref->chat_len || std::memcmp(chat, ref->chat, len) != 0)
     p.violation("wt_chat_apply_vars gave another text than wt_chat_apply in the run without faults");
+  // The same messages as JSON, with a member the template does not read.
+  const char* json = "[{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": \"user\", "
+                     "\"content\": \"What is the capital of France?\", \"name\": \"ann\"}]";
+  if (!p.call("wt_chat_apply_json", [&] { return wt_chat_apply_json(m, json, true, vars, chat, sizeof chat, &len); }))
+    return;
+  if (len != ref->chat_len || std::memcmp(chat, ref->chat, len) != 0)
+    p.violation("wt_chat_apply_json gave another text than wt_chat_apply in the run without faults");
 }
 
 void model_load_scenario(Probe& p, const char* path, const wt_model_params& mp) {

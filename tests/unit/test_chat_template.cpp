@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,17 +31,19 @@ wt::ChatTemplate parsed(const std::string& name, const std::string& bos, const s
 }  // namespace
 
 TEST_CASE("chat template: every case renders as Jinja renders the model's template, raises and drops as it does") {
-  const nlohmann::json cases = nlohmann::json::parse(read_text(kDir + "cases.json"));
-  REQUIRE(cases.size() >= 640);
-  int rendered = 0, raised = 0, dropped = 0, with_vars = 0;
+  // ordered: a message's members reach the template in the fixture's order
+  const nlohmann::ordered_json cases = nlohmann::ordered_json::parse(read_text(kDir + "cases.json"));
+  REQUIRE(cases.size() >= 1000);
+  int rendered = 0, raised = 0, dropped = 0, with_vars = 0, with_calls = 0, dropped_calls = 0;
   for (const auto& c : cases) {
     const std::string name = c.at("template").get<std::string>();
     CAPTURE(name);
     CAPTURE(c.at("messages").dump());
     const wt::ChatTemplate tmpl = parsed(name, c.at("bos_token").get<std::string>(), c.at("eos_token").get<std::string>());
-    std::vector<wt::ChatMessage> messages;
-    for (const auto& m : c.at("messages"))
-      messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+    std::vector<wt::ChatMessage> messages;  // read as wt_chat_apply_json reads them
+    const wt::Status read_messages = wt::read_chat_messages(c.at("messages").dump(), &messages);
+    REQUIRE_MESSAGE(read_messages.is_ok(), read_messages.message());
+    with_calls += std::any_of(messages.begin(), messages.end(), [](const wt::ChatMessage& m) { return m.has_calls(); });
     std::string text;
     const std::string today = c.value("today", std::string());  // strftime_now's date in the fixture
     wt::JinjaDict vars;  // the caller's template variables, as wt_chat_apply_vars reads them
@@ -61,6 +64,11 @@ TEST_CASE("chat template: every case renders as Jinja renders the model's templa
       CHECK(st.code() == WT_ERR_UNSUPPORTED);
       CHECK(st.message().find("message " + std::to_string(c.at("dropped").get<int>()) + " (") != std::string::npos);
       ++dropped;
+    } else if (c.contains("dropped_calls")) {  // tool calls the template writes nothing of: refused
+      CHECK(st.code() == WT_ERR_UNSUPPORTED);
+      CHECK(st.message().find("message " + std::to_string(c.at("dropped_calls").get<int>()) + "'s tool_calls") !=
+            std::string::npos);
+      ++dropped_calls;
     } else {
       REQUIRE_MESSAGE(st.is_ok(), st.message());
       CHECK(text == c.at("expected").get<std::string>());
@@ -71,6 +79,8 @@ TEST_CASE("chat template: every case renders as Jinja renders the model's templa
   CHECK(raised >= 50);
   CHECK(dropped >= 10);
   CHECK(with_vars >= 100);
+  CHECK(with_calls >= 200);
+  CHECK(dropped_calls >= 20);
 }
 
 TEST_CASE("chat template: what cannot be run is refused when the model loads, naming why") {

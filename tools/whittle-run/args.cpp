@@ -26,20 +26,20 @@ constexpr int kMaxContext = 1 << 20;
 // tokens, more than any context holds (and /dev/zero never ends).
 constexpr size_t kMaxPromptFileBytes = size_t{16} << 20;
 
-// Reads -f's file into *out, refusing a directory, a read error and a file larger than
-// kMaxPromptFileBytes (a device such as /dev/zero included) with what went wrong.
-bool read_prompt_file(const char* path, std::string* out) {
+// Reads the file of -f or --messages (`flag`) into *out, refusing a directory, a read error and
+// a file larger than kMaxPromptFileBytes (a device such as /dev/zero included) with what went wrong.
+bool read_prompt_file(const std::string& flag, const char* path, std::string* out) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return wt_tools::Flags::fail(std::string("-f ") + path + " is a directory");
+  if (std::filesystem::is_directory(path, ec)) return wt_tools::Flags::fail(flag + " " + path + " is a directory");
   FILE* file = std::fopen(path, "rb");
-  if (!file) return wt_tools::Flags::fail(std::string("-f cannot open ") + path + ": " + std::strerror(errno));
+  if (!file) return wt_tools::Flags::fail(flag + " cannot open " + path + ": " + std::strerror(errno));
   std::vector<char> chunk(65536);
   out->clear();
   size_t got = 0;
   while ((got = std::fread(chunk.data(), 1, chunk.size(), file)) > 0) {
     if (out->size() + got > kMaxPromptFileBytes) {
       std::fclose(file);
-      return wt_tools::Flags::fail(std::string("-f ") + path + " is larger than " +
+      return wt_tools::Flags::fail(flag + " " + path + " is larger than " +
                                    std::to_string(kMaxPromptFileBytes >> 20) + " MiB, more than any context holds");
     }
     out->append(chunk.data(), got);
@@ -47,7 +47,7 @@ bool read_prompt_file(const char* path, std::string* out) {
   const bool read_failed = std::ferror(file) != 0;
   const int read_errno = errno;
   std::fclose(file);
-  if (read_failed) return wt_tools::Flags::fail(std::string("-f cannot read ") + path + ": " + std::strerror(read_errno));
+  if (read_failed) return wt_tools::Flags::fail(flag + " cannot read " + path + ": " + std::strerror(read_errno));
   return true;
 }
 
@@ -80,6 +80,7 @@ bool seed_number(wt_tools::Flags& f, unsigned long long* out) {
 void usage(FILE* out, const char* argv0) {
   std::fprintf(out,
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
+               "       %s -m MODEL --messages CONVERSATION.json [options as above]\n"
                "          [--chat-template-kwargs JSON] [--prompt-cache FILE]\n"
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--f32-activations]\n"
@@ -96,8 +97,11 @@ void usage(FILE* out, const char* argv0) {
                "  --prune-param  a pruning parameter (--list-methods), e.g. keep=0.2, layer=12, pool=max\n"
                "  -v         print what the pruning policy did\n"
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
-               "  --chat-template-kwargs JSON  variables the chat template reads (--chat, -i), e.g.\n"
-               "             '{\"enable_thinking\": false}': Qwen3 and SmolLM3 answer without reasoning first\n"
+               "  --chat-template-kwargs JSON  variables the chat template reads (--chat, --messages, -i),\n"
+               "             e.g. '{\"enable_thinking\": false}': Qwen3 and SmolLM3 answer without reasoning first\n"
+               "  --messages FILE  the prompt is a conversation: a JSON array of messages as OpenAI's API\n"
+               "             takes them (role, content, an assistant's tool_calls, a tool's tool_call_id),\n"
+               "             formatted with the model's chat template, the assistant's turn opened\n"
                "  -i         chat: a turn per line, answers streamed, the context kept across turns\n"
                "             (-n: most tokens per answer; -c: default the training context up to\n"
                "             4096); /reset starts over, Ctrl-C stops an answer, Ctrl-D or /quit ends;\n"
@@ -125,7 +129,7 @@ void usage(FILE* out, const char* argv0) {
                "             --frequency-penalty F and --presence-penalty P subtract F per\n"
                "             occurrence and P once (default 0)\n"
                "%s",
-               argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
+               argv0, argv0, argv0, argv0, kMaxContext, wt_tools::kMaxThreads, kMaxContext, kMaxPromptFileBytes >> 20,
                wt_tools::prune_method_list().c_str(), WT_BATCH_ROWS_DEFAULT, wt_tools::kRopeFlagsUsage);
 }
 
@@ -138,12 +142,15 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
     } else if (f.is("-p", "--prompt")) {
       if (!f.text(&o->prompt)) return false;
       o->prompt_source = "-p";
+      o->messages = false;
     } else if (f.is("--system")) {
       if (!f.text(&o->system)) return false;
-    } else if (f.is("-f", "--file")) {
+    } else if (f.is("-f", "--file") || f.is("--messages")) {  // the last prompt source counts
+      const std::string flag = f.flag();
       const char* v = nullptr;
-      if (!f.text(&v) || !read_prompt_file(v, &o->prompt)) return false;
-      o->prompt_source = std::string("-f ") + v;
+      if (!f.text(&v) || !read_prompt_file(flag == "--file" ? "-f" : flag, v, &o->prompt)) return false;
+      o->prompt_source = (flag == "--file" ? "-f" : flag) + " " + v;
+      o->messages = flag == "--messages";
     } else if (f.is("--prune")) {
       if (!f.text(&o->prune_method)) return false;
     } else if (f.is("--prune-param")) {
@@ -214,10 +221,13 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
   if (std::string error; !wt_tools::check_rope_flags(o->load, &error)) return wt_tools::Flags::fail(error);
   if (o->interactive && !o->prompt_cache.empty())
     return wt_tools::Flags::fail("--prompt-cache is for one prompt, not -i (a chat keeps its context while it runs)");
-  if (!o->chat_vars.empty() && !o->chat && !o->interactive)
-    return wt_tools::Flags::fail("--chat-template-kwargs is for --chat or -i (a plain prompt has no template)");
+  if (o->messages && (o->chat || o->interactive || !o->system.empty()))
+    return wt_tools::Flags::fail("--messages is a whole conversation for the chat template: not with --chat, -i or "
+                                 "--system (put a system message in the file)");
+  if (!o->chat_vars.empty() && !o->chat && !o->interactive && !o->messages)
+    return wt_tools::Flags::fail("--chat-template-kwargs is for --chat, --messages or -i (a plain prompt has no template)");
   if (o->prompt_source.empty() && !o->interactive)
-    return wt_tools::Flags::fail("a prompt is required: -p PROMPT or -f FILE (or -i to chat)");
+    return wt_tools::Flags::fail("a prompt is required: -p PROMPT, -f FILE or --messages FILE (or -i to chat)");
   if (!o->prompt_source.empty() && o->prompt.empty()) {
     return wt_tools::Flags::fail(o->prompt_source == "-p" ? "-p is empty: the prompt needs at least one character"
                                                           : o->prompt_source + " is empty: the prompt needs at least one character");

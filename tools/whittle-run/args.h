@@ -14,8 +14,9 @@ namespace wt_run {
 struct Options {
   std::string model;
   std::string prompt;
-  std::string prompt_source;  // "-p" or "-f FILE": where the prompt came from, for errors
+  std::string prompt_source;  // "-p", "-f FILE" or "--messages FILE": where the prompt came from, for errors
   bool chat = false;
+  bool messages = false;  // --messages: the prompt is a conversation as JSON, for the chat template
   std::string chat_vars;  // --chat-template-kwargs: the template's variables, JSON
   std::string system;
   int n_predict = 128;

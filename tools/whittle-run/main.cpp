@@ -121,21 +121,14 @@ int run(Session& s) {
   std::vector<wt_token> tokens;
   if (!o.interactive) {
     std::string text = o.prompt;
-    if (o.chat) {
-      std::vector<std::pair<std::string, std::string>> msgs;
-      if (!o.system.empty()) msgs.push_back({"system", o.system});
-      msgs.push_back({"user", o.prompt});
-      if (!wt_run::apply_chat(s.model, msgs, true, o.chat_vars, &text)) return 1;
-    }
-    if (!wt_run::tokenize(s.model, text, o.chat, &tokens)) return 1;
+    if (o.chat && !wt_run::apply_chat(s.model, wt_run::first_turn(o, o.prompt), true, o.chat_vars, &text)) return 1;
+    if (o.messages && !wt_run::apply_chat_json(s.model, o.prompt, o.chat_vars, &text)) return 1;
+    if (!wt_run::tokenize(s.model, text, o.chat || o.messages, &tokens)) return 1;
   } else {
     // A template, or variables, that cannot format a first turn would fail every turn: say so
     // before the context is made.
-    std::vector<std::pair<std::string, std::string>> msgs;
-    if (!o.system.empty()) msgs.push_back({"system", o.system});
-    msgs.push_back({"user", "Hi"});
     std::string text;
-    if (!wt_run::apply_chat(s.model, msgs, true, o.chat_vars, &text)) return 1;
+    if (!wt_run::apply_chat(s.model, wt_run::first_turn(o, "Hi"), true, o.chat_vars, &text)) return 1;
   }
   if (const int rc = make_context(s, tokens.size())) return rc;
 

@@ -74,6 +74,28 @@ bool on_token(wt_token token, void* user) {
   return true;
 }
 
+namespace {
+
+// A chat call into a buffer sized from a guess, once more at the size it asks for.
+template <typename Call>
+bool format_chat(size_t guess, std::string* out, Call call) {
+  std::vector<char> buf(guess);
+  size_t len = 0;
+  wt_status st = call(buf.data(), buf.size(), &len);
+  if (st == WT_ERR_BUFFER_TOO_SMALL) {
+    buf.resize(len + 1);
+    st = call(buf.data(), buf.size(), &len);
+  }
+  if (st != WT_OK) {
+    fail("applying the chat template", st);
+    return false;
+  }
+  out->assign(buf.data(), len);
+  return true;
+}
+
+}  // namespace
+
 bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, std::string>>& msgs, bool add_assistant,
                 const std::string& vars, std::string* out) {
   std::vector<wt_chat_message> m;
@@ -82,19 +104,22 @@ bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, 
     m.push_back({role.c_str(), content.c_str()});
     chars += content.size();
   }
-  std::vector<char> buf(chars + 256 * (msgs.size() + 1));
-  size_t len = 0;
-  wt_status st = wt_chat_apply_vars(model, m.data(), m.size(), add_assistant, vars.c_str(), buf.data(), buf.size(), &len);
-  if (st == WT_ERR_BUFFER_TOO_SMALL) {
-    buf.resize(len + 1);
-    st = wt_chat_apply_vars(model, m.data(), m.size(), add_assistant, vars.c_str(), buf.data(), buf.size(), &len);
-  }
-  if (st != WT_OK) {
-    fail("applying the chat template", st);
-    return false;
-  }
-  out->assign(buf.data(), len);
-  return true;
+  return format_chat(chars + 256 * (msgs.size() + 1), out, [&](char* buf, size_t cap, size_t* len) {
+    return wt_chat_apply_vars(model, m.data(), m.size(), add_assistant, vars.c_str(), buf, cap, len);
+  });
+}
+
+bool apply_chat_json(const wt_model* model, const std::string& messages, const std::string& vars, std::string* out) {
+  return format_chat(messages.size() + 4096, out, [&](char* buf, size_t cap, size_t* len) {
+    return wt_chat_apply_json(model, messages.c_str(), true, vars.c_str(), buf, cap, len);
+  });
+}
+
+std::vector<std::pair<std::string, std::string>> first_turn(const Options& o, const std::string& user) {
+  std::vector<std::pair<std::string, std::string>> msgs;
+  if (!o.system.empty()) msgs.emplace_back("system", o.system);
+  msgs.emplace_back("user", user);
+  return msgs;
 }
 
 bool tokenize(const wt_model* model, const std::string& text, bool special, std::vector<wt_token>* out) {

@@ -56,6 +56,10 @@ bool on_token(wt_token token, void* user);  // for wt_generate; user = TokenStre
 // (JSON, "" for none); false after printing the error.
 bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, std::string>>& msgs,
                 bool add_assistant, const std::string& vars, std::string* out);
+// The chat template applied to messages given as JSON (--messages), the assistant's turn opened.
+bool apply_chat_json(const wt_model* model, const std::string& messages, const std::string& vars, std::string* out);
+// The conversation --chat and -i start from: --system's message (if any) and `user`.
+std::vector<std::pair<std::string, std::string>> first_turn(const Options& o, const std::string& user);
 // Tokenizes text (special tokens parsed when `special`); false after printing the error.
 bool tokenize(const wt_model* model, const std::string& text, bool special, std::vector<wt_token>* out);
 

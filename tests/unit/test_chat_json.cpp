@@ -1,0 +1,106 @@
+// wt_chat_apply_json: whole messages as JSON (an assistant's tool_calls, a tool result's
+// tool_call_id), through the C API on tiny models carrying published templates, against what
+// jinja2 renders (tests/data/chat/cases.json, tests/reference/make_chat_fixtures.py).
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "whittle.h"
+#include "support/chat_fixture.h"
+#include "support/gguf_writer.h"
+
+namespace {
+
+using wt::test::read_text;
+
+wt_model* load_with_template(const std::string& name, const wt::test::TempPath& file) {
+  wt::test::TinyModelOptions o;
+  o.chat_template = read_text(wt::test::kChatDir + name + ".jinja");
+  REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  return m;
+}
+
+// The fixture's cases of one template whose messages carry tool calls, in the file's order
+// (a message's members reach the template as the caller wrote them).
+std::vector<nlohmann::ordered_json> tool_cases(const std::string& name) {
+  std::vector<nlohmann::ordered_json> out;
+  for (const auto& c : nlohmann::ordered_json::parse(read_text(wt::test::kChatDir + "cases.json"))) {
+    if (c.at("template") != name || c.contains("vars")) continue;
+    for (const auto& m : c.at("messages"))
+      if (m.contains("tool_calls") && !m.at("tool_calls").empty()) {
+        out.push_back(c);
+        break;
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("chat json: tool calls and their results render as jinja2 renders Qwen2.5's template") {
+  const wt::test::TempPath file("chat_json_qwen.gguf");
+  wt_model* m = load_with_template("qwen2.5-coder", file);
+  const auto cases = tool_cases("qwen2.5-coder");
+  REQUIRE(cases.size() >= 4);
+  std::vector<char> buf(4096);
+  for (const auto& c : cases) {
+    const std::string json = c.at("messages").dump();
+    CAPTURE(json);
+    REQUIRE(c.contains("expected"));
+    size_t len = 0;
+    REQUIRE_MESSAGE(wt_chat_apply_json(m, json.c_str(), c.at("add_generation_prompt").get<bool>(), nullptr,
+                                       buf.data(), buf.size(), &len) == WT_OK,
+                    wt_last_error());
+    const std::string text(buf.data(), len);
+    CHECK(text == c.at("expected").get<std::string>());
+    CHECK(text.find("<tool_call>\n{\"name\": \"get_weather\"") != std::string::npos);
+  }
+  // Plain messages as JSON format as wt_chat_apply formats them.
+  const wt_chat_message plain[2] = {{"system", "Be brief."}, {"user", "Hi"}};
+  size_t len = 0;
+  REQUIRE(wt_chat_apply(m, plain, 2, true, buf.data(), buf.size(), &len) == WT_OK);
+  const std::string want(buf.data(), len);
+  REQUIRE(wt_chat_apply_json(m, "[{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"content\": \"Hi\"}]",
+                             true, nullptr, buf.data(), buf.size(), &len) == WT_OK);
+  CHECK(std::string(buf.data(), len) == want);
+  wt_model_free(m);
+}
+
+TEST_CASE("chat json: a template that writes nothing of the tool calls is refused, naming the message") {
+  // SmolLM2's writes each message's content alone: the calls would vanish.
+  const wt::test::TempPath file("chat_json_smollm2.gguf");
+  wt_model* m = load_with_template("smollm2", file);
+  const char* json =
+      "[{\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": \"Looking.\", "
+      "\"tool_calls\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"arguments\": \"{}\"}}]}]";
+  char buf[1024];
+  size_t len = 0;
+  CHECK(wt_chat_apply_json(m, json, false, nullptr, buf, sizeof buf, &len) == WT_ERR_UNSUPPORTED);
+  CHECK(std::string(wt_last_error()).find("message 1's tool_calls") != std::string::npos);
+  // An empty list of calls is none: the same conversation formats.
+  const char* no_calls = "[{\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": "
+                         "\"Looking.\", \"tool_calls\": []}]";
+  CHECK(wt_chat_apply_json(m, no_calls, false, nullptr, buf, sizeof buf, &len) == WT_OK);
+  wt_model_free(m);
+}
+
+TEST_CASE("chat json: the caller's messages are refused before the model's missing template") {
+  const wt::test::TempPath file("chat_json_no_template.gguf");
+  REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(wt::test::TinyModelOptions{}).build()));
+  wt_model* m = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &m) == WT_OK, wt_last_error());
+  char buf[64];
+  size_t len = 0;
+  CHECK(wt_chat_apply_json(m, "[{\"role\": \"user\", \"content\": 1}]", true, nullptr, buf, sizeof buf, &len) ==
+        WT_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(wt_last_error()).find("message 0 has a content") != std::string::npos);
+  CHECK(wt_chat_apply_json(m, "[{\"role\": \"user\", \"content\": null}]", true, nullptr, buf, sizeof buf, &len) ==
+        WT_ERR_UNSUPPORTED);
+  CHECK(std::string(wt_last_error()).find("no chat template") != std::string::npos);
+  wt_model_free(m);
+}
