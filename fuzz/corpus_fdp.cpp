@@ -46,12 +46,14 @@ struct Msg {
 // Mistral v0.3, Phi-3.5, Llama 3.2; 9 none; 10 = `jinja`), messages, array pointer, add_assistant, buffer size pick (cap % 5: 0 none, 1 one
 // short, 2 exact, 3 larger, 4 at most cap), then the template's variables (vars: below 128 none,
 // 128-191 a published use by vars % 3: 0 enable_thinking false, 1 true, 2 a tool list; 192 up
-// `vars_json`); -1 leaves the byte out (none).
+// `vars_json`), then the messages as JSON (json: below 128 no, 128-191 the messages above as
+// JSON too, 192 up `messages_json` in their place); -1 leaves a byte out (none).
 constexpr int kChatFixed = 10;
 constexpr int kZephyr = 3, kGemma = 4, kLlama2 = 5, kMistral = 6, kPhi3 = 7, kLlama32 = 8, kNoTemplate = 9,
               kFuzzed = kChatFixed;
 std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector<Msg>& msgs, bool null_array,
-                          bool add_assistant, uint8_t cap, int vars = -1, const std::string& vars_json = "") {
+                          bool add_assistant, uint8_t cap, int vars = -1, const std::string& vars_json = "",
+                          int json = -1, const std::string& messages_json = "") {
   FdpEncoder e;
   e.range(0, kChatFixed, which);
   if (which == kFuzzed) e.string(jinja);
@@ -67,8 +69,10 @@ std::vector<uint8_t> chat(int which, const std::string& jinja, const std::vector
   }
   if (!msgs.empty()) e.byte(null_array ? 0 : 1);
   e.boolean(add_assistant).byte(cap);
-  if (vars >= 0) e.byte(static_cast<uint8_t>(vars));
+  if (vars >= 0 || json >= 0) e.byte(static_cast<uint8_t>(vars >= 0 ? vars : 0));
   if (vars >= 192) e.string(vars_json);
+  if (json >= 0) e.byte(static_cast<uint8_t>(json));
+  if (json >= 192) e.string(messages_json);
   return e.bytes();
 }
 
@@ -94,6 +98,18 @@ Seeds chat_seeds(const std::string& source_dir) {
   s["gemma_convo"] = chat(kGemma, "", convo, false, true, 2);
   s["gemma_out_of_turn"] = chat(kGemma, "", {{"assistant", "first"}, {"user", "second"}}, false, true, 2);
   s["gemma_system_alone"] = chat(kGemma, "", {{"system", " s "}}, false, true, 3);
+  // Messages as JSON: the same as the structs; tool calls and results (Qwen3 and Mistral write
+  // them, SmolLM2 would drop them: refused); not an array.
+  s["json_same_qwen3"] = chat(0, "", convo, false, true, 2, 0, "", 128);
+  s["json_same_llama32_tools"] = chat(kLlama32, "", convo, false, true, 2, 130, "", 129);
+  const std::string calls =
+      "[{\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": null, "
+      "\"tool_calls\": [{\"id\": \"call12345\", \"type\": \"function\", \"function\": {\"name\": \"f\", "
+      "\"arguments\": {\"x\": 1}}}]}, {\"role\": \"tool\", \"tool_call_id\": \"call12345\", \"content\": \"4\"}]";
+  s["json_calls_qwen3"] = chat(0, "", {}, false, true, 2, 130, "", 200, calls);
+  s["json_calls_mistral"] = chat(kMistral, "", {}, false, true, 2, 0, "", 200, calls);
+  s["json_calls_smollm"] = chat(1, "", {}, false, true, 2, 0, "", 200, calls);
+  s["json_not_array"] = chat(0, "", {}, false, true, 2, 0, "", 255, "{\"role\": \"user\", \"content\": [1]}");
   s["llama2_convo"] = chat(kLlama2, "", convo, false, true, 2);
   s["llama2_tool"] = chat(kLlama2, "", {{"user", "Hi"}, {"assistant", "Hello"}, {"tool", "4"}}, false, true, 2);
   s["mistral_convo"] = chat(kMistral, "", convo, false, true, 3);

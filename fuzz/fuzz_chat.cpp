@@ -5,7 +5,8 @@
 // text: a GGUF's tokenizer.chat_template is untrusted input, so it goes through
 // wt::parse_chat_template and Whittle's Jinja as wt_model_load's does. The template's
 // variables (wt_chat_apply_vars) are none, a published use (Qwen3's enable_thinking, a tool
-// list) or fuzzed JSON text.
+// list) or fuzzed JSON text. The messages go in as structs, also as JSON (wt_chat_apply_json:
+// the same status and text), or fuzzed JSON text takes their place (tool calls, nulls, ...).
 //
 // Checked: the status is the one the input calls for (WT_ERR_INVALID_ARGUMENT for a NULL
 // array, role or content or an unknown role, or variables wt::read_chat_vars refuses, before
@@ -73,6 +74,40 @@ bool known_role(const char* role) {
   for (const char* r : kRoles)
     if (!std::strcmp(role, r)) return true;
   return false;
+}
+
+// A status and, on success, the whole text: asked with no buffer, then with room for it.
+template <typename Call>
+wt_status render_all(Call call, std::string* out) {
+  size_t need = SIZE_MAX;
+  wt_status st = call(nullptr, 0, &need);
+  if (st != WT_ERR_BUFFER_TOO_SMALL) return st;
+  std::vector<char> buf(need + 1);
+  size_t len = SIZE_MAX;
+  st = call(buf.data(), buf.size(), &len);
+  if (st != WT_OK || len != need || buf[len] != '\0') fail("a chat call: status %d or length %zu after %zu asked", st, len, need);
+  out->assign(buf.data(), len);
+  return st;
+}
+
+// Fuzzed text as wt_chat_apply_json's messages: what wt::read_chat_messages refuses (all that
+// nlohmann's reader refuses among it) is WT_ERR_INVALID_ARGUMENT; the rest formats, or is
+// refused with a message.
+void check_json_messages(wt_model* model, const std::string& json, bool add_assistant, const std::string& vars) {
+  std::vector<wt::ChatMessage> read;
+  const wt::Status read_st = wt::read_chat_messages(json, &read);
+  if (read_st.is_ok() && !nlohmann::ordered_json::accept(json)) fail("read_chat_messages read text that is not JSON");
+  std::string text;
+  const wt_status st = render_all(
+      [&](char* b, size_t c, size_t* l) { return wt_chat_apply_json(model, json.c_str(), add_assistant, vars.c_str(), b, c, l); },
+      &text);
+  if (!read_st.is_ok()) {
+    expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply_json with messages read_chat_messages refuses");
+    if (read_st.message().empty()) fail("read_chat_messages refused text without saying why");
+    return;
+  }
+  expect_status(st, {WT_OK, WT_ERR_INVALID_ARGUMENT, WT_ERR_UNSUPPORTED}, "wt_chat_apply_json");
+  if (st != WT_OK && std::strlen(wt_last_error()) == 0) fail("wt_chat_apply_json refused without saying why");
 }
 
 }  // namespace
@@ -159,12 +194,48 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
+  // Whole messages as JSON (wt_chat_apply_json; read last, so older seeds keep their meaning):
+  // below 128 none, 128-191 the messages above as JSON, which must format as they do, 192 up
+  // fuzzed JSON text in their place.
+  const uint8_t json_pick = fdp.ConsumeIntegral<uint8_t>();
+  if (json_pick >= 192) {
+    std::string json = fdp.ConsumeRandomLengthString(2048);
+    json.resize(std::strlen(json.c_str()));
+    check_json_messages(model, json, add_assistant, vars);
+    return 0;
+  }
+
   // First without a buffer: the needed length, or the input's error.
   size_t needed = SIZE_MAX;
   const wt_status st = wt_chat_apply_vars(model, array, n, add_assistant, vars.c_str(), nullptr, 0, &needed);
   if (null_array) {
     expect_status(st, {WT_ERR_INVALID_ARGUMENT}, "wt_chat_apply with a NULL message array");
     return 0;
+  }
+  if (json_pick >= 128) {
+    bool null_string = false;
+    nlohmann::ordered_json conversation = nlohmann::ordered_json::array();
+    for (const wt_chat_message& m : msgs) {
+      null_string |= !m.role || !m.content;
+      if (!null_string) conversation.push_back({{"role", m.role}, {"content", m.content}});
+    }
+    std::string json;
+    try {  // text that is not UTF-8 has no JSON: nothing to compare
+      json = conversation.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::strict);
+    } catch (const nlohmann::ordered_json::exception&) {
+      null_string = true;
+    }
+    if (!null_string) {
+      std::string as_structs, as_json;
+      const wt_status s1 = render_all(
+          [&](char* b, size_t c, size_t* l) { return wt_chat_apply_vars(model, array, n, add_assistant, vars.c_str(), b, c, l); },
+          &as_structs);
+      const wt_status s2 = render_all(
+          [&](char* b, size_t c, size_t* l) { return wt_chat_apply_json(model, json.c_str(), add_assistant, vars.c_str(), b, c, l); },
+          &as_json);
+      if (s1 != s2) fail("wt_chat_apply_json: status %d where wt_chat_apply_vars has %d", s2, s1);
+      if (as_structs != as_json) fail("wt_chat_apply_json formats the same messages otherwise");
+    }
   }
   // The caller's arguments are checked before the model's template.
   if (bad_message) {
