@@ -38,7 +38,7 @@ std::vector<std::string> prompt_files() {
 
 void check_run(std::vector<char*>& argv, const std::vector<std::string>& files, std::vector<std::string>& args) {
   for (size_t i = 1; i + 1 < args.size(); ++i)
-    if (args[i] == "-f" || args[i] == "--file") {
+    if (args[i] == "-f" || args[i] == "--file" || args[i] == "--messages") {
       const unsigned char pick = args[i + 1].empty() ? 0 : static_cast<unsigned char>(args[i + 1][0]);
       args[i + 1] = files[pick % files.size()];
       argv[i + 1] = args[i + 1].data();
@@ -50,6 +50,8 @@ void check_run(std::vector<char*>& argv, const std::vector<std::string>& files, 
   if (o.model.empty() || (o.prompt.empty() && !o.interactive))
     fail("whittle-run accepted no model, or an empty prompt without -i");
   if (o.interactive && !o.prompt_cache.empty()) fail("whittle-run accepted --prompt-cache with -i");
+  if (o.messages && (o.chat || o.interactive || !o.system.empty()))
+    fail("whittle-run accepted --messages with --chat, -i or --system");
   if (o.n_predict < 0 || o.n_predict > (1 << 20) || o.n_ctx < 0 || o.n_ctx > (1 << 20))
     fail("whittle-run accepted -n %d / -c %d", o.n_predict, o.n_ctx);
   if (o.n_threads < 0 || o.n_threads > wt_tools::kMaxThreads) fail("whittle-run accepted -t %d", o.n_threads);

@@ -306,11 +306,13 @@ WT_API wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message
                                     size_t n_messages, bool add_assistant,
                                     const char* vars_json, char* buf, size_t capacity,
                                     size_t* out_len);
-/* wt_chat_apply_vars with the messages as a JSON array of objects (at most 8 MiB), as OpenAI's
- * API and transformers take them: "role" (as above), "content" (a string, null or absent), any
- * members the template reads (an assistant's "tool_calls", a tool's "tool_call_id").
- * WT_ERR_INVALID_ARGUMENT also: NULL messages_json, malformed JSON, not an array of objects,
- * content parts. WT_ERR_UNSUPPORTED also: the template writes nothing of a tool_calls. */
+/* wt_chat_apply_vars with the messages as a JSON array of objects (at most 8 MiB), as
+ * transformers takes them: "role" (as above), "content" (a string; null: None; absent:
+ * undefined) and any members the template reads, in their order: an assistant's "tool_calls"
+ * (a function's "arguments" as an object; a JSON text is written as a string), a tool's
+ * "tool_call_id". WT_ERR_INVALID_ARGUMENT also: NULL messages_json, malformed JSON, not an
+ * array of objects, content parts, tool_calls neither null nor a list of objects.
+ * WT_ERR_UNSUPPORTED also: the template writes nothing of a message's tool_calls. */
 WT_API wt_status wt_chat_apply_json(const wt_model* model, const char* messages_json,
                                     bool add_assistant, const char* vars_json, char* buf,
                                     size_t capacity, size_t* out_len);

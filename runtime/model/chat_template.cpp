@@ -20,12 +20,22 @@ Status render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages
   JinjaList list;
   list.reserve(messages.size());
   for (const ChatMessage& m : messages) {
+    // The members in the caller's order (a template may walk them: items(), tojson); an extra
+    // member made undefined (the check of dropped tool calls) is left out.
     JinjaDict d;
-    d.reserve(2 + m.extra.size());
-    d.emplace_back("role", JinjaValue::string(m.role));
-    if (m.content_kind == ChatMessage::Content::text) d.emplace_back("content", JinjaValue::string(m.content));
-    if (m.content_kind == ChatMessage::Content::none) d.emplace_back("content", JinjaValue::none());
-    d.insert(d.end(), m.extra.begin(), m.extra.end());  // lists and dicts shared, not copied
+    const size_t n = m.extra.size() + 2;
+    d.reserve(n);
+    for (size_t k = 0, e = 0; k < n; ++k) {
+      if (k == m.role_at) {
+        d.emplace_back("role", JinjaValue::string(m.role));
+      } else if (k == m.content_at) {
+        if (m.content_kind == ChatMessage::Content::text) d.emplace_back("content", JinjaValue::string(m.content));
+        if (m.content_kind == ChatMessage::Content::none) d.emplace_back("content", JinjaValue::none());
+      } else if (e < m.extra.size()) {
+        const auto& member = m.extra[e++];
+        if (!member.second.is(JinjaValue::Kind::undefined)) d.push_back(member);  // lists and dicts shared
+      }
+    }
     list.push_back(JinjaValue::of_dict(std::move(d)));
   }
   JinjaDict globals;  // the names of kSetByRender, which no variable may have
@@ -120,18 +130,17 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     for (const auto& k : seen) checked |= k == kind;
     if (checked) continue;
     seen.push_back(kind);
-    // Dropped: the text is the same with its content emptied (the roles as they were) and,
-    // unless nothing would be left or the template fails then (Llama 2's reads messages[0];
-    // Zephyr's writes its generation prompt inside the loop), without it too. Emptied alone
-    // would refuse the reasoning Qwen3 strips from an old reply; without it alone, a system
-    // message equal to the template's default (SmolLM2's, Qwen2.5's).
+    // Dropped: the text is the same with its content emptied (the rest as it was) and, unless
+    // the template fails then, with other text there (its content and " x"). Emptied alone
+    // would refuse the reasoning Qwen3 strips from an old reply; the other text is written.
+    // (Removing the message instead would miss the text Llama 3.1's and Mistral's templates
+    // drop beside a tool call: the call goes with it.)
     changed.assign(messages.begin(), messages.end());
     changed[i].content.clear();
     other.clear();
     bool same = render(tmpl, changed, add_assistant, vars, options, &other) && other == text;
-    if (same && messages.size() > 1) {
-      changed.assign(messages.begin(), messages.end());
-      changed.erase(changed.begin() + static_cast<std::ptrdiff_t>(i));
+    if (same) {
+      changed[i].content = m.content + " x";
       other.clear();
       if (render(tmpl, changed, add_assistant, vars, options, &other)) same = other == text;
     }
@@ -144,7 +153,8 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
   if (calls != messages.end()) {
     const size_t i = static_cast<size_t>(calls - messages.begin());
     changed.assign(messages.begin(), messages.end());
-    std::erase_if(changed[i].extra, [](const auto& member) { return member.first == "tool_calls"; });
+    for (auto& member : changed[i].extra)
+      if (member.first == "tool_calls") member.second = JinjaValue{};  // undefined: left out
     other.clear();
     if (render(tmpl, changed, add_assistant, vars, options, &other) && other == text)
       return error(WT_ERR_UNSUPPORTED, "this model's chat template writes nothing of message " + std::to_string(i) +
@@ -166,7 +176,8 @@ Status read_chat_vars(std::string_view json, JinjaDict* out) {
     return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: more than 1 MiB of JSON (" +
                                               std::to_string(json.size()) + " bytes)");
   JinjaValue v;
-  WT_TRY(jinja_from_json(json, &v));
+  if (const Status st = jinja_from_json(json, &v); !st)
+    return error(st.code(), "chat template variables: " + st.message());
   if (!v.is(JinjaValue::Kind::dict))
     return error(WT_ERR_INVALID_ARGUMENT, "chat template variables: a JSON object expected, as {\"enable_thinking\": false}");
   if (v.dict->size() > kMaxChatVars)
@@ -192,7 +203,7 @@ bool ChatMessage::has_calls() const {
 Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out) {
   out->clear();
   JinjaValue v;
-  WT_TRY(jinja_from_json(json, &v));
+  if (const Status st = jinja_from_json(json, &v); !st) return error(st.code(), "chat messages: " + st.message());
   const auto bad = [](size_t i, const std::string& what) {
     return error(WT_ERR_INVALID_ARGUMENT, "chat messages: message " + std::to_string(i) + " " + what);
   };
@@ -205,13 +216,15 @@ Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out) 
     if (!item.is(JinjaValue::Kind::dict)) return bad(i, "is not a JSON object");
     ChatMessage m;
     m.content_kind = ChatMessage::Content::absent;
-    bool has_role = false;
-    for (const auto& [name, value] : *item.dict) {
+    m.role_at = m.content_at = UINT32_MAX;
+    for (uint32_t k = 0; k < item.dict->size(); ++k) {
+      const auto& [name, value] = (*item.dict)[k];
       if (name == "role") {
         if (!value.is(JinjaValue::Kind::string)) return bad(i, "has a role that is not a string");
         m.role = value.s;
-        has_role = true;
+        m.role_at = k;
       } else if (name == "content") {
+        m.content_at = k;
         if (value.is(JinjaValue::Kind::string)) {
           m.content = value.s;
           m.content_kind = ChatMessage::Content::text;
@@ -221,10 +234,17 @@ Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out) 
           return bad(i, "has a content that is neither a string nor null (content parts are not supported)");
         }
       } else {
+        // Calls are a list of objects or null, as every template that writes them reads them:
+        // anything else is the caller's mistake, not the template's failure.
+        if (name == "tool_calls" && !value.is(JinjaValue::Kind::none)) {
+          bool objects = value.is(JinjaValue::Kind::list);
+          for (size_t c = 0; objects && c < value.list->size(); ++c) objects = (*value.list)[c].is(JinjaValue::Kind::dict);
+          if (!objects) return bad(i, "has tool_calls that are not a list of objects");
+        }
         m.extra.emplace_back(name, value);
       }
     }
-    if (!has_role) return bad(i, "has no role");
+    if (m.role_at == UINT32_MAX) return bad(i, "has no role");
     out->push_back(std::move(m));
   }
   return Status::ok();

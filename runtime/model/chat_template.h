@@ -4,6 +4,7 @@
 // would drop without a word is refused too.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,8 +36,10 @@ struct ChatMessage {
   std::string content;
   Content content_kind = Content::text;
   // The message's other members as the caller wrote them (an assistant's tool_calls, a tool
-  // result's tool_call_id and name, ...), after role and content.
+  // result's tool_call_id and name, ...), and the places of role and content among all its
+  // members (a template that walks a message sees the caller's order).
   JinjaDict extra;
+  uint32_t role_at = 0, content_at = 1;
   // tool_calls: a non-empty list (what a template may drop).
   bool has_calls() const;
 };
@@ -67,7 +70,8 @@ Status read_chat_vars(std::string_view json, JinjaDict* out);
 // The conversation as a JSON array of message objects, as transformers' apply_chat_template
 // and OpenAI's API take it: a "role" string, a "content" string, null or absent, and any other
 // members. WT_ERR_INVALID_ARGUMENT: what jinja_from_json refuses, not an array of objects, a
-// role that is no string, a content that is neither a string nor null (content parts).
+// role that is no string, a content that is neither a string nor null (content parts),
+// tool_calls neither null nor a list of objects.
 Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out);
 
 // Renders messages (dicts of role, content and their other members) and add_generation_prompt = add_assistant,
@@ -77,13 +81,14 @@ Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out);
 // tool, or the template's raise_exception (its message: Gemma's and [INST] roles out of
 // turn, ...); WT_ERR_UNSUPPORTED: the template fails otherwise (jinja.h), or drops a message
 // that holds more than whitespace: renders the same text with its content emptied and, where
-// something is left and the template runs without it, without it (a tool message for
-// Zephyr's and Phi-3's templates, a lone system message for Gemma 3's and Llama 2's, a
-// system message before a last reply for Mistral's), or a message's tool calls (the text is
-// the same without the first message's that has some: ChatML's, Gemma's). The check renders at most twice more
-// per role present (with and without tool calls), and for a system message past the first
-// place: for the first message of more than whitespace of each, as templates drop messages by
-// role, or a system message by its place; once more for tool calls.
+// the template runs with it, with other text there (a tool message for Zephyr's and Phi-3's
+// templates, a lone system message for Gemma 3's and Llama 2's, a system message before a
+// last reply for Mistral's, the text beside a tool call for Llama 3.1's and Mistral's), or a
+// message's tool calls (the text is the same without the first message's that has some:
+// ChatML's, Gemma's). The check renders at most twice more per class of message present: its
+// role, with or without tool calls, and for a system message past the first place; for the
+// first message of more than whitespace of each, as templates drop messages by role, or a
+// system message by its place; once more for tool calls.
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
                            bool add_assistant, std::string* out, const std::string* today = nullptr,
                            const JinjaDict* vars = nullptr);

@@ -292,7 +292,9 @@ Status jinja_filter(const std::string& name, const JinjaValue& x, const JinjaArg
     *out = use ? (fallback ? *fallback : JinjaValue::string("")) : x;
   } else if (name == "trim") {
     // jinja2 trims str(value): a None content (a turn of tool calls) trims to "None".
-    const std::string text = x.kind == Kind::string ? x.s : jinja_str(x);
+    std::string shown;
+    if (x.kind != Kind::string) shown = jinja_str(x);
+    const std::string& text = x.kind == Kind::string ? x.s : shown;
     if (const JinjaValue* chars = args.get(0, "chars"); chars && chars->kind == Kind::string)
       WT_TRY(args.charge(search_cost(text.size(), chars->s.size())));
     *out = JinjaValue::string(strip(text, args.get(0, "chars"), true, true));

@@ -19,8 +19,9 @@ cases.json: a list of {"template", "messages", "add_generation_prompt", "bos_tok
 "eos_token", "expected"} (and "vars", the template variables as JSON text, where given), where the template raises on the conversation "raises" (its
 message) and where it fails otherwise "fails" instead of "expected", and where it drops a
 message "dropped": the index of the first message of more than whitespace whose content
-emptied renders the same text, and, where something is left and the template runs without
-it, the conversation without it too. Whittle refuses those.
+emptied renders the same text, and, where the template runs with it, other text there too
+(the content and " x"); where it drops the tool calls of the first message that has some
+(the same text without them), "dropped_calls": that message's index. Whittle refuses those.
 Contents carry no leading or trailing whitespace except in the cases that say so.
 
     pip install jinja2 gguf
@@ -376,7 +377,7 @@ TOOL_CONVERSATIONS = [
     ([ASK, {"role": "assistant", "content": "", "tool_calls": [CALL_TEXT]}, RESULT,
       {"role": "assistant", "content": "It is 21 °C in Paris."}, {"role": "user", "content": "And tomorrow?"}], True),
     ([ASK, {"role": "assistant", "tool_calls": [CALL]}], False),  # content absent
-    # Text beside the call: Llama 3.1's and 3.2's write only the call (refused: dropped).
+    # Text beside the call: Llama 3.1's, 3.2's and Mistral's write only the call (refused: dropped).
     ([ASK, {"role": "assistant", "content": "Let me look.", "tool_calls": [CALL]}, RESULT], True),
     # Two calls at once (Llama 3.x raises), and their two results.
     ([{"role": "system", "content": "Be brief."}, ASK,
@@ -458,16 +459,16 @@ def main():
             for i, m in enumerate(msgs):
                 if not isinstance(m.get("content"), str) or not m["content"].strip():
                     continue
-                # the same text with its content emptied and, where something is left and the
-                # template runs without it, without it
+                # the same text with its content emptied
                 try:
                     same = render(msgs[:i] + [{**m, "content": ""}] + msgs[i + 1:]) == case["expected"]
                 except (TemplateError, jinja2.TemplateError, TypeError):
                     same = False
-                rest = msgs[:i] + msgs[i + 1:]
-                if same and rest:
+                # and with other text there (the content with " x" after it), where the template
+                # runs with it
+                if same:
                     try:
-                        same = render(rest) == case["expected"]
+                        same = render(msgs[:i] + [{**m, "content": m["content"] + " x"}] + msgs[i + 1:]) == case["expected"]
                     except (TemplateError, jinja2.TemplateError, TypeError):
                         pass
                 if same:

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "whittle.h"
+#include "runtime/model/chat_template.h"
 #include "support/chat_fixture.h"
 #include "support/gguf_writer.h"
+#include "whittle.h"
 
 namespace {
 
@@ -25,8 +26,8 @@ wt_model* load_with_template(const std::string& name, const wt::test::TempPath& 
   return m;
 }
 
-// The fixture's cases of one template whose messages carry tool calls, in the file's order
-// (a message's members reach the template as the caller wrote them).
+// The fixture's cases of one template whose messages carry tool calls (read in the file's
+// order: a message's members reach the template as the caller wrote them).
 std::vector<nlohmann::ordered_json> tool_cases(const std::string& name) {
   std::vector<nlohmann::ordered_json> out;
   for (const auto& c : nlohmann::ordered_json::parse(read_text(wt::test::kChatDir + "cases.json"))) {
@@ -69,6 +70,39 @@ TEST_CASE("chat json: tool calls and their results render as jinja2 renders Qwen
                              true, nullptr, buf.data(), buf.size(), &len) == WT_OK);
   CHECK(std::string(buf.data(), len) == want);
   wt_model_free(m);
+}
+
+TEST_CASE("chat json: null content is None, absent is undefined, and members keep the caller's order") {
+  // As jinja2 (with transformers' tojson, which keeps the order) renders this template.
+  wt::ChatTemplate t;
+  REQUIRE(wt::parse_chat_template("{% for m in messages %}{{ m.content is defined }},{{ m.content is none }},"
+                                  "{% for k, v in m.items() %}{{ k }} {% endfor %}{{ m|tojson }};{% endfor %}",
+                                  "", "", &t)
+              .is_ok());
+  std::vector<wt::ChatMessage> messages;
+  REQUIRE(wt::read_chat_messages("[{\"content\": null, \"role\": \"user\"}, {\"role\": \"user\", \"name\": \"a\"}, "
+                                 "{\"role\": \"assistant\", \"tool_calls\": [], \"content\": \"x\"}]",
+                                 &messages)
+              .is_ok());
+  std::string text;
+  const wt::Status st = wt::render_chat_template(t, messages, false, &text);
+  REQUIRE_MESSAGE(st.is_ok(), st.message());
+  CHECK(text ==
+        "True,True,content role {\"content\": null, \"role\": \"user\"};"
+        "False,False,role name {\"role\": \"user\", \"name\": \"a\"};"
+        "True,False,role tool_calls content {\"role\": \"assistant\", \"tool_calls\": [], \"content\": \"x\"};");
+  // Calls that are not a list of objects are the caller's mistake, named.
+  for (const char* calls : {"{}", "[1]", "\"f()\"", "[{\"function\": {}}, []]"}) {
+    CAPTURE(calls);
+    const std::string json = std::string("[{\"role\": \"assistant\", \"tool_calls\": ") + calls + "}]";
+    const wt::Status bad = wt::read_chat_messages(json, &messages);
+    CHECK(bad.code() == WT_ERR_INVALID_ARGUMENT);
+    CHECK(bad.message().find("message 0 has tool_calls that are not a list of objects") != std::string::npos);
+  }
+  CHECK(wt::read_chat_messages("[{\"role\": \"assistant\", \"tool_calls\": null}]", &messages).is_ok());
+  const wt::Status not_json = wt::read_chat_messages("[{]", &messages);
+  CHECK(not_json.code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(not_json.message().rfind("chat messages: JSON: ", 0) == 0);  // which argument, then where
 }
 
 TEST_CASE("chat json: a template that writes nothing of the tool calls is refused, naming the message") {

@@ -80,7 +80,8 @@ bool seed_number(wt_tools::Flags& f, unsigned long long* out) {
 void usage(FILE* out, const char* argv0) {
   std::fprintf(out,
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
-               "       %s -m MODEL --messages CONVERSATION.json [options as above]\n"
+               "          [--chat-template-kwargs JSON] [--prompt-cache FILE]\n"
+               "       %s -m MODEL --messages CONVERSATION.json [-n N] [-t THREADS] [-c N_CTX]\n"
                "          [--chat-template-kwargs JSON] [--prompt-cache FILE]\n"
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--f32-activations]\n"
@@ -99,7 +100,7 @@ void usage(FILE* out, const char* argv0) {
                "  --chat     format PROMPT as a user turn with the model's chat template\n"
                "  --chat-template-kwargs JSON  variables the chat template reads (--chat, --messages, -i),\n"
                "             e.g. '{\"enable_thinking\": false}': Qwen3 and SmolLM3 answer without reasoning first\n"
-               "  --messages FILE  the prompt is a conversation: a JSON array of messages as OpenAI's API\n"
+               "  --messages FILE  the prompt is a conversation: a JSON array of messages as transformers\n"
                "             takes them (role, content, an assistant's tool_calls, a tool's tool_call_id),\n"
                "             formatted with the model's chat template, the assistant's turn opened\n"
                "  -i         chat: a turn per line, answers streamed, the context kept across turns\n"
