@@ -312,7 +312,7 @@ WT_API wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message
  * (a function's "arguments" as an object; a JSON text is written as a string), a tool's
  * "tool_call_id". WT_ERR_INVALID_ARGUMENT also: NULL messages_json, malformed JSON, not an
  * array of objects, content parts, tool_calls neither null nor a list of objects.
- * WT_ERR_UNSUPPORTED also: the template writes nothing of a message's tool_calls. */
+ * WT_ERR_UNSUPPORTED also: the template writes nothing of the first tool_calls given. */
 WT_API wt_status wt_chat_apply_json(const wt_model* model, const char* messages_json,
                                     bool add_assistant, const char* vars_json, char* buf,
                                     size_t capacity, size_t* out_len);

@@ -112,11 +112,12 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
   std::string text;
   WT_TRY(first_render(tmpl, messages, add_assistant, today, vars, &options, &text));
 
-  // Each class of message once: its role, whether it has tool calls, and for a system message
-  // whether it comes first.
+  // Each class of message once: its role, its tool_calls (calls_state), and for a system
+  // message whether it comes first.
   struct Kind {
     std::string role;
-    bool first_system, calls;
+    bool first_system;
+    int calls;
     bool operator==(const Kind&) const = default;
   };
   std::vector<Kind> seen;
@@ -125,7 +126,7 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
     if (jinja_trim(m.content).empty()) continue;  // dropping whitespace loses nothing
-    const Kind kind{m.role, m.role == "system" && i == 0, m.has_calls()};
+    const Kind kind{m.role, m.role == "system" && i == 0, m.calls_state()};
     bool checked = false;
     for (const auto& k : seen) checked |= k == kind;
     if (checked) continue;
@@ -193,12 +194,16 @@ Status read_chat_vars(std::string_view json, JinjaDict* out) {
   return Status::ok();
 }
 
-bool ChatMessage::has_calls() const {
+int ChatMessage::calls_state() const {
   for (const auto& [name, value] : extra) {
-    if (name == "tool_calls") return value.is(JinjaValue::Kind::list) && !value.list->empty();
+    if (name != "tool_calls") continue;
+    if (!value.is(JinjaValue::Kind::list)) return 1;  // null (read_chat_messages refuses the rest)
+    return value.list->empty() ? 2 : 3;
   }
-  return false;
+  return 0;
 }
+
+bool ChatMessage::has_calls() const { return calls_state() == 3; }
 
 Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out) {
   out->clear();

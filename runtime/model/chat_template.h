@@ -42,6 +42,10 @@ struct ChatMessage {
   uint32_t role_at = 0, content_at = 1;
   // tool_calls: a non-empty list (what a template may drop).
   bool has_calls() const;
+  // What the message's tool_calls member is: 0 absent, 1 null, 2 an empty list, 3 a list of
+  // calls. Templates tell them apart (Mistral's take an empty list for a turn of calls and
+  // write no text beside it), so each is a class of its own in the check of dropped text.
+  int calls_state() const;
 };
 
 struct ChatTemplate {
@@ -68,7 +72,7 @@ Status check_chat_roles(const std::vector<ChatMessage>& messages);
 Status read_chat_vars(std::string_view json, JinjaDict* out);
 
 // The conversation as a JSON array of message objects, as transformers' apply_chat_template
-// and OpenAI's API take it: a "role" string, a "content" string, null or absent, and any other
+// takes it: a "role" string, a "content" string, null or absent, and any other
 // members. WT_ERR_INVALID_ARGUMENT: what jinja_from_json refuses, not an array of objects, a
 // role that is no string, a content that is neither a string nor null (content parts),
 // tool_calls neither null nor a list of objects.
@@ -86,7 +90,8 @@ Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out);
 // last reply for Mistral's, the text beside a tool call for Llama 3.1's and Mistral's), or a
 // message's tool calls (the text is the same without the first message's that has some:
 // ChatML's, Gemma's). The check renders at most twice more per class of message present: its
-// role, with or without tool calls, and for a system message past the first place; for the
+// role, its tool_calls (absent, null, empty, some), and for a system message past the first
+// place; for the
 // first message of more than whitespace of each, as templates drop messages by role, or a
 // system message by its place; once more for tool calls.
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,

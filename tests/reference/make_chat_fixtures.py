@@ -22,6 +22,9 @@ message "dropped": the index of the first message of more than whitespace whose 
 emptied renders the same text, and, where the template runs with it, other text there too
 (the content and " x"); where it drops the tool calls of the first message that has some
 (the same text without them), "dropped_calls": that message's index. Whittle refuses those.
+Every message is checked here; Whittle checks the first of each class (role, tool_calls
+absent, null, empty or not, a system message past the first place), so a case where the two
+would differ shows as a failing test.
 Contents carry no leading or trailing whitespace except in the cases that say so.
 
     pip install jinja2 gguf
@@ -330,6 +333,9 @@ CONVERSATIONS = [
     ([("system", "S"), ("user", "Weather?"), ("assistant", "<think>ask the tool</think>Calling."), ("tool", "sunny"),
       ("assistant", "<think>\n\nit is sunny\n</think>It is sunny.")], False),
     ([("user", "a"), ("assistant", "</think>no opening"), ("user", "<tool_response>x</tool_response>")], True),
+    # A reply of reasoning alone before the last query: Qwen3 and DeepSeek-R1 strip it (the same
+    # text emptied), but write other text there: not a dropped message.
+    ([("user", "a"), ("assistant", "<think>r</think>"), ("user", "b")], True),
     # Nothing but a system message: Gemma 3 and Mistral v0.3 write it nowhere.
     ([("system", "Alone.")], True),
     # Whitespace alone loses nothing where a template drops it (Zephyr's tool message).
@@ -383,8 +389,11 @@ TOOL_CONVERSATIONS = [
     ([{"role": "system", "content": "Be brief."}, ASK,
       {"role": "assistant", "content": None, "tool_calls": [CALL, CALL_2]}, RESULT,
       {"role": "tool", "tool_call_id": "call67890", "name": "get_weather", "content": "18"}], True),
-    # An empty list of calls is no call.
+    # An empty list of calls: no call for SmolLM2's, a turn of calls for Mistral's, which then
+    # drop its text; after a plain reply too (a class of its own).
     ([ASK, {"role": "assistant", "content": "Sunny.", "tool_calls": []}], False),
+    ([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"},
+      {"role": "assistant", "content": "Let me look.", "tool_calls": []}], False),
 ]
 TOOL_CASES = [(m, add, v) for m, add in TOOL_CONVERSATIONS for v in ({}, {"tools": [WEATHER_TOOL]})]
 

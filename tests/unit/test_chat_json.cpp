@@ -116,7 +116,7 @@ TEST_CASE("chat json: a template that writes nothing of the tool calls is refuse
   size_t len = 0;
   CHECK(wt_chat_apply_json(m, json, false, nullptr, buf, sizeof buf, &len) == WT_ERR_UNSUPPORTED);
   CHECK(std::string(wt_last_error()).find("message 1's tool_calls") != std::string::npos);
-  // An empty list of calls is none: the same conversation formats.
+  // For this template an empty list of calls is none (not for Mistral's): the conversation formats.
   const char* no_calls = "[{\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": "
                          "\"Looking.\", \"tool_calls\": []}]";
   CHECK(wt_chat_apply_json(m, no_calls, false, nullptr, buf, sizeof buf, &len) == WT_OK);

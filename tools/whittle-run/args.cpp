@@ -152,6 +152,9 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!f.text(&v) || !read_prompt_file(flag == "--file" ? "-f" : flag, v, &o->prompt)) return false;
       o->prompt_source = (flag == "--file" ? "-f" : flag) + " " + v;
       o->messages = flag == "--messages";
+      // The library reads the conversation as C text: a NUL would end it silently.
+      if (o->messages && o->prompt.find('\0') != std::string::npos)
+        return wt_tools::Flags::fail(std::string("--messages ") + v + " holds a NUL byte: JSON text has none");
     } else if (f.is("--prune")) {
       if (!f.text(&o->prune_method)) return false;
     } else if (f.is("--prune-param")) {
