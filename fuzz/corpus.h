@@ -15,6 +15,7 @@ using Seeds = std::map<std::string, std::vector<uint8_t>>;
 Seeds gguf_seeds(const std::string& real_model_path);  // real model: a header prefix, if present
 Seeds tokenizer_seeds(const std::string& source_dir);  // from tests/data/tokenizer/{smollm,spm-llama}.txt
 Seeds chat_seeds(const std::string& source_dir);  // the templates of tests/data/chat/ that Whittle runs
+Seeds reply_seeds();  // corpus_fdp.cpp
 Seeds api_seeds();
 Seeds tool_args_seeds();  // corpus_tools.cpp
 Seeds resume_seeds();     // runs the fuzzed suite (bench_setup.h) for real

@@ -210,4 +210,33 @@ Seeds api_seeds() {
   return s;
 }
 
+// fuzz_chat_reply: a byte (format: 0 plain, 1 Hermes, 2 Llama 3, 3 Mistral, 4 Phi-4-mini, 5
+// not read; 8 added: the template thinks), then the reply.
+Seeds reply_seeds() {
+  const std::pair<const char*, std::pair<uint8_t, const char*>> replies[] = {
+      {"plain", {0, "Paris is the capital of France."}},
+      {"hermes_two", {1, "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+                         "\"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"}},
+      {"hermes_thinks", {9, "<think>\nThe user asks.\n</think>\n\n<tool_call>\n{\"name\": \"f\", \"arguments\": "
+                            "{\"a\": [1, 2.5, null, true]}}\n</tool_call>"}},
+      {"hermes_open", {1, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"caf\u00e9\"}"}},
+      {"llama3_call", {2, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}"}},
+      {"llama3_two", {2, "<|python_tag|>{\"name\": \"a\", \"parameters\": {}}; {\"name\": \"b\", \"parameters\": {}}"}},
+      {"llama3_answer", {2, "{\"name\": \"Bob\", \"age\": 3}"}},
+      {"mistral_list", {3, "[TOOL_CALLS] [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \"id\": "
+                           "\"call12345\"}]"}},
+      {"mistral_args", {3, "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}[TOOL_CALLS]now[CALL_ID]abc[ARGS]{}"}},
+      {"phi4", {4, "<|tool_call|>[{\"name\": \"a\", \"arguments\": {}}]<|/tool_call|><|tool_call|>{\"name\": "
+                   "\"b\"}<|/tool_call|>"}},
+      {"other", {5, "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"}},
+  };
+  Seeds s;
+  for (const auto& [name, seed] : replies) {
+    std::vector<uint8_t> bytes{seed.first};
+    for (const char* c = seed.second; *c; ++c) bytes.push_back(static_cast<uint8_t>(*c));
+    s[name] = std::move(bytes);
+  }
+  return s;
+}
+
 }  // namespace wt::fuzz

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
       {"fuzz_gguf", wt::fuzz::gguf_seeds(model)},
       {"fuzz_tokenizer", wt::fuzz::tokenizer_seeds(source.string())},
       {"fuzz_chat", wt::fuzz::chat_seeds(source.string())},
+      {"fuzz_chat_reply", wt::fuzz::reply_seeds()},
       {"fuzz_api", wt::fuzz::api_seeds()},
       {"fuzz_tool_args", wt::fuzz::tool_args_seeds()},
       {"fuzz_resume", wt::fuzz::resume_seeds()},

@@ -280,42 +280,7 @@ WT_API wt_status wt_detokenizer_flush(wt_detokenizer* detok, char* buf, size_t c
 
 /* ==== Chat template =================================================================== */
 
-typedef struct wt_chat_message {
-  const char* role; /* "system", "user", "assistant" or "tool" (a tool's result) */
-  const char* content;
-} wt_chat_message;
-
-/* Formats messages with the model's GGUF chat template (tokenizer.chat_template), run as
- * transformers runs it (a bounded subset of Jinja). add_assistant opens the assistant turn.
- * Writes a NUL-terminated string. WT_ERR_UNSUPPORTED: no template, one that uses what
- * Whittle's Jinja lacks, fails on these messages or writes nothing for one of them of more
- * than whitespace (the message says which); its raise_exception is WT_ERR_INVALID_ARGUMENT.
- * WT_ERR_BUFFER_TOO_SMALL: *out_len gets the length needed. WT_ERR_INVALID_ARGUMENT (before
- * any template's error): NULL model or out_len, NULL messages with n_messages > 0, a NULL
- * role or content, a role other than system, user, assistant, tool, too many messages. */
-WT_API wt_status wt_chat_apply(const wt_model* model, const wt_chat_message* messages,
-                               size_t n_messages, bool add_assistant, char* buf,
-                               size_t capacity, size_t* out_len);
-/* wt_chat_apply with variables the template reads (apply_chat_template's kwargs): vars_json
- * is a JSON object (NULL or "": none): {"enable_thinking": false} for Qwen3 and SmolLM3,
- * {"tools": [...function schemas]} for templates that list tools. WT_ERR_INVALID_ARGUMENT
- * also for malformed JSON (the message gives the byte) or not an object, over 1 MiB, a repeated
- * name, an integer past int64, nesting past 64, more than 256 names, or a name the call sets
- * (messages, add_generation_prompt, bos_token, eos_token, raise_exception, strftime_now). */
-WT_API wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message* messages,
-                                    size_t n_messages, bool add_assistant,
-                                    const char* vars_json, char* buf, size_t capacity,
-                                    size_t* out_len);
-/* wt_chat_apply_vars with the messages as a JSON array of objects (at most 8 MiB), as
- * transformers takes them: "role" (as above), "content" (a string; null: None; absent:
- * undefined) and any members the template reads, in their order: an assistant's "tool_calls"
- * (a function's "arguments" as an object; a JSON text is written as a string), a tool's
- * "tool_call_id". WT_ERR_INVALID_ARGUMENT also: NULL messages_json, malformed JSON, not an
- * array of objects, content parts, tool_calls neither null nor a list of objects.
- * WT_ERR_UNSUPPORTED also: the template writes nothing of the first tool_calls given. */
-WT_API wt_status wt_chat_apply_json(const wt_model* model, const char* messages_json,
-                                    bool add_assistant, const char* vars_json, char* buf,
-                                    size_t capacity, size_t* out_len);
+#include "whittle/chat.h"
 
 /* ==== Context ========================================================================= */
 

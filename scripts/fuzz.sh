@@ -15,7 +15,7 @@
 # fuzz_tokenizer reads.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-all_harnesses=(fuzz_gguf fuzz_tokenizer fuzz_chat fuzz_api fuzz_tool_args fuzz_resume fuzz_state)
+all_harnesses=(fuzz_gguf fuzz_tokenizer fuzz_chat fuzz_chat_reply fuzz_api fuzz_tool_args fuzz_resume fuzz_state)
 
 seconds=300
 jobs="$(nproc)"

@@ -12,6 +12,7 @@
 
 #include "runtime/engine/context.h"
 #include "runtime/engine/sampler.h"
+#include "runtime/model/chat_reply.h"
 #include "runtime/model/chat_template.h"
 #include "runtime/model/model.h"
 #include "runtime/model/tokenizer.h"
@@ -23,6 +24,7 @@ struct wt_model {
   std::unique_ptr<wt::Tokenizer> tokenizer;
   wt::ChatTemplate chat;
   wt::Status chat_status;  // why the template is unusable, if it is
+  wt::ReplyStyle reply;    // how the template writes replies (tool calls, reasoning)
 };
 
 struct wt_context {

@@ -63,6 +63,7 @@ Status make_model(std::shared_ptr<GgufFile> file, const LoadOptions& options, st
   const wt::Vocab& v = m->model->vocab;
   m->chat_status = parse_chat_template(v.chat_template, v.bos >= 0 ? v.tokens[v.bos] : std::string(),
                                        v.eos >= 0 ? v.tokens[v.eos] : std::string(), &m->chat);
+  m->reply = reply_style_of(v.chat_template);
   *out = std::move(m);
   return Status::ok();
 }
@@ -288,6 +289,25 @@ wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message* messa
       msgs.push_back({messages[i].role, messages[i].content});
     }
     return format_chat(model, msgs, add_assistant, vars_json, buf, capacity, out_len);
+  });
+}
+
+wt_status wt_chat_parse_reply(const wt_model* model, const char* reply, char* buf, size_t capacity,
+                              size_t* out_len) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(model, "model"));
+    WT_TRY(require(out_len, "out_len"));
+    WT_TRY(require(reply, "reply"));
+    // A reply longer than the bound is refused before strlen walks all of it.
+    const size_t n = strnlen(reply, wt::kMaxReplyBytes + 1);
+    wt::JinjaValue message;
+    WT_TRY(wt::parse_chat_reply(model->reply, std::string_view(reply, n), &message));
+    wt::JinjaJsonStyle style;
+    style.max_bytes = size_t{64} << 20;  // 8 MiB of reply, each byte escaped at most 6 times over
+    std::string json;
+    if (!wt::jinja_json(message, style, &json))
+      return wt::error(WT_ERR_INTERNAL, "reply: the message could not be written as JSON");
+    return copy_out(json, buf, capacity, out_len);
   });
 }
 

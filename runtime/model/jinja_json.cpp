@@ -26,6 +26,15 @@ class JsonReader {
     if (i_ < t_.size()) return fail("text after the JSON value");
     return Status::ok();
   }
+  // One value from byte *pos (after whitespace), leaving what follows it.
+  Status read_at(size_t* pos, JinjaValue* out) {
+    if (t_.size() > kJinjaMaxBytes) return fail("more than 8 MiB of JSON");
+    i_ = std::min(*pos, t_.size());
+    space();
+    WT_TRY(value(0, out));
+    *pos = i_;
+    return Status::ok();
+  }
 
  private:
   Status fail(const std::string& what) const { return fail_at(what, i_); }
@@ -305,6 +314,13 @@ class JsonReader {
 Status jinja_from_json(std::string_view text, JinjaValue* out) {
   JinjaValue v;
   WT_TRY(JsonReader(text).read(&v));
+  *out = std::move(v);
+  return Status::ok();
+}
+
+Status jinja_from_json_at(std::string_view text, size_t* pos, JinjaValue* out) {
+  JinjaValue v;
+  WT_TRY(JsonReader(text).read_at(pos, &v));
   *out = std::move(v);
   return Status::ok();
 }

@@ -18,5 +18,9 @@ namespace wt {
 // silently), or what a template's own values may not be: nesting past 64, a string past 8 MiB,
 // a list or object past 100 000 items, or a total past the renderer's value cost.
 Status jinja_from_json(std::string_view text, JinjaValue* out);
+// The same for one value from byte *pos of text (whitespace before it allowed), with any
+// text after it: *pos becomes the byte past the value, and errors give bytes of the whole
+// text (a tool call inside a model's reply, chat_reply.h).
+Status jinja_from_json_at(std::string_view text, size_t* pos, JinjaValue* out);
 
 }  // namespace wt

@@ -397,6 +397,92 @@ TOOL_CONVERSATIONS = [
 ]
 TOOL_CASES = [(m, add, v) for m, add in TOOL_CONVERSATIONS for v in ({}, {"tools": [WEATHER_TOOL]})]
 
+# Replies (replies.json): each assistant message of these conversations as the template writes
+# it after the conversation before it, what wt_chat_parse_reply must read back.
+CALL_ODD = {"id": "call24680", "type": "function", "function": {"name": "search", "arguments": {
+    "query": "caf\u00e9 \u00abParis\u00bb \"x\"\n\ttab \\ [1] {2} \U0001F600", "filters": {"max": 3, "tags": ["a", "b"]},
+    "exact": True, "score": 0.5, "none": None}}}
+REPLY_CONVERSATIONS = [m for m, _ in TOOL_CONVERSATIONS] + [
+    [ASK, {"role": "assistant", "content": None, "tool_calls": [CALL_ODD]}],
+    [ASK, {"role": "assistant", "content": None, "tool_calls": [{**CALL, "function": {"name": "now", "arguments": {}}}]}],
+    [ASK, {"role": "assistant", "reasoning_content": "The user wants the weather.", "content": None,
+           "tool_calls": [CALL]}],
+    [ASK, {"role": "assistant", "reasoning_content": "Paris is in France.\nIt is June.", "content": "It is sunny."}],
+]
+# The texts a generation ends at, which a reply does not hold.
+TURN_ENDS = ("<|im_end|>\n", "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "</s>", "<|end|>", "<|endoftext|>",
+             "<\uff5cend\u2581of\u2581sentence\uff5c>", "<end_of_turn>\n")
+
+
+def written(call, reply):
+    """A call's arguments as the reply holds them: a JSON text given as arguments is a string
+    where the template quoted it (tojson: Qwen2.5's, Llama's), its value where it wrote the
+    text itself (Qwen3's)."""
+    args = call["function"]["arguments"]
+    if isinstance(args, str) and json.dumps(args, ensure_ascii=False) not in reply:
+        assert args in reply
+        return json.loads(args)
+    return args
+
+
+def expected_reply(m, reply):
+    """The message wt_chat_parse_reply reads from reply, from the message it was written from:
+    its calls (an id where the template wrote it), its content where the template wrote it
+    (trimmed beside calls), its reasoning; None where a plain reply is not its content alone."""
+    calls = m.get("tool_calls") or []
+    content = m.get("content")
+    rc = m.get("reasoning_content")
+    if calls:
+        if not all(c["function"]["name"] in reply for c in calls):
+            return None  # the template dropped them
+        content = content.strip() if isinstance(content, str) and content.strip() and content.strip() in reply else None
+    else:
+        body = reply
+        if rc is not None or reply.startswith("<think>"):
+            head, sep, body = reply.partition("</think>")
+            body = body.lstrip("\n")
+        if body != content:
+            return None
+    out = {"role": "assistant", "content": content}
+    if rc and rc.strip("\n") and rc in reply:
+        out["reasoning_content"] = rc.strip("\n")
+    if calls:
+        out["tool_calls"] = [{**({"id": c["id"]} if c["id"] in reply else {}), "type": "function",
+                              "function": {"name": c["function"]["name"], "arguments": written(c, reply)}}
+                             for c in calls]
+    return out
+
+
+def reply_cases(name, render, bos, eos):
+    """Each assistant message k: the text the template adds for it after msgs[:k] with the
+    generation prompt, its end of turn cut, and the message read back; with the tools listed
+    and without."""
+    out = []
+    for msgs in REPLY_CONVERSATIONS:
+        for k, m in enumerate(msgs):
+            if m["role"] != "assistant":
+                continue
+            for variables in ({}, {"tools": [WEATHER_TOOL]}):
+                try:
+                    before = render(msgs[:k], True, variables)
+                    full = render(msgs[:k + 1], False, variables)
+                except (TemplateError, jinja2.TemplateError, TypeError):
+                    continue
+                if not full.startswith(before):
+                    continue
+                reply = full[len(before):]
+                while any(reply.endswith(e) for e in TURN_ENDS):
+                    reply = reply[:-len(next(e for e in TURN_ENDS if reply.endswith(e)))]
+                expected = expected_reply(m, reply)
+                if expected is None:
+                    continue
+                case = {"template": name, "bos_token": bos, "eos_token": eos, "today": LLAMA32_TODAY,
+                        "before": msgs[:k], "message": m, "reply": reply, "expected": expected, "rendered": full}
+                if variables:
+                    case["vars"] = json.dumps(variables, ensure_ascii=False)
+                out.append(case)
+    return out
+
 
 # transformers' {% generation %} (its AssistantTracker extension) writes its body.
 class Generation(jinja2.ext.Extension):
@@ -433,10 +519,19 @@ def main():
                                         extensions=[jinja2.ext.loopcontrols, Generation])
     env.filters["tojson"] = transformers_tojson
     cases = []
+    replies = []
     for name in sorted(templates):
         with open(os.path.join(OUT_DIR, name + ".jinja"), "w", encoding="utf-8") as f:
             f.write(templates[name])
         tmpl = env.from_string(templates[name])
+        bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
+
+        def render_as(ms, add, variables, tmpl=tmpl, bos=bos, eos=eos):
+            return tmpl.render(messages=ms, add_generation_prompt=add, bos_token=bos, eos_token=eos,
+                               raise_exception=raise_exception, strftime_now=lambda fmt: TODAY.strftime(fmt),
+                               **variables)
+
+        replies += reply_cases(name, render_as, bos, eos)
         for messages, add, variables in [c + ({},) for c in CONVERSATIONS] + VAR_CASES + TOOL_CASES:
             msgs = [m if isinstance(m, dict) else {"role": m[0], "content": m[1]} for m in messages]
             bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
@@ -497,6 +592,10 @@ def main():
     with open(os.path.join(OUT_DIR, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, indent=1, ensure_ascii=False)
         f.write("\n")
+    with open(os.path.join(OUT_DIR, "replies.json"), "w", encoding="utf-8") as f:
+        json.dump(replies, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"{len(replies)} replies of {len({r['template'] for r in replies})} templates")
     print(f"{len(templates)} templates, {len(cases)} cases ({sum('raises' in c for c in cases)} raise, "
           f"{sum('dropped' in c for c in cases)} drop a message, {sum('dropped_calls' in c for c in cases)} "
           f"tool calls) in {OUT_DIR}")

@@ -8,8 +8,8 @@
 #   chat: three turns and a /reset from stdin; the second turn reuses the first's tokens
 #     (-v); Ctrl-C during an answer stops it and the chat goes on to /quit, exit status 0.
 # Exit 77 (ctest: Skipped) with the reason when the model is missing.
-#   messages: --messages (a conversation as JSON) answers as --chat --system; tool calls the
-#     template writes nothing of are refused.
+#   messages: --messages (a conversation as JSON) answers as --chat --system, and with
+#     --reply-json as a JSON message; tool calls the template writes nothing of are refused.
 # Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat|messages
 run="$1" model="$2" work="$3" what="$4"
 [ -f "$model" ] || { echo "SKIP: $model missing"; exit 77; }
@@ -63,12 +63,23 @@ if [ "$what" = messages ]; then
     fail "--chat run"
   got="$("$run" -m "$model" -t 2 -n 12 --messages "$work/conv.json" 2>"$work/err")" || fail "--messages run"
   [ -n "$got" ] && [ "$got" = "$want" ] || fail "--messages answered '$got', --chat '$want'"
+  # --reply-json: the same answer as one JSON message (SmolLM2's template writes no tool
+  # calls: all of it is content), compared whole where the answer needs no JSON escape.
+  got="$("$run" -m "$model" -t 2 -n 12 --messages "$work/conv.json" --reply-json 2>"$work/err")" ||
+    fail "--reply-json run"
+  nl="$(printf '\nx')" && nl="${nl%x}"  # a newline ($(...) drops a trailing one)
+  case "$want" in
+    *'"'* | *'\'* | *"$nl"*)
+      case "$got" in '{"role": "assistant", "content": "'*) ;; *) fail "--reply-json printed '$got'" ;; esac ;;
+    *) [ "$got" = "{\"role\": \"assistant\", \"content\": \"$want\"}" ] ||
+         fail "--reply-json printed '$got' for the answer '$want'" ;;
+  esac
   # A tool call SmolLM2's template writes nothing of: refused, naming the message.
   printf '%s' '[{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "Looking.",
     "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}]' > "$work/calls.json"
   "$run" -m "$model" -t 2 -n 4 --messages "$work/calls.json" >/dev/null 2>"$work/err" && fail "dropped tool calls accepted"
   grep -q "WT_ERR_UNSUPPORTED: .*message 1's tool_calls" "$work/err" || fail "the refusal does not name the message"
-  echo "PASS: --messages answers as --chat --system; tool calls the template drops are refused"
+  echo "PASS: --messages answers as --chat --system, --reply-json as a JSON message; tool calls the template drops are refused"
   exit 0
 fi
 

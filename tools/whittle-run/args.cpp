@@ -82,7 +82,7 @@ void usage(FILE* out, const char* argv0) {
                "usage: %s -m MODEL -p PROMPT [--chat] [--system TEXT] [-n N] [-t THREADS] [-c N_CTX]\n"
                "          [--chat-template-kwargs JSON] [--prompt-cache FILE]\n"
                "       %s -m MODEL --messages CONVERSATION.json [-n N] [-t THREADS] [-c N_CTX]\n"
-               "          [--chat-template-kwargs JSON] [--prompt-cache FILE]\n"
+               "          [--chat-template-kwargs JSON] [--prompt-cache FILE] [--reply-json]\n"
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--f32-activations]\n"
                "          [--repeat-penalty R] [--repeat-last-n N] [--frequency-penalty F] [--presence-penalty P]\n"
@@ -103,6 +103,9 @@ void usage(FILE* out, const char* argv0) {
                "  --messages FILE  the prompt is a conversation: a JSON array of messages as transformers\n"
                "             takes them (role, content, an assistant's tool_calls, a tool's tool_call_id),\n"
                "             formatted with the model's chat template, the assistant's turn opened\n"
+               "  --reply-json  (--messages, --chat) print the answer once it ends, as one JSON message:\n"
+               "             its reasoning and tool calls read out as the model's template writes them\n"
+               "             (wt_chat_parse_reply), ready to append to the conversation\n"
                "  -i         chat: a turn per line, answers streamed, the context kept across turns\n"
                "             (-n: most tokens per answer; -c: default the training context up to\n"
                "             4096); /reset starts over, Ctrl-C stops an answer, Ctrl-D or /quit ends;\n"
@@ -147,10 +150,10 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
     } else if (f.is("--system")) {
       if (!f.text(&o->system)) return false;
     } else if (f.is("-f", "--file") || f.is("--messages")) {  // the last prompt source counts
-      const std::string flag = f.flag();
+      const std::string flag = f.flag() == "--file" ? "-f" : f.flag();
       const char* v = nullptr;
-      if (!f.text(&v) || !read_prompt_file(flag == "--file" ? "-f" : flag, v, &o->prompt)) return false;
-      o->prompt_source = (flag == "--file" ? "-f" : flag) + " " + v;
+      if (!f.text(&v) || !read_prompt_file(flag, v, &o->prompt)) return false;
+      o->prompt_source = flag + " " + v;
       o->messages = flag == "--messages";
       // The library reads the conversation as C text: a NUL would end it silently.
       if (o->messages && o->prompt.find('\0') != std::string::npos)
@@ -177,6 +180,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       o->chat = true;
     } else if (f.is("--chat-template-kwargs")) {
       if (!f.text(&o->chat_vars)) return false;
+    } else if (f.is("--reply-json")) {
+      o->reply_json = true;
     } else if (f.is("-i", "--interactive")) {
       o->interactive = true;
     } else if (f.is("--prompt-cache")) {
@@ -228,6 +233,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
   if (o->messages && (o->chat || o->interactive || !o->system.empty()))
     return wt_tools::Flags::fail("--messages is a whole conversation for the chat template: not with --chat, -i or "
                                  "--system (put a system message in the file)");
+  if (o->reply_json && (o->interactive || (!o->chat && !o->messages)))
+    return wt_tools::Flags::fail("--reply-json is for --chat or --messages (a reply is read as the chat template writes it)");
   if (!o->chat_vars.empty() && !o->chat && !o->interactive && !o->messages)
     return wt_tools::Flags::fail("--chat-template-kwargs is for --chat, --messages or -i (a plain prompt has no template)");
   if (o->prompt_source.empty() && !o->interactive)

@@ -60,12 +60,24 @@ int run_once(Session& s, const std::vector<wt_token>& tokens) {
     return fail("giving the prompt to the sampler", as);
   wt_run::TokenStream stream(s.model);
   if (!stream.ok()) return fail("creating the detokenizer", WT_ERR_OUT_OF_MEMORY, "");
+  stream.quiet = o.reply_json;  // printed once read back, below
   int32_t n_generated = 0;
   const wt_status st = wt_generate(s.ctx, s.sampler, o.n_predict, wt_run::on_token, &stream, &n_generated);
   const std::string generate_error = st != WT_OK ? wt_last_error() : "";  // before the flush resets it
   stream.flush();
+  if (st != WT_OK) {
+    std::printf("\n");
+    return fail("generation", st, generate_error.c_str());
+  }
+  if (o.reply_json) {
+    std::string message;
+    if (!wt_run::parse_reply(s.model, stream.text, &message)) {
+      std::fprintf(stderr, "the reply was:\n%s\n", stream.text.c_str());
+      return 1;
+    }
+    std::fputs(message.c_str(), stdout);
+  }
   std::printf("\n");
-  if (st != WT_OK) return fail("generation", st, generate_error.c_str());
   if (o.verbose && s.cp.prune.method != WT_PRUNE_FULL) wt_run::print_prune_stats(s.ctx);
   std::fprintf(stderr, "\n");
   wt_run::print_speed(s.ctx);

@@ -55,7 +55,7 @@ TokenStream::~TokenStream() { wt_detokenizer_free(detok); }
 void TokenStream::flush() {
   size_t len = 0;
   if (wt_detokenizer_flush(detok, buf.data(), buf.size(), &len) == WT_OK) {
-    std::fwrite(buf.data(), 1, len, stdout);
+    if (!quiet) std::fwrite(buf.data(), 1, len, stdout);
     text.append(buf.data(), len);
   }
   std::fflush(stdout);
@@ -67,8 +67,10 @@ bool on_token(wt_token token, void* user) {
   if (interrupted() || wt_token_is_end(s->model, token)) return false;
   size_t len = 0;
   if (wt_detokenizer_push(s->detok, token, s->buf.data(), s->buf.size(), &len) == WT_OK) {
-    std::fwrite(s->buf.data(), 1, len, stdout);
-    std::fflush(stdout);
+    if (!s->quiet) {
+      std::fwrite(s->buf.data(), 1, len, stdout);
+      std::fflush(stdout);
+    }
     s->text.append(s->buf.data(), len);
   }
   return true;
@@ -113,6 +115,27 @@ bool apply_chat_json(const wt_model* model, const std::string& messages, const s
   return format_chat(messages.size() + 4096, out, [&](char* buf, size_t cap, size_t* len) {
     return wt_chat_apply_json(model, messages.c_str(), true, vars.c_str(), buf, cap, len);
   });
+}
+
+bool parse_reply(const wt_model* model, const std::string& reply, std::string* out) {
+  // The library reads C text: a NUL (a byte token the model sampled) would end it silently.
+  if (const size_t nul = reply.find('\0'); nul != std::string::npos) {
+    std::fprintf(stderr, "error: reading the reply: it holds a NUL byte at byte %zu\n", nul);
+    return false;
+  }
+  std::vector<char> buf(reply.size() + 256);
+  size_t len = 0;
+  wt_status st = wt_chat_parse_reply(model, reply.c_str(), buf.data(), buf.size(), &len);
+  if (st == WT_ERR_BUFFER_TOO_SMALL) {
+    buf.resize(len + 1);
+    st = wt_chat_parse_reply(model, reply.c_str(), buf.data(), buf.size(), &len);
+  }
+  if (st != WT_OK) {
+    fail("reading the reply", st);
+    return false;
+  }
+  out->assign(buf.data(), len);
+  return true;
 }
 
 std::vector<std::pair<std::string, std::string>> first_turn(const Options& o, const std::string& user) {

@@ -47,7 +47,8 @@ struct TokenStream {
   const wt_model* model;
   wt_detokenizer* detok = nullptr;
   std::vector<char> buf;
-  std::string text;               // what was printed
+  bool quiet = false;             // keep the text without printing it (--reply-json)
+  std::string text;               // what was printed (or kept)
   std::vector<wt_token> tokens;   // every sampled token, the end token included
 };
 bool on_token(wt_token token, void* user);  // for wt_generate; user = TokenStream*
@@ -58,6 +59,9 @@ bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, 
                 bool add_assistant, const std::string& vars, std::string* out);
 // The chat template applied to messages given as JSON (--messages), the assistant's turn opened.
 bool apply_chat_json(const wt_model* model, const std::string& messages, const std::string& vars, std::string* out);
+// A reply read back as the message the template writes, JSON (wt_chat_parse_reply); false
+// after printing the error.
+bool parse_reply(const wt_model* model, const std::string& reply, std::string* out);
 // The conversation --chat and -i start from: --system's message (if any) and `user`.
 std::vector<std::pair<std::string, std::string>> first_turn(const Options& o, const std::string& user);
 // Tokenizes text (special tokens parsed when `special`); false after printing the error.
