@@ -239,7 +239,7 @@ WT_API wt_status wt_model_copy_bandwidth(const wt_model* model, uint64_t bytes, 
 /* Special token ids; -1 when the model has none. */
 WT_API wt_token wt_token_bos(const wt_model* model);
 WT_API wt_token wt_token_eos(const wt_model* model);
-/* True for tokens that end a generation (eos, <|im_end|>, <|eot_id|>, ...). */
+/* True for tokens that end a generation (eos, <|im_end|>, <|eot_id|>, <|eom_id|>, ...). */
 WT_API bool wt_token_is_end(const wt_model* model, wt_token token);
 
 typedef struct wt_tokenize_params {

@@ -47,13 +47,15 @@ WT_API wt_status wt_chat_apply_json(const wt_model* model, const char* messages_
 /* Reads a reply the model generated (its text with control tokens, as wt_detokenizer_push
  * writes it) as the message its template writes, in wt_chat_apply_json's JSON: {"role":
  * "assistant", "content": the text outside calls (null if none beside calls), then where
- * present "reasoning_content" (before </think>, for templates that think) and "tool_calls":
- * [{"type": "function", "function": {"name": ..., "arguments": as written}}] ("id" first where
- * the model writes one)}. Calls as Qwen2.5/3 (<tool_call>), Llama 3.1/3.2 (the reply one JSON
- * call), Mistral ([TOOL_CALLS]) and Phi-4-mini (<|tool_call|>) write them; else all content.
- * WT_ERR_INVALID_ARGUMENT: NULL arguments, over 8 MiB, not UTF-8, a call not closed, not JSON
- * or without a name (the message gives the byte). WT_ERR_UNSUPPORTED: a call in a format not read
- * (Qwen3-Coder's, DeepSeek-R1's, Llama's built-in tools). WT_ERR_BUFFER_TOO_SMALL as above. */
+ * present "reasoning_content" (before the last </think>, for templates that think) and
+ * "tool_calls": [{"type": "function", "function": {"name": ..., "arguments": as written}}]
+ * ("id" first where the model writes one)}. Calls as Qwen2.5/3 (<tool_call>, or a reply of
+ * bare JSON calls), Llama 3.1/3.2 (a reply of JSON calls), Mistral ([TOOL_CALLS]) and
+ * Phi-4-mini (<|tool_call|>) write them; else all content. WT_ERR_INVALID_ARGUMENT: NULL model,
+ * reply or out_len, over 8 MiB, not UTF-8, a call not closed, not JSON, without a name or
+ * nested too deep (the message gives the byte). WT_ERR_UNSUPPORTED: a call in a format not
+ * read (Qwen3-Coder's, DeepSeek-R1's, Llama's built-in tools). WT_ERR_BUFFER_TOO_SMALL as
+ * wt_chat_apply. */
 WT_API wt_status wt_chat_parse_reply(const wt_model* model, const char* reply, char* buf,
                                      size_t capacity, size_t* out_len);
 

@@ -1,9 +1,12 @@
 #include "chat_reply.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "jinja_builtins.h"  // kJinjaMaxNesting
 #include "jinja_json.h"
 #include "utf8_stream.h"
 
@@ -34,6 +37,11 @@ Status bad(size_t pos, const std::string& what) {
 // "arguments" or "parameters", an id where there is one (Mistral's, or `id` beside them).
 Status make_call(std::string name, JinjaValue arguments, const JinjaValue* id, size_t pos, JinjaValue* out) {
   if (name.empty()) return bad(pos, "has no name");
+  // A conversation's JSON holds the arguments 5 levels down (its array, the message, its
+  // tool_calls, the call, its function), and JSON nests kJinjaMaxNesting levels at most:
+  // deeper arguments could not go back into wt_chat_apply_json.
+  if (arguments.depth + 1 > kJinjaMaxNesting - 5)
+    return bad(pos, "has arguments nested more than " + std::to_string(kJinjaMaxNesting - 5) + " levels deep");
   JinjaDict function;
   function.emplace_back("name", JinjaValue::string(std::move(name)));
   function.emplace_back("arguments", arguments.is(JinjaValue::Kind::undefined) ? JinjaValue::of_dict({})
@@ -89,28 +97,35 @@ Status read_tagged(std::string_view reply, size_t pos, std::string_view open, st
   return Status::ok();
 }
 
-// Mistral's: after [TOOL_CALLS], a JSON list of calls (v3 to Small 3.1), or name[ARGS]{...}
-// with an optional [CALL_ID]id before [ARGS] (later tokenizers), repeated.
+// A Mistral call's name or id: letters, digits, '_', '-', '.' (a function's name as OpenAI
+// allows it), from pos; its end.
+size_t name_end(std::string_view s, size_t pos) {
+  while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_' || s[pos] == '-' ||
+                            s[pos] == '.'))
+    ++pos;
+  return pos;
+}
+
+// Mistral's: after [TOOL_CALLS], a JSON list of calls (v3 to Small 3.1) or one object, or
+// name[ARGS]{...} with an optional [CALL_ID]id before [ARGS] (later tokenizers), repeated.
 Status read_mistral(std::string_view reply, size_t pos, JinjaList* calls, size_t* end) {
   constexpr std::string_view kOpen = "[TOOL_CALLS]", kArgs = "[ARGS]", kId = "[CALL_ID]";
   while (at(reply, pos, kOpen)) {
     const size_t start = pos;
     pos = skip_space(reply, pos + kOpen.size());
-    if (at(reply, pos, "[") && !at(reply, pos, kArgs) && !at(reply, pos, kId)) {
+    if ((at(reply, pos, "[") && !at(reply, pos, kArgs) && !at(reply, pos, kId)) || at(reply, pos, "{")) {
       WT_TRY(read_calls(reply, &pos, true, start, calls));
     } else {
-      const size_t marker = reply.find('[', pos);
-      if (marker == std::string_view::npos) return bad(start, "has no [ARGS]");
-      std::string name(trim(reply.substr(pos, marker - pos)));
+      const size_t name_to = name_end(reply, pos);
+      std::string name(reply.substr(pos, name_to - pos));
+      pos = name_to;
       JinjaValue id;
-      pos = marker;
       if (at(reply, pos, kId)) {
-        const size_t args = reply.find(kArgs, pos);
-        if (args == std::string_view::npos) return bad(start, "has no [ARGS]");
-        id = JinjaValue::string(std::string(trim(reply.substr(pos + kId.size(), args - pos - kId.size()))));
-        pos = args;
+        const size_t id_to = name_end(reply, pos + kId.size());
+        id = JinjaValue::string(std::string(reply.substr(pos + kId.size(), id_to - pos - kId.size())));
+        pos = id_to;
       }
-      if (!at(reply, pos, kArgs)) return bad(start, "has no [ARGS] after its name");
+      if (name.empty() || !at(reply, pos, kArgs)) return bad(start, "is not a name (letters, digits, _-.) and [ARGS]");
       pos += kArgs.size();
       JinjaValue args;
       const Status st = jinja_from_json_at(reply, &pos, &args);
@@ -162,14 +177,17 @@ Status read_llama3(std::string_view reply, size_t pos, size_t tag_at, JinjaList*
   return Status::ok();
 }
 
-// The text outside the calls as one content: before and after, trimmed, a newline between.
-JinjaValue content_beside(std::string_view before, std::string_view after) {
-  before = trim(before), after = trim(after);
-  if (before.empty() && after.empty()) return JinjaValue::none();
-  std::string text(before);
-  if (!before.empty() && !after.empty()) text += '\n';
-  text += after;
-  return JinjaValue::string(std::move(text));
+// The text outside the calls as one content: its pieces trimmed, a newline between those
+// not empty; None when all are.
+JinjaValue content_beside(const std::vector<std::string_view>& pieces) {
+  std::string text;
+  for (std::string_view piece : pieces) {
+    piece = trim(piece);
+    if (piece.empty()) continue;
+    if (!text.empty()) text += '\n';
+    text += piece;
+  }
+  return text.empty() ? JinjaValue::none() : JinjaValue::string(std::move(text));
 }
 
 // Splits the reply from byte `from` at the format's first call: the calls, and the content
@@ -184,33 +202,42 @@ Status split_calls(const ReplyStyle& style, std::string_view reply, size_t from,
     case ReplyFormat::mistral: open = "[TOOL_CALLS]"; break;
     case ReplyFormat::phi4: open = "<|tool_call|>"; break;
     case ReplyFormat::other: open = style.opener; break;
-    case ReplyFormat::llama3: {
-      constexpr std::string_view kTag = "<|python_tag|>";
-      const size_t start = skip_space(reply, from);
-      const bool tagged = at(reply, start, kTag);
-      bool are_calls = false;
-      WT_TRY(read_llama3(reply, start + (tagged ? kTag.size() : 0), tagged ? start : std::string_view::npos, calls,
-                         &are_calls));
-      *content = are_calls ? JinjaValue::none() : JinjaValue::string(std::string(rest));
-      *has_calls = are_calls;
-      return Status::ok();
-    }
+    case ReplyFormat::llama3: open = "<|python_tag|>"; break;
   }
-  const size_t first = open.empty() ? std::string_view::npos : reply.find(open, from);
+  size_t first = open.empty() ? std::string_view::npos : reply.find(open, from);
   if (first == std::string_view::npos) {
-    *content = JinjaValue::string(std::string(rest));
+    // Llama 3's calls without the tag, and Hermes's without theirs (small Qwen2.5 models often
+    // write a call so): a reply that is calls alone, in JSON, is read as calls; any other is
+    // content.
+    bool are_calls = false;
+    if (style.format == ReplyFormat::hermes || style.format == ReplyFormat::llama3)
+      WT_TRY(read_llama3(reply, from, std::string_view::npos, calls, &are_calls));
+    *content = are_calls ? JinjaValue::none() : JinjaValue::string(std::string(rest));
+    *has_calls = are_calls;
     return Status::ok();
   }
-  size_t end = first;
-  switch (style.format) {
-    case ReplyFormat::hermes: WT_TRY(read_tagged(reply, first, open, "</tool_call>", false, calls, &end)); break;
-    case ReplyFormat::phi4: WT_TRY(read_tagged(reply, first, open, "<|/tool_call|>", true, calls, &end)); break;
-    case ReplyFormat::mistral: WT_TRY(read_mistral(reply, first, calls, &end)); break;
-    default:
-      return error(WT_ERR_UNSUPPORTED, "reply: the tool call at byte " + std::to_string(first) + " (" +
-                                           std::string(open) + "...) is in a format Whittle does not read");
+  if (style.format == ReplyFormat::other)
+    return error(WT_ERR_UNSUPPORTED, "reply: the tool call at byte " + std::to_string(first) + " (" +
+                                         std::string(open) + "...) is in a format Whittle does not read");
+  // Runs of calls, with text before, between and after them: each run read, the text kept.
+  std::vector<std::string_view> text;
+  size_t pos = from;
+  while (first != std::string_view::npos) {
+    text.push_back(reply.substr(pos, first - pos));
+    switch (style.format) {
+      case ReplyFormat::hermes: WT_TRY(read_tagged(reply, first, open, "</tool_call>", false, calls, &pos)); break;
+      case ReplyFormat::phi4: WT_TRY(read_tagged(reply, first, open, "<|/tool_call|>", true, calls, &pos)); break;
+      case ReplyFormat::mistral: WT_TRY(read_mistral(reply, first, calls, &pos)); break;
+      default: {  // llama3: after its tag, calls to the end of the reply
+        bool are_calls = false;
+        WT_TRY(read_llama3(reply, first + open.size(), first, calls, &are_calls));
+        pos = reply.size();
+      }
+    }
+    first = reply.find(open, pos);
   }
-  *content = content_beside(reply.substr(from, first - from), reply.substr(end));
+  text.push_back(reply.substr(pos));
+  *content = content_beside(text);
   *has_calls = true;  // an empty list too (Mistral's templates write one for a turn of calls)
   return Status::ok();
 }
@@ -253,14 +280,15 @@ Status parse_chat_reply(const ReplyStyle& style, std::string_view reply, JinjaVa
       return error(WT_ERR_INVALID_ARGUMENT, "reply: text that is not UTF-8 at byte " + std::to_string(i));
     i += c.n_bytes;
   }
-  // Reasoning first, as Qwen3's template takes it out of a reply's content: before the first
-  // "</think>" (after any "<think>"), the content after it.
+  // Reasoning first, as Qwen3's template takes it out of a reply's content: the content after
+  // the last "</think>"; the reasoning all before it (after the first "<think>"), where Qwen3's
+  // template keeps what precedes the first "</think>" only (nothing is lost here).
   size_t from = 0;
   JinjaValue reasoning;
-  if (const size_t close = style.thinks ? reply.find("</think>") : std::string_view::npos;
+  if (const size_t close = style.thinks ? reply.rfind("</think>") : std::string_view::npos;
       close != std::string_view::npos) {
     std::string_view thought = reply.substr(0, close);
-    if (const size_t open = thought.rfind("<think>"); open != std::string_view::npos)
+    if (const size_t open = thought.find("<think>"); open != std::string_view::npos)
       thought = thought.substr(open + 7);
     thought = thought.substr(std::min(thought.find_first_not_of('\n'), thought.size()));
     thought = thought.substr(0, thought.find_last_not_of('\n') + 1);

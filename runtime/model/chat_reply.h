@@ -38,21 +38,27 @@ ReplyStyle reply_style_of(std::string_view jinja);
 
 // Reads a reply into an assistant message (a dict, members in this order):
 // - "role": "assistant";
-// - "content": the text outside the calls, trimmed, or None when there is none beside calls;
-//   a reply without calls keeps its text as it is (after the reasoning);
-// - "reasoning_content", where the style thinks and the reply has "</think>": what precedes it
-//   (after an opening "<think>"), newlines stripped as Qwen3's template strips them, when
-//   not empty; the content is then what follows, its leading newlines stripped;
+// - "content": the text outside the calls (before, between and after them), each piece
+//   trimmed, joined by newlines, or None when there is none beside calls; a reply without
+//   calls keeps its text as it is (after the reasoning);
+// - "reasoning_content", where the style thinks and the reply has "</think>": all before the
+//   last one (after a first "<think>"), newlines stripped as Qwen3's template strips them,
+//   when not empty; the content is then what follows it, its leading newlines stripped;
 // - "tool_calls", where the reply opens calls (an empty list where it writes none: Mistral's
-//   "[TOOL_CALLS] []"): [{"id" (where the model wrote one), "type":
-//   "function", "function": {"name", "arguments"}}] in the reply's order, the arguments as
-//   the model wrote them ("arguments" or "parameters"; absent: {}).
-// Llama 3's JSON is a call only when the whole reply is one (or several, split by ";"): an
-// object of a name and parameters. Otherwise it is content (an answer in JSON).
-// WT_ERR_INVALID_ARGUMENT, naming the byte: a reply past kMaxReplyBytes, holding a NUL or
+//   "[TOOL_CALLS] []"): [{"id" (where the model wrote one), "type": "function", "function":
+//   {"name", "arguments"}}] in the reply's order, the arguments as the model wrote them
+//   ("arguments" or "parameters"; absent: {}).
+// Untagged JSON is a call only when the whole reply is calls: objects of exactly a name and
+// parameters (or arguments), split by whitespace or ";" (Llama 3's; also Hermes's, as
+// Qwen2.5-Coder-0.5B-Instruct writes its calls without the tags). Otherwise it is content (an
+// answer in JSON). After Llama 3.1's <|python_tag|> the rest of the reply must be such calls.
+// A Mistral call's name (and [CALL_ID]) is letters, digits, '_', '-' and '.'.
+// WT_ERR_INVALID_ARGUMENT: a reply past kMaxReplyBytes; naming the byte: a NUL, text that is
 // not UTF-8 (the JSON it becomes is; wt_detokenizer_push writes U+FFFD for such bytes), a
-// call opened but not closed or not JSON, a call without a name. WT_ERR_UNSUPPORTED: a call in
-// the `other` format, Llama 3.1's built-in tool calls ("<|python_tag|>name.call(...)").
+// call (at the byte that opens it) not closed, not JSON, without a name, or with arguments
+// nested past kJinjaMaxNesting - 5 levels (deeper could not go back into a conversation's JSON).
+// WT_ERR_UNSUPPORTED: a call in the `other` format, Llama 3.1's built-in tool calls
+// ("<|python_tag|>name.call(...)").
 Status parse_chat_reply(const ReplyStyle& style, std::string_view reply, JinjaValue* out_message);
 
 }  // namespace wt

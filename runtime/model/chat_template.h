@@ -89,11 +89,10 @@ Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out);
 // templates, a lone system message for Gemma 3's and Llama 2's, a system message before a
 // last reply for Mistral's, the text beside a tool call for Llama 3.1's and Mistral's), or a
 // message's tool calls (the text is the same without the first message's that has some:
-// ChatML's, Gemma's). The check renders at most twice more per class of message present: its
-// role, its tool_calls (absent, null, empty, some), and for a system message past the first
-// place; for the
-// first message of more than whitespace of each, as templates drop messages by role, or a
-// system message by its place; once more for tool calls.
+// ChatML's, Gemma's). The check renders at most twice more per class of message present (its
+// role, its tool_calls: absent, null, empty, some; a system message past the first place),
+// for the first message of more than whitespace of each, as templates drop messages by role,
+// or a system message by its place; once more for tool calls.
 Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessage>& messages,
                            bool add_assistant, std::string* out, const std::string* today = nullptr,
                            const JinjaDict* vars = nullptr);

@@ -315,7 +315,7 @@ class Loader {
     } specials[] = {
         {"tokenizer.ggml.bos_token_id", &v.bos},     {"tokenizer.ggml.eos_token_id", &v.eos},
         {"tokenizer.ggml.unknown_token_id", &v.unk}, {"tokenizer.ggml.padding_token_id", &v.pad},
-        {"tokenizer.ggml.eot_token_id", &v.eot},
+        {"tokenizer.ggml.eot_token_id", &v.eot},     {"tokenizer.ggml.eom_token_id", &v.eom},
     };
     // SentencePiece files that omit them: llama.cpp's ids, <unk> 0, <s> 1, </s> 2.
     if (spm && n_vocab > 2) v.unk = 0, v.bos = 1, v.eos = 2;
@@ -349,6 +349,10 @@ class Loader {
         if (special && v.tokens[i] == text) v.eot = static_cast<int32_t>(i);
       }
     }
+    // Llama 3.1 ends a turn of tool calls with <|eom_id|> (end of message): a generation ends
+    // there too, as llama.cpp's does.
+    for (size_t i = 0; i < n_vocab && v.eom < 0; ++i)
+      if (v.token_types[i] == TokenType::control && v.tokens[i] == "<|eom_id|>") v.eom = static_cast<int32_t>(i);
 
     m_.hp.n_vocab = static_cast<int32_t>(n_vocab);
     int64_t file_vocab = -1;

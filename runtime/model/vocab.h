@@ -26,13 +26,14 @@ struct Vocab {
   std::vector<std::string> merges;     // "Ġ t" pairs, rank = index (gpt2)
   std::vector<float> scores;           // SentencePiece: a merge's priority is its piece's score
   int32_t bos = -1, eos = -1, eot = -1, unk = -1, pad = -1;
+  int32_t eom = -1;  // Llama 3.1's <|eom_id|>: a turn that ends with a tool call, awaiting its result
   bool add_bos = false, add_eos = false;
   bool add_space_prefix = false;       // SentencePiece: "▁" before the text (tokenizer.ggml.add_space_prefix)
   std::string chat_template;           // tokenizer.chat_template, "" when absent
 
   int32_t n_vocab() const { return static_cast<int32_t>(tokens.size()); }
   // A token that ends a generation.
-  bool is_end(int32_t token) const { return token >= 0 && (token == eos || token == eot); }
+  bool is_end(int32_t token) const { return token >= 0 && (token == eos || token == eot || token == eom); }
 };
 
 }  // namespace wt

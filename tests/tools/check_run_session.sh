@@ -10,7 +10,9 @@
 # Exit 77 (ctest: Skipped) with the reason when the model is missing.
 #   messages: --messages (a conversation as JSON) answers as --chat --system, and with
 #     --reply-json as a JSON message; tool calls the template writes nothing of are refused.
-# Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat|messages
+#   tools: on Qwen2.5-Coder-0.5B, a tool call read out of the reply (--reply-json), and the
+#     conversation with it and its result answered again.
+# Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat|messages|tools
 run="$1" model="$2" work="$3" what="$4"
 [ -f "$model" ] || { echo "SKIP: $model missing"; exit 77; }
 mkdir -p "$work" || exit 1
@@ -64,22 +66,65 @@ if [ "$what" = messages ]; then
   got="$("$run" -m "$model" -t 2 -n 12 --messages "$work/conv.json" 2>"$work/err")" || fail "--messages run"
   [ -n "$got" ] && [ "$got" = "$want" ] || fail "--messages answered '$got', --chat '$want'"
   # --reply-json: the same answer as one JSON message (SmolLM2's template writes no tool
-  # calls: all of it is content), compared whole where the answer needs no JSON escape.
-  got="$("$run" -m "$model" -t 2 -n 12 --messages "$work/conv.json" --reply-json 2>"$work/err")" ||
+  # calls: all of it is content), its content the answer byte for byte (read with Python's
+  # json, the --chat answer from a file: $(...) would drop its trailing newlines).
+  "$run" -m "$model" -t 2 -n 64 --chat --system "Be brief." -p "What is the capital of France?" >"$work/want.txt" \
+    2>"$work/err" || fail "--chat run for --reply-json"
+  "$run" -m "$model" -t 2 -n 64 --messages "$work/conv.json" --reply-json >"$work/got.json" 2>"$work/err" ||
     fail "--reply-json run"
-  nl="$(printf '\nx')" && nl="${nl%x}"  # a newline ($(...) drops a trailing one)
-  case "$want" in
-    *'"'* | *'\'* | *"$nl"*)
-      case "$got" in '{"role": "assistant", "content": "'*) ;; *) fail "--reply-json printed '$got'" ;; esac ;;
-    *) [ "$got" = "{\"role\": \"assistant\", \"content\": \"$want\"}" ] ||
-         fail "--reply-json printed '$got' for the answer '$want'" ;;
-  esac
+  if command -v python3 >/dev/null; then
+    python3 - "$work/want.txt" "$work/got.json" <<'PY' || fail "--reply-json printed $(cat "$work/got.json")"
+import json, sys
+want = open(sys.argv[1], encoding="utf-8").read()
+got = open(sys.argv[2], encoding="utf-8").read()
+assert want.endswith("\n") and got.endswith("\n") and got.count("\n") == 1, "one line each"
+message = json.loads(got)
+assert list(message) == ["role", "content"] and message["role"] == "assistant", message
+assert message["content"] == want[:-1] and message["content"], (message["content"], want)
+PY
+  else
+    echo "NOTE: python3 missing: --reply-json's content not compared with the answer"
+    grep -q '^{"role": "assistant", "content": "' "$work/got.json" || fail "--reply-json printed $(cat "$work/got.json")"
+  fi
+  # A reply cut by -n is not read as a whole one: an error, the text on stderr.
+  "$run" -m "$model" -t 2 -n 2 --messages "$work/conv.json" --reply-json >"$work/got.json" 2>"$work/err" &&
+    fail "a reply cut at -n 2 was read"
+  grep -q "error: --reply-json: the reply did not end within -n tokens" "$work/err" || fail "the cut reply's error"
   # A tool call SmolLM2's template writes nothing of: refused, naming the message.
   printf '%s' '[{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "Looking.",
     "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}]' > "$work/calls.json"
   "$run" -m "$model" -t 2 -n 4 --messages "$work/calls.json" >/dev/null 2>"$work/err" && fail "dropped tool calls accepted"
   grep -q "WT_ERR_UNSUPPORTED: .*message 1's tool_calls" "$work/err" || fail "the refusal does not name the message"
   echo "PASS: --messages answers as --chat --system, --reply-json as a JSON message; tool calls the template drops are refused"
+  exit 0
+fi
+
+if [ "$what" = tools ]; then
+  # A tool round on Qwen2.5-Coder-0.5B (MODEL): offered a weather tool, the model calls it;
+  # --reply-json reads the call out (this model writes it without <tool_call> tags); the call
+  # and a result go back in, and the model answers again, read as a message.
+  tools='{"tools": [{"type": "function", "function": {"name": "get_weather", "description": "Get the current weather in a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]}'
+  ask='{"role": "user", "content": "What is the weather like in Paris right now?"}'
+  printf '[%s]' "$ask" > "$work/ask.json"
+  call="$("$run" -m "$model" -t 2 -n 48 --messages "$work/ask.json" --chat-template-kwargs "$tools" --reply-json \
+          2>"$work/err")" || fail "the first turn"
+  printf 'call: %s\n' "$call"
+  case "$call" in
+    '{"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"'*) ;;
+    *) fail "no get_weather call for Paris read out of the reply: $call" ;;
+  esac
+  printf '[%s, %s, %s]' "$ask" "$call" '{"role": "tool", "name": "get_weather", "content": "{\"temperature_c\": 21, \"sky\": \"sunny\"}"}' \
+    > "$work/answer.json"
+  answer="$("$run" -m "$model" -t 2 -n 48 --messages "$work/answer.json" --chat-template-kwargs "$tools" --reply-json \
+            2>"$work/err")" || fail "the second turn"
+  printf 'answer: %s\n' "$answer"
+  # What the model says then is its own (the 0.5B coder echoes the call and the result): the
+  # check is that the conversation with the call read back formats and answers as a message.
+  case "$answer" in
+    '{"role": "assistant", "content": '*) ;;
+    *) fail "the second turn's reply is no message: $answer" ;;
+  esac
+  echo "PASS: a tool call read out of Qwen2.5's reply; with its result the conversation answers again"
   exit 0
 fi
 
@@ -123,4 +168,4 @@ if [ "$what" = chat ]; then
   echo "PASS: three turns, the second reusing the first's tokens, /reset, Ctrl-C stops an answer"
   exit 0
 fi
-echo "usage: $0 WHITTLE_RUN MODEL WORK_DIR cache|chat"; exit 2
+echo "usage: $0 WHITTLE_RUN MODEL WORK_DIR cache|chat|messages|tools"; exit 2

@@ -147,6 +147,35 @@ TEST_CASE("chat reply: Hermes calls (Qwen), with text beside them, and what is r
   CHECK(two == Json{{"role", "assistant"},
                     {"content", "Let me look.\nDone."},
                     {"tool_calls", Json::array({call("a", Json{{"x", {1, 2.5}}}), call("b", "raw")})}});
+  // Without the tags (Qwen2.5-Coder-0.5B writes so): a reply that is calls alone is read as
+  // Llama 3's; any other JSON or text stays content.
+  CHECK(parsed_ok(F::hermes, " {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n") ==
+        Json{{"role", "assistant"},
+             {"content", nullptr},
+             {"tool_calls", Json::array({call("get_weather", Json{{"city", "Paris"}})})}});
+  for (const char* text : {"{\"name\": \"Bob\", \"age\": 3}", "Call {\"name\": \"a\", \"arguments\": {}}",
+                           "{\"name\": \"a\", \"arguments\": {}, \"x\": 1}"}) {
+    CAPTURE(text);
+    CHECK(parsed_ok(F::hermes, text) == Json{{"role", "assistant"}, {"content", text}});
+  }
+  // Calls after text between them: every call read, the text kept, piece by piece.
+  const Json between = parsed_ok(F::hermes, "<tool_call>{\"name\": \"a\"}</tool_call> ok \n<tool_call>{\"name\": "
+                                            "\"b\"}</tool_call> then");
+  CHECK(between.at("content") == "ok\nthen");
+  CHECK(between.at("tool_calls").size() == 2);
+  // Arguments nested deeper than a conversation's JSON can take back are refused.
+  const auto nested = [](size_t depth) {
+    std::string text = "<tool_call>{\"name\": \"a\", \"arguments\": ";
+    text.append(depth, '[').append(depth, ']').append("}</tool_call>");
+    return text;
+  };
+  const Json deepest = parsed_ok(F::hermes, nested(59));
+  std::vector<wt::ChatMessage> back;  // as deep as a conversation's JSON takes back
+  const wt::Status read_back = wt::read_chat_messages(std::string("[").append(deepest.dump()).append("]"), &back);
+  CHECK_MESSAGE(read_back.is_ok(), read_back.message());
+  const wt::Status too_deep = parse_status(F::hermes, nested(60));
+  CHECK(too_deep.code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(too_deep.message().find("at byte 0 has arguments nested more than 59 levels deep") != std::string::npos);
   // No arguments: {}; an id beside the name is kept, first.
   const Json bare = parsed_ok(F::hermes, "<tool_call>{\"name\": \"now\", \"id\": \"c1\"}</tool_call>");
   CHECK(bare.at("content").is_null());
@@ -176,6 +205,9 @@ TEST_CASE("chat reply: Llama 3's JSON calls, and JSON answers that are not calls
             .at("tool_calls")
             .size() == 2);
   CHECK(parsed_ok(F::llama3, "<|python_tag|>{\"name\": \"a\", \"parameters\": {}}").at("tool_calls").size() == 1);
+  // The tag after text: the text is content, the rest calls.
+  CHECK(parsed_ok(F::llama3, "Sure.<|python_tag|>{\"name\": \"a\", \"parameters\": {}}") ==
+        Json{{"role", "assistant"}, {"content", "Sure."}, {"tool_calls", Json::array({call("a", Json::object())})}});
   // An answer in JSON, or text around JSON, is content as it is.
   for (const char* text : {"{\"name\": \"Bob\", \"age\": 3}", "{\"name\": \"a\", \"parameters\": {}} and more",
                            "Here: {\"name\": \"a\", \"parameters\": {}}", "{\"name\": \"a\", \"parameters\": ",
@@ -210,8 +242,16 @@ TEST_CASE("chat reply: Mistral's lists of calls and its name[ARGS] form, Phi-4-m
   CHECK(args.at("tool_calls").dump() ==
         R"([{"type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}},)"
         R"({"id":"x1y2z3w4v","type":"function","function":{"name":"now","arguments":{}}}])");
+  // One object; text between calls kept.
+  const Json one = parsed_ok(F::mistral, "[TOOL_CALLS]{\"name\": \"a\", \"arguments\": {}} and [TOOL_CALLS]b[ARGS]{}");
+  CHECK(one.at("tool_calls").size() == 2);
+  CHECK(one.at("content") == "and");
+  // A name is letters, digits and _-.: text before it, a bracket in it, an id running into
+  // the next call are the reply's errors, not one call that swallows them.
   for (const char* bad : {"[TOOL_CALLS]", "[TOOL_CALLS]get_weather", "[TOOL_CALLS]get_weather[ARGS]",
-                          "[TOOL_CALLS][ARGS]{}", "[TOOL_CALLS] [{\"name\": \"a\"", "[TOOL_CALLS]a[CALL_ID]x"}) {
+                          "[TOOL_CALLS][ARGS]{}", "[TOOL_CALLS] [{\"name\": \"a\"", "[TOOL_CALLS]a[CALL_ID]x",
+                          "[TOOL_CALLS]Sure, let me\nget_weather[ARGS]{}", "[TOOL_CALLS]a[CALL_ID]x[TOOL_CALLS]b[ARGS]{}",
+                          "[TOOL_CALLS]get[x]_weather[ARGS]{}"}) {
     CAPTURE(bad);
     CHECK(parse_status(F::mistral, bad).code() == WT_ERR_INVALID_ARGUMENT);
   }
@@ -237,6 +277,9 @@ TEST_CASE("chat reply: reasoning before </think> is taken out where the template
   // Without </think>, or for a template that does not think, it is all content.
   CHECK(parsed_ok(F::hermes, "<think>\nStill thinking", true).at("content") == "<think>\nStill thinking");
   CHECK(parsed_ok(F::plain, "<think>a</think>b", false).at("content") == "<think>a</think>b");
+  // Two </think>: the content follows the last, the reasoning holds all before it.
+  CHECK(parsed_ok(F::hermes, "<think>a</think>b</think>\nc", true) ==
+        Json{{"role", "assistant"}, {"content", "c"}, {"reasoning_content", "a</think>b"}});
   // A call inside the reasoning is not a call.
   CHECK_FALSE(parsed_ok(F::hermes, "<tool_call>{\"name\": \"a\"}</tool_call></think>x", true).contains("tool_calls"));
 }

@@ -65,19 +65,27 @@ int run_once(Session& s, const std::vector<wt_token>& tokens) {
   const wt_status st = wt_generate(s.ctx, s.sampler, o.n_predict, wt_run::on_token, &stream, &n_generated);
   const std::string generate_error = st != WT_OK ? wt_last_error() : "";  // before the flush resets it
   stream.flush();
-  if (st != WT_OK) {
-    std::printf("\n");
-    return fail("generation", st, generate_error.c_str());
-  }
   if (o.reply_json) {
+    // Only a whole reply is read: one that failed, was stopped or ran out of -n tokens would
+    // read as a complete message (a call cut short, an answer half said). Its text goes to
+    // stderr then.
+    const bool ended = !stream.tokens.empty() && wt_token_is_end(s.model, stream.tokens.back());
     std::string message;
-    if (!wt_run::parse_reply(s.model, stream.text, &message)) {
-      std::fprintf(stderr, "the reply was:\n%s\n", stream.text.c_str());
+    const char* why = st != WT_OK ? "generation failed" : wt_run::interrupted() ? "stopped (Ctrl-C)"
+                      : !ended ? "the reply did not end within -n tokens"
+                               : nullptr;
+    if (why) std::fprintf(stderr, "error: --reply-json: %s: the reply is not read\n", why);
+    if (why || !wt_run::parse_reply(s.model, stream.text, &message)) {
+      std::fputs("the reply was:\n", stderr);
+      std::fwrite(stream.text.data(), 1, stream.text.size(), stderr);
+      std::fputs("\n", stderr);
+      if (st != WT_OK) return fail("generation", st, generate_error.c_str());
       return 1;
     }
     std::fputs(message.c_str(), stdout);
   }
   std::printf("\n");
+  if (st != WT_OK) return fail("generation", st, generate_error.c_str());
   if (o.verbose && s.cp.prune.method != WT_PRUNE_FULL) wt_run::print_prune_stats(s.ctx);
   std::fprintf(stderr, "\n");
   wt_run::print_speed(s.ctx);
