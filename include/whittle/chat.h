@@ -49,8 +49,9 @@ WT_API wt_status wt_chat_apply_json(const wt_model* model, const char* messages_
  * "assistant", "content": the text outside calls (null if none beside calls), then where
  * present "reasoning_content" (before the last </think>, for templates that think) and
  * "tool_calls": [{"type": "function", "function": {"name": ..., "arguments": as written}}]
- * ("id" first where the model writes one)}. Calls as Qwen2.5/3 (<tool_call>, or a reply of
- * bare JSON calls), Llama 3.1/3.2 (a reply of JSON calls), Mistral ([TOOL_CALLS]) and
+ * ("id" first where the model writes one)}; text between calls joins the content, a newline
+ * apart. Calls as Qwen2.5/3 (<tool_call>, or a reply of bare JSON calls), Llama 3.1/3.2 (a
+ * reply of JSON calls, or all after <|python_tag|>), Mistral ([TOOL_CALLS]) and
  * Phi-4-mini (<|tool_call|>) write them; else all content. WT_ERR_INVALID_ARGUMENT: NULL model,
  * reply or out_len, over 8 MiB, not UTF-8, a call not closed, not JSON, without a name or
  * nested too deep (the message gives the byte). WT_ERR_UNSUPPORTED: a call in a format not

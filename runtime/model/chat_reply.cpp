@@ -1,7 +1,6 @@
 #include "chat_reply.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +32,20 @@ Status bad(size_t pos, const std::string& what) {
   return error(WT_ERR_INVALID_ARGUMENT, "reply: the tool call at byte " + std::to_string(pos) + " " + what);
 }
 
+// The levels of brackets a value is written with in JSON: 0 for a scalar, 1 for [] or [1].
+// (JinjaValue::depth counts [] and 1 alike.) Bounded: the JSON read nests 64 levels at most.
+uint32_t bracket_levels(const JinjaValue& v) {
+  uint32_t inner = 0;
+  if (v.is(JinjaValue::Kind::list)) {
+    for (const JinjaValue& item : *v.list) inner = std::max(inner, bracket_levels(item));
+  } else if (v.is(JinjaValue::Kind::dict)) {
+    for (const auto& item : *v.dict) inner = std::max(inner, bracket_levels(item.second));
+  } else {
+    return 0;
+  }
+  return inner + 1;
+}
+
 // One call in OpenAI's shape from what the model wrote: a name, the arguments given as
 // "arguments" or "parameters", an id where there is one (Mistral's, or `id` beside them).
 Status make_call(std::string name, JinjaValue arguments, const JinjaValue* id, size_t pos, JinjaValue* out) {
@@ -40,7 +53,7 @@ Status make_call(std::string name, JinjaValue arguments, const JinjaValue* id, s
   // A conversation's JSON holds the arguments 5 levels down (its array, the message, its
   // tool_calls, the call, its function), and JSON nests kJinjaMaxNesting levels at most:
   // deeper arguments could not go back into wt_chat_apply_json.
-  if (arguments.depth + 1 > kJinjaMaxNesting - 5)
+  if (bracket_levels(arguments) > kJinjaMaxNesting - 5)
     return bad(pos, "has arguments nested more than " + std::to_string(kJinjaMaxNesting - 5) + " levels deep");
   JinjaDict function;
   function.emplace_back("name", JinjaValue::string(std::move(name)));
@@ -100,9 +113,11 @@ Status read_tagged(std::string_view reply, size_t pos, std::string_view open, st
 // A Mistral call's name or id: letters, digits, '_', '-', '.' (a function's name as OpenAI
 // allows it), from pos; its end.
 size_t name_end(std::string_view s, size_t pos) {
-  while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_' || s[pos] == '-' ||
-                            s[pos] == '.'))
-    ++pos;
+  const auto named = [](char c) {  // ASCII, whatever the C locale calls a letter
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.';
+  };
+  while (pos < s.size() && named(s[pos])) ++pos;
   return pos;
 }
 
@@ -122,6 +137,7 @@ Status read_mistral(std::string_view reply, size_t pos, JinjaList* calls, size_t
       JinjaValue id;
       if (at(reply, pos, kId)) {
         const size_t id_to = name_end(reply, pos + kId.size());
+        if (id_to == pos + kId.size()) return bad(start, "has an empty [CALL_ID]");
         id = JinjaValue::string(std::string(reply.substr(pos + kId.size(), id_to - pos - kId.size())));
         pos = id_to;
       }
@@ -204,16 +220,21 @@ Status split_calls(const ReplyStyle& style, std::string_view reply, size_t from,
     case ReplyFormat::other: open = style.opener; break;
     case ReplyFormat::llama3: open = "<|python_tag|>"; break;
   }
+  // Llama 3's calls without the tag, and Hermes's without theirs (small Qwen2.5 models often
+  // write a call so): a reply that is calls alone, in JSON, is calls, read first so that an
+  // opener inside their strings is not taken for one.
+  if (style.format == ReplyFormat::hermes || style.format == ReplyFormat::llama3) {
+    bool are_calls = false;
+    WT_TRY(read_llama3(reply, from, std::string_view::npos, calls, &are_calls));
+    if (are_calls) {
+      *content = JinjaValue::none();
+      *has_calls = true;
+      return Status::ok();
+    }
+  }
   size_t first = open.empty() ? std::string_view::npos : reply.find(open, from);
   if (first == std::string_view::npos) {
-    // Llama 3's calls without the tag, and Hermes's without theirs (small Qwen2.5 models often
-    // write a call so): a reply that is calls alone, in JSON, is read as calls; any other is
-    // content.
-    bool are_calls = false;
-    if (style.format == ReplyFormat::hermes || style.format == ReplyFormat::llama3)
-      WT_TRY(read_llama3(reply, from, std::string_view::npos, calls, &are_calls));
-    *content = are_calls ? JinjaValue::none() : JinjaValue::string(std::string(rest));
-    *has_calls = are_calls;
+    *content = JinjaValue::string(std::string(rest));
     return Status::ok();
   }
   if (style.format == ReplyFormat::other)

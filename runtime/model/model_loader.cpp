@@ -351,8 +351,10 @@ class Loader {
     }
     // Llama 3.1 ends a turn of tool calls with <|eom_id|> (end of message): a generation ends
     // there too, as llama.cpp's does.
-    for (size_t i = 0; i < n_vocab && v.eom < 0; ++i)
-      if (v.token_types[i] == TokenType::control && v.tokens[i] == "<|eom_id|>") v.eom = static_cast<int32_t>(i);
+    for (size_t i = 0; i < n_vocab && v.eom < 0; ++i) {
+      const bool special = v.token_types[i] == TokenType::control || v.token_types[i] == TokenType::user_defined;
+      if (special && v.tokens[i] == "<|eom_id|>") v.eom = static_cast<int32_t>(i);
+    }
 
     m_.hp.n_vocab = static_cast<int32_t>(n_vocab);
     int64_t file_vocab = -1;

@@ -176,6 +176,14 @@ TEST_CASE("chat reply: Hermes calls (Qwen), with text beside them, and what is r
   const wt::Status too_deep = parse_status(F::hermes, nested(60));
   CHECK(too_deep.code() == WT_ERR_INVALID_ARGUMENT);
   CHECK(too_deep.message().find("at byte 0 has arguments nested more than 59 levels deep") != std::string::npos);
+  // Levels of brackets count, not what is inside the last: 59 around a number pass too.
+  std::string around = "<tool_call>{\"name\": \"a\", \"arguments\": ";
+  around.append(58, '[').append("{\"k\": 1}").append(58, ']').append("}</tool_call>");
+  const Json valued = parsed_ok(F::hermes, around);
+  CHECK(wt::read_chat_messages(std::string("[").append(valued.dump()).append("]"), &back).is_ok());
+  // A reply of bare calls is read first: an opener inside their strings is text.
+  CHECK(parsed_ok(F::hermes, "{\"name\": \"say\", \"arguments\": {\"text\": \"<tool_call>\"}}").at("tool_calls").size() ==
+        1);
   // No arguments: {}; an id beside the name is kept, first.
   const Json bare = parsed_ok(F::hermes, "<tool_call>{\"name\": \"now\", \"id\": \"c1\"}</tool_call>");
   CHECK(bare.at("content").is_null());
@@ -205,6 +213,9 @@ TEST_CASE("chat reply: Llama 3's JSON calls, and JSON answers that are not calls
             .at("tool_calls")
             .size() == 2);
   CHECK(parsed_ok(F::llama3, "<|python_tag|>{\"name\": \"a\", \"parameters\": {}}").at("tool_calls").size() == 1);
+  CHECK(parsed_ok(F::llama3, "{\"name\": \"run\", \"parameters\": {\"code\": \"x <|python_tag|> y\"}}")
+            .at("tool_calls")
+            .size() == 1);
   // The tag after text: the text is content, the rest calls.
   CHECK(parsed_ok(F::llama3, "Sure.<|python_tag|>{\"name\": \"a\", \"parameters\": {}}") ==
         Json{{"role", "assistant"}, {"content", "Sure."}, {"tool_calls", Json::array({call("a", Json::object())})}});
@@ -251,7 +262,8 @@ TEST_CASE("chat reply: Mistral's lists of calls and its name[ARGS] form, Phi-4-m
   for (const char* bad : {"[TOOL_CALLS]", "[TOOL_CALLS]get_weather", "[TOOL_CALLS]get_weather[ARGS]",
                           "[TOOL_CALLS][ARGS]{}", "[TOOL_CALLS] [{\"name\": \"a\"", "[TOOL_CALLS]a[CALL_ID]x",
                           "[TOOL_CALLS]Sure, let me\nget_weather[ARGS]{}", "[TOOL_CALLS]a[CALL_ID]x[TOOL_CALLS]b[ARGS]{}",
-                          "[TOOL_CALLS]get[x]_weather[ARGS]{}"}) {
+                          "[TOOL_CALLS]get[x]_weather[ARGS]{}", "[TOOL_CALLS]a[CALL_ID][ARGS]{}",
+                          "[TOOL_CALLS]caf\xC3\xA9[ARGS]{}"}) {
     CAPTURE(bad);
     CHECK(parse_status(F::mistral, bad).code() == WT_ERR_INVALID_ARGUMENT);
   }

@@ -105,7 +105,8 @@ void usage(FILE* out, const char* argv0) {
                "             formatted with the model's chat template, the assistant's turn opened\n"
                "  --reply-json  (--messages, --chat) print the answer once it ends, as one JSON message:\n"
                "             its reasoning and tool calls read out as the model's template writes them\n"
-               "             (wt_chat_parse_reply), ready to append to the conversation\n"
+               "             (wt_chat_parse_reply), ready to append to the conversation; a reply\n"
+               "             that does not end within -n tokens, or is stopped, is an error\n"
                "  -i         chat: a turn per line, answers streamed, the context kept across turns\n"
                "             (-n: most tokens per answer; -c: default the training context up to\n"
                "             4096); /reset starts over, Ctrl-C stops an answer, Ctrl-D or /quit ends;\n"
@@ -235,6 +236,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
                                  "--system (put a system message in the file)");
   if (o->reply_json && (o->interactive || (!o->chat && !o->messages)))
     return wt_tools::Flags::fail("--reply-json is for --chat or --messages (a reply is read as the chat template writes it)");
+  if (o->reply_json && o->n_predict == 0)
+    return wt_tools::Flags::fail("--reply-json needs -n above 0: only a reply that ends is read");
   if (!o->chat_vars.empty() && !o->chat && !o->interactive && !o->messages)
     return wt_tools::Flags::fail("--chat-template-kwargs is for --chat, --messages or -i (a plain prompt has no template)");
   if (o->prompt_source.empty() && !o->interactive)

@@ -71,9 +71,10 @@ int run_once(Session& s, const std::vector<wt_token>& tokens) {
     // stderr then.
     const bool ended = !stream.tokens.empty() && wt_token_is_end(s.model, stream.tokens.back());
     std::string message;
-    const char* why = st != WT_OK ? "generation failed" : wt_run::interrupted() ? "stopped (Ctrl-C)"
-                      : !ended ? "the reply did not end within -n tokens"
-                               : nullptr;
+    const char* why = st != WT_OK ? "generation failed"  // a reply that ended stands, Ctrl-C after it or not
+                      : ended      ? nullptr
+                      : wt_run::interrupted() ? "stopped (Ctrl-C)"
+                                              : "the reply did not end within -n tokens";
     if (why) std::fprintf(stderr, "error: --reply-json: %s: the reply is not read\n", why);
     if (why || !wt_run::parse_reply(s.model, stream.text, &message)) {
       std::fputs("the reply was:\n", stderr);
