@@ -121,7 +121,7 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     bool operator==(const Kind&) const = default;
   };
   std::vector<Kind> seen;
-  std::vector<ChatMessage> changed;
+  std::vector<ChatMessage> changed(messages);  // copied once; each check puts back what it changed
   std::string other;
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
@@ -136,7 +136,6 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     // would refuse the reasoning Qwen3 strips from an old reply; the other text is written.
     // (Removing the message instead would miss the text Llama 3.1's and Mistral's templates
     // drop beside a tool call: the call goes with it.)
-    changed.assign(messages.begin(), messages.end());
     changed[i].content.clear();
     other.clear();
     bool same = render(tmpl, changed, add_assistant, vars, options, &other) && other == text;
@@ -145,6 +144,7 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
       other.clear();
       if (render(tmpl, changed, add_assistant, vars, options, &other)) same = other == text;
     }
+    changed[i].content = m.content;
     if (same)
       return error(WT_ERR_UNSUPPORTED, "this model's chat template writes nothing for message " + std::to_string(i) +
                                            " (" + m.role + "): it would be dropped without a word");
@@ -153,7 +153,6 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
   const auto calls = std::find_if(messages.begin(), messages.end(), [](const ChatMessage& m) { return m.has_calls(); });
   if (calls != messages.end()) {
     const size_t i = static_cast<size_t>(calls - messages.begin());
-    changed.assign(messages.begin(), messages.end());
     for (auto& member : changed[i].extra)
       if (member.first == "tool_calls") member.second = JinjaValue{};  // undefined: left out
     other.clear();

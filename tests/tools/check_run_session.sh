@@ -105,9 +105,10 @@ if [ "$what" = tools ]; then
   # and a result go back in, and the model answers again, read as a message.
   tools='{"tools": [{"type": "function", "function": {"name": "get_weather", "description": "Get the current weather in a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]}'
   ask='{"role": "user", "content": "What is the weather like in Paris right now?"}'
+  # One turn: the conversation in FILE answered, its reply read back as a message.
+  turn() { "$run" -m "$model" -t 2 -n 48 --messages "$1" --chat-template-kwargs "$tools" --reply-json 2>"$work/err"; }
   printf '[%s]' "$ask" > "$work/ask.json"
-  call="$("$run" -m "$model" -t 2 -n 48 --messages "$work/ask.json" --chat-template-kwargs "$tools" --reply-json \
-          2>"$work/err")" || fail "the first turn"
+  call="$(turn "$work/ask.json")" || fail "the first turn"
   printf 'call: %s\n' "$call"
   case "$call" in
     '{"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"'*) ;;
@@ -115,8 +116,7 @@ if [ "$what" = tools ]; then
   esac
   printf '[%s, %s, %s]' "$ask" "$call" '{"role": "tool", "name": "get_weather", "content": "{\"temperature_c\": 21, \"sky\": \"sunny\"}"}' \
     > "$work/answer.json"
-  answer="$("$run" -m "$model" -t 2 -n 48 --messages "$work/answer.json" --chat-template-kwargs "$tools" --reply-json \
-            2>"$work/err")" || fail "the second turn"
+  answer="$(turn "$work/answer.json")" || fail "the second turn"
   printf 'answer: %s\n' "$answer"
   # What the model says then is its own (the 0.5B coder echoes the call and the result): the
   # check is that the conversation with the call read back formats and answers as a message.

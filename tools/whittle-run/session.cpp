@@ -78,9 +78,10 @@ bool on_token(wt_token token, void* user) {
 
 namespace {
 
-// A chat call into a buffer sized from a guess, once more at the size it asks for.
+// A chat call into a buffer sized from a guess, once more at the size it asks for; `what`
+// names the step in the error message.
 template <typename Call>
-bool format_chat(size_t guess, std::string* out, Call call) {
+bool call_sized(const char* what, size_t guess, std::string* out, Call call) {
   std::vector<char> buf(guess);
   size_t len = 0;
   wt_status st = call(buf.data(), buf.size(), &len);
@@ -89,7 +90,7 @@ bool format_chat(size_t guess, std::string* out, Call call) {
     st = call(buf.data(), buf.size(), &len);
   }
   if (st != WT_OK) {
-    fail("applying the chat template", st);
+    fail(what, st);
     return false;
   }
   out->assign(buf.data(), len);
@@ -106,13 +107,13 @@ bool apply_chat(const wt_model* model, const std::vector<std::pair<std::string, 
     m.push_back({role.c_str(), content.c_str()});
     chars += content.size();
   }
-  return format_chat(chars + 256 * (msgs.size() + 1), out, [&](char* buf, size_t cap, size_t* len) {
+  return call_sized("applying the chat template", chars + 256 * (msgs.size() + 1), out, [&](char* buf, size_t cap, size_t* len) {
     return wt_chat_apply_vars(model, m.data(), m.size(), add_assistant, vars.c_str(), buf, cap, len);
   });
 }
 
 bool apply_chat_json(const wt_model* model, const std::string& messages, const std::string& vars, std::string* out) {
-  return format_chat(messages.size() + 4096, out, [&](char* buf, size_t cap, size_t* len) {
+  return call_sized("applying the chat template", messages.size() + 4096, out, [&](char* buf, size_t cap, size_t* len) {
     return wt_chat_apply_json(model, messages.c_str(), true, vars.c_str(), buf, cap, len);
   });
 }
@@ -123,19 +124,9 @@ bool parse_reply(const wt_model* model, const std::string& reply, std::string* o
     std::fprintf(stderr, "error: reading the reply: it holds a NUL byte at byte %zu\n", nul);
     return false;
   }
-  std::vector<char> buf(reply.size() + 256);
-  size_t len = 0;
-  wt_status st = wt_chat_parse_reply(model, reply.c_str(), buf.data(), buf.size(), &len);
-  if (st == WT_ERR_BUFFER_TOO_SMALL) {
-    buf.resize(len + 1);
-    st = wt_chat_parse_reply(model, reply.c_str(), buf.data(), buf.size(), &len);
-  }
-  if (st != WT_OK) {
-    fail("reading the reply", st);
-    return false;
-  }
-  out->assign(buf.data(), len);
-  return true;
+  return call_sized("reading the reply", reply.size() + 256, out, [&](char* buf, size_t cap, size_t* len) {
+    return wt_chat_parse_reply(model, reply.c_str(), buf, cap, len);
+  });
 }
 
 std::vector<std::pair<std::string, std::string>> first_turn(const Options& o, const std::string& user) {
