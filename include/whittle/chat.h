@@ -37,8 +37,9 @@ WT_API wt_status wt_chat_apply_vars(const wt_model* model, const wt_chat_message
 /* wt_chat_apply_vars with the messages as a JSON array of objects (at most 8 MiB), as
  * transformers takes them: "role" (as above), "content" (a string; null: None; absent:
  * undefined) and any members the template reads, in their order: an assistant's "tool_calls"
- * (a function's "arguments" as an object; a JSON text is written as a string), a tool's
- * "tool_call_id". WT_ERR_INVALID_ARGUMENT also: NULL messages_json, malformed JSON, not an
+ * (a function's "arguments" an object, or OpenAI's JSON text of one, which goes in as the
+ * object, as vLLM passes it; as the text where the template fails with objects: DeepSeek-R1's
+ * adds them to a string), a tool's "tool_call_id". WT_ERR_INVALID_ARGUMENT also: NULL messages_json, malformed JSON, not an
  * array of objects, content parts, tool_calls neither null nor a list of objects.
  * WT_ERR_UNSUPPORTED also: the template writes nothing of the first tool_calls given. */
 WT_API wt_status wt_chat_apply_json(const wt_model* model, const char* messages_json,

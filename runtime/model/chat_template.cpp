@@ -78,6 +78,61 @@ Status first_render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& me
   return render(tmpl, messages, add_assistant, vars, *options, out);
 }
 
+// A call's arguments given as a string that holds a JSON object (OpenAI's API writes them so)
+// go in as that object, as vLLM and llama.cpp pass them: templates write a call's arguments
+// with `tojson` (Qwen2.5's, Llama 3.x's), which would show the model the string quoted,
+// `"arguments": "{\"city\": \"Paris\"}"`, not the object its own calls hold, or walk their
+// items (Qwen3-Coder's). Other strings stay strings. The calls (a list of dicts) are read
+// where templates read them: under "function", or on the call itself.
+JinjaValue string_arguments_as_objects(const JinjaValue& calls) {
+  // holder (a call or its "function") with the arguments as an object, or false.
+  const auto replaced = [](const JinjaValue& holder, JinjaValue* with) {
+    const JinjaValue* args = holder.find("arguments");
+    if (!args || !args->is(JinjaValue::Kind::string)) return false;
+    JinjaValue object;
+    if (!jinja_from_json(args->s, &object) || !object.is(JinjaValue::Kind::dict)) return false;
+    JinjaDict d = *holder.dict;
+    for (auto& member : d)
+      if (member.first == "arguments") member.second = std::move(object);
+    *with = JinjaValue::of_dict(std::move(d));
+    return true;
+  };
+  JinjaList list = *calls.list;
+  bool any = false;
+  for (JinjaValue& call : list) {
+    JinjaValue with;
+    const JinjaValue* function = call.find("function");
+    if (function && function->is(JinjaValue::Kind::dict) && replaced(*function, &with)) {
+      JinjaDict d = *call.dict;
+      for (auto& member : d)
+        if (member.first == "function") member.second = std::move(with);
+      call = JinjaValue::of_dict(std::move(d));
+      any = true;
+    } else if (replaced(call, &with)) {
+      call = std::move(with);
+      any = true;
+    }
+  }
+  return any ? JinjaValue::of_list(std::move(list)) : calls;
+}
+
+// The messages with string_arguments_as_objects in *out; false where no call changes.
+bool objects_for_string_arguments(const std::vector<ChatMessage>& messages, std::vector<ChatMessage>* out) {
+  bool changed = false;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    for (size_t e = 0; e < messages[i].extra.size(); ++e) {
+      const auto& [name, value] = messages[i].extra[e];
+      if (name != "tool_calls" || !value.is(JinjaValue::Kind::list)) continue;  // lists of dicts (read_chat_messages)
+      JinjaValue calls = string_arguments_as_objects(value);
+      if (calls.list == value.list) continue;
+      if (!changed) out->assign(messages.begin(), messages.end());
+      changed = true;
+      (*out)[i].extra[e].second = std::move(calls);
+    }
+  }
+  return changed;
+}
+
 }  // namespace
 
 Status parse_chat_template(const std::string& jinja, const std::string& bos_token, const std::string& eos_token,
@@ -110,7 +165,19 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
   WT_TRY(check_chat_roles(messages));
   JinjaRenderOptions options;
   std::string text;
-  WT_TRY(first_render(tmpl, messages, add_assistant, today, vars, &options, &text));
+  // String arguments as objects; as given where the template fails with the objects and not
+  // with the strings (DeepSeek-R1's adds the arguments to a string).
+  std::vector<ChatMessage> with_objects;
+  bool objects = objects_for_string_arguments(messages, &with_objects);
+  if (const Status st = first_render(tmpl, objects ? with_objects : messages, add_assistant, today, vars, &options,
+                                     &text);
+      !st) {
+    if (!objects) return st;
+    objects = false;
+    text.clear();
+    WT_TRY(first_render(tmpl, messages, add_assistant, today, vars, &options, &text));
+  }
+  const std::vector<ChatMessage>& used = objects ? with_objects : messages;
 
   // Each class of message once: its role, its tool_calls (calls_state), and for a system
   // message whether it comes first.
@@ -121,10 +188,10 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     bool operator==(const Kind&) const = default;
   };
   std::vector<Kind> seen;
-  std::vector<ChatMessage> changed(messages);  // copied once; each check puts back what it changed
+  std::vector<ChatMessage> changed(used);  // copied once; each check puts back what it changed
   std::string other;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
+  for (size_t i = 0; i < used.size(); ++i) {
+    const ChatMessage& m = used[i];
     if (jinja_trim(m.content).empty()) continue;  // dropping whitespace loses nothing
     const Kind kind{m.role, m.role == "system" && i == 0, m.calls_state()};
     bool checked = false;
@@ -150,9 +217,9 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
                                            " (" + m.role + "): it would be dropped without a word");
   }
   // Tool calls: a template without them (ChatML's, Gemma's) writes the same text without them.
-  const auto calls = std::find_if(messages.begin(), messages.end(), [](const ChatMessage& m) { return m.has_calls(); });
-  if (calls != messages.end()) {
-    const size_t i = static_cast<size_t>(calls - messages.begin());
+  const auto calls = std::find_if(used.begin(), used.end(), [](const ChatMessage& m) { return m.has_calls(); });
+  if (calls != used.end()) {
+    const size_t i = static_cast<size_t>(calls - used.begin());
     for (auto& member : changed[i].extra)
       if (member.first == "tool_calls") member.second = JinjaValue{};  // undefined: left out
     other.clear();

@@ -79,6 +79,8 @@ Status read_chat_vars(std::string_view json, JinjaDict* out);
 Status read_chat_messages(std::string_view json, std::vector<ChatMessage>* out);
 
 // Renders messages (dicts of role, content and their other members) and add_generation_prompt = add_assistant,
+// a call's arguments given as a string holding a JSON object (OpenAI's) as that object (the
+// messages as given where the template fails with the objects: DeepSeek-R1's),
 // with the caller's variables (read_chat_vars; null: none).
 // today: the date strftime_now formats, written "06 Dec 2026" (Llama 3.2's date; null: the
 // local date now). WT_ERR_INVALID_ARGUMENT: a role other than system, user, assistant and

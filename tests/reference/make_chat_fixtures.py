@@ -414,15 +414,50 @@ TURN_ENDS = ("<|im_end|>\n", "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "</s>", "
              "<\uff5cend\u2581of\u2581sentence\uff5c>", "<end_of_turn>\n")
 
 
-def written(call, reply):
-    """A call's arguments as the reply holds them: a JSON text given as arguments is a string
-    where the template quoted it (tojson: Qwen2.5's, Llama's), its value where it wrote the
-    text itself (Qwen3's)."""
+def object_of(args):
+    """The object a call's arguments given as a JSON text hold, or None."""
+    if not isinstance(args, str):
+        return None
+    try:
+        value = json.loads(args)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def as_served(msgs):
+    """The messages as vLLM and llama.cpp pass them to a template (and wt_chat_apply_json reads
+    them): a call's arguments given as a JSON text of an object (OpenAI's API writes them so) as
+    that object, under "function" or on the call itself. transformers passes the text, which
+    templates that write arguments with tojson (Qwen2.5's, Llama's) would quote."""
+    def call(c):
+        f = c.get("function")
+        if isinstance(f, dict) and object_of(f.get("arguments")) is not None:
+            return {**c, "function": {**f, "arguments": object_of(f["arguments"])}}
+        if object_of(c.get("arguments")) is not None:
+            return {**c, "arguments": object_of(c["arguments"])}
+        return c
+    return [{**m, "tool_calls": [call(c) for c in m["tool_calls"]]} if isinstance(m.get("tool_calls"), list) else m
+            for m in msgs]
+
+
+def render_served(render_messages, ms):
+    """As wt_chat_apply_json renders: string arguments as objects (as_served); the messages as
+    given where the template fails with the objects (DeepSeek-R1's adds the arguments to a
+    string)."""
+    served = as_served(ms)
+    if served == ms:
+        return render_messages(ms)
+    try:
+        return render_messages(served)
+    except (TemplateError, jinja2.TemplateError, TypeError):
+        return render_messages(ms)
+
+
+def written(call):
+    """A call's arguments as the reply holds them: a JSON text went in as its object."""
     args = call["function"]["arguments"]
-    if isinstance(args, str) and json.dumps(args, ensure_ascii=False) not in reply:
-        assert args in reply
-        return json.loads(args)
-    return args
+    return object_of(args) if object_of(args) is not None else args
 
 
 def expected_reply(m, reply):
@@ -448,7 +483,7 @@ def expected_reply(m, reply):
         out["reasoning_content"] = rc.strip("\n")
     if calls:
         out["tool_calls"] = [{**({"id": c["id"]} if c["id"] in reply else {}), "type": "function",
-                              "function": {"name": c["function"]["name"], "arguments": written(c, reply)}}
+                              "function": {"name": c["function"]["name"], "arguments": written(c)}}
                              for c in calls]
     return out
 
@@ -527,9 +562,9 @@ def main():
         bos, eos = SPECIAL.get(name, ("<|begin_of_text|>", "</s>"))
 
         def render_as(ms, add, variables, tmpl=tmpl, bos=bos, eos=eos):
-            return tmpl.render(messages=ms, add_generation_prompt=add, bos_token=bos, eos_token=eos,
-                               raise_exception=raise_exception, strftime_now=lambda fmt: TODAY.strftime(fmt),
-                               **variables)
+            return render_served(lambda m: tmpl.render(
+                messages=m, add_generation_prompt=add, bos_token=bos, eos_token=eos, raise_exception=raise_exception,
+                strftime_now=lambda fmt: TODAY.strftime(fmt), **variables), ms)
 
         replies += reply_cases(name, render_as, bos, eos)
         for messages, add, variables in [c + ({},) for c in CONVERSATIONS] + VAR_CASES + TOOL_CASES:
@@ -542,8 +577,9 @@ def main():
                 # tools and documents undefined unless given, as llama.cpp renders: transformers
                 # passes None, and Phi-4-mini's template then fails (`tools is defined`, iterated)
                 kwargs = {**extra, **variables}
-                return tmpl.render(messages=ms, add_generation_prompt=add, bos_token=bos, eos_token=eos,
-                                   raise_exception=raise_exception, **kwargs)
+                return render_served(lambda m: tmpl.render(messages=m, add_generation_prompt=add, bos_token=bos,
+                                                           eos_token=eos, raise_exception=raise_exception,
+                                                           **kwargs), ms)
 
             case = {"template": name, "messages": msgs, "add_generation_prompt": add, "bos_token": bos,
                     "eos_token": eos}

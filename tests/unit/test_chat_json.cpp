@@ -72,6 +72,55 @@ TEST_CASE("chat json: tool calls and their results render as jinja2 renders Qwen
   wt_model_free(m);
 }
 
+TEST_CASE("chat json: OpenAI's string arguments go in as their object, as given where a template adds them to text") {
+  // The same conversation with the arguments as an object and as OpenAI's JSON text (spaced
+  // otherwise, so a string written as given shows).
+  const auto conversation = [](const std::string& arguments, bool nested) {
+    const std::string call = "\"name\": \"get_weather\", \"arguments\": " + arguments;
+    return "[{\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": null, "
+           "\"tool_calls\": [{\"type\": \"function\", " +
+           (nested ? "\"function\": {" + call + "}" : call) + "}]}]";
+  };
+  const std::string object = "{\"city\": \"Paris\", \"days\": 2}", text = "\"{\\\"city\\\":\\\"Paris\\\",\\\"days\\\":2}\"";
+  const auto apply = [](wt_model* m, const std::string& json, std::string* out) {
+    std::vector<char> buf(4096);
+    size_t len = 0;
+    const wt_status st = wt_chat_apply_json(m, json.c_str(), true, nullptr, buf.data(), buf.size(), &len);
+    out->assign(buf.data(), st == WT_OK ? len : 0);
+    return st;
+  };
+  // Qwen2.5's and Llama 3.1's templates write arguments with tojson: the text would be quoted.
+  // (Qwen2.5's also reads a call without "function"; Llama 3.1's only under it.)
+  for (const char* name : {"qwen2.5-coder", "llama3.1"}) {
+    CAPTURE(name);
+    const wt::test::TempPath file(std::string("chat_json_args_") + name + ".gguf");
+    wt_model* m = load_with_template(name, file);
+    for (const bool nested : {true, false}) {
+      if (!nested && std::string(name) == "llama3.1") continue;
+      CAPTURE(nested);
+      std::string want, got;
+      REQUIRE_MESSAGE(apply(m, conversation(object, nested), &want) == WT_OK, wt_last_error());
+      REQUIRE_MESSAGE(apply(m, conversation(text, nested), &got) == WT_OK, wt_last_error());
+      CHECK(got == want);
+      CHECK(got.find("{\"city\": \"Paris\", \"days\": 2}") != std::string::npos);
+    }
+    // A string that holds no JSON object stays a string: quoted.
+    std::string got;
+    REQUIRE_MESSAGE(apply(m, conversation("\"[1, 2]\"", true), &got) == WT_OK, wt_last_error());
+    CHECK(got.find("\"[1, 2]\"") != std::string::npos);
+    wt_model_free(m);
+  }
+  // DeepSeek-R1's adds the arguments to a string: the objects fail there, the text goes in as
+  // given (as jinja2 renders it with the string).
+  const wt::test::TempPath file("chat_json_args_deepseek.gguf");
+  wt_model* m = load_with_template("deepseek-r1-distill", file);
+  std::string got;
+  REQUIRE_MESSAGE(apply(m, conversation(text, true), &got) == WT_OK, wt_last_error());
+  CHECK(got.find("{\"city\":\"Paris\",\"days\":2}") != std::string::npos);
+  CHECK(apply(m, conversation(object, true), &got) == WT_ERR_UNSUPPORTED);  // an object: the template fails
+  wt_model_free(m);
+}
+
 TEST_CASE("chat json: null content is None, absent is undefined, and members keep the caller's order") {
   // As jinja2 (with transformers' tojson, which keeps the order) renders this template.
   wt::ChatTemplate t;
