@@ -175,7 +175,12 @@ Status apply_chat_template(const ChatTemplate& tmpl, const std::vector<ChatMessa
     if (!objects) return st;
     objects = false;
     text.clear();
-    WT_TRY(first_render(tmpl, messages, add_assistant, today, vars, &options, &text));
+    // Failing both ways: the failure as given, and the other where it differs (the one that
+    // names the template's real trouble may be either).
+    if (const Status given = first_render(tmpl, messages, add_assistant, today, vars, &options, &text); !given)
+      return given.message() == st.message()
+                 ? given
+                 : error(given.code(), given.message() + " (with the calls' arguments as objects: " + st.message() + ")");
   }
   const std::vector<ChatMessage>& used = objects ? with_objects : messages;
 

@@ -119,6 +119,18 @@ TEST_CASE("chat json: OpenAI's string arguments go in as their object, as given 
   CHECK(got.find("{\"city\":\"Paris\",\"days\":2}") != std::string::npos);
   CHECK(apply(m, conversation(object, true), &got) == WT_ERR_UNSUPPORTED);  // an object: the template fails
   wt_model_free(m);
+  // A template that fails both ways, otherwise: both failures named.
+  wt::ChatTemplate t;
+  REQUIRE(wt::parse_chat_template("{% set a = messages[1].tool_calls[0].function.arguments %}"
+                                  "{% if a is string %}{{ a + 1 }}{% else %}{{ a.upper() }}{% endif %}",
+                                  "", "", &t)
+              .is_ok());
+  std::vector<wt::ChatMessage> messages;
+  REQUIRE(wt::read_chat_messages(conversation(text, true), &messages).is_ok());
+  const wt::Status st = wt::apply_chat_template(t, messages, true, &got);
+  CHECK(st.code() == WT_ERR_UNSUPPORTED);
+  CAPTURE(st.message());
+  CHECK(st.message().find(" (with the calls' arguments as objects: ") != std::string::npos);
 }
 
 TEST_CASE("chat json: null content is None, absent is undefined, and members keep the caller's order") {
