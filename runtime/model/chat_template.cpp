@@ -85,16 +85,21 @@ Status first_render(const ChatTemplate& tmpl, const std::vector<ChatMessage>& me
 // items (Qwen3-Coder's). Other strings stay strings. The calls (a list of dicts) are read
 // where templates read them: under "function", or on the call itself.
 JinjaValue string_arguments_as_objects(const JinjaValue& calls) {
-  // holder (a call or its "function") with the arguments as an object, or false.
-  const auto replaced = [](const JinjaValue& holder, JinjaValue* with) {
-    const JinjaValue* args = holder.find("arguments");
-    if (!args || !args->is(JinjaValue::Kind::string)) return false;
-    JinjaValue object;
-    if (!jinja_from_json(args->s, &object) || !object.is(JinjaValue::Kind::dict)) return false;
+  // A copy of the dict `holder` with its member `key` set to `value`.
+  const auto with_member = [](const JinjaValue& holder, const char* key, JinjaValue value) {
     JinjaDict d = *holder.dict;
     for (auto& member : d)
-      if (member.first == "arguments") member.second = std::move(object);
-    *with = JinjaValue::of_dict(std::move(d));
+      if (member.first == key) member.second = std::move(value);
+    return JinjaValue::of_dict(std::move(d));
+  };
+  // holder (a call or its "function") with the arguments as an object, or false.
+  const auto replaced = [&](const JinjaValue& holder, JinjaValue* with) {
+    const JinjaValue* args = holder.find("arguments");
+    JinjaValue object;
+    if (!args || !args->is(JinjaValue::Kind::string) || !jinja_from_json(args->s, &object) ||
+        !object.is(JinjaValue::Kind::dict))
+      return false;
+    *with = with_member(holder, "arguments", std::move(object));
     return true;
   };
   JinjaList list = *calls.list;
@@ -103,10 +108,7 @@ JinjaValue string_arguments_as_objects(const JinjaValue& calls) {
     JinjaValue with;
     const JinjaValue* function = call.find("function");
     if (function && function->is(JinjaValue::Kind::dict) && replaced(*function, &with)) {
-      JinjaDict d = *call.dict;
-      for (auto& member : d)
-        if (member.first == "function") member.second = std::move(with);
-      call = JinjaValue::of_dict(std::move(d));
+      call = with_member(call, "function", std::move(with));
       any = true;
     } else if (replaced(call, &with)) {
       call = std::move(with);
