@@ -290,6 +290,21 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
   if (read == WT_OK)
     for (int32_t i = 0; i < n_attended; ++i) g_sink = g_sink + (attended[i] < 0);  // ASan: the rows are there
 
+  // Cut back to a point from the input, then a step from there: n_past follows a cut that is
+  // taken and no refusal changes it (whittle.h).
+  const int32_t held = wt_context_n_past(ctx);
+  const int32_t keep = fdp.ConsumeIntegralInRange<int32_t>(-2, held + 2);
+  const wt_status cut = wt_context_truncate(ctx, keep);
+  if (keep < 0 || keep > held)
+    expect_status(cut, {WT_ERR_INVALID_ARGUMENT}, "wt_context_truncate out of range");
+  else
+    expect_status(cut, {WT_OK, WT_ERR_UNSUPPORTED}, "wt_context_truncate");
+  if (wt_context_n_past(ctx) != (cut == WT_OK ? keep : held))
+    fail("wt_context_truncate to %d of %d left %d tokens", keep, held, wt_context_n_past(ctx));
+  if (cut == WT_OK && keep > 0)
+    expect_status(wt_context_decode(ctx, pick_int(fdp, g_n_vocab)), {WT_OK, WT_ERR_INVALID_ARGUMENT, WT_ERR_CONTEXT_FULL},
+                  "wt_context_decode after wt_context_truncate");
+
   // An output struct's struct_size from the input (API 5): the library writes no byte past
   // it, and refuses (writing nothing) one below the struct's first layout.
   // wt_context_stats has three layouts: API 5's, API 9's with pager_transfers and API 11's

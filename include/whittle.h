@@ -647,6 +647,20 @@ WT_API int32_t wt_context_n_past(const wt_context* ctx);
 /* Forgets every token (keeps the allocation). Does nothing when called from a callback of a
  * prefill, decode or generate running on ctx. */
 WT_API void wt_context_reset(wt_context* ctx);
+/* Keeps the first n_keep tokens and forgets the later ones, as if they had never been given:
+ * the next prefill or decode runs at position n_keep (a chat turn that renders the last reply
+ * other than the tokens the model produced, a reply generated again). There are no logits
+ * until that call. n_keep counts as wt_context_n_past does (after GemFilter's re-indexed
+ * re-prefill, the prompt counts its kept tokens). n_keep == n_past changes nothing; 0 is
+ * wt_context_reset.
+ * WT_ERR_INVALID_ARGUMENT: NULL ctx, or n_keep outside [0, n_past].
+ * WT_ERR_UNSUPPORTED: n_keep inside the context's pruned prompt (its KV was chosen over the
+ * whole prompt), or inside a loaded state of one; or where a sliding-window layer (Gemma 3)
+ * no longer holds the window the next token reads. Reset and prefill again instead.
+ * WT_ERR_BUSY: called from a callback of a call running on ctx. A refusal changes nothing.
+ * The KV of the tokens kept is as it was; what a method learnt while decoding the tokens
+ * forgotten (SlimInfer's active blocks, Token Filtering's skip threshold and anchors) stays. */
+WT_API wt_status wt_context_truncate(wt_context* ctx, int32_t n_keep);
 
 typedef struct wt_context_stats {
   WT_OUT_STRUCT_SIZE(wt_context_stats); /* set by the caller; since API 5 */

@@ -55,6 +55,21 @@ Status Pager::append_rows(int32_t layer, int32_t n_rows) {
   return Status::ok();
 }
 
+Status Pager::truncate_rows(int32_t layer, int32_t n_tokens) {
+  if (layer < 0 || layer >= p_.n_layer || n_tokens < 0 || n_tokens > table(layer).n_tokens())
+    return error(WT_ERR_INVALID_ARGUMENT, "pager: truncate_rows: layer " + std::to_string(layer) + " or row count " +
+                                              std::to_string(n_tokens) + " out of range");
+  BlockTable& t = tables_[static_cast<size_t>(layer)];
+  for (int32_t b = t.n_blocks_for(n_tokens); b < t.n_blocks(); ++b) {
+    BlockEntry& e = t.at(b);
+    if (e.device_slot >= 0) device_.give(e.device_slot);
+    if (e.host_slot >= 0) host_.give(e.host_slot);
+    e = BlockEntry{};
+  }
+  t.set_n_tokens(n_tokens);
+  return Status::ok();
+}
+
 Status Pager::write_through(int32_t layer, int32_t block, int32_t* out_host_slot) {
   if (layer < 0 || layer >= p_.n_layer || block < 0 || block >= table(layer).n_blocks())
     return error(WT_ERR_INVALID_ARGUMENT, "pager: write_through: layer " + std::to_string(layer) + " block " +

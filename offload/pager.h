@@ -60,6 +60,10 @@ class Pager {
   // pins the newest block). Nothing changes on failure.
   Status append_rows(int32_t layer, int32_t n_rows);
 
+  // Keeps a layer's first n_tokens rows (at most its rows now): the blocks past them give
+  // their slots back; a block left ragged keeps its copies, valid for the rows it keeps.
+  // WT_ERR_INVALID_ARGUMENT: no such layer, or n_tokens outside [0, its rows]; nothing changes.
+  Status truncate_rows(int32_t layer, int32_t n_tokens);
   // Write-through: the engine copies a block's newly written rows to the host tier as well,
   // so the block may leave the device later without a copy. Gives the block a host slot if
   // it has none (*out_host_slot: where the copy goes) and marks its host copy valid; the

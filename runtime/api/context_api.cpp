@@ -208,6 +208,17 @@ void wt_context_reset(wt_context* ctx) {
   if (ctx && !ctx->running) ctx->ctx->reset();
 }
 
+wt_status wt_context_truncate(wt_context* ctx, int32_t n_keep) {
+  return guarded([&]() -> Status {
+    WT_TRY(require(ctx, "ctx"));
+    const wt::api::Claim claim(ctx->user, "ctx");
+    WT_TRY(claim.status());
+    const wt::api::RunGuard run(*ctx, "wt_context_truncate");
+    WT_TRY(run.status());
+    return ctx->ctx->truncate(n_keep);
+  });
+}
+
 wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stats) {
   return guarded([&]() -> Status {
     WT_TRY(require(ctx, "ctx"));

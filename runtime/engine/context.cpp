@@ -397,6 +397,7 @@ void Context::reset() {
   last_rows_ = 0;
   last_row_only_ = false;
   policy_decoding_ = false;
+  pruned_end_ = 0;
   ranking_.n_prompt = 0;
   if (policy_) policy_->set_ranking_sink(nullptr);  // a failed prefill may have left it set
   std::fill(attended_n_.begin(), attended_n_.end(), -1);
@@ -408,6 +409,52 @@ void Context::reset() {
   }
   stats_.n_prefill_tokens = stats_.n_decode_tokens = 0;
   stats_.prefill_ms = stats_.decode_ms = 0;
+}
+
+Status Context::truncate(int32_t n) {
+  if (n < 0 || n > n_past_)
+    return error(WT_ERR_INVALID_ARGUMENT, "cannot keep " + std::to_string(n) + " tokens: the context holds " +
+                                              std::to_string(n_past_));
+  if (n == n_past_) return Status::ok();
+  if (n == 0) {
+    reset();
+    return Status::ok();
+  }
+  if (n < pruned_end_)
+    return error(WT_ERR_UNSUPPORTED, "cannot keep " + std::to_string(n) + " tokens: the first " +
+                                         std::to_string(pruned_end_) +
+                                         " are a pruned prompt (or a loaded state of one), whose KV was chosen over "
+                                         "all of them; keep at least that many, or reset and prefill again");
+  const Hparams& hp = model_.hp;
+  const int32_t drop = n_past_ - n;
+  for (int32_t l = 0; l < hp.n_layer; ++l) {
+    const int32_t len = kv_len_[static_cast<size_t>(l)];
+    // A sliding layer holds the positions [n_past - len, n_past); the token at n reads back
+    // to n - (window - 1).
+    const int32_t first = n_past_ - len, needed = std::max(0, n - (hp.swa_window - 1));
+    if (slides(l) && first > needed)
+      return error(WT_ERR_UNSUPPORTED, "cannot keep " + std::to_string(n) + " tokens: sliding-window layer " +
+                                           std::to_string(l) + " holds positions from " + std::to_string(first) +
+                                           " on, and the next token reads back to " + std::to_string(needed));
+    if (len < drop) return error(WT_ERR_INTERNAL, "layer " + std::to_string(l) + " holds fewer rows than it drops");
+  }
+  std::unique_lock<std::mutex> lock = claim_backend();
+  for (int32_t l = 0; l < hp.n_layer; ++l) {
+    int32_t& len = kv_len_[static_cast<size_t>(l)];
+    len -= drop;
+    const Status st = kv_ ? kv_->truncate(l, len) : Status::ok();
+    if (!st.is_ok()) {  // layers before this one were cut: nothing consistent to keep
+      reset();
+      return st;
+    }
+    int32_t& bounded = key_bounds_rows_[static_cast<size_t>(l)];
+    if (bounded > len) bounded = 0;
+  }
+  std::fill(attended_n_.begin(), attended_n_.end(), -1);
+  n_past_ = n;
+  last_rows_ = 0;
+  last_row_only_ = false;
+  return Status::ok();
 }
 
 }  // namespace wt

@@ -94,6 +94,11 @@ class Context {
   int32_t n_last_rows() const { return last_rows_; }
 
   void reset();
+  // Keeps the first n tokens (wt_context_truncate): every layer drops the KV rows of the
+  // later ones, and there are no logits until the next call. WT_ERR_INVALID_ARGUMENT: n
+  // outside [0, n_past]; WT_ERR_UNSUPPORTED: n inside a pruned prompt, or before the window
+  // a sliding-window layer still holds. A refusal changes nothing.
+  Status truncate(int32_t n);
   // The saved state (context_state.cpp, wt_context_state_*): its bytes now; the state into
   // a sink; a state from a source, checked whole before anything changes (a refusal leaves
   // the context as it was; a read that fails on the second pass resets it).
@@ -312,6 +317,9 @@ class Context {
   wt_prune_params prune_;        // resolved (model-specific defaults filled in)
   std::unique_ptr<PrunePolicy> policy_;
   bool policy_decoding_ = false; // the last prefill was pruned: decode asks the policy
+  // The tokens truncate() may not go below: the pruned prompt's (n_past right after it), or
+  // a loaded state's n_past where that state is one (its prompt's end is not saved).
+  int32_t pruned_end_ = 0;
   PruneStats prune_stats_;
   float* rope_divisors_ = nullptr;
   double* rope_freqs_ = nullptr;  // [n_rot/2] rope_freqs() of the model's rope, made at allocation

@@ -329,6 +329,7 @@ Status Context::read_state(StateSource& in, bool apply) {
   reindexed_ = h.reindexed;
   reindexed_from_ = h.reindexed_from;
   policy_decoding_ = decoding;
+  pruned_end_ = decoding ? n_past_ : 0;
   last_rows_ = (h.flags & kLogits) ? 1 : 0;
   last_row_only_ = true;
   return Status::ok();

@@ -194,6 +194,17 @@ Status PagedKv::append(OpRunner& run, int32_t layer, const Tensor& k, const Tens
   return Status::ok();
 }
 
+Status PagedKv::truncate(int32_t layer, int32_t n) {
+  // A fetch still queued may be filling a slot given back here; the compute work that takes
+  // the slot next waits for it (append's wait on the queued copies).
+  WT_TRY(pager_.truncate_rows(layer, n));
+  std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
+  const int32_t n_blocks = pager_.table(layer).n_blocks();
+  need.erase(std::remove_if(need.begin(), need.end(), [&](int32_t b) { return b >= n_blocks; }), need.end());
+  prev_layer_ = -1;
+  return Status::ok();
+}
+
 void PagedKv::set_need_all(int32_t layer) {
   std::vector<int32_t>& need = need_[static_cast<size_t>(layer)];
   need.clear();

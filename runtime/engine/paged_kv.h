@@ -90,6 +90,9 @@ class PagedKv {
 
   // Appends rows [0, n) of k and v ([>= n, n_head_kv, head_dim] f32) to the layer's KV.
   Status append(OpRunner& run, int32_t layer, const Tensor& k, const Tensor& v, int32_t n);
+  // Keeps the layer's first n rows (wt_context_truncate): the blocks past them leave both
+  // pools; a ragged last block not on the device is fetched by the next append.
+  Status truncate(int32_t layer, int32_t n);
   // Makes the blocks holding the given logical rows (ascending; nullptr: every row) resident
   // on the device; compute work queued after this call sees them.
   Status require(int32_t layer, const int32_t* rows, int32_t n_rows);

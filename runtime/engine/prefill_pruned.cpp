@@ -78,6 +78,7 @@ Status Context::prefill_pruned(const int32_t* tokens, int32_t n) {
     n_past_ = restart.reindex ? k : n;
   }
   policy_decoding_ = true;
+  pruned_end_ = n_past_;
 
   const uint64_t row_bytes = kv_row_bytes();
   for (size_t l = 0; l < kv_len_.size(); ++l) {

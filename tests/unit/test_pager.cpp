@@ -376,6 +376,44 @@ TEST_CASE("pager: write-back is skipped when the host copy is valid and done whe
   CHECK(p.host_pool().n_used() == host_used);
 }
 
+// wt_context_truncate's step: the blocks past the rows kept give both their slots back, the
+// block left ragged keeps its copies, and the layer grows again from there.
+TEST_CASE("pager: truncate_rows frees the blocks past the rows kept and keeps the ragged one") {
+  Pager p = make_pager(2, 64, 8, 10, 8, 8);
+  append_all(p, 30);  // blocks 0..3 (6 rows in block 3) in each layer
+  int32_t host_slot = -1;
+  REQUIRE(p.write_through(0, 1, &host_slot).is_ok());
+  REQUIRE(p.write_through(0, 2, &host_slot).is_ok());
+  must_swap(p, 0, 1, Step{{0, 2, 3}, {}, 0.9, true});  // block 1 leaves the device (host copy valid)
+  const int32_t device_used = p.device_pool().n_used(), host_used = p.host_pool().n_used();
+  CHECK(p.truncate_rows(0, 31).code() == WT_ERR_INVALID_ARGUMENT);  // more than it holds
+  CHECK(p.truncate_rows(2, 0).code() == WT_ERR_INVALID_ARGUMENT);   // no such layer
+  CHECK(p.truncate_rows(0, -1).code() == WT_ERR_INVALID_ARGUMENT);
+  CHECK(p.table(0).n_tokens() == 30);
+  REQUIRE(p.truncate_rows(0, 12).is_ok());  // block 1 ragged (4 rows), blocks 2 and 3 gone
+  CHECK(p.table(0).n_tokens() == 12);
+  CHECK(p.table(0).n_blocks() == 2);
+  CHECK(p.device_pool().n_used() == device_used - 2);  // blocks 2 and 3 were on the device
+  CHECK(p.host_pool().n_used() == host_used - 1);      // block 2's host copy
+  CHECK(p.table(0).at(1).host_valid);                  // block 1 keeps its copy, off the device
+  CHECK(p.table(0).at(1).device_slot < 0);
+  CHECK(p.table(0).at(2).device_slot < 0);
+  CHECK(p.table(0).at(2).host_slot < 0);
+  CHECK(p.table(1).n_tokens() == 30);  // the other layer as it was
+  const wt::Status ok = p.check_invariants();
+  CHECK_MESSAGE(ok.is_ok(), ok.message());
+  // Growing a ragged block that is not on the device is the caller's to fetch first.
+  CHECK(p.append_rows(0, 1).code() == WT_ERR_INVALID_ARGUMENT);
+  REQUIRE(p.truncate_rows(0, 8).is_ok());  // on a block boundary: block 1 goes too
+  CHECK(p.host_pool().n_used() == host_used - 2);
+  REQUIRE(p.append_rows(0, 9).is_ok());  // blocks 1 and 2 anew
+  CHECK(p.table(0).n_tokens() == 17);
+  REQUIRE(p.truncate_rows(0, 0).is_ok());
+  CHECK(p.table(0).n_blocks() == 0);
+  const wt::Status end = p.check_invariants();
+  CHECK_MESSAGE(end.is_ok(), end.message());
+}
+
 TEST_CASE("pager: pool exhaustion returns a clear status and changes nothing") {
   SUBCASE("device pool, second layer of a group") {
     Pager p = make_pager(2, 64, 4, 8, 8, 8);

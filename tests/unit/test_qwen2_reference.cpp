@@ -541,6 +541,50 @@ TEST_CASE("reference: tiny gemma3's state round-trips after its windows slid") {
   wt_model_free(model);
 }
 
+// wt_context_truncate with sliding-window layers: 20 tokens in passes of 5 (the sliding caches
+// slid), three wrong tokens decoded, then cut back as far as the windows allow: the rest
+// decodes as the reference has it. Cutting further back is refused and changes nothing.
+void check_gemma3_truncate(wt_backend_kind backend) {
+  const wt::test::ReferenceCase c = read_case("tiny_gemma3");
+  wt_model* model = load_on(data_dir() + "/" + c.model, backend);
+  if (!model) return;
+  wt_context_params cp = wt_context_default_params();
+  cp.n_ctx = static_cast<int32_t>(c.tokens.size());
+  cp.n_batch_rows = 5;
+  cp.n_threads = 2;
+  cp.matmul_mode = WT_MATMUL_F32;
+  cp.kv_type = WT_KV_F32;
+  wt_context* ctx = nullptr;
+  REQUIRE(wt_context_create(model, &cp, &ctx) == WT_OK);
+  REQUIRE_MESSAGE(wt_context_prefill(ctx, c.tokens.data(), 20) == WT_OK, wt_last_error());
+  for (wt_token t : {1, 2, 3}) REQUIRE(wt_context_decode(ctx, t) == WT_OK);
+  int32_t n = 1;
+  for (; n <= 20 && wt_context_truncate(ctx, n) != WT_OK; ++n) {
+    CHECK(std::string(wt_last_error()).find("sliding-window layer") != std::string::npos);
+    CHECK(wt_context_n_past(ctx) == 23);
+  }
+  MESSAGE("tiny gemma3: cut back to " << n << " of 23 tokens at the most");
+  CHECK(n > 1);  // the windows slid past the start
+  CHECK(n < 20);
+  decode_rest_and_check(ctx, c, static_cast<size_t>(n), "tiny_gemma3 decoded after a truncation");
+  wt_context_free(ctx);
+  wt_model_free(model);
+}
+
+TEST_CASE("reference: tiny gemma3 cut back after its windows slid goes on as the reference") {
+  check_gemma3_truncate(WT_BACKEND_CPU);
+}
+
+TEST_CASE("vulkan model: tiny gemma3 cut back after its windows slid goes on as the reference" *
+          doctest::test_suite("model")) {
+  check_gemma3_truncate(WT_BACKEND_VULKAN);
+}
+
+TEST_CASE("cuda model: tiny gemma3 cut back after its windows slid goes on as the reference" *
+          doctest::test_suite("model")) {
+  check_gemma3_truncate(WT_BACKEND_CUDA);
+}
+
 TEST_CASE("reference: tiny gemma3 is refused where it cannot run yet: pruning, the pager") {
   const wt::test::ReferenceCase c = read_case("tiny_gemma3");
   const std::string path = data_dir() + "/" + c.model;
