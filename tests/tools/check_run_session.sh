@@ -12,7 +12,10 @@
 #     --reply-json as a JSON message; tool calls the template writes nothing of are refused.
 #   tools: on Qwen2.5-Coder-0.5B, a tool call read out of the reply (--reply-json), and the
 #     conversation with it and its result answered again.
-# Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat|messages|tools
+#   stop: --stop ends an answer before its text; in -i the next turn, which renders the cut
+#     answer, cuts the context back to where the two part (wt_context_truncate) and reuses
+#     the tokens before.
+# Usage: check_run_session.sh WHITTLE_RUN MODEL WORK_DIR cache|chat|messages|tools|stop
 run="$1" model="$2" work="$3" what="$4"
 [ -f "$model" ] || { echo "SKIP: $model missing"; exit 77; }
 mkdir -p "$work" || exit 1
@@ -128,6 +131,38 @@ if [ "$what" = tools ]; then
   exit 0
 fi
 
+if [ "$what" = stop ]; then
+  q="Count from 1 to 10, separated by commas."
+  full="$("$run" -m "$model" -t 2 -n 40 --chat -p "$q" 2>"$work/err")" || fail "--chat run"
+  # A stop text from the answer itself (its 7th to 10th bytes): the answer printed is what
+  # comes before its first occurrence.
+  stop="$(printf '%s' "$full" | cut -c7-10)"
+  [ "${#stop}" -eq 4 ] || fail "the answer '$full' is too short to stop in"
+  want="${full%%"$stop"*}"
+  got="$("$run" -m "$model" -t 2 -n 40 --chat -p "$q" --stop "$stop" 2>"$work/err")" || fail "--stop run"
+  printf 'stop at "%s": "%s"\n' "$stop" "$got"
+  [ "$got" = "$want" ] || fail "with --stop '$stop' the answer was '$got', want '$want' (the whole: '$full')"
+  # A reply that stopped ended: --reply-json reads it.
+  printf '[{"role": "user", "content": "%s"}]' "$q" > "$work/q.json"
+  "$run" -m "$model" -t 2 -n 40 --messages "$work/q.json" --stop "$stop" --reply-json >"$work/got.json" 2>"$work/err" ||
+    fail "--reply-json after a stop"
+  grep -q '^{"role": "assistant", "content": "' "$work/got.json" || fail "--reply-json printed $(cat "$work/got.json")"
+  out="$(printf '%s\nAnd once more.\n' "$q" | "$run" -m "$model" -t 2 -n 40 -i -v --stop "$stop" 2>"$work/chat.err")" ||
+    fail "the chat exited with an error"
+  printf '%s\n' "$out"
+  case "$out" in *"$stop"*) fail "the chat printed the stop text" ;; esac
+  grep '^\[the conversation differs from token' "$work/chat.err" || fail "the second turn did not cut the context back"
+  second="$(grep '^\[turn:' "$work/chat.err" | sed -n 2p)"
+  echo "$second"
+  case "$second" in
+    "[turn: 0 tokens reused"*) fail "the second turn prefilled the whole conversation again" ;;
+    "[turn: "*) ;;
+    *) fail "no second turn" ;;
+  esac
+  echo "PASS: --stop ends the answer before its text; the next turn cuts the context back and reuses the rest"
+  exit 0
+fi
+
 if [ "$what" = chat ]; then
   rm -f "$work"/int.out "$work"/int.err  # a failure's tails are this run's
   out="$(printf 'What is 2 plus 2?\nAnd 3 plus 3?\n/reset\nSay hello.\n' |
@@ -168,4 +203,4 @@ if [ "$what" = chat ]; then
   echo "PASS: three turns, the second reusing the first's tokens, /reset, Ctrl-C stops an answer"
   exit 0
 fi
-echo "usage: $0 WHITTLE_RUN MODEL WORK_DIR cache|chat|messages|tools"; exit 2
+echo "usage: $0 WHITTLE_RUN MODEL WORK_DIR cache|chat|messages|tools|stop"; exit 2

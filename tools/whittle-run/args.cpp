@@ -86,7 +86,7 @@ void usage(FILE* out, const char* argv0) {
                "       %s -m MODEL -i [--system TEXT] [-p FIRST_MESSAGE] [options as above]\n"
                "          [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--f32-activations]\n"
                "          [--repeat-penalty R] [--repeat-last-n N] [--frequency-penalty F] [--presence-penalty P]\n"
-               "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [-v]\n"
+               "          [-f PROMPT_FILE] [--prune METHOD] [--prune-param KEY=VALUE]... [--stop TEXT]... [-v]\n"
                "          [--backend cpu|vulkan|cuda] [--kv-type f32|f16|q8_0] [--batch-rows N] [--memory-budget MIB]\n"
                "          [--rope-scaling none|linear|yarn] [--rope-scale F] [--yarn-orig-ctx N]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
@@ -107,6 +107,9 @@ void usage(FILE* out, const char* argv0) {
                "             its reasoning and tool calls read out as the model's template writes them\n"
                "             (wt_chat_parse_reply), ready to append to the conversation; a reply\n"
                "             that does not end within -n tokens, or is stopped, is an error\n"
+               "  --stop TEXT  an answer ends before TEXT, which is not printed (given again: any\n"
+               "             of them, the first written); in -i the context forgets the tokens past\n"
+               "             the answer kept\n"
                "  -i         chat: a turn per line, answers streamed, the context kept across turns\n"
                "             (-n: most tokens per answer; -c: default the training context up to\n"
                "             4096); /reset starts over, Ctrl-C stops an answer, Ctrl-D or /quit ends;\n"
@@ -183,6 +186,11 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
       if (!f.text(&o->chat_vars)) return false;
     } else if (f.is("--reply-json")) {
       o->reply_json = true;
+    } else if (f.is("--stop")) {
+      std::string stop;
+      if (!f.text(&stop)) return false;
+      if (stop.empty()) return wt_tools::Flags::fail("--stop needs a text to stop at (an empty one would stop at once)");
+      o->stops.push_back(std::move(stop));
     } else if (f.is("-i", "--interactive")) {
       o->interactive = true;
     } else if (f.is("--prompt-cache")) {

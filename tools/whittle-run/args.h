@@ -19,6 +19,7 @@ struct Options {
   bool messages = false;  // --messages: the prompt is a conversation as JSON, for the chat template
   std::string chat_vars;  // --chat-template-kwargs: the template's variables, JSON
   bool reply_json = false;  // --reply-json: the answer printed as a JSON message (wt_chat_parse_reply)
+  std::vector<std::string> stops;  // --stop: an answer ends before the first of these it writes
   std::string system;
   int n_predict = 128;
   int n_threads = 0;

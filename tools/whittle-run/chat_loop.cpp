@@ -1,8 +1,10 @@
 // whittle-run -i. Each turn renders the whole conversation with the model's chat template
 // and tokenizes it; the context already holds the tokens of the turns before (history),
-// so only the new ones are prefilled. When the new tokens do not begin with the history (a
-// reply whose text tokenizes differently from the tokens the model produced), the context
-// starts over and the conversation is prefilled again: slower, never wrong. The first
+// so only the new ones are prefilled. Where the new tokens part from the history (a reply
+// whose text tokenizes differently from the tokens the model produced, a template that drops
+// an earlier reply's thinking), the context is cut back to where they part
+// (wt_context_truncate) and goes on from there; where that is inside the pruned first prompt,
+// it starts over and the conversation is prefilled again: slower, never wrong. The first
 // prefill is pruned by the context's method; later turns append (whittle.h).
 #include "chat_loop.h"
 
@@ -94,12 +96,32 @@ int run_chat(Session& s) {
       msgs.pop_back();
       continue;
     }
-    const bool prefix = history.size() < tokens.size() &&
-                        std::equal(history.begin(), history.end(), tokens.begin());
-    if (!prefix && !history.empty()) {
-      if (s.o.verbose) std::fprintf(stderr, "[the conversation tokenizes differently now: prefilling it again]\n");
-      wt_context_reset(s.ctx);
-      history.clear();
+    if (tokens.empty()) {  // no template renders a user turn as nothing; never prefill nothing
+      msgs.pop_back();
+      continue;
+    }
+    // The tokens the context holds that begin the conversation now (one at least is new).
+    const size_t common = std::min<size_t>(
+        tokens.size() - 1,
+        static_cast<size_t>(std::mismatch(history.begin(), history.end(), tokens.begin(), tokens.end()).first -
+                            history.begin()));
+    if (common < history.size()) {
+      // Cut back to them; where that is refused (inside a pruned prompt, past a sliding
+      // window), from the start. n_past counts a re-indexed re-prefill's kept tokens
+      // (GemFilter), history every token.
+      const int32_t held = wt_context_n_past(s.ctx);
+      const size_t extra = history.size() - static_cast<size_t>(held);
+      if (common >= extra && wt_context_truncate(s.ctx, static_cast<int32_t>(common - extra)) == WT_OK) {
+        if (s.o.verbose)
+          std::fprintf(stderr, "[the conversation differs from token %zu of the %zu held: going on from there]\n",
+                       common, history.size());
+        history.resize(common);
+      } else {
+        if (s.o.verbose)
+          std::fprintf(stderr, "[the conversation differs where the context cannot be cut back to: prefilling it again]\n");
+        wt_context_reset(s.ctx);
+        history.clear();
+      }
     }
     const size_t n_reused = history.size();
     const size_t n_new = tokens.size() - n_reused;
@@ -132,7 +154,7 @@ int run_chat(Session& s) {
     if (st == WT_OK) st = wt_sampler_accept(s.sampler, history.data(), history.size());
     if (st != WT_OK) return fail("giving the conversation to the sampler", st);
 
-    TokenStream stream(s.model);
+    TokenStream stream(s.model, &s.o.stops);
     if (!stream.ok()) return fail("creating the detokenizer", WT_ERR_OUT_OF_MEMORY, "");
     int32_t n_gen = 0;
     st = wt_generate(s.ctx, s.sampler, s.o.n_predict, on_token, &stream, &n_gen);

@@ -58,7 +58,7 @@ int run_once(Session& s, const std::vector<wt_token>& tokens) {
   // The prompt counts for the repetition penalties, as the answer's own tokens do.
   if (const wt_status as = wt_sampler_accept(s.sampler, tokens.data(), tokens.size()); as != WT_OK)
     return fail("giving the prompt to the sampler", as);
-  wt_run::TokenStream stream(s.model);
+  wt_run::TokenStream stream(s.model, &o.stops);
   if (!stream.ok()) return fail("creating the detokenizer", WT_ERR_OUT_OF_MEMORY, "");
   stream.quiet = o.reply_json;  // printed once read back, below
   int32_t n_generated = 0;
@@ -69,7 +69,7 @@ int run_once(Session& s, const std::vector<wt_token>& tokens) {
     // Only a whole reply is read: one that failed, was stopped or ran out of -n tokens would
     // read as a complete message (a call cut short, an answer half said). Its text goes to
     // stderr then.
-    const bool ended = !stream.tokens.empty() && wt_token_is_end(s.model, stream.tokens.back());
+    const bool ended = stream.stopped || (!stream.tokens.empty() && wt_token_is_end(s.model, stream.tokens.back()));
     std::string message;
     const char* why = st != WT_OK ? "generation failed"  // a reply that ended stands, Ctrl-C after it or not
                       : ended      ? nullptr

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace wt_run {
@@ -47,18 +48,47 @@ bool interrupted() { return g_interrupted != 0; }
 void clear_interrupted() { g_interrupted = 0; }
 void set_in_prefill(bool on) { g_in_prefill.store(on); }
 
-TokenStream::TokenStream(const wt_model* m) : model(m), buf(4096) {
+TokenStream::TokenStream(const wt_model* m, const std::vector<std::string>* stop_texts)
+    : model(m), buf(4096), stops(stop_texts) {
   if (wt_detokenizer_create(model, &detok) != WT_OK) detok = nullptr;
 }
 TokenStream::~TokenStream() { wt_detokenizer_free(detok); }
 
 void TokenStream::flush() {
   size_t len = 0;
-  if (wt_detokenizer_flush(detok, buf.data(), buf.size(), &len) == WT_OK) {
-    if (!quiet) std::fwrite(buf.data(), 1, len, stdout);
-    text.append(buf.data(), len);
-  }
+  // After a stop text the rest is not the answer's.
+  if (!stopped && wt_detokenizer_flush(detok, buf.data(), buf.size(), &len) == WT_OK) text.append(buf.data(), len);
+  if (!stopped) show(true);
   std::fflush(stdout);
+}
+
+bool TokenStream::show(bool all) {
+  size_t end = text.size();
+  // A stop text begins at or after `shown`: no byte that might begin one is printed.
+  if (stops) {
+    for (const std::string& stop : *stops) {
+      const size_t at = text.find(stop, shown);
+      if (at < end) end = at, stopped = true;
+    }
+  }
+  if (stopped) {
+    text.resize(end);
+  } else if (!all && stops) {
+    size_t hold = 0;  // the longest end of the text that begins a stop text
+    for (const std::string& stop : *stops)
+      for (size_t k = std::min(stop.size() - 1, text.size() - shown); k > hold; --k)
+        if (text.compare(text.size() - k, k, stop, 0, k) == 0) {
+          hold = k;
+          break;
+        }
+    end -= hold;
+  }
+  if (!quiet) {
+    std::fwrite(text.data() + shown, 1, end - shown, stdout);
+    std::fflush(stdout);
+  }
+  shown = end;
+  return !stopped;
 }
 
 bool on_token(wt_token token, void* user) {
@@ -66,14 +96,9 @@ bool on_token(wt_token token, void* user) {
   s->tokens.push_back(token);
   if (interrupted() || wt_token_is_end(s->model, token)) return false;
   size_t len = 0;
-  if (wt_detokenizer_push(s->detok, token, s->buf.data(), s->buf.size(), &len) == WT_OK) {
-    if (!s->quiet) {
-      std::fwrite(s->buf.data(), 1, len, stdout);
-      std::fflush(stdout);
-    }
+  if (wt_detokenizer_push(s->detok, token, s->buf.data(), s->buf.size(), &len) == WT_OK)
     s->text.append(s->buf.data(), len);
-  }
-  return true;
+  return s->show(false);
 }
 
 namespace {

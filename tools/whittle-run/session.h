@@ -36,20 +36,28 @@ bool interrupted();
 void clear_interrupted();
 void set_in_prefill(bool on);
 
-// Streams generated tokens to stdout (and into `text`), stopping at the end token or Ctrl-C.
+// Streams generated tokens to stdout (and into `text`), stopping at the end token, Ctrl-C or
+// the first of the stop texts (--stop) the answer writes: the text ends before it, and what
+// may begin one is held back until it does not.
 struct TokenStream {
-  explicit TokenStream(const wt_model* model);
+  explicit TokenStream(const wt_model* model, const std::vector<std::string>* stops = nullptr);
   ~TokenStream();
   TokenStream(const TokenStream&) = delete;
   TokenStream& operator=(const TokenStream&) = delete;
   bool ok() const { return detok != nullptr; }
-  void flush();  // the detokenizer's held-back bytes, to stdout and text
+  void flush();  // the detokenizer's held-back bytes and the text held back, to stdout and text
+  // Prints the text not yet shown up to a stop text (then cut there: false) or, unless
+  // `all`, up to what could begin one.
+  bool show(bool all);
   const wt_model* model;
   wt_detokenizer* detok = nullptr;
   std::vector<char> buf;
   bool quiet = false;             // keep the text without printing it (--reply-json)
-  std::string text;               // what was printed (or kept)
+  std::string text;               // what was printed (or kept), and is held back
   std::vector<wt_token> tokens;   // every sampled token, the end token included
+  const std::vector<std::string>* stops = nullptr;
+  size_t shown = 0;               // bytes of text printed
+  bool stopped = false;           // a stop text ended the answer
 };
 bool on_token(wt_token token, void* user);  // for wt_generate; user = TokenStream*
 
