@@ -134,19 +134,28 @@ fi
 if [ "$what" = stop ]; then
   q="Count from 1 to 10, separated by commas."
   full="$("$run" -m "$model" -t 2 -n 40 --chat -p "$q" 2>"$work/err")" || fail "--chat run"
-  # A stop text from the answer itself (its 7th to 10th bytes): the answer printed is what
-  # comes before its first occurrence.
-  stop="$(printf '%s' "$full" | cut -c7-10)"
+  # A stop text from the answer itself (the 7th to 10th bytes of its first line): the answer
+  # printed is what comes before its first occurrence.
+  stop="$(printf '%s\n' "$full" | head -n 1 | cut -c7-10)"
   [ "${#stop}" -eq 4 ] || fail "the answer '$full' is too short to stop in"
   want="${full%%"$stop"*}"
   got="$("$run" -m "$model" -t 2 -n 40 --chat -p "$q" --stop "$stop" 2>"$work/err")" || fail "--stop run"
   printf 'stop at "%s": "%s"\n' "$stop" "$got"
   [ "$got" = "$want" ] || fail "with --stop '$stop' the answer was '$got', want '$want' (the whole: '$full')"
-  # A reply that stopped ended: --reply-json reads it.
+  # A reply that stopped ended: --reply-json reads it, with -n too small for it to end otherwise.
   printf '[{"role": "user", "content": "%s"}]' "$q" > "$work/q.json"
-  "$run" -m "$model" -t 2 -n 40 --messages "$work/q.json" --stop "$stop" --reply-json >"$work/got.json" 2>"$work/err" ||
-    fail "--reply-json after a stop"
-  grep -q '^{"role": "assistant", "content": "' "$work/got.json" || fail "--reply-json printed $(cat "$work/got.json")"
+  n_stop=$((${#want} + 4))
+  "$run" -m "$model" -t 2 -n "$n_stop" --messages "$work/q.json" --stop "$stop" --reply-json >"$work/got.json" \
+    2>"$work/err" || fail "--reply-json after a stop"
+  if command -v python3 >/dev/null; then
+    python3 - "$want" "$work/got.json" <<'PY' || fail "--reply-json printed $(cat "$work/got.json")"
+import json, sys
+message = json.loads(open(sys.argv[2], encoding="utf-8").read())
+assert message == {"role": "assistant", "content": sys.argv[1]}, (message, sys.argv[1])
+PY
+  else
+    grep -q '^{"role": "assistant", "content": "' "$work/got.json" || fail "--reply-json printed $(cat "$work/got.json")"
+  fi
   out="$(printf '%s\nAnd once more.\n' "$q" | "$run" -m "$model" -t 2 -n 40 -i -v --stop "$stop" 2>"$work/chat.err")" ||
     fail "the chat exited with an error"
   printf '%s\n' "$out"
