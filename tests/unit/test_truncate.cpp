@@ -28,7 +28,7 @@ wt_model* tiny_model() {
 wt_context_params params(wt_prune_method method, int32_t device_blocks = 0) {
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = 256;
-  cp.n_threads = 2;
+  cp.n_threads = 1;  // a tiny model: a second worker would only wait (and under qemu, spin)
   cp.prune.method = method;
   cp.prune.keep = 0.3f;
   cp.prune.slim_decode_keep = 0.5f;  // SlimInfer re-selects its active blocks while decoding
