@@ -512,22 +512,32 @@ TEST_CASE("reference: tiny gemma3's sliding layers keep their window's KV rows, 
   wt_model_free(model);
 }
 
-// A state saved after its sliding layers slid (20 tokens in passes of 5 into caches of 19
-// rows) loads into a fresh context and decodes the rest as the reference has it.
-TEST_CASE("reference: tiny gemma3's state round-trips after its windows slid") {
-  const wt::test::ReferenceCase c = read_case("tiny_gemma3");
-  wt_model* model = nullptr;
-  REQUIRE_MESSAGE(wt_model_load((data_dir() + "/" + c.model).c_str(), nullptr, &model) == WT_OK, wt_last_error());
+namespace {
+
+// A tiny gemma3 context over its reference's tokens that prefills in passes of 5 rows, so its
+// sliding caches (19 rows) slide; f32 throughout, to compare with the reference.
+wt_context* gemma3_in_passes(const wt_model* model, const wt::test::ReferenceCase& c) {
   wt_context_params cp = wt_context_default_params();
   cp.n_ctx = static_cast<int32_t>(c.tokens.size());
   cp.n_batch_rows = 5;
   cp.n_threads = 2;
   cp.matmul_mode = WT_MATMUL_F32;
   cp.kv_type = WT_KV_F32;
-  wt_context* a = nullptr;
-  wt_context* b = nullptr;
-  REQUIRE(wt_context_create(model, &cp, &a) == WT_OK);
-  REQUIRE(wt_context_create(model, &cp, &b) == WT_OK);
+  wt_context* ctx = nullptr;
+  REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
+  return ctx;
+}
+
+}  // namespace
+
+// A state saved after its sliding layers slid (20 tokens in passes of 5 into caches of 19
+// rows) loads into a fresh context and decodes the rest as the reference has it.
+TEST_CASE("reference: tiny gemma3's state round-trips after its windows slid") {
+  const wt::test::ReferenceCase c = read_case("tiny_gemma3");
+  wt_model* model = nullptr;
+  REQUIRE_MESSAGE(wt_model_load((data_dir() + "/" + c.model).c_str(), nullptr, &model) == WT_OK, wt_last_error());
+  wt_context* a = gemma3_in_passes(model, c);
+  wt_context* b = gemma3_in_passes(model, c);
   const size_t n0 = 20;
   REQUIRE_MESSAGE(wt_context_prefill(a, c.tokens.data(), n0) == WT_OK, wt_last_error());
   size_t bytes = 0;
@@ -541,6 +551,8 @@ TEST_CASE("reference: tiny gemma3's state round-trips after its windows slid") {
   wt_model_free(model);
 }
 
+namespace {
+
 // wt_context_truncate with sliding-window layers: 20 tokens in passes of 5 (the sliding caches
 // slid), three wrong tokens decoded, then cut back as far as the windows allow: the rest
 // decodes as the reference has it. Cutting further back is refused and changes nothing.
@@ -548,14 +560,7 @@ void check_gemma3_truncate(wt_backend_kind backend) {
   const wt::test::ReferenceCase c = read_case("tiny_gemma3");
   wt_model* model = load_on(data_dir() + "/" + c.model, backend);
   if (!model) return;
-  wt_context_params cp = wt_context_default_params();
-  cp.n_ctx = static_cast<int32_t>(c.tokens.size());
-  cp.n_batch_rows = 5;
-  cp.n_threads = 2;
-  cp.matmul_mode = WT_MATMUL_F32;
-  cp.kv_type = WT_KV_F32;
-  wt_context* ctx = nullptr;
-  REQUIRE(wt_context_create(model, &cp, &ctx) == WT_OK);
+  wt_context* ctx = gemma3_in_passes(model, c);
   REQUIRE_MESSAGE(wt_context_prefill(ctx, c.tokens.data(), 20) == WT_OK, wt_last_error());
   for (wt_token t : {1, 2, 3}) REQUIRE(wt_context_decode(ctx, t) == WT_OK);
   int32_t n = 1;
@@ -570,6 +575,8 @@ void check_gemma3_truncate(wt_backend_kind backend) {
   wt_context_free(ctx);
   wt_model_free(model);
 }
+
+}  // namespace
 
 TEST_CASE("reference: tiny gemma3 cut back after its windows slid goes on as the reference") {
   check_gemma3_truncate(WT_BACKEND_CPU);

@@ -6,7 +6,6 @@
 // NumPy reference: test_qwen2_reference.cpp.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
