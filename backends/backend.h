@@ -118,6 +118,14 @@ struct StreamTimes {
   double compute_wait_ms = 0;  // the compute stream blocked on copy-stream events
 };
 
+// What a backend with a worker pool (the CPU) has run since it was created: launches, and
+// the workers they used in all (fewer than launches x caps().n_threads where its workers
+// waited for cores other threads held: backends/cpu/core_share.h).
+struct WorkerCounts {
+  uint64_t launches = 0;
+  uint64_t worker_launches = 0;
+};
+
 struct MemoryInfo {
   uint64_t total_bytes = 0;
   uint64_t free_bytes = 0;
@@ -149,6 +157,11 @@ class Backend {
   // Optional: false where the backend does not time its streams (a Vulkan device without
   // timestamps). Device backends read their timestamps back here, so it is not const.
   virtual bool stream_times(StreamTimes* out) {
+    (void)out;
+    return false;
+  }
+  // Optional: false where the backend has no worker pool.
+  virtual bool worker_counts(WorkerCounts* out) const {
     (void)out;
     return false;
   }
@@ -192,6 +205,8 @@ class Backend {
 
 struct BackendOptions {
   int n_threads = 0;       // cpu: 0 = all cores
+  bool fixed_threads = false;  // cpu: every launch on all n_threads workers, even while
+                               // they wait for cores other threads hold
   int device_index = -1;   // vulkan: which physical device; -1 = the best one
                            // cuda: the CUDA device ordinal; -1 = device 0
   bool validation = false; // vulkan: run under VK_LAYER_KHRONOS_validation; any error it

@@ -93,15 +93,17 @@ size_t prune_shift(size_t prune_struct_size) {
 }
 std::vector<SizeRange> context_params_sizes(size_t shift) {
   // API 1 ends after prune, API 2 after memory_budget_bytes, API 3 (and 4, 5) after
-  // kv_sync_swaps, API 6 (and 7) after kv_type, API 8 (and 9) after kv_pager_flags, API 10 at
-  // the end; a caller's older prune layout makes each `shift` bytes shorter.
+  // kv_sync_swaps, API 6 (and 7) after kv_type, API 8 (and 9) after kv_pager_flags, API 10 (to
+  // 13) after n_batch_rows, API 14 at the end; a caller's older prune layout makes each
+  // `shift` bytes shorter.
   std::vector<SizeRange> r = {
       {offsetof(wt_context_params, prune) + sizeof(wt_prune_params), offsetof(wt_context_params, memory_budget_bytes)},
       {offsetof(wt_context_params, memory_budget_bytes) + sizeof(uint64_t), offsetof(wt_context_params, max_new_tokens)},
       {offsetof(wt_context_params, kv_sync_swaps) + sizeof(bool), offsetof(wt_context_params, kv_type)},
       {offsetof(wt_context_params, kv_type) + sizeof(wt_kv_type), offsetof(wt_context_params, kv_pager_flags)},
       {offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t), offsetof(wt_context_params, n_batch_rows)},
-      {offsetof(wt_context_params, n_batch_rows) + sizeof(int32_t), sizeof(wt_context_params)}};
+      {offsetof(wt_context_params, n_batch_rows) + sizeof(int32_t), offsetof(wt_context_params, cpu_flags)},
+      {sizeof(wt_context_params), sizeof(wt_context_params)}};
   for (SizeRange& x : r) x.lo -= shift, x.hi -= shift;
   return r;
 }
@@ -113,11 +115,12 @@ std::vector<SizeRange> sampler_params_sizes() {
 }
 
 std::vector<SizeRange> context_stats_sizes() {
-  // API 5 ends after pager_wait_ms, API 9 (and 10) after pager_transfers, API 11 at the end:
-  // the padding after batch_rows is accepted too (an API 11 header's sizeof).
+  // API 5 ends after pager_wait_ms, API 9 (and 10) after pager_transfers, API 11 (to 13)
+  // after batch_rows (its padding accepted too: an API 11 header's sizeof), API 14 at the end.
   return {{offsetof(wt_context_stats, pager_wait_ms) + sizeof(double), offsetof(wt_context_stats, pager_transfers)},
           {offsetof(wt_context_stats, pager_transfers) + sizeof(int64_t), offsetof(wt_context_stats, batch_rows)},
-          {offsetof(wt_context_stats, batch_rows) + sizeof(int32_t), sizeof(wt_context_stats)}};
+          {offsetof(wt_context_stats, batch_rows) + sizeof(int32_t), offsetof(wt_context_stats, threads_per_op)},
+          {sizeof(wt_context_stats), sizeof(wt_context_stats)}};
 }
 
 bool size_accepted(const std::vector<SizeRange>& ranges, size_t size) {

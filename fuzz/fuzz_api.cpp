@@ -153,6 +153,9 @@ wt_context_params fuzz_context_params(FuzzedDataProvider& fdp, StopAfter* stop) 
   // and then any int (negative: refused).
   if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
     p.n_batch_rows = fdp.ConsumeBool() ? fdp.ConsumeIntegralInRange<int32_t>(0, 9) : pick_int(fdp, 512);
+  // The CPU's flags (API 14): fixed threads mostly, now and then any bits (refused).
+  if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0)
+    p.cpu_flags = fdp.ConsumeBool() ? WT_CPU_FIXED_THREADS : fdp.ConsumeIntegral<uint64_t>();
   const size_t shift = prune_shift(p.prune.struct_size);
   p.struct_size = pick_struct_size(fdp, context_params_sizes(shift), sizeof p - shift);
   return p;
@@ -307,8 +310,8 @@ void run_context(wt_context* ctx, const wt_context_plan_info& plan, FuzzedDataPr
 
   // An output struct's struct_size from the input (API 5): the library writes no byte past
   // it, and refuses (writing nothing) one below the struct's first layout.
-  // wt_context_stats has three layouts: API 5's, API 9's with pager_transfers and API 11's
-  // with batch_rows; each accepts the sizes up to where the next begins, and any size above
+  // wt_context_stats has four layouts: API 5's, API 9's with pager_transfers, API 11's with
+  // batch_rows and API 14's with threads_per_op; each accepts the sizes up to where the next begins, and any size above
   // the newest is read as it.
   const std::vector<SizeRange> stats_sizes = context_stats_sizes();
   const size_t size = fdp.ConsumeBool() ? fdp.ConsumeIntegralInRange<size_t>(0, 512)

@@ -88,8 +88,9 @@ extern "C" {
  * methods and parameters; 5 struct_size in the structs the library fills; 6 kv_type; 7
  * asl_ratios; 8 kv_pager_flags; 9 pager_transfers, wt_model_copy_bandwidth; 10 n_batch_rows
  * (n_ffn_rows until 2026-12-04); 11 batch_rows in the plan and stats; 12 the sampler's min_p,
- * repetition penalties, wt_sampler_accept and _reset; 13 wt_model_params.rope_*. */
-#define WT_API_VERSION 13
+ * repetition penalties, wt_sampler_accept and _reset; 13 wt_model_params.rope_*; 14
+ * cpu_flags and threads_per_op. */
+#define WT_API_VERSION 14
 
 /* "MAJOR.MINOR.PATCH" of the linked library (may differ from the macros above). */
 WT_API const char* wt_version(void);
@@ -544,6 +545,13 @@ typedef struct wt_context_params {
                                     or slice under 64 rows runs the kernels of few rows
                                     (CUDA: not the tensor cores), whose rounding differs
                                     slightly, and slower. Negative: WT_ERR_INVALID_ARGUMENT */
+  /* Since WT_API_VERSION 14. The CPU backend runs each op on its workers in lock step, so
+   * a worker waiting for a core another thread holds (another process, another context)
+   * stalls the op: where (Linux) its workers wait in the run queue for about half a core
+   * or more, ops run on fewer workers, one more tried again later (wt_context_stats.
+   * threads_per_op says how many ran; results are the same bits). WT_CPU_FIXED_THREADS:
+   * always n_threads. Default 0; unknown bits are WT_ERR_INVALID_ARGUMENT. */
+  uint64_t cpu_flags;
 } wt_context_params;
 
 /* wt_context_params.n_batch_rows when 0 (since API 10). On the CPU, feed-forward slices of
@@ -556,6 +564,8 @@ typedef struct wt_context_params {
  * host pool with their copies on unified memory too (what a discrete GPU runs; to compare
  * the two, or to test the copying path on a board without a discrete GPU). */
 #define WT_KV_PAGER_COPY ((uint64_t)1)
+/* wt_context_params.cpu_flags (since API 14). */
+#define WT_CPU_FIXED_THREADS ((uint64_t)1)
 
 WT_API wt_context_params wt_context_default_params(void);
 
@@ -691,6 +701,9 @@ typedef struct wt_context_stats {
   /* Since API 11: prompt rows one pass or slice runs (wt_context_plan_info.batch_rows, as
    * this context resolved it when it was created). */
   int32_t batch_rows;
+  /* Since API 14: the CPU's workers per op since the last reset (cpu_flags); 0 on
+   * device backends and before the first op. */
+  double threads_per_op;
 } wt_context_stats;
 
 /* WT_ERR_INVALID_ARGUMENT: NULL arguments, or an out_stats->struct_size the library does

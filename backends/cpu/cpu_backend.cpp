@@ -183,7 +183,7 @@ void job_trampoline(const ThreadCtx& tc, const void* arg) {
 class CpuBackend final : public Backend {
  public:
   // max_binding_bytes: BackendOptions' (0: no limit the engine would split for).
-  CpuBackend(int n_threads, size_t max_binding_bytes) : pool_(n_threads) {
+  CpuBackend(int n_threads, bool fixed_threads, size_t max_binding_bytes) : pool_(n_threads, fixed_threads) {
     caps_.name = "cpu";
     caps_.device_name = "host CPU";
     caps_.unified_memory = true;
@@ -274,6 +274,11 @@ class CpuBackend final : public Backend {
   Status synchronize(Stream stream) override {
     if (stream == Stream::copy) copies_.wait(copies_.last());
     return Status::ok();
+  }
+  bool worker_counts(WorkerCounts* out) const override {
+    out->launches = pool_.launches();
+    out->worker_launches = pool_.worker_launches();
+    return true;
   }
 
   size_t workspace_bytes(const OpCall& c) const override {
@@ -368,7 +373,7 @@ Status create_cpu_backend(const BackendOptions& options, std::unique_ptr<Backend
   if (n == 0) n = static_cast<int>(std::thread::hardware_concurrency());
   if (n <= 0) n = 1;
   try {
-    *out = std::make_unique<CpuBackend>(n, options.max_binding_bytes);
+    *out = std::make_unique<CpuBackend>(n, options.fixed_threads, options.max_binding_bytes);
   } catch (const std::bad_alloc&) {
     return error(WT_ERR_OUT_OF_MEMORY, "cpu: cannot allocate the backend and its " + std::to_string(n) + " threads");
   } catch (const std::exception& e) {

@@ -539,10 +539,10 @@ static void one_row_scores_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& 
   const int64_t group = n_head / n_head_kv, n_cols = dst.ne[0];
   const bool all_heads = heads_fit(n_head, n_head_kv, hd);
   const int64_t unit_heads = all_heads ? n_head_kv : 1;
-  const int64_t n_chunks = one_row_chunks(tc.nth, n_vis);
+  const int64_t n_chunks = one_row_chunks(tc.split_workers(), n_vis);
   const int64_t per_chunk = (n_vis + n_chunks - 1) / n_chunks;
   TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
-  float* part = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.nth);  // [n_head][n_chunks][2]
+  float* part = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.split_workers());  // [n_head][n_chunks][2]
   const int64_t qrow = q.ne[2] - 1;
   for (int64_t u = tc.ith; u < n_head_kv / unit_heads * n_chunks; u += tc.nth) {
     const int64_t g0 = u / n_chunks * unit_heads, c = u % n_chunks;
@@ -722,14 +722,16 @@ static void decode_impl(const wt::cpu::ThreadCtx& tc, const wt::Tensor& dst, con
   }
   const bool all_heads = heads_fit(n_head, n_head_kv, hd);
   const int64_t unit_heads = all_heads ? n_head_kv : 1;
-  // The partials' room (attention_workspace_bytes) holds (4 nth + n_head_kv) x group heads'.
-  const int64_t room = (4 * tc.nth + n_head_kv) / n_head_kv;
-  int64_t n_chunks = all_heads ? (tc.nth < room ? tc.nth : room) : (4 * tc.nth + n_head_kv - 1) / n_head_kv;
+  // The partials' room (attention_workspace_bytes) holds (4 nth + n_head_kv) x group heads',
+  // nth the pool's workers: the chunks are cut for them, however many run this launch.
+  const int64_t nw = tc.split_workers();
+  const int64_t room = (4 * nw + n_head_kv) / n_head_kv;
+  int64_t n_chunks = all_heads ? (nw < room ? nw : room) : (4 * nw + n_head_kv - 1) / n_head_kv;
   const int64_t max_chunks = (n_keys + kBK - 1) / kBK;
   n_chunks = n_chunks < max_chunks ? n_chunks : max_chunks;
   const int64_t per_chunk = ((n_keys + n_chunks - 1) / n_chunks + kBK - 1) / kBK * kBK;
   TileScratch* ts = static_cast<TileScratch*>(workspace) + tc.ith;
-  float* partial = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + tc.nth);
+  float* partial = reinterpret_cast<float*>(static_cast<TileScratch*>(workspace) + nw);
   const int64_t stride = hd + 2;
   const int64_t n_units = n_head_kv / unit_heads * n_chunks;
   for (int64_t u = tc.ith; u < n_units; u += tc.nth) {

@@ -34,15 +34,15 @@ class SpinBarrier {
   // Spin a little, then give the core away: with more runnable threads than cores (two
   // test processes, a busy board) pure spinning would wait for whole scheduler slices.
   static void backoff(int* spins) {
-    if (++*spins < 4096) {
+    if (++*spins < 4096) pause();
+    else std::this_thread::yield();
+  }
+  static void pause() {
 #if defined(__x86_64__) || defined(_M_X64)
-      _mm_pause();
+    _mm_pause();
 #elif defined(__aarch64__)
-      asm volatile("yield");
+    asm volatile("yield");
 #endif
-    } else {
-      std::this_thread::yield();
-    }
   }
 
  private:
@@ -55,6 +55,12 @@ struct ThreadCtx {
   int ith = 0;
   int nth = 1;
   SpinBarrier* barrier = nullptr;
+  // The workers the pool has; nth of them run this launch (fewer while other threads hold
+  // the cores: backends/cpu/core_share.h). 0: nth. Per-worker scratch is laid out for this
+  // many, and a kernel whose result depends on how it splits the work (decode attention's
+  // key chunks, merged in order) splits it for this many, so its bits do not depend on nth.
+  int n_max = 0;
+  int split_workers() const { return n_max > 0 ? n_max : nth; }
   void sync() const {
     if (barrier) barrier->wait();
   }

@@ -46,6 +46,10 @@ Status read_options(const wt_context_params* params, wt_context_params* read, wt
     return wt::error(WT_ERR_INVALID_ARGUMENT, "n_batch_rows " + std::to_string(p.n_batch_rows) +
                                                   " is negative (0: WT_BATCH_ROWS_DEFAULT)");
   o.n_batch_rows = p.n_batch_rows;
+  if (p.cpu_flags & ~WT_CPU_FIXED_THREADS)
+    return wt::error(WT_ERR_INVALID_ARGUMENT, "cpu_flags " + std::to_string(p.cpu_flags) +
+                                                  ": the only flag is WT_CPU_FIXED_THREADS (1)");
+  o.fixed_threads = (p.cpu_flags & WT_CPU_FIXED_THREADS) != 0;
   return Status::ok();
 }
 
@@ -93,6 +97,7 @@ wt_context_params wt_context_default_params(void) {
   p.kv_type = WT_KV_F16;
   p.kv_pager_flags = 0;
   p.n_batch_rows = 0;
+  p.cpu_flags = 0;
   return p;
 }
 
@@ -247,6 +252,7 @@ wt_status wt_context_get_stats(const wt_context* ctx, wt_context_stats* out_stat
     o.pager_wait_ms = kv ? c.wait_ms : 0;
     o.pager_transfers = c.n_transfers;
     o.batch_rows = ctx->ctx->batch_rows();
+    o.threads_per_op = s.threads_per_op;
     return wt::api::write_output(o, out_stats);
   });
 }

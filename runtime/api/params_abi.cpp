@@ -68,6 +68,7 @@ constexpr Layout kContextLayouts[] = {
     {6, offsetof(wt_context_params, kv_type), offsetof(wt_context_params, kv_type) + sizeof(wt_kv_type)},
     {8, offsetof(wt_context_params, kv_pager_flags), offsetof(wt_context_params, kv_pager_flags) + sizeof(uint64_t)},
     {10, offsetof(wt_context_params, n_batch_rows), offsetof(wt_context_params, n_batch_rows) + sizeof(int32_t)},
+    {14, offsetof(wt_context_params, cpu_flags), offsetof(wt_context_params, cpu_flags) + sizeof(uint64_t)},
 };
 constexpr Layout kSamplerLayouts[] = {
     {1, 0, offsetof(wt_sampler_params, seed) + sizeof(uint64_t)},
@@ -85,6 +86,7 @@ constexpr Layout kContextStatsLayouts[] = {
     {5, 0, offsetof(wt_context_stats, pager_wait_ms) + sizeof(double)},
     {9, offsetof(wt_context_stats, pager_transfers), offsetof(wt_context_stats, pager_transfers) + sizeof(int64_t)},
     {11, offsetof(wt_context_stats, batch_rows), offsetof(wt_context_stats, batch_rows) + sizeof(int32_t)},
+    {14, offsetof(wt_context_stats, threads_per_op), offsetof(wt_context_stats, threads_per_op) + sizeof(double)},
 };
 constexpr Layout kPruneStatsLayouts[] = {
     {5, 0, offsetof(wt_prune_stats, prefill_ms) + sizeof(double)},

@@ -68,6 +68,7 @@ Status Context::setup(const Model& model, const ContextOptions& options, std::un
   } else {
     BackendOptions bo;
     bo.n_threads = options.n_threads;
+    bo.fixed_threads = options.fixed_threads;
     WT_TRY(create_cpu_backend(bo, &ctx->own_backend_));
     ctx->backend_ = ctx->own_backend_.get();
   }
@@ -409,6 +410,16 @@ void Context::reset() {
   }
   stats_.n_prefill_tokens = stats_.n_decode_tokens = 0;
   stats_.prefill_ms = stats_.decode_ms = 0;
+  backend_->worker_counts(&workers0_);
+}
+
+ContextStats Context::stats() const {
+  ContextStats s = stats_;
+  WorkerCounts now;
+  if (backend_->worker_counts(&now) && now.launches > workers0_.launches)
+    s.threads_per_op = static_cast<double>(now.worker_launches - workers0_.worker_launches) /
+                       static_cast<double>(now.launches - workers0_.launches);
+  return s;
 }
 
 Status Context::truncate(int32_t n) {

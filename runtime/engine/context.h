@@ -23,6 +23,7 @@ namespace wt {
 struct ContextOptions {
   int32_t n_ctx = 0;        // 0 = model's training context
   int32_t n_threads = 0;    // 0 = all cores
+  bool fixed_threads = false;  // every launch on all n_threads workers (BackendOptions)
   bool logits_all = false;  // keep logits for every row of a prefill
   bool f32_activations = false;  // matmuls without int8 activation quantization
   uint64_t memory_budget_bytes = 0;
@@ -65,6 +66,7 @@ struct ContextStats {
   uint64_t kv_bytes = 0;
   uint64_t pager_device_bytes = 0;  // the pager's pools (0 without it)
   uint64_t pager_host_bytes = 0;
+  double threads_per_op = 0;  // CPU workers per launch since the last reset (0: none yet, or a device)
 };
 
 // What create() would allocate (wt_context_plan).
@@ -109,7 +111,7 @@ class Context {
   int32_t n_ctx() const { return n_ctx_; }
   int32_t batch_rows() const { return batch_rows_; }  // rows of a prompt's pass or slice
   bool batch_rows_lowered() const { return batch_rows_lowered_; }  // the default did not fit
-  const ContextStats& stats() const { return stats_; }
+  ContextStats stats() const;
   const Model& model() const { return model_; }
   const Backend& backend() const { return *backend_; }
   bool on_device() const { return device_ != nullptr; }
@@ -339,6 +341,7 @@ class Context {
   int32_t last_rows_ = 0;     // rows of the last prefill/decode (0: no logits yet)
   bool last_row_only_ = false;  // the last prefill was pruned: only its last row has logits
   ContextStats stats_;
+  WorkerCounts workers0_;  // the backend's worker counts at the last reset
 };
 
 }  // namespace wt

@@ -11,13 +11,15 @@
 
 namespace wt::test {
 
+// n_max: the workers the kernel's scratch and splits are for (ThreadCtx::n_max), of which
+// n run, as a pool running on fewer workers than it has does; 0: n.
 template <typename Fn>
-void run_workers(int n, Fn fn) {
+void run_workers(int n, Fn fn, int n_max = 0) {
   cpu::SpinBarrier barrier;
   barrier.reset(n);
   std::vector<std::thread> threads;
-  for (int i = 1; i < n; ++i) threads.emplace_back([&, i] { fn(cpu::ThreadCtx{i, n, &barrier}); });
-  fn(cpu::ThreadCtx{0, n, &barrier});
+  for (int i = 1; i < n; ++i) threads.emplace_back([&, i] { fn(cpu::ThreadCtx{i, n, &barrier, n_max}); });
+  fn(cpu::ThreadCtx{0, n, &barrier, n_max});
   for (auto& t : threads) t.join();
 }
 

@@ -641,6 +641,21 @@ TEST_CASE("api: an older wt_context_params layout is read up to its struct_size 
     REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
     CHECK(stats_of(ctx).pager_host_bytes > 0);
     wt_context_free(ctx);
+
+    // API 13 ends before cpu_flags: bits there are not read; API 14 refuses one it does not
+    // know, and names the flag it does.
+    cp.cpu_flags = ~uint64_t{0};
+    cp.struct_size = offsetof(wt_context_params, cpu_flags);
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+    wt_context_free(ctx);
+    cp.struct_size = sizeof(wt_context_params);
+    ctx = nullptr;
+    CHECK(wt_context_create(m, &cp, &ctx) == WT_ERR_INVALID_ARGUMENT);
+    CHECK(ctx == nullptr);
+    CHECK(std::string(wt_last_error()).find("WT_CPU_FIXED_THREADS") != std::string::npos);
+    cp.cpu_flags = WT_CPU_FIXED_THREADS;
+    REQUIRE_MESSAGE(wt_context_create(m, &cp, &ctx) == WT_OK, wt_last_error());
+    wt_context_free(ctx);
   }
   wt_model_free(m);
 }

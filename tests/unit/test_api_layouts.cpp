@@ -264,6 +264,15 @@ TEST_CASE("api: output structs: struct_size set by C++ itself, bounds what the l
     CHECK(untouched(p, plan_size));
   }
 
+  SUBCASE("wt_context_stats of an API 11-13 header (before threads_per_op): not one byte after") {
+    const size_t stats_size = offsetof(wt_context_stats, threads_per_op);
+    std::vector<unsigned char> b(sizeof(wt_context_stats) + 16, 0xAB);
+    std::memcpy(b.data(), &stats_size, sizeof stats_size);
+    REQUIRE(wt_context_get_stats(c.ctx, reinterpret_cast<wt_context_stats*>(b.data())) == WT_OK);
+    CHECK(reinterpret_cast<const wt_context_stats*>(b.data())->batch_rows > 0);
+    CHECK(untouched(b, stats_size));
+  }
+
   SUBCASE("struct_size 0 (not set, or a C caller of an API 1-4 header) and too small: refused, nothing written") {
     for (size_t size : {size_t{0}, sizeof(size_t), size_t{12}}) {
       CAPTURE(size);

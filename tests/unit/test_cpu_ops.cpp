@@ -485,6 +485,51 @@ TEST_CASE("ops: attention over an f16 or q8_0 KV cache is the f32 kernel over th
   }
 }
 
+// A pool on a busy machine runs a launch on fewer workers than it has (ThreadCtx::n_max,
+// backends/cpu/core_share.h). Decode attention cuts its keys into chunks by the worker count
+// and merges them in order, and so does a decode step's one-row scores: both must cut for
+// n_max, so a step's bits do not depend on how many workers ran it.
+TEST_CASE("ops: decode attention and one-row scores give the same bits on fewer workers than the pool has") {
+  const int64_t hd = 64, n_head = 9, n_head_kv = 3, pos0 = 700, n_kv = pos0 + 1;
+  auto q = random_vec(static_cast<size_t>(hd * n_head), 31);
+  auto k = random_vec(static_cast<size_t>(hd * n_head_kv * n_kv), 32);
+  auto v = random_vec(static_cast<size_t>(hd * n_head_kv * n_kv), 33);
+  std::vector<int32_t> ids;
+  for (int64_t j = 0; j < n_kv; j += 3) ids.push_back(static_cast<int32_t>(j));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  Tensor tq = t3(q, hd, n_head, 1), tk = t3(k, hd, n_head_kv, n_kv), tv = t3(v, hd, n_head_kv, n_kv);
+  const int n_max = 4;
+  const size_t bytes = std::max(wt::cpu::attention_workspace_bytes(hd, n_head, n_head_kv, n_max),
+                                wt::cpu::window_scores_workspace_bytes(hd, n_head, 1, n_max));
+  std::vector<char> ws(bytes + 64);
+  void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 63) & ~uintptr_t(63));
+  // Decode attention (all keys, then SlimInfer-style rows) and the one-row scores of q.
+  auto run = [&](int workers) {
+    std::vector<float> out(q.size() * 2 + static_cast<size_t>(n_head * n_kv), -7.0f);
+    Tensor dense = t3(out, hd, n_head, 1);
+    Tensor sparse = wt::make_tensor_2d(out.data() + q.size(), wt::DType::f32, hd, n_head);
+    Tensor scores = wt::make_tensor_2d(out.data() + 2 * q.size(), wt::DType::f32, n_kv, n_head);
+    const wt::cpu::WindowScoresParams p{1, true, true, static_cast<int32_t>(n_kv), scale};
+    run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::attention_decode(tc, dense, tq, tk, tv, pos0, scale, wsp); },
+                n_max);
+    run_workers(workers, [&](const ThreadCtx& tc) {
+      wt::cpu::attention_decode(tc, sparse, tq, tk, tv, pos0, scale, wsp, ids.data(), static_cast<int32_t>(ids.size()));
+    }, n_max);
+    run_workers(workers, [&](const ThreadCtx& tc) { wt::cpu::window_scores(tc, scores, tq, tk, p, wsp); }, n_max);
+    return out;
+  };
+  AttnIsaGuard guard;
+  for (const char* isa : kIsas) {
+    if (!wt::cpu::set_attention_isa_for_testing(isa)) continue;
+    CAPTURE(std::string(isa));
+    const std::vector<float> all = run(n_max);
+    for (int workers : {1, 2, 3}) {
+      CAPTURE(workers);
+      CHECK(same_bits(run(workers), all));
+    }
+  }
+}
+
 TEST_CASE("ops: gather_rows and copy_rows round f32 rows into an f16 or q8_0 cache and block and window scores read one") {
   const int64_t hd = 64, n_head = 6, n_head_kv = 2, n = 40;
   auto src = random_vec(static_cast<size_t>(hd * n_head_kv * n), 21);

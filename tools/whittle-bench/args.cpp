@@ -40,6 +40,8 @@ const char* const kUsage =
     "          --ffn-rows, its name until 2026-12-04, is the same)\n"
     "  memory: --memory-budget 0,600 (wt_context_params.memory_budget_bytes in MiB: every method in each;\n"
     "          0 = none but the memory available; with the default rows a context lowers them to fit)\n"
+    "  CPU:    --cpu-threads adaptive,fixed (every method in each; adaptive, the default: ops run on fewer\n"
+    "          workers while other threads hold the cores; fixed: WT_CPU_FIXED_THREADS, always -t)\n"
     "  pager:  --pager (resident vs the copying pager's async and sync swaps vs the pager in place,\n"
     "          where memory is unified)  --kv-device 0.25 (device pool share of the KV)  --kv-block 64\n"
     "          (-p lengths, -n one count, --method/--prune-param as above)\n"
@@ -209,6 +211,11 @@ int parse(int argc, char** argv, Args* a) {
       }
       if (a->variants.memory_budgets_mib.empty())
         return usage_error("--memory-budget expects a list of MiB in [0, 16777216], got " + v);
+    } else if (k == "--cpu-threads") {
+      a->variants.cpu_threads = split(v);
+      for (const std::string& t : a->variants.cpu_threads)
+        if (t != "adaptive" && t != "fixed") return usage_error("--cpu-threads expects a list of adaptive and fixed, got " + v);
+      if (a->variants.cpu_threads.empty()) return usage_error("--cpu-threads expects a list of adaptive and fixed, got " + v);
     }
     else if (k == "--prune-param") {
       const size_t eq = v.find('=');
@@ -240,6 +247,7 @@ int parse(int argc, char** argv, Args* a) {
   points *= static_cast<double>(std::max<size_t>(a->variants.matmuls.size(), 1));
   points *= static_cast<double>(std::max<size_t>(a->variants.batch_rows.size(), 1));
   points *= static_cast<double>(std::max<size_t>(a->variants.memory_budgets_mib.size(), 1));
+  points *= static_cast<double>(std::max<size_t>(a->variants.cpu_threads.size(), 1));
   if (points > kMaxMethodSpecs)
     return usage_error("--method, --keep and --prune-param values make " + std::to_string(static_cast<unsigned long long>(std::min(points, 1e18))) +
                        " runs per prompt, more than " + std::to_string(kMaxMethodSpecs));

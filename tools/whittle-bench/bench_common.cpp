@@ -85,6 +85,7 @@ std::string MethodSpec::label() const {
   if (matmul != "fast") s += " mm=" + matmul;
   if (batch_rows != 0) s += " batch=" + std::to_string(batch_rows);
   if (memory_budget_mib != 0) s += " budget=" + std::to_string(memory_budget_mib) + "MiB";
+  if (cpu_threads != "adaptive") s += " threads=" + cpu_threads;
   return s;
 }
 
@@ -97,33 +98,43 @@ Json MethodSpec::params_json() const {
   if (matmul != "fast") j.set("matmul", matmul);
   if (batch_rows != 0) j.set("batch_rows", std::to_string(batch_rows));
   if (memory_budget_mib != 0) j.set("memory_budget_mib", std::to_string(memory_budget_mib));
+  // Always, as kv_type: records before 2026-12-07 have none and ran every op on all workers
+  // (what "fixed" is now), so --resume must not take them for adaptive ones.
+  j.set("cpu_threads", cpu_threads);
   return j;
 }
 
 std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, const Variants& v) {
   if (v.empty()) return specs;
-  const std::vector<std::string> kvs = v.kv_types.empty() ? std::vector<std::string>{MethodSpec::baseline_kv_type()} : v.kv_types;
-  const std::vector<std::string> mms = v.matmuls.empty() ? std::vector<std::string>{"fast"} : v.matmuls;
-  const std::vector<int32_t> batches = v.batch_rows.empty() ? std::vector<int32_t>{0} : v.batch_rows;
-  const std::vector<int32_t> budgets = v.memory_budgets_mib.empty() ? std::vector<int32_t>{0} : v.memory_budgets_mib;
-  std::vector<MethodSpec> out;
-  for (const std::string& t : kvs) {
-    for (const std::string& mm : mms) {
-      for (const int32_t rows : batches) {
-        for (const int32_t mib : budgets) {
-          const MethodSpec full{
-              .method = "full", .params = {}, .kv_type = t, .matmul = mm, .batch_rows = rows, .memory_budget_mib = mib};
-          if (!full.is_baseline()) out.push_back(full);
-          for (MethodSpec s : specs) {
-            if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
-            s.kv_type = t;
-            s.matmul = mm;
-            s.batch_rows = rows;
-            s.memory_budget_mib = mib;
-            out.push_back(std::move(s));
-          }
-        }
+  // Every point of the axes, as full KV at it; the first axis outermost.
+  std::vector<MethodSpec> points{MethodSpec{"full", {}}};
+  auto axis = [&points](const auto& values, auto set) {
+    if (values.empty()) return;
+    std::vector<MethodSpec> next;
+    for (const MethodSpec& p : points)
+      for (const auto& value : values) {
+        MethodSpec q = p;
+        set(q, value);
+        next.push_back(std::move(q));
       }
+    points = std::move(next);
+  };
+  axis(v.kv_types, [](MethodSpec& s, const std::string& t) { s.kv_type = t; });
+  axis(v.matmuls, [](MethodSpec& s, const std::string& mm) { s.matmul = mm; });
+  axis(v.batch_rows, [](MethodSpec& s, int32_t rows) { s.batch_rows = rows; });
+  axis(v.memory_budgets_mib, [](MethodSpec& s, int32_t mib) { s.memory_budget_mib = mib; });
+  axis(v.cpu_threads, [](MethodSpec& s, const std::string& mode) { s.cpu_threads = mode; });
+  std::vector<MethodSpec> out;
+  for (const MethodSpec& point : points) {
+    if (!point.is_baseline()) out.push_back(point);
+    for (MethodSpec s : specs) {
+      if (s.method == "full" && s.params.empty()) continue;  // added above, or the baseline
+      s.kv_type = point.kv_type;
+      s.matmul = point.matmul;
+      s.batch_rows = point.batch_rows;
+      s.memory_budget_mib = point.memory_budget_mib;
+      s.cpu_threads = point.cpu_threads;
+      out.push_back(std::move(s));
     }
   }
   return out;
@@ -145,6 +156,7 @@ bool context_params(const MethodSpec& spec, const ContextOptions& o, wt_context_
   cp.matmul_mode = spec.matmul == "f32" ? WT_MATMUL_F32 : WT_MATMUL_FAST;
   cp.n_batch_rows = spec.batch_rows;
   cp.memory_budget_bytes = static_cast<uint64_t>(spec.memory_budget_mib) << 20;
+  cp.cpu_flags = spec.cpu_threads == "fixed" ? WT_CPU_FIXED_THREADS : 0;
   auto fail = [&](const std::string& what) {
     *error = spec.label() + ": " + what + ": " + wt_last_error();
     return false;

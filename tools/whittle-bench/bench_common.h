@@ -59,13 +59,15 @@ struct MethodSpec {
   std::string matmul = "fast";  // the context's matmul_mode (--matmul): fast or f32
   int32_t batch_rows = 0;         // wt_context_params.n_batch_rows (--batch-rows; 0: the default)
   int32_t memory_budget_mib = 0;  // wt_context_params.memory_budget_bytes in MiB (--memory-budget; 0: none)
-  std::string label() const;  // "snapkv", "snapkv keep=0.2 window=16", "full kv=f32 mm=f32 batch=4096 budget=600MiB"
-  Json params_json() const;   // the params, kv_type, and matmul, batch_rows and the budget when not the default
+  std::string cpu_threads = "adaptive";  // --cpu-threads: adaptive, or fixed (WT_CPU_FIXED_THREADS)
+  // "snapkv", "snapkv keep=0.2 window=16", "full kv=f32 mm=f32 batch=4096 budget=600MiB threads=fixed"
+  std::string label() const;
+  Json params_json() const;  // the params, kv_type, cpu_threads, and the other axes' values that are not the default
   // The reference every run is compared with: full KV in the baseline's KV type, the fast
   // matmul, the default batch rows, no parameters.
   bool is_baseline() const {
     return method == "full" && kv_type == baseline_kv_type() && matmul == "fast" && batch_rows == 0 &&
-           memory_budget_mib == 0 && params.empty();
+           memory_budget_mib == 0 && cpu_threads == "adaptive" && params.empty();
   }
   // The baseline's KV type: the first --kv-type listed (main.cpp sets it), else the
   // library's default (wt_context_default_params: f16). Specs take it unless told.
@@ -80,9 +82,12 @@ struct Variants {
   std::vector<std::string> matmuls;
   std::vector<int32_t> batch_rows;
   std::vector<int32_t> memory_budgets_mib;
-  bool empty() const { return kv_types.empty() && matmuls.empty() && batch_rows.empty() && memory_budgets_mib.empty(); }
+  std::vector<std::string> cpu_threads;
+  bool empty() const {
+    return kv_types.empty() && matmuls.empty() && batch_rows.empty() && memory_budgets_mib.empty() && cpu_threads.empty();
+  }
 };
-// specs x kv types x matmul modes x rows x budgets: each spec once per point, and full KV for each
+// specs x kv types x matmul modes x rows x budgets x CPU threads: each spec once per point, and full KV for each
 // point but the baseline's (which the modes add themselves). No lists: specs as they are.
 std::vector<MethodSpec> with_variants(const std::vector<MethodSpec>& specs, const Variants& v);
 

@@ -40,7 +40,7 @@ Json speed_record(const BenchModel& m, const Machine& mc, const SpeedOptions& o,
   j.set("refusal", refusal ? Json(*refusal) : Json());
   for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms", "prefill_tps", "decode_tps", "ttft_ratio", "tpot_ratio",
                         "e2e_ratio", "decode_roofline_fraction", "prefill_roofline_fraction", "arena_bytes",
-                        "rows_at_once", "host_rss_peak_bytes", "device_peak_bytes", "pinned_peak_bytes", "kv_bytes",
+                        "rows_at_once", "threads_per_op", "host_rss_peak_bytes", "device_peak_bytes", "pinned_peak_bytes", "kv_bytes",
                         "planned_bytes"})
     j.set(k, Json());
   return j;
@@ -193,12 +193,16 @@ bool run_speed(const BenchModel& m, const std::vector<Machine>& machines, const 
           j.set("prefill_roofline_fraction", Json(prefill_frac));
           j.set("arena_bytes", cs.arena_bytes);
           j.set("rows_at_once", cs.batch_rows);  // wt_context_stats.batch_rows: as set, or lowered to fit
+          j.set("threads_per_op", cs.threads_per_op);  // the CPU's workers per op (fewer than -t: other threads held cores)
           j.set("host_rss_peak_bytes", rss);
           j.set("kv_bytes", kv_bytes[mi]);
           j.set("planned_bytes", planned);
           out->records.push_back(j);
 
-          const std::string row = "| " + std::to_string(mc.threads) + " | pp" + std::to_string(p) + "+tg" +
+          // The workers that ran, where fewer than -t (other threads held cores): "2 (1.3)".
+          std::string threads = std::to_string(mc.threads);
+          if (cs.threads_per_op > 0 && cs.threads_per_op < mc.threads - 0.05) threads += fmt(cs.threads_per_op, " (%.1f)");
+          const std::string row = "| " + threads + " | pp" + std::to_string(p) + "+tg" +
                                   std::to_string(n) + " | " + o.methods[mi].label() + " | " + pm(ttft) + " | " +
                                   (n > 0 ? pm(tpot) : "-") + " | " + pm(e2e) + " | " + fmt(prefill_tps, "%.1f") +
                                   " | " + fmt(decode_tps, "%.0f") + " | " + fmt(median_of(ratio_ttft[mi]), "%.2f") +

@@ -1,0 +1,197 @@
+// The CPU pool's width (backends/cpu/core_share.h): the policy on made-up windows, a pool
+// whose workers share one core, and a context's logits while its pool narrows.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#include <unistd.h>
+#endif
+
+#include "backends/cpu/core_share.h"
+#include "backends/cpu/thread_pool.h"
+#include "support/gguf_writer.h"
+#include "whittle.h"
+
+using wt::cpu::WidthPolicy;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+// The calling thread, and the threads it starts from now on, on one CPU; restored at scope
+// end. False where the OS has no affinity call. The CPU is picked by the process id, so two
+// such tests that ctest runs at once are likely on different CPUs.
+struct OneCpu {
+#if defined(__linux__)
+  cpu_set_t saved;
+  bool ok = false;
+  OneCpu() {
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0) return;
+    const int n = CPU_COUNT(&saved);
+    if (n == 0) return;
+    int pick = static_cast<int>(getpid() % n), cpu = -1;
+    for (int c = 0; c < CPU_SETSIZE && cpu < 0; ++c)
+      if (CPU_ISSET(c, &saved) && pick-- == 0) cpu = c;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ok = cpu >= 0 && sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  ~OneCpu() {
+    if (ok) sched_setaffinity(0, sizeof saved, &saved);
+  }
+#else
+  bool ok = false;
+#endif
+};
+
+}  // namespace
+
+TEST_CASE("cpu pool: the width policy narrows by the cores' worth its workers waited and probes one more later") {
+  WidthPolicy p(4);
+  int64_t t = 0;
+  auto window = [&](double lack) {
+    t += WidthPolicy::kWindowNs;
+    return p.next(t, WidthPolicy::kWindowNs, static_cast<int64_t>(lack * WidthPolicy::kWindowNs));
+  };
+  CHECK(window(0.0) == 4);
+  CHECK(window(0.49) == 4);  // under half a core: stays
+  CHECK(window(0.7) == 3);   // one busy thread beside 4 workers: one fewer
+  CHECK(window(2.6) == 1);   // three cores' worth: three fewer (not below 1)
+  CHECK(window(3.0) == 1);
+  // No probe before kProbeNs has passed since the last narrowing, then one more worker.
+  auto probe_after = [&] {
+    const int64_t narrowed = t;
+    int w = 1;
+    while (w == 1 && t - narrowed < 20 * WidthPolicy::kProbeNs) w = window(0.0);
+    CHECK(w == 2);
+    return t - narrowed;
+  };
+  const int64_t first = probe_after();
+  CHECK(first >= WidthPolicy::kProbeNs);
+  CHECK(first < WidthPolicy::kProbeNs + WidthPolicy::kWindowNs);
+  // A probe that finds no free core narrows again and waits twice as long for the next.
+  CHECK(window(0.7) == 1);
+  const int64_t second = probe_after();
+  CHECK(second >= 2 * WidthPolicy::kProbeNs);
+  CHECK(second < 2 * WidthPolicy::kProbeNs + WidthPolicy::kWindowNs);
+  // A probe that found a free core tries the next one in the next window, up to n_max.
+  CHECK(window(0.1) == 3);
+  CHECK(window(0.1) == 4);
+  CHECK(window(0.1) == 4);
+  // An empty window decides nothing.
+  CHECK(p.next(t + kMs, 0, 0) == 4);
+}
+
+TEST_CASE("cpu pool: three workers on one core run on fewer and every launch still does all its work") {
+  OneCpu one;
+  if (!one.ok) {
+    MESSAGE("skipped: no CPU affinity call here");
+    return;
+  }
+  for (bool fixed : {false, true}) {
+    CAPTURE(fixed);
+    wt::cpu::ThreadPool pool(3, fixed);
+    if (!fixed && !pool.adapts()) {
+      MESSAGE("skipped: no run-queue counters (/proc/thread-self/schedstat) here");
+      continue;
+    }
+    // Each launch sums 0..n-1 over its workers' split of the items, a little work per item.
+    struct Arg {
+      std::atomic<int64_t> sum{0};
+      std::atomic<int> narrow{0};
+      std::atomic<int> split_wrong{0};
+      int64_t n = 20000;
+    } arg;
+    auto job = [](const wt::cpu::ThreadCtx& tc, const void* a) {
+      Arg& g = *static_cast<Arg*>(const_cast<void*>(a));
+      if (tc.nth < 3) g.narrow.fetch_add(1);
+      if (tc.split_workers() != 3) g.split_wrong.fetch_add(1);
+      int64_t b, e, s = 0;
+      tc.split(g.n, &b, &e);
+      for (int64_t i = b; i < e; ++i) s += i;
+      tc.sync();
+      g.sum.fetch_add(s);
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    int launches = 0, wrong = 0;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(fixed ? 200 : 3000)) {
+      arg.sum = 0;
+      pool.run(job, &arg);
+      ++launches;
+      wrong += arg.sum.load() != arg.n * (arg.n - 1) / 2;
+      if (!fixed && arg.narrow.load() > 100) break;
+    }
+    CAPTURE(launches);
+    CHECK(wrong == 0);
+    CHECK(arg.split_wrong.load() == 0);
+    CHECK(pool.launches() == static_cast<uint64_t>(launches));
+    if (fixed) {
+      CHECK(arg.narrow.load() == 0);
+      CHECK(pool.worker_launches() == 3 * pool.launches());
+    } else {
+      CHECK(arg.narrow.load() > 100);
+      CHECK(pool.worker_launches() < 3 * pool.launches());
+    }
+  }
+}
+
+TEST_CASE("cpu pool: a context whose workers share one core narrows and keeps the bits of a fixed pool") {
+  wt::test::TempPath file{"thread_pool_tiny.gguf"};
+  wt::test::TinyModelOptions o;
+  o.n_layer = 4;
+  o.n_ctx_train = 1024;
+  REQUIRE(wt::test::write_file(file.path(), wt::test::make_tiny_llama(o).build()));
+  if (!wt::cpu::ThreadPool(2).adapts()) {
+    MESSAGE("skipped: no run-queue counters (/proc/thread-self/schedstat) here");
+    return;
+  }
+  wt_model* model = nullptr;
+  REQUIRE_MESSAGE(wt_model_load(file.path().c_str(), nullptr, &model) == WT_OK, std::string(wt_last_error()));
+  OneCpu one;
+  if (!one.ok) MESSAGE("no CPU affinity call here: the pool may not narrow");
+  wt_model_info info{};
+  REQUIRE(wt_model_get_info(model, &info) == WT_OK);
+  // Prefill, then `steps` greedy decodes, every step's logits kept. (The fixed pool's three
+  // workers on one core take about 5x as long per step as the adaptive pool's one.)
+  auto run = [&](uint64_t flags, int steps, double* threads_per_op) {
+    wt_context_params cp = wt_context_default_params();
+    cp.n_ctx = 1024;
+    cp.n_threads = 3;
+    cp.cpu_flags = flags;
+    wt_context* ctx = nullptr;
+    REQUIRE_MESSAGE(wt_context_create(model, &cp, &ctx) == WT_OK, std::string(wt_last_error()));
+    std::vector<wt_token> prompt(64);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<wt_token>((i * 37 + 5) % info.n_vocab);
+    REQUIRE(wt_context_prefill(ctx, prompt.data(), prompt.size()) == WT_OK);
+    std::vector<float> logits;
+    wt_context_stats st{};
+    for (int i = 0; i < steps; ++i) {
+      const float* l = nullptr;
+      REQUIRE(wt_context_logits(ctx, -1, &l) == WT_OK);
+      logits.insert(logits.end(), l, l + info.n_vocab);
+      wt_token best = 0;
+      for (int32_t t = 1; t < info.n_vocab; ++t) best = l[t] > l[best] ? t : best;
+      REQUIRE(wt_context_decode(ctx, best) == WT_OK);
+    }
+    REQUIRE(wt_context_get_stats(ctx, &st) == WT_OK);
+    *threads_per_op = st.threads_per_op;
+    wt_context_free(ctx);
+    return logits;
+  };
+  double adaptive_threads = 0, fixed_threads = 0;
+  const std::vector<float> adaptive = run(0, 48, &adaptive_threads);
+  const std::vector<float> fixed = run(WT_CPU_FIXED_THREADS, 48, &fixed_threads);
+  CAPTURE(adaptive_threads);
+  CHECK(fixed_threads == 3.0);
+  if (one.ok) CHECK(adaptive_threads < 3.0);
+  CHECK(adaptive.size() == fixed.size());
+  CHECK(std::memcmp(adaptive.data(), fixed.data(), sizeof(float) * std::min(adaptive.size(), fixed.size())) == 0);
+  wt_model_free(model);
+}
