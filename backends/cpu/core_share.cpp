@@ -49,8 +49,7 @@ bool RunDelay::open_self() {
   // /proc/thread-self names the calling thread when it is opened: the descriptor keeps
   // reading this thread's counters from any other thread.
   fd_ = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-  int64_t on_cpu = 0, waited = 0;
-  if (fd_ >= 0 && !(read_fields(&on_cpu, &waited) && on_cpu > 0)) {
+  if (fd_ >= 0 && read() < 0) {
     close(fd_);
     fd_ = -1;
   }
@@ -67,6 +66,11 @@ bool RunDelay::is_calling_thread() const {
 #else
   return false;
 #endif
+}
+
+bool RunDelay::counts() const {
+  int64_t on_cpu = 0, waited = 0;
+  return read_fields(&on_cpu, &waited) && on_cpu > 0;
 }
 
 int64_t RunDelay::read() const {

@@ -53,9 +53,12 @@ class RunDelay {
   RunDelay& operator=(const RunDelay&) = delete;
 
   // Opens the calling thread's counter (closing one held before). False, and nothing open,
-  // where there is none or it counts nothing (a kernel without scheduler statistics shows
-  // "0 0 0" there even for a thread that has run).
+  // where there is none.
   bool open_self();
+  // Whether the counter counts: a kernel without scheduler statistics shows "0 0 0" for
+  // every thread. Only meaningful once the thread has run a while: a thread that has not yet
+  // been switched out or ticked shows 0 ns on a CPU too.
+  bool counts() const;
   bool is_open() const { return fd_ >= 0; }
   // Whether the counter open is the calling thread's: a thread's std::thread::id may be
   // reused by a later thread (glibc reuses pthread_t), its kernel thread id is not while it runs.

@@ -99,11 +99,16 @@ int ThreadPool::choose_width() {
     start_window(now);  // idle since the last launch: such a window would measure nothing
   } else if (now - window_start_ns_ >= WidthPolicy::kWindowNs) {
     const int64_t delay = window_delay();
-    if (delay >= 0 && delays_[0].is_calling_thread()) {
-      policy_.next(now, now - window_start_ns_, delay);
-    } else if (!delays_[0].open_self()) {  // another thread under a reused std::thread::id
+    if (!delays_[0].is_calling_thread()) {  // another thread under a reused std::thread::id
+      if (!delays_[0].open_self()) {
+        adapt_ = false;
+        return n_threads_;
+      }
+    } else if (!delays_[0].counts()) {  // 25 ms of launches and no time on a CPU: no statistics
       adapt_ = false;
       return n_threads_;
+    } else if (delay >= 0) {
+      policy_.next(now, now - window_start_ns_, delay);
     }
     start_window(now);
   }

@@ -91,7 +91,8 @@ void usage(FILE* out, const char* argv0) {
                "          [--rope-scaling none|linear|yarn] [--rope-scale F] [--yarn-orig-ctx N]\n"
                "       %s --list-methods   (the methods and their parameters, as a markdown table)\n"
                "  -n N       most tokens to generate, 0 to %d (default 128)\n"
-               "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default)\n"
+               "  -t N       CPU worker threads, 0 to %d; 0 = all cores (default); ops run on fewer\n"
+               "             while other threads hold the cores (the speed lines say how many ran)\n"
                "  -c N_CTX   tokens the context holds, 1 to %d; 0 or absent = prompt + N + 1\n"
                "  -f FILE    read the prompt from a file (at most %zu MiB)\n"
                "  --prune    %s\n"
@@ -257,8 +258,8 @@ bool parse_args(int argc, char** argv, Options* o, Action* action) {
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores > 0 && static_cast<unsigned>(o->n_threads) > cores) {
     std::fprintf(stderr,
-                 "warning: -t %d is more threads than this machine's %u cores: the workers wait on each other, "
-                 "which can be many times slower (-t 0 uses all cores)\n",
+                 "warning: -t %d is more threads than this machine's %u cores: ops run on fewer once the "
+                 "workers are seen waiting for cores (-t 0 uses all cores)\n",
                  o->n_threads, cores);
   }
   return true;

@@ -175,7 +175,7 @@ int run_chat(Session& s) {
     if (s.o.verbose) {
       std::fprintf(stderr, "[turn: %zu tokens reused, %zu prefilled, %d generated; the context holds %d of %d]\n",
                    n_reused, n_new, n_gen, wt_context_n_past(s.ctx), s.cp.n_ctx);
-      print_speed(s.ctx);
+      print_speed(s.ctx, s.cp.n_threads);
     }
   }
   remove_sigint();

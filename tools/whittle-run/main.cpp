@@ -89,7 +89,7 @@ int run_once(Session& s, const std::vector<wt_token>& tokens) {
   if (st != WT_OK) return fail("generation", st, generate_error.c_str());
   if (o.verbose && s.cp.prune.method != WT_PRUNE_FULL) wt_run::print_prune_stats(s.ctx);
   std::fprintf(stderr, "\n");
-  wt_run::print_speed(s.ctx);
+  wt_run::print_speed(s.ctx, s.cp.n_threads);
   wt_run::remove_sigint();
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 
 namespace wt_run {
 
@@ -226,13 +227,18 @@ void print_prune_stats(const wt_context* ctx) {
                ps.score_ms);
 }
 
-void print_speed(const wt_context* ctx) {
+void print_speed(const wt_context* ctx, int32_t n_threads) {
   wt_context_stats stats;
   if (wt_context_get_stats(ctx, &stats) != WT_OK) return;
   const double pp = stats.prefill_ms > 0 ? 1000.0 * stats.n_prefill_tokens / stats.prefill_ms : 0;
   const double tg = stats.decode_ms > 0 ? 1000.0 * stats.n_decode_tokens / stats.decode_ms : 0;
   std::fprintf(stderr, "prefill: %d tokens in %.1f ms = %.1f tok/s\n", stats.n_prefill_tokens, stats.prefill_ms, pp);
   std::fprintf(stderr, "decode:  %d tokens in %.1f ms = %.1f tok/s\n", stats.n_decode_tokens, stats.decode_ms, tg);
+  // The CPU ran ops on fewer workers than asked where other threads held the cores.
+  const unsigned asked = n_threads > 0 ? static_cast<unsigned>(n_threads) : std::thread::hardware_concurrency();
+  if (stats.threads_per_op > 0 && stats.threads_per_op < asked - 0.05)
+    std::fprintf(stderr, "cpu:     %.1f workers per op of %u (the others waited for cores other threads held)\n",
+                 stats.threads_per_op, asked);
 }
 
 }  // namespace wt_run

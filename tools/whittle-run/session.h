@@ -81,6 +81,8 @@ uint64_t kv_bytes_held(const Session& s);
 // KV rows per layer on average"; full KV: every row).
 std::string kept_summary(const Session& s);
 void print_prune_stats(const wt_context* ctx);
-void print_speed(const wt_context* ctx);
+// Prefill and decode rates, and a third line where the CPU ran ops on fewer workers than
+// n_threads (0: all cores) because other threads held the cores.
+void print_speed(const wt_context* ctx, int32_t n_threads);
 
 }  // namespace wt_run
