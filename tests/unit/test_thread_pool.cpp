@@ -1,11 +1,14 @@
 // The CPU pool's width (backends/cpu/core_share.h): the policy on made-up windows, a pool
-// whose workers share one core, and a context's logits while its pool narrows.
+// whose workers share one core, the same pool used from a second thread, and a context's
+// logits while its pool narrows.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if defined(__linux__)
@@ -152,6 +155,61 @@ TEST_CASE("cpu pool: three workers on one core run on fewer and every launch sti
       CHECK(pool.worker_launches() < 3 * pool.launches());
     }
   }
+}
+
+// A context may be used from one thread, then from another, and glibc often gives a new
+// thread the std::thread::id of one that ended. The pool must measure the new caller: with
+// the old caller's counter (gone with its thread) it would decide nothing again, and never
+// try a wider launch. Here the second caller must still see the pool's probe of one more
+// worker (nth 2 after narrowing to 1 on one core).
+TEST_CASE("cpu pool: a pool used from a second thread goes on measuring that thread") {
+  if (!schedstat_counts()) {
+    MESSAGE("skipped: no run-queue counters (/proc/thread-self/schedstat) here");
+    return;
+  }
+  OneCpu one;
+  if (!one.ok) {
+    MESSAGE("skipped: no CPU affinity call here");
+    return;
+  }
+  wt::cpu::ThreadPool pool(3);
+  struct Arg {
+    std::atomic<int> widest{0};
+  };
+  auto job = [](const wt::cpu::ThreadCtx& tc, const void* a) {
+    Arg& g = *static_cast<Arg*>(const_cast<void*>(a));
+    volatile int64_t s = 0;
+    for (int i = 0; i < 20000; ++i) s = s + i;
+    if (tc.ith == 0) g.widest.store(tc.nth);
+  };
+  // Launches from a thread until `done` says stop or `ms` pass; the widths seen.
+  auto launches_from_a_thread = [&](auto done, int ms, std::thread::id* id) {
+    std::vector<int> widths;
+    std::thread t([&] {
+      *id = std::this_thread::get_id();
+      Arg arg;
+      const auto t0 = std::chrono::steady_clock::now();
+      while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(ms)) {
+        pool.run(job, &arg);
+        widths.push_back(arg.widest.load());
+        if (done(widths)) break;
+      }
+    });
+    t.join();
+    return widths;
+  };
+  std::thread::id first, second;
+  const auto narrow = launches_from_a_thread([](const std::vector<int>& w) { return w.back() == 1; }, 3000, &first);
+  REQUIRE(narrow.back() == 1);
+  // The probe comes 250 ms after narrowing (nth 2), and on one core it narrows again.
+  auto probed_and_narrowed = [](const std::vector<int>& w) {
+    const auto probe = std::find(w.begin(), w.end(), 2);
+    return probe != w.end() && std::find(probe, w.end(), 1) != w.end();
+  };
+  const auto later = launches_from_a_thread(probed_and_narrowed, 3000, &second);
+  if (first == second) MESSAGE("the second thread has the first one's std::thread::id");
+  CHECK(probed_and_narrowed(later));
+  CHECK(std::count(later.begin(), later.end(), 3) == 0);
 }
 
 TEST_CASE("cpu pool: a context whose workers share one core narrows and keeps the bits of a fixed pool") {
