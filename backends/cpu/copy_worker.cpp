@@ -1,7 +1,8 @@
 #include "copy_worker.h"
 
-#include <chrono>
 #include <cstring>
+
+#include "steady_ns.h"
 
 namespace wt::cpu {
 
@@ -33,17 +34,10 @@ uint64_t CopyWorker::last() const {
   return submitted_;
 }
 
-namespace {
-uint64_t now_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-}  // namespace
-
 uint64_t CopyWorker::wait(uint64_t seq) {
   std::unique_lock<std::mutex> lock(mu_);
   if (finished_ >= seq) return 0;
-  const uint64_t t0 = now_ns();
+  const int64_t t0 = steady_ns();
   while (finished_ < seq) {
     if (!running_) {
       run_next(lock);
@@ -51,7 +45,7 @@ uint64_t CopyWorker::wait(uint64_t seq) {
       done_cv_.wait(lock);
     }
   }
-  return now_ns() - t0;
+  return static_cast<uint64_t>(steady_ns() - t0);
 }
 
 uint64_t CopyWorker::busy_ns() const {
@@ -63,15 +57,15 @@ void CopyWorker::run_next(std::unique_lock<std::mutex>& lock) {
   running_ = true;
   const Job job = ring_[finished_ % ring_.size()];
   lock.unlock();
-  const uint64_t t0 = now_ns();
+  const int64_t t0 = steady_ns();
   if (job.src) {
     std::memcpy(job.dst, job.src, job.bytes);
   } else {
     std::memset(job.dst, 0, job.bytes);
   }
-  const uint64_t t1 = now_ns();
+  const int64_t t1 = steady_ns();
   lock.lock();
-  busy_ns_ += t1 - t0;
+  busy_ns_ += static_cast<uint64_t>(t1 - t0);
   ++finished_;
   running_ = false;
   done_cv_.notify_all();

@@ -1,7 +1,8 @@
 #include "thread_pool.h"
 
 #include <algorithm>
-#include <chrono>
+
+#include "steady_ns.h"
 
 namespace wt::cpu {
 
@@ -13,11 +14,6 @@ namespace {
 // workers in the run queue for milliseconds beside a context that was running (2 ms of
 // yields after every burst of launches in whittle-bench's A/B of two contexts in turn).
 constexpr int64_t kIdleSpinNs = 200'000;
-
-int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

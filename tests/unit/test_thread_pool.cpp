@@ -65,6 +65,14 @@ bool schedstat_counts() {
   return d.counts();
 }
 
+// Why a pool cannot be seen narrowing on one core here, or nullptr: without run-queue
+// counters it keeps every worker, and without an affinity call nothing shares a core.
+const char* cannot_narrow_here(const OneCpu& one) {
+  if (!schedstat_counts()) return "no run-queue counters (/proc/thread-self/schedstat) here";
+  if (!one.ok) return "no CPU affinity call here";
+  return nullptr;
+}
+
 }  // namespace
 
 TEST_CASE("cpu pool: the width policy narrows by the cores' worth its workers waited and probes one more later") {
@@ -104,13 +112,9 @@ TEST_CASE("cpu pool: the width policy narrows by the cores' worth its workers wa
 }
 
 TEST_CASE("cpu pool: three workers on one core run on fewer and every launch still does all its work") {
-  if (!schedstat_counts()) {
-    MESSAGE("skipped: no run-queue counters (/proc/thread-self/schedstat) here");
-    return;
-  }
   OneCpu one;
-  if (!one.ok) {
-    MESSAGE("skipped: no CPU affinity call here");
+  if (const char* why = cannot_narrow_here(one)) {
+    MESSAGE("skipped: " << why);
     return;
   }
   for (bool fixed : {false, true}) {
@@ -163,13 +167,9 @@ TEST_CASE("cpu pool: three workers on one core run on fewer and every launch sti
 // try a wider launch. Here the second caller must still see the pool's probe of one more
 // worker (nth 2 after narrowing to 1 on one core).
 TEST_CASE("cpu pool: a pool used from a second thread goes on measuring that thread") {
-  if (!schedstat_counts()) {
-    MESSAGE("skipped: no run-queue counters (/proc/thread-self/schedstat) here");
-    return;
-  }
   OneCpu one;
-  if (!one.ok) {
-    MESSAGE("skipped: no CPU affinity call here");
+  if (const char* why = cannot_narrow_here(one)) {
+    MESSAGE("skipped: " << why);
     return;
   }
   wt::cpu::ThreadPool pool(3);
